@@ -1,0 +1,95 @@
+//! What a block device is to the layers above it: requests go in, completions come back.
+//! The host block layer talks to any device through [`BlockDevice`]; arrays of devices can
+//! implement the same trait on top of member devices.
+
+pub mod ssd;
+
+use crate::engine::Time;
+use serde::Serialize;
+
+/// Host-side identifier of a request; unique among the requests in flight.
+pub type Tag = u32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+    Trim,
+    Flush,
+}
+
+impl Op {
+    /// Index used for per-direction tables: read 0, write 1, trim 2, flush 3.
+    pub fn index(self) -> usize {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+            Op::Flush => 3,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceRequest {
+    pub tag: Tag,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// What a device may do to the simulation while handling a request or one of its events.
+pub trait DeviceCtx<E> {
+    fn now(&self) -> Time;
+    /// Schedule one of the device's own events.
+    fn schedule(&mut self, at: Time, event: E);
+    /// Report request `tag` complete at the current time. Exactly once per request.
+    fn complete(&mut self, tag: Tag);
+}
+
+/// A device behind the host block layer.
+pub trait BlockDevice {
+    /// The device's internal events, carried by the engine's queue.
+    type Event: Copy;
+
+    /// Bytes addressable by the host.
+    fn capacity(&self) -> u64;
+    /// Requests the device accepts at once (NCQ 32, an NVMe queue's depth, …).
+    fn queue_depth(&self) -> u32;
+    /// Accept a request. Must not complete it synchronously: completion comes from an event.
+    fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<Self::Event>);
+    /// Handle one of the device's own events.
+    fn handle(&mut self, event: Self::Event, ctx: &mut impl DeviceCtx<Self::Event>);
+    /// What the host cannot see: internal utilisation, NAND traffic, wear, as of time `at`.
+    fn internal_report(&self, at: Time) -> InternalReport;
+}
+
+/// Device-internal counters, the part of the truth iostat cannot show.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct InternalReport {
+    /// Busy time of the flash dies summed, ns (divide by dies × elapsed for utilisation).
+    pub die_busy_ns: u64,
+    pub dies: u32,
+    /// Busy ns per channel.
+    pub channel_busy_ns: Vec<u64>,
+    pub controller_busy_ns: u64,
+    pub controller_cores: u32,
+    pub host_bytes_written: u64,
+    pub host_bytes_read: u64,
+    pub nand_bytes_written: u64,
+    pub nand_bytes_read: u64,
+    pub erase_count: u64,
+    pub gc_runs: u64,
+    pub gc_relocated_bytes: u64,
+    pub rmw_reads: u64,
+    pub buffer_read_hits: u64,
+    pub write_buffer_bytes_used: u64,
+    pub free_blocks: u64,
+    pub total_blocks: u64,
+    pub max_block_erases: u32,
+    /// Raw flash beyond the user capacity, as a fraction of it.
+    pub over_provisioning: f64,
+    /// Bytes of simulator memory holding the mapping tables.
+    pub map_bytes: u64,
+}

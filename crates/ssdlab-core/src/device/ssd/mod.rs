@@ -1,0 +1,572 @@
+//! Timing model of a NAND SSD: host link → controller → write buffer → FTL → channels and
+//! dies. Every shared resource is a FIFO server; a request moves stage to stage by events.
+//!
+//! Read:  controller → (per flash page) die sense tR → channel transfer → link → complete.
+//! Write: controller → link (data in) → write buffer → complete (write-back) — and, apart
+//!        from the host, program units leave the buffer: channel transfer → die program.
+//! GC runs in the FTL when a die runs short of free blocks; its reads, programs and erase
+//! occupy that die, so host work goes to other dies or waits behind it.
+
+pub mod config;
+pub mod ftl;
+pub mod precondition;
+
+use std::collections::VecDeque;
+
+use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
+use crate::engine::{transfer_ns, FifoServer, MultiServer, Time};
+use crate::error::ConfigError;
+pub use config::{ControllerConfig, FtlConfig, HostInterface, NandConfig, SsdConfig};
+use ftl::{Ftl, GcWork};
+pub use precondition::{precondition, Precondition};
+
+const NO_TAG: Tag = Tag::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsdEvent {
+    /// The controller finished its part of a command.
+    ControllerDone { tag: Tag },
+    /// A die finished sensing a page for a read; its data now crosses the channel.
+    PageRead { tag: Tag, die: u32, bytes: u32 },
+    /// A read's page crossed the channel into the controller.
+    PageTransferred { tag: Tag },
+    /// The host link finished moving a request's data.
+    LinkDone { tag: Tag },
+    /// A program unit crossed the channel to its die.
+    UnitTransferred { unit: u32 },
+    /// A die finished programming a unit.
+    UnitProgrammed { unit: u32 },
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ReqState {
+    op: Option<Op>,
+    offset: u64,
+    len: u64,
+    /// Page reads (read) or program units (write-through writes) still to finish.
+    outstanding: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct BufferedIu {
+    lpn: u32,
+    /// Write-through only: the request waiting for this IU to be programmed.
+    tag: Tag,
+}
+
+#[derive(Clone, Debug, Default)]
+struct UnitState {
+    block: u32,
+    die: u32,
+    host_ius: u32,
+    /// Position in the order of dispatch, for flush bookkeeping.
+    dispatch_no: u64,
+    waiters: Vec<Tag>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlightUnit {
+    start_seq: u64,
+    done: bool,
+}
+
+/// An SSD: configuration, flash state and the servers that give it timing.
+pub struct Ssd {
+    cfg: SsdConfig,
+    ftl: Ftl,
+    iu_bytes: u64,
+    link_rate: u64,
+    /// [host→device, device→host]; SATA uses index 0 for both.
+    links: [FifoServer; 2],
+    controller: MultiServer,
+    dies: Vec<FifoServer>,
+    channels: Vec<FifoServer>,
+    reqs: Vec<ReqState>,
+    // Write buffer.
+    buffered: VecDeque<BufferedIu>,
+    buffered_seq_start: u64,
+    next_seq: u64,
+    buffer_used: u64,
+    waiting_writes: VecDeque<Tag>,
+    units: Vec<UnitState>,
+    free_units: Vec<u32>,
+    in_flight: VecDeque<InFlightUnit>,
+    in_flight_base: u64,
+    flushes: Vec<(Tag, u64)>,
+    die_cursor: u32,
+    scratch: Vec<u32>,
+    // Counters.
+    host_bytes_written: u64,
+    host_bytes_read: u64,
+    nand_bytes_read: u64,
+    rmw_reads: u64,
+    buffer_read_hits: u64,
+    gc: GcWork,
+}
+
+impl Ssd {
+    pub fn new(cfg: SsdConfig) -> Result<Ssd, ConfigError> {
+        cfg.validate()?;
+        let ftl = Ftl::new(&cfg);
+        let dies = cfg.dies() as usize;
+        Ok(Ssd {
+            iu_bytes: cfg.ftl.iu_bytes,
+            link_rate: cfg.interface.bytes_per_s(),
+            links: [FifoServer::default(), FifoServer::default()],
+            controller: MultiServer::new(cfg.controller.cores as usize),
+            dies: vec![FifoServer::default(); dies],
+            channels: vec![FifoServer::default(); cfg.nand.channels as usize],
+            reqs: Vec::new(),
+            buffered: VecDeque::new(),
+            buffered_seq_start: 0,
+            next_seq: 0,
+            buffer_used: 0,
+            waiting_writes: VecDeque::new(),
+            units: Vec::new(),
+            free_units: Vec::new(),
+            in_flight: VecDeque::new(),
+            in_flight_base: 0,
+            flushes: Vec::new(),
+            die_cursor: 0,
+            scratch: Vec::new(),
+            host_bytes_written: 0,
+            host_bytes_read: 0,
+            nand_bytes_read: 0,
+            rmw_reads: 0,
+            buffer_read_hits: 0,
+            gc: GcWork::default(),
+            ftl,
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &SsdConfig {
+        &self.cfg
+    }
+
+    pub fn ftl(&self) -> &Ftl {
+        &self.ftl
+    }
+
+    /// Mutable FTL access for preconditioning (state only, no time passes).
+    pub fn ftl_mut(&mut self) -> &mut Ftl {
+        &mut self.ftl
+    }
+
+    #[inline]
+    fn channel_of(&self, die: u32) -> usize {
+        // Consecutive dies sit on different channels, so striping spreads over channels first.
+        (die % self.cfg.nand.channels) as usize
+    }
+
+    #[inline]
+    fn d2h_link(&self) -> usize {
+        if self.cfg.interface.half_duplex() {
+            0
+        } else {
+            1
+        }
+    }
+
+    fn gc_time(&self, w: &GcWork) -> Time {
+        let n = &self.cfg.nand;
+        w.page_reads * n.read_ns + w.program_units * n.program_ns + w.erases * n.erase_ns
+    }
+
+    fn busy_for(&self, op: Op) -> Time {
+        let c = &self.cfg.controller;
+        match op {
+            Op::Read => c.read_busy_ns,
+            Op::Write => c.write_busy_ns,
+            Op::Trim => c.trim_busy_ns,
+            Op::Flush => c.flush_busy_ns,
+        }
+    }
+
+    fn iu_range(&self, offset: u64, len: u64) -> (u32, u32) {
+        let first = offset / self.iu_bytes;
+        let last = (offset + len).div_ceil(self.iu_bytes);
+        (first as u32, last as u32)
+    }
+
+    fn is_buffered(&self, lpn: u32) -> bool {
+        self.buffered.iter().any(|b| b.lpn == lpn)
+    }
+
+    // ---- reads -------------------------------------------------------------------------
+
+    fn start_read(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        let now = ctx.now();
+        let ReqState { offset, len, .. } = self.reqs[tag as usize];
+        let (first, last) = self.iu_range(offset, len);
+        let read_ns = self.cfg.nand.read_ns;
+        let mut outstanding = 0;
+        // Consecutive IUs in the same flash page are sensed once.
+        let mut run: Option<(u32, u32, u32)> = None; // (die, page, ius)
+        for lpn in first..last {
+            let slot = match self.ftl.lookup(lpn) {
+                Some(s) if self.ftl.is_programmed(s) && !self.is_buffered(lpn) => s,
+                Some(_) => {
+                    self.buffer_read_hits += 1;
+                    continue;
+                }
+                None => continue, // never written: the controller returns zeros
+            };
+            let die = self.ftl.die_of_slot(slot);
+            let page = self.ftl.page_of_slot(slot);
+            match run {
+                Some((d, p, n)) if d == die && p == page => run = Some((d, p, n + 1)),
+                _ => {
+                    if let Some((d, _, n)) = run {
+                        self.issue_page_read(tag, d, n, read_ns, now, ctx);
+                        outstanding += 1;
+                    }
+                    run = Some((die, page, 1));
+                }
+            }
+        }
+        if let Some((d, _, n)) = run {
+            self.issue_page_read(tag, d, n, read_ns, now, ctx);
+            outstanding += 1;
+        }
+        self.reqs[tag as usize].outstanding = outstanding;
+        if outstanding == 0 {
+            self.send_read_data(tag, ctx);
+        }
+    }
+
+    fn issue_page_read(
+        &mut self,
+        tag: Tag,
+        die: u32,
+        ius: u32,
+        read_ns: Time,
+        now: Time,
+        ctx: &mut impl DeviceCtx<SsdEvent>,
+    ) {
+        let bytes = ius as u64 * self.iu_bytes;
+        self.nand_bytes_read += bytes;
+        let done = self.dies[die as usize].reserve(now, read_ns);
+        ctx.schedule(done, SsdEvent::PageRead { tag, die, bytes: bytes as u32 });
+    }
+
+    fn send_read_data(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        let len = self.reqs[tag as usize].len;
+        let link = self.d2h_link();
+        let done = self.links[link].reserve(ctx.now(), transfer_ns(len, self.link_rate));
+        ctx.schedule(done, SsdEvent::LinkDone { tag });
+    }
+
+    // ---- writes ------------------------------------------------------------------------
+
+    fn write_through(&self) -> bool {
+        self.cfg.write_buffer_bytes == 0
+    }
+
+    /// Admit waiting writes into the buffer, first come first served.
+    fn admit_writes(&mut self, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        while let Some(&tag) = self.waiting_writes.front() {
+            let ReqState { offset, len, .. } = self.reqs[tag as usize];
+            let (first, last) = self.iu_range(offset, len);
+            let need = (last - first) as u64 * self.iu_bytes;
+            let fits = self.buffer_used + need <= self.cfg.write_buffer_bytes;
+            if !(fits || self.buffer_used == 0 || self.write_through()) {
+                break;
+            }
+            self.waiting_writes.pop_front();
+            self.insert_write(tag, offset, len, ctx);
+        }
+    }
+
+    fn insert_write(&mut self, tag: Tag, offset: u64, len: u64, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        let now = ctx.now();
+        let (first, last) = self.iu_range(offset, len);
+        let iu = self.iu_bytes;
+        for lpn in first..last {
+            let lo = lpn as u64 * iu;
+            let partial = offset > lo || offset + len < lo + iu;
+            if partial {
+                self.read_for_merge(lpn, now);
+            }
+            if self.buffered.is_empty() {
+                self.buffered_seq_start = self.next_seq;
+            }
+            let waiter = if self.write_through() { tag } else { NO_TAG };
+            self.buffered.push_back(BufferedIu { lpn, tag: waiter });
+            self.next_seq += 1;
+        }
+        if !self.write_through() {
+            self.buffer_used += (last - first) as u64 * iu;
+        }
+        self.host_bytes_written += len;
+        let force = self.write_through() || !self.flushes.is_empty();
+        self.dispatch(force, ctx);
+        if !self.write_through() {
+            ctx.complete(tag);
+        }
+    }
+
+    /// A write covering part of an IU needs the rest of it from flash (read-modify-write).
+    fn read_for_merge(&mut self, lpn: u32, now: Time) {
+        if self.is_buffered(lpn) {
+            return;
+        }
+        if let Some(slot) = self.ftl.lookup(lpn) {
+            if self.ftl.is_programmed(slot) {
+                let die = self.ftl.die_of_slot(slot);
+                self.dies[die as usize].reserve(now, self.cfg.nand.read_ns);
+                self.nand_bytes_read += self.iu_bytes;
+                self.rmw_reads += 1;
+            }
+        }
+    }
+
+    /// Move buffered IUs to dies a program unit at a time; `force` also sends a partial unit
+    /// (padded), as a flush, a trim or write-through requires.
+    fn dispatch(&mut self, force: bool, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        let per_unit = self.ftl.ius_per_pu as usize;
+        while self.buffered.len() >= per_unit || (force && !self.buffered.is_empty()) {
+            let Some(die) = self.pick_die() else { break };
+            let n = self.buffered.len().min(per_unit);
+            let start_seq = self.buffered_seq_start;
+            let unit = self.alloc_unit();
+            self.scratch.clear();
+            for _ in 0..n {
+                let b = self.buffered.pop_front().expect("buffered IU");
+                self.scratch.push(b.lpn);
+                if b.tag != NO_TAG {
+                    let u = &mut self.units[unit as usize];
+                    if u.waiters.last() != Some(&b.tag) {
+                        u.waiters.push(b.tag);
+                        self.reqs[b.tag as usize].outstanding += 1;
+                    }
+                }
+            }
+            self.buffered_seq_start += n as u64;
+            let placement = self.ftl.place_host_unit(die, &self.scratch);
+            let now = ctx.now();
+            if placement.gc.erases > 0 {
+                let t = self.gc_time(&placement.gc);
+                self.dies[die as usize].reserve(now, t);
+                self.gc.add(placement.gc);
+            }
+            let dispatch_no = self.in_flight_base + self.in_flight.len() as u64;
+            self.in_flight.push_back(InFlightUnit { start_seq, done: false });
+            let u = &mut self.units[unit as usize];
+            u.block = placement.block;
+            u.die = die;
+            u.host_ius = n as u32;
+            u.dispatch_no = dispatch_no;
+            let xfer = transfer_ns(self.cfg.program_unit_bytes(), self.cfg.nand.channel_bytes_per_s);
+            let ch = self.channel_of(die);
+            let done = self.channels[ch].reserve(now, xfer);
+            ctx.schedule(done, SsdEvent::UnitTransferred { unit });
+        }
+    }
+
+    /// The die that will be free soonest among those that can take host data; ties go
+    /// round-robin so an idle drive stripes across all dies.
+    fn pick_die(&mut self) -> Option<u32> {
+        let dies = self.dies.len() as u32;
+        let mut best: Option<(Time, u32)> = None;
+        for i in 0..dies {
+            let d = (self.die_cursor + i) % dies;
+            if !self.ftl.accepts_host_data(d) {
+                continue;
+            }
+            let t = self.dies[d as usize].busy_until();
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, d));
+            }
+        }
+        let (_, d) = best?;
+        self.die_cursor = (d + 1) % dies;
+        Some(d)
+    }
+
+    fn alloc_unit(&mut self) -> u32 {
+        match self.free_units.pop() {
+            Some(u) => u,
+            None => {
+                self.units.push(UnitState::default());
+                (self.units.len() - 1) as u32
+            }
+        }
+    }
+
+    fn unit_programmed(&mut self, unit: u32, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        let u = std::mem::take(&mut self.units[unit as usize]);
+        self.ftl.mark_programmed(u.block, self.ftl.ius_per_pu);
+        if !self.write_through() {
+            self.buffer_used -= u.host_ius as u64 * self.iu_bytes;
+        }
+        for &tag in &u.waiters {
+            let r = &mut self.reqs[tag as usize];
+            r.outstanding -= 1;
+            if r.outstanding == 0 {
+                ctx.complete(tag);
+            }
+        }
+        let mut waiters = u.waiters;
+        waiters.clear();
+        self.units[unit as usize].waiters = waiters;
+        self.free_units.push(unit);
+        let idx = (u.dispatch_no - self.in_flight_base) as usize;
+        self.in_flight[idx].done = true;
+        while self.in_flight.front().is_some_and(|f| f.done) {
+            self.in_flight.pop_front();
+            self.in_flight_base += 1;
+        }
+        self.complete_flushes(ctx);
+        self.admit_writes(ctx);
+    }
+
+    /// Sequence number below which every buffered IU is on flash.
+    fn durable_floor(&self) -> u64 {
+        if let Some(f) = self.in_flight.front() {
+            f.start_seq
+        } else if !self.buffered.is_empty() {
+            self.buffered_seq_start
+        } else {
+            self.next_seq
+        }
+    }
+
+    fn complete_flushes(&mut self, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        if self.flushes.is_empty() {
+            return;
+        }
+        let floor = self.durable_floor();
+        self.flushes.retain(|&(tag, target)| {
+            if floor >= target {
+                ctx.complete(tag);
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    fn trim(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        // Buffered writes go first so the trim cannot be overtaken by older data.
+        self.dispatch(true, ctx);
+        let ReqState { offset, len, .. } = self.reqs[tag as usize];
+        let first = offset.div_ceil(self.iu_bytes) as u32;
+        let last = ((offset + len) / self.iu_bytes) as u32;
+        for lpn in first..last {
+            self.ftl.trim(lpn);
+        }
+        ctx.complete(tag);
+    }
+}
+
+impl BlockDevice for Ssd {
+    type Event = SsdEvent;
+
+    fn capacity(&self) -> u64 {
+        self.cfg.capacity_bytes
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.cfg.queue_depth
+    }
+
+    fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        let idx = req.tag as usize;
+        if idx >= self.reqs.len() {
+            self.reqs.resize(idx + 1, ReqState::default());
+        }
+        debug_assert!(req.offset + req.len <= self.cfg.capacity_bytes);
+        self.reqs[idx] = ReqState { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+        let done = self.controller.reserve(ctx.now(), self.busy_for(req.op)) + self.cfg.controller.latency_ns;
+        ctx.schedule(done, SsdEvent::ControllerDone { tag: req.tag });
+    }
+
+    fn handle(&mut self, event: SsdEvent, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        match event {
+            SsdEvent::ControllerDone { tag } => {
+                let r = self.reqs[tag as usize];
+                match r.op.expect("request state") {
+                    Op::Read => self.start_read(tag, ctx),
+                    Op::Write => {
+                        let done = self.links[0].reserve(ctx.now(), transfer_ns(r.len, self.link_rate));
+                        ctx.schedule(done, SsdEvent::LinkDone { tag });
+                    }
+                    Op::Trim => self.trim(tag, ctx),
+                    Op::Flush => {
+                        let target = self.next_seq;
+                        if self.durable_floor() >= target {
+                            ctx.complete(tag);
+                        } else {
+                            self.flushes.push((tag, target));
+                            self.dispatch(true, ctx);
+                        }
+                    }
+                }
+            }
+            SsdEvent::PageRead { tag, die, bytes } => {
+                let ch = self.channel_of(die);
+                let xfer = transfer_ns(bytes as u64, self.cfg.nand.channel_bytes_per_s);
+                let done = self.channels[ch].reserve(ctx.now(), xfer);
+                ctx.schedule(done, SsdEvent::PageTransferred { tag });
+            }
+            SsdEvent::PageTransferred { tag } => {
+                let r = &mut self.reqs[tag as usize];
+                r.outstanding -= 1;
+                if r.outstanding == 0 {
+                    self.send_read_data(tag, ctx);
+                }
+            }
+            SsdEvent::LinkDone { tag } => {
+                let r = self.reqs[tag as usize];
+                match r.op {
+                    Some(Op::Read) => {
+                        self.host_bytes_read += r.len;
+                        ctx.complete(tag);
+                    }
+                    Some(Op::Write) => {
+                        self.waiting_writes.push_back(tag);
+                        self.admit_writes(ctx);
+                    }
+                    other => unreachable!("link transfer for {other:?}"),
+                }
+            }
+            SsdEvent::UnitTransferred { unit } => {
+                let die = self.units[unit as usize].die;
+                let done = self.dies[die as usize].reserve(ctx.now(), self.cfg.nand.program_ns);
+                ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
+            }
+            SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
+        }
+    }
+
+    fn internal_report(&self, at: Time) -> InternalReport {
+        let c = &self.ftl.counters;
+        let iu = self.iu_bytes;
+        let pu_bytes = self.cfg.program_unit_bytes();
+        // Host program units are counted when placed; GC programs when collected.
+        let host_units = (c.host_ius + c.padding_ius) / self.ftl.ius_per_pu as u64;
+        InternalReport {
+            die_busy_ns: self.dies.iter().map(|d| d.busy_by(at)).sum(),
+            dies: self.dies.len() as u32,
+            channel_busy_ns: self.channels.iter().map(|c| c.busy_by(at)).collect(),
+            controller_busy_ns: self.controller.busy_by(at),
+            controller_cores: self.controller.len() as u32,
+            host_bytes_written: self.host_bytes_written,
+            host_bytes_read: self.host_bytes_read,
+            nand_bytes_written: host_units * pu_bytes + c.gc_ius * iu,
+            nand_bytes_read: self.nand_bytes_read + self.gc.page_reads * self.cfg.nand.page_bytes,
+            erase_count: c.erases,
+            gc_runs: c.gc_runs,
+            gc_relocated_bytes: c.gc_ius * iu,
+            rmw_reads: self.rmw_reads,
+            buffer_read_hits: self.buffer_read_hits,
+            write_buffer_bytes_used: self.buffer_used,
+            free_blocks: self.ftl.free_blocks(),
+            total_blocks: self.ftl.total_blocks(),
+            max_block_erases: self.ftl.max_block_erases(),
+            over_provisioning: self.cfg.over_provisioning(),
+            map_bytes: self.ftl.map_bytes(),
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Errors the core reports instead of panicking: bad configuration or an impossible workload.
+
+use thiserror::Error;
+
+/// A configuration value is wrong; `key` names it as the user wrote it (dotted path).
+#[derive(Debug, Error, Clone, PartialEq)]
+#[error("{key}: {message}")]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(key: &str, message: String) -> Self {
+        ConfigError { key: key.to_string(), message }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error("invalid device configuration: {0}")]
+    Device(ConfigError),
+    #[error("invalid job '{job}': {message}")]
+    Job { job: String, message: String },
+    #[error("invalid simulation input: {0}")]
+    Input(String),
+}

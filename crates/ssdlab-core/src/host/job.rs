@@ -1,0 +1,224 @@
+//! One fio job clone at run time: when it may issue, what it issues, when it stops.
+
+use rand::Rng as _;
+use rand::SeedableRng;
+
+use crate::device::Op;
+use crate::engine::rng::{derive_seed, Rng};
+use crate::engine::{transfer_ns, Time, NS_PER_S};
+use crate::metrics::JobStats;
+use crate::workload::{Generator, Io, JobSpec, RateProcess};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobState {
+    Waiting,
+    Running,
+    /// Stopped issuing; waiting for its requests in flight.
+    Draining,
+    Done,
+}
+
+/// What a job wants to do now.
+pub enum Action {
+    Issue(Io),
+    /// Nothing until this time (rate limit, think time).
+    WakeAt(Time),
+    /// Nothing until one of its requests completes.
+    Wait,
+    Finished,
+}
+
+pub struct JobRun {
+    pub spec: JobSpec,
+    generator: Generator,
+    rng: Rng,
+    pub state: JobState,
+    pub deps_left: u32,
+    pub inflight: u64,
+    thread_free: Time,
+    measure_start: Time,
+    pub deadline: Option<Time>,
+    byte_limit: u64,
+    issued_bytes: u64,
+    issued_ios: u64,
+    next_io: Option<Io>,
+    rate_next: [Time; 3],
+    writes_since_sync: u64,
+    sync_pending: bool,
+    since_think: u64,
+    thinking_until: Time,
+    pub wake_at: Option<Time>,
+    pending_wake: Option<Time>,
+    pub stats: JobStats,
+}
+
+impl JobRun {
+    pub fn new(spec: JobSpec, master_seed: u64, index: u64) -> Result<JobRun, String> {
+        let generator = Generator::new(&spec)?;
+        let rng = Rng::seed_from_u64(derive_seed(master_seed ^ spec.seed, "host-thread", index));
+        let stats = JobStats { name: spec.name.clone(), clone: spec.clone, group_id: spec.group_id, ..JobStats::default() };
+        Ok(JobRun {
+            deps_left: spec.start_after.len() as u32,
+            byte_limit: spec.io_limit.saturating_mul(spec.loops.max(1)),
+            generator,
+            rng,
+            state: JobState::Waiting,
+            inflight: 0,
+            thread_free: 0,
+            measure_start: 0,
+            deadline: None,
+            issued_bytes: 0,
+            issued_ios: 0,
+            next_io: None,
+            rate_next: [0; 3],
+            writes_since_sync: 0,
+            sync_pending: false,
+            since_think: 0,
+            thinking_until: 0,
+            wake_at: None,
+            pending_wake: None,
+            stats,
+            spec,
+        })
+    }
+
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    pub fn begin(&mut self, now: Time) {
+        self.state = JobState::Running;
+        self.stats.start_ns = now;
+        self.measure_start = now + self.spec.ramp_time_ns;
+        self.stats.measure_start_ns = self.measure_start;
+        self.deadline = self.spec.runtime_ns.map(|r| self.measure_start + r);
+        self.thread_free = now;
+        self.rate_next = [self.measure_start.min(now); 3];
+    }
+
+    pub fn finish(&mut self, now: Time) {
+        self.state = JobState::Done;
+        self.stats.end_ns = now;
+    }
+
+    /// The submitting thread spends `overhead` on the I/O; returns when it reaches the block layer.
+    pub fn thread_submit(&mut self, now: Time, overhead: Time) -> Time {
+        self.thread_free = self.thread_free.max(now) + overhead;
+        self.thread_free
+    }
+
+    fn limits_reached(&self, now: Time) -> bool {
+        self.deadline.is_some_and(|d| now >= d)
+            || (!self.spec.time_based && self.issued_bytes >= self.byte_limit)
+            || self.spec.number_ios.is_some_and(|n| self.issued_ios >= n)
+    }
+
+    fn wake(&mut self, at: Time) -> Action {
+        if self.wake_at.is_some_and(|w| w <= at) {
+            return Action::Wait;
+        }
+        self.wake_at = Some(at);
+        Action::WakeAt(at)
+    }
+
+    pub fn next_action(&mut self, now: Time) -> Action {
+        match self.state {
+            JobState::Waiting | JobState::Done => return Action::Wait,
+            JobState::Draining => {
+                return if self.inflight == 0 { Action::Finished } else { Action::Wait };
+            }
+            JobState::Running => {}
+        }
+        if self.limits_reached(now) {
+            self.state = JobState::Draining;
+            return if self.inflight == 0 { Action::Finished } else { Action::Wait };
+        }
+        if self.sync_pending || self.inflight >= self.spec.iodepth {
+            return Action::Wait;
+        }
+        if now < self.thinking_until {
+            return self.wake(self.thinking_until);
+        }
+        if self.spec.fsync_every > 0 && self.writes_since_sync >= self.spec.fsync_every {
+            if self.inflight > 0 {
+                return Action::Wait; // fio syncs once the writes before it have completed
+            }
+            self.sync_pending = true;
+            self.writes_since_sync = 0;
+            return self.issue(now, Io { op: Op::Flush, offset: 0, len: 0 });
+        }
+        let io = match self.next_io.take() {
+            Some(io) => io,
+            None => self.generator.next_io(),
+        };
+        let d = io.op.index();
+        if d < 3 {
+            if self.rate_next[d] > now {
+                self.next_io = Some(io);
+                return self.wake(self.rate_next[d]);
+            }
+            if let Some(gap) = self.rate_gap(d, io.len) {
+                self.rate_next[d] = self.rate_next[d].max(now.saturating_sub(NS_PER_S)) + gap;
+            }
+        }
+        if io.op == Op::Write {
+            self.writes_since_sync += 1;
+        }
+        self.issue(now, io)
+    }
+
+    fn issue(&mut self, _now: Time, io: Io) -> Action {
+        self.inflight += 1;
+        self.stats.issued += 1;
+        self.stats.record_depth(self.inflight);
+        if io.op != Op::Flush {
+            self.issued_ios += 1;
+            self.issued_bytes += io.len;
+        }
+        Action::Issue(io)
+    }
+
+    /// Gap before the next I/O of direction `d` under `rate`/`rate_iops` (the stricter wins).
+    fn rate_gap(&mut self, d: usize, len: u64) -> Option<Time> {
+        let by_bytes = (self.spec.rate_bytes[d] > 0).then(|| transfer_ns(len, self.spec.rate_bytes[d]));
+        let by_iops = (self.spec.rate_iops[d] > 0).then(|| NS_PER_S / self.spec.rate_iops[d]);
+        let mean = by_bytes.max(by_iops)?;
+        Some(match self.spec.rate_process {
+            RateProcess::Linear => mean,
+            RateProcess::Poisson => {
+                let u: f64 = self.rng.gen();
+                (-(1.0 - u).ln() * mean as f64) as Time
+            }
+        })
+    }
+
+    pub fn on_complete(&mut self, now: Time, op: Op, len: u64, slat: Time, clat: Time) {
+        self.inflight -= 1;
+        self.stats.completed += 1;
+        if now >= self.measure_start {
+            self.stats.dir_mut(op).record(len, slat, clat);
+        }
+        if op == Op::Flush {
+            self.sync_pending = false;
+            return;
+        }
+        if self.spec.thinktime_ns > 0 {
+            self.since_think += 1;
+            if self.since_think >= self.spec.thinktime_blocks.max(1) {
+                self.since_think = 0;
+                self.thinking_until = now + self.spec.thinktime_ns;
+                self.pending_wake = Some(self.thinking_until);
+            }
+        }
+    }
+
+    /// A wake-up the last completion asked for (think time), to be scheduled by the host.
+    pub fn take_wake_request(&mut self) -> Option<Time> {
+        let at = self.pending_wake.take()?;
+        if self.wake_at.is_some_and(|w| w <= at) {
+            return None;
+        }
+        self.wake_at = Some(at);
+        Some(at)
+    }
+}

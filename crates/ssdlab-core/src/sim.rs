@@ -1,0 +1,108 @@
+//! One simulation run: input spec in, results out. This is the whole public contract of the
+//! core: the Python layer serialises a [`SimSpec`] to JSON and reads back a [`SimResult`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
+use crate::device::{BlockDevice, InternalReport};
+use crate::engine::{Scheduler, Time};
+use crate::error::SimError;
+use crate::host::{Event, Host, HostConfig, Sample};
+use crate::metrics::diskstats::DiskCounters;
+use crate::metrics::JobStats;
+use crate::workload::JobSpec;
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSpec {
+    #[serde(default)]
+    pub seed: u64,
+    pub device: SsdConfig,
+    pub host: HostConfig,
+    pub jobs: Vec<JobSpec>,
+    /// Time-series sampling interval; none by default.
+    #[serde(default)]
+    pub interval_ns: Option<Time>,
+    #[serde(default)]
+    pub precondition: Precondition,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceResult {
+    pub name: String,
+    pub capacity_bytes: u64,
+    pub disk: DiskCounters,
+    pub internal: InternalReport,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    pub seed: u64,
+    /// Simulated time when the last job finished, ns.
+    pub end_ns: Time,
+    /// Events handled (cost measure).
+    pub events: u64,
+    pub jobs: Vec<JobStats>,
+    pub devices: Vec<DeviceResult>,
+    pub samples: Vec<Sample>,
+}
+
+impl SimResult {
+    /// Requests completed by all jobs, measured or not.
+    pub fn completed(&self) -> u64 {
+        self.jobs.iter().map(|j| j.completed).sum()
+    }
+}
+
+/// Validate, build and run.
+pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
+    let mut ssd = Ssd::new(spec.device.clone()).map_err(SimError::Device)?;
+    for job in &spec.jobs {
+        job.validate(ssd.capacity(), spec.jobs.len())
+            .map_err(|message| SimError::Job { job: job.name.clone(), message })?;
+    }
+    if matches!(spec.interval_ns, Some(0)) {
+        return Err(SimError::Input("interval must be positive".into()));
+    }
+    precondition(&mut ssd, spec.precondition, spec.seed);
+    let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns)
+        .map_err(SimError::Input)?;
+    Ok(simulate(spec.seed, ssd, host, spec.device.name.clone()))
+}
+
+/// The event loop: pop the earliest event, hand it to its owner, until every job is done.
+pub fn simulate<D: BlockDevice>(seed: u64, mut device: D, mut host: Host, name: String) -> SimResult {
+    let mut sched: Scheduler<Event<D::Event>> = Scheduler::new();
+    host.start(&mut sched);
+    while !host.finished() {
+        let Some((_, ev)) = sched.pop() else { break };
+        match ev {
+            Event::Host(h) => host.handle(h, &mut device, &mut sched),
+            Event::Device(e) => host.device_event(e, &mut device, &mut sched),
+        }
+    }
+    let end = sched.now();
+    let disk = host.disk_counters(end);
+    let internal = device.internal_report(end);
+    let (jobs, samples) = host.into_results();
+    SimResult {
+        seed,
+        end_ns: end,
+        events: sched.dispatched(),
+        jobs,
+        devices: vec![DeviceResult {
+            name,
+            capacity_bytes: device.capacity(),
+            disk,
+            internal,
+        }],
+        samples,
+    }
+}
+
+/// Run from JSON text to JSON text (what the Python binding calls).
+pub fn run_json(spec_json: &str) -> Result<String, SimError> {
+    let spec: SimSpec = serde_json::from_str(spec_json).map_err(|e| SimError::Input(e.to_string()))?;
+    let result = run(&spec)?;
+    serde_json::to_string(&result).map_err(|e| SimError::Input(e.to_string()))
+}

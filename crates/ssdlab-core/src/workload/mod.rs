@@ -1,0 +1,7 @@
+//! Workload generation: what the next I/O of a job is (direction, offset, size).
+
+pub mod generator;
+pub mod spec;
+
+pub use generator::{Generator, Io};
+pub use spec::{BlockSizeDist, DistKind, Distribution, JobSpec, RateProcess, RwMode, Zone};

@@ -1,0 +1,123 @@
+"""Resolved workload: what the Rust core needs to generate I/O for one job clone.
+
+The fio parser (``ssdlab.fio``) turns a job file into a list of :class:`JobSpec`, one per
+clone (``numjobs`` already expanded). Everything here is resolved: sizes in bytes, times in
+nanoseconds, offsets absolute on the simulated device. The core deserialises exactly these
+field names (``crates/ssdlab-core/src/workload/spec.rs``), so both sides change together.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Direction = Literal["read", "write", "trim"]
+
+RwMode = Literal[
+    "read", "write", "trim",
+    "randread", "randwrite", "randtrim",
+    "rw", "randrw",
+    "trimwrite", "randtrimwrite",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BlockSizeDist(_Strict):
+    """Block sizes of one direction: weighted sizes (``bs``/``bssplit``) or a range (``bsrange``).
+
+    ``split`` holds ``(size_bytes, weight)`` pairs; weights are percentages summing to 100.
+    ``range_min``/``range_max`` set: a uniform choice among multiples of ``range_min``.
+    """
+
+    split: list[tuple[int, float]] = Field(default_factory=list)
+    range_min: int | None = None
+    range_max: int | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "BlockSizeDist":
+        ranged = self.range_min is not None or self.range_max is not None
+        if ranged == bool(self.split):
+            raise ValueError("give either split or range_min/range_max")
+        if ranged and (self.range_min is None or self.range_max is None):
+            raise ValueError("range needs both ends")
+        return self
+
+    @property
+    def max_size(self) -> int:
+        if self.split:
+            return max(size for size, _ in self.split)
+        assert self.range_max is not None
+        return self.range_max
+
+    @property
+    def min_size(self) -> int:
+        if self.split:
+            return min(size for size, _ in self.split)
+        assert self.range_min is not None
+        return self.range_min
+
+
+class Zone(_Strict):
+    """One zone of ``random_distribution=zoned``: share of accesses to a share of the region."""
+
+    access_pct: float
+    size_pct: float
+
+
+class Distribution(_Strict):
+    """Offset distribution of random I/O (fio's ``random_distribution``)."""
+
+    kind: Literal["random", "zipf", "pareto", "normal", "zoned"] = "random"
+    # zipf: theta; pareto: h; normal: standard deviation in % of the region.
+    param: float = 0.0
+    zones: list[Zone] = Field(default_factory=list)
+
+
+class JobSpec(_Strict):
+    """One job clone, fully resolved. Times in ns, sizes in bytes."""
+
+    name: str
+    clone: int = 0  # subjob index within numjobs
+    group_id: int = 0  # reporting group (new_group / stonewall start a new one)
+    seed: int = 0  # per-clone RNG seed (randrepeat/randseed already applied)
+    # Ordering: indices (into the job list) of jobs that must finish before this one starts.
+    start_after: list[int] = Field(default_factory=list)
+    start_delay_ns: int = 0
+
+    rw: RwMode = "read"
+    rw_modifier: int = 0  # rw=X:N; random: new offset every N I/Os; sequential: add N bytes
+    rwmix_read: float = 50.0  # percent of reads in mixed modes
+    block_sizes: tuple[BlockSizeDist, BlockSizeDist, BlockSizeDist]  # read, write, trim
+    block_align: tuple[int, int, int]  # ba per direction (bytes)
+    iodepth: int = 1
+
+    region_offset: int = 0  # absolute byte offset of this clone's region on the device
+    region_size: int  # bytes addressed by this clone
+    io_limit: int  # bytes to transfer per loop (io_size, default region_size)
+    loops: int = 1
+    number_ios: int | None = None
+    runtime_ns: int | None = None
+    time_based: bool = False
+    ramp_time_ns: int = 0
+
+    thinktime_ns: int = 0
+    thinktime_blocks: int = 1
+    rate_bytes: tuple[int, int, int] = (0, 0, 0)  # per direction, 0 = unlimited
+    rate_iops: tuple[int, int, int] = (0, 0, 0)
+    rate_process: Literal["linear", "poisson"] = "linear"
+    fsync_every: int = 0  # issue a flush after every N writes (fsync or fdatasync)
+
+    random_map: bool = True  # False with norandommap
+    distribution: Distribution = Field(default_factory=Distribution)
+
+    @model_validator(mode="after")
+    def _sane(self) -> "JobSpec":
+        if self.region_size <= 0:
+            raise ValueError("region_size must be positive")
+        if self.iodepth < 1:
+            raise ValueError("iodepth must be >= 1")
+        return self
