@@ -56,7 +56,7 @@ impl SimResult {
 
 /// Validate, build and run.
 pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
-    let mut ssd = Ssd::new(spec.device.clone()).map_err(SimError::Device)?;
+    let mut ssd = Ssd::new(spec.device.clone(), spec.seed).map_err(SimError::Device)?;
     for job in &spec.jobs {
         job.validate(ssd.capacity(), spec.jobs.len())
             .map_err(|message| SimError::Job { job: job.name.clone(), message })?;

@@ -85,9 +85,13 @@ impl LatencyHistogram {
     }
 }
 
+/// Serialised as `[[bucket_value_ns, count], …]` over non-empty buckets: keyed by value so
+/// that readers can merge and take percentiles without knowing the bucket layout.
 impl Serialize for LatencyHistogram {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.sparse().serialize(s)
+        let pairs: Vec<(u64, u64)> =
+            self.sparse().into_iter().map(|(i, c)| (bucket_value(i as usize), c)).collect();
+        pairs.serialize(s)
     }
 }
 

@@ -52,6 +52,11 @@ pub struct ControllerConfig {
     pub write_busy_ns: Time,
     pub trim_busy_ns: Time,
     pub flush_busy_ns: Time,
+    /// Coefficient of variation of core time per command, 0..=1: a fixed part of
+    /// (1 − cv)·mean plus an exponential extra of mean cv·mean. Firmware time varies with
+    /// buffer management, map updates and background work, but never drops below its fixed path.
+    #[serde(default)]
+    pub busy_cv: f64,
     /// Pipelined latency added to every command without occupying a core (command fetch,
     /// DMA set-up, completion posting).
     pub latency_ns: Time,
@@ -151,6 +156,9 @@ impl SsdConfig {
         if self.capacity_bytes % iu != 0 {
             return err("capacity_bytes", format!("must be a multiple of the IU ({iu} bytes)"));
         }
+        if !(0.0..=1.0).contains(&self.controller.busy_cv) {
+            return err("controller.busy_cv", "must be between 0 and 1".into());
+        }
         if self.ftl.gc_threshold_blocks < 2 {
             return err("ftl.gc_threshold_blocks", "must be at least 2 (GC needs a spare block)".into());
         }
@@ -235,6 +243,7 @@ impl SsdConfig {
                 write_busy_ns: 2_000,
                 trim_busy_ns: 1_000,
                 flush_busy_ns: 1_000,
+                busy_cv: 0.0,
                 latency_ns: 5_000,
             },
             write_buffer_bytes: 64 << 20,

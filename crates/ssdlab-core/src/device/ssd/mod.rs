@@ -14,7 +14,9 @@ pub mod precondition;
 use std::collections::VecDeque;
 
 use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
+use crate::engine::rng::{stream, Rng};
 use crate::engine::{transfer_ns, FifoServer, MultiServer, Time};
+use rand::Rng as _;
 use crate::error::ConfigError;
 pub use config::{ControllerConfig, FtlConfig, HostInterface, NandConfig, SsdConfig};
 use ftl::{Ftl, GcWork};
@@ -79,6 +81,9 @@ pub struct Ssd {
     /// [host→device, device→host]; SATA uses index 0 for both.
     links: [FifoServer; 2],
     controller: MultiServer,
+    /// Controller time per command varies: a fixed firmware path plus an exponentially
+    /// distributed extra; this is the extra's share of the mean (the cv) and its stream.
+    busy_jitter: Option<(f64, Rng)>,
     dies: Vec<FifoServer>,
     channels: Vec<FifoServer>,
     reqs: Vec<ReqState>,
@@ -105,15 +110,19 @@ pub struct Ssd {
 }
 
 impl Ssd {
-    pub fn new(cfg: SsdConfig) -> Result<Ssd, ConfigError> {
+    /// Build a drive; `seed` drives its internal randomness (controller time variation).
+    pub fn new(cfg: SsdConfig, seed: u64) -> Result<Ssd, ConfigError> {
         cfg.validate()?;
         let ftl = Ftl::new(&cfg);
+        let cv = cfg.controller.busy_cv;
+        let busy_jitter = (cv > 0.0).then(|| (cv, stream(seed, "ssd-controller", 0)));
         let dies = cfg.dies() as usize;
         Ok(Ssd {
             iu_bytes: cfg.ftl.iu_bytes,
             link_rate: cfg.interface.bytes_per_s(),
             links: [FifoServer::default(), FifoServer::default()],
             controller: MultiServer::new(cfg.controller.cores as usize),
+            busy_jitter,
             dies: vec![FifoServer::default(); dies],
             channels: vec![FifoServer::default(); cfg.nand.channels as usize],
             reqs: Vec::new(),
@@ -173,13 +182,22 @@ impl Ssd {
         w.page_reads * n.read_ns + w.program_units * n.program_ns + w.erases * n.erase_ns
     }
 
-    fn busy_for(&self, op: Op) -> Time {
+    fn busy_for(&mut self, op: Op) -> Time {
         let c = &self.cfg.controller;
-        match op {
+        let mean = match op {
             Op::Read => c.read_busy_ns,
             Op::Write => c.write_busy_ns,
             Op::Trim => c.trim_busy_ns,
             Op::Flush => c.flush_busy_ns,
+        };
+        match &mut self.busy_jitter {
+            // mean·(1−cv) fixed + Exp(mean·cv): the mean is kept and the spread is cv·mean.
+            Some((cv, rng)) => {
+                let u: f64 = rng.gen();
+                let extra = -(1.0 - u).ln() * *cv;
+                (mean as f64 * (1.0 - *cv + extra)) as Time
+            }
+            None => mean,
         }
     }
 
@@ -478,7 +496,8 @@ impl BlockDevice for Ssd {
         }
         debug_assert!(req.offset + req.len <= self.cfg.capacity_bytes);
         self.reqs[idx] = ReqState { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
-        let done = self.controller.reserve(ctx.now(), self.busy_for(req.op)) + self.cfg.controller.latency_ns;
+        let busy = self.busy_for(req.op);
+        let done = self.controller.reserve(ctx.now(), busy) + self.cfg.controller.latency_ns;
         ctx.schedule(done, SsdEvent::ControllerDone { tag: req.tag });
     }
 

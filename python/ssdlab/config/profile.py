@@ -1,0 +1,257 @@
+"""Device and host profiles.
+
+A profile is a TOML file. Every parameter is written either as a plain value or as
+``key = { value = …, source = "…" }``; built-in profiles use the second form for every
+parameter (a test enforces it) so each number says where it came from: a datasheet, a seed
+measurement, or ``assumed: why``. Unknown keys are errors that name the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from ..units import UnitError, parse_rate, parse_size, parse_time_ns
+
+
+class ProfileError(ValueError):
+    """A profile could not be loaded; the message names the file and the key."""
+
+
+def _unit(parser):
+    def convert(v: Any) -> Any:
+        try:
+            return parser(v)
+        except UnitError as e:
+            raise ValueError(str(e)) from None
+
+    return BeforeValidator(convert)
+
+
+Size = Annotated[int, _unit(parse_size), Field(ge=0)]
+TimeNs = Annotated[int, _unit(parse_time_ns), Field(ge=0)]
+Rate = Annotated[float, _unit(parse_rate), Field(gt=0)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Interface(_Section):
+    kind: Literal["sata", "pcie"]
+    gbit_per_s: float | None = Field(default=None, gt=0, description="SATA line rate")
+    gen: int | None = Field(default=None, ge=1, le=6, description="PCIe generation")
+    lanes: int | None = Field(default=None, description="PCIe lanes")
+    efficiency: float = Field(gt=0, le=1, description="payload share after protocol overhead")
+
+    def to_core(self) -> dict[str, Any]:
+        if self.kind == "sata":
+            if self.gbit_per_s is None:
+                raise ValueError("interface.gbit_per_s is required for SATA")
+            return {"kind": "sata", "gbit_per_s": self.gbit_per_s, "efficiency": self.efficiency}
+        if self.gen is None or self.lanes is None:
+            raise ValueError("interface.gen and interface.lanes are required for PCIe")
+        return {"kind": "pcie", "gen": self.gen, "lanes": self.lanes, "efficiency": self.efficiency}
+
+
+class Controller(_Section):
+    cores: int = Field(ge=1)
+    read_busy: TimeNs
+    write_busy: TimeNs
+    trim_busy: TimeNs
+    flush_busy: TimeNs
+    busy_cv: float = Field(default=0.0, ge=0, description="variation of core time per command")
+    latency: TimeNs
+
+
+class Nand(_Section):
+    cell: Literal["slc", "mlc", "tlc", "qlc"]
+    channels: int = Field(ge=1)
+    dies_per_channel: int = Field(ge=1)
+    planes_per_die: int = Field(ge=1)
+    page_size: Size
+    pages_per_block: int = Field(ge=1)
+    blocks_per_plane: int = Field(ge=1)
+    read_time: TimeNs
+    program_time: TimeNs
+    erase_time: TimeNs
+    channel_rate: Rate
+
+
+class Ftl(_Section):
+    indirection_unit: Size
+    gc_threshold_blocks: int = Field(ge=2)
+
+
+class Endurance(_Section):
+    rated_tbw: Size | None = None
+    warranty_years: float | None = None
+    pe_cycles: int | None = None
+
+
+class SsdProfile(_Section):
+    """A solid-state drive: what the core simulates, in human units."""
+
+    name: str
+    description: str
+    kind: Literal["ssd"] = "ssd"
+    default_host: str
+    capacity: Size
+    queue_depth: int = Field(ge=1)
+    write_buffer: Size
+    interface: Interface
+    controller: Controller
+    nand: Nand
+    ftl: Ftl
+    endurance: Endurance = Endurance()
+
+    @property
+    def dies(self) -> int:
+        return self.nand.channels * self.nand.dies_per_channel
+
+    @property
+    def raw_bytes(self) -> int:
+        n = self.nand
+        return self.dies * n.planes_per_die * n.blocks_per_plane * n.pages_per_block * n.page_size
+
+    def to_core(self) -> dict[str, Any]:
+        """The SsdConfig the Rust core deserialises."""
+        c, n = self.controller, self.nand
+        return {
+            "name": self.name,
+            "capacity_bytes": self.capacity,
+            "interface": self.interface.to_core(),
+            "queue_depth": self.queue_depth,
+            "controller": {
+                "cores": c.cores,
+                "read_busy_ns": c.read_busy,
+                "write_busy_ns": c.write_busy,
+                "trim_busy_ns": c.trim_busy,
+                "flush_busy_ns": c.flush_busy,
+                "busy_cv": c.busy_cv,
+                "latency_ns": c.latency,
+            },
+            "write_buffer_bytes": self.write_buffer,
+            "nand": {
+                "channels": n.channels,
+                "dies_per_channel": n.dies_per_channel,
+                "planes_per_die": n.planes_per_die,
+                "page_bytes": n.page_size,
+                "pages_per_block": n.pages_per_block,
+                "blocks_per_plane": n.blocks_per_plane,
+                "read_ns": n.read_time,
+                "program_ns": n.program_time,
+                "erase_ns": n.erase_time,
+                "channel_bytes_per_s": int(n.channel_rate),
+            },
+            "ftl": {
+                "iu_bytes": self.ftl.indirection_unit,
+                "gc_threshold_blocks": self.ftl.gc_threshold_blocks,
+            },
+        }
+
+
+class HostProfile(_Section):
+    """The machine running the workload: its per-I/O software time and tick rate."""
+
+    name: str
+    description: str
+    kind: Literal["host"] = "host"
+    io_overhead: TimeNs
+    io_overhead_cv: float = Field(ge=0)
+    hz: int = Field(ge=1)
+
+    def to_core(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "io_overhead_ns": self.io_overhead,
+            "io_overhead_cv": self.io_overhead_cv,
+            "hz": self.hz,
+        }
+
+
+# --- loading -------------------------------------------------------------------------------
+
+def _split_sources(table: dict[str, Any], prefix: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+    """Strip ``{value, source}`` wrappers: plain values for the model, sources by dotted key."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, v in table.items():
+        path = f"{prefix}{key}"
+        if isinstance(v, dict) and "value" in v and set(v) <= {"value", "source"}:
+            values[key] = v["value"]
+            if "source" in v:
+                sources[path] = str(v["source"])
+        elif isinstance(v, dict):
+            values[key], sub = _split_sources(v, path + ".")
+            sources.update(sub)
+        else:
+            values[key] = v
+    return values, sources
+
+
+def _describe(err: ValidationError, origin: str) -> str:
+    e = err.errors()[0]
+    key = ".".join(str(p) for p in e["loc"])
+    if e["type"] == "extra_forbidden":
+        return f"{origin}: unknown key '{key}'"
+    if e["type"] == "missing":
+        return f"{origin}: missing key '{key}'"
+    return f"{origin}: key '{key}': {e['msg']}"
+
+
+def _builtin_dir(sub: str = "") -> resources.abc.Traversable:
+    base = resources.files("ssdlab") / "profiles"
+    return base / sub if sub else base
+
+
+def profile_names() -> list[str]:
+    return sorted(p.name[:-5] for p in _builtin_dir().iterdir() if p.name.endswith(".toml"))
+
+
+def host_names() -> list[str]:
+    return sorted(p.name[:-5] for p in _builtin_dir("hosts").iterdir() if p.name.endswith(".toml"))
+
+
+def _read(name_or_path: str | Path, builtin: resources.abc.Traversable, names: list[str], what: str):
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        if not p.is_file():
+            raise ProfileError(f"{p}: no such {what} file")
+        return str(p), p.read_text()
+    f = builtin / f"{name_or_path}.toml"
+    if not f.is_file():
+        raise ProfileError(f"unknown {what} '{name_or_path}' (built-in: {', '.join(names)})")
+    return f"{what} '{name_or_path}'", f.read_text()
+
+
+def _parse(origin: str, text: str, model: type[BaseModel]):
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{origin}: not valid TOML: {e}") from None
+    values, sources = _split_sources(data)
+    try:
+        return model.model_validate(values), sources
+    except ValidationError as e:
+        raise ProfileError(_describe(e, origin)) from None
+
+
+def load_profile(name_or_path: str | Path) -> tuple[SsdProfile, dict[str, str]]:
+    """A device profile (built-in name or TOML path) and the source of each parameter."""
+    origin, text = _read(name_or_path, _builtin_dir(), profile_names(), "profile")
+    return _parse(origin, text, SsdProfile)
+
+
+def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
+    origin, text = _read(name_or_path, _builtin_dir("hosts"), host_names(), "host")
+    return _parse(origin, text, HostProfile)
+
+
+def profile_text(name_or_path: str | Path) -> str:
+    """The profile's TOML as written (for ``ssdlab profiles show``)."""
+    return _read(name_or_path, _builtin_dir(), profile_names(), "profile")[1]

@@ -1,0 +1,102 @@
+"""fio's "normal" text output, followed by an iostat -x table and what iostat cannot see."""
+
+from __future__ import annotations
+
+from .iostat import format_table
+from .results import RunResult, Unit, device_name
+from .units import format_bytes
+
+
+def _si(x: float) -> str:
+    for unit, div in (("M", 1e6), ("k", 1e3)):
+        if x >= div:
+            return f"{x / div:.1f}{unit}"
+    return f"{x:.0f}"
+
+
+def _lat_unit(max_ns: float) -> tuple[str, float]:
+    if max_ns >= 10_000_000:
+        return "msec", 1e6
+    if max_ns >= 10_000:
+        return "usec", 1e3
+    return "nsec", 1.0
+
+
+def _lat_line(label: str, s, indent: str = "    ") -> str:
+    unit, div = _lat_unit(s.max)
+    return (f"{indent}{label} ({unit}): min={s.min / div:.0f}, max={s.max / div:.0f}, "
+            f"avg={s.mean / div:.2f}, stdev={s.stddev / div:.2f}")
+
+
+def _percentile_block(u: Unit, d: str, plist: list[float]) -> list[str]:
+    r = u.dirs[d]
+    pct = r.percentiles(plist)
+    unit, div = _lat_unit(max(pct.values() or [0]))
+    cells = [f"{float(k):5.2f}th=[{v / div:6.0f}]" for k, v in pct.items()]
+    lines = [f"    clat percentiles ({unit}):"]
+    for i in range(0, len(cells), 4):
+        lines.append("     | " + ", ".join(cells[i:i + 4]) + ("," if i + 4 < len(cells) else ""))
+    return lines
+
+
+def format_normal(r: RunResult) -> str:
+    out: list[str] = []
+    for w in r.warnings:
+        out.append(f"warning: {w}")
+    for u in r.units:
+        out.append(f"{u.name}: (groupid={u.group_id}, jobs={len(u.members)}): err= 0: pid=0")
+        for d in ("read", "write", "trim"):
+            res = u.dirs[d]
+            if res.ios == 0:
+                continue
+            bw = u.bw_bytes(d)
+            out.append(
+                f"  {d}: IOPS={_si(u.iops(d))}, BW={format_bytes(bw)}/s ({format_bytes(bw, False)}/s)"
+                f"({format_bytes(res.bytes)}/{u.runtime_ns / 1e6:.0f}msec)")
+            out.append(_lat_line("slat", res.slat))
+            out.append(_lat_line("clat", res.clat))
+            out.append(_lat_line(" lat", res.lat, "    "))
+            out.extend(_percentile_block(u, d, r.percentiles_list))
+        if u.sync.ios:
+            out.append(f"  fsync/fdatasync/sync_file_range: {u.sync.ios} syncs")
+            out.append(_lat_line("sync", u.sync.lat))
+        depth_total = sum(u.iodepth_level) or 1
+        levels = ", ".join(f"{k}={100.0 * v / depth_total:.1f}%" for k, v in
+                           zip(["1", "2", "4", "8", "16", "32", ">=64"], u.iodepth_level))
+        out.append(f"  IO depths    : {levels}")
+        out.append("")
+    groups = sorted({u.group_id for u in r.units})
+    for g in groups:
+        members = [u for u in r.units if u.group_id == g]
+        out.append(f"Run status group {g} (all jobs):")
+        for d in ("read", "write", "trim"):
+            total = sum(u.dirs[d].bytes for u in members)
+            if not total:
+                continue
+            runtime = max(u.runtime_ns for u in members)
+            bw = total / (runtime / 1e9) if runtime else 0.0
+            out.append(f"  {d.upper():>5}: bw={format_bytes(bw)}/s ({format_bytes(bw, False)}/s), "
+                       f"io={format_bytes(total)} ({format_bytes(total, False)}), run={runtime / 1e6:.0f}msec")
+    disk = r.device["disk"]
+    name = device_name(r.device_core)
+    fio_util = r.to_fio_json()["disk_util"][0]["util"]
+    out.append("")
+    out.append("Disk stats (read/write):")
+    out.append(f"  {name}: ios={disk['read_ios']}/{disk['write_ios']}, merge=0/0, "
+               f"ticks={disk['read_ticks_ms']}/{disk['write_ticks_ms']}, "
+               f"in_queue={disk['time_in_queue_ms']}, util={fio_util:.2f}%")
+    out.append("")
+    out.append(f"iostat -x over the run ({r.elapsed_ns / 1e9:.3f} s):")
+    out.append(format_table(name, r.iostat()))
+    i = r.internal()
+    out.append("")
+    out.append(f"Inside the device ({r.profile_name}; host {r.host_name}):")
+    out.append(f"  internal utilisation (busy dies / dies): {100 * i['internal_utilization']:.1f}%   "
+               f"controller: {100 * i['controller_utilization']:.1f}%")
+    chans = " ".join(f"{100 * c:.0f}" for c in i["channel_utilization"])
+    out.append(f"  channel utilisation %: {chans}")
+    waf = f"{i['waf']:.3f}" if i["waf"] is not None else "n/a"
+    out.append(f"  host written {format_bytes(i['host_bytes_written'])}, NAND written "
+               f"{format_bytes(i['nand_bytes_written'])}, WAF {waf}, erases {i['erase_count']}, "
+               f"GC runs {i['gc_runs']}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,358 @@
+"""Results of a run, in the forms people use: fio's JSON, an iostat -x table, pandas tables.
+
+The core reports per-clone statistics with latency histograms; here clones are merged into
+fio's reporting units (one per group with ``group_reporting``, else one per clone) and
+percentiles are taken from the merged histograms by fio's rule.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .iostat import iostat_fields
+
+FIO_VERSION = "fio-3.42"  # the JSON layout follows this fio release
+_DIRS = ("read", "write", "trim")
+_LAT_NS_KEYS = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]
+_LAT_MS_KEYS = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000]
+
+
+@dataclass
+class LatSummary:
+    n: int = 0
+    min: float = 0.0
+    max: float = 0.0
+    mean: float = 0.0
+    m2: float = 0.0  # sum of squared deviations
+
+    @classmethod
+    def from_core(cls, d: dict[str, Any]) -> "LatSummary":
+        n = d["n"]
+        return cls(n, d["min"], d["max"], d["mean"], d["stddev"] ** 2 * (n - 1) if n > 1 else 0.0)
+
+    def merge(self, o: "LatSummary") -> "LatSummary":
+        if o.n == 0:
+            return self
+        if self.n == 0:
+            return o
+        n = self.n + o.n
+        delta = o.mean - self.mean
+        mean = self.mean + delta * o.n / n
+        m2 = self.m2 + o.m2 + delta * delta * self.n * o.n / n
+        return LatSummary(n, min(self.min, o.min), max(self.max, o.max), mean, m2)
+
+    @property
+    def stddev(self) -> float:
+        return math.sqrt(self.m2 / (self.n - 1)) if self.n > 1 else 0.0
+
+    def to_fio(self) -> dict[str, Any]:
+        return {"min": int(self.min), "max": int(self.max), "mean": self.mean,
+                "stddev": self.stddev, "N": self.n}
+
+
+@dataclass
+class DirResult:
+    ios: int = 0
+    bytes: int = 0
+    slat: LatSummary = field(default_factory=LatSummary)
+    clat: LatSummary = field(default_factory=LatSummary)
+    lat: LatSummary = field(default_factory=LatSummary)
+    hist: dict[int, int] = field(default_factory=dict)  # bucket value (ns) -> count
+
+    @classmethod
+    def from_core(cls, d: dict[str, Any]) -> "DirResult":
+        return cls(d["ios"], d["bytes"], LatSummary.from_core(d["slat"]),
+                   LatSummary.from_core(d["clat"]), LatSummary.from_core(d["lat"]),
+                   {int(v): int(c) for v, c in d["clat_hist"]})
+
+    def merge(self, o: "DirResult") -> "DirResult":
+        hist = dict(self.hist)
+        for v, c in o.hist.items():
+            hist[v] = hist.get(v, 0) + c
+        return DirResult(self.ios + o.ios, self.bytes + o.bytes, self.slat.merge(o.slat),
+                         self.clat.merge(o.clat), self.lat.merge(o.lat), hist)
+
+    def percentiles(self, plist: list[float]) -> dict[str, int]:
+        """fio's rule: the first bucket whose running count reaches p % of all samples."""
+        total = sum(self.hist.values())
+        out: dict[str, int] = {}
+        if total == 0:
+            return {f"{p:f}": 0 for p in plist}
+        items = sorted(self.hist.items())
+        for p in sorted(plist):
+            want = p / 100.0 * total
+            running = 0
+            value = items[-1][0]
+            for v, c in items:
+                running += c
+                if running >= want:
+                    value = v
+                    break
+            out[f"{p:f}"] = value
+        return out
+
+
+@dataclass
+class Unit:
+    """One reporting unit: a job clone, or a whole group under group_reporting."""
+
+    name: str
+    group_id: int
+    members: list[int]
+    dirs: dict[str, DirResult]
+    sync: DirResult
+    runtime_ns: int
+    iodepth_level: list[int]
+    options: dict[str, str]
+
+    def iops(self, d: str) -> float:
+        return self.dirs[d].ios / (self.runtime_ns / 1e9) if self.runtime_ns else 0.0
+
+    def bw_bytes(self, d: str) -> float:
+        return self.dirs[d].bytes / (self.runtime_ns / 1e9) if self.runtime_ns else 0.0
+
+
+def build_units(core: dict[str, Any], group_reporting: dict[int, bool],
+                job_options: list[dict[str, str]]) -> list[Unit]:
+    units: list[Unit] = []
+    by_group: dict[int, Unit] = {}
+    for i, j in enumerate(core["jobs"]):
+        dirs = {d: DirResult.from_core(j[d]) for d in _DIRS}
+        sync = DirResult.from_core(j["sync"])
+        runtime = max(0, j["end_ns"] - j["measure_start_ns"])
+        opts = job_options[i] if i < len(job_options) else {}
+        g = j["group_id"]
+        if group_reporting.get(g, False) and g in by_group:
+            u = by_group[g]
+            u.members.append(i)
+            u.dirs = {d: u.dirs[d].merge(dirs[d]) for d in _DIRS}
+            u.sync = u.sync.merge(sync)
+            u.runtime_ns = max(u.runtime_ns, runtime)
+            u.iodepth_level = [a + b for a, b in zip(u.iodepth_level, j["iodepth_level"])]
+            continue
+        u = Unit(j["name"], g, [i], dirs, sync, runtime, list(j["iodepth_level"]), opts)
+        units.append(u)
+        if group_reporting.get(g, False):
+            by_group[g] = u
+    return units
+
+
+def _lat_buckets(hist: dict[int, int], scale: int, keys: list[int], last_open: bool) -> dict[str, float]:
+    """fio's latency_{ns,us,ms} maps: percent of I/Os with latency in (previous key, key]."""
+    total = sum(hist.values())
+    out: dict[str, float] = {}
+    prev = 0.0
+    for k in keys:
+        hi = k * scale
+        share = sum(c for v, c in hist.items() if prev < v <= hi)
+        out[str(k)] = 100.0 * share / total if total else 0.0
+        prev = hi
+    if last_open:
+        share = sum(c for v, c in hist.items() if v > prev)
+        out[f">={keys[-1]}"] = 100.0 * share / total if total else 0.0
+    return out
+
+
+def _dir_json(u: Unit, d: str, plist: list[float]) -> dict[str, Any]:
+    r = u.dirs[d]
+    runtime_ms = int(round(u.runtime_ns / 1e6)) if r.ios else 0
+    bw = u.bw_bytes(d)
+    iops = u.iops(d)
+    clat = r.clat.to_fio()
+    clat["percentile"] = r.percentiles(plist) if r.ios else {}
+    return {
+        "io_bytes": r.bytes, "io_kbytes": r.bytes // 1024, "bw_bytes": int(bw), "bw": int(bw / 1024),
+        "iops": iops, "runtime": runtime_ms, "total_ios": r.ios, "short_ios": 0, "drop_ios": 0,
+        "slat_ns": r.slat.to_fio(), "clat_ns": clat, "lat_ns": r.lat.to_fio(),
+        "bw_min": int(bw / 1024), "bw_max": int(bw / 1024), "bw_agg": 100.0 if r.ios else 0.0,
+        "bw_mean": bw / 1024, "bw_dev": 0.0, "bw_samples": 1 if r.ios else 0,
+        "iops_min": int(iops), "iops_max": int(iops), "iops_mean": iops, "iops_stddev": 0.0,
+        "iops_samples": 1 if r.ios else 0,
+    }
+
+
+def device_name(profile_core: dict[str, Any]) -> str:
+    return "sda" if profile_core["interface"]["kind"] == "sata" else "nvme0n1"
+
+
+@dataclass
+class RunResult:
+    """One simulation: the raw core output plus what is needed to present it."""
+
+    core: dict[str, Any]
+    units: list[Unit]
+    percentiles_list: list[float]
+    profile_name: str
+    host_name: str
+    device_core: dict[str, Any]
+    global_options: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    # ---- device-level views ------------------------------------------------------------
+
+    @property
+    def elapsed_ns(self) -> int:
+        return int(self.core["end_ns"])
+
+    @property
+    def device(self) -> dict[str, Any]:
+        return self.core["devices"][0]
+
+    def iostat(self) -> dict[str, float]:
+        """iostat -x over the whole run (from boot to the end, as one interval)."""
+        return iostat_fields(None, self.device["disk"], max(self.elapsed_ns / 1e6, 1e-9))
+
+    def internal(self) -> dict[str, Any]:
+        """What iostat cannot see: die/channel/controller utilisation, WAF, erases."""
+        i = self.device["internal"]
+        t = max(self.elapsed_ns, 1)
+        host_w = i["host_bytes_written"]
+        return {
+            "name": device_name(self.device_core),
+            "profile": self.profile_name,
+            "internal_utilization": i["die_busy_ns"] / (i["dies"] * t),
+            "channel_utilization": [b / t for b in i["channel_busy_ns"]],
+            "controller_utilization": i["controller_busy_ns"] / (i["controller_cores"] * t),
+            "host_bytes_written": host_w,
+            "host_bytes_read": i["host_bytes_read"],
+            "nand_bytes_written": i["nand_bytes_written"],
+            "nand_bytes_read": i["nand_bytes_read"],
+            "waf": i["nand_bytes_written"] / host_w if host_w else None,
+            "erase_count": i["erase_count"],
+            "gc_runs": i["gc_runs"],
+            "gc_relocated_bytes": i["gc_relocated_bytes"],
+            "rmw_reads": i["rmw_reads"],
+            "buffer_read_hits": i["buffer_read_hits"],
+            "free_blocks": i["free_blocks"],
+            "total_blocks": i["total_blocks"],
+            "max_block_erases": i["max_block_erases"],
+            "over_provisioning": i["over_provisioning"],
+        }
+
+    def timeseries(self) -> list[dict[str, float]]:
+        """Per-interval rates from the samples (only with an interval)."""
+        rows = []
+        samples = self.core["samples"]
+        for prev, cur in zip(samples, samples[1:]):
+            dt = (cur["t_ns"] - prev["t_ns"]) / 1e9
+            if dt <= 0:
+                continue
+            row = {
+                "t_s": cur["t_ns"] / 1e9,
+                "read_bw_bytes": (cur["read_bytes"] - prev["read_bytes"]) / dt,
+                "write_bw_bytes": (cur["write_bytes"] - prev["write_bytes"]) / dt,
+                "read_iops": (cur["read_ios"] - prev["read_ios"]) / dt,
+                "write_iops": (cur["write_ios"] - prev["write_ios"]) / dt,
+            }
+            pi, ci = prev["internal"], cur["internal"]
+            row["internal_utilization"] = (ci["die_busy_ns"] - pi["die_busy_ns"]) / (ci["dies"] * dt * 1e9)
+            hw = ci["host_bytes_written"] - pi["host_bytes_written"]
+            row["waf"] = (ci["nand_bytes_written"] - pi["nand_bytes_written"]) / hw if hw else float("nan")
+            row.update(iostat_fields(prev["disk"], cur["disk"], dt * 1e3))
+            rows.append(row)
+        return rows
+
+    # ---- fio-compatible JSON -----------------------------------------------------------
+
+    def to_fio_json(self) -> dict[str, Any]:
+        now = time.time()
+        jobs = []
+        for u in self.units:
+            sync = u.sync
+            depth_total = sum(u.iodepth_level) or 1
+            clat_hist = u.dirs["read"].merge(u.dirs["write"]).merge(u.dirs["trim"]).hist
+            job = {
+                "jobname": u.name, "groupid": u.group_id, "error": 0, "eta": 0,
+                "elapsed": int(u.runtime_ns / 1e9),
+                "job options": u.options,
+                **{d: _dir_json(u, d, self.percentiles_list) for d in _DIRS},
+                "sync": {"total_ios": sync.ios, "lat_ns": sync.lat.to_fio()},
+                "job_runtime": int(round(u.runtime_ns / 1e6)),
+                "usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0,
+                "iodepth_level": {k: 100.0 * v / depth_total for k, v in
+                                  zip(["1", "2", "4", "8", "16", "32", ">=64"], u.iodepth_level)},
+                "latency_ns": _lat_buckets(clat_hist, 1, _LAT_NS_KEYS, False),
+                "latency_us": _lat_buckets(clat_hist, 1000, _LAT_NS_KEYS, False),
+                "latency_ms": _lat_buckets(clat_hist, 1_000_000, _LAT_MS_KEYS, True),
+            }
+            jobs.append(job)
+        disk = self.device["disk"]
+        elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
+        disk_util = [{
+            "name": device_name(self.device_core),
+            "read_ios": disk["read_ios"], "write_ios": disk["write_ios"],
+            "read_sectors": disk["read_sectors"], "write_sectors": disk["write_sectors"],
+            "read_merges": disk["read_merges"], "write_merges": disk["write_merges"],
+            "read_ticks": disk["read_ticks_ms"], "write_ticks": disk["write_ticks_ms"],
+            "in_queue": disk["time_in_queue_ms"],
+            "util": min(100.0, 100.0 * disk["io_ticks_ms"] / elapsed_ms),
+        }]
+        ssdlab: dict[str, Any] = {
+            "profile": self.profile_name,
+            "host": self.host_name,
+            "seed": self.core["seed"],
+            "sim_time_s": self.elapsed_ns / 1e9,
+            "events": self.core["events"],
+            "devices": [self.internal()],
+            "iostat": [{"name": device_name(self.device_core), **self.iostat()}],
+            "warnings": self.warnings,
+        }
+        if self.core["samples"]:
+            ssdlab["timeseries"] = self.timeseries()
+        return {
+            "fio version": FIO_VERSION,
+            "timestamp": int(now),
+            "timestamp_ms": int(now * 1000),
+            "time": time.ctime(now),
+            "global options": self.global_options,
+            "jobs": jobs,
+            "disk_util": disk_util,
+            "ssdlab": ssdlab,
+        }
+
+    # ---- pandas ------------------------------------------------------------------------
+
+    def to_pandas(self):
+        """One row per reporting unit and direction that did I/O."""
+        import pandas as pd
+
+        rows = []
+        for u in self.units:
+            for d in _DIRS + ("sync",):
+                r = u.sync if d == "sync" else u.dirs[d]
+                if r.ios == 0:
+                    continue
+                pct = r.percentiles([50.0, 99.0, 99.9])
+                rows.append({
+                    "job": u.name, "group": u.group_id, "clones": len(u.members), "direction": d,
+                    "ios": r.ios, "bytes": r.bytes,
+                    "iops": r.ios / (u.runtime_ns / 1e9) if u.runtime_ns else 0.0,
+                    "bw_bytes": r.bytes / (u.runtime_ns / 1e9) if u.runtime_ns else 0.0,
+                    "runtime_s": u.runtime_ns / 1e9,
+                    "clat_mean_us": r.clat.mean / 1e3, "clat_stddev_us": r.clat.stddev / 1e3,
+                    "clat_p50_us": pct["50.000000"] / 1e3, "clat_p99_us": pct["99.000000"] / 1e3,
+                    "clat_p99.9_us": pct["99.900000"] / 1e3,
+                    "lat_mean_us": r.lat.mean / 1e3, "slat_mean_us": r.slat.mean / 1e3,
+                })
+        return pd.DataFrame(rows)
+
+    def iostat_table(self):
+        import pandas as pd
+
+        return pd.DataFrame([{"device": device_name(self.device_core), **self.iostat()}]).set_index("device")
+
+    def timeseries_table(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.timeseries())
+
+    # ---- convenience -------------------------------------------------------------------
+
+    def total_iops(self, direction: str = "all") -> float:
+        """IOPS summed over reporting units (all directions by default)."""
+        dirs = _DIRS if direction == "all" else (direction,)
+        return sum(u.iops(d) for u in self.units for d in dirs)
