@@ -51,6 +51,8 @@ def iostat_fields(prev: Mapping[str, int] | None, cur: Mapping[str, int], dt_ms:
 
 def format_table(device: str, row: Mapping[str, float]) -> str:
     """An ``iostat -x``-style table of one device."""
-    head = "Device".ljust(10) + "".join(f"{k:>9}" for k in FIELDS)
-    body = device[:10].ljust(10) + "".join(f"{row[k]:>9.2f}" for k in FIELDS)
+    cells = [f"{row[k]:.2f}" for k in FIELDS]
+    widths = [max(len(k), len(c)) + 1 for k, c in zip(FIELDS, cells)]
+    head = "Device".ljust(10) + "".join(k.rjust(w) for k, w in zip(FIELDS, widths))
+    body = device[:10].ljust(10) + "".join(c.rjust(w) for c, w in zip(cells, widths))
     return head + "\n" + body

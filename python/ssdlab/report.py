@@ -41,8 +41,6 @@ def _percentile_block(u: Unit, d: str, plist: list[float]) -> list[str]:
 
 def format_normal(r: RunResult) -> str:
     out: list[str] = []
-    for w in r.warnings:
-        out.append(f"warning: {w}")
     for u in r.units:
         out.append(f"{u.name}: (groupid={u.group_id}, jobs={len(u.members)}): err= 0: pid=0")
         for d in ("read", "write", "trim"):

@@ -10,6 +10,7 @@ Job files are parsed by :mod:`ssdlab.fio`, which keeps fio's own (different) rul
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 _SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
@@ -48,7 +49,8 @@ def parse_size(value: int | float | str) -> int:
     m = _SIZE_RE.match(str(value))
     if not m or m.group(2) not in _SIZE_UNITS:
         raise UnitError(f"expected a size like 4096, 16KiB or 256GB, got {value!r}")
-    return int(round(float(m.group(1)) * _SIZE_UNITS[m.group(2)]))
+    # Exact arithmetic: '72057594037929KB' must not pick up float rounding.
+    return round(Fraction(m.group(1)) * _SIZE_UNITS[m.group(2)])
 
 
 def parse_time_ns(value: int | float | str, default_unit: str = "ns") -> int:

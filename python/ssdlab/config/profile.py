@@ -201,7 +201,8 @@ def _describe(err: ValidationError, origin: str) -> str:
         return f"{origin}: unknown key '{key}'"
     if e["type"] == "missing":
         return f"{origin}: missing key '{key}'"
-    return f"{origin}: key '{key}': {e['msg']}"
+    msg = e["msg"].removeprefix("Value error, ")
+    return f"{origin}: key '{key}': {msg}"
 
 
 def _builtin_dir(sub: str = "") -> resources.abc.Traversable:

@@ -1,0 +1,40 @@
+import pytest
+from hypothesis import given, strategies as st
+
+from ssdlab.units import UnitError, parse_rate, parse_size, parse_time_ns
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("4096", 4096), ("16KiB", 16384), ("256GB", 256 * 10**9), ("4k", 4096), ("1.5MiB", 1572864),
+    ("150TB", 150 * 10**12), (512, 512),
+])
+def test_sizes(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text,default,expected", [
+    ("45us", "ns", 45_000), ("3.5ms", "ns", 3_500_000), ("8h", "ns", 8 * 3600 * 10**9),
+    (300, "s", 300 * 10**9), ("1m", "ns", 60 * 10**9),
+])
+def test_times(text, default, expected):
+    assert parse_time_ns(text, default) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("550MB/s", 550e6), ("100Gb/s", 12.5e9), ("12.5GB/s", 12.5e9), ("400MiB/s", 400 * 2**20),
+])
+def test_rates(text, expected):
+    assert parse_rate(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "4XB", "-1", "1.2.3k"])
+def test_bad_sizes_name_the_form(bad):
+    with pytest.raises(UnitError, match="expected a size"):
+        parse_size(bad)
+
+
+@given(st.integers(min_value=0, max_value=2**50), st.sampled_from(["", "k", "KiB", "KB", "m", "MiB", "MB", "g", "GB"]))
+def test_size_suffixes_scale_exactly(n, unit):
+    scale = {"": 1, "k": 1024, "KiB": 1024, "KB": 1000, "m": 2**20, "MiB": 2**20, "MB": 10**6,
+             "g": 2**30, "GB": 10**9}[unit]
+    assert parse_size(f"{n}{unit}") == n * scale
