@@ -190,19 +190,19 @@ impl Host {
                 if let Some(deadline) = self.jobs[j as usize].deadline {
                     sched.schedule(deadline, Event::Host(HostEvent::JobWake(j)));
                 }
-                self.pump(j, sched);
+                self.pump(j, dev, sched);
             }
             HostEvent::JobWake(j) => {
                 let job = &mut self.jobs[j as usize];
                 if job.wake_at.is_some_and(|t| t <= sched.now()) {
                     job.wake_at = None;
                 }
-                self.pump(j, sched);
+                self.pump(j, dev, sched);
             }
             HostEvent::Arrive(tag) => {
                 let now = sched.now();
                 self.disk.start(now);
-                self.reqs[tag as usize].arrived_at = now;
+                debug_assert_eq!(self.reqs[tag as usize].arrived_at, now);
                 self.queue.push_back(tag);
                 self.feed_device(dev, sched);
             }
@@ -272,12 +272,13 @@ impl Host {
             sched.schedule(at, Event::Host(HostEvent::JobWake(j)));
         }
         self.feed_device(dev, sched);
-        self.pump(j, sched);
+        self.pump(j, dev, sched);
     }
 
     /// Let job `j` issue as much as its limits allow right now.
-    fn pump<DE>(&mut self, j: u32, sched: &mut Scheduler<Event<DE>>) {
+    fn pump<D: BlockDevice>(&mut self, j: u32, dev: &mut D, sched: &mut Scheduler<Event<D::Event>>) {
         let now = sched.now();
+        let mut entered = false;
         loop {
             let job = &mut self.jobs[j as usize];
             match job.next_action(now) {
@@ -302,18 +303,28 @@ impl Host {
                         issued_at: now,
                         arrived_at: arrive,
                     };
-                    sched.schedule(arrive, Event::Host(HostEvent::Arrive(tag)));
+                    if arrive == now {
+                        // No host time to wait for: enter the block layer without an event.
+                        self.disk.start(now);
+                        self.queue.push_back(tag);
+                        entered = true;
+                    } else {
+                        sched.schedule(arrive, Event::Host(HostEvent::Arrive(tag)));
+                    }
                 }
                 job::Action::WakeAt(at) => {
                     sched.schedule(at, Event::Host(HostEvent::JobWake(j)));
-                    return;
+                    break;
                 }
-                job::Action::Wait => return,
+                job::Action::Wait => break,
                 job::Action::Finished => {
                     self.finish_job(j, sched);
-                    return;
+                    break;
                 }
             }
+        }
+        if entered {
+            self.feed_device(dev, sched);
         }
     }
 

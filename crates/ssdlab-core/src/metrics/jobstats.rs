@@ -4,16 +4,19 @@ use serde::Serialize;
 
 use super::histogram::LatencyHistogram;
 
-/// Running min/max/mean/stddev (Welford), in ns.
+/// Latency summary in ns. Sums are kept exactly in integers (squares of ns latencies fit a
+/// u128 for any realistic run), which is cheaper than a running mean and loses nothing.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LatStats {
     pub n: u64,
     pub min: u64,
     pub max: u64,
     pub mean: f64,
-    #[serde(skip)]
-    m2: f64,
     pub stddev: f64,
+    #[serde(skip)]
+    sum: u128,
+    #[serde(skip)]
+    sum_sq: u128,
 }
 
 impl LatStats {
@@ -26,19 +29,35 @@ impl LatStats {
             self.max = ns;
         }
         self.n += 1;
-        let x = ns as f64;
-        let delta = x - self.mean;
-        self.mean += delta / self.n as f64;
-        self.m2 += delta * (x - self.mean);
+        self.sum += ns as u128;
+        self.sum_sq += (ns as u128) * (ns as u128);
     }
 
-    /// Fill in the sample standard deviation before reporting.
+    /// Fill in the mean and the sample standard deviation before reporting.
     pub fn finish(&mut self) {
-        self.stddev = if self.n > 1 { (self.m2 / (self.n - 1) as f64).sqrt() } else { 0.0 };
+        if self.n == 0 {
+            return;
+        }
+        let n = self.n as u128;
+        self.mean = self.sum as f64 / self.n as f64;
+        if self.n < 2 {
+            self.stddev = 0.0;
+            return;
+        }
+        // n·Σx² − (Σx)² is exact in integers while it fits; divide last.
+        let var = match (n.checked_mul(self.sum_sq), self.sum.checked_mul(self.sum)) {
+            (Some(a), Some(b)) => (a - b) as f64 / (n * (n - 1)) as f64,
+            _ => {
+                let mean = self.mean;
+                (self.sum_sq as f64 - mean * self.sum as f64) / (self.n - 1) as f64
+            }
+        };
+        self.stddev = var.max(0.0).sqrt();
     }
 
-    pub fn sum(&self) -> f64 {
-        self.mean * self.n as f64
+    /// Sum of all recorded latencies, ns.
+    pub fn sum(&self) -> u128 {
+        self.sum
     }
 }
 
