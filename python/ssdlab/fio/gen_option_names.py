@@ -42,18 +42,22 @@ def _aliases(help_text: str) -> list[str]:
 
 
 def generate() -> list[str]:
+    """Sorted lines: ``name`` or ``alias  # alias of name``."""
     names: set[str] = set()
+    aliases: dict[str, str] = {}
     for name in _names_from_listing(_run("--cmdhelp=all")):
         names.add(name)
-        names.update(_aliases(_run(f"--cmdhelp={name}")))
+        aliases.update((a, name) for a in _aliases(_run(f"--cmdhelp={name}")))
     for profile in PROFILES:
         names.update(_names_from_listing(_run(f"--profile={profile}", "--cmdhelp=all")))
     engines = [e.strip() for e in _run("--enghelp").splitlines()[1:] if e.strip()]
     for engine in engines:
         for name in _names_from_listing(_run(f"--enghelp={engine}")):
             names.add(name)
-            names.update(_aliases(_run(f"--enghelp={engine},{name}")))
-    return sorted(names)
+            aliases.update((a, name) for a in _aliases(_run(f"--enghelp={engine},{name}")))
+    lines = {n: n for n in names}
+    lines.update((a, f"{a}  # alias of {n}") for a, n in aliases.items() if a not in names)
+    return [lines[k] for k in sorted(lines)]
 
 
 def main() -> int:
@@ -70,7 +74,8 @@ def main() -> int:
         "# every option of every built-in ioengine from `fio --enghelp=ENGINE[,NAME]`, plus the",
         "# options of the built-in profiles (`fio --profile=P --cmdhelp=all`, e.g. `threads`).",
         "# ssdlab uses it to tell a valid fio option it does not model (warning) from an",
-        "# unknown option (error). Lines starting with '#' are comments.",
+        "# unknown option (error). '#' starts a comment; '# alias of X' names the option an",
+        "# alias stands for.",
     ]
     body = generate()
     if not supplement:

@@ -1,0 +1,140 @@
+"""fio job files in, resolved :class:`~ssdlab.workload.JobSpec` clones out.
+
+    >>> jobs = parse_job_text("[j]\\nrw=randread\\nbs=4k\\nsize=1g\\n", device_size=2**40)
+    >>> jobs.jobs[0].region_size
+    1073741824
+
+The grammar and the value syntax are fio's (``grammar`` and ``units``); what each option
+means to the simulator is in ``options``; ``resolve`` builds the clones. Anything fio would
+reject, and anything ssdlab cannot simulate, raises :class:`FioJobError` with
+``file:line: option 'x': ...``. Valid fio options that ssdlab does not simulate are kept
+and reported in :attr:`JobSet.warnings`, never silently dropped.
+
+Device mapping (ssdlab's rule, as fio has no single device):
+
+* every job addresses the one simulated device of ``device_size`` bytes;
+* a job with no ``filename``, or with a ``filename`` under ``/dev/``, uses the raw device
+  from byte 0; its default size is ``device_size - offset``;
+* any other file name is a file laid out on the device, contiguously and in order of first
+  appearance; it is as large as the biggest ``offset + size`` (or ``filesize``) any job asks
+  of it, or, when no job gives a size, the rest of the device. Jobs and clones naming the
+  same file share its extent; ``a:b`` names several files, modelled as one contiguous
+  region;
+* a clone's region starts at ``file base + offset + clone * offset_increment``;
+  ``size``, ``offset`` and ``offset_increment`` given in ``%`` are percentages of
+  ``device_size`` (offsets rounded up to the minimum block size, as fio does); ``io_size`` in
+  ``%`` is a percentage of the job's size (fio's rule);
+* a region reaching past the end of the device, an empty region, or a block size larger
+  than the region is an error.
+
+Other ssdlab choices, where fio depends on the machine or on chance:
+
+* ``$pagesize``, ``$mb_memory`` and ``$ncpus`` come from a simulated host (4096, 16384,
+  8 unless ``host=`` says otherwise), so a job file gives the same jobs everywhere;
+* clones appear in fio's order (clone 0, then N-1 down to 1); ``seed`` of each clone is
+  derived from the run ``seed`` and its position, or from ``randseed`` when given (then the
+  run seed does not change it); ``randrepeat=0`` selects a different, still reproducible,
+  stream; a ``startdelay`` range picks each clone's delay from its seed;
+* fractional times (``runtime=0.2``) are honoured; fio 3.x would truncate them (a warning
+  says so for job files; overrides are taken as meant).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from ..workload import JobSpec
+from .errors import FioJobError
+from .grammar import parse_sources
+from .options import DEFAULT_PERCENTILES
+from .resolve import Warnings, parse_sections, resolve
+
+__all__ = ["FioJobError", "JobSet", "load_job_file", "load_job_files", "parse_job_text"]
+
+
+@dataclass
+class JobSet:
+    """A parsed job file: the clones to simulate and what reporting needs to know."""
+
+    jobs: list[JobSpec]  # one per clone, in fio's order
+    job_options: list[dict[str, str]]  # per clone: its sections' options (fio "job options")
+    global_options: dict[str, str]
+    group_reporting: dict[int, bool]  # per group_id
+    percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_job_file(
+    path: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    device_size: int,
+    overrides: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    seed: int = 0,
+    host: Mapping[str, int] | None = None,
+) -> JobSet:
+    """Parse a job file (or several, like ``fio a.fio b.fio``) for a device of ``device_size``
+    bytes. ``overrides`` are ``option=value`` pairs applied to every job after its own options;
+    ``env`` (default ``os.environ``) feeds ``${VAR}``."""
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    return load_job_files(paths, device_size=device_size, overrides=overrides, env=env,
+                          seed=seed, host=host)
+
+
+def load_job_files(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    device_size: int,
+    overrides: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    seed: int = 0,
+    host: Mapping[str, int] | None = None,
+) -> JobSet:
+    """Several job files, each later one starting after the earlier ones (fio's implicit
+    stonewall) and with its own ``[global]`` defaults."""
+    sources = []
+    for p in paths:
+        p = Path(p)
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise FioJobError(f"cannot read job file: {exc.strerror}", path=str(p)) from None
+        sources.append((text, str(p), p.parent))
+    if not sources:
+        raise FioJobError("no job file given")
+    return _build(sources, device_size, overrides, env, seed, host)
+
+
+def parse_job_text(
+    text: str,
+    *,
+    name: str = "<string>",
+    base_dir: str | os.PathLike[str] = ".",
+    device_size: int,
+    overrides: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    seed: int = 0,
+    host: Mapping[str, int] | None = None,
+) -> JobSet:
+    """Like :func:`load_job_file` for job text; ``include`` is relative to ``base_dir``."""
+    return _build([(text, name, Path(base_dir))], device_size, overrides, env, seed, host)
+
+
+def _build(sources, device_size, overrides, env, seed, host) -> JobSet:
+    warnings = Warnings()
+    sections = parse_sources(sources, env=env, host=host)
+    entries, global_options = parse_sections(sections, overrides, warnings)
+    if not entries:
+        raise FioJobError("no job sections (only [global])", path=sources[0][1])
+    out = resolve(entries, global_options, device_size=device_size, seed=seed, warnings=warnings)
+    return JobSet(
+        jobs=out.jobs,
+        job_options=out.job_options,
+        global_options=out.global_options,
+        group_reporting=out.group_reporting,
+        percentiles=out.percentiles,
+        warnings=warnings.lines,
+    )

@@ -1,0 +1,768 @@
+"""The option table: what each fio option means to ssdlab, and how its value is read.
+
+Every option line ends up in one of three bins:
+
+* **modelled** — parsed into :class:`JobState` and used to build the ``JobSpec``;
+* **accepted** — a valid fio option that does not change what the simulated device sees
+  (``ioengine=libaio``, ``direct``, logging, CPU affinity...): one warning per option per
+  file saying it is accepted but not modelled;
+* **ignored** — a valid fio option that *would* change the result but is not simulated
+  (``zonemode``, ``flow``, ``steadystate``, ``latency_target``...): one warning per option
+  per file saying the result ignores it. Some options only land here in some jobs
+  (``verify`` with a write phase, ``nrfiles`` above 1, a non-block ioengine); those are
+  judged per job in :mod:`ssdlab.fio.resolve`.
+
+A name that is in none of these and not in ``fio_option_names.txt`` is an error.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Callable
+
+from .errors import FioJobError, ValueProblem
+from .grammar import RawOption
+from .units import (
+    Percent,
+    Size,
+    Zones,
+    evaluate,
+    merge_directions,
+    parse_bytes,
+    parse_count,
+    parse_size,
+    parse_time_us,
+    split_directions,
+)
+
+DIRECTIONS = ("read", "write", "trim")
+RW_MODES = {
+    "read": "read", "write": "write", "trim": "trim",
+    "randread": "randread", "randwrite": "randwrite", "randtrim": "randtrim",
+    "rw": "rw", "readwrite": "rw", "randrw": "randrw",
+    "trimwrite": "trimwrite", "randtrimwrite": "randtrimwrite",
+}
+RANDOM_MODES = {"randread", "randwrite", "randtrim", "randrw", "randtrimwrite"}
+DEFAULT_PERCENTILES = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
+    99.95, 99.99,
+]
+MAX_PERCENTILES = 20  # FIO_IO_U_LIST_MAX_LEN
+DEFAULT_ZIPF_THETA = 1.1  # FIO_DEF_ZIPF
+DEFAULT_PARETO_H = 0.2  # FIO_DEF_PARETO
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where an option was set, for warnings raised once the whole job is known."""
+
+    path: str
+    line: int | None
+    text: str
+
+    def prefix(self) -> str:
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+
+@dataclass
+class DistSpec:
+    kind: str = "random"  # random, zipf, pareto, normal, zoned, zoned_abs, sequence
+    param: float = 0.0
+    center: float | None = None
+    # zoned: per direction, a list of (access %, size % or absolute bytes); None = unset
+    zones: list[list[tuple[float, float]] | None] = field(default_factory=lambda: [None] * 3)
+
+
+@dataclass
+class JobState:
+    """Parsed options of one section, inherited from the globals above it."""
+
+    kb_base: int = 1024
+    rw: str = "read"
+    rw_modifier: int = 0
+    rwmix_read: float = 50.0
+    bs: list[int] = field(default_factory=lambda: [4096] * 3)
+    bsrange: list[tuple[int, int] | None] = field(default_factory=lambda: [None] * 3)
+    bssplit: list[list[tuple[int, float]] | None] = field(default_factory=lambda: [None] * 3)
+    ba: list[int | None] = field(default_factory=lambda: [None] * 3)
+    iodepth: int = 1
+    numjobs: int = 1
+    size: Size | None = None
+    io_size: Size | None = None
+    filesize: tuple[int, int] | None = None
+    offset: Size = 0
+    offset_increment: Size = 0
+    number_ios: int = 0
+    loops: int = 1
+    runtime_us: float = 0.0
+    time_based: bool = False
+    ramp_time_us: float = 0.0
+    startdelay_us: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    thinktime_us: float = 0.0
+    thinktime_blocks: int = 1
+    rate: list[int] = field(default_factory=lambda: [0, 0, 0])
+    rate_iops: list[int] = field(default_factory=lambda: [0, 0, 0])
+    rate_process: str = "linear"
+    fsync: int = 0
+    fdatasync: int = 0
+    norandommap: bool = False
+    dist: DistSpec = field(default_factory=DistSpec)
+    randrepeat: bool = True
+    randseed: int | None = None
+    group_reporting: bool = False
+    new_group: bool = False
+    stonewall: bool = False
+    wait_for: str | None = None
+    filename: str | None = None
+    name: str | None = None
+    percentile_list: list[float] | None = None
+    ioengine: str = "psync"
+    zonesize: int = 0
+    fill_device: bool = False
+    verify: str = "0"
+    do_verify: bool = True
+    verify_backlog: int = 0
+    nrfiles: int = 1
+    # where modelled options were set: canonical name -> Where
+    where: dict[str, Where] = field(default_factory=dict)
+    # options written in this section (canonical name -> value), for fio's "job options"
+    written: dict[str, str] = field(default_factory=dict)
+
+    def child(self) -> "JobState":
+        """A copy for a job section: inherits values, not the list of written options."""
+        new = copy.deepcopy(self)
+        new.written = {}
+        return new
+
+    @property
+    def is_random(self) -> bool:
+        return self.rw in RANDOM_MODES
+
+
+# --------------------------------------------------------------------------- names
+
+
+@lru_cache(maxsize=1)
+def fio_option_names() -> dict[str, str]:
+    """Every valid fio option name mapped to its canonical name (aliases to their option)."""
+    text = (resources.files("ssdlab.fio") / "fio_option_names.txt").read_text(encoding="utf-8")
+    names: dict[str, str] = {}
+    for raw in text.splitlines():
+        body, _, comment = raw.partition("#")
+        name = body.strip()
+        if not name:
+            continue
+        target = comment.strip()
+        names[name] = target[len("alias of "):].strip() if target.startswith("alias of ") else name
+    for canonical, aliases in ALIASES.items():
+        names.setdefault(canonical, canonical)
+        for alias in aliases:
+            names[alias] = canonical
+    return names
+
+
+# Aliases of the options ssdlab reads (fio 3.42 spellings included).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "rw": ("readwrite",),
+    "bs": ("blocksize",),
+    "ba": ("blockalign",),
+    "bsrange": ("blocksize_range",),
+    "io_size": ("io_limit",),
+    "offset": ("fileoffset",),
+    "runtime": ("timeout",),
+    "stonewall": ("wait_for_previous",),
+    "randrepeat": ("allrandrepeat",),
+    "fill_device": ("fill_fs",),
+    "nrfiles": ("nr_files",),
+    "steadystate": ("ss",),
+    "steadystate_duration": ("ss_dur",),
+    "steadystate_ramp_time": ("ss_ramp",),
+    "steadystate_check_interval": ("ss_interval",),
+    "rate_min": ("ratemin",),
+    "rate_cycle": ("ratecycle",),
+    "iodepth_batch": ("iodepth_batch_submit",),
+    "iodepth_batch_complete_min": ("iodepth_batch_complete",),
+    "plids": ("fdp_pli",),
+    "plid_select": ("fdp_pli_select",),
+    "dataplacement": ("data_placement",),
+    "mem": ("iomem",),
+    "iomem_align": ("mem_align",),
+    "log_window_value": ("log_max_value",),
+    "log_alternate_epoch": ("log_unix_epoch",),
+    "disable_bw_measurement": ("disable_bw",),
+}
+
+# Valid fio options that would change the simulated result but are not simulated.
+IGNORED = frozenset("""
+zonemode zonesize zonerange zoneskip zonecapacity max_open_zones job_max_open_zones
+zone_reset_threshold zone_reset_frequency read_beyond_wp ignore_zone_limits
+write_zone_remainder recover_zbd_write_error
+flow flow_id flow_sleep flow_watermark
+steadystate steadystate_duration steadystate_ramp_time steadystate_check_interval
+rate_min rate_iops_min rate_cycle rate_ignore_thinktime
+latency_target latency_window latency_percentile latency_run max_latency
+exitall exit_what exitall_on_error
+iodepth_batch iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
+serialize_overlap
+sync write_barrier sync_file_range end_fsync fsync_on_close end_syncfs
+rw_sequencer percentage_random percentage_sequential file_service_type openfiles
+file_append offset_align bs_unaligned bs_is_seq_rand
+thinktime_spin thinktime_blocks_type thinktime_iotime thinkcycles
+verify_only pre_read read_iolog replay_redirect replay_scale replay_align
+replay_time_scale replay_skip replay_no_stall read_iolog_chunked merge_blktrace_file
+merge_blktrace_scalars merge_blktrace_iters opendir
+prio prioclass priohint cmdprio cmdprio_class cmdprio_percentage cmdprio_bssplit cmdprio_hint
+write_hint fdp plids plid_select dataplacement dp_scheme num_range write_mode
+readfua writefua ioscheduler
+sprandom spr_op spr_num_regions spr_cs random_sequence_stride ramp_size
+unified_rw_reporting trim_percentage trim_backlog trim_backlog_batch
+""".split())
+
+# Options read by ssdlab that need no warning even though they are not in JobSpec.
+SILENT = frozenset({"name", "description", "kb_base", "unit_base"})
+
+# Priorities of fio's option sort inside a section: kb_base first, filename last.
+_PRIORITY = {"kb_base": 1, "unit_base": 1, "filename": -1, "filename_format": -1}
+
+
+def canonical(key: str) -> str | None:
+    return fio_option_names().get(key)
+
+
+def section_order(options: list[RawOption]) -> list[RawOption]:
+    """fio parses a section's options sorted by priority (stable here)."""
+    return sorted(options, key=lambda o: -_PRIORITY.get(canonical(o.key) or o.key, 0))
+
+
+# --------------------------------------------------------------------------- applying
+
+
+class Applier:
+    """Applies option lines to a :class:`JobState`, collecting warnings."""
+
+    def __init__(self, warn: Callable[[str, str, str], None]) -> None:
+        # warn(dedupe_key, path, message-with-location)
+        self._warn = warn
+
+    def apply(self, st: JobState, opt: RawOption, *, overriding: bool = False) -> None:
+        name = canonical(opt.key)
+        if name is None:
+            guess = difflib.get_close_matches(opt.key, list(fio_option_names()), n=1)
+            hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+            raise FioJobError(f"unknown option '{opt.key}'{hint}", path=opt.path, line=opt.line,
+                              option=opt.key, name_option=False)
+        if opt.value is not None:
+            st.written[name] = _as_fio_dumps(opt)
+        where = Where(opt.path, opt.line, opt.text)
+        if opt.spaced:
+            self._warn(
+                f"{opt.path}:spaced", opt.path,
+                f"{where.prefix()}: blanks around '=' in '{opt.text}': fio keeps them in the"
+                " value and reads e.g. 'size = 4k' as 4 bytes; ssdlab strips them",
+            )
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            st.where[name] = where
+            if name in IGNORED:
+                self._warn(
+                    f"{opt.path}:{name}", opt.path,
+                    f"{where.prefix()}: option '{opt.text}' changes what fio does but is not"
+                    " modelled; the simulated result ignores it",
+                )
+            else:
+                self._warn(
+                    f"{opt.path}:{name}", opt.path,
+                    f"{where.prefix()}: option '{opt.text}' is accepted but not modelled",
+                )
+            return
+        notes: list[str] = []
+        try:
+            handler(st, _Value(opt, name, notes, overriding))
+        except ValueProblem as exc:
+            message = str(exc)
+            if opt.empty_vars:
+                names = ", ".join("${" + v + "}" for v in opt.empty_vars)
+                message += f" ({names} is unset or empty)"
+            raise FioJobError(message, path=opt.path, line=opt.line, option=opt.key) from None
+        st.where[name] = where
+        for note in notes:
+            self._warn(f"{opt.path}:{name}:{note}", opt.path, f"{where.prefix()}: option '{opt.key}': {note}")
+
+
+def _as_fio_dumps(opt: RawOption) -> str:
+    """The value fio lists under "job options": after ${VAR}, keywords and their bc math."""
+    if opt.keyword_math and opt.value:
+        try:
+            return str(int(evaluate(opt.value, integer=True)))
+        except ValueProblem:
+            pass
+    return opt.value or ""
+
+
+@dataclass
+class _Value:
+    """An option line being applied, with helpers to read its value."""
+
+    opt: RawOption
+    name: str
+    notes: list[str]
+    overriding: bool
+
+    def text(self) -> str:
+        if self.opt.value is None:
+            raise ValueProblem("needs a value")
+        value = self.opt.value
+        if not value:
+            raise ValueProblem(f"expected {_EXPECTED.get(self.name, 'a value')}, got an empty value")
+        return value
+
+    def numeric(self) -> str:
+        value = self.text()
+        if self.opt.keyword_math:
+            value = str(int(evaluate(value, integer=True)))
+        return value
+
+    def flag(self) -> bool:
+        """A ``key`` / ``key=N`` switch: bare means on, a number means on unless 0."""
+        if self.opt.value is None:
+            return True
+        value = self.numeric().strip()
+        try:
+            return int(value, 16 if value.lower().startswith("0x") else 10) != 0
+        except ValueError:
+            raise ValueProblem(f"expected 0 or 1, got '{value}'") from None
+
+    def single(self) -> str:
+        value = self.numeric()
+        if "," in value or (":" in value and not value.startswith("(")):
+            raise ValueProblem(f"expected a single value, got '{value}'")
+        return value
+
+
+# --------------------------------------------------------------------------- handlers
+
+_EXPECTED = {
+    **{n: "a size like 4k" for n in ("bs", "ba", "bsrange", "bssplit", "size", "io_size",
+                                      "filesize", "offset", "offset_increment", "rate",
+                                      "zonesize")},
+    **{n: "a whole number" for n in ("iodepth", "numjobs", "number_ios", "loops", "rate_iops",
+                                      "thinktime_blocks", "fsync", "fdatasync", "rwmixread",
+                                      "rwmixwrite", "randseed", "nrfiles", "verify_backlog")},
+    **{n: "a time like 10s" for n in ("runtime", "ramp_time", "startdelay", "thinktime")},
+}
+
+
+def _h_rw(st: JobState, v: _Value) -> None:
+    text = v.text()
+    mode, sep, modifier = text.partition(":")
+    mode = mode.strip()
+    if mode not in RW_MODES:
+        raise ValueProblem(
+            "expected one of read, write, trim, randread, randwrite, randtrim, rw, randrw,"
+            f" trimwrite, randtrimwrite, got '{text}'"
+        )
+    st.rw = RW_MODES[mode]
+    st.rw_modifier = 0
+    if not sep:
+        return
+    if st.is_random:
+        n = parse_count(modifier, st.kb_base)
+        if n <= 0 or n > 2**32 - 1:
+            raise ValueProblem(f"the ':N' of a random mode must be 1 or more, got '{text}'")
+    else:
+        n = parse_bytes(modifier, st.kb_base, negative=True, notes=v.notes)
+    st.rw_modifier = n
+
+
+def _h_rwmix(read: bool) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        n = parse_count(v.single(), st.kb_base)
+        if not 0 <= n <= 100:
+            raise ValueProblem(f"must be between 0 and 100, got {n}")
+        st.rwmix_read = float(n if read else 100 - n)
+    return handler
+
+
+def _positive_bytes(st: JobState, v: _Value, raw: str) -> int:
+    n = parse_bytes(raw, st.kb_base, notes=v.notes)
+    if n <= 0:
+        raise ValueProblem(f"must be positive, got '{raw}'")
+    return n
+
+
+def _h_bs(st: JobState, v: _Value) -> None:
+    st.bs = merge_directions(st.bs, split_directions(v.numeric()), lambda raw, _: _positive_bytes(st, v, raw))
+
+
+def _h_ba(st: JobState, v: _Value) -> None:
+    st.ba = merge_directions(st.ba, split_directions(v.numeric()), lambda raw, _: _positive_bytes(st, v, raw))
+
+
+def _h_bsrange(st: JobState, v: _Value) -> None:
+    def one(raw: str, _: bool) -> tuple[int, int]:
+        cut = raw.find("-")
+        if cut <= 0:
+            cut = raw.find(":")
+        if cut <= 0:
+            raise ValueProblem(f"expected a range like 4k-64k, got '{raw}'")
+        lo = _positive_bytes(st, v, raw[:cut])
+        hi = _positive_bytes(st, v, raw[cut + 1:])
+        return (min(lo, hi), max(lo, hi))
+
+    st.bsrange = merge_directions(st.bsrange, split_directions(v.numeric(), range_separators=False), one)
+
+
+def _split_parse(text: str) -> list[str | None]:
+    """fio's read,write,trim split for bssplit/zoned: ``a,b`` gives trim the write list."""
+    parts = text.split(",")
+    if len(parts) == 1:
+        return [text, text, text]
+    if len(parts) == 2:
+        return [parts[0], parts[1], parts[1]]
+    if len(parts) == 3:
+        return parts  # type: ignore[return-value]
+    raise ValueProblem(f"expected at most three lists (read,write,trim), got '{text}'")
+
+
+def _percent(raw: str, what: str) -> int | None:
+    """A share in a split list; blank or 0 means 'share the rest' (as in fio)."""
+    s = raw.strip().rstrip("%")
+    if not s:
+        return None
+    if not s.isdigit():
+        raise ValueProblem(f"expected a whole percentage in {what}, got '{raw}'")
+    n = int(s)
+    if n > 100:
+        raise ValueProblem(f"percentage above 100 in {what}: '{raw}'")
+    return n or None
+
+
+def _fill_shares(shares: list[int | None], what: str) -> list[float]:
+    given = sum(s for s in shares if s is not None)
+    missing = shares.count(None)
+    if given > 100:
+        raise ValueProblem(f"{what} percentages add up to {given}%, more than 100%")
+    rest = (100.0 - given) / missing if missing else 0.0
+    return [float(s) if s is not None else rest for s in shares]
+
+
+def _h_bssplit(st: JobState, v: _Value) -> None:
+    text = v.text()
+    lists = _split_parse(text)
+    result = list(st.bssplit)
+    for d, part in enumerate(lists):
+        entries = []
+        for item in (part or "").split(":"):
+            if not item.strip():
+                break
+            size_raw, _, share_raw = item.partition("/")
+            entries.append((_positive_bytes(st, v, size_raw), _percent(share_raw, "bssplit")))
+        if not entries:
+            continue
+        shares = _fill_shares([s for _, s in entries], "bssplit")
+        total = sum(shares)
+        if total < 100.0 - 1e-9:
+            # fio sorts by share and lets the most frequent size take what is left over.
+            top = max(range(len(shares)), key=lambda i: (shares[i], i))
+            v.notes.append(
+                f"{DIRECTIONS[d]} shares add up to {total:g}%; like fio, the remaining"
+                f" {100 - total:g}% go to the most frequent size ({entries[top][0]} bytes)"
+            )
+            shares[top] += 100.0 - total
+        pairs = zip(entries, shares, strict=True)
+        result[d] = [(size, share) for (size, _), share in pairs if share > 0]
+    st.bssplit = result
+
+
+def _h_count(
+    attr: str, minimum: int = 0, zero_means: int | None = None
+) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        n = parse_count(v.single(), st.kb_base)
+        if zero_means is not None and n == 0:
+            n = zero_means
+        if n < minimum:
+            raise ValueProblem(f"must be at least {minimum}, got {n}")
+        setattr(st, attr, n)
+    return handler
+
+
+def _h_size(attr: str, *, zero_unsets: bool = False) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        value = parse_size(v.single(), st.kb_base, percent=True, zones=True, notes=v.notes)
+        if value == 0 and zero_unsets:
+            setattr(st, attr, None)
+            return
+        if attr == "size" and (value == 0 or value == Percent(0) or value == Zones(0)):
+            raise ValueProblem("size must be positive (leave it out to use the whole device)")
+        setattr(st, attr, value)
+    return handler
+
+
+def _h_offset(attr: str) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        setattr(st, attr, parse_size(v.single(), st.kb_base, percent=True, zones=True, notes=v.notes))
+    return handler
+
+
+def _h_filesize(st: JobState, v: _Value) -> None:
+    parts = split_directions(v.numeric())
+    if len(parts) > 2:
+        raise ValueProblem(f"expected a size or a range like 1m-4m, got '{v.text()}'")
+    lo_hi = merge_directions([None, None, None], parts, lambda raw, _: _positive_bytes(st, v, raw))
+    lo, hi = lo_hi[0], lo_hi[1]
+    if lo is None or hi is None:
+        raise ValueProblem(f"expected a size, got '{v.text()}'")
+    st.filesize = (min(lo, hi), max(lo, hi))
+
+
+def _time(attr: str, *, seconds: bool) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        us = parse_time_us(v.single(), seconds_default=seconds, notes=v.notes, warn_fraction=not v.overriding)
+        setattr(st, attr, us)
+    return handler
+
+
+def _h_startdelay(st: JobState, v: _Value) -> None:
+    parts = split_directions(v.numeric())
+    if len(parts) > 2:
+        raise ValueProblem(f"expected a time or a range like 1-5, got '{v.text()}'")
+    values = merge_directions(
+        [None, None, None], parts,
+        lambda raw, sep: parse_time_us(
+            raw, seconds_default=True, before_range_separator=sep, notes=v.notes,
+            warn_fraction=not v.overriding,
+        ),
+    )
+    lo, hi = values[0], values[1]
+    if lo is None or hi is None:
+        raise ValueProblem(f"expected a time, got '{v.text()}'")
+    st.startdelay_us = [min(lo, hi), max(lo, hi)]
+
+
+def _h_rate(attr: str, counts: bool) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        def one(raw: str, _: bool) -> int:
+            if counts:
+                return parse_count(raw, st.kb_base)
+            return parse_bytes(raw, st.kb_base, notes=v.notes)
+        setattr(st, attr, merge_directions(getattr(st, attr), split_directions(v.numeric()), one))
+    return handler
+
+
+def _h_choice(attr: str, choices: tuple[str, ...]) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        text = v.text().strip()
+        if text not in choices:
+            raise ValueProblem(f"expected {' or '.join(choices)}, got '{text}'")
+        setattr(st, attr, text)
+    return handler
+
+
+def _h_flag(attr: str) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        setattr(st, attr, v.flag())
+    return handler
+
+
+def _h_string(attr: str) -> Callable[[JobState, _Value], None]:
+    def handler(st: JobState, v: _Value) -> None:
+        setattr(st, attr, v.text())
+    return handler
+
+
+def _h_kb_base(st: JobState, v: _Value) -> None:
+    text = v.text().strip()
+    if text not in ("1024", "1000"):
+        raise ValueProblem(f"expected 1024 or 1000, got '{text}'")
+    st.kb_base = int(text)
+
+
+def _h_unit_base(st: JobState, v: _Value) -> None:
+    text = v.text().strip()
+    if text not in ("0", "1", "8"):
+        raise ValueProblem(f"expected 0, 1 or 8, got '{text}'")
+
+
+def _float(raw: str, what: str) -> float:
+    s = raw.strip()
+    try:
+        value = evaluate(s) if s.startswith("(") else float(s)
+    except (ValueError, ValueProblem):
+        raise ValueProblem(f"expected a number for {what}, got '{raw}'") from None
+    if not math.isfinite(value):
+        raise ValueProblem(f"expected a number for {what}, got '{raw}'")
+    return value
+
+
+def _h_random_distribution(st: JobState, v: _Value) -> None:
+    text = v.text().strip()
+    kind, _, params = text.partition(":")
+    kinds = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs", "sequence")
+    if kind not in kinds:
+        raise ValueProblem(f"expected one of {', '.join(kinds[:-1])}, got '{text}'")
+    dist = DistSpec(kind=kind)
+    if kind in ("zipf", "pareto", "normal"):
+        dist.param = {"zipf": DEFAULT_ZIPF_THETA, "pareto": DEFAULT_PARETO_H, "normal": 0.0}[kind]
+        if params.strip():
+            value, _, center = params.partition(":")
+            dist.param = _float(value, kind)
+            if center.strip():
+                dist.center = _float(center, "the center")
+                if not 0.0 <= dist.center <= 1.0:
+                    raise ValueProblem(f"center must be between 0 and 1, got '{center}'")
+        if kind == "zipf" and (dist.param <= 0 or dist.param == 1.0):
+            raise ValueProblem(f"zipf theta must be positive and not 1, got {dist.param:g}")
+        if kind == "pareto" and not 0.0 < dist.param < 1.0:
+            raise ValueProblem(f"pareto h must be between 0 and 1, got {dist.param:g}")
+        if kind == "normal" and not 0.0 <= dist.param < 100.0:
+            raise ValueProblem(f"normal deviation must be in [0, 100), got {dist.param:g}")
+    elif kind in ("zoned", "zoned_abs"):
+        dist.zones = _parse_zones(st, v, params, absolute=kind == "zoned_abs")
+    st.dist = dist
+
+
+def _parse_zones(st: JobState, v: _Value, text: str, *, absolute: bool) -> list:
+    if not text.strip():
+        raise ValueProblem("expected zones like zoned:60/10:30/20:10/70")
+    result: list = [None, None, None]
+    for d, part in enumerate(_split_parse(text)):
+        access: list[int] = []
+        sizes: list[int | None] = []
+        for item in (part or "").split(":"):
+            if not item.strip():
+                break
+            acc_raw, _, size_raw = item.partition("/")
+            acc = parse_count(acc_raw, st.kb_base)
+            if acc > 100:
+                raise ValueProblem(f"zone access percentage above 100: '{item}'")
+            access.append(acc)
+            if absolute:
+                sizes.append(parse_bytes(size_raw, st.kb_base, notes=v.notes) if size_raw.strip() else 0)
+            else:
+                sizes.append(_percent(size_raw, "zoned"))
+        if not access:
+            continue
+        if sum(access) != 100:
+            raise ValueProblem(f"zone access percentages add up to {sum(access)}%, not 100%")
+        shares = [float(s) for s in sizes] if absolute else _fill_shares(sizes, "zone size")
+        result[d] = list(zip([float(a) for a in access], shares, strict=True))
+    return result
+
+
+def _h_percentile_list(st: JobState, v: _Value) -> None:
+    items = [p for p in v.text().split(":")]
+    if len(items) > MAX_PERCENTILES:
+        raise ValueProblem(f"at most {MAX_PERCENTILES} percentiles, got {len(items)}")
+    values = [_float(p, "a percentile") for p in items]
+    for p in values:
+        if not 0.0 <= p <= 100.0:
+            raise ValueProblem(f"percentiles must be between 0 and 100, got {p:g}")
+    st.percentile_list = values
+
+
+def _h_randseed(st: JobState, v: _Value) -> None:
+    st.randseed = parse_count(v.single(), st.kb_base)
+
+
+def _h_ioengine(st: JobState, v: _Value) -> None:
+    st.ioengine = v.text().strip()
+
+
+def _h_zonesize(st: JobState, v: _Value) -> None:
+    st.zonesize = parse_bytes(v.single(), st.kb_base, notes=v.notes)
+
+
+def _h_verify(st: JobState, v: _Value) -> None:
+    st.verify = v.text().strip()
+
+
+_HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
+    "name": _h_string("name"),
+    "description": lambda st, v: None,
+    "kb_base": _h_kb_base,
+    "unit_base": _h_unit_base,
+    "rw": _h_rw,
+    "rwmixread": _h_rwmix(True),
+    "rwmixwrite": _h_rwmix(False),
+    "bs": _h_bs,
+    "ba": _h_ba,
+    "bsrange": _h_bsrange,
+    "bssplit": _h_bssplit,
+    "iodepth": _h_count("iodepth", minimum=1),
+    "numjobs": _h_count("numjobs", minimum=1),
+    "size": _h_size("size"),
+    "io_size": _h_size("io_size", zero_unsets=True),
+    "filesize": _h_filesize,
+    "offset": _h_offset("offset"),
+    "offset_increment": _h_offset("offset_increment"),
+    "number_ios": _h_count("number_ios"),
+    "loops": _h_count("loops", zero_means=1),
+    "runtime": _time("runtime_us", seconds=True),
+    "time_based": _h_flag("time_based"),
+    "ramp_time": _time("ramp_time_us", seconds=True),
+    "startdelay": _h_startdelay,
+    "thinktime": _time("thinktime_us", seconds=False),
+    "thinktime_blocks": _h_count("thinktime_blocks", zero_means=1),
+    "rate": _h_rate("rate", counts=False),
+    "rate_iops": _h_rate("rate_iops", counts=True),
+    "rate_process": _h_choice("rate_process", ("linear", "poisson")),
+    "fsync": _h_count("fsync"),
+    "fdatasync": _h_count("fdatasync"),
+    "norandommap": _h_flag("norandommap"),
+    "random_distribution": _h_random_distribution,
+    "randrepeat": _h_flag("randrepeat"),
+    "randseed": _h_randseed,
+    "group_reporting": _h_flag("group_reporting"),
+    "new_group": _h_flag("new_group"),
+    "stonewall": _h_flag("stonewall"),
+    "wait_for": _h_string("wait_for"),
+    "filename": _h_string("filename"),
+    "percentile_list": _h_percentile_list,
+    "ioengine": _h_ioengine,
+    "zonesize": _h_zonesize,
+    "fill_device": _h_flag("fill_device"),
+    "verify": _h_verify,
+    "do_verify": _h_flag("do_verify"),
+    "verify_backlog": _h_count("verify_backlog"),
+    "nrfiles": _h_count("nrfiles", minimum=1),
+}
+
+# ioengine, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have
+# handlers so that resolve.py, which sees the whole job, can word their warnings.
+
+
+# --------------------------------------------------------------------------- fio comparison
+
+SIZE_OPTIONS = frozenset({"bs", "ba", "size", "io_size", "filesize", "offset", "offset_increment",
+                          "rate", "number_ios", "iodepth", "numjobs", "loops", "rate_iops",
+                          "thinktime_blocks", "fsync", "fdatasync", "rwmixread", "rwmixwrite",
+                          "zonesize", "randseed", "nrfiles", "verify_backlog"})
+TIME_SECONDS_OPTIONS = frozenset({"runtime", "ramp_time", "startdelay"})
+TIME_US_OPTIONS = frozenset({"thinktime"})
+
+
+def fio_numbers(key: str, value: str, kb_base: int = 1024) -> list[int]:
+    """The numbers fio's parser stores for ``key=value`` (bytes, counts, or microseconds),
+    one per value written, in the units ``fio --debug=parse`` prints. For tests."""
+    name = canonical(key) or key
+    out: list[int] = []
+    for raw, sep in split_directions(value):
+        if not raw.strip():
+            continue
+        if name in TIME_SECONDS_OPTIONS or name in TIME_US_OPTIONS:
+            us = parse_time_us(raw, seconds_default=name in TIME_SECONDS_OPTIONS,
+                               before_range_separator=sep, notes=[])
+            out.append(int(us))
+        elif name in SIZE_OPTIONS:
+            size = parse_size(raw, kb_base, notes=[])
+            assert isinstance(size, int)
+            out.append(size)
+        else:
+            raise KeyError(name)
+    return out

@@ -1,0 +1,559 @@
+"""From parsed sections to one :class:`~ssdlab.workload.JobSpec` per clone.
+
+This is where fio's job model meets ssdlab's single simulated device: globals are
+inherited, ``numjobs`` clones are made in fio's order, files are laid out on the device,
+sizes and percentages become byte ranges, ``stonewall``/``wait_for`` become ``start_after``
+lists and every clone gets its seed and start delay. The device mapping rule is described
+in the package docstring (:mod:`ssdlab.fio`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from pydantic import ValidationError
+
+from ..workload import BlockSizeDist, Distribution, JobSpec, Zone
+from .errors import FioJobError
+from .grammar import RawOption, Section
+from .options import (
+    DEFAULT_PERCENTILES,
+    DIRECTIONS,
+    Applier,
+    JobState,
+    Where,
+    section_order,
+)
+from .units import Percent, Size, Zones, us_to_ns
+
+MAX_JOBS = 4096  # fio's own limit on jobs (threads) per run
+
+# fio's synchronous engines: fio caps iodepth at 1 with them (psync is the default).
+SYNC_ENGINES = frozenset("""
+sync psync vsync pvsync pvsync2 mmap splice falloc ftruncate filecreate filestat filedelete
+dircreate dirstat dirdelete e4defrag cpuio net netsplice exec mtd libpmem dev-dax pmemblk
+gfapi libhdfs http ime_psync ime_psyncv page_fault
+""".split())
+# Engines that do not send block I/O to a device; ssdlab still simulates block I/O.
+NON_BLOCK_ENGINES = frozenset("""
+null cpuio net netsplice netsplice filecreate filestat filedelete dircreate dirstat dirdelete
+exec falloc ftruncate e4defrag page_fault http rdma rados nfs dfs gfapi gfapi_async libhdfs
+ime_psync ime_psyncv ime_aio libpmem dev-dax pmemblk cpp_null libcufile libhipfile
+""".split())
+WRITE_MODES = frozenset({"write", "randwrite", "rw", "randrw", "trimwrite", "randtrimwrite"})
+READ_MODES = frozenset({"read", "randread", "rw", "randrw"})
+TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite", "randtrimwrite"})
+
+
+@dataclass
+class JobEntry:
+    """One job section after parsing: its state and where it came from."""
+
+    section: Section
+    state: JobState
+    name: str
+
+
+@dataclass
+class Resolved:
+    jobs: list[JobSpec] = field(default_factory=list)
+    job_options: list[dict[str, str]] = field(default_factory=list)
+    global_options: dict[str, str] = field(default_factory=dict)
+    group_reporting: dict[int, bool] = field(default_factory=dict)
+    percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
+
+
+class Warnings:
+    """Collects one-line warnings, once per key (an option per file)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._seen: set[str] = set()
+
+    def __call__(self, key: str, path: str, message: str) -> None:
+        if key not in self._seen:
+            self._seen.add(key)
+            self.lines.append(message)
+
+    def at(self, where: Where | None, key: str, message: str, fallback: str = "<job>") -> None:
+        prefix = where.prefix() if where else fallback
+        self(f"{where.path if where else fallback}:{key}", where.path if where else fallback,
+             f"{prefix}: {message}")
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_sections(
+    sections: list[Section],
+    overrides: Mapping[str, str] | None,
+    warnings: Warnings,
+) -> tuple[list[JobEntry], dict[str, str]]:
+    """Apply options section by section: globals accumulate within a file, each job copies
+    them at its header; ``overrides`` go on top of every job."""
+    applier = Applier(warnings)
+    override_lines = [
+        RawOption(str(k), None if v is None else str(v), "<overrides>", None)
+        for k, v in (overrides or {}).items()
+    ]
+    entries: list[JobEntry] = []
+    global_options: dict[str, str] = {}
+    globals_state = JobState()
+    file_index = -1
+    pending_stonewall = False
+    for section in sections:
+        if section.file_index != file_index:
+            if file_index >= 0:
+                pending_stonewall = True  # later job files start after the earlier ones
+            file_index = section.file_index
+            globals_state = JobState()
+        if section.is_global:
+            for opt in section_order(section.options):
+                applier.apply(globals_state, opt)
+            global_options.update(globals_state.written)
+            globals_state.written = {}
+            continue
+        state = globals_state.child()
+        if pending_stonewall:
+            state.stonewall = True
+            pending_stonewall = False
+        for opt in section_order(section.options):
+            applier.apply(state, opt)
+        for opt in override_lines:
+            applier.apply(state, opt, overriding=True)
+        entries.append(JobEntry(section, state, state.name or section.name))
+    return entries, global_options
+
+
+# --------------------------------------------------------------------------- resolving
+
+
+def resolve(
+    entries: list[JobEntry],
+    global_options: dict[str, str],
+    *,
+    device_size: int,
+    seed: int,
+    warnings: Warnings,
+) -> Resolved:
+    if device_size <= 0:
+        raise FioJobError(f"device_size must be positive, got {device_size}")
+    out = Resolved(global_options=global_options)
+    total = sum(e.state.numjobs for e in entries)
+    if total > MAX_JOBS:
+        raise FioJobError(f"{total} jobs (numjobs expanded) exceed fio's limit of {MAX_JOBS}",
+                          path=entries[0].section.path if entries else None)
+    layout = _Layout(entries, device_size, warnings)
+    groupid, group_jobs = 0, 0
+    phase: list[int] = []  # job indices since the last stonewall
+    previous_phase: list[int] = []
+    clones_of: dict[int, list[int]] = {}
+    for number, entry in enumerate(entries):
+        st = entry.state
+        _check_job(entry, warnings)
+        if st.stonewall and phase:
+            previous_phase, phase = phase, []
+        if (st.stonewall or st.new_group) and group_jobs:
+            groupid += 1
+            group_jobs = 0
+        after = list(previous_phase) + _waitee(entry, entries[:number], clones_of)
+        out.group_reporting[groupid] = out.group_reporting.get(groupid, False) or st.group_reporting
+        if st.percentile_list is not None and out.percentiles == DEFAULT_PERCENTILES:
+            out.percentiles = list(st.percentile_list)
+        common = _common_fields(entry, warnings)
+        clones_of[number] = []
+        for clone in _fio_clone_order(st.numjobs):
+            index = len(out.jobs)
+            thread_number = index + 1
+            clone_seed = _clone_seed(st, seed, thread_number)
+            region_offset, region_size, io_limit = layout.region(number, clone)
+            spec = dict(common)
+            spec.update(
+                name=entry.name,
+                clone=clone,
+                group_id=groupid,
+                seed=clone_seed,
+                start_after=sorted(set(after)),
+                start_delay_ns=_start_delay_ns(st, clone_seed),
+                region_offset=region_offset,
+                region_size=region_size,
+                io_limit=io_limit,
+                distribution=_distribution(entry, region_size, warnings),
+            )
+            _check_block_sizes(entry, spec, region_size)
+            try:
+                out.jobs.append(JobSpec(**spec))
+            except ValidationError as exc:  # pragma: no cover - guarded by the checks above
+                raise FioJobError(f"job '{entry.name}': {exc.errors()[0]['msg']}",
+                                  path=entry.section.path, line=entry.section.line) from None
+            out.job_options.append(dict(entry.state.written))
+            clones_of[number].append(index)
+            phase.append(index)
+            group_jobs += 1
+    return out
+
+
+def _fio_clone_order(numjobs: int) -> list[int]:
+    """fio starts clone 0, then adds the others counting down: 0, N-1, ..., 1."""
+    return [0] + list(range(numjobs - 1, 0, -1))
+
+
+def _waitee(entry: JobEntry, earlier: list[JobEntry], clones_of: dict[int, list[int]]) -> list[int]:
+    st = entry.state
+    if st.wait_for is None:
+        return []
+    where = st.where.get("wait_for")
+    path, line = (where.path, where.line) if where else (entry.section.path, entry.section.line)
+    if st.wait_for == entry.name:
+        raise FioJobError(f"job '{entry.name}' cannot wait for itself", path=path, line=line,
+                          option="wait_for")
+    matches = [i for i, e in enumerate(earlier) if e.name == st.wait_for]
+    if not matches:
+        raise FioJobError(f"no earlier job named '{st.wait_for}'", path=path, line=line,
+                          option="wait_for")
+    if len(matches) > 1:
+        raise FioJobError(f"several jobs are named '{st.wait_for}'", path=path, line=line,
+                          option="wait_for")
+    return list(clones_of[matches[0]])
+
+
+def _hash(*parts: object) -> int:
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & (2**63 - 1)
+
+
+def _clone_seed(st: JobState, run_seed: int, thread_number: int) -> int:
+    """randseed fixes the seed; otherwise it follows the run seed (randrepeat=0 gets its own
+    stream, so flipping it changes the pattern as it does in fio)."""
+    if st.randseed is not None:
+        return _hash("randseed", st.randseed, thread_number)
+    return _hash("repeat" if st.randrepeat else "norepeat", run_seed, thread_number)
+
+
+def _start_delay_ns(st: JobState, clone_seed: int) -> int:
+    lo, hi = (int(v) for v in st.startdelay_us)
+    if hi > lo:
+        lo += _hash("startdelay", clone_seed) % (hi - lo + 1)
+    return us_to_ns(lo)
+
+
+# --------------------------------------------------------------------------- per job
+
+
+def _warn(warnings: Warnings, st: JobState, option: str, message: str, entry: JobEntry) -> None:
+    where = st.where.get(option)
+    fallback = f"{entry.section.path}:{entry.section.line}"
+    warnings.at(where, option, message, fallback=fallback)
+
+
+def _check_job(entry: JobEntry, warnings: Warnings) -> None:
+    st = entry.state
+    if any(st.rate) and any(st.rate_iops):
+        where = st.where.get("rate_iops") or st.where.get("rate")
+        raise FioJobError("rate and rate_iops are mutually exclusive",
+                          path=where.path if where else entry.section.path,
+                          line=where.line if where else entry.section.line, option="rate_iops")
+    if st.time_based and not st.runtime_us:
+        _warn(warnings, st, "time_based", "option 'time_based' needs a runtime; like fio,"
+              " ssdlab turns it off", entry)
+        st.time_based = False
+    engine = st.ioengine.split(":", 1)[0]
+    if "ioengine" in st.where:
+        text = st.where["ioengine"].text
+        if engine in NON_BLOCK_ENGINES:
+            _warn(warnings, st, "ioengine", f"option '{text}' is not modelled: fio's {engine}"
+                  " engine does not do block I/O to the device; the simulation does", entry)
+        else:
+            _warn(warnings, st, "ioengine", f"option '{text}' is accepted but not modelled", entry)
+    if engine in SYNC_ENGINES and st.iodepth > 1:
+        default = "" if "ioengine" in st.where else " (fio's default)"
+        _warn(warnings, st, "iodepth", f"fio caps iodepth={st.iodepth} at 1 with the"
+              f" synchronous ioengine '{engine}'{default}; ssdlab does the same", entry)
+        st.iodepth = 1
+    writes = st.rw in WRITE_MODES
+    if "verify" in st.where or "do_verify" in st.where:
+        verifying = st.verify not in ("0", "none")
+        if verifying and st.do_verify and writes:
+            _warn(warnings, st, "verify", f"option '{st.where.get('verify', st.where.get('do_verify')).text}'"
+                  " adds a read-back verify phase in fio, which is not modelled; the simulated"
+                  " result ignores it", entry)
+        else:
+            for name in ("verify", "do_verify"):
+                if name in st.where:
+                    _warn(warnings, st, name, f"option '{st.where[name].text}' is accepted but"
+                          " not modelled", entry)
+    if "verify_backlog" in st.where:
+        if st.verify not in ("0", "none") and writes and st.verify_backlog:
+            _warn(warnings, st, "verify_backlog", f"option '{st.where['verify_backlog'].text}'"
+                  " interleaves verify reads in fio, which is not modelled; the simulated"
+                  " result ignores it", entry)
+        else:
+            _warn(warnings, st, "verify_backlog", f"option '{st.where['verify_backlog'].text}'"
+                  " is accepted but not modelled", entry)
+    if "nrfiles" in st.where:
+        kind = ("changes what fio does but is not modelled; the simulated result ignores it"
+                if st.nrfiles > 1 else "is accepted but not modelled")
+        _warn(warnings, st, "nrfiles", f"option '{st.where['nrfiles'].text}' {kind}", entry)
+    if "zonesize" in st.where and st.zonesize:
+        _warn(warnings, st, "zonesize", f"option '{st.where['zonesize'].text}' is only used to"
+              " read 'z' size units; zoned I/O is not modelled", entry)
+    if "fill_device" in st.where and (not st.fill_device or st.size is not None):
+        _warn(warnings, st, "fill_device", f"option '{st.where['fill_device'].text}' is"
+              " accepted but not modelled (the job's size decides how much is written)", entry)
+    if st.filesize and st.filesize[0] != st.filesize[1]:
+        _warn(warnings, st, "filesize", f"option '{st.where['filesize'].text}': random file"
+              f" sizes are not modelled; ssdlab uses {st.filesize[0]} bytes", entry)
+    if st.fsync and st.fdatasync and st.fsync != st.fdatasync:
+        _warn(warnings, st, "fdatasync", "fsync and fdatasync are both set; ssdlab issues one"
+              f" flush every {min(st.fsync, st.fdatasync)} writes", entry)
+
+
+def _common_fields(entry: JobEntry, warnings: Warnings) -> dict:
+    st = entry.state
+    dists = [_block_sizes(st, d) for d in range(3)]
+    min_bs = [d.min_size for d in dists]
+    align = []
+    for d in range(3):
+        ba = st.ba[d]
+        align.append(ba if (ba and st.is_random) else min_bs[d])
+    random_map = not st.norandommap and st.dist.kind == "random" and align == min_bs
+    flushes = [n for n in (st.fsync, st.fdatasync) if n]
+    return dict(
+        rw=st.rw,
+        rw_modifier=st.rw_modifier,
+        rwmix_read=st.rwmix_read,
+        block_sizes=tuple(dists),
+        block_align=tuple(align),
+        iodepth=st.iodepth,
+        loops=st.loops,
+        number_ios=st.number_ios or None,
+        runtime_ns=us_to_ns(st.runtime_us) or None,
+        time_based=st.time_based,
+        ramp_time_ns=us_to_ns(st.ramp_time_us),
+        thinktime_ns=us_to_ns(st.thinktime_us),
+        thinktime_blocks=st.thinktime_blocks,
+        rate_bytes=tuple(st.rate),
+        rate_iops=tuple(st.rate_iops),
+        rate_process=st.rate_process,
+        fsync_every=min(flushes) if flushes else 0,
+        random_map=random_map,
+    )
+
+
+def _block_sizes(st: JobState, d: int) -> BlockSizeDist:
+    """bssplit beats bsrange beats bs, per direction, as in fio."""
+    if st.bssplit[d]:
+        return BlockSizeDist(split=list(st.bssplit[d]))
+    rng = st.bsrange[d]
+    if rng and rng[0] != rng[1]:
+        return BlockSizeDist(range_min=rng[0], range_max=rng[1])
+    return BlockSizeDist(split=[(rng[0] if rng else st.bs[d], 100.0)])
+
+
+def _used_directions(rw: str) -> list[int]:
+    used = []
+    if rw in READ_MODES:
+        used.append(0)
+    if rw in WRITE_MODES:
+        used.append(1)
+    if rw in TRIM_MODES:
+        used.append(2)
+    return used
+
+
+def _check_block_sizes(entry: JobEntry, spec: dict, region_size: int) -> None:
+    for d in _used_directions(spec["rw"]):
+        biggest = spec["block_sizes"][d].max_size
+        if biggest > region_size:
+            st = entry.state
+            option = "bssplit" if st.bssplit[d] else ("bsrange" if st.bsrange[d] else "bs")
+            where = st.where.get(option) or st.where.get("size")
+            raise FioJobError(
+                f"{DIRECTIONS[d]} block size {biggest} is larger than the job's region of"
+                f" {region_size} bytes", path=where.path if where else entry.section.path,
+                line=where.line if where else entry.section.line, option=option,
+            )
+
+
+def _distribution(entry: JobEntry, region_size: int, warnings: Warnings) -> Distribution:
+    st = entry.state
+    dist = st.dist
+    text = st.where["random_distribution"].text if "random_distribution" in st.where else ""
+    if dist.center is not None:
+        _warn(warnings, st, "random_distribution", f"option '{text}': the center of the"
+              " distribution is not modelled; the simulated result ignores it", entry)
+    if dist.kind == "random":
+        return Distribution()
+    if dist.kind in ("zipf", "pareto", "normal"):
+        return Distribution(kind=dist.kind, param=dist.param)
+    if dist.kind == "sequence":
+        _warn(warnings, st, "random_distribution", f"option '{text}' is not modelled; the"
+              " simulated result uses uniform random offsets", entry)
+        return Distribution()
+    lists = [z for z in dist.zones]
+    used = _used_directions(st.rw)
+    chosen = next((d for d in used if lists[d] is not None), None)
+    if chosen is None:
+        chosen = next(d for d in range(3) if lists[d] is not None)
+    zones = lists[chosen]
+    if any(lists[d] != zones for d in used if lists[d] is not None):
+        _warn(warnings, st, "random_distribution", f"option '{text}': per-direction zones are"
+              f" not modelled; ssdlab uses the {DIRECTIONS[chosen]} list for all I/O", entry)
+    assert zones is not None
+    if dist.kind == "zoned_abs":
+        if any(size <= 0 for _, size in zones):
+            _raise(entry, "random_distribution", "zoned_abs needs a size for every zone")
+        total = sum(size for _, size in zones)
+        if total > region_size:
+            _raise(entry, "random_distribution", f"zoned_abs zones cover {int(total)} bytes,"
+                   f" more than the job's region of {region_size} bytes")
+        zones = [(acc, 100.0 * size / region_size) for acc, size in zones]
+    return Distribution(kind="zoned", zones=[Zone(access_pct=a, size_pct=s) for a, s in zones])
+
+
+def _raise(entry: JobEntry, option: str, message: str) -> None:
+    where = entry.state.where.get(option)
+    raise FioJobError(message, path=where.path if where else entry.section.path,
+                      line=where.line if where else entry.section.line, option=option)
+
+
+# --------------------------------------------------------------------------- device layout
+
+
+def split_filenames(value: str) -> list[str]:
+    """fio's ``a:b`` list, where ``\\:`` is a colon inside a name."""
+    names, current, i = [], "", 0
+    while i < len(value):
+        c = value[i]
+        if c == "\\" and i + 1 < len(value) and value[i + 1] == ":":
+            current += ":"
+            i += 2
+            continue
+        if c == ":":
+            if current:
+                names.append(current)
+            current = ""
+        else:
+            current += c
+        i += 1
+    if current:
+        names.append(current)
+    return names
+
+
+def is_device(name: str) -> bool:
+    return name.startswith("/dev/")
+
+
+@dataclass
+class _CloneRegion:
+    files: list[str]  # empty: the raw device
+    devices: list[str]  # /dev names given (all mapped to the one simulated device)
+    start: int  # offset inside the file (or device) of this clone's region
+    size: int | None  # bytes of the region, None: up to the end of the file/device
+    io: Size | None  # io_size as written
+    io_default: int | None  # io amount when io_size is not given (None: region size)
+    entry: JobEntry
+    clone: int
+
+
+class _Layout:
+    """Places files on the device and computes every clone's region."""
+
+    def __init__(self, entries: list[JobEntry], device_size: int, warnings: Warnings) -> None:
+        self.device_size = device_size
+        self.warnings = warnings
+        self.regions: dict[tuple[int, int], _CloneRegion] = {}
+        self.extent_need: dict[str, int | None] = {}
+        for number, entry in enumerate(entries):
+            for clone in range(entry.state.numjobs):
+                region = self._clone_region(entry, clone)
+                self.regions[(number, clone)] = region
+                for name in region.files:
+                    need = None if region.size is None else region.start + region.size
+                    if entry.state.filesize:
+                        need = max(need or 0, entry.state.filesize[0])
+                    known = self.extent_need.get(name)
+                    if need is None:
+                        self.extent_need.setdefault(name, None)
+                    else:
+                        self.extent_need[name] = need if known is None else max(known, need)
+        self.base: dict[str, int] = {}
+        self.extent: dict[str, int] = {}
+        cursor = 0
+        for name, need in self.extent_need.items():
+            self.base[name] = cursor
+            self.extent[name] = need if need is not None else max(device_size - cursor, 0)
+            cursor += self.extent[name]
+
+    def _bytes(self, entry: JobEntry, option: str, value: Size, *, round_up: bool) -> int:
+        st = entry.state
+        if isinstance(value, Percent):
+            raw = self.device_size * value.value // 100
+            align = min(_block_sizes(st, d).min_size for d in range(3))
+            return -(-raw // align) * align if round_up else raw // align * align
+        if isinstance(value, Zones):
+            if not st.zonesize:
+                _raise(entry, option, "zone units (z) need zonesize to be set")
+            return value.count * st.zonesize
+        return value
+
+    def _clone_region(self, entry: JobEntry, clone: int) -> _CloneRegion:
+        st = entry.state
+        names = split_filenames(st.filename) if st.filename else []
+        devices = [n for n in names if is_device(n)]
+        files = [] if (not names or devices) else names
+        start = self._bytes(entry, "offset", st.offset, round_up=True)
+        start += clone * self._bytes(entry, "offset_increment", st.offset_increment, round_up=True)
+        size = None if st.size is None else self._bytes(entry, "size", st.size, round_up=False)
+        io_default = None
+        if files and len(files) > 1 and size is not None:
+            size = size // len(files) * len(files)
+        if files and st.filesize:
+            if size is not None:
+                io_default = size
+            size = st.filesize[0] * len(files) - start if start < st.filesize[0] else 0
+        return _CloneRegion(files, devices, start, size, st.io_size, io_default, entry, clone)
+
+    def region(self, number: int, clone: int) -> tuple[int, int, int]:
+        """(absolute offset, size, io limit) of one clone."""
+        r = self.regions[(number, clone)]
+        entry, st = r.entry, r.entry.state
+        if r.files:
+            base = self.base[r.files[0]]
+            end_of_area = base + sum(self.extent[f] for f in r.files)
+        else:
+            base, end_of_area = 0, self.device_size
+        offset = base + r.start
+        size = r.size if r.size is not None else end_of_area - offset
+        if isinstance(st.size, Percent) and not r.files:
+            size = min(size, self.device_size - offset)
+        option = "offset_increment" if clone and st.offset_increment else (
+            "size" if st.size is not None else ("offset" if st.offset else "filename"))
+        if size <= 0:
+            _raise(entry, option, f"job '{entry.name}' (clone {clone}) has an empty region:"
+                   f" it starts at byte {offset} of a {self.device_size}-byte device")
+        if offset + size > self.device_size:
+            _raise(entry, option, f"job '{entry.name}' (clone {clone}) addresses bytes"
+                   f" {offset}..{offset + size} but the device has {self.device_size} bytes")
+        named = split_filenames(st.filename or "")
+        if len(set(r.devices)) > 1 or (r.devices and len(r.devices) != len(named)):
+            self.warnings.at(st.where.get("filename"), "filename", f"filename '{st.filename}':"
+                             " every name is mapped to the one simulated device")
+        if len(r.files) > 1:
+            names = ":".join(r.files)
+            where = st.where.get("filename")
+            self.warnings.at(where, "filename", f"filename '{names}': the {len(r.files)} files"
+                             " are modelled as one contiguous region")
+        if r.io is None:
+            io = r.io_default if r.io_default is not None else size
+        elif isinstance(r.io, Percent):
+            io = size * r.io.value // 100
+        else:
+            io = self._bytes(entry, "io_size", r.io, round_up=False)
+        if io <= 0:
+            _raise(entry, "io_size", "io_size must be positive")
+        return offset, size, io
+
