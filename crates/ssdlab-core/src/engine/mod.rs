@@ -1,6 +1,7 @@
 //! The discrete-event engine: simulated time, the event queue, shared FIFO servers and
 //! deterministic random streams. Models own their state; the engine owns time.
 
+pub mod memory;
 pub mod rng;
 pub mod scheduler;
 pub mod server;

@@ -6,6 +6,7 @@ use rand_distr::{Distribution as _, Normal, Zipf};
 
 use super::spec::{BlockSizeDist, DistKind, JobSpec, RwMode};
 use crate::device::Op;
+use crate::engine::memory::huge_vec;
 use crate::engine::rng::{splitmix64, Rng};
 use rand::SeedableRng;
 
@@ -69,7 +70,7 @@ struct RandomMap {
 
 impl RandomMap {
     fn new(blocks: u64) -> Self {
-        RandomMap { words: vec![0; blocks.div_ceil(64) as usize], blocks, used: 0 }
+        RandomMap { words: huge_vec(blocks.div_ceil(64) as usize, 0), blocks, used: 0 }
     }
 
     /// The first unused block at or after `b` (wrapping), starting a new pass when full.

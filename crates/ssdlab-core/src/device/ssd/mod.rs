@@ -309,6 +309,8 @@ impl Ssd {
             if self.buffered.is_empty() {
                 self.buffered_seq_start = self.next_seq;
             }
+            // The map entry is needed when this unit is placed, a few writes from now.
+            self.ftl.prefetch(lpn);
             let waiter = if self.write_through() { tag } else { NO_TAG };
             self.buffered.push_back(BufferedIu { lpn, tag: waiter });
             self.next_seq += 1;
@@ -496,6 +498,9 @@ impl BlockDevice for Ssd {
         }
         debug_assert!(req.offset + req.len <= self.cfg.capacity_bytes);
         self.reqs[idx] = ReqState { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+        if req.op == Op::Read {
+            self.ftl.prefetch((req.offset / self.iu_bytes) as u32);
+        }
         let busy = self.busy_for(req.op);
         let done = self.controller.reserve(ctx.now(), busy) + self.cfg.controller.latency_ns;
         ctx.schedule(done, SsdEvent::ControllerDone { tag: req.tag });
