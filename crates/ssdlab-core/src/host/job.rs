@@ -93,7 +93,7 @@ impl JobRun {
         self.stats.measure_start_ns = self.measure_start;
         self.deadline = self.spec.runtime_ns.map(|r| self.measure_start + r);
         self.thread_free = now;
-        self.rate_next = [self.measure_start.min(now); 3];
+        self.rate_next = [now; 3];
     }
 
     pub fn finish(&mut self, now: Time) {
@@ -145,7 +145,7 @@ impl JobRun {
             }
             self.sync_pending = true;
             self.writes_since_sync = 0;
-            return self.issue(now, Io { op: Op::Flush, offset: 0, len: 0 });
+            return self.issue(Io { op: Op::Flush, offset: 0, len: 0 });
         }
         let io = match self.next_io.take() {
             Some(io) => io,
@@ -164,10 +164,10 @@ impl JobRun {
         if io.op == Op::Write {
             self.writes_since_sync += 1;
         }
-        self.issue(now, io)
+        self.issue(io)
     }
 
-    fn issue(&mut self, _now: Time, io: Io) -> Action {
+    fn issue(&mut self, io: Io) -> Action {
         self.inflight += 1;
         self.stats.issued += 1;
         self.stats.record_depth(self.inflight);

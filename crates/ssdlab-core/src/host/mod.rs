@@ -174,9 +174,6 @@ impl Host {
         if self.interval.is_some() {
             sched.schedule(0, Event::Host(HostEvent::Sample));
         }
-        if self.jobs.is_empty() {
-            self.jobs_done = 0;
-        }
     }
 
     pub fn finished(&self) -> bool {
