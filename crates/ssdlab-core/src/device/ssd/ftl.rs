@@ -8,9 +8,8 @@
 //! numbered `block * ius_per_block + offset`, so one `u32` names a physical location.
 
 use super::config::SsdConfig;
-use crate::engine::memory::huge_vec;
+use crate::engine::memory::PackedArray;
 
-const UNMAPPED: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BlockState {
@@ -83,8 +82,12 @@ pub struct Ftl {
     pub blocks_per_die: u32,
     pub dies: u32,
     gc_threshold: u32,
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
+    /// Logical IU → slot, and slot → logical IU; packed to the bits their ranges need.
+    l2p: PackedArray,
+    p2l: PackedArray,
+    /// The sentinel for "no slot" in `l2p` / "no logical IU" in `p2l` (all ones).
+    no_slot: u32,
+    no_lpn: u32,
     blocks: Vec<Block>,
     die_state: Vec<DieState>,
     pub counters: FtlCounters,
@@ -100,6 +103,10 @@ impl Ftl {
         let dies = cfg.dies();
         let total_blocks = (dies * blocks_per_die) as usize;
         let logical = (cfg.capacity_bytes / cfg.ftl.iu_bytes) as usize;
+        let slots = total_blocks * ius_per_block as usize;
+        // Widths leave the all-ones value free as the "none" sentinel.
+        let slot_bits = PackedArray::bits_for(slots as u64);
+        let lpn_bits = PackedArray::bits_for(logical as u64);
         let die_state = (0..dies)
             .map(|d| DieState {
                 // Reversed so that blocks are handed out in ascending order.
@@ -115,8 +122,10 @@ impl Ftl {
             blocks_per_die,
             dies,
             gc_threshold: cfg.ftl.gc_threshold_blocks,
-            l2p: huge_vec(logical, UNMAPPED),
-            p2l: huge_vec(total_blocks * ius_per_block as usize, UNMAPPED),
+            l2p: PackedArray::new(logical, slot_bits, (1u64 << slot_bits) as u32 - 1),
+            p2l: PackedArray::new(slots, lpn_bits, (1u64 << lpn_bits) as u32 - 1),
+            no_slot: ((1u64 << slot_bits) - 1) as u32,
+            no_lpn: ((1u64 << lpn_bits) - 1) as u32,
             blocks: vec![
                 Block { valid: 0, programmed: 0, erases: 0, state: BlockState::Free };
                 total_blocks
@@ -144,7 +153,7 @@ impl Ftl {
 
     /// Bytes of mapping state per logical IU (the memory cost the benchmark reports).
     pub fn map_bytes(&self) -> u64 {
-        (self.l2p.len() + self.p2l.len()) as u64 * 4
+        (self.l2p.bytes() + self.p2l.bytes()) as u64
             + self.blocks.len() as u64 * std::mem::size_of::<Block>() as u64
     }
 
@@ -162,8 +171,8 @@ impl Ftl {
     /// Where logical IU `lpn` lives, if it was ever written and not trimmed.
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        let s = self.l2p[lpn as usize];
-        (s != UNMAPPED).then_some(s)
+        let s = self.l2p.get(lpn as usize);
+        (s != self.no_slot).then_some(s)
     }
 
     /// Hint that `lpn` will be looked up soon. On a large drive the map is far bigger than
@@ -172,13 +181,13 @@ impl Ftl {
     #[inline]
     pub fn prefetch(&self, lpn: u32) {
         #[cfg(target_arch = "x86_64")]
-        if let Some(entry) = self.l2p.get(lpn as usize) {
+        if let Some(word) = self.l2p.word_ptr(lpn as usize) {
             // SAFETY: prefetching is a hint; it never faults, even for an invalid address,
-            // and here the address is a valid element of `l2p`.
+            // and here the address is a valid word of `l2p`.
             #[allow(unused_unsafe)]
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch(entry as *const u32 as *const i8, _MM_HINT_T0);
+                _mm_prefetch(word as *const i8, _MM_HINT_T0);
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -187,8 +196,8 @@ impl Ftl {
 
     #[inline]
     fn prefetch_slot_owner(&self, slot: u32) {
-        let lpn = self.p2l[slot as usize];
-        if lpn != UNMAPPED {
+        let lpn = self.p2l.get(slot as usize);
+        if lpn != self.no_lpn {
             self.prefetch(lpn);
         }
     }
@@ -200,11 +209,22 @@ impl Ftl {
         slot % self.ius_per_block < b.programmed
     }
 
-    /// Record that `count` slots of `block` finished programming (in order).
-    pub fn mark_programmed(&mut self, block: u32, count: u32) {
+    /// Record that `count` slots of `block` finished programming (in order). A block that is
+    /// now complete can be a GC victim, so a die that was short of free blocks collects now.
+    pub fn mark_programmed(&mut self, block: u32, count: u32) -> GcWork {
         let b = &mut self.blocks[block as usize];
         b.programmed += count;
         debug_assert!(b.programmed <= self.ius_per_block);
+        if b.programmed < self.ius_per_block || b.state != BlockState::Closed {
+            return GcWork::default();
+        }
+        let die = block / self.blocks_per_die;
+        if self.die_state[die as usize].free.len() < self.gc_threshold as usize {
+            self.die_state[die as usize].stuck = false;
+            self.collect_if_needed(die)
+        } else {
+            GcWork::default()
+        }
     }
 
     /// Whether host data may be placed on `die` now without exhausting its GC reserve.
@@ -246,31 +266,34 @@ impl Ftl {
 
     /// Forget logical IU `lpn` (TRIM): its slot becomes garbage for GC to reclaim.
     pub fn trim(&mut self, lpn: u32) {
-        let old = self.l2p[lpn as usize];
-        if old != UNMAPPED {
+        let old = self.l2p.get(lpn as usize);
+        if old != self.no_slot {
             self.invalidate(old);
-            self.l2p[lpn as usize] = UNMAPPED;
+            self.l2p.set(lpn as usize, self.no_slot);
             self.counters.trimmed_ius += 1;
         }
     }
 
     fn map(&mut self, lpn: u32, slot: u32) {
-        let old = self.l2p[lpn as usize];
-        if old != UNMAPPED {
+        let old = self.l2p.get(lpn as usize);
+        if old != self.no_slot {
             self.invalidate(old);
         }
-        self.l2p[lpn as usize] = slot;
-        self.p2l[slot as usize] = lpn;
+        self.l2p.set(lpn as usize, slot);
+        self.p2l.set(slot as usize, lpn);
         self.blocks[(slot / self.ius_per_block) as usize].valid += 1;
     }
 
     fn invalidate(&mut self, slot: u32) {
-        self.p2l[slot as usize] = UNMAPPED;
+        self.p2l.set(slot as usize, self.no_lpn);
         let blk = (slot / self.ius_per_block) as usize;
         self.blocks[blk].valid -= 1;
         let die = (blk as u32) / self.blocks_per_die;
         // Freed space on a die that GC had given up on makes it usable again.
-        self.die_state[die as usize].stuck = false;
+        let d = &mut self.die_state[die as usize];
+        if d.stuck {
+            d.stuck = false;
+        }
     }
 
     fn open_block(&mut self, die: u32) -> u32 {
@@ -329,8 +352,8 @@ impl Ftl {
             if off + AHEAD < self.ius_per_block {
                 self.prefetch_slot_owner(slot + AHEAD);
             }
-            let lpn = self.p2l[slot as usize];
-            if lpn == UNMAPPED {
+            let lpn = self.p2l.get(slot as usize);
+            if lpn == self.no_lpn {
                 continue;
             }
             let page = slot / self.ius_per_page;
@@ -383,12 +406,13 @@ impl Ftl {
     /// and valid + invalid + free slots account for the whole flash. Used by tests.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut valid_per_block = vec![0u32; self.blocks.len()];
-        for (lpn, &slot) in self.l2p.iter().enumerate() {
-            if slot == UNMAPPED {
+        for lpn in 0..self.l2p.len() {
+            let slot = self.l2p.get(lpn);
+            if slot == self.no_slot {
                 continue;
             }
-            if self.p2l[slot as usize] != lpn as u32 {
-                return Err(format!("lpn {lpn} -> slot {slot} but slot holds {}", self.p2l[slot as usize]));
+            if self.p2l.get(slot as usize) != lpn as u32 {
+                return Err(format!("lpn {lpn} -> slot {slot} but slot holds {}", self.p2l.get(slot as usize)));
             }
             valid_per_block[(slot / self.ius_per_block) as usize] += 1;
         }

@@ -289,6 +289,9 @@ impl Ssd {
             let need = (last - first) as u64 * self.iu_bytes;
             let fits = self.buffer_used + need <= self.cfg.write_buffer_bytes;
             if !(fits || self.buffer_used == 0 || self.write_through()) {
+                // Space frees only as units finish programming: send the partial unit too,
+                // or a write could wait for space that nothing in flight will release.
+                self.dispatch(true, ctx);
                 break;
             }
             self.waiting_writes.pop_front();
@@ -365,11 +368,7 @@ impl Ssd {
             self.buffered_seq_start += n as u64;
             let placement = self.ftl.place_host_unit(die, &self.scratch);
             let now = ctx.now();
-            if placement.gc.erases > 0 {
-                let t = self.gc_time(&placement.gc);
-                self.dies[die as usize].reserve(now, t);
-                self.gc.add(placement.gc);
-            }
+            self.charge_gc(die, placement.gc, now);
             let dispatch_no = self.in_flight_base + self.in_flight.len() as u64;
             self.in_flight.push_back(InFlightUnit { start_seq, done: false });
             let u = &mut self.units[unit as usize];
@@ -416,7 +415,9 @@ impl Ssd {
 
     fn unit_programmed(&mut self, unit: u32, ctx: &mut impl DeviceCtx<SsdEvent>) {
         let u = std::mem::take(&mut self.units[unit as usize]);
-        self.ftl.mark_programmed(u.block, self.ftl.ius_per_pu);
+        // A block that finished programming may be the victim GC was waiting for.
+        let gc = self.ftl.mark_programmed(u.block, self.ftl.ius_per_pu);
+        self.charge_gc(u.die, gc, ctx.now());
         if !self.write_through() {
             self.buffer_used -= u.host_ius as u64 * self.iu_bytes;
         }
@@ -439,6 +440,18 @@ impl Ssd {
         }
         self.complete_flushes(ctx);
         self.admit_writes(ctx);
+        // Dies that had no room may take data again.
+        let force = self.write_through() || !self.flushes.is_empty();
+        self.dispatch(force, ctx);
+    }
+
+    /// GC work occupies its die (on-die copy-back: no channel traffic).
+    fn charge_gc(&mut self, die: u32, gc: GcWork, now: Time) {
+        if gc.erases > 0 {
+            let t = self.gc_time(&gc);
+            self.dies[die as usize].reserve(now, t);
+            self.gc.add(gc);
+        }
     }
 
     /// Sequence number below which every buffered IU is on flash.

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Simulator throughput: build and run the Rust throughput runner, print a table.
+
+    python3 benches/throughput.py [--runs N] [--check] [--json FILE] [SCENARIO ...]
+
+Runs ``cargo run --release -p ssdlab-core --example throughput -- N [SCENARIO ...]``, which
+prepares each scenario (64 GiB generic drive, preconditioned outside the timed part) and
+simulates it N times, printing one JSON line per scenario. This script reads those lines and
+prints the median simulated requests per wall-clock second with min/max, the preconditioning
+time and the mapping memory per logical 4 KiB page, next to the project's targets:
+
+* 4 KiB random read, QD32: >= 2 M requests/s on one core
+* 4 KiB random write at GC steady state, QD32: >= 1 M requests/s on one core
+* mapping memory: <= 8 bytes per mapped 4 KiB page
+
+``--check`` makes the exit status non-zero when a target is missed. Only the Python standard
+library is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# scenario -> minimum median requests per second
+RATE_TARGETS = {
+    "randread_4k_qd32": 2_000_000,
+    "randwrite_4k_qd32_gc_steady": 1_000_000,
+}
+MAP_BYTES_PER_PAGE_TARGET = 8.0
+
+
+def run_runner(runs: int, scenarios: list[str]) -> list[dict]:
+    cmd = [
+        "cargo", "run", "--quiet", "--release", "-p", "ssdlab-core",
+        "--example", "throughput", "--", str(runs), *scenarios,
+    ]
+    print("$ " + " ".join(cmd), file=sys.stderr)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"throughput runner failed with exit status {proc.returncode}")
+    rows = []
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            rows.append(json.loads(line))
+    if not rows:
+        sys.exit("throughput runner printed no results")
+    return rows
+
+
+def mega(x: float) -> str:
+    return f"{x / 1e6:.2f} M"
+
+
+def table(rows: list[dict]) -> tuple[str, list[str]]:
+    header = ["scenario", "median req/s", "min", "max", "target", "precond s", "map B/page", "sim IOPS", "WAF"]
+    lines = []
+    misses = []
+    for r in rows:
+        name = r["scenario"]
+        target = RATE_TARGETS.get(name)
+        mark = ""
+        if target is not None:
+            ok = r["median_req_per_s"] >= target
+            mark = f">= {mega(target)} {'ok' if ok else 'MISSED'}"
+            if not ok:
+                misses.append(f"{name}: median {mega(r['median_req_per_s'])} req/s < {mega(target)}")
+        map_cell = ""
+        if "map_bytes_per_page" in r:
+            per_page = r["map_bytes_per_page"]
+            ok = per_page <= MAP_BYTES_PER_PAGE_TARGET
+            map_cell = f"{per_page:.2f} {'ok' if ok else 'MISSED'}"
+            if not ok:
+                misses.append(f"{name}: {per_page:.2f} map bytes per page > {MAP_BYTES_PER_PAGE_TARGET}")
+        lines.append([
+            name,
+            mega(r["median_req_per_s"]),
+            mega(r["min_req_per_s"]),
+            mega(r["max_req_per_s"]),
+            mark,
+            f"{r['median_precondition_s']:.2f}" if "median_precondition_s" in r else "",
+            map_cell,
+            f"{r['simulated_iops']:.0f}" if "simulated_iops" in r else "",
+            f"{r['simulated_waf']:.2f}" if r.get("simulated_waf") else "",
+        ])
+    widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    out = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    out += [fmt.format(*l) for l in lines]
+    return "\n".join(out), misses
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per scenario (default 5)")
+    ap.add_argument("--check", action="store_true", help="exit non-zero if a target is missed")
+    ap.add_argument("--json", metavar="FILE", help="also write the raw results to FILE")
+    ap.add_argument("scenarios", nargs="*", help="substrings of scenario names (default: all)")
+    args = ap.parse_args()
+
+    rows = run_runner(max(1, args.runs), args.scenarios)
+    text, misses = table(rows)
+    print(text)
+    if args.json:
+        Path(args.json).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if misses:
+        print("\ntargets missed:\n  " + "\n  ".join(misses))
+        if args.check:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

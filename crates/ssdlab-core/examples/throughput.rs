@@ -1,0 +1,101 @@
+//! Simulator throughput, one JSON line per scenario:
+//!
+//!     cargo run --release -p ssdlab-core --example throughput -- [RUNS] [SCENARIO…]
+//!
+//! Each scenario is prepared (drive built and preconditioned, timed separately) and run RUNS
+//! times (default 5); reported are the median, min and max simulated requests per
+//! wall-clock second of the simulation alone, the preconditioning time, the mapping memory
+//! per logical 4 KiB page, and what the simulated drive did (IOPS, WAF) as a sanity check.
+//! `benches/throughput.py` at the repository root runs this and prints a table.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use std::time::Instant;
+
+use common::{scheduler_churn, Scenario};
+use serde_json::json;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let runs: usize = args.next().map(|a| a.parse().expect("RUNS must be a number")).unwrap_or(5).max(1);
+    let only: Vec<String> = args.collect();
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+
+    for sc in Scenario::ALL {
+        if !wanted(sc.name()) {
+            continue;
+        }
+        let (mut rates, mut pre_s) = (Vec::new(), Vec::new());
+        let mut last = None;
+        for i in 0..runs {
+            let (ssd, pre) = sc.prepare(i as u64 + 1);
+            let map_bytes = ssd.ftl().map_bytes();
+            let logical_pages = ssd.config().capacity_bytes / 4096;
+            let (r, el) = sc.run(ssd, i as u64 + 1);
+            rates.push(sc.requests() as f64 / el.as_secs_f64());
+            pre_s.push(pre.as_secs_f64());
+            last = Some((r, map_bytes, logical_pages));
+        }
+        let (r, map_bytes, pages) = last.expect("at least one run");
+        let j = &r.jobs[0];
+        let ios = j.read.ios + j.write.ios;
+        let sim_s = (j.end_ns - j.measure_start_ns) as f64 / 1e9;
+        let int = &r.devices[0].internal;
+        let (min, max) = (
+            rates.iter().cloned().fold(f64::INFINITY, f64::min),
+            rates.iter().cloned().fold(0.0, f64::max),
+        );
+        let line = json!({
+            "scenario": sc.name(),
+            "runs": runs,
+            "requests_per_run": sc.requests(),
+            "median_req_per_s": median(&mut rates),
+            "min_req_per_s": min,
+            "max_req_per_s": max,
+            "precondition": format!("{:?}", sc.precondition()),
+            "median_precondition_s": median(&mut pre_s),
+            "map_bytes": map_bytes,
+            "map_bytes_per_page": map_bytes as f64 / pages as f64,
+            "events_per_request": r.events as f64 / sc.requests() as f64,
+            "simulated_iops": ios as f64 / sim_s,
+            "simulated_waf": int.nand_bytes_written as f64 / int.host_bytes_written.max(1) as f64,
+        });
+        println!("{line}");
+    }
+
+    if wanted("scheduler") {
+        let ops = 10_000_000u64;
+        let mut rates = Vec::new();
+        let mut check = 0;
+        for _ in 0..runs {
+            let t = Instant::now();
+            check ^= scheduler_churn(1024, ops);
+            rates.push(ops as f64 / t.elapsed().as_secs_f64());
+        }
+        let (min, max) = (
+            rates.iter().cloned().fold(f64::INFINITY, f64::min),
+            rates.iter().cloned().fold(0.0, f64::max),
+        );
+        let line = json!({
+            "scenario": "scheduler_pop_push_1024_pending",
+            "runs": runs,
+            "requests_per_run": ops,
+            "median_req_per_s": median(&mut rates),
+            "min_req_per_s": min,
+            "max_req_per_s": max,
+            "checksum": check,
+        });
+        println!("{line}");
+    }
+}
