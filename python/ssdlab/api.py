@@ -110,4 +110,4 @@ def run(
     return RunResult(core=core, units=units, percentiles_list=list(jobset.percentiles),
                      profile_name=dev.name, host_name=host_profile.name, device_core=dev.to_core(),
                      global_options=dict(jobset.global_options), warnings=list(jobset.warnings),
-                     sources=sources)
+                     sources=sources, endurance=dev.endurance.model_dump())

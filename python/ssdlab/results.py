@@ -191,6 +191,7 @@ class RunResult:
     global_options: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    endurance: dict[str, Any] = field(default_factory=dict)
 
     # ---- device-level views ------------------------------------------------------------
 
@@ -231,6 +232,15 @@ class RunResult:
             "total_blocks": i["total_blocks"],
             "max_block_erases": i["max_block_erases"],
             "over_provisioning": i["over_provisioning"],
+            "slc_used_bytes": i["slc_used_bytes"],
+            "slc_budget_bytes": i["slc_budget_bytes"],
+            "slc_host_bytes": i["slc_host_bytes"],
+            "folded_bytes": i["folded_bytes"],
+            "mean_block_erases": i["mean_block_erases"],
+            "wear_level_moves": i["wear_level_moves"],
+            # SMART "percentage used": average wear against the rated P/E cycles.
+            "percentage_used": (100.0 * i["mean_block_erases"] / self.endurance["pe_cycles"]
+                                if self.endurance.get("pe_cycles") else None),
         }
 
     def timeseries(self) -> list[dict[str, float]]:

@@ -68,8 +68,13 @@ class Controller(_Section):
     latency: TimeNs
 
 
+_BITS = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}
+
+
 class Nand(_Section):
+    media: Literal["nand", "in-place"] = "nand"
     cell: Literal["slc", "mlc", "tlc", "qlc"]
+    program_pages: int = Field(default=1, ge=1, description="pages per plane per program (one-shot)")
     channels: int = Field(ge=1)
     dies_per_channel: int = Field(ge=1)
     planes_per_die: int = Field(ge=1)
@@ -82,15 +87,29 @@ class Nand(_Section):
     channel_rate: Rate
 
 
+class SlcCache(_Section):
+    static: Size
+    dynamic_max: Size
+    read_time: TimeNs
+    program_time: TimeNs
+    erase_time: TimeNs
+    fold: Literal["idle", "pressure"] = "idle"
+    idle_after: TimeNs = Field(default=5_000_000)
+
+
 class Ftl(_Section):
     indirection_unit: Size
     gc_threshold_blocks: int = Field(ge=2)
+    gc_policy: Literal["greedy", "cost-benefit"] = "greedy"
+    background_gc_blocks: int = Field(default=0, ge=0)
+    wear_leveling_spread: int = Field(default=0, ge=0)
 
 
 class Endurance(_Section):
     rated_tbw: Size | None = None
     warranty_years: float | None = None
     pe_cycles: int | None = None
+    dwpd: float | None = None
 
 
 class SsdProfile(_Section):
@@ -107,6 +126,7 @@ class SsdProfile(_Section):
     controller: Controller
     nand: Nand
     ftl: Ftl
+    slc_cache: SlcCache | None = None
     endurance: Endurance = Endurance()
 
     @property
@@ -147,11 +167,26 @@ class SsdProfile(_Section):
                 "program_ns": n.program_time,
                 "erase_ns": n.erase_time,
                 "channel_bytes_per_s": int(n.channel_rate),
+                "media": n.media,
+                "bits_per_cell": _BITS[n.cell],
+                "program_pages": n.program_pages,
             },
             "ftl": {
                 "iu_bytes": self.ftl.indirection_unit,
                 "gc_threshold_blocks": self.ftl.gc_threshold_blocks,
+                "gc_policy": self.ftl.gc_policy,
+                "background_gc_blocks": self.ftl.background_gc_blocks,
+                "wear_leveling_spread": self.ftl.wear_leveling_spread,
             },
+            "slc_cache": None if self.slc_cache is None else {
+                "static_bytes": self.slc_cache.static,
+                "dynamic_max_bytes": self.slc_cache.dynamic_max,
+                "read_ns": self.slc_cache.read_time,
+                "program_ns": self.slc_cache.program_time,
+                "erase_ns": self.slc_cache.erase_time,
+                "fold": self.slc_cache.fold,
+            },
+            "idle_after_ns": self.slc_cache.idle_after if self.slc_cache else 5_000_000,
         }
 
 

@@ -92,4 +92,13 @@ pub struct InternalReport {
     pub over_provisioning: f64,
     /// Bytes of simulator memory holding the mapping tables.
     pub map_bytes: u64,
+    /// SLC cache: capacity in blocks used in SLC mode, what it may grow to now (user bytes),
+    /// host bytes that went to SLC, and bytes folded out of it into native blocks.
+    pub slc_used_bytes: u64,
+    pub slc_budget_bytes: u64,
+    pub slc_host_bytes: u64,
+    pub folded_bytes: u64,
+    /// Wear: average erases per block and blocks moved by static wear levelling.
+    pub mean_block_erases: f64,
+    pub wear_level_moves: u64,
 }

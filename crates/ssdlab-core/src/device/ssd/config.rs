@@ -65,6 +65,16 @@ pub struct ControllerConfig {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NandConfig {
+    /// Flash that erases in blocks (NAND) or media written in place (3D XPoint: no erase, no
+    /// mapping, no garbage collection).
+    #[serde(default)]
+    pub media: Media,
+    /// Bits stored per cell in native mode: 1 SLC, 2 MLC, 3 TLC, 4 QLC.
+    #[serde(default = "two")]
+    pub bits_per_cell: u32,
+    /// Pages per plane programmed by one program operation (one-shot TLC 3, QLC 4).
+    #[serde(default = "one_u32")]
+    pub program_pages: u32,
     pub channels: u32,
     pub dies_per_channel: u32,
     pub planes_per_die: u32,
@@ -78,6 +88,59 @@ pub struct NandConfig {
     pub channel_bytes_per_s: u64,
 }
 
+fn one_u32() -> u32 {
+    1
+}
+fn two() -> u32 {
+    2
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Media {
+    #[default]
+    Nand,
+    InPlace,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// The block with the fewest valid IUs.
+    #[default]
+    Greedy,
+    /// Highest (1 − u)·age / 2u (Rosenblum & Ousterhout's LFS cleaner; Kawaguchi et al. for
+    /// flash): prefers blocks that are both emptier and colder.
+    CostBenefit,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FoldPolicy {
+    /// SLC data moves to native blocks only while the host is idle (or when space runs out).
+    #[default]
+    Idle,
+    /// Also while the host writes, once the SLC cache is full.
+    Pressure,
+}
+
+/// Part of the flash used one bit per cell: fast to program, a third (TLC) or a quarter (QLC)
+/// of the capacity per block.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SlcCacheConfig {
+    /// SLC capacity always available (bytes of user data it holds).
+    pub static_bytes: u64,
+    /// Extra SLC capacity borrowed from free user space; shrinks as the drive fills (it can
+    /// never exceed the free user space divided by the bits per cell).
+    pub dynamic_max_bytes: u64,
+    pub read_ns: Time,
+    pub program_ns: Time,
+    pub erase_ns: Time,
+    #[serde(default)]
+    pub fold: FoldPolicy,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
@@ -85,6 +148,16 @@ pub struct FtlConfig {
     pub iu_bytes: u64,
     /// Garbage collection runs on a die when its free blocks fall below this.
     pub gc_threshold_blocks: u32,
+    #[serde(default)]
+    pub gc_policy: GcPolicy,
+    /// While the host is idle, collect garbage on dies with fewer free blocks than this
+    /// (0 = no background GC).
+    #[serde(default)]
+    pub background_gc_blocks: u32,
+    /// Relocate the least-worn block's data when a die's erase counts spread further than
+    /// this (static wear levelling; 0 = off). Free blocks are always taken least-worn first.
+    #[serde(default)]
+    pub wear_leveling_spread: u32,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -100,6 +173,15 @@ pub struct SsdConfig {
     pub write_buffer_bytes: u64,
     pub nand: NandConfig,
     pub ftl: FtlConfig,
+    #[serde(default)]
+    pub slc_cache: Option<SlcCacheConfig>,
+    /// Host idle time after which background work (SLC folding, background GC) starts.
+    #[serde(default = "default_idle_after")]
+    pub idle_after_ns: Time,
+}
+
+fn default_idle_after() -> Time {
+    5_000_000
 }
 
 impl SsdConfig {
@@ -107,8 +189,13 @@ impl SsdConfig {
         self.nand.channels * self.nand.dies_per_channel
     }
 
-    /// Bytes one die programs at once: a page in every plane (multi-plane program).
+    /// Bytes one die programs at once in native mode: `program_pages` pages in every plane.
     pub fn program_unit_bytes(&self) -> u64 {
+        self.nand.page_bytes * self.nand.planes_per_die as u64 * self.nand.program_pages as u64
+    }
+
+    /// Bytes one die programs at once in SLC mode: one page in every plane.
+    pub fn slc_program_unit_bytes(&self) -> u64 {
         self.nand.page_bytes * self.nand.planes_per_die as u64
     }
 
@@ -155,6 +242,32 @@ impl SsdConfig {
         }
         if self.capacity_bytes % iu != 0 {
             return err("capacity_bytes", format!("must be a multiple of the IU ({iu} bytes)"));
+        }
+        if !(1..=4).contains(&n.bits_per_cell) {
+            return err("nand.bits_per_cell", format!("1 (SLC) to 4 (QLC) expected, got {}", n.bits_per_cell));
+        }
+        if n.program_pages == 0 || n.pages_per_block % n.program_pages != 0 {
+            return err(
+                "nand.program_pages",
+                format!("must divide pages_per_block ({}), got {}", n.pages_per_block, n.program_pages),
+            );
+        }
+        if let Some(slc) = &self.slc_cache {
+            if n.media == Media::InPlace {
+                return err("slc_cache", "in-place media has no SLC cache".into());
+            }
+            if n.bits_per_cell < 2 {
+                return err("slc_cache", "an SLC cache needs multi-bit cells (bits_per_cell >= 2)".into());
+            }
+            if n.pages_per_block % n.bits_per_cell != 0 {
+                return err(
+                    "nand.pages_per_block",
+                    format!("must be a multiple of bits_per_cell ({}) for SLC mode", n.bits_per_cell),
+                );
+            }
+            if slc.program_ns == 0 || slc.read_ns == 0 {
+                return err("slc_cache.program_time", "SLC timings must be positive".into());
+            }
         }
         if !(0.0..=1.0).contains(&self.controller.busy_cv) {
             return err("controller.busy_cv", "must be between 0 and 1".into());
@@ -258,8 +371,19 @@ impl SsdConfig {
                 program_ns: 700_000,
                 erase_ns: 3_500_000,
                 channel_bytes_per_s: 800_000_000,
+                media: Media::Nand,
+                bits_per_cell: 3,
+                program_pages: 1,
             },
-            ftl: FtlConfig { iu_bytes: 4096, gc_threshold_blocks: 3 },
+            ftl: FtlConfig {
+                iu_bytes: 4096,
+                gc_threshold_blocks: 3,
+                gc_policy: GcPolicy::Greedy,
+                background_gc_blocks: 0,
+                wear_leveling_spread: 0,
+            },
+            slc_cache: None,
+            idle_after_ns: default_idle_after(),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! *program unit* (PU) is one page in every plane. Slots are IU-sized places in blocks,
 //! numbered `block * ius_per_block + offset`, so one `u32` names a physical location.
 
-use super::config::SsdConfig;
+use super::config::{GcPolicy, SsdConfig};
 use crate::engine::memory::PackedArray;
 
 
@@ -21,10 +21,16 @@ enum BlockState {
 #[derive(Clone, Copy, Debug)]
 struct Block {
     valid: u32,
-    /// Slots whose program has finished (host data may still be on its way to the die).
+    /// Slots given out so far, and slots whose program has finished (data given out may
+    /// still be on its way to the die). A block can be collected once both are equal.
+    filled: u32,
     programmed: u32,
     erases: u32,
     state: BlockState,
+    /// Used one bit per cell (SLC cache): holds `ius_per_slc_block` IUs.
+    slc: bool,
+    /// Write clock when the block was opened: its age for cost-benefit GC.
+    stamp: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -32,27 +38,48 @@ struct DieState {
     free: Vec<u32>,
     host_block: Option<u32>,
     host_next: u32,
+    slc_block: Option<u32>,
+    slc_next: u32,
     gc_block: Option<u32>,
     gc_next: u32,
     /// GC found only fully valid blocks: no host data may land here until some is invalidated.
     stuck: bool,
+    erases_since_wear_check: u32,
 }
 
-/// Work one garbage collection pass put on a die.
+/// Whether a program unit of host data goes to an SLC-mode block or a native one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Native,
+    Slc,
+}
+
+/// Work one garbage collection (or SLC folding) pass put on a die.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GcWork {
+    /// Page senses in native blocks and in SLC blocks.
     pub page_reads: u64,
+    pub slc_page_reads: u64,
+    /// Native program units written with relocated data.
     pub program_units: u64,
+    /// Blocks erased (all of them) and how many of those were SLC blocks.
     pub erases: u64,
+    pub slc_erases: u64,
     pub relocated_ius: u64,
 }
 
 impl GcWork {
     pub fn add(&mut self, o: GcWork) {
         self.page_reads += o.page_reads;
+        self.slc_page_reads += o.slc_page_reads;
         self.program_units += o.program_units;
         self.erases += o.erases;
+        self.slc_erases += o.slc_erases;
         self.relocated_ius += o.relocated_ius;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.erases == 0 && self.relocated_ius == 0
     }
 }
 
@@ -67,21 +94,41 @@ pub struct Placement {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FtlCounters {
     pub host_ius: u64,
+    /// Host IUs that went to SLC-mode blocks.
+    pub slc_ius: u64,
     pub padding_ius: u64,
     pub gc_ius: u64,
+    /// IUs moved out of SLC blocks (folding), part of `gc_ius`.
+    pub folded_ius: u64,
     pub erases: u64,
     pub gc_runs: u64,
     pub trimmed_ius: u64,
+    /// Blocks collected to even out wear.
+    pub wear_level_moves: u64,
 }
 
 pub struct Ftl {
     pub ius_per_page: u32,
+    /// Native program unit: `program_pages` pages in every plane.
     pub ius_per_pu: u32,
     pub ius_per_block: u32,
+    /// SLC mode: one page per plane per program; a block holds 1/bits of its native IUs.
+    pub ius_per_slc_pu: u32,
+    pub ius_per_slc_block: u32,
     pub pages_per_block_group: u32,
     pub blocks_per_die: u32,
     pub dies: u32,
     gc_threshold: u32,
+    policy: GcPolicy,
+    background_gc_blocks: u32,
+    wear_spread: u32,
+    bits: u32,
+    /// SLC cache limits in IUs of user data (0 / 0 without a cache).
+    slc_static_ius: u64,
+    slc_dynamic_max_ius: u64,
+    slc_blocks: u64,
+    valid_total: u64,
+    clock: u64,
     /// Logical IU → slot, and slot → logical IU; packed to the bits their ranges need.
     l2p: PackedArray,
     p2l: PackedArray,
@@ -97,8 +144,9 @@ impl Ftl {
     pub fn new(cfg: &SsdConfig) -> Ftl {
         let n = &cfg.nand;
         let ius_per_page = (n.page_bytes / cfg.ftl.iu_bytes) as u32;
-        let ius_per_pu = ius_per_page * n.planes_per_die;
-        let ius_per_block = ius_per_pu * n.pages_per_block;
+        let ius_per_pu = ius_per_page * n.planes_per_die * n.program_pages;
+        let ius_per_block = ius_per_page * n.planes_per_die * n.pages_per_block;
+        let bits = n.bits_per_cell.max(1);
         let blocks_per_die = n.blocks_per_plane;
         let dies = cfg.dies();
         let total_blocks = (dies * blocks_per_die) as usize;
@@ -109,27 +157,39 @@ impl Ftl {
         let lpn_bits = PackedArray::bits_for(logical as u64);
         let die_state = (0..dies)
             .map(|d| DieState {
-                // Reversed so that blocks are handed out in ascending order.
-                free: (0..blocks_per_die).rev().map(|b| d * blocks_per_die + b).collect(),
+                free: (0..blocks_per_die).map(|b| d * blocks_per_die + b).collect(),
                 ..DieState::default()
             })
             .collect();
+        let (slc_static_ius, slc_dynamic_max_ius) = match &cfg.slc_cache {
+            Some(c) => (c.static_bytes / cfg.ftl.iu_bytes, c.dynamic_max_bytes / cfg.ftl.iu_bytes),
+            None => (0, 0),
+        };
+        let fresh = Block { valid: 0, filled: 0, programmed: 0, erases: 0, state: BlockState::Free, slc: false, stamp: 0 };
         Ftl {
             ius_per_page,
             ius_per_pu,
             ius_per_block,
+            ius_per_slc_pu: ius_per_page * n.planes_per_die,
+            ius_per_slc_block: ius_per_block / bits,
             pages_per_block_group: n.pages_per_block * n.planes_per_die,
             blocks_per_die,
             dies,
             gc_threshold: cfg.ftl.gc_threshold_blocks,
+            policy: cfg.ftl.gc_policy,
+            background_gc_blocks: cfg.ftl.background_gc_blocks,
+            wear_spread: cfg.ftl.wear_leveling_spread,
+            bits,
+            slc_static_ius,
+            slc_dynamic_max_ius,
+            slc_blocks: 0,
+            valid_total: 0,
+            clock: 0,
             l2p: PackedArray::new(logical, slot_bits, (1u64 << slot_bits) as u32 - 1),
             p2l: PackedArray::new(slots, lpn_bits, (1u64 << lpn_bits) as u32 - 1),
             no_slot: ((1u64 << slot_bits) - 1) as u32,
             no_lpn: ((1u64 << lpn_bits) - 1) as u32,
-            blocks: vec![
-                Block { valid: 0, programmed: 0, erases: 0, state: BlockState::Free };
-                total_blocks
-            ],
+            blocks: vec![fresh; total_blocks],
             die_state,
             counters: FtlCounters::default(),
         }
@@ -202,6 +262,20 @@ impl Ftl {
         }
     }
 
+    /// Whether `slot` lies in a block used in SLC mode (read with SLC timing).
+    #[inline]
+    pub fn is_slc_slot(&self, slot: u32) -> bool {
+        self.blocks[(slot / self.ius_per_block) as usize].slc
+    }
+
+    fn capacity_of(&self, b: &Block) -> u32 {
+        if b.slc {
+            self.ius_per_slc_block
+        } else {
+            self.ius_per_block
+        }
+    }
+
     /// Whether the data in `slot` is already on flash (else it is still in the write buffer).
     #[inline]
     pub fn is_programmed(&self, slot: u32) -> bool {
@@ -214,8 +288,8 @@ impl Ftl {
     pub fn mark_programmed(&mut self, block: u32, count: u32) -> GcWork {
         let b = &mut self.blocks[block as usize];
         b.programmed += count;
-        debug_assert!(b.programmed <= self.ius_per_block);
-        if b.programmed < self.ius_per_block || b.state != BlockState::Closed {
+        debug_assert!(b.programmed <= b.filled);
+        if b.programmed < b.filled || b.state != BlockState::Closed {
             return GcWork::default();
         }
         let die = block / self.blocks_per_die;
@@ -231,35 +305,107 @@ impl Ftl {
     #[inline]
     pub fn accepts_host_data(&self, die: u32) -> bool {
         let d = &self.die_state[die as usize];
-        !d.stuck && (d.host_block.is_some() || d.free.len() > 1)
+        !d.stuck && (d.host_block.is_some() || d.slc_block.is_some() || d.free.len() > 1)
     }
 
-    /// Place one program unit of host data (`lpns`, at most one PU; the rest is padding) on
-    /// `die`. Runs GC on that die when its free blocks fall under the threshold.
+    // ---- SLC cache -----------------------------------------------------------------------
+
+    pub fn has_slc_cache(&self) -> bool {
+        self.slc_static_ius + self.slc_dynamic_max_ius > 0
+    }
+
+    /// SLC capacity (IUs of user data) allowed now: the static part plus the dynamic part,
+    /// which can borrow at most the free user space divided by the bits per cell.
+    pub fn slc_budget_ius(&self) -> u64 {
+        let free_user = self.logical_ius().saturating_sub(self.valid_total);
+        self.slc_static_ius + self.slc_dynamic_max_ius.min(free_user / self.bits as u64)
+    }
+
+    /// IUs of SLC capacity in blocks currently used in SLC mode.
+    pub fn slc_used_ius(&self) -> u64 {
+        self.slc_blocks * self.ius_per_slc_block as u64
+    }
+
+    /// Where the next host unit on `die` goes: SLC while the cache has room, native after.
+    pub fn host_mode(&self, die: u32) -> Mode {
+        if !self.has_slc_cache() {
+            return Mode::Native;
+        }
+        let d = &self.die_state[die as usize];
+        if d.slc_block.is_some() {
+            return Mode::Slc;
+        }
+        if self.slc_used_ius() + self.ius_per_slc_block as u64 <= self.slc_budget_ius() {
+            Mode::Slc
+        } else {
+            Mode::Native
+        }
+    }
+
+    /// IUs in one program unit of `mode`.
+    pub fn unit_ius(&self, mode: Mode) -> u32 {
+        match mode {
+            Mode::Native => self.ius_per_pu,
+            Mode::Slc => self.ius_per_slc_pu,
+        }
+    }
+
+    // ---- host data -----------------------------------------------------------------------
+
+    /// Place one native program unit of host data (`lpns`, at most one unit; the rest is
+    /// padding) on `die`. Runs GC on that die when its free blocks fall under the threshold.
     pub fn place_host_unit(&mut self, die: u32, lpns: &[u32]) -> Placement {
-        debug_assert!(lpns.len() <= self.ius_per_pu as usize && !lpns.is_empty());
+        self.place_host_unit_in(die, lpns, Mode::Native)
+    }
+
+    /// Place one program unit of host data in blocks of `mode` on `die`.
+    pub fn place_host_unit_in(&mut self, die: u32, lpns: &[u32], mode: Mode) -> Placement {
+        let per_unit = self.unit_ius(mode);
+        debug_assert!(lpns.len() <= per_unit as usize && !lpns.is_empty());
         debug_assert!(self.accepts_host_data(die));
+        let slc = mode == Mode::Slc;
         let mut gc = GcWork::default();
-        if self.die_state[die as usize].host_block.is_none() {
-            let b = self.open_block(die);
+        let open = if slc { self.die_state[die as usize].slc_block } else { self.die_state[die as usize].host_block };
+        if open.is_none() {
+            let b = self.open_block(die, slc);
             let d = &mut self.die_state[die as usize];
-            d.host_block = Some(b);
-            d.host_next = 0;
+            if slc {
+                d.slc_block = Some(b);
+                d.slc_next = 0;
+            } else {
+                d.host_block = Some(b);
+                d.host_next = 0;
+            }
             gc = self.collect_if_needed(die);
         }
+        let cap = if slc { self.ius_per_slc_block } else { self.ius_per_block };
         let d = &mut self.die_state[die as usize];
-        let block = d.host_block.expect("open host block");
-        let first_slot = block * self.ius_per_block + d.host_next;
-        d.host_next += self.ius_per_pu;
-        let full = d.host_next >= self.ius_per_block;
+        let (block, next) = if slc {
+            (d.slc_block.expect("open SLC block"), &mut d.slc_next)
+        } else {
+            (d.host_block.expect("open host block"), &mut d.host_next)
+        };
+        let first_slot = block * self.ius_per_block + *next;
+        *next += per_unit;
+        let full = *next >= cap;
+        self.blocks[block as usize].filled = first_slot % self.ius_per_block + per_unit;
         for (i, &lpn) in lpns.iter().enumerate() {
             self.map(lpn, first_slot + i as u32);
         }
+        self.clock += lpns.len() as u64;
         self.counters.host_ius += lpns.len() as u64;
-        self.counters.padding_ius += (self.ius_per_pu as usize - lpns.len()) as u64;
+        if slc {
+            self.counters.slc_ius += lpns.len() as u64;
+        }
+        self.counters.padding_ius += (per_unit as usize - lpns.len()) as u64;
         if full {
             self.blocks[block as usize].state = BlockState::Closed;
-            self.die_state[die as usize].host_block = None;
+            let d = &mut self.die_state[die as usize];
+            if slc {
+                d.slc_block = None;
+            } else {
+                d.host_block = None;
+            }
         }
         Placement { block, first_slot, gc }
     }
@@ -270,6 +416,7 @@ impl Ftl {
         if old != self.no_slot {
             self.invalidate(old);
             self.l2p.set(lpn as usize, self.no_slot);
+            self.valid_total -= 1;
             self.counters.trimmed_ius += 1;
         }
     }
@@ -278,6 +425,8 @@ impl Ftl {
         let old = self.l2p.get(lpn as usize);
         if old != self.no_slot {
             self.invalidate(old);
+        } else {
+            self.valid_total += 1;
         }
         self.l2p.set(lpn as usize, slot);
         self.p2l.set(slot as usize, lpn);
@@ -296,60 +445,126 @@ impl Ftl {
         }
     }
 
-    fn open_block(&mut self, die: u32) -> u32 {
-        let b = self.die_state[die as usize]
-            .free
-            .pop()
+    /// Take the least-worn free block of the die (dynamic wear levelling).
+    fn open_block(&mut self, die: u32, slc: bool) -> u32 {
+        let free = &self.die_state[die as usize].free;
+        let (idx, _) = free
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &b)| self.blocks[b as usize].erases)
             .expect("FTL invariant: a die always keeps a free block for GC");
+        let b = self.die_state[die as usize].free.swap_remove(idx);
         let blk = &mut self.blocks[b as usize];
         debug_assert_eq!(blk.state, BlockState::Free);
         blk.state = BlockState::Open;
         blk.valid = 0;
+        blk.filled = 0;
         blk.programmed = 0;
+        blk.slc = slc;
+        blk.stamp = self.clock;
+        if slc {
+            self.slc_blocks += 1;
+        }
         b
     }
+
+    // ---- garbage collection, folding, wear levelling ---------------------------------------
 
     fn collect_if_needed(&mut self, die: u32) -> GcWork {
         let mut work = GcWork::default();
         while self.die_state[die as usize].free.len() < self.gc_threshold as usize {
-            match self.collect_one(die) {
-                Some(w) => work.add(w),
-                None => {
+            match self.pick_victim(die, false) {
+                Some(v) if self.blocks[v as usize].valid < self.capacity_of(&self.blocks[v as usize]) => {
+                    work.add(self.collect_block(die, v));
+                }
+                _ => {
                     self.die_state[die as usize].stuck = true;
                     break;
                 }
             }
         }
+        work.add(self.level_wear(die));
         work
     }
 
-    /// Greedy GC: relocate the valid IUs of the closed block with the fewest, then erase it.
-    fn collect_one(&mut self, die: u32) -> Option<GcWork> {
-        let first = die * self.blocks_per_die;
-        let victim = (first..first + self.blocks_per_die)
-            .filter(|&b| {
-                // A closed block whose last units are still being programmed is not a victim.
-                let blk = &self.blocks[b as usize];
-                blk.state == BlockState::Closed && blk.programmed >= self.ius_per_block
-            })
-            .min_by_key(|&b| self.blocks[b as usize].valid)?;
-        let valid = self.blocks[victim as usize].valid;
-        if valid >= self.ius_per_block {
-            return None;
+    /// Background work for an idle die: fold one SLC block, or collect one victim if the die
+    /// has fewer free blocks than the background target. None when there is nothing to do.
+    pub fn background_step(&mut self, die: u32, fold: bool) -> Option<GcWork> {
+        if fold {
+            // An idle drive stops filling its open SLC block so that it can be folded too.
+            if let Some(b) = self.die_state[die as usize].slc_block.take() {
+                self.blocks[b as usize].state = BlockState::Closed;
+            }
+            if let Some(v) = self.pick_victim(die, true) {
+                return Some(self.collect_block(die, v));
+            }
         }
+        if (self.die_state[die as usize].free.len() as u32) < self.background_gc_blocks {
+            let v = self.pick_victim(die, false)?;
+            if self.blocks[v as usize].valid < self.capacity_of(&self.blocks[v as usize]) {
+                return Some(self.collect_block(die, v));
+            }
+        }
+        None
+    }
+
+    /// Whether `die` holds SLC data that folding could move (or GC work for the background).
+    pub fn has_background_work(&self, die: u32, fold: bool) -> bool {
+        let first = die * self.blocks_per_die;
+        let closed_slc = (first..first + self.blocks_per_die).any(|b| {
+            let blk = &self.blocks[b as usize];
+            blk.slc && blk.state != BlockState::Free
+        });
+        (fold && closed_slc) || (self.die_state[die as usize].free.len() as u32) < self.background_gc_blocks
+    }
+
+    /// Victim among the die's closed, fully programmed blocks: by the GC policy, or (for
+    /// `slc_only`, folding) the oldest SLC block.
+    fn pick_victim(&self, die: u32, slc_only: bool) -> Option<u32> {
+        let first = die * self.blocks_per_die;
+        let candidates = (first..first + self.blocks_per_die).filter(|&b| {
+            let blk = &self.blocks[b as usize];
+            blk.state == BlockState::Closed && blk.programmed >= blk.filled && (!slc_only || blk.slc)
+        });
+        if slc_only {
+            return candidates.min_by_key(|&b| self.blocks[b as usize].stamp);
+        }
+        match self.policy {
+            GcPolicy::Greedy => candidates.min_by_key(|&b| self.blocks[b as usize].valid),
+            GcPolicy::CostBenefit => {
+                // Maximise (1 − u)·age / 2u; an empty block (u = 0) wins outright.
+                let score = |b: u32| {
+                    let blk = &self.blocks[b as usize];
+                    let u = blk.valid as f64 / self.capacity_of(blk) as f64;
+                    let age = (self.clock - blk.stamp) as f64 + 1.0;
+                    if u == 0.0 {
+                        f64::INFINITY
+                    } else {
+                        (1.0 - u) * age / (2.0 * u)
+                    }
+                };
+                candidates.max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
+            }
+        }
+    }
+
+    /// Relocate the valid IUs of `victim` to the die's GC block, then erase it.
+    fn collect_block(&mut self, die: u32, victim: u32) -> GcWork {
         self.counters.gc_runs += 1;
-        let mut work = GcWork { erases: 1, ..GcWork::default() };
+        let victim_slc = self.blocks[victim as usize].slc;
+        let mut work = GcWork { erases: 1, slc_erases: victim_slc as u64, ..GcWork::default() };
         let base = victim * self.ius_per_block;
+        let cap = self.capacity_of(&self.blocks[victim as usize]);
         let mut last_page = u32::MAX;
         // Relocation touches the map entry of every valid IU, at random places in a map far
         // larger than the caches: ask for entries a few IUs ahead so the misses overlap.
         const AHEAD: u32 = 16;
-        for off in 0..AHEAD.min(self.ius_per_block) {
+        for off in 0..AHEAD.min(cap) {
             self.prefetch_slot_owner(base + off);
         }
-        for off in 0..self.ius_per_block {
+        for off in 0..cap {
             let slot = base + off;
-            if off + AHEAD < self.ius_per_block {
+            if off + AHEAD < cap {
                 self.prefetch_slot_owner(slot + AHEAD);
             }
             let lpn = self.p2l.get(slot as usize);
@@ -358,7 +573,11 @@ impl Ftl {
             }
             let page = slot / self.ius_per_page;
             if page != last_page {
-                work.page_reads += 1;
+                if victim_slc {
+                    work.slc_page_reads += 1;
+                } else {
+                    work.page_reads += 1;
+                }
                 last_page = page;
             }
             let dst = self.gc_slot(die, &mut work);
@@ -366,20 +585,56 @@ impl Ftl {
             work.relocated_ius += 1;
         }
         self.counters.gc_ius += work.relocated_ius;
+        if victim_slc {
+            self.counters.folded_ius += work.relocated_ius;
+            self.slc_blocks -= 1;
+        }
         let blk = &mut self.blocks[victim as usize];
         debug_assert_eq!(blk.valid, 0);
         blk.state = BlockState::Free;
         blk.erases += 1;
+        blk.filled = 0;
         blk.programmed = 0;
+        blk.slc = false;
         self.counters.erases += 1;
-        self.die_state[die as usize].free.push(victim);
-        Some(work)
+        let d = &mut self.die_state[die as usize];
+        d.free.push(victim);
+        d.erases_since_wear_check += 1;
+        work
+    }
+
+    /// Static wear levelling: when the die's erase counts spread too far, move the data of
+    /// its least-worn closed block (cold data pins it) so the block rejoins the rotation.
+    fn level_wear(&mut self, die: u32) -> GcWork {
+        const CHECK_EVERY: u32 = 64;
+        if self.wear_spread == 0 || self.die_state[die as usize].erases_since_wear_check < CHECK_EVERY {
+            return GcWork::default();
+        }
+        self.die_state[die as usize].erases_since_wear_check = 0;
+        let first = die * self.blocks_per_die;
+        let range = first..first + self.blocks_per_die;
+        let max = range.clone().map(|b| self.blocks[b as usize].erases).max().unwrap_or(0);
+        let coldest = range
+            .filter(|&b| {
+                let blk = &self.blocks[b as usize];
+                blk.state == BlockState::Closed && blk.programmed >= blk.filled
+            })
+            .min_by_key(|&b| self.blocks[b as usize].erases);
+        match coldest {
+            Some(b) if max - self.blocks[b as usize].erases > self.wear_spread
+                && self.die_state[die as usize].free.len() >= 2 =>
+            {
+                self.counters.wear_level_moves += 1;
+                self.collect_block(die, b)
+            }
+            _ => GcWork::default(),
+        }
     }
 
     /// Next slot of the die's GC block; GC data is kept apart from host data (it is colder).
     fn gc_slot(&mut self, die: u32, work: &mut GcWork) -> u32 {
         if self.die_state[die as usize].gc_block.is_none() {
-            let b = self.open_block(die);
+            let b = self.open_block(die, false);
             let d = &mut self.die_state[die as usize];
             d.gc_block = Some(b);
             d.gc_next = 0;
@@ -398,8 +653,18 @@ impl Ftl {
             self.blocks[block as usize].state = BlockState::Closed;
         }
         // Relocated data is programmed by the time anything queued behind the GC reaches the die.
+        self.blocks[block as usize].filled = off + 1;
         self.blocks[block as usize].programmed = off + 1;
         block * ius_per_block + off
+    }
+
+    /// Erase count of every block (wear, as SMART-like tools would show it per block).
+    pub fn block_erases(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks.iter().map(|b| b.erases)
+    }
+
+    pub fn mean_block_erases(&self) -> f64 {
+        self.blocks.iter().map(|b| b.erases as f64).sum::<f64>() / self.blocks.len().max(1) as f64
     }
 
     /// Check the FTL's books: every mapped IU is valid where it points, valid counts match,
@@ -423,6 +688,14 @@ impl Ftl {
             if b.state == BlockState::Free && b.valid != 0 {
                 return Err(format!("free block {i} holds valid data"));
             }
+        }
+        let mapped: u64 = valid_per_block.iter().map(|&v| v as u64).sum();
+        if mapped != self.valid_total {
+            return Err(format!("{mapped} IUs mapped but the running count says {}", self.valid_total));
+        }
+        let slc = self.blocks.iter().filter(|b| b.slc && b.state != BlockState::Free).count() as u64;
+        if slc != self.slc_blocks {
+            return Err(format!("{slc} blocks in SLC mode but the count says {}", self.slc_blocks));
         }
         let free_listed: usize = self.die_state.iter().map(|d| d.free.len()).sum();
         let free_state = self.blocks.iter().filter(|b| b.state == BlockState::Free).count();

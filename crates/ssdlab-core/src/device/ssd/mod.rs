@@ -18,8 +18,10 @@ use crate::engine::rng::{stream, Rng};
 use crate::engine::{transfer_ns, FifoServer, MultiServer, Time};
 use rand::Rng as _;
 use crate::error::ConfigError;
-pub use config::{ControllerConfig, FtlConfig, HostInterface, NandConfig, SsdConfig};
-use ftl::{Ftl, GcWork};
+pub use config::{
+    ControllerConfig, FoldPolicy, FtlConfig, GcPolicy, HostInterface, Media, NandConfig, SlcCacheConfig, SsdConfig,
+};
+use ftl::{Ftl, GcWork, Mode};
 pub use precondition::{precondition, Precondition};
 
 const NO_TAG: Tag = Tag::MAX;
@@ -38,6 +40,8 @@ pub enum SsdEvent {
     UnitTransferred { unit: u32 },
     /// A die finished programming a unit.
     UnitProgrammed { unit: u32 },
+    /// The host may have been idle long enough for background work (epoch of the idle spell).
+    IdleCheck { epoch: u32 },
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -61,6 +65,8 @@ struct UnitState {
     block: u32,
     die: u32,
     host_ius: u32,
+    /// Programmed in SLC mode (one page per plane, SLC timing).
+    slc: bool,
     /// Position in the order of dispatch, for flush bookkeeping.
     dispatch_no: u64,
     waiters: Vec<Tag>,
@@ -99,7 +105,13 @@ pub struct Ssd {
     in_flight_base: u64,
     flushes: Vec<(Tag, u64)>,
     die_cursor: u32,
+    /// When each die should be free counting units sent to it but not yet on it (in
+    /// channel transfer): what the controller knows of its own queues when it picks a die.
+    die_committed: Vec<Time>,
     scratch: Vec<u32>,
+    /// Host requests inside the device, and the idle spell they last left (for background work).
+    outstanding: u64,
+    idle_epoch: u32,
     // Counters.
     host_bytes_written: u64,
     host_bytes_read: u64,
@@ -137,7 +149,10 @@ impl Ssd {
             in_flight_base: 0,
             flushes: Vec::new(),
             die_cursor: 0,
+            die_committed: vec![0; dies],
             scratch: Vec::new(),
+            outstanding: 0,
+            idle_epoch: 0,
             host_bytes_written: 0,
             host_bytes_read: 0,
             nand_bytes_read: 0,
@@ -179,7 +194,65 @@ impl Ssd {
 
     fn gc_time(&self, w: &GcWork) -> Time {
         let n = &self.cfg.nand;
-        w.page_reads * n.read_ns + w.program_units * n.program_ns + w.erases * n.erase_ns
+        let (slc_read, slc_erase) = self.cfg.slc_cache.as_ref().map_or((0, 0), |c| (c.read_ns, c.erase_ns));
+        w.page_reads * n.read_ns
+            + w.slc_page_reads * slc_read
+            + w.program_units * n.program_ns
+            + (w.erases - w.slc_erases) * n.erase_ns
+            + w.slc_erases * slc_erase
+    }
+
+    fn read_ns_of(&self, slot: u32) -> Time {
+        match &self.cfg.slc_cache {
+            Some(c) if self.ftl.is_slc_slot(slot) => c.read_ns,
+            _ => self.cfg.nand.read_ns,
+        }
+    }
+
+    /// Report a request complete; when none is left inside, an idle spell begins.
+    fn finish(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        self.outstanding -= 1;
+        ctx.complete(tag);
+        if self.outstanding == 0 && self.wants_background() {
+            ctx.schedule(ctx.now() + self.cfg.idle_after_ns, SsdEvent::IdleCheck { epoch: self.idle_epoch });
+        }
+    }
+
+    fn fold_policy(&self) -> Option<FoldPolicy> {
+        self.cfg.slc_cache.as_ref().map(|c| c.fold)
+    }
+
+    fn wants_background(&self) -> bool {
+        self.fold_policy().is_some() || self.cfg.ftl.background_gc_blocks > 0
+    }
+
+    /// Idle long enough: give each free die one step of background work (folding SLC data,
+    /// then background GC); look again when the first of them finishes.
+    fn background(&mut self, epoch: u32, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        if epoch != self.idle_epoch || self.outstanding > 0 {
+            return;
+        }
+        // Buffered data goes to flash first, as a drive flushes its cache when idle.
+        self.dispatch(true, ctx);
+        let now = ctx.now();
+        let fold = self.fold_policy().is_some();
+        let mut next: Option<Time> = None;
+        for die in 0..self.dies.len() as u32 {
+            let busy = self.dies[die as usize].busy_until();
+            if busy > now {
+                if self.ftl.has_background_work(die, fold) {
+                    next = Some(next.map_or(busy, |t: Time| t.min(busy)));
+                }
+                continue;
+            }
+            if let Some(work) = self.ftl.background_step(die, fold) {
+                let done = self.charge_gc(die, work, now);
+                next = Some(next.map_or(done, |t: Time| t.min(done)));
+            }
+        }
+        if let Some(t) = next {
+            ctx.schedule(t.max(now + 1), SsdEvent::IdleCheck { epoch });
+        }
     }
 
     fn busy_for(&mut self, op: Op) -> Time {
@@ -217,10 +290,10 @@ impl Ssd {
         let now = ctx.now();
         let ReqState { offset, len, .. } = self.reqs[tag as usize];
         let (first, last) = self.iu_range(offset, len);
-        let read_ns = self.cfg.nand.read_ns;
         let mut outstanding = 0;
         // Consecutive IUs in the same flash page are sensed once.
         let mut run: Option<(u32, u32, u32)> = None; // (die, page, ius)
+        let mut read_ns = self.cfg.nand.read_ns;
         for lpn in first..last {
             let slot = match self.ftl.lookup(lpn) {
                 Some(s) if self.ftl.is_programmed(s) && !self.is_buffered(lpn) => s,
@@ -240,6 +313,7 @@ impl Ssd {
                         outstanding += 1;
                     }
                     run = Some((die, page, 1));
+                    read_ns = self.read_ns_of(slot);
                 }
             }
         }
@@ -289,9 +363,11 @@ impl Ssd {
             let need = (last - first) as u64 * self.iu_bytes;
             let fits = self.buffer_used + need <= self.cfg.write_buffer_bytes;
             if !(fits || self.buffer_used == 0 || self.write_through()) {
-                // Space frees only as units finish programming: send the partial unit too,
-                // or a write could wait for space that nothing in flight will release.
-                self.dispatch(true, ctx);
+                // Space frees only as units finish programming. With none in flight, send the
+                // partial unit too, or the write would wait for space nothing will release.
+                if self.in_flight.is_empty() {
+                    self.dispatch(true, ctx);
+                }
                 break;
             }
             self.waiting_writes.pop_front();
@@ -325,7 +401,7 @@ impl Ssd {
         let force = self.write_through() || !self.flushes.is_empty();
         self.dispatch(force, ctx);
         if !self.write_through() {
-            ctx.complete(tag);
+            self.finish(tag, ctx);
         }
     }
 
@@ -337,7 +413,8 @@ impl Ssd {
         if let Some(slot) = self.ftl.lookup(lpn) {
             if self.ftl.is_programmed(slot) {
                 let die = self.ftl.die_of_slot(slot);
-                self.dies[die as usize].reserve(now, self.cfg.nand.read_ns);
+                let t = self.read_ns_of(slot);
+                self.dies[die as usize].reserve(now, t);
                 self.nand_bytes_read += self.iu_bytes;
                 self.rmw_reads += 1;
             }
@@ -347,9 +424,14 @@ impl Ssd {
     /// Move buffered IUs to dies a program unit at a time; `force` also sends a partial unit
     /// (padded), as a flush, a trim or write-through requires.
     fn dispatch(&mut self, force: bool, ctx: &mut impl DeviceCtx<SsdEvent>) {
-        let per_unit = self.ftl.ius_per_pu as usize;
-        while self.buffered.len() >= per_unit || (force && !self.buffered.is_empty()) {
+        while !self.buffered.is_empty() {
             let Some(die) = self.pick_die() else { break };
+            let mode = self.ftl.host_mode(die);
+            let per_unit = self.ftl.unit_ius(mode) as usize;
+            if self.buffered.len() < per_unit && !force {
+                break;
+            }
+            self.die_cursor = (die + 1) % self.dies.len() as u32;
             let n = self.buffered.len().min(per_unit);
             let start_seq = self.buffered_seq_start;
             let unit = self.alloc_unit();
@@ -366,17 +448,32 @@ impl Ssd {
                 }
             }
             self.buffered_seq_start += n as u64;
-            let placement = self.ftl.place_host_unit(die, &self.scratch);
+            let placement = self.ftl.place_host_unit_in(die, &self.scratch, mode);
             let now = ctx.now();
             self.charge_gc(die, placement.gc, now);
+            if mode == Mode::Native && self.fold_policy() == Some(FoldPolicy::Pressure) && self.ftl.has_slc_cache() {
+                // The cache is full: fold on this die as the host writes (paid in its time).
+                if let Some(work) = self.ftl.background_step(die, true) {
+                    self.charge_gc(die, work, now);
+                }
+            }
             let dispatch_no = self.in_flight_base + self.in_flight.len() as u64;
             self.in_flight.push_back(InFlightUnit { start_seq, done: false });
+            let slc = mode == Mode::Slc;
             let u = &mut self.units[unit as usize];
             u.block = placement.block;
             u.die = die;
             u.host_ius = n as u32;
+            u.slc = slc;
             u.dispatch_no = dispatch_no;
-            let xfer = transfer_ns(self.cfg.program_unit_bytes(), self.cfg.nand.channel_bytes_per_s);
+            let bytes = if slc { self.cfg.slc_program_unit_bytes() } else { self.cfg.program_unit_bytes() };
+            let xfer = transfer_ns(bytes, self.cfg.nand.channel_bytes_per_s);
+            let program = match (&self.cfg.slc_cache, slc) {
+                (Some(c), true) => c.program_ns,
+                _ => self.cfg.nand.program_ns,
+            };
+            let d = die as usize;
+            self.die_committed[d] = self.die_committed[d].max(self.dies[d].busy_until()).max(now + xfer) + program;
             let ch = self.channel_of(die);
             let done = self.channels[ch].reserve(now, xfer);
             ctx.schedule(done, SsdEvent::UnitTransferred { unit });
@@ -385,7 +482,7 @@ impl Ssd {
 
     /// The die that will be free soonest among those that can take host data; ties go
     /// round-robin so an idle drive stripes across all dies.
-    fn pick_die(&mut self) -> Option<u32> {
+    fn pick_die(&self) -> Option<u32> {
         let dies = self.dies.len() as u32;
         let mut best: Option<(Time, u32)> = None;
         for i in 0..dies {
@@ -393,14 +490,12 @@ impl Ssd {
             if !self.ftl.accepts_host_data(d) {
                 continue;
             }
-            let t = self.dies[d as usize].busy_until();
+            let t = self.dies[d as usize].busy_until().max(self.die_committed[d as usize]);
             if best.is_none_or(|(bt, _)| t < bt) {
                 best = Some((t, d));
             }
         }
-        let (_, d) = best?;
-        self.die_cursor = (d + 1) % dies;
-        Some(d)
+        best.map(|(_, d)| d)
     }
 
     fn alloc_unit(&mut self) -> u32 {
@@ -416,7 +511,8 @@ impl Ssd {
     fn unit_programmed(&mut self, unit: u32, ctx: &mut impl DeviceCtx<SsdEvent>) {
         let u = std::mem::take(&mut self.units[unit as usize]);
         // A block that finished programming may be the victim GC was waiting for.
-        let gc = self.ftl.mark_programmed(u.block, self.ftl.ius_per_pu);
+        let count = self.ftl.unit_ius(if u.slc { Mode::Slc } else { Mode::Native });
+        let gc = self.ftl.mark_programmed(u.block, count);
         self.charge_gc(u.die, gc, ctx.now());
         if !self.write_through() {
             self.buffer_used -= u.host_ius as u64 * self.iu_bytes;
@@ -425,7 +521,7 @@ impl Ssd {
             let r = &mut self.reqs[tag as usize];
             r.outstanding -= 1;
             if r.outstanding == 0 {
-                ctx.complete(tag);
+                self.finish(tag, ctx);
             }
         }
         let mut waiters = u.waiters;
@@ -445,13 +541,14 @@ impl Ssd {
         self.dispatch(force, ctx);
     }
 
-    /// GC work occupies its die (on-die copy-back: no channel traffic).
-    fn charge_gc(&mut self, die: u32, gc: GcWork, now: Time) {
-        if gc.erases > 0 {
-            let t = self.gc_time(&gc);
-            self.dies[die as usize].reserve(now, t);
-            self.gc.add(gc);
+    /// GC work occupies its die (on-die copy-back: no channel traffic); returns when it ends.
+    fn charge_gc(&mut self, die: u32, gc: GcWork, now: Time) -> Time {
+        if gc.is_empty() {
+            return self.dies[die as usize].busy_until().max(now);
         }
+        let t = self.gc_time(&gc);
+        self.gc.add(gc);
+        self.dies[die as usize].reserve(now, t)
     }
 
     /// Sequence number below which every buffered IU is on flash.
@@ -470,14 +567,15 @@ impl Ssd {
             return;
         }
         let floor = self.durable_floor();
-        self.flushes.retain(|&(tag, target)| {
-            if floor >= target {
-                ctx.complete(tag);
-                false
+        let mut i = 0;
+        while i < self.flushes.len() {
+            if floor >= self.flushes[i].1 {
+                let (tag, _) = self.flushes.remove(i);
+                self.finish(tag, ctx);
             } else {
-                true
+                i += 1;
             }
-        });
+        }
     }
 
     fn trim(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
@@ -489,7 +587,7 @@ impl Ssd {
         for lpn in first..last {
             self.ftl.trim(lpn);
         }
-        ctx.complete(tag);
+        self.finish(tag, ctx);
     }
 }
 
@@ -511,6 +609,10 @@ impl BlockDevice for Ssd {
         }
         debug_assert!(req.offset + req.len <= self.cfg.capacity_bytes);
         self.reqs[idx] = ReqState { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+        if self.outstanding == 0 {
+            self.idle_epoch = self.idle_epoch.wrapping_add(1); // the idle spell is over
+        }
+        self.outstanding += 1;
         if req.op == Op::Read {
             self.ftl.prefetch((req.offset / self.iu_bytes) as u32);
         }
@@ -533,7 +635,7 @@ impl BlockDevice for Ssd {
                     Op::Flush => {
                         let target = self.next_seq;
                         if self.durable_floor() >= target {
-                            ctx.complete(tag);
+                            self.finish(tag, ctx);
                         } else {
                             self.flushes.push((tag, target));
                             self.dispatch(true, ctx);
@@ -559,7 +661,7 @@ impl BlockDevice for Ssd {
                 match r.op {
                     Some(Op::Read) => {
                         self.host_bytes_read += r.len;
-                        ctx.complete(tag);
+                        self.finish(tag, ctx);
                     }
                     Some(Op::Write) => {
                         self.waiting_writes.push_back(tag);
@@ -569,20 +671,25 @@ impl BlockDevice for Ssd {
                 }
             }
             SsdEvent::UnitTransferred { unit } => {
-                let die = self.units[unit as usize].die;
-                let done = self.dies[die as usize].reserve(ctx.now(), self.cfg.nand.program_ns);
+                let u = &self.units[unit as usize];
+                let t = match (&self.cfg.slc_cache, u.slc) {
+                    (Some(c), true) => c.program_ns,
+                    _ => self.cfg.nand.program_ns,
+                };
+                let die = u.die;
+                let done = self.dies[die as usize].reserve(ctx.now(), t);
                 ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
             }
             SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
+            SsdEvent::IdleCheck { epoch } => self.background(epoch, ctx),
         }
     }
 
     fn internal_report(&self, at: Time) -> InternalReport {
         let c = &self.ftl.counters;
         let iu = self.iu_bytes;
-        let pu_bytes = self.cfg.program_unit_bytes();
-        // Host program units are counted when placed; GC programs when collected.
-        let host_units = (c.host_ius + c.padding_ius) / self.ftl.ius_per_pu as u64;
+        // Host program units are counted when placed (SLC units are a page per plane, native
+        // ones `program_pages` pages); GC programs when collected.
         InternalReport {
             die_busy_ns: self.dies.iter().map(|d| d.busy_by(at)).sum(),
             dies: self.dies.len() as u32,
@@ -591,7 +698,7 @@ impl BlockDevice for Ssd {
             controller_cores: self.controller.len() as u32,
             host_bytes_written: self.host_bytes_written,
             host_bytes_read: self.host_bytes_read,
-            nand_bytes_written: host_units * pu_bytes + c.gc_ius * iu,
+            nand_bytes_written: (c.host_ius + c.padding_ius) * iu + c.gc_ius * iu,
             nand_bytes_read: self.nand_bytes_read + self.gc.page_reads * self.cfg.nand.page_bytes,
             erase_count: c.erases,
             gc_runs: c.gc_runs,
@@ -603,6 +710,12 @@ impl BlockDevice for Ssd {
             total_blocks: self.ftl.total_blocks(),
             max_block_erases: self.ftl.max_block_erases(),
             over_provisioning: self.cfg.over_provisioning(),
+            slc_used_bytes: self.ftl.slc_used_ius() * iu,
+            slc_budget_bytes: if self.ftl.has_slc_cache() { self.ftl.slc_budget_ius() * iu } else { 0 },
+            slc_host_bytes: c.slc_ius * iu,
+            folded_bytes: c.folded_ius * iu,
+            mean_block_erases: self.ftl.mean_block_erases(),
+            wear_level_moves: c.wear_level_moves,
             map_bytes: self.ftl.map_bytes(),
         }
     }
