@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
+use crate::device::inplace::InPlaceDrive;
+use crate::device::ssd::{precondition, Media, Precondition, Ssd, SsdConfig};
 use crate::device::{BlockDevice, InternalReport};
 use crate::engine::{Scheduler, Time};
 use crate::error::SimError;
@@ -56,18 +57,28 @@ impl SimResult {
 
 /// Validate, build and run.
 pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
-    let mut ssd = Ssd::new(spec.device.clone(), spec.seed).map_err(SimError::Device)?;
     for job in &spec.jobs {
-        job.validate(ssd.capacity(), spec.jobs.len())
+        job.validate(spec.device.capacity_bytes, spec.jobs.len())
             .map_err(|message| SimError::Job { job: job.name.clone(), message })?;
     }
     if matches!(spec.interval_ns, Some(0)) {
         return Err(SimError::Input("interval must be positive".into()));
     }
-    precondition(&mut ssd, spec.precondition, spec.seed);
     let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns)
         .map_err(SimError::Input)?;
-    Ok(simulate(spec.seed, ssd, host, spec.device.name.clone()))
+    let name = spec.device.name.clone();
+    match spec.device.nand.media {
+        Media::Nand => {
+            let mut ssd = Ssd::new(spec.device.clone(), spec.seed).map_err(SimError::Device)?;
+            precondition(&mut ssd, spec.precondition, spec.seed);
+            Ok(simulate(spec.seed, ssd, host, name))
+        }
+        // Written in place: no mapping or GC state, so preconditioning changes nothing.
+        Media::InPlace => {
+            let drive = InPlaceDrive::new(spec.device.clone(), spec.seed).map_err(SimError::Device)?;
+            Ok(simulate(spec.seed, drive, host, name))
+        }
+    }
 }
 
 /// The event loop: pop the earliest event, hand it to its owner, until every job is done.

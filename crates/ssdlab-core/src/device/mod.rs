@@ -2,6 +2,8 @@
 //! The host block layer talks to any device through [`BlockDevice`]; arrays of devices can
 //! implement the same trait on top of member devices.
 
+pub mod frontend;
+pub mod inplace;
 pub mod ssd;
 
 use crate::engine::Time;

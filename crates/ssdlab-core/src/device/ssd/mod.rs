@@ -14,9 +14,8 @@ pub mod precondition;
 use std::collections::VecDeque;
 
 use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
-use crate::engine::rng::{stream, Rng};
-use crate::engine::{transfer_ns, FifoServer, MultiServer, Time};
-use rand::Rng as _;
+use crate::device::frontend::FrontEnd;
+use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
 pub use config::{
     ControllerConfig, FoldPolicy, FtlConfig, GcPolicy, HostInterface, Media, NandConfig, SlcCacheConfig, SsdConfig,
@@ -83,13 +82,7 @@ pub struct Ssd {
     cfg: SsdConfig,
     ftl: Ftl,
     iu_bytes: u64,
-    link_rate: u64,
-    /// [host→device, device→host]; SATA uses index 0 for both.
-    links: [FifoServer; 2],
-    controller: MultiServer,
-    /// Controller time per command varies: a fixed firmware path plus an exponentially
-    /// distributed extra; this is the extra's share of the mean (the cv) and its stream.
-    busy_jitter: Option<(f64, Rng)>,
+    front: FrontEnd,
     dies: Vec<FifoServer>,
     channels: Vec<FifoServer>,
     reqs: Vec<ReqState>,
@@ -126,15 +119,10 @@ impl Ssd {
     pub fn new(cfg: SsdConfig, seed: u64) -> Result<Ssd, ConfigError> {
         cfg.validate()?;
         let ftl = Ftl::new(&cfg);
-        let cv = cfg.controller.busy_cv;
-        let busy_jitter = (cv > 0.0).then(|| (cv, stream(seed, "ssd-controller", 0)));
         let dies = cfg.dies() as usize;
         Ok(Ssd {
             iu_bytes: cfg.ftl.iu_bytes,
-            link_rate: cfg.interface.bytes_per_s(),
-            links: [FifoServer::default(), FifoServer::default()],
-            controller: MultiServer::new(cfg.controller.cores as usize),
-            busy_jitter,
+            front: FrontEnd::new(&cfg.interface, &cfg.controller, seed),
             dies: vec![FifoServer::default(); dies],
             channels: vec![FifoServer::default(); cfg.nand.channels as usize],
             reqs: Vec::new(),
@@ -183,14 +171,6 @@ impl Ssd {
         (die % self.cfg.nand.channels) as usize
     }
 
-    #[inline]
-    fn d2h_link(&self) -> usize {
-        if self.cfg.interface.half_duplex() {
-            0
-        } else {
-            1
-        }
-    }
 
     fn gc_time(&self, w: &GcWork) -> Time {
         let n = &self.cfg.nand;
@@ -252,25 +232,6 @@ impl Ssd {
         }
         if let Some(t) = next {
             ctx.schedule(t.max(now + 1), SsdEvent::IdleCheck { epoch });
-        }
-    }
-
-    fn busy_for(&mut self, op: Op) -> Time {
-        let c = &self.cfg.controller;
-        let mean = match op {
-            Op::Read => c.read_busy_ns,
-            Op::Write => c.write_busy_ns,
-            Op::Trim => c.trim_busy_ns,
-            Op::Flush => c.flush_busy_ns,
-        };
-        match &mut self.busy_jitter {
-            // mean·(1−cv) fixed + Exp(mean·cv): the mean is kept and the spread is cv·mean.
-            Some((cv, rng)) => {
-                let u: f64 = rng.gen();
-                let extra = -(1.0 - u).ln() * *cv;
-                (mean as f64 * (1.0 - *cv + extra)) as Time
-            }
-            None => mean,
         }
     }
 
@@ -344,8 +305,7 @@ impl Ssd {
 
     fn send_read_data(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
         let len = self.reqs[tag as usize].len;
-        let link = self.d2h_link();
-        let done = self.links[link].reserve(ctx.now(), transfer_ns(len, self.link_rate));
+        let done = self.front.to_host(ctx.now(), len);
         ctx.schedule(done, SsdEvent::LinkDone { tag });
     }
 
@@ -616,8 +576,7 @@ impl BlockDevice for Ssd {
         if req.op == Op::Read {
             self.ftl.prefetch((req.offset / self.iu_bytes) as u32);
         }
-        let busy = self.busy_for(req.op);
-        let done = self.controller.reserve(ctx.now(), busy) + self.cfg.controller.latency_ns;
+        let done = self.front.command(ctx.now(), req.op);
         ctx.schedule(done, SsdEvent::ControllerDone { tag: req.tag });
     }
 
@@ -628,7 +587,7 @@ impl BlockDevice for Ssd {
                 match r.op.expect("request state") {
                     Op::Read => self.start_read(tag, ctx),
                     Op::Write => {
-                        let done = self.links[0].reserve(ctx.now(), transfer_ns(r.len, self.link_rate));
+                        let done = self.front.from_host(ctx.now(), r.len);
                         ctx.schedule(done, SsdEvent::LinkDone { tag });
                     }
                     Op::Trim => self.trim(tag, ctx),
@@ -694,8 +653,8 @@ impl BlockDevice for Ssd {
             die_busy_ns: self.dies.iter().map(|d| d.busy_by(at)).sum(),
             dies: self.dies.len() as u32,
             channel_busy_ns: self.channels.iter().map(|c| c.busy_by(at)).collect(),
-            controller_busy_ns: self.controller.busy_by(at),
-            controller_cores: self.controller.len() as u32,
+            controller_busy_ns: self.front.controller_busy_by(at),
+            controller_cores: self.front.cores(),
             host_bytes_written: self.host_bytes_written,
             host_bytes_read: self.host_bytes_read,
             nand_bytes_written: (c.host_ius + c.padding_ius) * iu + c.gc_ius * iu,

@@ -1,0 +1,191 @@
+//! A drive whose media is written in place (3D XPoint, e.g. Intel Optane): no erase, no
+//! garbage collection, no mapping table and no DRAM write buffer. Addresses are striped over
+//! the dies in access units; a read senses and transfers each unit, a write transfers and
+//! programs each unit, and the request completes when all its units are done.
+
+use crate::device::frontend::FrontEnd;
+use crate::device::ssd::config::{Media, SsdConfig};
+use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
+use crate::engine::{transfer_ns, FifoServer, Time};
+use crate::error::ConfigError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InPlaceEvent {
+    ControllerDone { tag: Tag },
+    /// A die finished sensing a unit for a read.
+    Sensed { tag: Tag, die: u32 },
+    /// A read unit crossed its channel to the controller.
+    ReadMoved { tag: Tag },
+    /// A write unit crossed its channel to its die.
+    WriteMoved { tag: Tag, die: u32 },
+    /// A die finished writing a unit.
+    Written { tag: Tag },
+    LinkDone { tag: Tag },
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ReqState {
+    op: Option<Op>,
+    offset: u64,
+    len: u64,
+    outstanding: u32,
+}
+
+pub struct InPlaceDrive {
+    cfg: SsdConfig,
+    front: FrontEnd,
+    unit: u64,
+    dies: Vec<FifoServer>,
+    channels: Vec<FifoServer>,
+    reqs: Vec<ReqState>,
+    host_bytes_written: u64,
+    host_bytes_read: u64,
+    media_bytes_written: u64,
+    media_bytes_read: u64,
+}
+
+impl InPlaceDrive {
+    pub fn new(cfg: SsdConfig, seed: u64) -> Result<InPlaceDrive, ConfigError> {
+        if cfg.nand.media != Media::InPlace {
+            return Err(ConfigError::new("nand.media", "an in-place drive needs media = in-place".into()));
+        }
+        cfg.validate()?;
+        if cfg.write_buffer_bytes != 0 {
+            return Err(ConfigError::new("write_buffer", "in-place media is modelled without a write buffer (0)".into()));
+        }
+        Ok(InPlaceDrive {
+            front: FrontEnd::new(&cfg.interface, &cfg.controller, seed),
+            unit: cfg.nand.page_bytes,
+            dies: vec![FifoServer::default(); cfg.dies() as usize],
+            channels: vec![FifoServer::default(); cfg.nand.channels as usize],
+            reqs: Vec::new(),
+            host_bytes_written: 0,
+            host_bytes_read: 0,
+            media_bytes_written: 0,
+            media_bytes_read: 0,
+            cfg,
+        })
+    }
+
+    /// Access units a request touches, and the die each lives on (striped unit by unit).
+    fn units(&self, offset: u64, len: u64) -> impl Iterator<Item = u32> + '_ {
+        let first = offset / self.unit;
+        let last = (offset + len).div_ceil(self.unit);
+        let dies = self.dies.len() as u64;
+        (first..last).map(move |u| (u % dies) as u32)
+    }
+
+    fn channel_of(&self, die: u32) -> usize {
+        (die % self.cfg.nand.channels) as usize
+    }
+
+    fn xfer(&self) -> Time {
+        transfer_ns(self.unit, self.cfg.nand.channel_bytes_per_s)
+    }
+}
+
+impl BlockDevice for InPlaceDrive {
+    type Event = InPlaceEvent;
+
+    fn capacity(&self) -> u64 {
+        self.cfg.capacity_bytes
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.cfg.queue_depth
+    }
+
+    fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<InPlaceEvent>) {
+        let idx = req.tag as usize;
+        if idx >= self.reqs.len() {
+            self.reqs.resize(idx + 1, ReqState::default());
+        }
+        self.reqs[idx] = ReqState { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+        let done = self.front.command(ctx.now(), req.op);
+        ctx.schedule(done, InPlaceEvent::ControllerDone { tag: req.tag });
+    }
+
+    fn handle(&mut self, event: InPlaceEvent, ctx: &mut impl DeviceCtx<InPlaceEvent>) {
+        let now = ctx.now();
+        match event {
+            InPlaceEvent::ControllerDone { tag } => {
+                let r = self.reqs[tag as usize];
+                match r.op.expect("request state") {
+                    Op::Read => {
+                        let dies: Vec<u32> = self.units(r.offset, r.len).collect();
+                        self.reqs[tag as usize].outstanding = dies.len() as u32;
+                        for die in dies {
+                            let done = self.dies[die as usize].reserve(now, self.cfg.nand.read_ns);
+                            self.media_bytes_read += self.unit;
+                            ctx.schedule(done, InPlaceEvent::Sensed { tag, die });
+                        }
+                    }
+                    Op::Write => {
+                        let done = self.front.from_host(now, r.len);
+                        ctx.schedule(done, InPlaceEvent::LinkDone { tag });
+                    }
+                    Op::Trim | Op::Flush => ctx.complete(tag), // nothing to erase, nothing buffered
+                }
+            }
+            InPlaceEvent::Sensed { tag, die } => {
+                let (ch, xfer) = (self.channel_of(die), self.xfer());
+                let done = self.channels[ch].reserve(now, xfer);
+                ctx.schedule(done, InPlaceEvent::ReadMoved { tag });
+            }
+            InPlaceEvent::ReadMoved { tag } => {
+                let r = &mut self.reqs[tag as usize];
+                r.outstanding -= 1;
+                if r.outstanding == 0 {
+                    let len = r.len;
+                    let done = self.front.to_host(now, len);
+                    ctx.schedule(done, InPlaceEvent::LinkDone { tag });
+                }
+            }
+            InPlaceEvent::LinkDone { tag } => {
+                let r = self.reqs[tag as usize];
+                if r.op == Some(Op::Read) {
+                    self.host_bytes_read += r.len;
+                    ctx.complete(tag);
+                    return;
+                }
+                self.host_bytes_written += r.len;
+                let dies: Vec<u32> = self.units(r.offset, r.len).collect();
+                self.reqs[tag as usize].outstanding = dies.len() as u32;
+                for die in dies {
+                    let (ch, xfer) = (self.channel_of(die), self.xfer());
+                    let done = self.channels[ch].reserve(now, xfer);
+                    ctx.schedule(done, InPlaceEvent::WriteMoved { tag, die });
+                }
+            }
+            InPlaceEvent::WriteMoved { tag, die } => {
+                let done = self.dies[die as usize].reserve(now, self.cfg.nand.program_ns);
+                self.media_bytes_written += self.unit;
+                ctx.schedule(done, InPlaceEvent::Written { tag });
+            }
+            InPlaceEvent::Written { tag } => {
+                let r = &mut self.reqs[tag as usize];
+                r.outstanding -= 1;
+                if r.outstanding == 0 {
+                    ctx.complete(tag);
+                }
+            }
+        }
+    }
+
+    fn internal_report(&self, at: Time) -> InternalReport {
+        InternalReport {
+            die_busy_ns: self.dies.iter().map(|d| d.busy_by(at)).sum(),
+            dies: self.dies.len() as u32,
+            channel_busy_ns: self.channels.iter().map(|c| c.busy_by(at)).collect(),
+            controller_busy_ns: self.front.controller_busy_by(at),
+            controller_cores: self.front.cores(),
+            host_bytes_written: self.host_bytes_written,
+            host_bytes_read: self.host_bytes_read,
+            nand_bytes_written: self.media_bytes_written,
+            nand_bytes_read: self.media_bytes_read,
+            total_blocks: 0,
+            over_provisioning: self.cfg.over_provisioning(),
+            ..InternalReport::default()
+        }
+    }
+}
