@@ -82,22 +82,31 @@ def run(
     env: Mapping[str, str] | None = None,
     interval: str | float | None = None,
     precondition: str | Mapping[str, Any] | None = None,
+    scale: float | None = None,
 ) -> RunResult:
     """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``profile``.
 
     ``host`` defaults to the host the profile was calibrated on. ``interval`` (e.g. ``"1s"``)
     adds a time series. ``precondition`` puts the drive in a used state first, without
-    simulating time: ``"sequential"`` or ``"random:2"``.
+    simulating time: ``"sequential"`` or ``"random:2"``. ``scale`` (0 < scale <= 1) simulates
+    that fraction of the drive's flash — same dies, channels, timings and spare ratio, smaller
+    blocks — so huge drives fit in memory; rates and WAF carry over, byte counts and fill
+    times are those of the fraction. It defaults to the profile's ``simulation_scale``.
     """
     from . import _core
 
     dev, dev_sources = load_profile(profile)
     host_profile, host_sources = load_host(host or dev.default_host)
-    jobset = _load_jobs(job, dev.capacity, overrides, env, seed)
+    scale = dev.simulation_scale if scale is None else scale
+    if not 0 < scale <= 1:
+        raise ValueError(f"scale {scale}: expected a fraction in (0, 1]")
+    device_core = dev.to_core(scale)
+    scale = dev.effective_scale(scale)
+    jobset = _load_jobs(job, device_core["capacity_bytes"], overrides, env, seed)
     interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     if interval_ns is not None and interval_ns <= 0:
         raise ValueError("interval must be positive")
-    spec = build_spec(jobset, dev.to_core(), host_profile.to_core(), seed=seed, interval_ns=interval_ns,
+    spec = build_spec(jobset, device_core, host_profile.to_core(), seed=seed, interval_ns=interval_ns,
                       precondition=parse_precondition(precondition))
     try:
         raw = _core.run_json(json.dumps(spec))
@@ -107,7 +116,11 @@ def run(
     units = build_units(core, jobset.group_reporting, jobset.job_options)
     sources = {f"device.{k}": v for k, v in dev_sources.items()}
     sources.update({f"host.{k}": v for k, v in host_sources.items()})
+    warnings = list(jobset.warnings)
+    if scale < 1:
+        warnings.append(f"simulating {scale:g} of {dev.name}'s flash ({device_core['capacity_bytes'] / 1e9:.1f} GB of "
+                        f"{dev.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
     return RunResult(core=core, units=units, percentiles_list=list(jobset.percentiles),
-                     profile_name=dev.name, host_name=host_profile.name, device_core=dev.to_core(),
-                     global_options=dict(jobset.global_options), warnings=list(jobset.warnings),
+                     profile_name=dev.name, host_name=host_profile.name, device_core=device_core,
+                     global_options=dict(jobset.global_options), warnings=warnings, scale=scale,
                      sources=sources, endurance=dev.endurance.model_dump())

@@ -192,6 +192,7 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     endurance: dict[str, Any] = field(default_factory=dict)
+    scale: float = 1.0
 
     # ---- device-level views ------------------------------------------------------------
 
@@ -305,6 +306,7 @@ class RunResult:
             "profile": self.profile_name,
             "host": self.host_name,
             "seed": self.core["seed"],
+            "scale": self.scale,
             "sim_time_s": self.elapsed_ns / 1e9,
             "events": self.core["events"],
             "devices": [self.internal()],

@@ -8,6 +8,7 @@ measurement, or ``assumed: why``. Unknown keys are errors that name the key.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -128,6 +129,9 @@ class SsdProfile(_Section):
     ftl: Ftl
     slc_cache: SlcCache | None = None
     endurance: Endurance = Endurance()
+    # Fidelity knob, not a drive property: simulate this fraction of the flash (smaller
+    # blocks, same number of them, same dies, channels, timings and spare). See docs/model.md.
+    simulation_scale: float = Field(default=1.0, gt=0, le=1)
 
     @property
     def dies(self) -> int:
@@ -138,12 +142,28 @@ class SsdProfile(_Section):
         n = self.nand
         return self.dies * n.planes_per_die * n.blocks_per_plane * n.pages_per_block * n.page_size
 
-    def to_core(self) -> dict[str, Any]:
-        """The SsdConfig the Rust core deserialises."""
+    def scaled_pages_per_block(self, scale: float) -> int:
+        """Pages per block of the simulated fraction: blocks shrink, their number stays, so
+        the spare ratio and the GC reserve (whole blocks per die) are those of the drive."""
+        n = self.nand
+        step = math.lcm(n.program_pages, _BITS[n.cell] if self.slc_cache else 1)
+        return max(step, round(n.pages_per_block * scale / step) * step)
+
+    def effective_scale(self, scale: float) -> float:
+        """The fraction actually simulated (block sizes come in whole program units)."""
+        return 1.0 if scale >= 1.0 else self.scaled_pages_per_block(scale) / self.nand.pages_per_block
+
+    def scaled_capacity(self, scale: float) -> int:
+        """User capacity of the simulated fraction of the drive (a whole number of IUs)."""
+        iu = self.ftl.indirection_unit
+        return int(self.capacity * self.effective_scale(scale)) // iu * iu
+
+    def to_core(self, scale: float = 1.0) -> dict[str, Any]:
+        """The SsdConfig the Rust core deserialises (for `scale` < 1, a fraction of the drive)."""
         c, n = self.controller, self.nand
         return {
             "name": self.name,
-            "capacity_bytes": self.capacity,
+            "capacity_bytes": self.scaled_capacity(scale),
             "interface": self.interface.to_core(),
             "queue_depth": self.queue_depth,
             "controller": {
@@ -161,11 +181,13 @@ class SsdProfile(_Section):
                 "dies_per_channel": n.dies_per_channel,
                 "planes_per_die": n.planes_per_die,
                 "page_bytes": n.page_size,
-                "pages_per_block": n.pages_per_block,
+                "pages_per_block": self.scaled_pages_per_block(scale) if scale < 1 else n.pages_per_block,
                 "blocks_per_plane": n.blocks_per_plane,
                 "read_ns": n.read_time,
                 "program_ns": n.program_time,
-                "erase_ns": n.erase_time,
+                # A block of 1/k the pages erases in 1/k the time, so erasing costs the same
+                # per byte (erase stalls seen by reads get shorter: see docs/model.md).
+                "erase_ns": int(n.erase_time * self.effective_scale(scale)),
                 "channel_bytes_per_s": int(n.channel_rate),
                 "media": n.media,
                 "bits_per_cell": _BITS[n.cell],
@@ -179,11 +201,11 @@ class SsdProfile(_Section):
                 "wear_leveling_spread": self.ftl.wear_leveling_spread,
             },
             "slc_cache": None if self.slc_cache is None else {
-                "static_bytes": self.slc_cache.static,
-                "dynamic_max_bytes": self.slc_cache.dynamic_max,
+                "static_bytes": int(self.slc_cache.static * self.effective_scale(scale)),
+                "dynamic_max_bytes": int(self.slc_cache.dynamic_max * self.effective_scale(scale)),
                 "read_ns": self.slc_cache.read_time,
                 "program_ns": self.slc_cache.program_time,
-                "erase_ns": self.slc_cache.erase_time,
+                "erase_ns": int(self.slc_cache.erase_time * self.effective_scale(scale)),
                 "fold": self.slc_cache.fold,
             },
             "idle_after_ns": self.slc_cache.idle_after if self.slc_cache else 5_000_000,

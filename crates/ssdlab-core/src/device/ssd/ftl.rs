@@ -45,6 +45,11 @@ struct DieState {
     /// GC found only fully valid blocks: no host data may land here until some is invalidated.
     stuck: bool,
     erases_since_wear_check: u32,
+    /// The block GC is emptying, the next offset to look at, and relocations owed per host
+    /// IU so that it is empty before the free blocks run out.
+    victim: Option<u32>,
+    victim_next: u32,
+    victim_rate: f64,
 }
 
 /// Whether a program unit of host data goes to an SLC-mode block or a native one.
@@ -295,7 +300,7 @@ impl Ftl {
         let die = block / self.blocks_per_die;
         if self.die_state[die as usize].free.len() < self.gc_threshold as usize {
             self.die_state[die as usize].stuck = false;
-            self.collect_if_needed(die)
+            self.collect_if_needed(die, self.ius_per_pu)
         } else {
             GcWork::default()
         }
@@ -364,7 +369,6 @@ impl Ftl {
         debug_assert!(lpns.len() <= per_unit as usize && !lpns.is_empty());
         debug_assert!(self.accepts_host_data(die));
         let slc = mode == Mode::Slc;
-        let mut gc = GcWork::default();
         let open = if slc { self.die_state[die as usize].slc_block } else { self.die_state[die as usize].host_block };
         if open.is_none() {
             let b = self.open_block(die, slc);
@@ -376,7 +380,6 @@ impl Ftl {
                 d.host_block = Some(b);
                 d.host_next = 0;
             }
-            gc = self.collect_if_needed(die);
         }
         let cap = if slc { self.ius_per_slc_block } else { self.ius_per_block };
         let d = &mut self.die_state[die as usize];
@@ -407,6 +410,8 @@ impl Ftl {
                 d.host_block = None;
             }
         }
+        // GC keeps pace with the host: a share of relocations for every unit written.
+        let gc = self.collect_if_needed(die, per_unit);
         Placement { block, first_slot, gc }
     }
 
@@ -470,21 +475,76 @@ impl Ftl {
 
     // ---- garbage collection, folding, wear levelling ---------------------------------------
 
-    fn collect_if_needed(&mut self, die: u32) -> GcWork {
+    /// Incremental foreground GC. Once a die is short of free blocks it empties one victim at
+    /// a time, relocating for each `host_ius` written as many IUs as the victim's
+    /// valid-to-free ratio demands (with some headroom), so GC work is spread between host
+    /// programs instead of stalling the die for a whole block. Down to its last free block
+    /// (kept for GC), the die finishes victims outright.
+    fn collect_if_needed(&mut self, die: u32, host_ius: u32) -> GcWork {
         let mut work = GcWork::default();
-        while self.die_state[die as usize].free.len() < self.gc_threshold as usize {
-            match self.pick_victim(die, false) {
-                Some(v) if self.blocks[v as usize].valid < self.capacity_of(&self.blocks[v as usize]) => {
-                    work.add(self.collect_block(die, v));
+        let mut budget: Option<u64> = None;
+        loop {
+            let free = self.die_state[die as usize].free.len();
+            let victim = match self.die_state[die as usize].victim {
+                Some(v) => v,
+                None => {
+                    if free >= self.gc_threshold as usize {
+                        break;
+                    }
+                    match self.pick_victim(die, false) {
+                        Some(v) if self.blocks[v as usize].valid < self.capacity_of(&self.blocks[v as usize]) => {
+                            let blk = &self.blocks[v as usize];
+                            let (valid, cap) = (blk.valid as f64, self.capacity_of(blk) as f64);
+                            let d = &mut self.die_state[die as usize];
+                            d.victim = Some(v);
+                            d.victim_next = 0;
+                            d.victim_rate = valid / (cap - valid);
+                            v
+                        }
+                        _ => {
+                            self.die_state[die as usize].stuck = true;
+                            break;
+                        }
+                    }
                 }
-                _ => {
-                    self.die_state[die as usize].stuck = true;
-                    break;
-                }
+            };
+            let emergency = self.die_state[die as usize].free.len() < 2;
+            let allowance = if emergency {
+                u64::MAX
+            } else {
+                let rate = self.die_state[die as usize].victim_rate;
+                *budget.get_or_insert(((host_ius as f64) * (rate * 1.25 + 0.25)).ceil() as u64)
+            };
+            if allowance == 0 {
+                break;
+            }
+            let (w, finished) = self.advance_victim(die, victim, allowance);
+            work.add(w);
+            if let Some(b) = budget.as_mut() {
+                *b = b.saturating_sub(w.relocated_ius);
+            }
+            if !finished && !emergency {
+                break;
             }
         }
         work.add(self.level_wear(die));
         work
+    }
+
+    /// Relocate up to `allowance` valid IUs of the die's current victim; erase it when empty.
+    fn advance_victim(&mut self, die: u32, victim: u32, allowance: u64) -> (GcWork, bool) {
+        let from = self.die_state[die as usize].victim_next;
+        let (work, next) = self.relocate(die, victim, from, allowance);
+        let cap = self.capacity_of(&self.blocks[victim as usize]);
+        if next >= cap {
+            self.die_state[die as usize].victim = None;
+            let mut work = work;
+            self.erase(die, victim, &mut work);
+            (work, true)
+        } else {
+            self.die_state[die as usize].victim_next = next;
+            (work, false)
+        }
     }
 
     /// Background work for an idle die: fold one SLC block, or collect one victim if the die
@@ -522,9 +582,13 @@ impl Ftl {
     /// `slc_only`, folding) the oldest SLC block.
     fn pick_victim(&self, die: u32, slc_only: bool) -> Option<u32> {
         let first = die * self.blocks_per_die;
+        let current = self.die_state[die as usize].victim;
         let candidates = (first..first + self.blocks_per_die).filter(|&b| {
             let blk = &self.blocks[b as usize];
-            blk.state == BlockState::Closed && blk.programmed >= blk.filled && (!slc_only || blk.slc)
+            blk.state == BlockState::Closed
+                && blk.programmed >= blk.filled
+                && (!slc_only || blk.slc)
+                && Some(b) != current
         });
         if slc_only {
             return candidates.min_by_key(|&b| self.blocks[b as usize].stamp);
@@ -550,23 +614,34 @@ impl Ftl {
 
     /// Relocate the valid IUs of `victim` to the die's GC block, then erase it.
     fn collect_block(&mut self, die: u32, victim: u32) -> GcWork {
-        self.counters.gc_runs += 1;
+        let cap = self.capacity_of(&self.blocks[victim as usize]);
+        let (mut work, next) = self.relocate(die, victim, 0, u64::MAX);
+        debug_assert!(next >= cap);
+        self.erase(die, victim, &mut work);
+        work
+    }
+
+    /// Move valid IUs of `victim`, from slot offset `from`, to the GC block until `allowance`
+    /// have moved or the block's end; returns the work and the offset reached.
+    fn relocate(&mut self, die: u32, victim: u32, from: u32, allowance: u64) -> (GcWork, u32) {
         let victim_slc = self.blocks[victim as usize].slc;
-        let mut work = GcWork { erases: 1, slc_erases: victim_slc as u64, ..GcWork::default() };
+        let mut work = GcWork::default();
         let base = victim * self.ius_per_block;
         let cap = self.capacity_of(&self.blocks[victim as usize]);
         let mut last_page = u32::MAX;
         // Relocation touches the map entry of every valid IU, at random places in a map far
         // larger than the caches: ask for entries a few IUs ahead so the misses overlap.
         const AHEAD: u32 = 16;
-        for off in 0..AHEAD.min(cap) {
+        for off in from..(from + AHEAD).min(cap) {
             self.prefetch_slot_owner(base + off);
         }
-        for off in 0..cap {
+        let mut off = from;
+        while off < cap && work.relocated_ius < allowance {
             let slot = base + off;
             if off + AHEAD < cap {
                 self.prefetch_slot_owner(slot + AHEAD);
             }
+            off += 1;
             let lpn = self.p2l.get(slot as usize);
             if lpn == self.no_lpn {
                 continue;
@@ -587,20 +662,29 @@ impl Ftl {
         self.counters.gc_ius += work.relocated_ius;
         if victim_slc {
             self.counters.folded_ius += work.relocated_ius;
-            self.slc_blocks -= 1;
         }
+        (work, off)
+    }
+
+    /// Erase an emptied victim and give it back to the die's free blocks.
+    fn erase(&mut self, die: u32, victim: u32, work: &mut GcWork) {
+        self.counters.gc_runs += 1;
+        self.counters.erases += 1;
+        work.erases += 1;
         let blk = &mut self.blocks[victim as usize];
         debug_assert_eq!(blk.valid, 0);
+        if blk.slc {
+            work.slc_erases += 1;
+            self.slc_blocks -= 1;
+        }
         blk.state = BlockState::Free;
         blk.erases += 1;
         blk.filled = 0;
         blk.programmed = 0;
         blk.slc = false;
-        self.counters.erases += 1;
         let d = &mut self.die_state[die as usize];
         d.free.push(victim);
         d.erases_since_wear_check += 1;
-        work
     }
 
     /// Static wear levelling: when the die's erase counts spread too far, move the data of
@@ -614,10 +698,11 @@ impl Ftl {
         let first = die * self.blocks_per_die;
         let range = first..first + self.blocks_per_die;
         let max = range.clone().map(|b| self.blocks[b as usize].erases).max().unwrap_or(0);
+        let current = self.die_state[die as usize].victim;
         let coldest = range
             .filter(|&b| {
                 let blk = &self.blocks[b as usize];
-                blk.state == BlockState::Closed && blk.programmed >= blk.filled
+                blk.state == BlockState::Closed && blk.programmed >= blk.filled && Some(b) != current
             })
             .min_by_key(|&b| self.blocks[b as usize].erases);
         match coldest {
