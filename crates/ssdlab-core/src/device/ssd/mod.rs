@@ -339,12 +339,19 @@ impl Ssd {
         let now = ctx.now();
         let (first, last) = self.iu_range(offset, len);
         let iu = self.iu_bytes;
+        let mut added = 0u64;
         for lpn in first..last {
             let lo = lpn as u64 * iu;
             let partial = offset > lo || offset + len < lo + iu;
+            // Data for an IU still waiting in the buffer is merged into it (write-back only:
+            // a write-through write must wait for its own program).
+            if !self.write_through() && self.is_buffered(lpn) {
+                continue;
+            }
             if partial {
                 self.read_for_merge(lpn, now);
             }
+            added += 1;
             if self.buffered.is_empty() {
                 self.buffered_seq_start = self.next_seq;
             }
@@ -355,7 +362,7 @@ impl Ssd {
             self.next_seq += 1;
         }
         if !self.write_through() {
-            self.buffer_used += (last - first) as u64 * iu;
+            self.buffer_used += added * iu;
         }
         self.host_bytes_written += len;
         let force = self.write_through() || !self.flushes.is_empty();
