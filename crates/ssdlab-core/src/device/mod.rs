@@ -86,6 +86,8 @@ pub struct InternalReport {
     pub gc_relocated_bytes: u64,
     pub rmw_reads: u64,
     pub buffer_read_hits: u64,
+    /// IUs of host writes merged into an IU already waiting in the write buffer.
+    pub buffer_merges: u64,
     pub write_buffer_bytes_used: u64,
     pub free_blocks: u64,
     pub total_blocks: u64,

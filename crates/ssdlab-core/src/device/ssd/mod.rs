@@ -111,6 +111,7 @@ pub struct Ssd {
     nand_bytes_read: u64,
     rmw_reads: u64,
     buffer_read_hits: u64,
+    buffer_merges: u64,
     gc: GcWork,
 }
 
@@ -146,6 +147,7 @@ impl Ssd {
             nand_bytes_read: 0,
             rmw_reads: 0,
             buffer_read_hits: 0,
+            buffer_merges: 0,
             gc: GcWork::default(),
             ftl,
             cfg,
@@ -346,6 +348,7 @@ impl Ssd {
             // Data for an IU still waiting in the buffer is merged into it (write-back only:
             // a write-through write must wait for its own program).
             if !self.write_through() && self.is_buffered(lpn) {
+                self.buffer_merges += 1;
                 continue;
             }
             if partial {
@@ -671,6 +674,7 @@ impl BlockDevice for Ssd {
             gc_relocated_bytes: c.gc_ius * iu,
             rmw_reads: self.rmw_reads,
             buffer_read_hits: self.buffer_read_hits,
+            buffer_merges: self.buffer_merges,
             write_buffer_bytes_used: self.buffer_used,
             free_blocks: self.ftl.free_blocks(),
             total_blocks: self.ftl.total_blocks(),
