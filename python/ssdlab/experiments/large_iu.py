@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..plotting import pyplot, save
 from ..api import run
 from ..config import load_profile
 
@@ -63,10 +64,7 @@ def reproduce(profile: str = PROFILE, writes: int = 4000, seed: int = 0) -> pd.D
 
 
 def plot(table: pd.DataFrame, path: Path, iu: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for off, style in ((0, "o-"), (4, "s--")):
@@ -78,10 +76,7 @@ def plot(table: pd.DataFrame, path: Path, iu: int) -> None:
            title=f"Read-modify-write with a {iu // 1024} KiB indirection unit (dotted: analytic)")
     ax.set_xticks(table.write_size_kib.unique(), [str(v) for v in table.write_size_kib.unique()])
     ax.legend()
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..plotting import pyplot, save
 from ..api import SimulationError
 from ..config import ProfileError
 from ..sizing import SEED002_TARGET, drives_for_rate
@@ -168,10 +169,7 @@ def summary_table(runs: dict[str, SustainedWrite | str]) -> pd.DataFrame:
 def plot(runs: dict[str, SustainedWrite | str], path: Path) -> None:
     """Throughput over time per drive (one panel each, fill and overwrite), with the paper's
     rates and the datasheet figure, like the white paper's charts."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = list(runs)
     fig, axes = plt.subplots(len(names), 1, figsize=(9, 2.6 * len(names)), squeeze=False)
@@ -205,10 +203,7 @@ def plot(runs: dict[str, SustainedWrite | str], path: Path) -> None:
                   + ([pub.datasheet_gbps] + [r.high or r.low for r in pub.rates] if pub else []))
         ax.set(title=title, xlabel="time (s)", ylabel="write GB/s", ylim=(0, 1.2 * top))
         ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:

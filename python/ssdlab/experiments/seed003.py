@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..plotting import pyplot, save
 from ..api import run
 
 PROFILE = "samsung-850-pro"
@@ -57,10 +58,7 @@ def reproduce(runtime_s: float = 300.0, seed: int = 0, numjobs: list[int] | None
 
 
 def plot(table: pd.DataFrame, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     ax1.plot(table.numjobs, table.iops_published, "o-", label="published (850 PRO)")
@@ -76,10 +74,7 @@ def plot(table: pd.DataFrame, path: Path) -> None:
     ax2.set(xscale="log", xlabel="fio numjobs", ylabel="%", ylim=(0, 105), title="What iostat sees vs inside")
     ax2.set_xticks(table.numjobs, [str(n) for n in table.numjobs])
     ax2.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
