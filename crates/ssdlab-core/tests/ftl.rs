@@ -346,3 +346,46 @@ fn refresh_expected(ftl: &Ftl, mapped: &[bool], expect_slot: &mut [u32]) {
         }
     }
 }
+
+/// Static wear levelling: a hot set rewritten over and over keeps the drive's cold blocks
+/// out of the rotation; with levelling on, the spread of erase counts stays near its bound.
+#[test]
+fn wear_levelling_bounds_the_erase_spread() {
+    let spread = |leveling: u32| {
+        let mut cfg = SsdConfig::generic(1);
+        cfg.nand.channels = 1;
+        cfg.nand.dies_per_channel = 1;
+        cfg.nand.pages_per_block = 16;
+        cfg.nand.blocks_per_plane = 96;
+        cfg.capacity_bytes = 96 * 16 * 16 * 1024 * 2 * 80 / 100 / 4096 * 4096;
+        cfg.ftl.wear_leveling_spread = leveling;
+        cfg.validate().expect("valid");
+        let mut ftl = Ftl::new(&cfg);
+        let logical = ftl.logical_ius() as u32;
+        let per_pu = ftl.ius_per_pu;
+        // Fill once (cold data), then rewrite the first 5 % over and over.
+        let mut lpn = 0;
+        while lpn < logical {
+            let n = per_pu.min(logical - lpn);
+            let units: Vec<u32> = (lpn..lpn + n).collect();
+            let p = ftl.place_host_unit(0, &units);
+            let _ = ftl.mark_programmed(p.block, per_pu);
+            lpn += n;
+        }
+        let hot = logical / 20;
+        for round in 0..400u32 {
+            for start in (0..hot).step_by(per_pu as usize) {
+                let units: Vec<u32> = (start..(start + per_pu).min(hot)).map(|l| (l + round) % hot).collect();
+                let p = ftl.place_host_unit(0, &units);
+                let _ = ftl.mark_programmed(p.block, per_pu);
+            }
+        }
+        ftl.check_invariants().unwrap();
+        let erases: Vec<u32> = ftl.block_erases().collect();
+        erases.iter().max().unwrap() - erases.iter().min().unwrap()
+    };
+    let without = spread(0);
+    let with = spread(20);
+    assert!(without > 100, "the hot set should wear its blocks unevenly: spread {without}");
+    assert!(with <= 20 + 10, "levelling keeps the spread near its bound: {with}");
+}

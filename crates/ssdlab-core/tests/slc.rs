@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use ssdlab_core::device::ssd::{FoldPolicy, SlcCacheConfig, SsdConfig};
+use ssdlab_core::device::ssd::{FoldPolicy, Precondition, SlcCacheConfig, SsdConfig};
 use ssdlab_core::host::HostConfig;
 use ssdlab_core::workload::{JobSpec, RwMode};
 
@@ -114,4 +114,22 @@ fn pressure_folding_costs_host_throughput() {
     let idle = rate(FoldPolicy::Idle);
     let pressure = rate(FoldPolicy::Pressure);
     assert!(pressure < idle * 0.97, "pressure {pressure} vs idle {idle}");
+}
+
+#[test]
+fn fast_sequential_fill_leaves_the_cache_as_a_simulated_fill_does() {
+    // Timed: fill the whole drive sequentially with no idle time (nothing is folded).
+    let mut timed = fresh(tlc_with_cache(FoldPolicy::Idle), 1);
+    let (r, _) = run_audited(&mut timed, HostConfig::ideal(), vec![seq_write(1 << 30)], 1, None);
+    let timed_slc = r.devices[0].internal.slc_host_bytes;
+    // Fast: the same fill without time.
+    let fast = preconditioned(tlc_with_cache(FoldPolicy::Idle), Precondition::Sequential, 1);
+    let (t, f) = (timed.ftl(), fast.ftl());
+    // The timed drive may still hold a partial unit in its write buffer.
+    assert!(f.valid_ius() - t.valid_ius() <= t.ius_per_pu as u64, "{} vs {}", t.valid_ius(), f.valid_ius());
+    // Both filled the cache first and kept it (no idle time to fold).
+    assert!((t.slc_used_ius() as i64 - f.slc_used_ius() as i64).abs() <= 2 * t.ius_per_slc_block as i64,
+        "SLC in use: timed {} vs fast {}", t.slc_used_ius(), f.slc_used_ius());
+    assert!(timed_slc >= 90 * MIB);
+    f.check_invariants().unwrap();
 }

@@ -6,6 +6,7 @@
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
+use super::ftl::Ftl;
 use super::Ssd;
 use crate::engine::rng::stream;
 
@@ -29,45 +30,61 @@ pub fn precondition(ssd: &mut Ssd, p: Precondition, seed: u64) {
     }
     let ftl = ssd.ftl_mut();
     let logical = ftl.logical_ius() as u32;
-    let per_unit = ftl.ius_per_pu as usize;
-    let dies = ftl.dies;
-    let mut die = 0u32;
-    let mut unit: Vec<u32> = Vec::with_capacity(per_unit);
-    let mut place = |ftl: &mut super::ftl::Ftl, unit: &mut Vec<u32>| {
-        // Round-robin over the dies that can take data, as striping on an idle drive does.
-        for _ in 0..dies {
-            let d = die;
-            die = (die + 1) % dies;
-            if ftl.accepts_host_data(d) {
-                let placed = ftl.place_host_unit(d, unit);
-                // No time passes here, so GC work (if any) has no one to charge.
-                let _ = ftl.mark_programmed(placed.block, ftl.ius_per_pu);
-                break;
-            }
-        }
-        unit.clear();
-    };
+    let mut writer = Writer { die: 0, pending: Vec::new() };
     for lpn in 0..logical {
-        unit.push(lpn);
-        if unit.len() == per_unit {
-            place(ftl, &mut unit);
-        }
+        writer.write(ftl, lpn);
     }
-    if !unit.is_empty() {
-        place(ftl, &mut unit);
-    }
+    writer.flush(ftl);
     if let Precondition::Random { passes } = p {
         let mut rng = stream(seed, "precondition", 0);
         let writes = (passes.max(0.0) * logical as f64) as u64;
         for _ in 0..writes {
-            unit.push(rng.gen_range(0..logical));
-            if unit.len() == per_unit {
-                place(ftl, &mut unit);
-            }
+            writer.write(ftl, rng.gen_range(0..logical));
         }
-        if !unit.is_empty() {
-            place(ftl, &mut unit);
-        }
+        writer.flush(ftl);
     }
     ftl.counters = Default::default();
+}
+
+/// Places host IUs as the timed write path does, without time: round-robin over the dies
+/// that can take data (as striping on an idle drive does), in SLC or native units as the
+/// cache state says, so a fast fill leaves the SLC cache as a simulated one would.
+struct Writer {
+    die: u32,
+    pending: Vec<u32>,
+}
+
+impl Writer {
+    fn write(&mut self, ftl: &mut Ftl, lpn: u32) {
+        self.pending.push(lpn);
+        let mode = ftl.host_mode(self.die);
+        if self.pending.len() >= ftl.unit_ius(mode) as usize {
+            self.place(ftl);
+        }
+    }
+
+    fn flush(&mut self, ftl: &mut Ftl) {
+        while !self.pending.is_empty() {
+            self.place(ftl);
+        }
+    }
+
+    fn place(&mut self, ftl: &mut Ftl) {
+        let dies = ftl.dies;
+        for _ in 0..dies {
+            let d = self.die;
+            self.die = (self.die + 1) % dies;
+            if ftl.accepts_host_data(d) {
+                let mode = ftl.host_mode(d);
+                let n = self.pending.len().min(ftl.unit_ius(mode) as usize);
+                let placed = ftl.place_host_unit_in(d, &self.pending[..n], mode);
+                // No time passes here, so GC work (if any) has no one to charge.
+                let _ = ftl.mark_programmed(placed.block, ftl.unit_ius(mode));
+                self.pending.drain(..n);
+                return;
+            }
+        }
+        // A validated drive always has a die with room (its spare exceeds the GC reserve).
+        unreachable!("preconditioning found no die that can take data");
+    }
 }
