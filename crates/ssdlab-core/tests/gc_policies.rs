@@ -69,3 +69,36 @@ fn idle_time_refills_free_blocks_with_background_gc() {
     assert!(after >= 8 * dies - dies, "idle dies collect up to the background target: {after}");
     assert!(res.devices[0].internal.gc_runs > 0);
 }
+
+#[test]
+fn garbage_collection_shows_in_read_tail_latency() {
+    // Reads alone on a used drive, then the same reads while random writes keep GC busy:
+    // relocations and erases occupy the dies, so some reads wait behind them.
+    let read_tail = |with_writes: bool| {
+        let cfg = SsdConfig::generic(1);
+        let cap = cfg.capacity_bytes;
+        let mut ssd = preconditioned(cfg, Precondition::Random { passes: 1.0 }, 9);
+        let mut reads = JobSpec::simple("r", RwMode::Randread, 4096, 4, cap);
+        reads.random_map = false;
+        reads.number_ios = Some(40_000);
+        reads.seed = 1; // not the writer's offsets, which would be read back from the buffer
+        let mut jobs = vec![reads];
+        if with_writes {
+            let mut w = JobSpec::simple("w", RwMode::Randwrite, 4096, 32, cap);
+            w.random_map = false;
+            w.number_ios = Some(150_000);
+            w.seed = 2;
+            jobs.push(w);
+        }
+        let (r, _) = run_audited(&mut ssd, HostConfig::ideal(), jobs, 9, None);
+        let h = &r.jobs[0].read.clat_hist;
+        (h.percentile(50.0), h.percentile(99.0), h.percentile(99.9), r.devices[0].internal.gc_runs)
+    };
+    let (p50_alone, _, p999_alone, _) = read_tail(false);
+    let (p50_gc, p99_gc, p999_gc, gc_runs) = read_tail(true);
+    eprintln!("reads alone p50 {p50_alone} p99.9 {p999_alone}; with GC p50 {p50_gc} p99 {p99_gc} p99.9 {p999_gc} ns ({gc_runs} GC erases)");
+    assert!(gc_runs > 0);
+    assert!(p999_gc > 5 * p999_alone, "GC should stretch the read tail");
+    // The tail reaches program/erase scale (0.7 ms / 3.5 ms on this drive), not just queueing.
+    assert!(p999_gc > 700_000);
+}
