@@ -125,10 +125,11 @@ fn fast_sequential_fill_leaves_the_cache_as_a_simulated_fill_does() {
     // Fast: the same fill without time.
     let fast = preconditioned(tlc_with_cache(FoldPolicy::Idle), Precondition::Sequential, 1);
     let (t, f) = (timed.ftl(), fast.ftl());
-    // The timed drive may still hold a partial unit in its write buffer.
-    assert!(f.valid_ius() - t.valid_ius() <= t.ius_per_pu as u64, "{} vs {}", t.valid_ius(), f.valid_ius());
+    // The timed drive may still hold data in its write buffer (not yet placed).
+    let buffered_ius = tlc_with_cache(FoldPolicy::Idle).write_buffer_bytes / 4096;
+    assert!(f.valid_ius() - t.valid_ius() <= buffered_ius, "{} vs {}", t.valid_ius(), f.valid_ius());
     // Both filled the cache first and kept it (no idle time to fold).
-    assert!((t.slc_used_ius() as i64 - f.slc_used_ius() as i64).abs() <= 2 * t.ius_per_slc_block as i64,
+    assert!((t.slc_used_ius() as i64 - f.slc_used_ius() as i64).abs() <= 2 * t.ius_per_slc_block as i64 + buffered_ius as i64,
         "SLC in use: timed {} vs fast {}", t.slc_used_ius(), f.slc_used_ius());
     assert!(timed_slc >= 90 * MIB);
     f.check_invariants().unwrap();

@@ -89,6 +89,8 @@ pub struct InternalReport {
     /// IUs of host writes merged into an IU already waiting in the write buffer.
     pub buffer_merges: u64,
     pub write_buffer_bytes_used: u64,
+    /// Of that, IUs not yet given a place on flash (not yet in `nand_bytes_written`).
+    pub write_buffer_unplaced_bytes: u64,
     pub free_blocks: u64,
     pub total_blocks: u64,
     pub max_block_erases: u32,

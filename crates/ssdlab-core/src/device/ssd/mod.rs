@@ -11,7 +11,8 @@ pub mod config;
 pub mod ftl;
 pub mod precondition;
 
-use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
 
 use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
 use crate::device::frontend::FrontEnd;
@@ -41,6 +42,8 @@ pub enum SsdEvent {
     UnitProgrammed { unit: u32 },
     /// The host may have been idle long enough for background work (epoch of the idle spell).
     IdleCheck { epoch: u32 },
+    /// A die's queue has room again: send buffered data.
+    RetryDispatch,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -88,6 +91,8 @@ pub struct Ssd {
     reqs: Vec<ReqState>,
     // Write buffer.
     buffered: VecDeque<BufferedIu>,
+    /// How many entries of `buffered` hold each logical IU (for read hits and merges).
+    buffered_index: HashMap<u32, u32>,
     buffered_seq_start: u64,
     next_seq: u64,
     buffer_used: u64,
@@ -101,6 +106,11 @@ pub struct Ssd {
     /// When each die should be free counting units sent to it but not yet on it (in
     /// channel transfer): what the controller knows of its own queues when it picks a die.
     die_committed: Vec<Time>,
+    /// How far ahead of now a die's queue may reach before it takes no more units: the
+    /// controller keeps a couple of programs queued per die, not the whole buffer, so that
+    /// reads are not stuck behind a long backlog.
+    queue_horizon: Time,
+    retry_at: Option<Time>,
     scratch: Vec<u32>,
     /// Host requests inside the device, and the idle spell they last left (for background work).
     outstanding: u64,
@@ -128,6 +138,7 @@ impl Ssd {
             channels: vec![FifoServer::default(); cfg.nand.channels as usize],
             reqs: Vec::new(),
             buffered: VecDeque::new(),
+            buffered_index: HashMap::new(),
             buffered_seq_start: 0,
             next_seq: 0,
             buffer_used: 0,
@@ -139,6 +150,8 @@ impl Ssd {
             flushes: Vec::new(),
             die_cursor: 0,
             die_committed: vec![0; dies],
+            queue_horizon: 2 * cfg.nand.program_ns.max(cfg.slc_cache.as_ref().map_or(0, |c| c.program_ns)),
+            retry_at: None,
             scratch: Vec::new(),
             outstanding: 0,
             idle_epoch: 0,
@@ -243,8 +256,10 @@ impl Ssd {
         (first as u32, last as u32)
     }
 
+    /// Whether `lpn` waits in the write buffer (not yet sent to a die).
+    #[inline]
     fn is_buffered(&self, lpn: u32) -> bool {
-        self.buffered.iter().any(|b| b.lpn == lpn)
+        !self.buffered_index.is_empty() && self.buffered_index.contains_key(&lpn)
     }
 
     // ---- reads -------------------------------------------------------------------------
@@ -362,6 +377,7 @@ impl Ssd {
             self.ftl.prefetch(lpn);
             let waiter = if self.write_through() { tag } else { NO_TAG };
             self.buffered.push_back(BufferedIu { lpn, tag: waiter });
+            *self.buffered_index.entry(lpn).or_insert(0) += 1;
             self.next_seq += 1;
         }
         if !self.write_through() {
@@ -394,8 +410,25 @@ impl Ssd {
     /// Move buffered IUs to dies a program unit at a time; `force` also sends a partial unit
     /// (padded), as a flush, a trim or write-through requires.
     fn dispatch(&mut self, force: bool, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        self.dispatch_within(force, ctx.now() + self.queue_horizon, ctx);
+    }
+
+    /// Send buffered data to dies whose queues end before `horizon`; if some wait only for
+    /// room, look again when the first die has room.
+    fn dispatch_within(&mut self, force: bool, horizon: Time, ctx: &mut impl DeviceCtx<SsdEvent>) {
         while !self.buffered.is_empty() {
-            let Some(die) = self.pick_die() else { break };
+            let die = match self.pick_die(horizon) {
+                Ok(d) => d,
+                Err(Some(free_at)) => {
+                    let at = free_at.saturating_sub(self.queue_horizon).max(ctx.now() + 1);
+                    if self.retry_at.is_none_or(|t| at < t) {
+                        self.retry_at = Some(at);
+                        ctx.schedule(at, SsdEvent::RetryDispatch);
+                    }
+                    break;
+                }
+                Err(None) => break,
+            };
             let mode = self.ftl.host_mode(die);
             let per_unit = self.ftl.unit_ius(mode) as usize;
             if self.buffered.len() < per_unit && !force {
@@ -408,6 +441,12 @@ impl Ssd {
             self.scratch.clear();
             for _ in 0..n {
                 let b = self.buffered.pop_front().expect("buffered IU");
+                if let Entry::Occupied(mut e) = self.buffered_index.entry(b.lpn) {
+                    *e.get_mut() -= 1;
+                    if *e.get() == 0 {
+                        e.remove();
+                    }
+                }
                 self.scratch.push(b.lpn);
                 if b.tag != NO_TAG {
                     let u = &mut self.units[unit as usize];
@@ -451,8 +490,10 @@ impl Ssd {
     }
 
     /// The die that will be free soonest among those that can take host data; ties go
-    /// round-robin so an idle drive stripes across all dies.
-    fn pick_die(&self) -> Option<u32> {
+    /// round-robin so an idle drive stripes across all dies. Dies whose queue reaches past
+    /// `horizon` are full for now: then the error gives when the first of them frees up
+    /// (None if no die can take data at all).
+    fn pick_die(&self, horizon: Time) -> Result<u32, Option<Time>> {
         let dies = self.dies.len() as u32;
         let mut best: Option<(Time, u32)> = None;
         for i in 0..dies {
@@ -465,7 +506,11 @@ impl Ssd {
                 best = Some((t, d));
             }
         }
-        best.map(|(_, d)| d)
+        match best {
+            Some((t, d)) if t <= horizon => Ok(d),
+            Some((t, _)) => Err(Some(t)),
+            None => Err(None),
+        }
     }
 
     fn alloc_unit(&mut self) -> u32 {
@@ -549,8 +594,9 @@ impl Ssd {
     }
 
     fn trim(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
-        // Buffered writes go first so the trim cannot be overtaken by older data.
-        self.dispatch(true, ctx);
+        // Buffered writes go first, however long the queues, so the trim cannot be
+        // overtaken by older data.
+        self.dispatch_within(true, Time::MAX, ctx);
         let ReqState { offset, len, .. } = self.reqs[tag as usize];
         let first = offset.div_ceil(self.iu_bytes) as u32;
         let last = ((offset + len) / self.iu_bytes) as u32;
@@ -651,6 +697,12 @@ impl BlockDevice for Ssd {
             }
             SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
             SsdEvent::IdleCheck { epoch } => self.background(epoch, ctx),
+            SsdEvent::RetryDispatch => {
+                self.retry_at = None;
+                let force = self.write_through() || !self.flushes.is_empty();
+                self.dispatch(force, ctx);
+                self.admit_writes(ctx);
+            }
         }
     }
 
@@ -676,6 +728,7 @@ impl BlockDevice for Ssd {
             buffer_read_hits: self.buffer_read_hits,
             buffer_merges: self.buffer_merges,
             write_buffer_bytes_used: self.buffer_used,
+            write_buffer_unplaced_bytes: self.buffered.len() as u64 * iu,
             free_blocks: self.ftl.free_blocks(),
             total_blocks: self.ftl.total_blocks(),
             max_block_erases: self.ftl.max_block_erases(),
