@@ -3,9 +3,11 @@
 //!
 //! Read:  controller → (per flash page) die sense tR → channel transfer → link → complete.
 //! Write: controller → link (data in) → write buffer → complete (write-back) — and, apart
-//!        from the host, program units leave the buffer: channel transfer → die program.
-//! GC runs in the FTL when a die runs short of free blocks; its reads, programs and erase
-//! occupy that die, so host work goes to other dies or waits behind it.
+//!        from the host, program units leave the buffer for dies with room in their queue
+//!        (SLC or native units, as the FTL's cache state says): channel → die program.
+//! GC runs in the FTL, a little per host unit once a die is short of free blocks; its
+//! reads, programs and erases occupy that die, so host work goes elsewhere or waits. When
+//! the host has been idle, the drive flushes its buffer, folds SLC data and collects ahead.
 
 pub mod config;
 pub mod ftl;
