@@ -5,7 +5,7 @@
 
 use crate::device::frontend::FrontEnd;
 use crate::device::ssd::config::{Media, SsdConfig};
-use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
+use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, RequestTable, Tag};
 use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
 
@@ -23,21 +23,13 @@ pub enum InPlaceEvent {
     LinkDone { tag: Tag },
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct ReqState {
-    op: Option<Op>,
-    offset: u64,
-    len: u64,
-    outstanding: u32,
-}
-
 pub struct InPlaceDrive {
     cfg: SsdConfig,
     front: FrontEnd,
     unit: u64,
     dies: Vec<FifoServer>,
     channels: Vec<FifoServer>,
-    reqs: Vec<ReqState>,
+    reqs: RequestTable,
     host_bytes_written: u64,
     host_bytes_read: u64,
     media_bytes_written: u64,
@@ -58,7 +50,7 @@ impl InPlaceDrive {
             unit: cfg.nand.page_bytes,
             dies: vec![FifoServer::default(); cfg.dies() as usize],
             channels: vec![FifoServer::default(); cfg.nand.channels as usize],
-            reqs: Vec::new(),
+            reqs: RequestTable::default(),
             host_bytes_written: 0,
             host_bytes_read: 0,
             media_bytes_written: 0,
@@ -96,11 +88,7 @@ impl BlockDevice for InPlaceDrive {
     }
 
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<InPlaceEvent>) {
-        let idx = req.tag as usize;
-        if idx >= self.reqs.len() {
-            self.reqs.resize(idx + 1, ReqState::default());
-        }
-        self.reqs[idx] = ReqState { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+        self.reqs.insert(&req);
         let done = self.front.command(ctx.now(), req.op);
         ctx.schedule(done, InPlaceEvent::ControllerDone { tag: req.tag });
     }

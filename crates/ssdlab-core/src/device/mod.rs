@@ -41,6 +41,44 @@ pub struct DeviceRequest {
     pub len: u64,
 }
 
+/// A request inside a device: what the host asked, and how many of its parts (page reads,
+/// program units, media accesses) are still under way.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InDevice {
+    pub op: Option<Op>,
+    pub offset: u64,
+    pub len: u64,
+    pub outstanding: u32,
+}
+
+/// The requests inside a device, indexed by host tag (tags are small and reused).
+#[derive(Clone, Debug, Default)]
+pub struct RequestTable(Vec<InDevice>);
+
+impl RequestTable {
+    /// Record a request the device has just accepted.
+    pub fn insert(&mut self, req: &DeviceRequest) {
+        let idx = req.tag as usize;
+        if idx >= self.0.len() {
+            self.0.resize(idx + 1, InDevice::default());
+        }
+        self.0[idx] = InDevice { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+    }
+}
+
+impl std::ops::Index<usize> for RequestTable {
+    type Output = InDevice;
+    fn index(&self, tag: usize) -> &InDevice {
+        &self.0[tag]
+    }
+}
+
+impl std::ops::IndexMut<usize> for RequestTable {
+    fn index_mut(&mut self, tag: usize) -> &mut InDevice {
+        &mut self.0[tag]
+    }
+}
+
 /// What a device may do to the simulation while handling a request or one of its events.
 pub trait DeviceCtx<E> {
     fn now(&self) -> Time;

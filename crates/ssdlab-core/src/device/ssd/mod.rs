@@ -16,7 +16,7 @@ pub mod precondition;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
-use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
+use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InDevice, InternalReport, Op, RequestTable, Tag};
 use crate::device::frontend::FrontEnd;
 use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
@@ -46,15 +46,6 @@ pub enum SsdEvent {
     IdleCheck { epoch: u32 },
     /// A die's queue has room again: send buffered data.
     RetryDispatch,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct ReqState {
-    op: Option<Op>,
-    offset: u64,
-    len: u64,
-    /// Page reads (read) or program units (write-through writes) still to finish.
-    outstanding: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -90,7 +81,7 @@ pub struct Ssd {
     front: FrontEnd,
     dies: Vec<FifoServer>,
     channels: Vec<FifoServer>,
-    reqs: Vec<ReqState>,
+    reqs: RequestTable,
     // Write buffer.
     buffered: VecDeque<BufferedIu>,
     /// How many entries of `buffered` hold each logical IU (for read hits and merges).
@@ -138,7 +129,7 @@ impl Ssd {
             front: FrontEnd::new(&cfg.interface, &cfg.controller, seed),
             dies: vec![FifoServer::default(); dies],
             channels: vec![FifoServer::default(); cfg.nand.channels as usize],
-            reqs: Vec::new(),
+            reqs: RequestTable::default(),
             buffered: VecDeque::new(),
             buffered_index: HashMap::new(),
             buffered_seq_start: 0,
@@ -268,7 +259,7 @@ impl Ssd {
 
     fn start_read(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
         let now = ctx.now();
-        let ReqState { offset, len, .. } = self.reqs[tag as usize];
+        let InDevice { offset, len, .. } = self.reqs[tag as usize];
         let (first, last) = self.iu_range(offset, len);
         let mut outstanding = 0;
         // Consecutive IUs in the same flash page are sensed once.
@@ -337,7 +328,7 @@ impl Ssd {
     /// Admit waiting writes into the buffer, first come first served.
     fn admit_writes(&mut self, ctx: &mut impl DeviceCtx<SsdEvent>) {
         while let Some(&tag) = self.waiting_writes.front() {
-            let ReqState { offset, len, .. } = self.reqs[tag as usize];
+            let InDevice { offset, len, .. } = self.reqs[tag as usize];
             let (first, last) = self.iu_range(offset, len);
             let need = (last - first) as u64 * self.iu_bytes;
             let fits = self.buffer_used + need <= self.cfg.write_buffer_bytes;
@@ -599,7 +590,7 @@ impl Ssd {
         // Buffered writes go first, however long the queues, so the trim cannot be
         // overtaken by older data.
         self.dispatch_within(true, Time::MAX, ctx);
-        let ReqState { offset, len, .. } = self.reqs[tag as usize];
+        let InDevice { offset, len, .. } = self.reqs[tag as usize];
         let first = offset.div_ceil(self.iu_bytes) as u32;
         let last = ((offset + len) / self.iu_bytes) as u32;
         for lpn in first..last {
@@ -621,12 +612,8 @@ impl BlockDevice for Ssd {
     }
 
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<SsdEvent>) {
-        let idx = req.tag as usize;
-        if idx >= self.reqs.len() {
-            self.reqs.resize(idx + 1, ReqState::default());
-        }
         debug_assert!(req.offset + req.len <= self.cfg.capacity_bytes);
-        self.reqs[idx] = ReqState { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+        self.reqs.insert(&req);
         if self.outstanding == 0 {
             self.idle_epoch = self.idle_epoch.wrapping_add(1); // the idle spell is over
         }
