@@ -3,13 +3,12 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import ssdlab
+from shared_data import DATA
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 JOB = """
 [global]
@@ -50,7 +49,7 @@ def test_group_reporting_merges_clones(result):
 
 
 def test_fio_json_keys_follow_real_fio(result):
-    sample = json.loads((SHARED / "data" / "fio-output-sample.json").read_text()) if SHARED.exists() else None
+    sample = json.loads((DATA / "fio-output-sample.json").read_text()) if DATA else None
     if sample is None:
         pytest.skip("shared/ not beside the repository")
     ours = result.to_fio_json()

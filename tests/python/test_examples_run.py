@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 import ssdlab
+from shared_data import DATA
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "data" / "fio-examples"
+EXAMPLES = DATA / "fio-examples" if DATA else Path("/nonexistent")
 
 
 def core_examples() -> list[str]:

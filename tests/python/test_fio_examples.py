@@ -7,9 +7,10 @@ option; every file INDEX.md tags [core] (or [core+eng]) must parse.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+
+from shared_data import DATA
 
 from ssdlab.fio import FioJobError, JobSet, load_job_file
 
@@ -18,16 +19,8 @@ ENV = {"FIO_BS": "4k", "FIO_RW": "randread", "FIO_IODEPTH": "8", "NUMJOBS": "4"}
 SHORT = {"runtime": "0.2", "size": "1g"}  # 1g: zbd-rand-write-trim-gc trims 256M blocks
 
 
-def shared_data() -> Path | None:
-    """shared/data beside the repository checkout (the repo is cloned with shared/ next to it)."""
-    root = Path(__file__).resolve().parents[2]
-    for candidate in (root.parent / "shared" / "data", root / "shared" / "data"):
-        if (candidate / "fio-examples").is_dir():
-            return candidate
-    return None
 
 
-DATA = shared_data()
 needs_shared = pytest.mark.skipif(DATA is None, reason="shared/data (fio examples) not found beside the repo")
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from shared_data import shared_data
+
 from ssdlab.fio.grammar import parse_sources
 from ssdlab.fio.options import (
     SIZE_OPTIONS,
@@ -31,12 +33,6 @@ _HANDLE = re.compile(r"__handle_option=([^,]+), type=")
 _OUT = re.compile(r"\s+ret=(\d+), out=(\d+)")
 
 
-def shared_data() -> Path | None:
-    root = Path(__file__).resolve().parents[2]
-    for candidate in (root.parent / "shared" / "data", root / "shared" / "data"):
-        if (candidate / "fio-examples").is_dir():
-            return candidate
-    return None
 
 
 def fio_parsed(path: Path) -> list[tuple[str, list[int]]]:

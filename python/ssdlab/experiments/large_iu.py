@@ -17,7 +17,6 @@ simulation must reproduce them exactly on a fresh drive.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 import pandas as pd
