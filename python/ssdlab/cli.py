@@ -109,6 +109,18 @@ def profiles_show(name: Annotated[str, typer.Argument(help="profile name")]) -> 
 
 _SIM_HELP = "simulation of the drive's sustained write"
 
+# Options shared by `size` and `endurance`: the drive's rating and the sustained-write run.
+_Dwpd = Annotated[Optional[float], typer.Option(help="rated drive writes per day")]
+_WarrantyYears = Annotated[Optional[float], typer.Option(help="warranty in years (with --dwpd)")]
+_PeCycles = Annotated[Optional[int], typer.Option(help="rated P/E cycles of the flash")]
+_Passes = Annotated[float, typer.Option(help=f"{_SIM_HELP}: drive writes (fill + overwrite = 2)")]
+_BlockSize = Annotated[str, typer.Option(help=f"{_SIM_HELP}: write size")]
+_IoDepth = Annotated[int, typer.Option(help=f"{_SIM_HELP}: writes in flight")]
+_SimSize = Annotated[Optional[str], typer.Option(help=f"{_SIM_HELP}: only this much of the drive (quicker, less faithful)")]
+_Seed = Annotated[int, typer.Option(help="random seed of the simulation")]
+_NoCache = Annotated[bool, typer.Option("--no-cache", help="simulate even if a cached result exists")]
+_Json = Annotated[bool, typer.Option("--json", help="print JSON")]
+
 
 def _sz_drive(profile: Optional[str], capacity: Optional[str], tbw: Optional[str], dwpd: Optional[float],
               warranty_years: Optional[float], pe_cycles: Optional[int], need: str) -> dict:
@@ -220,16 +232,16 @@ def size(
     drive_rate: Annotated[Optional[str], typer.Option(help="use this per-drive sustained rate instead of simulating")] = None,
     capacity: Annotated[Optional[str], typer.Option(help="drive capacity (with --drive-rate, in place of --profile)")] = None,
     tbw: Annotated[Optional[str], typer.Option(help="rated TBW, e.g. 600TB (overrides the profile)")] = None,
-    dwpd: Annotated[Optional[float], typer.Option(help="rated drive writes per day")] = None,
-    warranty_years: Annotated[Optional[float], typer.Option(help="warranty in years (with --dwpd)")] = None,
-    pe_cycles: Annotated[Optional[int], typer.Option(help="rated P/E cycles of the flash")] = None,
-    passes: Annotated[float, typer.Option(help=f"{_SIM_HELP}: drive writes (fill + overwrite = 2)")] = 2.0,
-    block_size: Annotated[str, typer.Option(help=f"{_SIM_HELP}: write size")] = "128k",
-    iodepth: Annotated[int, typer.Option(help=f"{_SIM_HELP}: writes in flight")] = 32,
-    sim_size: Annotated[Optional[str], typer.Option(help=f"{_SIM_HELP}: only this much of the drive (quicker, less faithful)")] = None,
-    seed: Annotated[int, typer.Option(help="random seed of the simulation")] = 0,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="simulate even if a cached result exists")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    dwpd: _Dwpd = None,
+    warranty_years: _WarrantyYears = None,
+    pe_cycles: _PeCycles = None,
+    passes: _Passes = 2.0,
+    block_size: _BlockSize = "128k",
+    iodepth: _IoDepth = 32,
+    sim_size: _SimSize = None,
+    seed: _Seed = 0,
+    no_cache: _NoCache = False,
+    json_out: _Json = False,
 ) -> None:
     """How many drives a RAID 0 array needs to take a sustained write stream, and how long they last."""
     from . import sizing
@@ -316,19 +328,19 @@ def endurance(
     profile: Annotated[Optional[str], typer.Option(help="device profile (its endurance rating; --waf auto simulates its WAF)")] = None,
     capacity: Annotated[Optional[str], typer.Option(help="drive capacity, in place of --profile, e.g. 30TB")] = None,
     tbw: Annotated[Optional[str], typer.Option(help="rated TBW, e.g. 600TB")] = None,
-    dwpd: Annotated[Optional[float], typer.Option(help="rated drive writes per day")] = None,
-    warranty_years: Annotated[Optional[float], typer.Option(help="warranty in years (with --dwpd)")] = None,
-    pe_cycles: Annotated[Optional[int], typer.Option(help="rated P/E cycles of the flash")] = None,
+    dwpd: _Dwpd = None,
+    warranty_years: _WarrantyYears = None,
+    pe_cycles: _PeCycles = None,
     drives: Annotated[int, typer.Option(help="drives sharing the write rate (RAID 0)")] = 1,
     duty: Annotated[float, typer.Option(help="share of the time the rate is written")] = 1.0,
     waf: Annotated[str, typer.Option(help="write amplification: auto (simulate a sequential stream) or a number")] = "auto",
-    passes: Annotated[float, typer.Option(help=f"{_SIM_HELP}: drive writes (fill + overwrite = 2)")] = 2.0,
-    block_size: Annotated[str, typer.Option(help=f"{_SIM_HELP}: write size")] = "128k",
-    iodepth: Annotated[int, typer.Option(help=f"{_SIM_HELP}: writes in flight")] = 32,
-    sim_size: Annotated[Optional[str], typer.Option(help=f"{_SIM_HELP}: only this much of the drive (quicker, less faithful)")] = None,
-    seed: Annotated[int, typer.Option(help="random seed of the simulation")] = 0,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="simulate even if a cached result exists")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    passes: _Passes = 2.0,
+    block_size: _BlockSize = "128k",
+    iodepth: _IoDepth = 32,
+    sim_size: _SimSize = None,
+    seed: _Seed = 0,
+    no_cache: _NoCache = False,
+    json_out: _Json = False,
 ) -> None:
     """Years until the drives' rated endurance is used up by a write stream."""
     from . import sizing
