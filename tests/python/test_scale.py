@@ -58,3 +58,11 @@ def test_scale_is_announced_and_validated(small_drive):
     assert r.to_fio_json()["ssdlab"]["scale"] == 0.25
     with pytest.raises(ValueError, match="scale"):
         ssdlab.run(SEQUENTIAL, profile=small_drive, scale=1.5)
+
+
+def test_smart_percentage_used_follows_wear(small_drive):
+    r = ssdlab.run(SEQUENTIAL, profile=small_drive, precondition="random:1", scale=0.0625)
+    i = r.internal()
+    pe = ssdlab.load_profile(small_drive)[0].endurance.pe_cycles
+    assert i["mean_block_erases"] > 0  # preconditioning wore the flash; wear is kept
+    assert i["percentage_used"] == pytest.approx(100 * i["mean_block_erases"] / pe)
