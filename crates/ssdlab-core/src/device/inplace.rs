@@ -4,6 +4,7 @@
 //! programs each unit, and the request completes when all its units are done.
 
 use crate::device::frontend::FrontEnd;
+use crate::device::thermal::Thermal;
 use crate::device::ssd::config::{Media, SsdConfig};
 use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, RequestTable, Tag};
 use crate::engine::{transfer_ns, FifoServer, Time};
@@ -21,6 +22,8 @@ pub enum InPlaceEvent {
     /// A die finished writing a unit.
     Written { tag: Tag },
     LinkDone { tag: Tag },
+    /// The controller reads its temperature sensor.
+    ThermalSample,
 }
 
 pub struct InPlaceDrive {
@@ -34,6 +37,7 @@ pub struct InPlaceDrive {
     host_bytes_read: u64,
     media_bytes_written: u64,
     media_bytes_read: u64,
+    thermal: Option<Thermal>,
 }
 
 impl InPlaceDrive {
@@ -55,6 +59,7 @@ impl InPlaceDrive {
             host_bytes_read: 0,
             media_bytes_written: 0,
             media_bytes_read: 0,
+            thermal: cfg.thermal.clone().map(|t| Thermal::new(t, cfg.dies())),
             cfg,
         })
     }
@@ -69,6 +74,12 @@ impl InPlaceDrive {
 
     fn channel_of(&self, die: u32) -> usize {
         (die % self.cfg.nand.channels) as usize
+    }
+
+    /// Put `ns` of media work on a die; a throttled drive spaces its operations out.
+    fn occupy_die(&mut self, die: u32, now: Time, ns: Time) -> Time {
+        let ns = self.thermal.as_mut().map_or(ns, |t| t.occupy(ns));
+        self.dies[die as usize].reserve(now, ns)
     }
 
     fn xfer(&self) -> Time {
@@ -89,6 +100,11 @@ impl BlockDevice for InPlaceDrive {
 
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<InPlaceEvent>) {
         self.reqs.insert(&req);
+        if let Some(t) = &mut self.thermal {
+            if t.start_sampling() {
+                ctx.schedule(ctx.now() + t.sample_ns(), InPlaceEvent::ThermalSample);
+            }
+        }
         let done = self.front.command(ctx.now(), req.op);
         ctx.schedule(done, InPlaceEvent::ControllerDone { tag: req.tag });
     }
@@ -103,7 +119,7 @@ impl BlockDevice for InPlaceDrive {
                         let dies: Vec<u32> = self.units(r.offset, r.len).collect();
                         self.reqs[tag as usize].outstanding = dies.len() as u32;
                         for die in dies {
-                            let done = self.dies[die as usize].reserve(now, self.cfg.nand.read_ns);
+                            let done = self.occupy_die(die, now, self.cfg.nand.read_ns);
                             self.media_bytes_read += self.unit;
                             ctx.schedule(done, InPlaceEvent::Sensed { tag, die });
                         }
@@ -146,9 +162,15 @@ impl BlockDevice for InPlaceDrive {
                 }
             }
             InPlaceEvent::WriteMoved { tag, die } => {
-                let done = self.dies[die as usize].reserve(now, self.cfg.nand.program_ns);
+                let done = self.occupy_die(die, now, self.cfg.nand.program_ns);
                 self.media_bytes_written += self.unit;
                 ctx.schedule(done, InPlaceEvent::Written { tag });
+            }
+            InPlaceEvent::ThermalSample => {
+                if let Some(t) = &mut self.thermal {
+                    t.sample(now);
+                    ctx.schedule(now + t.sample_ns(), InPlaceEvent::ThermalSample);
+                }
             }
             InPlaceEvent::Written { tag } => {
                 let r = &mut self.reqs[tag as usize];
@@ -173,6 +195,7 @@ impl BlockDevice for InPlaceDrive {
             nand_bytes_read: self.media_bytes_read,
             total_blocks: 0,
             over_provisioning: self.cfg.over_provisioning(),
+            thermal: self.thermal.as_ref().map(|t| t.report(at)),
             ..InternalReport::default()
         }
     }

@@ -5,6 +5,7 @@
 pub mod frontend;
 pub mod inplace;
 pub mod ssd;
+pub mod thermal;
 
 use crate::engine::Time;
 use serde::Serialize;
@@ -145,4 +146,6 @@ pub struct InternalReport {
     /// Wear: average erases per block and blocks moved by static wear levelling.
     pub mean_block_erases: f64,
     pub wear_level_moves: u64,
+    /// Temperature and throttling, for drives with a thermal model.
+    pub thermal: Option<thermal::ThermalReport>,
 }

@@ -1,6 +1,7 @@
 //! Resolved SSD parameters (bytes, ns). Profiles in TOML carry units and sources; the Python
 //! layer resolves them into this shape. Unknown keys are rejected so a typo never passes.
 
+use crate::device::thermal::ThermalConfig;
 use crate::engine::Time;
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
@@ -178,6 +179,9 @@ pub struct SsdConfig {
     /// Host idle time after which background work (SLC folding, background GC) starts.
     #[serde(default = "default_idle_after")]
     pub idle_after_ns: Time,
+    /// Temperature and throttling; `None`: the drive never gets hot enough to matter.
+    #[serde(default)]
+    pub thermal: Option<ThermalConfig>,
 }
 
 fn default_idle_after() -> Time {
@@ -268,6 +272,9 @@ impl SsdConfig {
             if slc.program_ns == 0 || slc.read_ns == 0 {
                 return err("slc_cache.program_time", "SLC timings must be positive".into());
             }
+        }
+        if let Some(t) = &self.thermal {
+            t.validate()?;
         }
         if !(0.0..=1.0).contains(&self.controller.busy_cv) {
             return err("controller.busy_cv", "must be between 0 and 1".into());
@@ -384,6 +391,7 @@ impl SsdConfig {
             },
             slc_cache: None,
             idle_after_ns: default_idle_after(),
+            thermal: None,
         }
     }
 }

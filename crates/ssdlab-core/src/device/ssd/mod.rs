@@ -18,6 +18,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InDevice, InternalReport, Op, RequestTable, Tag};
 use crate::device::frontend::FrontEnd;
+use crate::device::thermal::Thermal;
 use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
 pub use config::{
@@ -46,6 +47,8 @@ pub enum SsdEvent {
     IdleCheck { epoch: u32 },
     /// A die's queue has room again: send buffered data.
     RetryDispatch,
+    /// The controller reads its temperature sensor.
+    ThermalSample,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -116,6 +119,7 @@ pub struct Ssd {
     buffer_read_hits: u64,
     buffer_merges: u64,
     gc: GcWork,
+    thermal: Option<Thermal>,
 }
 
 impl Ssd {
@@ -155,6 +159,7 @@ impl Ssd {
             buffer_read_hits: 0,
             buffer_merges: 0,
             gc: GcWork::default(),
+            thermal: cfg.thermal.clone().map(|t| Thermal::new(t, cfg.dies())),
             ftl,
             cfg,
         })
@@ -195,6 +200,16 @@ impl Ssd {
             Some(c) if self.ftl.is_slc_slot(slot) => c.read_ns,
             _ => self.cfg.nand.read_ns,
         }
+    }
+
+    /// Put `ns` of work on a die (program, read, GC); returns when it ends. A throttled
+    /// drive leaves gaps between operations, so the die is taken for longer.
+    fn occupy_die(&mut self, die: u32, now: Time, ns: Time) -> Time {
+        let ns = match &mut self.thermal {
+            Some(t) => t.occupy(ns),
+            None => ns,
+        };
+        self.dies[die as usize].reserve(now, ns)
     }
 
     /// Report a request complete; when none is left inside, an idle spell begins.
@@ -309,7 +324,7 @@ impl Ssd {
     ) {
         let bytes = ius as u64 * self.iu_bytes;
         self.nand_bytes_read += bytes;
-        let done = self.dies[die as usize].reserve(now, read_ns);
+        let done = self.occupy_die(die, now, read_ns);
         ctx.schedule(done, SsdEvent::PageRead { tag, die, bytes: bytes as u32 });
     }
 
@@ -393,7 +408,7 @@ impl Ssd {
             if self.ftl.is_programmed(slot) {
                 let die = self.ftl.die_of_slot(slot);
                 let t = self.read_ns_of(slot);
-                self.dies[die as usize].reserve(now, t);
+                self.occupy_die(die, now, t);
                 self.nand_bytes_read += self.iu_bytes;
                 self.rmw_reads += 1;
             }
@@ -474,6 +489,7 @@ impl Ssd {
                 (Some(c), true) => c.program_ns,
                 _ => self.cfg.nand.program_ns,
             };
+            let program = self.thermal.as_ref().map_or(program, |t| t.stretched(program));
             let d = die as usize;
             self.die_committed[d] = self.die_committed[d].max(self.dies[d].busy_until()).max(now + xfer) + program;
             let ch = self.channel_of(die);
@@ -556,7 +572,7 @@ impl Ssd {
         }
         let t = self.gc_time(&gc);
         self.gc.add(gc);
-        self.dies[die as usize].reserve(now, t)
+        self.occupy_die(die, now, t)
     }
 
     /// Sequence number below which every buffered IU is on flash.
@@ -618,6 +634,11 @@ impl BlockDevice for Ssd {
             self.idle_epoch = self.idle_epoch.wrapping_add(1); // the idle spell is over
         }
         self.outstanding += 1;
+        if let Some(t) = &mut self.thermal {
+            if t.start_sampling() {
+                ctx.schedule(ctx.now() + t.sample_ns(), SsdEvent::ThermalSample);
+            }
+        }
         if req.op == Op::Read {
             self.ftl.prefetch((req.offset / self.iu_bytes) as u32);
         }
@@ -681,11 +702,18 @@ impl BlockDevice for Ssd {
                     _ => self.cfg.nand.program_ns,
                 };
                 let die = u.die;
-                let done = self.dies[die as usize].reserve(ctx.now(), t);
+                let done = self.occupy_die(die, ctx.now(), t);
                 ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
             }
             SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
             SsdEvent::IdleCheck { epoch } => self.background(epoch, ctx),
+            SsdEvent::ThermalSample => {
+                let now = ctx.now();
+                if let Some(t) = &mut self.thermal {
+                    t.sample(now);
+                    ctx.schedule(now + t.sample_ns(), SsdEvent::ThermalSample);
+                }
+            }
             SsdEvent::RetryDispatch => {
                 self.retry_at = None;
                 let force = self.write_through() || !self.flushes.is_empty();
@@ -729,6 +757,7 @@ impl BlockDevice for Ssd {
             mean_block_erases: self.ftl.mean_block_erases(),
             wear_level_moves: c.wear_level_moves,
             map_bytes: self.ftl.map_bytes(),
+            thermal: self.thermal.as_ref().map(|t| t.report(at)),
         }
     }
 }
