@@ -83,6 +83,7 @@ def run(
     interval: str | float | None = None,
     precondition: str | Mapping[str, Any] | None = None,
     scale: float | None = None,
+    profile_set: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``profile``.
 
@@ -92,10 +93,12 @@ def run(
     that fraction of the drive's flash — same dies, channels, timings and spare ratio, smaller
     blocks — so huge drives fit in memory; rates and WAF carry over, byte counts and fill
     times are those of the fraction. It defaults to the profile's ``simulation_scale``.
+    ``profile_set`` overrides profile keys for this run, e.g.
+    ``{"thermal.ambient_temperature": "40"}``.
     """
     from . import _core
 
-    dev, dev_sources = load_profile(profile)
+    dev, dev_sources = load_profile(profile, profile_set)
     host_profile, host_sources = load_host(host or dev.default_host)
     scale = dev.simulation_scale if scale is None else scale
     if not 0 < scale <= 1:
@@ -120,6 +123,9 @@ def run(
     if scale < 1:
         warnings.append(f"simulating {scale:g} of {dev.name}'s flash ({device_core['capacity_bytes'] / 1e9:.1f} GB of "
                         f"{dev.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
+        if dev.thermal is not None:
+            warnings.append("the thermal model runs in real time: at scale < 1 a fill ends sooner than on the "
+                            "drive, so it heats less during it")
     return RunResult(core=core, units=units, percentiles_list=list(jobset.percentiles),
                      profile_name=dev.name, host_name=host_profile.name, device_core=device_core,
                      global_options=dict(jobset.global_options), warnings=warnings, scale=scale,

@@ -37,12 +37,12 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _overrides(pairs: list[str]) -> dict[str, str]:
+def _overrides(pairs: list[str], flag: str = "--set", form: str = "OPTION=VALUE") -> dict[str, str]:
     out = {}
     for p in pairs:
         key, eq, value = p.partition("=")
         if not eq or not key.strip():
-            _fail(f"--set {p!r}: expected OPTION=VALUE")
+            _fail(f"{flag} {p!r}: expected {form}")
         out[key.strip()] = value.strip()
     return out
 
@@ -58,6 +58,7 @@ def run(
     precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES]")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="override a job option in every job, e.g. runtime=10")] = [],
     scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of the flash (default: the profile's)")] = None,
+    profile_set: Annotated[list[str], typer.Option("--profile-set", help="override a profile key, e.g. thermal.ambient_temperature=40")] = [],
     output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would."""
@@ -65,7 +66,8 @@ def run(
         _fail(f"{job}: no such job file")
     try:
         result = api.run(job, profile=profile, host=host, seed=seed, overrides=_overrides(set_),
-                         interval=interval, precondition=precondition, scale=scale)
+                         interval=interval, precondition=precondition, scale=scale,
+                         profile_set=_overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE"))
     except (FioJobError, ProfileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return

@@ -97,4 +97,7 @@ def format_normal(r: RunResult) -> str:
     out.append(f"  host written {format_bytes(i['host_bytes_written'])}, NAND written "
                f"{format_bytes(i['nand_bytes_written'])}, WAF {waf}, erases {i['erase_count']}, "
                f"GC runs {i['gc_runs']}")
+    if i["temperature_c"] is not None:
+        out.append(f"  temperature {i['temperature_c']:.1f} C (max {i['max_temperature_c']:.1f} C), "
+                   f"throttled {i['throttled_s']:.1f} s in {i['throttle_events']} spell(s)")
     return "\n".join(out) + "\n"

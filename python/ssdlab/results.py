@@ -213,6 +213,7 @@ class RunResult:
         i = self.device["internal"]
         t = max(self.elapsed_ns, 1)
         host_w = i["host_bytes_written"]
+        th = i.get("thermal")
         return {
             "name": device_name(self.device_core),
             "profile": self.profile_name,
@@ -239,6 +240,11 @@ class RunResult:
             "folded_bytes": i["folded_bytes"],
             "mean_block_erases": i["mean_block_erases"],
             "wear_level_moves": i["wear_level_moves"],
+            # Thermal model (None for drives without one).
+            "temperature_c": th["temperature_c"] if th else None,
+            "max_temperature_c": th["max_temperature_c"] if th else None,
+            "throttled_s": th["throttled_ns"] / 1e9 if th else None,
+            "throttle_events": th["throttle_events"] if th else None,
             # SMART "percentage used": average wear against the rated P/E cycles.
             "percentage_used": (100.0 * i["mean_block_erases"] / self.endurance["pe_cycles"]
                                 if self.endurance.get("pe_cycles") else None),
@@ -263,6 +269,10 @@ class RunResult:
             row["internal_utilization"] = (ci["die_busy_ns"] - pi["die_busy_ns"]) / (ci["dies"] * dt * 1e9)
             hw = ci["host_bytes_written"] - pi["host_bytes_written"]
             row["waf"] = (ci["nand_bytes_written"] - pi["nand_bytes_written"]) / hw if hw else float("nan")
+            if ci.get("thermal"):
+                pt, ct = pi["thermal"], ci["thermal"]
+                row["temperature_c"] = ct["temperature_c"]
+                row["throttled_fraction"] = (ct["throttled_ns"] - pt["throttled_ns"]) / (dt * 1e9)
             row.update(iostat_fields(prev["disk"], cur["disk"], dt * 1e3))
             rows.append(row)
         return rows

@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 import tomllib
 from importlib import resources
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 
@@ -113,6 +114,43 @@ class Endurance(_Section):
     dwpd: float | None = None
 
 
+class Thermal(_Section):
+    """Lumped thermal model and throttle (see docs/model.md, "Temperature and throttling")."""
+
+    idle_power: float = Field(ge=0, description="W with no flash work")
+    active_power: float = Field(ge=0, description="W with every die working (sustained write)")
+    heat_capacity: float = Field(gt=0, description="J/K of the drive")
+    thermal_resistance: float = Field(gt=0, description="K/W from the drive to the air (the cooling)")
+    ambient_temperature: float = Field(description="air around the drive, °C")
+    start_temperature: float | None = Field(default=None, description="°C at the start (default: idle steady state)")
+    throttle_temperature: float = Field(description="°C at which the controller throttles")
+    resume_temperature: float = Field(description="°C below which it runs at full speed again")
+    throttle_level: float = Field(gt=0, le=1, description="share of full-speed flash work while throttled")
+    sample_period: TimeNs = Field(default=1_000_000_000, gt=0, description="how often the sensor is read")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Thermal":
+        if self.active_power < self.idle_power:
+            raise ValueError("active_power must be at least idle_power")
+        if self.resume_temperature >= self.throttle_temperature:
+            raise ValueError("resume_temperature must be below throttle_temperature")
+        return self
+
+    def to_core(self) -> dict[str, Any]:
+        return {
+            "idle_w": self.idle_power,
+            "active_w": self.active_power,
+            "heat_capacity_j_per_k": self.heat_capacity,
+            "thermal_resistance_k_per_w": self.thermal_resistance,
+            "ambient_c": self.ambient_temperature,
+            "start_c": self.start_temperature,
+            "throttle_c": self.throttle_temperature,
+            "resume_c": self.resume_temperature,
+            "throttle_level": self.throttle_level,
+            "sample_ns": self.sample_period,
+        }
+
+
 class SsdProfile(_Section):
     """A solid-state drive: what the core simulates, in human units."""
 
@@ -129,6 +167,7 @@ class SsdProfile(_Section):
     ftl: Ftl
     slc_cache: SlcCache | None = None
     endurance: Endurance = Endurance()
+    thermal: Thermal | None = None
     # Fidelity knob, not a drive property: simulate this fraction of the flash (smaller
     # blocks, same number of them, same dies, channels, timings and spare). See docs/model.md.
     simulation_scale: float = Field(default=1.0, gt=0, le=1)
@@ -209,6 +248,7 @@ class SsdProfile(_Section):
                 "fold": self.slc_cache.fold,
             },
             "idle_after_ns": self.slc_cache.idle_after if self.slc_cache else 5_000_000,
+            "thermal": None if self.thermal is None else self.thermal.to_core(),
         }
 
 
@@ -287,22 +327,54 @@ def _read(name_or_path: str | Path, builtin: resources.abc.Traversable, names: l
     return f"{what} '{name_or_path}'", f.read_text()
 
 
-def _parse(origin: str, text: str, model: type[BaseModel]):
+def _override_value(text: str) -> Any:
+    """A command-line value as TOML would read it (numbers, booleans, quoted strings);
+    anything else is a plain string (``cost-benefit``, ``16KiB``)."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _apply_overrides(origin: str, values: dict[str, Any], sources: dict[str, str],
+                     overrides: Mapping[str, str]) -> None:
+    """Set dotted keys (``thermal.ambient_temperature``) over the file's values."""
+    for key, text in overrides.items():
+        *parents, leaf = key.split(".")
+        table = values
+        for i, part in enumerate(parents):
+            nxt = table.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ProfileError(f"{origin}: override '{key}': '{'.'.join(parents[:i + 1])}' is a value, not a section")
+            table = nxt
+        if isinstance(table.get(leaf), dict):
+            raise ProfileError(f"{origin}: override '{key}': that is a section; name one of its keys")
+        table[leaf] = _override_value(text)
+        sources[key] = f"override: {key}={text}"
+
+
+def _parse(origin: str, text: str, model: type[BaseModel], overrides: Mapping[str, str] | None = None):
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ProfileError(f"{origin}: not valid TOML: {e}") from None
     values, sources = _split_sources(data)
+    if overrides:
+        _apply_overrides(origin, values, sources, overrides)
     try:
         return model.model_validate(values), sources
     except ValidationError as e:
         raise ProfileError(_describe(e, origin)) from None
 
 
-def load_profile(name_or_path: str | Path) -> tuple[SsdProfile, dict[str, str]]:
-    """A device profile (built-in name or TOML path) and the source of each parameter."""
+def load_profile(name_or_path: str | Path,
+                 overrides: Mapping[str, str] | None = None) -> tuple[SsdProfile, dict[str, str]]:
+    """A device profile (built-in name or TOML path) and the source of each parameter.
+
+    ``overrides`` sets dotted keys over the file, e.g. ``{"thermal.ambient_temperature": "40"}``
+    (the cooling of the machine at hand); their source says they were overridden."""
     origin, text = _read(name_or_path, _builtin_dir(), profile_names(), "profile")
-    return _parse(origin, text, SsdProfile)
+    return _parse(origin, text, SsdProfile, overrides)
 
 
 def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
