@@ -18,7 +18,10 @@ size so the sequential stream wraps round and overwrites), sampled over time, an
 - ``overwrite_rate``: the median rate while the stream overwrites written data;
 - ``worst_sustained_rate``: for each phase, the 5th percentile of the interval rates
   (excluding the first interval, which includes the ramp-up, and the short tail interval that
-  ends the run); the minimum over the phases.
+  ends the run); the minimum over the phases;
+- ``throttled_share``: for a drive with a thermal model, the share of the run it spent
+  throttled. Throttled intervals count only in the worst rate, not in the cache cliff or
+  the phase rates above.
 
 :func:`sustained_summary` is the same as a plain dict, cached on disk (see its docstring), for
 the sizing commands.
@@ -71,6 +74,7 @@ class SustainedWrite:
     elapsed_s: float = 0.0
     nand_bytes_written: int = 0
     waf: float | None = None  # NAND bytes / host bytes over the whole run
+    throttled_share: float | None = None  # None: the drive has no thermal model
     interval_s: float = 0.0
     scale: float = 1.0  # fraction of the flash simulated; byte counts are of that fraction
     warnings: list[str] = field(default_factory=list)
@@ -106,6 +110,7 @@ class SustainedWrite:
             "elapsed_s": self.elapsed_s,
             "nand_bytes_written": self.nand_bytes_written,
             "waf": self.waf,
+            "throttled_share": self.throttled_share,
             "interval_s": self.interval_s,
             "samples": len(self.timeseries),
             "scale": self.scale,
@@ -162,19 +167,22 @@ def _rows(result, size_bytes: int, every: int) -> pd.DataFrame:
     picked = samples[::every]
     if samples and picked[-1] is not samples[-1]:
         picked.append(samples[-1])
+    def throttled_ns(internal: dict[str, Any]) -> int:
+        return (internal.get("thermal") or {}).get("throttled_ns", 0)
+
     points = [(s["t_ns"], s["write_bytes"], s["internal"]["nand_bytes_written"],
-               s["internal"]["die_busy_ns"], s["internal"]["dies"]) for s in picked]
+               s["internal"]["die_busy_ns"], s["internal"]["dies"], throttled_ns(s["internal"])) for s in picked]
     if not points or points[0][0] != 0:
-        points.insert(0, (0, 0, 0, 0, 1))
+        points.insert(0, (0, 0, 0, 0, 1, 0))
     end_ns = result.elapsed_ns
     total = sum(u.dirs["write"].bytes for u in result.units)
     internal = result.device["internal"]
     if end_ns > points[-1][0] or total > points[-1][1]:
         points.append((max(end_ns, points[-1][0] + 1), total, internal["nand_bytes_written"],
-                       internal["die_busy_ns"], internal["dies"]))
+                       internal["die_busy_ns"], internal["dies"], throttled_ns(internal)))
     step = points[1][0] - points[0][0] if len(points) > 1 else 0
     rows = []
-    for (t0, b0, n0, d0, _), (t1, b1, n1, d1, dies) in zip(points, points[1:], strict=False):
+    for (t0, b0, n0, d0, _, h0), (t1, b1, n1, d1, dies, h1) in zip(points, points[1:], strict=False):
         dt = (t1 - t0) / 1e9
         if dt <= 0:
             continue
@@ -189,6 +197,7 @@ def _rows(result, size_bytes: int, every: int) -> pd.DataFrame:
             "nand_bytes_written": n1,
             "waf": (n1 - n0) / hb if hb else float("nan"),
             "internal_utilization": (d1 - d0) / (dies * (t1 - t0)),
+            "throttled_fraction": (h1 - h0) / (t1 - t0),
             "partial": (t1 - t0) < step * 0.999,
         })
     df = pd.DataFrame(rows)
@@ -210,7 +219,10 @@ def _analyse(ts: pd.DataFrame, drop_fraction: float,
     than ``drop_fraction`` (15 %: drain < 0.85 link) that is under 6.7 buffers, so the burst and
     the drop are looked for only in intervals that start after ``8 × buffer_bytes``.
     """
-    full = ts[~ts.partial]
+    every = ts[~ts.partial]
+    # Cache cliff and phase rates are read where the drive ran at full speed; thermal
+    # throttling (a drive with a thermal model) shows only in the worst sustained rate.
+    full = every[every.throttled_fraction == 0] if "throttled_fraction" in every else every
     fill = full[full.phase == "fill"]
     settled = fill[fill.bytes_written - fill.write_bw_bytes * fill.dt_s >= 8 * buffer_bytes]
     skip = 1  # the first interval includes the ramp-up ...
@@ -251,7 +263,7 @@ def _analyse(ts: pd.DataFrame, drop_fraction: float,
             t = t_lo
         cache = b_end - after * (t_end - t)
     per_phase = []
-    for phase in (full[full.phase == "fill"], over):
+    for phase in (every[every.phase == "fill"], every[every.phase == "overwrite"]):
         r = phase[phase.index > ts.index[0]].write_bw_bytes.to_numpy()
         if len(r):
             per_phase.append(float(np.percentile(r, WORST_PERCENTILE)))
@@ -337,6 +349,8 @@ def sustained_write(profile: str, *, block_size: str | int = "128k", iodepth: in
         bytes_written=written, elapsed_s=result.elapsed_ns / 1e9,
         nand_bytes_written=int(internal["nand_bytes_written"]),
         waf=internal["nand_bytes_written"] / host_w if host_w else None,
+        throttled_share=(None if result.internal()["throttled_s"] is None
+                         else result.internal()["throttled_s"] / max(result.elapsed_ns / 1e9, 1e-9)),
         interval_s=fine_ns * every / 1e9, scale=float(getattr(result, "scale", 1.0) or 1.0),
         warnings=list(result.warnings), result=result,
     )
@@ -371,7 +385,7 @@ def cache_key(profile: str, **options: Any) -> str:
         "host": host.to_core(),
         "options": {k: (str(v) if v is not None else None) for k, v in sorted(options.items())},
         "core": _core_stamp(),
-        "version": 2,
+        "version": 3,
     }, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()
 

@@ -5,7 +5,9 @@ drive with SPDK (no file system, one thread per drive keeping the queue full, la
 buffers): fill from empty, then overwrite the whole drive, logging throughput over time.
 Datasheet write speeds are not sustained: the 970 EVO Plus drops from 2.7-2.8 GB/s to ~1.6 GB/s
 once its SLC cache is full; the PM1725b dips from 1.7 to 1.3 GB/s. The simulator runs the same
-stream (:func:`ssdlab.sustained.sustained_write`) and reads off the same rates.
+stream (:func:`ssdlab.sustained.sustained_write`) and reads off the same rates. The PM1725b's
+dips come from its thermal model (throttling under the profile's assumed server cooling; see
+``experiments/thermal_throttling.py`` for how they depend on the cooling).
 """
 
 from __future__ import annotations
@@ -160,7 +162,8 @@ def summary_table(runs: dict[str, SustainedWrite | str]) -> pd.DataFrame:
             "drive": name, "burst": r.burst_rate / GB,
             "cache_GB": r.cache_bytes / r.scale / GB if r.cache_bytes is not None else None,
             "after_cache": r.after_cache_rate / GB, "overwrite": r.overwrite_rate / GB,
-            "worst": r.worst_sustained_rate / GB, "waf": r.waf, "sim_s": r.elapsed_s, "scale": r.scale,
+            "worst": r.worst_sustained_rate / GB, "waf": r.waf, "throttled": r.throttled_share,
+            "sim_s": r.elapsed_s, "scale": r.scale,
             "status": "ok",
         })
     return pd.DataFrame(rows)
