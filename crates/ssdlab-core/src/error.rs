@@ -24,4 +24,7 @@ pub enum SimError {
     Job { job: String, message: String },
     #[error("invalid simulation input: {0}")]
     Input(String),
+    /// The model hit a state it should never reach: a bug, reported instead of crashing.
+    #[error("internal model error (a bug; please report it with the job and profile): {0}")]
+    Internal(String),
 }

@@ -111,9 +111,36 @@ pub fn simulate<D: BlockDevice>(seed: u64, mut device: D, mut host: Host, name: 
     }
 }
 
+/// Run `f`; a broken model invariant (a panic) reaches the caller as an error instead of
+/// taking the host process down with it.
+fn catch_model_panic<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) -> Result<T, SimError> {
+    std::panic::catch_unwind(f).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(SimError::Internal(message))
+    })
+}
+
 /// Run from JSON text to JSON text (what the Python binding calls).
 pub fn run_json(spec_json: &str) -> Result<String, SimError> {
     let spec: SimSpec = serde_json::from_str(spec_json).map_err(|e| SimError::Input(e.to_string()))?;
-    let result = run(&spec)?;
+    let result = catch_model_panic(|| run(&spec))?;
     serde_json::to_string(&result).map_err(|e| SimError::Input(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_naming_it() {
+        let r: Result<(), SimError> = catch_model_panic(|| panic!("invariant {} broken", 7));
+        let e = r.unwrap_err();
+        assert!(matches!(e, SimError::Internal(ref m) if m == "invariant 7 broken"), "{e}");
+        assert!(e.to_string().starts_with("internal model error"));
+        assert_eq!(catch_model_panic(|| Ok(3)).unwrap(), 3);
+    }
 }
