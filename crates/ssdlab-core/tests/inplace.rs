@@ -1,25 +1,12 @@
 //! In-place media (3D XPoint): no erase or GC, throughput set by dies, channels and link.
 
-use ssdlab_core::device::ssd::{Media, Precondition, SsdConfig};
+mod common;
+
+use common::xpoint;
+use ssdlab_core::device::ssd::Precondition;
 use ssdlab_core::host::HostConfig;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimSpec};
-
-fn xpoint() -> SsdConfig {
-    let mut cfg = SsdConfig::generic(1);
-    cfg.nand.media = Media::InPlace;
-    cfg.nand.bits_per_cell = 1;
-    cfg.nand.page_bytes = 4096;
-    cfg.nand.pages_per_block = 64;
-    cfg.nand.blocks_per_plane = 256;
-    cfg.nand.channels = 7;
-    cfg.nand.dies_per_channel = 4;
-    cfg.nand.read_ns = 8_000;
-    cfg.nand.program_ns = 40_000;
-    cfg.write_buffer_bytes = 0;
-    cfg.validate().expect("valid");
-    cfg
-}
 
 fn spec(rw: RwMode, bs: u64, qd: u64) -> SimSpec {
     let mut job = JobSpec::simple("j", rw, bs, qd, 1 << 30);

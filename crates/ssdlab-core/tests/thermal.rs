@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ssdlab_core::device::ssd::{Media, Precondition, SsdConfig};
+use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::device::thermal::ThermalConfig;
 use ssdlab_core::host::HostConfig;
 use ssdlab_core::workload::{JobSpec, RwMode};
@@ -100,14 +100,7 @@ fn a_well_cooled_drive_never_throttles_and_keeps_full_speed() {
 
 #[test]
 fn in_place_media_throttles_too_and_same_seed_gives_the_same_run() {
-    let mut cfg = SsdConfig::generic(1);
-    cfg.nand.media = Media::InPlace;
-    cfg.nand.bits_per_cell = 1;
-    cfg.nand.page_bytes = 4096;
-    cfg.nand.pages_per_block = 64;
-    cfg.nand.blocks_per_plane = 256;
-    cfg.nand.program_ns = 40_000;
-    cfg.write_buffer_bytes = 0;
+    let mut cfg = xpoint();
     cfg.thermal = Some(hot(0.5));
     let spec = SimSpec {
         seed: 9,

@@ -100,10 +100,8 @@ impl BlockDevice for InPlaceDrive {
 
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<InPlaceEvent>) {
         self.reqs.insert(&req);
-        if let Some(t) = &mut self.thermal {
-            if t.start_sampling() {
-                ctx.schedule(ctx.now() + t.sample_ns(), InPlaceEvent::ThermalSample);
-            }
+        if let Some(at) = self.thermal.as_mut().and_then(|t| t.first_sample(ctx.now())) {
+            ctx.schedule(at, InPlaceEvent::ThermalSample);
         }
         let done = self.front.command(ctx.now(), req.op);
         ctx.schedule(done, InPlaceEvent::ControllerDone { tag: req.tag });
@@ -168,8 +166,7 @@ impl BlockDevice for InPlaceDrive {
             }
             InPlaceEvent::ThermalSample => {
                 if let Some(t) = &mut self.thermal {
-                    t.sample(now);
-                    ctx.schedule(now + t.sample_ns(), InPlaceEvent::ThermalSample);
+                    ctx.schedule(t.sample(now), InPlaceEvent::ThermalSample);
                 }
             }
             InPlaceEvent::Written { tag } => {

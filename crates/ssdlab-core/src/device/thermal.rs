@@ -145,18 +145,21 @@ impl Thermal {
         }
     }
 
-    /// Whether the first sensor sample still has to be scheduled (and note that it will be).
-    pub fn start_sampling(&mut self) -> bool {
-        !std::mem::replace(&mut self.sampling, true)
-    }
-
-    pub fn sample_ns(&self) -> Time {
-        self.cfg.sample_ns
+    /// On a request arriving at `now`: when the first sensor reading is due, if it has not
+    /// been scheduled yet (readings then repeat through [`Thermal::sample`]).
+    pub fn first_sample(&mut self, now: Time) -> Option<Time> {
+        (!std::mem::replace(&mut self.sampling, true)).then_some(now + self.cfg.sample_ns)
     }
 
     /// A sensor reading at `now`: integrate the heat since the last one (power constant over
-    /// the step, so the exponential step is exact), then throttle or resume.
-    pub fn sample(&mut self, now: Time) {
+    /// the step, so the exponential step is exact), then throttle or resume. Returns when the
+    /// next reading is due.
+    pub fn sample(&mut self, now: Time) -> Time {
+        self.read_sensor(now);
+        now + self.cfg.sample_ns
+    }
+
+    fn read_sensor(&mut self, now: Time) {
         let dt_ns = now.saturating_sub(self.last_sample);
         if dt_ns > 0 {
             let dt = dt_ns as f64 * 1e-9;

@@ -2,7 +2,7 @@
 //! protocol, and small builders for drives, hosts and jobs.
 #![allow(dead_code)]
 
-use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
+use ssdlab_core::device::ssd::{precondition, Media, Precondition, Ssd, SsdConfig};
 use ssdlab_core::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
 use ssdlab_core::engine::Time;
 use ssdlab_core::host::{Host, HostConfig};
@@ -221,6 +221,23 @@ pub fn run_audited(ssd: &mut Ssd, host: HostConfig, jobs: Vec<JobSpec>, seed: u6
         simulate(seed, dev, host, name)
     };
     (result, audit)
+}
+
+/// A small 3D XPoint drive: in-place media, 4 KiB units on 7 channels x 4 dies, no buffer.
+pub fn xpoint() -> SsdConfig {
+    let mut cfg = SsdConfig::generic(1);
+    cfg.nand.media = Media::InPlace;
+    cfg.nand.bits_per_cell = 1;
+    cfg.nand.page_bytes = 4096;
+    cfg.nand.pages_per_block = 64;
+    cfg.nand.blocks_per_plane = 256;
+    cfg.nand.channels = 7;
+    cfg.nand.dies_per_channel = 4;
+    cfg.nand.read_ns = 8_000;
+    cfg.nand.program_ns = 40_000;
+    cfg.write_buffer_bytes = 0;
+    cfg.validate().expect("valid");
+    cfg
 }
 
 pub fn fresh(cfg: SsdConfig, seed: u64) -> Ssd {

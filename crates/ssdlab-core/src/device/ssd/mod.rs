@@ -634,10 +634,8 @@ impl BlockDevice for Ssd {
             self.idle_epoch = self.idle_epoch.wrapping_add(1); // the idle spell is over
         }
         self.outstanding += 1;
-        if let Some(t) = &mut self.thermal {
-            if t.start_sampling() {
-                ctx.schedule(ctx.now() + t.sample_ns(), SsdEvent::ThermalSample);
-            }
+        if let Some(at) = self.thermal.as_mut().and_then(|t| t.first_sample(ctx.now())) {
+            ctx.schedule(at, SsdEvent::ThermalSample);
         }
         if req.op == Op::Read {
             self.ftl.prefetch((req.offset / self.iu_bytes) as u32);
@@ -710,8 +708,7 @@ impl BlockDevice for Ssd {
             SsdEvent::ThermalSample => {
                 let now = ctx.now();
                 if let Some(t) = &mut self.thermal {
-                    t.sample(now);
-                    ctx.schedule(now + t.sample_ns(), SsdEvent::ThermalSample);
+                    ctx.schedule(t.sample(now), SsdEvent::ThermalSample);
                 }
             }
             SsdEvent::RetryDispatch => {
