@@ -84,11 +84,12 @@ def test_gc_stretches_the_read_tail_not_the_median(table):
     assert steady.gc_erases > 0 and steady.waf > 3
     assert steady["read_p50_us"] == pytest.approx(alone["read_p50_us"], rel=0.2)
     assert steady["read_p99.9_us"] > 10 * alone["read_p99.9_us"]
-    assert steady["read_p99.9_us"] > 5 * fresh["read_p99.9_us"]
-    assert steady["read_p99.9_us"] > ref["tBERS_us"]  # past erase scale
-    # The worst read waits for a die emptying a whole victim, and for little more.
-    assert 0.5 * ref["victim_us"] < steady["read_max_us"] < 1.5 * ref["victim_us"]
-    assert steady.read_iops < 0.7 * alone.read_iops and steady.read_stall_pct > 10
+    assert steady["read_p99.9_us"] > 2 * fresh["read_p99.9_us"]  # relocations and erases too
+    # Reads go before the GC a die owes: the worst waits for the erase in progress (plus a
+    # program queued ahead), never for a whole victim.
+    assert 0.8 * ref["tBERS_us"] < steady["read_max_us"] < ref["tBERS_us"] + 2 * ref["tPROG_us"]
+    assert steady["read_max_us"] < ref["victim_us"] / 10
+    assert steady.read_iops < 0.8 * alone.read_iops and steady.read_stall_pct < 5
 
 
 def test_writes_wait_for_gc_at_the_steady_state_rate(table):

@@ -39,7 +39,9 @@ pub struct DeviceResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
     pub seed: u64,
-    /// Simulated time when the last job finished, ns.
+    /// Simulated time when the run began (0 on a new device; a device used for an earlier
+    /// run keeps its clock) and when the last job finished, ns.
+    pub start_ns: Time,
     pub end_ns: Time,
     /// Events handled (cost measure).
     pub events: u64,
@@ -82,11 +84,19 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
 }
 
 /// The event loop: pop the earliest event, hand it to its owner, until every job is done.
+/// Then the device finishes the work it still has under way (results are taken first: the
+/// run ends when the host is done), so that it can be used for another run.
+///
+/// Panics (an internal model error) if events run out while jobs are unfinished: a model
+/// that forgot to schedule something must not pass as a short run.
 pub fn simulate<D: BlockDevice>(seed: u64, mut device: D, mut host: Host, name: String) -> SimResult {
-    let mut sched: Scheduler<Event<D::Event>> = Scheduler::new();
+    let start = device.begin_run();
+    let mut sched: Scheduler<Event<D::Event>> = Scheduler::starting_at(start);
     host.start(&mut sched);
     while !host.finished() {
-        let Some((_, ev)) = sched.pop() else { break };
+        let Some((_, ev)) = sched.pop() else {
+            panic!("the simulation stalled at {} ns: no event is pending but {}", sched.now(), host.unfinished());
+        };
         match ev {
             Event::Host(h) => host.handle(h, &mut device, &mut sched),
             Event::Device(e) => host.device_event(e, &mut device, &mut sched),
@@ -95,9 +105,18 @@ pub fn simulate<D: BlockDevice>(seed: u64, mut device: D, mut host: Host, name: 
     let end = sched.now();
     let disk = host.disk_counters(end);
     let internal = device.internal_report(end);
+    device.end_run(end);
+    while device.has_internal_work() {
+        match sched.pop() {
+            Some((_, Event::Device(e))) => host.device_event(e, &mut device, &mut sched),
+            Some((_, Event::Host(_))) => {} // the jobs are done; their timers no longer matter
+            None => panic!("the device reports work under way but has no event to carry it"),
+        }
+    }
     let (jobs, samples) = host.into_results();
     SimResult {
         seed,
+        start_ns: start,
         end_ns: end,
         events: sched.dispatched(),
         jobs,

@@ -10,7 +10,10 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use ssdlab_core::device::ssd::{HostInterface, Precondition, SsdConfig};
-use ssdlab_core::host::HostConfig;
+use ssdlab_core::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport};
+use ssdlab_core::engine::Time;
+use ssdlab_core::host::{Host, HostConfig};
+use ssdlab_core::sim::simulate;
 use ssdlab_core::workload::{BlockSizeDist, DistKind, Distribution, JobSpec, RateProcess, RwMode, Zone};
 use ssdlab_core::{run, SimSpec};
 
@@ -288,8 +291,8 @@ proptest! {
             prop_assert_eq!(a.latency_sum_ns, area, "no software queueing with a deep device queue");
         }
         let ios = job_ios(&r);
-        if ios > 0 && r.end_ns > 0 {
-            let elapsed = r.end_ns as f64;
+        if ios > 0 && r.end_ns > r.start_ns {
+            let elapsed = (r.end_ns - r.start_ns) as f64;
             let l = area as f64 / elapsed;
             let lambda = ios as f64 / elapsed;
             let w = clat_sum / ios as f64;
@@ -301,6 +304,35 @@ proptest! {
         prop_assert!((d.read_ticks_ms as f64 - (rd / 1e6).floor()).abs() <= 1.0, "read ticks {} vs {}", d.read_ticks_ms, rd / 1e6);
         let wr = per_dir(|j| j.write.clat.sum() as f64);
         prop_assert!((d.write_ticks_ms as f64 - (wr / 1e6).floor()).abs() <= 1.0, "write ticks {} vs {}", d.write_ticks_ms, wr / 1e6);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// A drive used for a second run continues where the first left it: its clock goes on,
+    /// the work it had under way (buffered programs, GC owed) was finished in between, and
+    /// the second run completes every request as the first did.
+    #[test]
+    fn a_drive_carries_its_state_into_the_next_run(s in arb_scenario(false)) {
+        let mut ssd = preconditioned(s.drive.clone(), s.pre, s.seed);
+        let (first, a1) = run_audited(&mut ssd, s.host.clone(), s.jobs.clone(), s.seed, None);
+        prop_assert!(!ssd.has_internal_work(), "work left under way after the first run");
+        let i = ssd.internal_report(first.end_ns);
+        prop_assert_eq!(i.write_buffer_bytes_used, i.write_buffer_unplaced_bytes, "programs still in flight");
+        let (second, a2) = run_audited(&mut ssd, s.host.clone(), s.jobs.clone(), s.seed + 1, None);
+        ssd.ftl().check_invariants().expect("FTL books after two runs");
+        prop_assert!(second.start_ns >= first.end_ns);
+        for a in [&a1, &a2] {
+            prop_assert!(a.violations.is_empty(), "violations: {:?}", a.violations);
+            prop_assert_eq!(a.submits, a.completions);
+        }
+        for j in &second.jobs {
+            prop_assert_eq!(j.issued, j.completed);
+            prop_assert!(second.start_ns <= j.start_ns && j.end_ns <= second.end_ns);
+        }
+        prop_assert_eq!(second.devices[0].internal.host_bytes_written,
+            first.devices[0].internal.host_bytes_written + job_bytes(&second)[1], "device counters carry over");
     }
 }
 
@@ -525,4 +557,38 @@ fn write_larger_than_free_buffer_after_partial_unit_completes() {
     let (r, a) = run_audited(&mut ssd, HostConfig::ideal(), vec![small, big], 1, None);
     assert_eq!(a.submits, a.completions, "requests left in the device: {}", a.submits - a.completions);
     assert_eq!(r.jobs[1].issued, r.jobs[1].completed);
+}
+
+/// A device that accepts requests and never completes them: the run must fail loudly (an
+/// internal model error), not pass as a short run.
+#[test]
+fn a_model_that_stalls_is_an_error_not_a_short_run() {
+    struct BlackHole;
+    impl BlockDevice for BlackHole {
+        type Event = ();
+        fn capacity(&self) -> u64 {
+            MIB
+        }
+        fn queue_depth(&self) -> u32 {
+            4
+        }
+        fn submit(&mut self, _: DeviceRequest, _: &mut impl DeviceCtx<()>) {}
+        fn handle(&mut self, _: (), _: &mut impl DeviceCtx<()>) {}
+        fn internal_report(&self, _: Time) -> InternalReport {
+            InternalReport::default()
+        }
+        fn end_run(&mut self, _: Time) {}
+        fn has_internal_work(&self) -> bool {
+            false
+        }
+        fn begin_run(&mut self) -> Time {
+            0
+        }
+    }
+    let job = JobSpec::simple("r", RwMode::Randread, 4 * KIB, 4, MIB);
+    let host = Host::new(HostConfig::ideal(), vec![job], 1, None).unwrap();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| simulate(1, BlackHole, host, "hole".into())))
+        .expect_err("a stalled run must not return a result");
+    let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("stalled") && msg.contains("\"r\""), "{msg}");
 }

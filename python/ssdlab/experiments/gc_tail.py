@@ -14,20 +14,20 @@ This experiment runs the same reader (4 KiB random reads, QD4) in three situatio
 The writer runs at shares (25/50/100 %) of the drive's own steady-state random-write IOPS,
 measured first; greedy and cost-benefit victim choice are compared at one share.
 
-Why the tail lands where it does. In the model a die is a FIFO server with no read priority
-and no program/erase suspend (docs/model.md, "Not modelled yet"): a read that reaches a die
-waits for everything already reserved there. On a fresh drive that is a host program in
-progress, so the read tail moves from the read time tR to tR + tPROG and no further. In
-steady state the GC work for one host program unit (several relocations, each a sense and a
-program, plus an erase when a victim empties) is reserved on the die in one piece, so a read
-can wait for several tPROG plus tBERS; and when a die is down to its last free block it
-empties a whole victim at once — at the steady-state valid fraction that is hundreds of
-senses and programs, so the extreme tail reaches the time to empty one block ("victim" below,
-computed from the profile's geometry and timings and the measured WAF). A QD4 reader is a
-closed loop: once its four reads sit on busy dies it issues nothing, so its IOPS collapse
-while the dies are collecting ("stall" = share of 50 ms intervals below 10 % of the reads-
-alone rate). There is no published figure for this; the printout puts tR, tPROG, tBERS and
-the victim time beside the percentiles instead.
+Why the tail lands where it does. In the model a die has no program/erase suspend
+(docs/model.md, "Not modelled yet"), but it serves reads before the GC work it owes: GC is
+decided by the FTL at once and then carried out one flash operation at a time between host
+operations, and host programs queue behind it. On a fresh drive a read can wait for a host
+program in progress, so the read tail moves from the read time tR to tR + tPROG. In steady
+state the die is also busy with relocations and erases, so a read can wait for an erase in
+progress: the tail reaches tBERS and stops there (plus a program queued ahead of the read).
+The writes, not the reads, wait for GC: they queue behind it until the write buffer is full.
+For comparison the printout also gives the time to empty one whole victim ("victim" below,
+from the profile's geometry and timings and the measured WAF): a controller that collected
+a block in one go would hold its reads up that long. A QD4 reader is a closed loop: it
+stalls if all four of its reads sit on busy dies ("stall" = share of 50 ms intervals below
+10 % of the reads-alone rate). There is no published figure for this; the printout puts tR,
+tPROG and tBERS beside the percentiles instead.
 
 Drive: by default the Samsung 970 PRO 512 GB (NVMe, so reads never wait for a queue tag
 behind writes, and four controller cores, so the controller is not the bottleneck), shrunk
@@ -296,7 +296,8 @@ def format_tables(table: pd.DataFrame) -> str:
         (f"GC and tail latency: {table.attrs['profile']} shrunk to {table.attrs['capacity'] / 1e9:g} GB; "
          f"steady-state 4 KiB random-write IOPS (writer alone, QD32) = {table.attrs['steady_write_iops']:,.0f}"),
         (f"physical reference: tR {ref['tR_us']:g} us, tPROG {ref['tPROG_us']:g} us, tBERS {ref['tBERS_us']:g} us; "
-         f"emptying one victim at the steady-state WAF ~ {ref['victim_us'] / 1e3:,.1f} ms"),
+         f"a read behind GC waits for one operation (at most tBERS + tPROG); emptying a whole victim "
+         f"would take ~ {ref['victim_us'] / 1e3:,.1f} ms"),
     ]
     read_cols = ["scenario", "runtime_s", "write_iops", "read_iops"] + [
         f"read_p{p:g}_us" for p in PERCENTILES] + ["read_max_us", "read_stall_pct"]

@@ -70,6 +70,11 @@ impl FrontEnd {
         self.links[link].reserve(now, transfer_ns(bytes, self.link_rate))
     }
 
+    /// When the links and controller cores have finished what they were given.
+    pub fn busy_until(&self) -> Time {
+        self.links.iter().map(|l| l.busy_until()).max().unwrap_or(0).max(self.cores.busy_until())
+    }
+
     pub fn controller_busy_by(&self, at: Time) -> Time {
         self.cores.busy_by(at)
     }

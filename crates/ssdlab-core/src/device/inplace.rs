@@ -38,6 +38,8 @@ pub struct InPlaceDrive {
     media_bytes_written: u64,
     media_bytes_read: u64,
     thermal: Option<Thermal>,
+    /// When the host finished the last run (its clock reached at least this far).
+    run_ended_at: Time,
 }
 
 impl InPlaceDrive {
@@ -60,6 +62,7 @@ impl InPlaceDrive {
             media_bytes_written: 0,
             media_bytes_read: 0,
             thermal: cfg.thermal.clone().map(|t| Thermal::new(t, cfg.dies())),
+            run_ended_at: 0,
             cfg,
         })
     }
@@ -177,6 +180,22 @@ impl BlockDevice for InPlaceDrive {
                 }
             }
         }
+    }
+
+    fn end_run(&mut self, now: Time) {
+        self.run_ended_at = now;
+    }
+
+    fn has_internal_work(&self) -> bool {
+        false // all of its work belongs to host requests
+    }
+
+    fn begin_run(&mut self) -> Time {
+        if let Some(t) = &mut self.thermal {
+            t.begin_run();
+        }
+        let servers = self.dies.iter().chain(&self.channels).map(|s| s.busy_until()).max().unwrap_or(0);
+        servers.max(self.front.busy_until()).max(self.run_ended_at)
     }
 
     fn internal_report(&self, at: Time) -> InternalReport {

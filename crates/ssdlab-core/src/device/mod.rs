@@ -104,6 +104,17 @@ pub trait BlockDevice {
     fn handle(&mut self, event: Self::Event, ctx: &mut impl DeviceCtx<Self::Event>);
     /// What the host cannot see: internal utilisation, NAND traffic, wear, as of time `at`.
     fn internal_report(&self, at: Time) -> InternalReport;
+    /// The host is done at `now`: start no new background work from then on. The engine then goes on
+    /// handling the device's events while [`BlockDevice::has_internal_work`], so a device
+    /// used for another run loses none of the work it had under way.
+    fn end_run(&mut self, now: Time);
+    /// Work under way that no host request waits for (buffered data on its way to flash, GC
+    /// owed).
+    fn has_internal_work(&self) -> bool;
+    /// A run begins. The engine keeps no events from an earlier run, so the device forgets
+    /// any it was waiting for. Returns the time its clock has reached (when its last work
+    /// ends; 0 for a new device): the run starts there, and time stays continuous.
+    fn begin_run(&mut self) -> Time;
 }
 
 /// Device-internal counters, the part of the truth iostat cannot show.
@@ -146,6 +157,9 @@ pub struct InternalReport {
     /// Wear: average erases per block and blocks moved by static wear levelling.
     pub mean_block_erases: f64,
     pub wear_level_moves: u64,
+    /// Flash work the dies owe, summed (GC and folding decided but not yet carried out, and
+    /// host programs queued behind it), ns.
+    pub gc_owed_ns: u64,
     /// Temperature and throttling, for drives with a thermal model.
     pub thermal: Option<thermal::ThermalReport>,
 }

@@ -151,6 +151,11 @@ impl Thermal {
         (!std::mem::replace(&mut self.sampling, true)).then_some(now + self.cfg.sample_ns)
     }
 
+    /// A new run: the reading that was due went with the previous run's events.
+    pub fn begin_run(&mut self) {
+        self.sampling = false;
+    }
+
     /// A sensor reading at `now`: integrate the heat since the last one (power constant over
     /// the step, so the exponential step is exact), then throttle or resume. Returns when the
     /// next reading is due.

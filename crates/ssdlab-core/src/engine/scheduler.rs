@@ -45,7 +45,12 @@ impl<E> Default for Scheduler<E> {
 
 impl<E> Scheduler<E> {
     pub fn new() -> Self {
-        Scheduler { now: 0, next_seq: 0, heap: BinaryHeap::with_capacity(1024), dispatched: 0 }
+        Self::starting_at(0)
+    }
+
+    /// A clock that starts at `now`: a run on a device whose clock has already advanced.
+    pub fn starting_at(now: Time) -> Self {
+        Scheduler { now, next_seq: 0, heap: BinaryHeap::with_capacity(1024), dispatched: 0 }
     }
 
     /// Current simulated time: the time of the event being handled.

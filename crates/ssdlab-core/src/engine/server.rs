@@ -68,6 +68,11 @@ impl MultiServer {
         self.servers.len()
     }
 
+    /// When the last of the servers is free.
+    pub fn busy_until(&self) -> Time {
+        self.servers.iter().map(|s| s.busy_until()).max().unwrap_or(0)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
     }

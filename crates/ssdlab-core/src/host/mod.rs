@@ -164,16 +164,24 @@ impl Host {
         })
     }
 
-    /// Schedule the jobs that wait for nobody, and the first sample.
+    /// Schedule the jobs that wait for nobody, and the first sample, from the clock's start.
     pub fn start<DE>(&mut self, sched: &mut Scheduler<Event<DE>>) {
+        let origin = sched.now();
         for (i, j) in self.jobs.iter().enumerate() {
             if j.deps_left == 0 {
-                sched.schedule(j.spec.start_delay_ns, Event::Host(HostEvent::JobStart(i as u32)));
+                sched.schedule(origin + j.spec.start_delay_ns, Event::Host(HostEvent::JobStart(i as u32)));
             }
         }
         if self.interval.is_some() {
-            sched.schedule(0, Event::Host(HostEvent::Sample));
+            sched.schedule(origin, Event::Host(HostEvent::Sample));
         }
+    }
+
+    /// Which jobs have not finished, and their requests in flight (for a stalled run's error).
+    pub fn unfinished(&self) -> String {
+        let names: Vec<&str> =
+            self.jobs.iter().filter(|j| j.state != JobState::Done).map(|j| j.spec.name.as_str()).collect();
+        format!("jobs {names:?} are unfinished with {} requests in the device", self.device_inflight)
     }
 
     pub fn finished(&self) -> bool {

@@ -199,6 +199,18 @@ impl<D: BlockDevice> BlockDevice for Audited<'_, D> {
         }
         self.inner.internal_report(at)
     }
+
+    fn end_run(&mut self, now: Time) {
+        self.inner.end_run(now)
+    }
+
+    fn has_internal_work(&self) -> bool {
+        self.inner.has_internal_work()
+    }
+
+    fn begin_run(&mut self) -> Time {
+        self.inner.begin_run()
+    }
 }
 
 impl<D: BlockDevice> Audited<'_, D> {

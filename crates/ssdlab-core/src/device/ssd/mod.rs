@@ -5,10 +5,12 @@
 //! Write: controller → link (data in) → write buffer → complete (write-back) — and, apart
 //!        from the host, program units leave the buffer for dies with room in their queue
 //!        (SLC or native units, as the FTL's cache state says): channel → die program.
-//! GC runs in the FTL, a little per host unit once a die is short of free blocks; its
-//! reads, programs and erases occupy that die, so host work goes elsewhere or waits. When
-//! the host has been idle, the drive flushes its buffer, folds SLC data and collects ahead.
+//! GC runs in the FTL, a little per host unit once a die is short of free blocks; the die
+//! owes its reads, programs and erases and works them off an operation at a time (see
+//! `backlog`): reads cut in, host programs wait behind. When the host has been idle, the
+//! drive flushes its buffer, folds SLC data and collects ahead.
 
+mod backlog;
 pub mod config;
 pub mod ftl;
 pub mod precondition;
@@ -24,6 +26,7 @@ use crate::error::ConfigError;
 pub use config::{
     ControllerConfig, FoldPolicy, FtlConfig, GcPolicy, HostInterface, Media, NandConfig, SlcCacheConfig, SsdConfig,
 };
+use backlog::{Backlog, Step};
 use ftl::{Ftl, GcWork, Mode};
 pub use precondition::{precondition, Precondition};
 
@@ -49,6 +52,8 @@ pub enum SsdEvent {
     RetryDispatch,
     /// The controller reads its temperature sensor.
     ThermalSample,
+    /// A die may take the next operations of its internal backlog (GC, folding).
+    BacklogStep { die: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -67,7 +72,8 @@ struct UnitState {
     slc: bool,
     /// Position in the order of dispatch, for flush bookkeeping.
     dispatch_no: u64,
-    waiters: Vec<Tag>,
+    /// Write-through only: requests waiting for this unit, and how many of their IUs it holds.
+    waiters: Vec<(Tag, u32)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +89,8 @@ pub struct Ssd {
     iu_bytes: u64,
     front: FrontEnd,
     dies: Vec<FifoServer>,
+    /// Internal work each die still owes (GC, folding), run between host operations.
+    backlogs: Vec<Backlog>,
     channels: Vec<FifoServer>,
     reqs: RequestTable,
     // Write buffer.
@@ -120,6 +128,8 @@ pub struct Ssd {
     buffer_merges: u64,
     gc: GcWork,
     thermal: Option<Thermal>,
+    /// When the host finished the last run (its clock reached at least this far).
+    run_ended_at: Time,
 }
 
 impl Ssd {
@@ -132,6 +142,7 @@ impl Ssd {
             iu_bytes: cfg.ftl.iu_bytes,
             front: FrontEnd::new(&cfg.interface, &cfg.controller, seed),
             dies: vec![FifoServer::default(); dies],
+            backlogs: vec![Backlog::default(); dies],
             channels: vec![FifoServer::default(); cfg.nand.channels as usize],
             reqs: RequestTable::default(),
             buffered: VecDeque::new(),
@@ -160,6 +171,7 @@ impl Ssd {
             buffer_merges: 0,
             gc: GcWork::default(),
             thermal: cfg.thermal.clone().map(|t| Thermal::new(t, cfg.dies())),
+            run_ended_at: 0,
             ftl,
             cfg,
         })
@@ -184,16 +196,6 @@ impl Ssd {
         (die % self.cfg.nand.channels) as usize
     }
 
-
-    fn gc_time(&self, w: &GcWork) -> Time {
-        let n = &self.cfg.nand;
-        let (slc_read, slc_erase) = self.cfg.slc_cache.as_ref().map_or((0, 0), |c| (c.read_ns, c.erase_ns));
-        w.page_reads * n.read_ns
-            + w.slc_page_reads * slc_read
-            + w.program_units * n.program_ns
-            + (w.erases - w.slc_erases) * n.erase_ns
-            + w.slc_erases * slc_erase
-    }
 
     fn read_ns_of(&self, slot: u32) -> Time {
         match &self.cfg.slc_cache {
@@ -241,7 +243,7 @@ impl Ssd {
         let fold = self.fold_policy().is_some();
         let mut next: Option<Time> = None;
         for die in 0..self.dies.len() as u32 {
-            let busy = self.dies[die as usize].busy_until();
+            let busy = self.die_free_at(die, now);
             if busy > now {
                 if self.ftl.has_background_work(die, fold) {
                     next = Some(next.map_or(busy, |t: Time| t.min(busy)));
@@ -249,7 +251,7 @@ impl Ssd {
                 continue;
             }
             if let Some(work) = self.ftl.background_step(die, fold) {
-                let done = self.charge_gc(die, work, now);
+                let done = self.charge_gc(die, work, ctx);
                 next = Some(next.map_or(done, |t: Time| t.min(done)));
             }
         }
@@ -388,7 +390,11 @@ impl Ssd {
             *self.buffered_index.entry(lpn).or_insert(0) += 1;
             self.next_seq += 1;
         }
-        if !self.write_through() {
+        if self.write_through() {
+            // Complete when every IU is programmed, however many units they end up in and
+            // whenever those are sent.
+            self.reqs[tag as usize].outstanding = added as u32;
+        } else {
             self.buffer_used += added * iu;
         }
         self.host_bytes_written += len;
@@ -425,7 +431,7 @@ impl Ssd {
     /// room, look again when the first die has room.
     fn dispatch_within(&mut self, force: bool, horizon: Time, ctx: &mut impl DeviceCtx<SsdEvent>) {
         while !self.buffered.is_empty() {
-            let die = match self.pick_die(horizon) {
+            let die = match self.pick_die(ctx.now(), horizon) {
                 Ok(d) => d,
                 Err(Some(free_at)) => {
                     let at = free_at.saturating_sub(self.queue_horizon).max(ctx.now() + 1);
@@ -458,20 +464,20 @@ impl Ssd {
                 self.scratch.push(b.lpn);
                 if b.tag != NO_TAG {
                     let u = &mut self.units[unit as usize];
-                    if u.waiters.last() != Some(&b.tag) {
-                        u.waiters.push(b.tag);
-                        self.reqs[b.tag as usize].outstanding += 1;
+                    match u.waiters.last_mut() {
+                        Some((t, n)) if *t == b.tag => *n += 1,
+                        _ => u.waiters.push((b.tag, 1)),
                     }
                 }
             }
             self.buffered_seq_start += n as u64;
             let placement = self.ftl.place_host_unit_in(die, &self.scratch, mode);
             let now = ctx.now();
-            self.charge_gc(die, placement.gc, now);
+            self.charge_gc(die, placement.gc, ctx);
             if mode == Mode::Native && self.fold_policy() == Some(FoldPolicy::Pressure) && self.ftl.has_slc_cache() {
                 // The cache is full: fold on this die as the host writes (paid in its time).
                 if let Some(work) = self.ftl.background_step(die, true) {
-                    self.charge_gc(die, work, now);
+                    self.charge_gc(die, work, ctx);
                 }
             }
             let dispatch_no = self.in_flight_base + self.in_flight.len() as u64;
@@ -491,7 +497,7 @@ impl Ssd {
             };
             let program = self.thermal.as_ref().map_or(program, |t| t.stretched(program));
             let d = die as usize;
-            self.die_committed[d] = self.die_committed[d].max(self.dies[d].busy_until()).max(now + xfer) + program;
+            self.die_committed[d] = self.die_committed[d].max(self.die_free_at(die, now)).max(now + xfer) + program;
             let ch = self.channel_of(die);
             let done = self.channels[ch].reserve(now, xfer);
             ctx.schedule(done, SsdEvent::UnitTransferred { unit });
@@ -502,7 +508,7 @@ impl Ssd {
     /// round-robin so an idle drive stripes across all dies. Dies whose queue reaches past
     /// `horizon` are full for now: then the error gives when the first of them frees up
     /// (None if no die can take data at all).
-    fn pick_die(&self, horizon: Time) -> Result<u32, Option<Time>> {
+    fn pick_die(&self, now: Time, horizon: Time) -> Result<u32, Option<Time>> {
         let dies = self.dies.len() as u32;
         let mut best: Option<(Time, u32)> = None;
         for i in 0..dies {
@@ -510,7 +516,7 @@ impl Ssd {
             if !self.ftl.accepts_host_data(d) {
                 continue;
             }
-            let t = self.dies[d as usize].busy_until().max(self.die_committed[d as usize]);
+            let t = self.die_free_at(d, now).max(self.die_committed[d as usize]);
             if best.is_none_or(|(bt, _)| t < bt) {
                 best = Some((t, d));
             }
@@ -537,13 +543,13 @@ impl Ssd {
         // A block that finished programming may be the victim GC was waiting for.
         let count = self.ftl.unit_ius(if u.slc { Mode::Slc } else { Mode::Native });
         let gc = self.ftl.mark_programmed(u.block, count);
-        self.charge_gc(u.die, gc, ctx.now());
+        self.charge_gc(u.die, gc, ctx);
         if !self.write_through() {
             self.buffer_used -= u.host_ius as u64 * self.iu_bytes;
         }
-        for &tag in &u.waiters {
+        for &(tag, ius) in &u.waiters {
             let r = &mut self.reqs[tag as usize];
-            r.outstanding -= 1;
+            r.outstanding -= ius;
             if r.outstanding == 0 {
                 self.finish(tag, ctx);
             }
@@ -565,14 +571,64 @@ impl Ssd {
         self.dispatch(force, ctx);
     }
 
-    /// GC work occupies its die (on-die copy-back: no channel traffic); returns when it ends.
-    fn charge_gc(&mut self, die: u32, gc: GcWork, now: Time) -> Time {
-        if gc.is_empty() {
-            return self.dies[die as usize].busy_until().max(now);
+    /// Queue GC work on its die (on-die copy-back: no channel traffic), to run an operation at
+    /// a time between host operations; returns when the die should have worked it off.
+    fn charge_gc(&mut self, die: u32, gc: GcWork, ctx: &mut impl DeviceCtx<SsdEvent>) -> Time {
+        let now = ctx.now();
+        if !gc.is_empty() {
+            let n = &self.cfg.nand;
+            let (slc_read, slc_erase) = self.cfg.slc_cache.as_ref().map_or((0, 0), |c| (c.read_ns, c.erase_ns));
+            let b = &mut self.backlogs[die as usize];
+            // A relocation senses its pages, programs them elsewhere, and the emptied block is erased.
+            b.push(n.read_ns, gc.page_reads);
+            b.push(slc_read, gc.slc_page_reads);
+            b.push(n.program_ns, gc.program_units);
+            b.push(n.erase_ns, gc.erases - gc.slc_erases);
+            b.push(slc_erase, gc.slc_erases);
+            self.gc.add(gc);
+            if b.step_at.is_none() {
+                self.schedule_backlog_step(die, self.dies[die as usize].busy_until().max(now), ctx);
+            }
         }
-        let t = self.gc_time(&gc);
-        self.gc.add(gc);
-        self.occupy_die(die, now, t)
+        self.die_free_at(die, now)
+    }
+
+    fn schedule_backlog_step(&mut self, die: u32, at: Time, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        self.backlogs[die as usize].step_at = Some(at);
+        ctx.schedule(at, SsdEvent::BacklogStep { die });
+    }
+
+    /// When a die will have finished what it holds and what it owes.
+    fn die_free_at(&self, die: u32, now: Time) -> Time {
+        self.dies[die as usize].busy_until().max(now) + self.backlogs[die as usize].total_ns()
+    }
+
+    /// The die is free: run its next backlog operations (about one program's worth), unless a
+    /// host operation took the die first, in which case wait for that one.
+    fn backlog_step(&mut self, die: u32, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        let now = ctx.now();
+        let busy = self.dies[die as usize].busy_until();
+        if busy > now {
+            self.schedule_backlog_step(die, busy, ctx);
+            return;
+        }
+        let done = match self.backlogs[die as usize].take(self.cfg.nand.program_ns) {
+            Some(Step::Internal(ns)) => self.occupy_die(die, now, ns),
+            Some(Step::Program { unit, ns }) => {
+                let done = self.occupy_die(die, now, ns);
+                ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
+                done
+            }
+            None => now,
+        };
+        if self.backlogs[die as usize].is_empty() {
+            self.backlogs[die as usize].step_at = None;
+            // The die can take host data again.
+            let force = self.write_through() || !self.flushes.is_empty();
+            self.dispatch(force, ctx);
+        } else {
+            self.schedule_backlog_step(die, done, ctx);
+        }
     }
 
     /// Sequence number below which every buffered IU is on flash.
@@ -700,11 +756,17 @@ impl BlockDevice for Ssd {
                     _ => self.cfg.nand.program_ns,
                 };
                 let die = u.die;
-                let done = self.occupy_die(die, ctx.now(), t);
-                ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
+                if self.backlogs[die as usize].is_empty() {
+                    let done = self.occupy_die(die, ctx.now(), t);
+                    ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
+                } else {
+                    // GC owed on this die frees the space this unit goes to: it waits its turn.
+                    self.backlogs[die as usize].push_program(unit, t);
+                }
             }
             SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
             SsdEvent::IdleCheck { epoch } => self.background(epoch, ctx),
+            SsdEvent::BacklogStep { die } => self.backlog_step(die, ctx),
             SsdEvent::ThermalSample => {
                 let now = ctx.now();
                 if let Some(t) = &mut self.thermal {
@@ -718,6 +780,28 @@ impl BlockDevice for Ssd {
                 self.admit_writes(ctx);
             }
         }
+    }
+
+    fn end_run(&mut self, now: Time) {
+        self.run_ended_at = now;
+        // Idle checks already scheduled belong to the spell that just began: void them.
+        self.idle_epoch = self.idle_epoch.wrapping_add(1);
+    }
+
+    fn has_internal_work(&self) -> bool {
+        !self.in_flight.is_empty() || self.retry_at.is_some() || self.backlogs.iter().any(|b| !b.is_empty())
+    }
+
+    fn begin_run(&mut self) -> Time {
+        self.retry_at = None;
+        for b in &mut self.backlogs {
+            b.step_at = None;
+        }
+        if let Some(t) = &mut self.thermal {
+            t.begin_run();
+        }
+        let servers = self.dies.iter().chain(&self.channels).map(|s| s.busy_until()).max().unwrap_or(0);
+        servers.max(self.front.busy_until()).max(self.run_ended_at)
     }
 
     fn internal_report(&self, at: Time) -> InternalReport {
@@ -754,6 +838,7 @@ impl BlockDevice for Ssd {
             mean_block_erases: self.ftl.mean_block_erases(),
             wear_level_moves: c.wear_level_moves,
             map_bytes: self.ftl.map_bytes(),
+            gc_owed_ns: self.backlogs.iter().map(|b| b.total_ns()).sum(),
             thermal: self.thermal.as_ref().map(|t| t.report(at)),
         }
     }
