@@ -134,3 +134,30 @@ fn fast_sequential_fill_leaves_the_cache_as_a_simulated_fill_does() {
     assert!(timed_slc >= 90 * MIB);
     f.check_invariants().unwrap();
 }
+
+#[test]
+fn a_full_drive_folds_a_cache_that_outgrew_its_spare() {
+    // A tight drive (80 MiB of spare beyond the GC reserve) whose dynamic cache, 256 MiB of data in SLC, would take
+    // 512 MiB more flash than native: filled without idle time, it ends full with most of
+    // the cache still in SLC, so garbage collection must fold SLC blocks to find room (an SLC
+    // block is worth collecting even when all its data is valid). Random overwrites of that
+    // full drive, untimed and timed, must keep the GC reserve and the FTL's books.
+    let mut cfg = tlc_with_cache(FoldPolicy::Idle);
+    cfg.nand.blocks_per_plane = 29;
+    cfg.slc_cache.as_mut().unwrap().dynamic_max_bytes = 256 * MIB;
+    cfg.validate().expect("valid");
+    let cap = cfg.capacity_bytes;
+    let ssd = preconditioned(cfg.clone(), Precondition::Sequential, 1);
+    let (f, budget) = (ssd.ftl(), ssd.ftl().slc_budget_ius());
+    assert!(f.slc_used_ius() > 2 * budget, "the fill should leave the cache over budget: {} vs {budget}", f.slc_used_ius());
+    let mut ssd = preconditioned(cfg, Precondition::Random { passes: 1.0 }, 1);
+    ssd.ftl().check_invariants().unwrap();
+    let mut w = JobSpec::simple("w", RwMode::Randwrite, 4096, 32, cap);
+    w.io_limit = 256 * MIB;
+    let (r, a) = run_audited(&mut ssd, HostConfig::ideal(), vec![w], 1, None);
+    assert!(a.violations.is_empty(), "{:?}", a.violations);
+    ssd.ftl().check_invariants().unwrap();
+    let i = &r.devices[0].internal;
+    assert_eq!(i.host_bytes_written, 256 * MIB);
+    assert!(i.slc_used_bytes <= i.slc_budget_bytes + 32 * 48 * 2 * 16384 / 3, "SLC {} over budget {}", i.slc_used_bytes, i.slc_budget_bytes);
+}

@@ -273,6 +273,13 @@ impl Ftl {
         self.blocks[(slot / self.ius_per_block) as usize].slc
     }
 
+    /// Whether collecting `b` frees space. GC writes what it moves into native blocks, so a
+    /// block gains (native IUs per block − valid IUs): every SLC block does, even when full
+    /// of valid data (folding it frees two thirds of a TLC block's worth).
+    fn worth_collecting(&self, b: &Block) -> bool {
+        b.valid < self.ius_per_block
+    }
+
     fn capacity_of(&self, b: &Block) -> u32 {
         if b.slc {
             self.ius_per_slc_block
@@ -332,6 +339,7 @@ impl Ftl {
     }
 
     /// Where the next host unit on `die` goes: SLC while the cache has room, native after.
+    /// A new SLC block is opened only from a die's spare free blocks, never its GC reserve.
     pub fn host_mode(&self, die: u32) -> Mode {
         if !self.has_slc_cache() {
             return Mode::Native;
@@ -340,7 +348,7 @@ impl Ftl {
         if d.slc_block.is_some() {
             return Mode::Slc;
         }
-        if self.slc_used_ius() + self.ius_per_slc_block as u64 <= self.slc_budget_ius() {
+        if d.free.len() > 1 && self.slc_used_ius() + self.ius_per_slc_block as u64 <= self.slc_budget_ius() {
             Mode::Slc
         } else {
             Mode::Native
@@ -410,8 +418,9 @@ impl Ftl {
                 d.host_block = None;
             }
         }
-        // GC keeps pace with the host: a share of relocations for every unit written.
-        let gc = self.collect_if_needed(die, per_unit);
+        // GC keeps pace with the host: a share of relocations for every unit written, by the
+        // flash it took (an SLC unit takes `bits` times its data's worth).
+        let gc = self.collect_if_needed(die, if slc { per_unit * self.bits } else { per_unit });
         Placement { block, first_slot, gc }
     }
 
@@ -492,9 +501,9 @@ impl Ftl {
                         break;
                     }
                     match self.pick_victim(die, false) {
-                        Some(v) if self.blocks[v as usize].valid < self.capacity_of(&self.blocks[v as usize]) => {
+                        Some(v) if self.worth_collecting(&self.blocks[v as usize]) => {
                             let blk = &self.blocks[v as usize];
-                            let (valid, cap) = (blk.valid as f64, self.capacity_of(blk) as f64);
+                            let (valid, cap) = (blk.valid as f64, self.ius_per_block as f64);
                             let d = &mut self.die_state[die as usize];
                             d.victim = Some(v);
                             d.victim_next = 0;
@@ -561,7 +570,7 @@ impl Ftl {
         }
         if (self.die_state[die as usize].free.len() as u32) < self.background_gc_blocks {
             let v = self.pick_victim(die, false)?;
-            if self.blocks[v as usize].valid < self.capacity_of(&self.blocks[v as usize]) {
+            if self.worth_collecting(&self.blocks[v as usize]) {
                 return Some(self.collect_block(die, v));
             }
         }
@@ -599,7 +608,7 @@ impl Ftl {
                 // Maximise (1 − u)·age / 2u; an empty block (u = 0) wins outright.
                 let score = |b: u32| {
                     let blk = &self.blocks[b as usize];
-                    let u = blk.valid as f64 / self.capacity_of(blk) as f64;
+                    let u = blk.valid as f64 / self.ius_per_block as f64;
                     let age = (self.clock - blk.stamp) as f64 + 1.0;
                     if u == 0.0 {
                         f64::INFINITY
