@@ -161,3 +161,22 @@ fn a_full_drive_folds_a_cache_that_outgrew_its_spare() {
     assert_eq!(i.host_bytes_written, 256 * MIB);
     assert!(i.slc_used_bytes <= i.slc_budget_bytes + 32 * 48 * 2 * 16384 / 3, "SLC {} over budget {}", i.slc_used_bytes, i.slc_budget_bytes);
 }
+
+#[test]
+fn trim_gives_emptied_slc_blocks_back_to_the_cache() {
+    // 64 MiB written to a fresh drive land in SLC; trimming them empties those SLC blocks,
+    // which are erased at once, so the cache is free again for the next burst.
+    let mut ssd = fresh(tlc_with_cache(FoldPolicy::Idle), 1);
+    let w = seq_write(64 * MIB);
+    let mut t = JobSpec::simple("t", RwMode::Trim, MIB, 1, 1 << 30);
+    t.io_limit = 64 * MIB;
+    t.start_after = vec![0];
+    let (r, a) = run_audited(&mut ssd, HostConfig::ideal(), vec![w, t], 1, None);
+    assert!(a.violations.is_empty(), "{:?}", a.violations);
+    ssd.ftl().check_invariants().unwrap();
+    let i = &r.devices[0].internal;
+    assert!(i.slc_host_bytes >= 63 * MIB, "the writes went to SLC: {}", i.slc_host_bytes);
+    // What is left in SLC: at most the open block of each die (32 x 1/3 of 1.5 MiB).
+    assert!(i.slc_used_bytes <= 16 * MIB, "SLC still in use after TRIM: {} MiB", i.slc_used_bytes / MIB);
+    assert_eq!(ssd.ftl().valid_ius(), 0);
+}

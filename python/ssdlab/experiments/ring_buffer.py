@@ -22,10 +22,15 @@ What the flash does (page-mapped FTL, greedy GC, physical space = alpha x logica
   alpha_eff(f) = (alpha - f) / (1 - f - W), i.e. extra spare of W. WAF and rate improve most at
   the start of the wrap, where B is worst; the W needed to keep a recorder rate from the start
   follows from alpha_eff(0) = alpha / (1 - W).
-* On a drive with a dynamic SLC cache (970 EVO Plus) the trimmed space also raises the SLC
-  budget (free user space / bits per cell); whether host data goes to SLC again is measured
-  (``slc%``), not modelled. Even if it does, a recorder never idles, so SLC blocks are not
-  folded and hold live ring data until the next wrap: at most the budget's worth per wrap.
+* On a drive with an SLC cache (970 EVO Plus) the model above leaves the cache out; ``slc%``
+  shows how much host data went through it. With sequential old data the cache stays full of
+  live ring data (a recorder never idles, and GC finds empty native victims), so writes go
+  native. With fragmented old data GC is busy, and SLC blocks are its cheapest victims (they
+  hold at most a third of a native block's data): collecting them frees cache budget, so host
+  data keeps going to SLC and is written twice, to SLC and then folded. In the simulation that
+  makes B on this drive worse than the model (WAF about 6 against 3.7). It follows from the
+  cache and GC rules in docs/model.md; no measurement of this drive under fragmented overwrite
+  is at hand to confirm or refute it.
 
 Two ways to run it, as seed 002 did and as a recorder builder asks:
 
@@ -103,7 +108,7 @@ SCENARIOS = {s.key: s for s in (
 )}
 
 # Per drive: the recorder scenarios. The 970 EVO Plus shows what TRIM does to its SLC cache
-# (A vs A+T10); its fragmented scenarios are attempted so that their status is reported.
+# (A vs A+T10) and how the cache takes part in GC when old data is fragmented (B, C10).
 PLAN = {
     "samsung-pm1725b-1.6tb": ("A", "B", "C5", "C10", "C25"),
     "samsung-970-pro-512": ("A", "B", "C5", "C10", "C25"),

@@ -45,6 +45,9 @@ struct DieState {
     /// GC found only fully valid blocks: no host data may land here until some is invalidated.
     stuck: bool,
     erases_since_wear_check: u32,
+    /// SLC blocks erased as soon as overwrites or TRIM emptied them, whose erase time the
+    /// die has not been charged yet (it is, with its next GC work).
+    slc_erases_owed: u64,
     /// The block GC is emptying, the next offset to look at, and relocations owed per host
     /// IU so that it is empty before the free blocks run out.
     victim: Option<u32>,
@@ -304,6 +307,8 @@ impl Ftl {
         if b.programmed < b.filled || b.state != BlockState::Closed {
             return GcWork::default();
         }
+        // Overwritten while its last programs were on the way: nothing left to keep.
+        self.reclaim_empty_slc(block);
         let die = block / self.blocks_per_die;
         if self.die_state[die as usize].free.len() < self.gc_threshold as usize {
             self.die_state[die as usize].stuck = false;
@@ -401,7 +406,9 @@ impl Ftl {
         let full = *next >= cap;
         self.blocks[block as usize].filled = first_slot % self.ius_per_block + per_unit;
         for (i, &lpn) in lpns.iter().enumerate() {
-            self.map(lpn, first_slot + i as u32);
+            if let Some(old) = self.map(lpn, first_slot + i as u32) {
+                self.reclaim_empty_slc(old);
+            }
         }
         self.clock += lpns.len() as u64;
         self.counters.host_ius += lpns.len() as u64;
@@ -432,19 +439,40 @@ impl Ftl {
             self.l2p.set(lpn as usize, self.no_slot);
             self.valid_total -= 1;
             self.counters.trimmed_ius += 1;
+            self.reclaim_empty_slc(old / self.ius_per_block);
         }
     }
 
-    fn map(&mut self, lpn: u32, slot: u32) {
+    /// Point `lpn` at `slot`; returns the block of the slot it leaves, if it had one.
+    fn map(&mut self, lpn: u32, slot: u32) -> Option<u32> {
         let old = self.l2p.get(lpn as usize);
-        if old != self.no_slot {
+        let left = if old != self.no_slot {
             self.invalidate(old);
+            Some(old / self.ius_per_block)
         } else {
             self.valid_total += 1;
-        }
+            None
+        };
         self.l2p.set(lpn as usize, slot);
         self.p2l.set(slot as usize, lpn);
         self.blocks[(slot / self.ius_per_block) as usize].valid += 1;
+        left
+    }
+
+    /// A closed SLC block left with no valid data by the host (overwrite or TRIM) is erased
+    /// right away, so its space goes back to the cache: it holds nothing GC would move, and
+    /// the cache budget counts SLC blocks, not their data. The die pays the erase later.
+    fn reclaim_empty_slc(&mut self, block: u32) {
+        let b = &self.blocks[block as usize];
+        let die = block / self.blocks_per_die;
+        if !(b.slc && b.valid == 0 && b.state == BlockState::Closed && b.programmed >= b.filled)
+            || self.die_state[die as usize].victim == Some(block)
+        {
+            return;
+        }
+        let mut work = GcWork::default();
+        self.erase(die, block, &mut work);
+        self.die_state[die as usize].slc_erases_owed += work.slc_erases;
     }
 
     fn invalidate(&mut self, slot: u32) {
@@ -490,7 +518,8 @@ impl Ftl {
     /// programs instead of stalling the die for a whole block. Down to its last free block
     /// (kept for GC), the die finishes victims outright.
     fn collect_if_needed(&mut self, die: u32, host_ius: u32) -> GcWork {
-        let mut work = GcWork::default();
+        let owed = std::mem::take(&mut self.die_state[die as usize].slc_erases_owed);
+        let mut work = GcWork { erases: owed, slc_erases: owed, ..GcWork::default() };
         let mut budget: Option<u64> = None;
         loop {
             let free = self.die_state[die as usize].free.len();
