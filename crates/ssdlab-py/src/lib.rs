@@ -18,6 +18,12 @@ fn core_version() -> &'static str {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A broken model invariant (a panic) reaches Python as an error carrying its message; the
+    // default hook would also print a backtrace over the user's terminal. It stays quiet
+    // unless SSDLAB_BACKTRACE is set. The hook belongs to this module's copy of std only.
+    if std::env::var_os("SSDLAB_BACKTRACE").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     Ok(())
