@@ -52,7 +52,7 @@ pub enum SsdEvent {
     RetryDispatch,
     /// The controller reads its temperature sensor.
     ThermalSample,
-    /// A die may take the next operations of its internal backlog (GC, folding).
+    /// A die may take the next step of the work it owes (GC, folding, queued programs).
     BacklogStep { die: u32 },
 }
 
@@ -89,7 +89,8 @@ pub struct Ssd {
     iu_bytes: u64,
     front: FrontEnd,
     dies: Vec<FifoServer>,
-    /// Internal work each die still owes (GC, folding), run between host operations.
+    /// Work each die owes (GC, folding, and host programs queued behind it), run an operation
+    /// at a time; reads cut in between.
     backlogs: Vec<Backlog>,
     channels: Vec<FifoServer>,
     reqs: RequestTable,
