@@ -6,8 +6,11 @@ mod common;
 
 use common::*;
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
+use ssdlab_core::device::inplace::InPlaceDrive;
 use ssdlab_core::device::thermal::ThermalConfig;
-use ssdlab_core::host::HostConfig;
+use ssdlab_core::device::BlockDevice;
+use ssdlab_core::host::{Host, HostConfig};
+use ssdlab_core::sim::simulate;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimResult, SimSpec};
 
@@ -119,4 +122,33 @@ fn in_place_media_throttles_too_and_same_seed_gives_the_same_run() {
     assert!(slow < 0.6 * full, "throttled {slow} vs full {full}");
     let again = run(&spec).unwrap();
     assert_eq!(serde_json::to_string(&r).unwrap(), serde_json::to_string(&again).unwrap());
+}
+
+/// Two runs back to back on one drive behind the auditing wrapper; samples every 10 ms.
+fn two_runs<D: BlockDevice>(dev: &mut D) -> [SimResult; 2] {
+    [1, 2].map(|seed| {
+        let host = Host::new(HostConfig::ideal(), vec![seq_write_for(200 * MS)], seed, Some(10 * MS)).unwrap();
+        let mut audit = Audit::default();
+        let r = simulate(seed, Audited::new(&mut *dev, &mut audit), host, "d".into());
+        assert!(audit.violations.is_empty(), "{:?}", audit.violations);
+        r
+    })
+}
+
+#[test]
+fn the_sensor_keeps_reading_when_a_drive_is_used_for_another_run() {
+    // The first run's pending sensor reading is lost with its events; the drive must start
+    // reading again in the next run, or its temperature would freeze there.
+    let check = |[first, second]: [SimResult; 2]| {
+        assert!(second.start_ns >= first.end_ns, "the clock continues");
+        let temps: Vec<f64> = second.samples.iter().map(|s| s.internal.thermal.unwrap().temperature_c).collect();
+        let changes = temps.windows(2).filter(|w| w[0] != w[1]).count();
+        assert!(changes >= 10, "the temperature moved {changes} times in the second run: {temps:?}");
+    };
+    let mut cfg = SsdConfig::generic(1);
+    cfg.thermal = Some(hot(0.5));
+    check(two_runs(&mut fresh(cfg, 1)));
+    let mut cfg = xpoint();
+    cfg.thermal = Some(hot(0.5));
+    check(two_runs(&mut InPlaceDrive::new(cfg, 1).unwrap()));
 }
