@@ -31,6 +31,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .reference import SEED002_PUBLISHED, SEED002_TARGET
+
 SECONDS_PER_DAY = 86_400.0
 DAYS_PER_YEAR = 365.0
 DEFAULT_MARGIN = 0.1
@@ -166,16 +168,12 @@ def margin_policy(margin: float) -> str:
 
 # ---- seed 002's own counts ---------------------------------------------------------------
 
-SEED002_TARGET = 12.5e9  # 100 Gb/s
-
 
 def seed002_note(profile: str, target_rate: float, drives: int, drives_no_margin: int,
                  drive_rate: float, margin: float) -> str | None:
     """If ``profile`` is a seed 002 drive and the target is its 100 Gb/s, compare ``drives``
     (the count for the rate) with the seed's count and say why they differ (None otherwise)."""
-    from .experiments.seed002 import PUBLISHED
-
-    pub = PUBLISHED.get(profile)
+    pub = SEED002_PUBLISHED.get(profile)
     if pub is None or abs(target_rate / SEED002_TARGET - 1.0) > 0.01:
         return None
     seed_n = pub.drives_100g

@@ -18,9 +18,6 @@ DEVICE = 4 * 2**40  # big enough for cross-stripe-verify's 30 x 124g stripes
 ENV = {"FIO_BS": "4k", "FIO_RW": "randread", "FIO_IODEPTH": "8", "NUMJOBS": "4"}
 SHORT = {"runtime": "0.2", "size": "1g"}  # 1g: zbd-rand-write-trim-gc trims 256M blocks
 
-
-
-
 needs_shared = pytest.mark.skipif(DATA is None, reason="shared/data (fio examples) not found beside the repo")
 
 

@@ -578,7 +578,7 @@ def test_option_names_file_covers_fio_options_and_aliases():
 # --------------------------------------------------------------------------- errors
 
 ERROR_CASES = [
-    ("[j]\nfoo=1\n", 2, None, "unknown option 'foo'"),
+    ("[j]\nfoo=1\n", 2, "foo", "unknown option 'foo'"),
     ("[j]\nbs=abc\n", 2, "bs", "expected a size like 4k, got 'abc'"),
     ("[j]\nsize=4g\noffset=1g\n", 2, "size", "device has"),
     ("[j]\noffset=5g\n", 2, "offset", "empty region"),
@@ -610,11 +610,12 @@ ERROR_CASES = [
 @pytest.mark.parametrize(("text", "line", "option", "fragment"), ERROR_CASES)
 def test_bad_input_names_file_line_and_option(text, line, option, fragment):
     e = error(text, device_size=4 * GIB)
-    assert e.path == "jobs/x.fio" and e.line == line and e.option == (option or e.option)
+    assert (e.path, e.line, e.option) == ("jobs/x.fio", line, option)
     assert fragment in str(e)
     if line is not None:
-        prefix = f"jobs/x.fio:{line}: " + (f"option '{option}': " if option else "")
-        assert str(e).startswith(prefix)
+        # A known option is named before the message; an unknown one by the message itself.
+        named = f"option '{option}': " if option and not fragment.startswith("unknown option") else ""
+        assert str(e).startswith(f"jobs/x.fio:{line}: {named}")
 
 
 def test_unknown_option_message_and_attributes():

@@ -29,10 +29,7 @@ FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(FIO is None, reason="fio is not installed")
 NUMERIC = SIZE_OPTIONS | TIME_SECONDS_OPTIONS | TIME_US_OPTIONS
 ENV = {"FIO_BS": "4k", "FIO_RW": "randread", "FIO_IODEPTH": "8", "NUMJOBS": "4"}
-_HANDLE = re.compile(r"__handle_option=([^,]+), type=")
 _OUT = re.compile(r"\s+ret=(\d+), out=(\d+)")
-
-
 
 
 def fio_parsed(path: Path) -> list[tuple[str, list[int]]]:

@@ -1,12 +1,14 @@
 """Sizing and endurance: the arithmetic (seed 002's examples) and the `size`/`endurance` commands."""
 
+import ast
 import json
 import math
+from pathlib import Path
 
 import pytest
 
 from ssdlab import load_profile, sizing
-from ssdlab.experiments.seed002 import PUBLISHED
+from ssdlab.reference import SEED002_PUBLISHED as PUBLISHED
 
 TARGET = 12.5e9  # 100 Gb/s
 # Seed 002's measured rates a recorder can count on (GB/s): the 970 EVO Plus after its SLC
@@ -56,6 +58,29 @@ def test_seed002_drive_counts_from_the_seeds_rates():
                 assert f"(without the margin: {n0})" in note
     assert sizing.seed002_note("samsung-850-pro", TARGET, 9, 8, 1.6e9, 0.1) is None
     assert sizing.seed002_note("samsung-970-evo-plus-1tb", 2 * TARGET, 9, 8, 1.6e9, 0.1) is None
+
+
+def test_product_code_never_imports_an_experiment():
+    # Published figures come from ssdlab.reference: an experiment can change or go without
+    # breaking `ssdlab size`.
+    package = Path(sizing.__file__).parent
+    scanned, offenders = set(), []
+    for path in package.rglob("*.py"):
+        rel = path.relative_to(package)
+        if rel.parts[0] == "experiments":
+            continue
+        scanned.add(rel.as_posix())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [f"{node.module or ''}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            if any("experiments" in n.split(".") for n in names):
+                offenders.append(f"{rel}:{node.lineno}")
+    assert {"sizing.py", "reference.py"} <= scanned  # the scan saw the package
+    assert not offenders
 
 
 def test_capacity_and_retention():

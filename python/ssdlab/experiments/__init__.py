@@ -1,5 +1,7 @@
-"""Reproductions of the seeds' published measurements (see shared/SEEDS.md).
+"""Reproductions of the seeds' published measurements, and experiments built on them.
 
-Each module has ``PUBLISHED`` (the paper's numbers), ``reproduce(...)`` returning a table of
-published vs simulated with the error of each row, and ``main()`` that prints it and plots.
+The published figures live in :mod:`ssdlab.reference`, each naming its source; seed002 and
+seed003 re-export their table as ``PUBLISHED``. A module's ``reproduce(...)`` returns a table of
+published (or modelled) vs simulated with the error of each row, and ``main()`` prints it and
+plots. Product code does not import from here.
 """

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,78 +22,12 @@ import pandas as pd
 from ..plotting import pyplot, save
 from ..api import SimulationError
 from ..config import ProfileError
-from ..sizing import SEED002_TARGET, drives_for_rate
+# The paper's table lives with the other published figures; Drive and Rate stay importable here.
+from ..reference import SEED002_PUBLISHED as PUBLISHED, SEED002_TARGET, Drive, Rate
+from ..sizing import drives_for_rate
 from ..sustained import SustainedWrite, sustained_write
 
 GB = 1e9
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A published rate: ``kind`` is "approx" (~low), "range" (low-high) or "atleast" (>= low)."""
-
-    quantity: str  # a SustainedWrite attribute
-    kind: str
-    low: float  # GB/s
-    high: float | None = None
-
-    @property
-    def text(self) -> str:
-        if self.kind == "range":
-            return f"{self.low:g}-{self.high:g} GB/s"
-        if self.kind == "atleast":
-            return f">= {self.low:g} GB/s"
-        return f"~{self.low:g} GB/s"
-
-    def error_pct(self, simulated_gbps: float) -> float:
-        """Signed error in % of the published value: ~X against X; a range is 0 inside and
-        against the nearer bound outside; ">= X" is 0 at or above X, else the shortfall."""
-        if self.kind == "range":
-            if self.low <= simulated_gbps <= self.high:
-                return 0.0
-            bound = self.low if simulated_gbps < self.low else self.high
-            return 100.0 * (simulated_gbps / bound - 1.0)
-        if self.kind == "atleast":
-            return 0.0 if simulated_gbps >= self.low else 100.0 * (simulated_gbps / self.low - 1.0)
-        return 100.0 * (simulated_gbps / self.low - 1.0)
-
-
-@dataclass(frozen=True)
-class Drive:
-    label: str
-    drive_class: str
-    datasheet_gbps: float
-    rates: tuple[Rate, ...]
-    drives_100g: int  # the seed's RAID 0 count for 100 Gb/s
-    block_size: str = "128k"
-
-
-# The paper's table (shared/SEEDS.md, seed 002). "burst" is the rate at the start, "after
-# cache" the fill rate once the burst is over (the whole fill on drives without SLC cache),
-# "overwrite" the second pass, "worst" the low end a recorder must count on.
-PUBLISHED: dict[str, Drive] = {
-    "samsung-970-evo-plus-1tb": Drive(
-        "Samsung 970 EVO Plus 1 TB", "consumer TLC + SLC cache", 3.3,
-        (Rate("burst_rate", "range", 2.7, 2.8), Rate("after_cache_rate", "approx", 1.6),
-         Rate("overwrite_rate", "approx", 1.6), Rate("worst_sustained_rate", "approx", 1.6)), 8),
-    "samsung-970-pro-512": Drive(
-        "Samsung 970 PRO 512 GB", "consumer MLC, no SLC cache", 2.3,
-        (Rate("burst_rate", "approx", 2.2), Rate("after_cache_rate", "approx", 2.2),
-         Rate("overwrite_rate", "approx", 2.2), Rate("worst_sustained_rate", "approx", 2.2)), 6),
-    "samsung-pm1725b-1.6tb": Drive(
-        "Samsung PM1725b 1.6 TB", "enterprise TLC, no SLC cache", 2.0,
-        (Rate("after_cache_rate", "approx", 1.7), Rate("overwrite_rate", "approx", 1.7),
-         Rate("worst_sustained_rate", "approx", 1.3)), 10),
-    "intel-optane-905p-480": Drive(
-        "Intel Optane 480 GB", "3D XPoint", 2.2,
-        (Rate("burst_rate", "atleast", 2.2), Rate("after_cache_rate", "atleast", 2.2),
-         Rate("overwrite_rate", "atleast", 2.2), Rate("worst_sustained_rate", "atleast", 2.2)), 6),
-    "intel-d7-p5510-3.84tb": Drive(
-        "Intel D7-P5510 3.84 TB", "enterprise Gen4 TLC", 3.3,
-        (Rate("burst_rate", "atleast", 3.2), Rate("after_cache_rate", "atleast", 3.2),
-         Rate("overwrite_rate", "atleast", 3.2), Rate("worst_sustained_rate", "atleast", 3.2)), 5,
-        block_size="256k"),  # the paper used >= 256 KB buffers on this drive
-}
 
 NOT_AVAILABLE = "profile not available"
 

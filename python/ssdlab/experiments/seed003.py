@@ -17,17 +17,10 @@ import pandas as pd
 
 from ..plotting import pyplot, save
 from ..api import run
+# numjobs -> (IOPS, %util), Table 2 of the paper.
+from ..reference import SEED003_PUBLISHED as PUBLISHED
 
 PROFILE = "samsung-850-pro"
-# numjobs -> (IOPS, %util), Table 2 of the paper.
-PUBLISHED = {
-    1: (18842, 75.9),
-    2: (35628, 99.96),
-    3: (43944, 99.92),
-    4: (49095, 99.92),
-    8: (48755, 99.9),
-    16: (49675, 99.79),
-}
 
 
 def job_file() -> Path:

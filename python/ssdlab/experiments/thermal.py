@@ -29,14 +29,11 @@ import pandas as pd
 from ..api import run
 from ..config import load_profile
 from ..plotting import pyplot, save
+# TechPowerUp's onset and level, seed 002's PM1725b rates.
+from ..reference import SEED002_DIP, SEED002_FULL, TPU_LEVEL, TPU_ONSET_BYTES, TPU_ONSET_S
 
 GB = 1e9
-TPU_ONSET_S = 150.0       # TechPowerUp: throttling begins after about 150 s ...
-TPU_ONSET_BYTES = 300e9   # ... and 300 GB at 2 GB/s
-TPU_LEVEL = 1.5 / 2.0     # 2.0 -> 1.5 GB/s
 TPU_CASE_AIR_C = 35.0     # assumed: air around an M.2 slot in a desktop case under load
-SEED002_FULL = 1.7e9      # seed 002, PM1725b: mostly 1.7 GB/s ...
-SEED002_DIP = 1.3e9       # ... with dips to 1.3 GB/s
 
 JOB = "[w]\nrw=write\nbs=1M\niodepth=32\nioengine=libaio\ndirect=1\ntime_based\nruntime={runtime}\n"
 
