@@ -5,18 +5,24 @@
     >>> r.to_pandas(); r.to_fio_json(); r.iostat_table()
 """
 
-from .api import DEFAULT_PROFILE, SimulationError, run
+from .api import DEFAULT_PROFILE, RunSpec, SimulationError, build, execute, run
 from .config import ProfileError, host_names, load_host, load_profile, profile_names
 from .results import RunResult
+from .system import SystemFileError, load_system
 
 __all__ = [
     "DEFAULT_PROFILE",
     "ProfileError",
     "RunResult",
+    "RunSpec",
     "SimulationError",
+    "SystemFileError",
+    "build",
+    "execute",
     "host_names",
     "load_host",
     "load_profile",
+    "load_system",
     "profile_names",
     "run",
 ]

@@ -1,4 +1,13 @@
-"""The Python entry point: a fio job and a profile in, a :class:`RunResult` out."""
+"""The Python entry point, in three steps that can run in different processes:
+
+* :func:`build`: a fio job and a system (or a profile) in, a :class:`RunSpec` out — plain,
+  JSON-serialisable data (``spec.model_dump_json()``), nothing compiled in it;
+* :func:`execute`: a :class:`RunSpec` in, a :class:`RunResult` out (the simulation itself);
+* presentation: the :class:`RunResult`'s fio JSON, pandas tables and text report.
+
+:func:`run` is ``execute(build(...))``. A sweep builds specs where it likes and ships them to
+workers as JSON.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +18,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .config import load_host, load_profile
-from .fio import JobSet, load_job_file, parse_job_text
-from .results import RunResult, build_units
+from pydantic import BaseModel, ConfigDict, Field
+
+from .config import load_host
+from .fio import JobSet, Targets, load_job_file, parse_job_text
+from .results import RunResult, TargetInfo, build_units
+from .system import System, load_system, parse_precondition, single
 from .units import parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
+
+__all__ = ["DEFAULT_PROFILE", "RunSpec", "SimulationError", "build", "execute", "parse_precondition",
+           "quickstart_job", "run"]
 
 
 class SimulationError(ValueError):
@@ -26,56 +41,122 @@ def quickstart_job() -> Path:
     return Path(str(resources.files("ssdlab") / "data" / "jobs" / "quickstart.fio"))
 
 
-def parse_precondition(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """``none``, ``sequential`` or ``random[:PASSES]`` (default 2 passes of random overwrite)."""
-    if value is None:
-        return {"kind": "none"}
-    if isinstance(value, Mapping):
-        return dict(value)
-    kind, _, arg = str(value).partition(":")
-    kind = kind.strip().lower()
-    if kind in ("none", "sequential") and not arg:
-        return {"kind": kind}
-    if kind == "random":
-        try:
-            passes = float(arg) if arg else 2.0
-        except ValueError:
-            passes = -1.0
-        if passes < 0:
-            raise ValueError(f"precondition random:{arg}: expected a number of passes >= 0")
-        return {"kind": "random", "passes": passes}
-    raise ValueError(f"precondition {value!r}: expected none, sequential or random[:PASSES]")
+class RunSpec(BaseModel):
+    """Everything one run needs, as plain data: the core's input and what presenting the
+    result needs. Serialise with ``model_dump_json()``, restore with ``model_validate_json()``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    core: dict[str, Any] = Field(description="the SimSpec the core runs")
+    host_name: str
+    targets: list[TargetInfo]
+    group_reporting: dict[int, bool]
+    job_options: list[dict[str, str]]
+    global_options: dict[str, str]
+    percentiles: list[float]
+    warnings: list[str] = Field(default_factory=list)
+    sources: dict[str, str] = Field(default_factory=dict)
 
 
-def _load_jobs(job: str | os.PathLike[str] | JobSet | None, device_size: int, overrides, env, seed) -> JobSet:
+def _load_jobs(job: str | os.PathLike[str] | JobSet | None, targets: Targets, overrides, env, seed) -> JobSet:
     if isinstance(job, JobSet):
         return job
     if job is None:
         job = quickstart_job()
     text = str(job)
     if isinstance(job, os.PathLike) or ("\n" not in text and "=" not in text):
-        return load_job_file(Path(job), device_size=device_size, overrides=overrides, env=env, seed=seed)
-    return parse_job_text(text, name="<job text>", device_size=device_size, overrides=overrides,
-                          env=env, seed=seed)
+        return load_job_file(Path(job), targets=targets, overrides=overrides, env=env, seed=seed)
+    return parse_job_text(text, name="<job text>", targets=targets, overrides=overrides, env=env, seed=seed)
 
 
-def build_spec(jobset: JobSet, profile_core: dict[str, Any], host_core: dict[str, Any], *,
-               seed: int, interval_ns: int | None, precondition: dict[str, Any]) -> dict[str, Any]:
-    """The SimSpec JSON object the core runs."""
-    return {
+def build(
+    job: str | os.PathLike[str] | JobSet | None = None,
+    *,
+    profile: str | os.PathLike[str] = DEFAULT_PROFILE,
+    system: str | os.PathLike[str] | System | None = None,
+    host: str | os.PathLike[str] | None = None,
+    seed: int = 0,
+    overrides: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    interval: str | float | None = None,
+    precondition: str | Mapping[str, Any] | None = None,
+    scale: float | None = None,
+    profile_set: Mapping[str, str] | None = None,
+) -> RunSpec:
+    """Parse the job, load the system (a system file, or ``profile`` as a one-drive system)
+    and resolve everything into a :class:`RunSpec`. Bad input raises here, never later."""
+    if scale is not None and not 0 < scale <= 1:
+        raise ValueError(f"scale {scale}: expected a fraction in (0, 1]")
+    if precondition is not None and not isinstance(precondition, str):
+        precondition = dict(precondition)
+    sets = dict(profile_set) if profile_set else None
+    if system is None:
+        sysd = single(profile, profile_set=sets, scale=scale, precondition=precondition)
+        strict = False
+    elif isinstance(system, System):
+        sysd, strict = system, True
+    else:
+        sysd = load_system(system, scale=scale, precondition=precondition, profile_set=sets)
+        strict = True
+    host_profile, host_sources = load_host(host or sysd.host or sysd.drives[0].profile.default_host)
+    targets = Targets(tuple(sysd.names), tuple(d.core["capacity_bytes"] for d in sysd.drives), strict=strict)
+    jobset = _load_jobs(job, targets, overrides, env, seed)
+    interval_ns = parse_time_ns(interval, "s") if interval is not None else None
+    if interval_ns is not None and interval_ns <= 0:
+        raise ValueError("interval must be positive")
+    core = {
         "seed": seed,
-        "device": profile_core,
-        "host": host_core,
+        "host": host_profile.to_core(),
+        "targets": [
+            {"name": d.name, "device": d.core, "scheduler": d.scheduler,
+             "precondition": parse_precondition(d.precondition)}
+            for d in sysd.drives
+        ],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
         "interval_ns": interval_ns,
-        "precondition": precondition,
     }
+    warnings = list(jobset.warnings)
+    infos = []
+    sources = {f"host.{k}": v for k, v in host_sources.items()}
+    for d in sysd.drives:
+        prefix = "device" if len(sysd.drives) == 1 else f"device.{d.name}"
+        sources.update({f"{prefix}.{k}": v for k, v in d.sources.items()})
+        if d.scale < 1:
+            warnings.append(
+                f"{d.name}: simulating {d.scale:g} of {d.profile.name}'s flash ({d.core['capacity_bytes'] / 1e9:.1f} GB"
+                f" of {d.profile.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale"
+                if len(sysd.drives) > 1 else
+                f"simulating {d.scale:g} of {d.profile.name}'s flash ({d.core['capacity_bytes'] / 1e9:.1f} GB of "
+                f"{d.profile.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
+            if d.profile.thermal is not None:
+                warnings.append("the thermal model runs in real time: at scale < 1 a fill ends sooner than on the "
+                                "drive, so it heats less during it")
+        infos.append(TargetInfo(name=d.name, profile=d.profile.name, kind=d.core["kind"], scale=d.scale,
+                                endurance=d.profile.endurance.model_dump()))
+    return RunSpec(core=core, host_name=host_profile.name, targets=infos,
+                   group_reporting=jobset.group_reporting, job_options=jobset.job_options,
+                   global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
+                   warnings=warnings, sources=sources)
+
+
+def execute(spec: RunSpec) -> RunResult:
+    """Run the simulation a :class:`RunSpec` describes (the GIL is released meanwhile)."""
+    from . import _core
+
+    try:
+        raw = _core.run_json(json.dumps(spec.core))
+    except ValueError as e:
+        raise SimulationError(str(e)) from None
+    core = json.loads(raw)
+    units = build_units(core, spec.group_reporting, spec.job_options)
+    return RunResult(core=core, units=units, spec=spec)
 
 
 def run(
     job: str | os.PathLike[str] | JobSet | None = None,
     *,
     profile: str | os.PathLike[str] = DEFAULT_PROFILE,
+    system: str | os.PathLike[str] | System | None = None,
     host: str | os.PathLike[str] | None = None,
     seed: int = 0,
     overrides: Mapping[str, str] | None = None,
@@ -85,48 +166,19 @@ def run(
     scale: float | None = None,
     profile_set: Mapping[str, str] | None = None,
 ) -> RunResult:
-    """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``profile``.
+    """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``system`` (a
+    system TOML file) or, without one, on ``profile`` alone.
 
-    ``host`` defaults to the host the profile was calibrated on. ``interval`` (e.g. ``"1s"``)
-    adds a time series. ``precondition`` puts the drive in a used state first, without
-    simulating time: ``"sequential"`` or ``"random:2"``. ``scale`` (0 < scale <= 1) simulates
-    that fraction of the drive's flash — same dies, channels, timings and spare ratio, smaller
-    blocks — so huge drives fit in memory; rates and WAF carry over, byte counts and fill
-    times are those of the fraction. It defaults to the profile's ``simulation_scale``.
-    ``profile_set`` overrides profile keys for this run, e.g.
-    ``{"thermal.ambient_temperature": "40"}``.
+    ``host`` defaults to the system's host, else the first drive's calibration host.
+    ``interval`` (e.g. ``"1s"``) adds a time series. ``precondition`` puts the drives in a
+    used state first, without simulating time: ``"sequential"`` or ``"random:2"``. ``scale``
+    (0 < scale <= 1) simulates that fraction of each drive's flash — same dies, channels,
+    timings and spare ratio, smaller blocks — so huge drives fit in memory; rates and WAF
+    carry over, byte counts and fill times are those of the fraction. It defaults to each
+    profile's ``simulation_scale``. ``profile_set`` overrides profile keys for this run, e.g.
+    ``{"thermal.ambient_temperature": "40"}``. The system file's per-drive settings win over
+    these.
     """
-    from . import _core
-
-    dev, dev_sources = load_profile(profile, profile_set)
-    host_profile, host_sources = load_host(host or dev.default_host)
-    scale = dev.simulation_scale if scale is None else scale
-    if not 0 < scale <= 1:
-        raise ValueError(f"scale {scale}: expected a fraction in (0, 1]")
-    device_core = dev.to_core(scale)
-    scale = dev.effective_scale(scale)
-    jobset = _load_jobs(job, device_core["capacity_bytes"], overrides, env, seed)
-    interval_ns = parse_time_ns(interval, "s") if interval is not None else None
-    if interval_ns is not None and interval_ns <= 0:
-        raise ValueError("interval must be positive")
-    spec = build_spec(jobset, device_core, host_profile.to_core(), seed=seed, interval_ns=interval_ns,
-                      precondition=parse_precondition(precondition))
-    try:
-        raw = _core.run_json(json.dumps(spec))
-    except ValueError as e:
-        raise SimulationError(str(e)) from None
-    core = json.loads(raw)
-    units = build_units(core, jobset.group_reporting, jobset.job_options)
-    sources = {f"device.{k}": v for k, v in dev_sources.items()}
-    sources.update({f"host.{k}": v for k, v in host_sources.items()})
-    warnings = list(jobset.warnings)
-    if scale < 1:
-        warnings.append(f"simulating {scale:g} of {dev.name}'s flash ({device_core['capacity_bytes'] / 1e9:.1f} GB of "
-                        f"{dev.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
-        if dev.thermal is not None:
-            warnings.append("the thermal model runs in real time: at scale < 1 a fill ends sooner than on the "
-                            "drive, so it heats less during it")
-    return RunResult(core=core, units=units, percentiles_list=list(jobset.percentiles),
-                     profile_name=dev.name, host_name=host_profile.name, device_core=device_core,
-                     global_options=dict(jobset.global_options), warnings=warnings, scale=scale,
-                     sources=sources, endurance=dev.endurance.model_dump())
+    return execute(build(job, profile=profile, system=system, host=host, seed=seed, overrides=overrides,
+                         env=env, interval=interval, precondition=precondition, scale=scale,
+                         profile_set=profile_set))

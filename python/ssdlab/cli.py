@@ -16,6 +16,7 @@ from . import api
 from .config import ProfileError, load_profile, profile_names
 from .config.profile import profile_text
 from .fio import FioJobError
+from .system import SystemFileError
 from .units import UnitError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
@@ -50,8 +51,9 @@ def _overrides(pairs: list[str], flag: str = "--set", form: str = "OPTION=VALUE"
 @app.command()
 def run(
     job: Annotated[Optional[Path], typer.Argument(help="fio job file (default: the built-in quickstart job)")] = None,
-    profile: Annotated[str, typer.Option(help="device profile name or TOML file")] = api.DEFAULT_PROFILE,
-    host: Annotated[Optional[str], typer.Option(help="host profile (default: the profile's calibration host)")] = None,
+    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    system: Annotated[Optional[Path], typer.Option(help="system TOML: a host and its drives (instead of --profile)")] = None,
+    host: Annotated[Optional[str], typer.Option(help="host profile (default: the system's, else the first drive's calibration host)")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
     output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal or json")] = OutputFormat.normal,
     interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s or 500ms")] = None,
@@ -65,10 +67,11 @@ def run(
     if job is not None and not job.is_file():
         _fail(f"{job}: no such job file")
     try:
-        result = api.run(job, profile=profile, host=host, seed=seed, overrides=_overrides(set_),
+        spec = api.build(job, profile=profile, system=system, host=host, seed=seed, overrides=_overrides(set_),
                          interval=interval, precondition=precondition, scale=scale,
                          profile_set=_overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE"))
-    except (FioJobError, ProfileError, UnitError, api.SimulationError, ValueError) as e:
+        result = api.execute(spec)
+    except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return
     if output_format == OutputFormat.json:

@@ -49,10 +49,11 @@ def iostat_fields(prev: Mapping[str, int] | None, cur: Mapping[str, int], dt_ms:
     return {k: row[k] for k in FIELDS}
 
 
-def format_table(device: str, row: Mapping[str, float]) -> str:
-    """An ``iostat -x``-style table of one device."""
-    cells = [f"{row[k]:.2f}" for k in FIELDS]
-    widths = [max(len(k), len(c)) + 1 for k, c in zip(FIELDS, cells)]
-    head = "Device".ljust(10) + "".join(k.rjust(w) for k, w in zip(FIELDS, widths))
-    body = device[:10].ljust(10) + "".join(c.rjust(w) for c, w in zip(cells, widths))
-    return head + "\n" + body
+def format_table(rows: list[tuple[str, Mapping[str, float]]]) -> str:
+    """An ``iostat -x``-style table, one line per ``(device, fields)``."""
+    cells = [[f"{row[k]:.2f}" for k in FIELDS] for _, row in rows]
+    widths = [max([len(k)] + [len(c[i]) for c in cells]) + 1 for i, k in enumerate(FIELDS)]
+    lines = ["Device".ljust(10) + "".join(k.rjust(w) for k, w in zip(FIELDS, widths))]
+    for (device, _), c in zip(rows, cells):
+        lines.append(device[:10].ljust(10) + "".join(x.rjust(w) for x, w in zip(c, widths)))
+    return "\n".join(lines)

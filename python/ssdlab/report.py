@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .iostat import format_table
-from .results import RunResult, Unit, device_name
+from .results import RunResult, Unit
 from .units import format_bytes
 
 
@@ -75,29 +75,33 @@ def format_normal(r: RunResult) -> str:
             bw = total / (runtime / 1e9) if runtime else 0.0
             out.append(f"  {d.upper():>5}: bw={format_bytes(bw)}/s ({format_bytes(bw, False)}/s), "
                        f"io={format_bytes(total)} ({format_bytes(total, False)}), run={runtime / 1e6:.0f}msec")
-    disk = r.device["disk"]
-    name = device_name(r.device_core)
-    fio_util = r.to_fio_json()["disk_util"][0]["util"]
+    fio_util = {d["name"]: d["util"] for d in r.to_fio_json()["disk_util"]}
     out.append("")
     out.append("Disk stats (read/write):")
-    out.append(f"  {name}: ios={disk['read_ios']}/{disk['write_ios']}, merge=0/0, "
-               f"ticks={disk['read_ticks_ms']}/{disk['write_ticks_ms']}, "
-               f"in_queue={disk['time_in_queue_ms']}, util={fio_util:.2f}%")
+    for d in r.devices:
+        disk = d["disk"]
+        out.append(f"  {d['name']}: ios={disk['read_ios']}/{disk['write_ios']}, merge=0/0, "
+                   f"ticks={disk['read_ticks_ms']}/{disk['write_ticks_ms']}, "
+                   f"in_queue={disk['time_in_queue_ms']}, util={fio_util[d['name']]:.2f}%")
     out.append("")
     out.append(f"iostat -x over the run ({r.elapsed_ns / 1e9:.3f} s):")
-    out.append(format_table(name, r.iostat()))
-    i = r.internal()
-    out.append("")
-    out.append(f"Inside the device ({r.profile_name}; host {r.host_name}):")
-    out.append(f"  internal utilisation (busy dies / dies): {100 * i['internal_utilization']:.1f}%   "
-               f"controller: {100 * i['controller_utilization']:.1f}%")
-    chans = " ".join(f"{100 * c:.0f}" for c in i["channel_utilization"])
-    out.append(f"  channel utilisation %: {chans}")
-    waf = f"{i['waf']:.3f}" if i["waf"] is not None else "n/a"
-    out.append(f"  host written {format_bytes(i['host_bytes_written'])}, NAND written "
-               f"{format_bytes(i['nand_bytes_written'])}, WAF {waf}, erases {i['erase_count']}, "
-               f"GC runs {i['gc_runs']}")
-    if i["temperature_c"] is not None:
-        out.append(f"  temperature {i['temperature_c']:.1f} C (max {i['max_temperature_c']:.1f} C), "
-                   f"throttled {i['throttled_s']:.1f} s in {i['throttle_events']} spell(s)")
+    out.append(format_table([(n, r.iostat(n)) for n in r.device_names]))
+    for name in r.device_names:
+        i = r.internal(name)
+        out.append("")
+        out.append(f"Inside {name} ({i['profile']}; host {r.host_name}):")
+        out.append(f"  internal utilisation (busy dies / dies): {100 * i['internal_utilization']:.1f}%   "
+                   f"controller: {100 * i['controller_utilization']:.1f}%")
+        chans = " ".join(f"{100 * c:.0f}" for c in i["channel_utilization"])
+        out.append(f"  channel utilisation %: {chans}")
+        waf = f"{i['waf']:.3f}" if i["waf"] is not None else "n/a"
+        medium = "NAND" if i["kind"] == "nand-ssd" else "media"
+        line = (f"  host written {format_bytes(i['host_bytes_written'])}, {medium} written "
+                f"{format_bytes(i['nand_bytes_written'])}, WAF {waf}")
+        if i["kind"] == "nand-ssd":
+            line += f", erases {i['erase_count']}, GC runs {i['gc_runs']}"
+        out.append(line)
+        if i["temperature_c"] is not None:
+            out.append(f"  temperature {i['temperature_c']:.1f} C (max {i['max_temperature_c']:.1f} C), "
+                       f"throttled {i['throttled_s']:.1f} s in {i['throttle_events']} spell(s)")
     return "\n".join(out) + "\n"

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from .iostat import iostat_fields
 
 FIO_VERSION = "fio-3.42"  # the JSON layout follows this fio release
@@ -174,84 +176,159 @@ def _dir_json(u: Unit, d: str, plist: list[float]) -> dict[str, Any]:
     }
 
 
-def device_name(profile_core: dict[str, Any]) -> str:
-    return "sda" if profile_core["interface"]["kind"] == "sata" else "nvme0n1"
+class TargetInfo(BaseModel):
+    """What presenting a device's results needs to know of it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    profile: str
+    kind: str
+    scale: float = 1.0
+    endurance: dict[str, Any] = {}
+
+
+def _flat_internal(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[str, Any]:
+    """A device's report as one flat row: what every device reports, then its kind's own."""
+    i = d["internal"]
+    n = i.get("nand") or {}
+    t = max(elapsed_ns, 1)
+    host_w = i["host_bytes_written"]
+    th = i.get("thermal")
+    pe = info.endurance.get("pe_cycles")
+    return {
+        "name": d["name"],
+        "profile": info.profile,
+        "kind": d["kind"],
+        "internal_utilization": i["die_busy_ns"] / (i["dies"] * t),
+        "channel_utilization": [b / t for b in i["channel_busy_ns"]],
+        "controller_utilization": i["controller_busy_ns"] / (i["controller_cores"] * t),
+        "host_bytes_written": host_w,
+        "host_bytes_read": i["host_bytes_read"],
+        # The medium's traffic; named for NAND, the usual case (in-place media too).
+        "nand_bytes_written": i["media_bytes_written"],
+        "nand_bytes_read": i["media_bytes_read"],
+        "waf": i["media_bytes_written"] / host_w if host_w else None,
+        "erase_count": n.get("erase_count", 0),
+        "gc_runs": n.get("gc_runs", 0),
+        "gc_relocated_bytes": n.get("gc_relocated_bytes", 0),
+        "rmw_reads": n.get("rmw_reads", 0),
+        "buffer_read_hits": n.get("buffer_read_hits", 0),
+        "free_blocks": n.get("free_blocks", 0),
+        "total_blocks": n.get("total_blocks", 0),
+        "max_block_erases": n.get("max_block_erases", 0),
+        "over_provisioning": n.get("over_provisioning"),
+        "slc_used_bytes": n.get("slc_used_bytes", 0),
+        "slc_budget_bytes": n.get("slc_budget_bytes", 0),
+        "slc_host_bytes": n.get("slc_host_bytes", 0),
+        "folded_bytes": n.get("folded_bytes", 0),
+        "mean_block_erases": n.get("mean_block_erases", 0.0),
+        "wear_level_moves": n.get("wear_level_moves", 0),
+        # Thermal model (None for drives without one).
+        "temperature_c": th["temperature_c"] if th else None,
+        "max_temperature_c": th["max_temperature_c"] if th else None,
+        "throttled_s": th["throttled_ns"] / 1e9 if th else None,
+        "throttle_events": th["throttle_events"] if th else None,
+        # SMART "percentage used": average wear against the rated P/E cycles.
+        "percentage_used": 100.0 * n.get("mean_block_erases", 0.0) / pe if pe else None,
+    }
 
 
 @dataclass
 class RunResult:
-    """One simulation: the raw core output plus what is needed to present it."""
+    """One simulation: the raw core output plus the run spec it came from (for presenting)."""
 
     core: dict[str, Any]
     units: list[Unit]
-    percentiles_list: list[float]
-    profile_name: str
-    host_name: str
-    device_core: dict[str, Any]
-    global_options: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)
-    endurance: dict[str, Any] = field(default_factory=dict)
-    scale: float = 1.0
+    spec: Any  # api.RunSpec
+
+    # ---- what the run was --------------------------------------------------------------
+
+    @property
+    def percentiles_list(self) -> list[float]:
+        return list(self.spec.percentiles)
+
+    @property
+    def host_name(self) -> str:
+        return self.spec.host_name
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.spec.warnings)
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return dict(self.spec.sources)
+
+    @property
+    def global_options(self) -> dict[str, str]:
+        return dict(self.spec.global_options)
+
+    @property
+    def targets(self) -> list[TargetInfo]:
+        return list(self.spec.targets)
+
+    @property
+    def profile_name(self) -> str:
+        """The first device's profile (the only one in a one-drive run)."""
+        return self.spec.targets[0].profile
+
+    @property
+    def scale(self) -> float:
+        return self.spec.targets[0].scale
+
+    @property
+    def endurance(self) -> dict[str, Any]:
+        return self.spec.targets[0].endurance
+
+    @property
+    def device_core(self) -> dict[str, Any]:
+        """The first device's description as the core ran it."""
+        return self.spec.core["targets"][0]["device"]
 
     # ---- device-level views ------------------------------------------------------------
 
     @property
     def elapsed_ns(self) -> int:
+        """Simulated time from the start of the run to the last job's end."""
         return int(self.core["end_ns"])
 
     @property
+    def devices(self) -> list[dict[str, Any]]:
+        return self.core["devices"]
+
+    @property
+    def device_names(self) -> list[str]:
+        return [d["name"] for d in self.core["devices"]]
+
+    def _device(self, name: str | None) -> tuple[int, dict[str, Any]]:
+        if name is None:
+            return 0, self.core["devices"][0]
+        for i, d in enumerate(self.core["devices"]):
+            if d["name"] == name:
+                return i, d
+        raise KeyError(f"no device '{name}' (devices: {', '.join(self.device_names)})")
+
+    @property
     def device(self) -> dict[str, Any]:
+        """The first device's results (the only one in a one-drive run)."""
         return self.core["devices"][0]
 
-    def iostat(self) -> dict[str, float]:
-        """iostat -x over the whole run (from boot to the end, as one interval)."""
-        return iostat_fields(None, self.device["disk"], max(self.elapsed_ns / 1e6, 1e-9))
+    def iostat(self, name: str | None = None) -> dict[str, float]:
+        """iostat -x of one device (default: the first) over the whole run, as one interval."""
+        _, d = self._device(name)
+        return iostat_fields(None, d["disk"], max(self.elapsed_ns / 1e6, 1e-9))
 
-    def internal(self) -> dict[str, Any]:
-        """What iostat cannot see: die/channel/controller utilisation, WAF, erases."""
-        i = self.device["internal"]
-        t = max(self.elapsed_ns, 1)
-        host_w = i["host_bytes_written"]
-        th = i.get("thermal")
-        return {
-            "name": device_name(self.device_core),
-            "profile": self.profile_name,
-            "internal_utilization": i["die_busy_ns"] / (i["dies"] * t),
-            "channel_utilization": [b / t for b in i["channel_busy_ns"]],
-            "controller_utilization": i["controller_busy_ns"] / (i["controller_cores"] * t),
-            "host_bytes_written": host_w,
-            "host_bytes_read": i["host_bytes_read"],
-            "nand_bytes_written": i["nand_bytes_written"],
-            "nand_bytes_read": i["nand_bytes_read"],
-            "waf": i["nand_bytes_written"] / host_w if host_w else None,
-            "erase_count": i["erase_count"],
-            "gc_runs": i["gc_runs"],
-            "gc_relocated_bytes": i["gc_relocated_bytes"],
-            "rmw_reads": i["rmw_reads"],
-            "buffer_read_hits": i["buffer_read_hits"],
-            "free_blocks": i["free_blocks"],
-            "total_blocks": i["total_blocks"],
-            "max_block_erases": i["max_block_erases"],
-            "over_provisioning": i["over_provisioning"],
-            "slc_used_bytes": i["slc_used_bytes"],
-            "slc_budget_bytes": i["slc_budget_bytes"],
-            "slc_host_bytes": i["slc_host_bytes"],
-            "folded_bytes": i["folded_bytes"],
-            "mean_block_erases": i["mean_block_erases"],
-            "wear_level_moves": i["wear_level_moves"],
-            # Thermal model (None for drives without one).
-            "temperature_c": th["temperature_c"] if th else None,
-            "max_temperature_c": th["max_temperature_c"] if th else None,
-            "throttled_s": th["throttled_ns"] / 1e9 if th else None,
-            "throttle_events": th["throttle_events"] if th else None,
-            # SMART "percentage used": average wear against the rated P/E cycles.
-            "percentage_used": (100.0 * i["mean_block_erases"] / self.endurance["pe_cycles"]
-                                if self.endurance.get("pe_cycles") else None),
-        }
+    def internal(self, name: str | None = None) -> dict[str, Any]:
+        """What iostat cannot see of one device (default: the first): die/channel/controller
+        utilisation, WAF, erases, SLC state, temperature."""
+        i, d = self._device(name)
+        return _flat_internal(d, self.elapsed_ns, self.spec.targets[i])
 
-    def timeseries(self) -> list[dict[str, float]]:
-        """Per-interval rates from the samples (only with an interval)."""
+    def timeseries(self, name: str | None = None) -> list[dict[str, float]]:
+        """Per-interval rates of the whole host, with one device's counters (default: the
+        first), from the samples (only with an interval)."""
+        index, _ = self._device(name)
         rows = []
         samples = self.core["samples"]
         for prev, cur in zip(samples, samples[1:]):
@@ -265,15 +342,16 @@ class RunResult:
                 "read_iops": (cur["read_ios"] - prev["read_ios"]) / dt,
                 "write_iops": (cur["write_ios"] - prev["write_ios"]) / dt,
             }
-            pi, ci = prev["internal"], cur["internal"]
+            pd_, cd = prev["devices"][index], cur["devices"][index]
+            pi, ci = pd_["internal"], cd["internal"]
             row["internal_utilization"] = (ci["die_busy_ns"] - pi["die_busy_ns"]) / (ci["dies"] * dt * 1e9)
             hw = ci["host_bytes_written"] - pi["host_bytes_written"]
-            row["waf"] = (ci["nand_bytes_written"] - pi["nand_bytes_written"]) / hw if hw else float("nan")
+            row["waf"] = (ci["media_bytes_written"] - pi["media_bytes_written"]) / hw if hw else float("nan")
             if ci.get("thermal"):
                 pt, ct = pi["thermal"], ci["thermal"]
                 row["temperature_c"] = ct["temperature_c"]
                 row["throttled_fraction"] = (ct["throttled_ns"] - pt["throttled_ns"]) / (dt * 1e9)
-            row.update(iostat_fields(prev["disk"], cur["disk"], dt * 1e3))
+            row.update(iostat_fields(pd_["disk"], cd["disk"], dt * 1e3))
             rows.append(row)
         return rows
 
@@ -301,17 +379,19 @@ class RunResult:
                 "latency_ms": _lat_buckets(clat_hist, 1_000_000, _LAT_MS_KEYS, True),
             }
             jobs.append(job)
-        disk = self.device["disk"]
         elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
-        disk_util = [{
-            "name": device_name(self.device_core),
-            "read_ios": disk["read_ios"], "write_ios": disk["write_ios"],
-            "read_sectors": disk["read_sectors"], "write_sectors": disk["write_sectors"],
-            "read_merges": disk["read_merges"], "write_merges": disk["write_merges"],
-            "read_ticks": disk["read_ticks_ms"], "write_ticks": disk["write_ticks_ms"],
-            "in_queue": disk["time_in_queue_ms"],
-            "util": min(100.0, 100.0 * disk["io_ticks_ms"] / elapsed_ms),
-        }]
+        disk_util = []
+        for d in self.devices:
+            disk = d["disk"]
+            disk_util.append({
+                "name": d["name"],
+                "read_ios": disk["read_ios"], "write_ios": disk["write_ios"],
+                "read_sectors": disk["read_sectors"], "write_sectors": disk["write_sectors"],
+                "read_merges": disk["read_merges"], "write_merges": disk["write_merges"],
+                "read_ticks": disk["read_ticks_ms"], "write_ticks": disk["write_ticks_ms"],
+                "in_queue": disk["time_in_queue_ms"],
+                "util": min(100.0, 100.0 * disk["io_ticks_ms"] / elapsed_ms),
+            })
         ssdlab: dict[str, Any] = {
             "profile": self.profile_name,
             "host": self.host_name,
@@ -319,8 +399,10 @@ class RunResult:
             "scale": self.scale,
             "sim_time_s": self.elapsed_ns / 1e9,
             "events": self.core["events"],
-            "devices": [self.internal()],
-            "iostat": [{"name": device_name(self.device_core), **self.iostat()}],
+            "devices": [{**self.internal(n), "scheduler": d["scheduler"], "scale": t.scale,
+                         "capacity_bytes": d["capacity_bytes"]}
+                        for n, d, t in zip(self.device_names, self.devices, self.targets)],
+            "iostat": [{"name": n, **self.iostat(n)} for n in self.device_names],
             "warnings": self.warnings,
         }
         if self.core["samples"]:
@@ -363,14 +445,15 @@ class RunResult:
         return pd.DataFrame(rows)
 
     def iostat_table(self):
+        """iostat -x over the run, one row per device."""
         import pandas as pd
 
-        return pd.DataFrame([{"device": device_name(self.device_core), **self.iostat()}]).set_index("device")
+        return pd.DataFrame([{"device": n, **self.iostat(n)} for n in self.device_names]).set_index("device")
 
-    def timeseries_table(self):
+    def timeseries_table(self, name: str | None = None):
         import pandas as pd
 
-        return pd.DataFrame(self.timeseries())
+        return pd.DataFrame(self.timeseries(name))
 
     # ---- convenience -------------------------------------------------------------------
 

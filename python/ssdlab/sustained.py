@@ -170,15 +170,18 @@ def _rows(result, size_bytes: int, every: int) -> pd.DataFrame:
     def throttled_ns(internal: dict[str, Any]) -> int:
         return (internal.get("thermal") or {}).get("throttled_ns", 0)
 
-    points = [(s["t_ns"], s["write_bytes"], s["internal"]["nand_bytes_written"],
-               s["internal"]["die_busy_ns"], s["internal"]["dies"], throttled_ns(s["internal"])) for s in picked]
+    def device(sample: dict[str, Any]) -> dict[str, Any]:
+        return sample["devices"][0]["internal"]
+
+    points = [(s["t_ns"], s["write_bytes"], device(s)["media_bytes_written"],
+               device(s)["die_busy_ns"], device(s)["dies"], throttled_ns(device(s))) for s in picked]
     if not points or points[0][0] != 0:
         points.insert(0, (0, 0, 0, 0, 1, 0))
     end_ns = result.elapsed_ns
     total = sum(u.dirs["write"].bytes for u in result.units)
     internal = result.device["internal"]
     if end_ns > points[-1][0] or total > points[-1][1]:
-        points.append((max(end_ns, points[-1][0] + 1), total, internal["nand_bytes_written"],
+        points.append((max(end_ns, points[-1][0] + 1), total, internal["media_bytes_written"],
                        internal["die_busy_ns"], internal["dies"], throttled_ns(internal)))
     step = points[1][0] - points[0][0] if len(points) > 1 else 0
     rows = []
@@ -347,8 +350,8 @@ def sustained_write(profile: str, *, block_size: str | int = "128k", iodepth: in
         after_cache_rate=after, overwrite_rate=over, worst_sustained_rate=worst,
         size_bytes=region, passes=float(passes), block_size=bs, iodepth=iodepth, seed=seed,
         bytes_written=written, elapsed_s=result.elapsed_ns / 1e9,
-        nand_bytes_written=int(internal["nand_bytes_written"]),
-        waf=internal["nand_bytes_written"] / host_w if host_w else None,
+        nand_bytes_written=int(internal["media_bytes_written"]),
+        waf=internal["media_bytes_written"] / host_w if host_w else None,
         throttled_share=(None if result.internal()["throttled_s"] is None
                          else result.internal()["throttled_s"] / max(result.elapsed_ns / 1e9, 1e-9)),
         interval_s=fine_ns * every / 1e9, scale=float(getattr(result, "scale", 1.0) or 1.0),

@@ -81,6 +81,7 @@ class JobSpec(_Strict):
     """One job clone, fully resolved. Times in ns, sizes in bytes."""
 
     name: str
+    target: int = 0  # the system's device this clone addresses (index; filename=/dev/NAME)
     clone: int = 0  # subjob index within numjobs
     group_id: int = 0  # reporting group (new_group / stonewall start a new one)
     seed: int = 0  # per-clone RNG seed (randrepeat/randseed already applied)

@@ -82,7 +82,8 @@ def test_unknown_profile_and_unknown_config_key(cli, tmp_path):
     bad.write_text(src.replace("[ftl]\n", "[ftl]\nwear_leveling = true\n"))
     p = cli("run", "--profile", str(bad), *SHORT)
     assert p.returncode == 2
-    assert "bad.toml: unknown key 'ftl.wear_leveling'" in p.stderr
+    line = bad.read_text().splitlines().index("wear_leveling = true") + 1
+    assert f"bad.toml:{line}: unknown key 'ftl.wear_leveling'" in p.stderr
     assert "Traceback" not in p.stderr
 
 

@@ -55,15 +55,21 @@ def _write_variant(tmp_path, old, new):
     return f
 
 
-def test_unknown_key_is_named(tmp_path):
+def _line_of(f, needle):
+    return next(i for i, line in enumerate(f.read_text().splitlines(), start=1) if needle in line)
+
+
+def test_unknown_key_is_named_with_its_line(tmp_path):
     f = _write_variant(tmp_path, "[nand]\n", "[nand]\npage_sise = 4096\n")
-    with pytest.raises(ProfileError, match=r"variant.toml: unknown key 'nand.page_sise'"):
+    line = _line_of(f, "page_sise")
+    with pytest.raises(ProfileError, match=rf"variant.toml:{line}: unknown key 'nand.page_sise'"):
         load_profile(f)
 
 
-def test_bad_unit_is_named(tmp_path):
+def test_bad_unit_is_named_with_its_line(tmp_path):
     f = _write_variant(tmp_path, 'read_time = { value = "50us"', 'read_time = { value = "50 parsecs"')
-    with pytest.raises(ProfileError, match=r"variant.toml: key 'nand.read_time': unknown time unit 'parsecs'"):
+    line = _line_of(f, "parsecs")
+    with pytest.raises(ProfileError, match=rf"variant.toml:{line}: key 'nand.read_time': unknown time unit 'parsecs'"):
         load_profile(f)
 
 

@@ -69,7 +69,7 @@ fn main() {
             "map_bytes_per_page": map_bytes as f64 / pages as f64,
             "events_per_request": r.events as f64 / sc.requests() as f64,
             "simulated_iops": ios as f64 / sim_s,
-            "simulated_waf": int.nand_bytes_written as f64 / int.host_bytes_written.max(1) as f64,
+            "simulated_waf": int.media_bytes_written as f64 / int.host_bytes_written.max(1) as f64,
         });
         println!("{line}");
     }

@@ -1,48 +1,84 @@
-//! One simulation run: input spec in, results out. This is the whole public contract of the
-//! core: the Python layer serialises a [`SimSpec`] to JSON and reads back a [`SimResult`].
+//! One simulation run: a system (one host, its jobs, one or more target devices) in, results
+//! out. This is the whole public contract of the core: the Python layer serialises a
+//! [`SimSpec`] to JSON and reads back a [`SimResult`]; `spec_schema.json` at the crate root
+//! describes the input and a test keeps it in step with these types.
 
 use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
 
-use crate::device::inplace::InPlaceDrive;
-use crate::device::ssd::{precondition, Media, Precondition, Ssd, SsdConfig};
-use crate::device::{BlockDevice, InternalReport};
+use crate::block::SchedulerConfig;
+use crate::device::ssd::Precondition;
+use crate::device::{BlockDevice, DeviceConfig, DeviceKind, DeviceReport, Drive};
+use crate::engine::rng::derive_seed;
 use crate::engine::{Scheduler, Time};
-use crate::error::SimError;
+use crate::error::{ConfigError, SimError};
 use crate::host::{Event, Host, HostConfig, Sample};
 use crate::metrics::diskstats::DiskCounters;
 use crate::metrics::JobStats;
 use crate::workload::JobSpec;
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+/// One target device of the system: the name jobs select it by (fio's `filename=/dev/NAME`),
+/// what it is, the state it starts in and its block queue's I/O scheduler.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    pub name: String,
+    pub device: DeviceConfig,
+    #[serde(default)]
+    pub precondition: Precondition,
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimSpec {
     #[serde(default)]
     pub seed: u64,
-    pub device: SsdConfig,
     pub host: HostConfig,
+    /// The devices behind the host; each job names its own by index (`JobSpec::target`).
+    pub targets: Vec<TargetSpec>,
     pub jobs: Vec<JobSpec>,
     /// Time-series sampling interval; none by default.
     #[serde(default)]
     pub interval_ns: Option<Time>,
-    #[serde(default)]
-    pub precondition: Precondition,
 }
 
+impl SimSpec {
+    /// A system of one drive (named `dev0`, fresh, behind `none`) with no time series.
+    pub fn one_drive(seed: u64, host: HostConfig, device: DeviceConfig, jobs: Vec<JobSpec>) -> SimSpec {
+        let target = TargetSpec {
+            name: "dev0".into(),
+            device,
+            precondition: Precondition::None,
+            scheduler: SchedulerConfig::None,
+        };
+        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None }
+    }
+}
+
+/// What one device reports: the block layer's counters for it, what the device itself saw,
+/// and its members' results when it is made of other devices.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceResult {
     pub name: String,
+    pub kind: DeviceKind,
     pub capacity_bytes: u64,
+    pub scheduler: &'static str,
     pub disk: DiskCounters,
-    pub internal: InternalReport,
+    pub internal: DeviceReport,
+    pub members: Vec<DeviceResult>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
     pub seed: u64,
-    /// Simulated time when the run began (0 on a new device; a device used for an earlier
-    /// run keeps its clock) and when the last job finished, ns.
+    /// Simulated time when the run began (0 on new devices; a device used for an earlier
+    /// run keeps its clock), when the last job finished, and when the devices had finished
+    /// the work still under way then (buffered data, GC owed), ns.
     pub start_ns: Time,
     pub end_ns: Time,
+    pub drained_ns: Time,
     /// Events handled (cost measure).
     pub events: u64,
     pub jobs: Vec<JobStats>,
@@ -57,77 +93,133 @@ impl SimResult {
     }
 }
 
-/// Validate, build and run.
-pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
+/// The seed of target `index`'s random streams (controller time, preconditioning). Each
+/// target has its own, so identical drives in one system do not share their randomness;
+/// the first keeps the run's seed, so a one-drive system is the single-drive run it always was.
+pub fn target_seed(seed: u64, index: usize) -> u64 {
+    if index == 0 {
+        seed
+    } else {
+        derive_seed(seed, "target", index as u64)
+    }
+}
+
+/// Check the system description: targets named once each, every job on a target and inside it.
+pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
+    if spec.targets.is_empty() {
+        return Err(SimError::Input("the system has no target device".into()));
+    }
+    for (i, t) in spec.targets.iter().enumerate() {
+        if t.name.is_empty() {
+            return Err(SimError::Input(format!("target {i} has no name")));
+        }
+        if spec.targets[..i].iter().any(|o| o.name == t.name) {
+            return Err(SimError::Input(format!("device name '{}' is used twice", t.name)));
+        }
+        t.device.validate().map_err(SimError::Device)?;
+    }
     for job in &spec.jobs {
-        job.validate(spec.device.capacity_bytes, spec.jobs.len())
+        let target = spec.targets.get(job.target as usize).ok_or_else(|| SimError::Job {
+            job: job.name.clone(),
+            message: format!("target {} does not exist ({} devices)", job.target, spec.targets.len()),
+        })?;
+        job.validate(target.device.capacity_bytes(), spec.jobs.len())
             .map_err(|message| SimError::Job { job: job.name.clone(), message })?;
     }
     if matches!(spec.interval_ns, Some(0)) {
         return Err(SimError::Input("interval must be positive".into()));
     }
-    let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns)
-        .map_err(SimError::Input)?;
-    let name = spec.device.name.clone();
-    match spec.device.nand.media {
-        Media::Nand => {
-            let mut ssd = Ssd::new(spec.device.clone(), spec.seed).map_err(SimError::Device)?;
-            precondition(&mut ssd, spec.precondition, spec.seed);
-            Ok(simulate(spec.seed, ssd, host, name))
-        }
-        // Written in place: no mapping or GC state, so preconditioning changes nothing.
-        Media::InPlace => {
-            let drive = InPlaceDrive::new(spec.device.clone(), spec.seed).map_err(SimError::Device)?;
-            Ok(simulate(spec.seed, drive, host, name))
-        }
+    Ok(())
+}
+
+/// A device of the system with what the host needs to know of it.
+pub struct Target<D> {
+    pub name: String,
+    pub scheduler: SchedulerConfig,
+    pub device: D,
+}
+
+impl<D> Target<D> {
+    /// A target behind blk-mq's `none` scheduler.
+    pub fn new(name: impl Into<String>, device: D) -> Self {
+        Target { name: name.into(), scheduler: SchedulerConfig::None, device }
     }
 }
 
+/// Validate, build and run.
+pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
+    validate(spec)?;
+    let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns).map_err(SimError::Input)?;
+    let targets = spec
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let drive = Drive::build(&t.device, target_seed(spec.seed, i), t.precondition).map_err(SimError::Device)?;
+            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, device: drive })
+        })
+        .collect::<Result<Vec<_>, SimError>>()?;
+    simulate(spec.seed, host, targets)
+}
+
 /// The event loop: pop the earliest event, hand it to its owner, until every job is done.
-/// Then the device finishes the work it still has under way (results are taken first: the
+/// Then each device finishes the work it still has under way (results are taken first: the
 /// run ends when the host is done), so that it can be used for another run.
 ///
-/// Panics (an internal model error) if events run out while jobs are unfinished: a model
+/// A run whose events run out while jobs are unfinished is an internal model error: a model
 /// that forgot to schedule something must not pass as a short run.
-pub fn simulate<D: BlockDevice>(seed: u64, mut device: D, mut host: Host, name: String) -> SimResult {
-    let start = device.begin_run();
+pub fn simulate<D: BlockDevice>(seed: u64, mut host: Host, targets: Vec<Target<D>>) -> Result<SimResult, SimError> {
+    let (mut meta, mut devs): (Vec<_>, Vec<D>) =
+        targets.into_iter().map(|t| ((t.name, t.scheduler), t.device)).unzip();
+    let queues: Vec<_> = devs.iter().zip(&meta).map(|(d, (_, s))| (d.queue_depth(), *s)).collect();
+    host.attach(&queues).map_err(SimError::Input)?;
+    let start = devs.iter_mut().map(|d| d.begin_run()).max().unwrap_or(0);
     let mut sched: Scheduler<Event<D::Event>> = Scheduler::starting_at(start);
     host.start(&mut sched);
     while !host.finished() {
         let Some((_, ev)) = sched.pop() else {
-            panic!("the simulation stalled at {} ns: no event is pending but {}", sched.now(), host.unfinished());
+            return Err(SimError::Internal(format!(
+                "the simulation stalled at {} ns: no event is pending but {}",
+                sched.now(),
+                host.unfinished()
+            )));
         };
         match ev {
-            Event::Host(h) => host.handle(h, &mut device, &mut sched),
-            Event::Device(e) => host.device_event(e, &mut device, &mut sched),
+            Event::Host(h) => host.handle(h, &mut devs, &mut sched),
+            Event::Device(d, e) => host.device_event(d, e, &mut devs, &mut sched),
         }
     }
     let end = sched.now();
-    let disk = host.disk_counters(end);
-    let internal = device.internal_report(end);
-    device.end_run(end);
-    while device.has_internal_work() {
+    let mut devices = Vec::with_capacity(devs.len());
+    for (i, (d, (name, _))) in devs.iter().zip(meta.iter_mut()).enumerate() {
+        let internal = d.internal_report(end);
+        devices.push(DeviceResult {
+            name: std::mem::take(name),
+            kind: internal.kind,
+            capacity_bytes: d.capacity(),
+            scheduler: host.scheduler(i),
+            disk: host.disk_counters(i, end),
+            internal,
+            members: Vec::new(),
+        });
+    }
+    for d in devs.iter_mut() {
+        d.end_run(end);
+    }
+    while devs.iter().any(|d| d.has_internal_work()) {
         match sched.pop() {
-            Some((_, Event::Device(e))) => host.device_event(e, &mut device, &mut sched),
+            Some((_, Event::Device(d, e))) => host.device_event(d, e, &mut devs, &mut sched),
             Some((_, Event::Host(_))) => {} // the jobs are done; their timers no longer matter
-            None => panic!("the device reports work under way but has no event to carry it"),
+            None => {
+                return Err(SimError::Internal(
+                    "a device reports work under way but has no event to carry it".into(),
+                ))
+            }
         }
     }
+    let drained = sched.now();
     let (jobs, samples) = host.into_results();
-    SimResult {
-        seed,
-        start_ns: start,
-        end_ns: end,
-        events: sched.dispatched(),
-        jobs,
-        devices: vec![DeviceResult {
-            name,
-            capacity_bytes: device.capacity(),
-            disk,
-            internal,
-        }],
-        samples,
-    }
+    Ok(SimResult { seed, start_ns: start, end_ns: end, drained_ns: drained, events: sched.dispatched(), jobs, devices, samples })
 }
 
 /// Run `f`; a broken model invariant (a panic) reaches the caller as an error instead of
@@ -141,6 +233,13 @@ fn catch_model_panic<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::Un
             .unwrap_or_else(|| "unknown panic".into());
         Err(SimError::Internal(message))
     })
+}
+
+/// Check one device description (JSON); the error names the offending key.
+pub fn check_device_json(device_json: &str) -> Result<(), ConfigError> {
+    let cfg: DeviceConfig =
+        serde_json::from_str(device_json).map_err(|e| ConfigError::new("", format!("not a device description: {e}")))?;
+    cfg.validate()
 }
 
 /// Run from JSON text to JSON text (what the Python binding calls).

@@ -216,12 +216,12 @@ fn timed_overwrite_chunks_keep_the_books() {
             valid_before = ftl.valid_ius();
             // The device report's cumulative erase counter and the worst block only grow.
             let rep = &r.devices[0].internal;
-            assert!(rep.erase_count >= erases, "erase count went back: {} < {erases}", rep.erase_count);
-            assert!(rep.max_block_erases >= max_erases);
-            assert!(rep.gc_runs > 0 || chunk == 0, "heavy overwrite must run GC");
-            assert_eq!(rep.max_block_erases, ftl.max_block_erases());
-            erases = rep.erase_count;
-            max_erases = rep.max_block_erases;
+            assert!(rep.nand().erase_count >= erases, "erase count went back: {} < {erases}", rep.nand().erase_count);
+            assert!(rep.nand().max_block_erases >= max_erases);
+            assert!(rep.nand().gc_runs > 0 || chunk == 0, "heavy overwrite must run GC");
+            assert_eq!(rep.nand().max_block_erases, ftl.max_block_erases());
+            erases = rep.nand().erase_count;
+            max_erases = rep.nand().max_block_erases;
         }
     }
 }
@@ -271,7 +271,7 @@ proptest! {
         prop_assert!(ssd.ftl().valid_ius() <= ssd.ftl().logical_ius());
         let mut last = (0u64, 0u32);
         for s in &res.samples {
-            let now = (s.internal.erase_count, s.internal.max_block_erases);
+            let now = (s.devices[0].internal.nand().erase_count, s.devices[0].internal.nand().max_block_erases);
             prop_assert!(now.0 >= last.0 && now.1 >= last.1, "erase counters went back at {}: {:?} -> {:?}", s.t_ns, last, now);
             last = now;
         }
@@ -388,4 +388,61 @@ fn wear_levelling_bounds_the_erase_spread() {
     let with = spread(20);
     assert!(without > 100, "the hot set should wear its blocks unevenly: spread {without}");
     assert!(with <= 20 + 10, "levelling keeps the spread near its bound: {with}");
+}
+
+/// Reports read the wear statistics from running values kept at each erase (O(1) at any
+/// sampling interval, whatever the drive's size): after GC, wear levelling and TRIM they must
+/// equal a scan of every block's erase count, the mean bit for bit.
+#[test]
+fn running_wear_statistics_match_a_scan_of_every_block() {
+    let mut cfg = SsdConfig::generic(1);
+    cfg.nand.channels = 1;
+    cfg.nand.dies_per_channel = 2;
+    cfg.nand.planes_per_die = 1;
+    cfg.nand.pages_per_block = 8;
+    cfg.nand.blocks_per_plane = 32;
+    cfg.capacity_bytes = 4 << 20;
+    cfg.write_buffer_bytes = 0;
+    cfg.ftl.wear_leveling_spread = 4;
+    cfg.validate().expect("valid");
+    let mut ftl = Ftl::new(&cfg);
+    let logical = ftl.logical_ius() as u32;
+    let per_pu = ftl.ius_per_pu;
+    let check = |ftl: &Ftl, when: &str| {
+        let e: Vec<u32> = ftl.block_erases().collect();
+        let sum: u64 = e.iter().map(|&x| x as u64).sum();
+        let mean = e.iter().map(|&x| x as f64).sum::<f64>() / e.len() as f64;
+        assert_eq!(sum, ftl.counters.erases, "{when}: every erase is one block's");
+        assert_eq!(ftl.max_block_erases(), *e.iter().max().unwrap(), "{when}: max erases");
+        assert_eq!(ftl.mean_block_erases().to_bits(), mean.to_bits(), "{when}: mean erases {} vs {mean}", ftl.mean_block_erases());
+        ftl.check_invariants().unwrap_or_else(|e| panic!("{when}: {e}"));
+    };
+    check(&ftl, "fresh");
+    // Fill once (cold data), then rewrite a hot tenth over and over, trimming now and then.
+    let place = |ftl: &mut Ftl, units: Vec<u32>, die: u32| {
+        let p = ftl.place_host_unit(die, &units);
+        let _ = ftl.mark_programmed(p.block, per_pu);
+    };
+    let mut lpn = 0;
+    while lpn < logical {
+        let n = per_pu.min(logical - lpn);
+        place(&mut ftl, (lpn..lpn + n).collect(), lpn / per_pu % 2);
+        lpn += n;
+    }
+    check(&ftl, "after the fill");
+    let hot = logical / 10;
+    for round in 0..200u32 {
+        for (i, start) in (0..hot).step_by(per_pu as usize).enumerate() {
+            let units = (start..(start + per_pu).min(hot)).map(|l| (l * 7 + round) % hot).collect();
+            place(&mut ftl, units, (i as u32 + round) % 2);
+        }
+        if round % 17 == 0 {
+            for l in (round % hot..hot).step_by(5) {
+                ftl.trim(l);
+            }
+        }
+        check(&ftl, &format!("round {round}"));
+    }
+    assert!(ftl.counters.wear_level_moves > 0, "wear levelling should have run");
+    assert!(ftl.mean_block_erases() > 10.0, "GC should have worn the blocks: mean {}", ftl.mean_block_erases());
 }

@@ -5,7 +5,7 @@
 //! How WAF is measured here (both tests): one timed run whose last job is the measured
 //! random-write phase, with time-series samples every `SAMPLE_NS`. Each sample carries the
 //! device's `InternalReport` at that instant, so the WAF of a window is
-//! `Δnand_bytes_written / Δhost_bytes_written` between the first sample at least `SETTLE_NS`
+//! `Δmedia_bytes_written / Δhost_bytes_written` between the first sample at least `SETTLE_NS`
 //! after the measured job started and the last sample before it ended. Differencing
 //! cumulative counters removes everything earlier phases did, and skipping the first
 //! `SETTLE_NS` keeps the write buffer's fill-up (host bytes counted before NAND bytes) out of
@@ -39,8 +39,8 @@ fn window(r: &SimResult, job: usize) -> (&Sample, &Sample) {
 /// host bytes it was measured over.
 fn measured_waf(r: &SimResult, job: usize) -> (f64, u64) {
     let (a, b) = window(r, job);
-    let host = b.internal.host_bytes_written - a.internal.host_bytes_written;
-    let nand = b.internal.nand_bytes_written - a.internal.nand_bytes_written;
+    let host = b.devices[0].internal.host_bytes_written - a.devices[0].internal.host_bytes_written;
+    let nand = b.devices[0].internal.media_bytes_written - a.devices[0].internal.media_bytes_written;
     (nand as f64 / host as f64, host)
 }
 
@@ -99,7 +99,7 @@ fn measured(r: &SimResult, job: usize) -> Measured {
     Measured {
         waf,
         iops: (b.write_ios - a.write_ios) as f64 / ((b.t_ns - a.t_ns) as f64 / 1e9),
-        free_blocks: r.devices[0].internal.free_blocks,
+        free_blocks: r.devices[0].internal.nand().free_blocks,
     }
 }
 
@@ -224,7 +224,7 @@ fn steady_state_waf_matches_desnoyers_model() {
         assert!(a.violations.is_empty());
         let (waf, host) = measured_waf(&r, 0);
         let i = &r.devices[0].internal;
-        assert_eq!(i.rmw_reads, 0);
+        assert_eq!(i.nand().rmw_reads, 0);
         eprintln!(
             "raw spare {raw_op:.3}, effective alpha {alpha:.4}: measured WAF {waf:.3} over {} MiB, \
              Desnoyers model {model:.3}, ratio {:.3}",

@@ -33,7 +33,7 @@ fn waf(policy: GcPolicy) -> f64 {
     ssd.ftl().check_invariants().unwrap();
     assert!(r.start_ns >= warm.end_ns, "the second run continues the drive's clock");
     let (a, b) = (&warm.devices[0].internal, &r.devices[0].internal);
-    (b.nand_bytes_written - a.nand_bytes_written) as f64 / (b.host_bytes_written - a.host_bytes_written) as f64
+    (b.media_bytes_written - a.media_bytes_written) as f64 / (b.host_bytes_written - a.host_bytes_written) as f64
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn idle_time_refills_free_blocks_with_background_gc() {
     let after = ssd.ftl().free_blocks();
     assert!(before < 8 * dies, "foreground GC keeps only the threshold: {before}");
     assert!(after >= 8 * dies - dies, "idle dies collect up to the background target: {after}");
-    assert!(res.devices[0].internal.gc_runs > 0);
+    assert!(res.devices[0].internal.nand().gc_runs > 0);
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn garbage_collection_shows_in_read_tail_latency() {
         }
         let (r, _) = run_audited(&mut ssd, HostConfig::ideal(), jobs, 9, None);
         let h = &r.jobs[0].read.clat_hist;
-        (h.percentile(50.0), h.percentile(99.0), h.percentile(99.9), r.devices[0].internal.gc_runs, r.jobs[0].read.clat.max)
+        (h.percentile(50.0), h.percentile(99.0), h.percentile(99.9), r.devices[0].internal.nand().gc_runs, r.jobs[0].read.clat.max)
     };
     let (p50_alone, _, p999_alone, _, _) = read_tail(false);
     let (p50_gc, p99_gc, p999_gc, gc_runs, worst) = read_tail(true);
@@ -131,7 +131,7 @@ fn gc_owed_holds_back_host_programs_even_when_trims_flush_the_buffer() {
     ssd.ftl().check_invariants().unwrap();
     // What the dies owe (GC, and the buffer's programs each TRIM sent behind it) levels off;
     // if programs overtook the GC it would grow by the GC's share of every second.
-    let owed: Vec<f64> = r.samples.iter().map(|s| s.internal.gc_owed_ns as f64 / s.internal.dies as f64).collect();
+    let owed: Vec<f64> = r.samples.iter().map(|s| s.devices[0].internal.nand().gc_owed_ns as f64 / s.devices[0].internal.dies as f64).collect();
     let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
     let (early, late) = (mean(&owed[10..30]), mean(&owed[owed.len() - 20..]));
     assert!(late < 1.5 * early, "owed work per die grew from {early:.0} to {late:.0} ns");

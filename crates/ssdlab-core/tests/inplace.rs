@@ -4,7 +4,9 @@ mod common;
 
 use common::xpoint;
 use ssdlab_core::device::ssd::Precondition;
+use ssdlab_core::device::DeviceConfig;
 use ssdlab_core::host::HostConfig;
+use ssdlab_core::sim::TargetSpec;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimSpec};
 
@@ -13,11 +15,15 @@ fn spec(rw: RwMode, bs: u64, qd: u64) -> SimSpec {
     job.io_limit = 256 << 20;
     SimSpec {
         seed: 1,
-        device: xpoint(),
         host: HostConfig::ideal(),
+        targets: vec![TargetSpec {
+            name: "nvme0n1".into(),
+            device: DeviceConfig::InPlace(xpoint()),
+            precondition: Precondition::Sequential,
+            scheduler: Default::default(),
+        }],
         jobs: vec![job],
         interval_ns: None,
-        precondition: Precondition::Sequential,
     }
 }
 
@@ -28,11 +34,11 @@ fn writes_in_place_at_the_media_rate_without_erases() {
     let rate = j.write.bytes as f64 / ((j.end_ns - j.measure_start_ns) as f64 / 1e9);
     let cfg = xpoint();
     let media = cfg.dies() as f64 * 4096.0 / 40e-6; // 28 dies x 4 KiB per 40 us
-    let expect = media.min(cfg.interface.bytes_per_s() as f64).min(7.0 * cfg.nand.channel_bytes_per_s as f64);
+    let expect = media.min(cfg.interface.bytes_per_s() as f64).min(7.0 * cfg.media.channel_bytes_per_s as f64);
     assert!((rate - expect).abs() / expect < 0.05, "rate {rate} vs {expect}");
     let i = &r.devices[0].internal;
-    assert_eq!(i.erase_count, 0);
-    assert_eq!(i.nand_bytes_written, i.host_bytes_written, "no write amplification");
+    assert!(i.nand.is_none(), "no FTL, GC or erases to report");
+    assert_eq!(i.media_bytes_written, i.host_bytes_written, "no write amplification");
     assert_eq!(i.host_bytes_written, 256 << 20);
 }
 

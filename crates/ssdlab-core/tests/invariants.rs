@@ -10,10 +10,10 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use ssdlab_core::device::ssd::{HostInterface, Precondition, SsdConfig};
-use ssdlab_core::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport};
+use ssdlab_core::device::{BlockDevice, DeviceConfig, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest};
 use ssdlab_core::engine::Time;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::simulate;
+use ssdlab_core::sim::{simulate, Target, TargetSpec};
 use ssdlab_core::workload::{BlockSizeDist, DistKind, Distribution, JobSpec, RateProcess, RwMode, Zone};
 use ssdlab_core::{run, SimSpec};
 
@@ -266,9 +266,9 @@ proptest! {
         prop_assert_eq!(jb[1], i.host_bytes_written, "write: jobs vs device report");
         // Host data is still in the write buffer, was merged into an IU waiting there, or was
         // placed on NAND (IU-rounded, padded to program units): together they cover it.
-        let merged = i.buffer_merges * s.drive.ftl.iu_bytes;
-        prop_assert!(i.nand_bytes_written + i.write_buffer_bytes_used + merged >= i.host_bytes_written,
-            "nand {} + buffered {} + merged {} < host {}", i.nand_bytes_written, i.write_buffer_bytes_used, merged,
+        let merged = i.nand().buffer_merges * s.drive.ftl.iu_bytes;
+        prop_assert!(i.media_bytes_written + i.nand().write_buffer_bytes_used + merged >= i.host_bytes_written,
+            "nand {} + buffered {} + merged {} < host {}", i.media_bytes_written, i.nand().write_buffer_bytes_used, merged,
             i.host_bytes_written);
     }
 
@@ -318,8 +318,8 @@ proptest! {
         let mut ssd = preconditioned(s.drive.clone(), s.pre, s.seed);
         let (first, a1) = run_audited(&mut ssd, s.host.clone(), s.jobs.clone(), s.seed, None);
         prop_assert!(!ssd.has_internal_work(), "work left under way after the first run");
-        let i = ssd.internal_report(first.end_ns);
-        prop_assert_eq!(i.write_buffer_bytes_used, i.write_buffer_unplaced_bytes, "programs still in flight");
+        let i = ssd.internal_report(first.drained_ns);
+        prop_assert_eq!(i.nand().write_buffer_bytes_used, i.nand().write_buffer_unplaced_bytes, "programs still in flight");
         let (second, a2) = run_audited(&mut ssd, s.host.clone(), s.jobs.clone(), s.seed + 1, None);
         ssd.ftl().check_invariants().expect("FTL books after two runs");
         prop_assert!(second.start_ns >= first.end_ns);
@@ -354,6 +354,11 @@ proptest! {
     }
 }
 
+/// A fresh NAND target named `dev0` in the state `pre` leaves it.
+fn target(cfg: SsdConfig, pre: Precondition) -> TargetSpec {
+    TargetSpec { name: "dev0".into(), device: DeviceConfig::NandSsd(cfg), precondition: pre, scheduler: Default::default() }
+}
+
 /// `ssdlab_core::run` (the public entry point) is deterministic too, for a mixed workload.
 #[test]
 fn run_is_deterministic() {
@@ -366,11 +371,10 @@ fn run_is_deterministic() {
     b.start_after = vec![0];
     let spec = SimSpec {
         seed: 3,
-        device: SsdConfig::generic(1),
         host: host_with_overhead(8_000, 0.5, 250),
+        targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.5 })],
         jobs: vec![a, b],
         interval_ns: Some(1_000_000),
-        precondition: Precondition::Random { passes: 0.5 },
     };
     let json = || serde_json::to_string(&run(&spec).unwrap()).unwrap();
     assert_eq!(json(), json());
@@ -388,11 +392,10 @@ fn different_seed_different_result_for_random_workloads() {
         j.seed = job_seed;
         SimSpec {
             seed,
-            device: SsdConfig::generic(1),
             host: host_with_overhead(10_000, cv, 250),
+            targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.2 })],
             jobs: vec![j],
             interval_ns: None,
-            precondition: Precondition::Random { passes: 0.2 },
         }
     };
     let json = |s: &SimSpec| serde_json::to_string(&run(s).unwrap()).unwrap();
@@ -402,7 +405,7 @@ fn different_seed_different_result_for_random_workloads() {
     assert_ne!(base, json(&spec(1, 2, 0.5)), "job seed (offsets) must matter");
     // Constant overhead and no random preconditioning: only the job seed is random.
     let mut a = spec(1, 1, 0.0);
-    a.precondition = Precondition::Sequential;
+    a.targets[0].precondition = Precondition::Sequential;
     let mut b = a.clone();
     b.jobs[0].seed = 9;
     assert_ne!(json(&a), json(&b));
@@ -416,11 +419,10 @@ fn sequential_workload_ignores_the_seed() {
     job.io_limit = 16 * MIB;
     let spec = |seed| SimSpec {
         seed,
-        device: SsdConfig::generic(1),
         host: host_with_overhead(5_000, 0.0, 250),
+        targets: vec![target(SsdConfig::generic(1), Precondition::Sequential)],
         jobs: vec![job.clone()],
         interval_ns: None,
-        precondition: Precondition::Sequential,
     };
     let mut a = run(&spec(1)).unwrap();
     let b = run(&spec(2)).unwrap();
@@ -504,9 +506,9 @@ fn scenario_generator_covers_the_interesting_paths() {
             ("writes", a.completed[1].0),
             ("trims", a.completed[2].0),
             ("flushes", a.completed[3].0),
-            ("rmw_reads", i.rmw_reads),
-            ("gc_runs", i.gc_runs),
-            ("buffer_read_hits", i.buffer_read_hits),
+            ("rmw_reads", i.nand().rmw_reads),
+            ("gc_runs", i.nand().gc_runs),
+            ("buffer_read_hits", i.nand().buffer_read_hits),
             ("dependent_jobs", s.jobs.iter().filter(|j| !j.start_after.is_empty()).count() as u64),
             ("ramped_jobs", s.jobs.iter().filter(|j| j.ramp_time_ns > 0).count() as u64),
             ("requests", a.submits),
@@ -574,8 +576,21 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
         }
         fn submit(&mut self, _: DeviceRequest, _: &mut impl DeviceCtx<()>) {}
         fn handle(&mut self, _: (), _: &mut impl DeviceCtx<()>) {}
-        fn internal_report(&self, _: Time) -> InternalReport {
-            InternalReport::default()
+        fn internal_report(&self, _: Time) -> DeviceReport {
+            DeviceReport {
+                kind: DeviceKind::NandSsd,
+                host_bytes_written: 0,
+                host_bytes_read: 0,
+                media_bytes_written: 0,
+                media_bytes_read: 0,
+                die_busy_ns: 0,
+                dies: 1,
+                channel_busy_ns: vec![],
+                controller_busy_ns: 0,
+                controller_cores: 1,
+                thermal: None,
+                nand: None,
+            }
         }
         fn end_run(&mut self, _: Time) {}
         fn has_internal_work(&self) -> bool {
@@ -587,8 +602,7 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
     }
     let job = JobSpec::simple("r", RwMode::Randread, 4 * KIB, 4, MIB);
     let host = Host::new(HostConfig::ideal(), vec![job], 1, None).unwrap();
-    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| simulate(1, BlackHole, host, "hole".into())))
-        .expect_err("a stalled run must not return a result");
-    let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    let err = simulate(1, host, vec![Target::new("hole", BlackHole)]).expect_err("a stalled run must not return a result");
+    let msg = err.to_string();
     assert!(msg.contains("stalled") && msg.contains("\"r\""), "{msg}");
 }

@@ -46,7 +46,7 @@ fn cliff_comes_when_the_cache_is_full() {
     let s = &r.samples;
     let rates: Vec<(u64, f64)> = s
         .windows(2)
-        .map(|w| (w[1].internal.slc_host_bytes, (w[1].write_bytes - w[0].write_bytes) as f64 / 2e-3))
+        .map(|w| (w[1].devices[0].internal.nand().slc_host_bytes, (w[1].write_bytes - w[0].write_bytes) as f64 / 2e-3))
         .collect();
     let fast = rates[2].1;
     let slow = rates[rates.len() - 3].1;
@@ -58,7 +58,7 @@ fn cliff_comes_when_the_cache_is_full() {
     assert!((fast - slc_bw.min(link)).abs() / slc_bw.min(link) < 0.1, "fast {fast} vs {}", slc_bw.min(link));
     assert!((slow - native_bw.min(link)).abs() / native_bw.min(link) < 0.1, "slow {slow} vs {native_bw}");
     // The cliff: host bytes that went to SLC equal the cache size (static + dynamic).
-    let slc_total = r.devices[0].internal.slc_host_bytes as f64;
+    let slc_total = r.devices[0].internal.nand().slc_host_bytes as f64;
     assert!((slc_total - 96.0 * MIB as f64).abs() <= 2.0 * MIB as f64, "SLC took {slc_total} bytes");
     ssd.ftl().check_invariants().unwrap();
 }
@@ -76,9 +76,9 @@ fn folding_in_idle_time_empties_the_cache_and_keeps_the_data() {
     idle_then_read.io_limit = 64 * MIB;
     let (r, audit) = run_audited(&mut ssd, HostConfig::ideal(), vec![w, idle_then_read], 1, None);
     let i = &r.devices[0].internal;
-    assert_eq!(i.slc_host_bytes, 64 * MIB);
-    assert_eq!(i.folded_bytes, 64 * MIB, "all SLC data folded while idle");
-    assert_eq!(i.slc_used_bytes, 0);
+    assert_eq!(i.nand().slc_host_bytes, 64 * MIB);
+    assert_eq!(i.nand().folded_bytes, 64 * MIB, "all SLC data folded while idle");
+    assert_eq!(i.nand().slc_used_bytes, 0);
     assert_eq!(r.jobs[1].read.bytes, 64 * MIB);
     assert!(audit.busy_ns() > 0);
     ssd.ftl().check_invariants().unwrap();
@@ -121,7 +121,7 @@ fn fast_sequential_fill_leaves_the_cache_as_a_simulated_fill_does() {
     // Timed: fill the whole drive sequentially with no idle time (nothing is folded).
     let mut timed = fresh(tlc_with_cache(FoldPolicy::Idle), 1);
     let (r, _) = run_audited(&mut timed, HostConfig::ideal(), vec![seq_write(1 << 30)], 1, None);
-    let timed_slc = r.devices[0].internal.slc_host_bytes;
+    let timed_slc = r.devices[0].internal.nand().slc_host_bytes;
     // Fast: the same fill without time.
     let fast = preconditioned(tlc_with_cache(FoldPolicy::Idle), Precondition::Sequential, 1);
     let (t, f) = (timed.ftl(), fast.ftl());
@@ -159,7 +159,7 @@ fn a_full_drive_folds_a_cache_that_outgrew_its_spare() {
     ssd.ftl().check_invariants().unwrap();
     let i = &r.devices[0].internal;
     assert_eq!(i.host_bytes_written, 256 * MIB);
-    assert!(i.slc_used_bytes <= i.slc_budget_bytes + 32 * 48 * 2 * 16384 / 3, "SLC {} over budget {}", i.slc_used_bytes, i.slc_budget_bytes);
+    assert!(i.nand().slc_used_bytes <= i.nand().slc_budget_bytes + 32 * 48 * 2 * 16384 / 3, "SLC {} over budget {}", i.nand().slc_used_bytes, i.nand().slc_budget_bytes);
 }
 
 #[test]
@@ -175,8 +175,8 @@ fn trim_gives_emptied_slc_blocks_back_to_the_cache() {
     assert!(a.violations.is_empty(), "{:?}", a.violations);
     ssd.ftl().check_invariants().unwrap();
     let i = &r.devices[0].internal;
-    assert!(i.slc_host_bytes >= 63 * MIB, "the writes went to SLC: {}", i.slc_host_bytes);
+    assert!(i.nand().slc_host_bytes >= 63 * MIB, "the writes went to SLC: {}", i.nand().slc_host_bytes);
     // What is left in SLC: at most the open block of each die (32 x 1/3 of 1.5 MiB).
-    assert!(i.slc_used_bytes <= 16 * MIB, "SLC still in use after TRIM: {} MiB", i.slc_used_bytes / MIB);
+    assert!(i.nand().slc_used_bytes <= 16 * MIB, "SLC still in use after TRIM: {} MiB", i.nand().slc_used_bytes / MIB);
     assert_eq!(ssd.ftl().valid_ius(), 0);
 }

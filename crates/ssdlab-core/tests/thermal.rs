@@ -5,12 +5,13 @@
 mod common;
 
 use common::*;
-use ssdlab_core::device::ssd::{Precondition, SsdConfig};
+use ssdlab_core::device::ssd::SsdConfig;
+use ssdlab_core::device::DeviceConfig;
 use ssdlab_core::device::inplace::InPlaceDrive;
 use ssdlab_core::device::thermal::ThermalConfig;
 use ssdlab_core::device::BlockDevice;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::simulate;
+use ssdlab_core::sim::{simulate, Target};
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimResult, SimSpec};
 
@@ -46,7 +47,7 @@ fn intervals(r: &SimResult) -> Vec<(f64, f64, f64)> {
         .windows(2)
         .map(|w| {
             let dt = (w[1].t_ns - w[0].t_ns) as f64;
-            let (a, b) = (w[0].internal.thermal.unwrap(), w[1].internal.thermal.unwrap());
+            let (a, b) = (w[0].devices[0].internal.thermal.unwrap(), w[1].devices[0].internal.thermal.unwrap());
             (
                 (w[1].write_bytes - w[0].write_bytes) as f64 / (dt * 1e-9),
                 (b.throttled_ns - a.throttled_ns) as f64 / dt,
@@ -86,13 +87,8 @@ fn a_well_cooled_drive_never_throttles_and_keeps_full_speed() {
     cool.thermal = Some(ThermalConfig { thermal_resistance_k_per_w: 5.0, ..hot(0.5) }); // settles at 75 °C
     let mut plain = SsdConfig::generic(1);
     plain.thermal = None;
-    let spec = |device: SsdConfig| SimSpec {
-        seed: 5,
-        device,
-        host: HostConfig::ideal(),
-        jobs: vec![seq_write_for(300 * MS)],
-        interval_ns: None,
-        precondition: Precondition::None,
+    let spec = |device: SsdConfig| {
+        SimSpec::one_drive(5, HostConfig::ideal(), DeviceConfig::NandSsd(device), vec![seq_write_for(300 * MS)])
     };
     let (a, b) = (run(&spec(cool)).unwrap(), run(&spec(plain)).unwrap());
     let th = a.devices[0].internal.thermal.unwrap();
@@ -105,14 +101,8 @@ fn a_well_cooled_drive_never_throttles_and_keeps_full_speed() {
 fn in_place_media_throttles_too_and_same_seed_gives_the_same_run() {
     let mut cfg = xpoint();
     cfg.thermal = Some(hot(0.5));
-    let spec = SimSpec {
-        seed: 9,
-        device: cfg,
-        host: HostConfig::ideal(),
-        jobs: vec![seq_write_for(600 * MS)],
-        interval_ns: Some(10 * MS),
-        precondition: Precondition::None,
-    };
+    let mut spec = SimSpec::one_drive(9, HostConfig::ideal(), DeviceConfig::InPlace(cfg), vec![seq_write_for(600 * MS)]);
+    spec.interval_ns = Some(10 * MS);
     let r = run(&spec).unwrap();
     let rows = intervals(&r);
     let th = r.devices[0].internal.thermal.unwrap();
@@ -129,7 +119,7 @@ fn two_runs<D: BlockDevice>(dev: &mut D) -> [SimResult; 2] {
     [1, 2].map(|seed| {
         let host = Host::new(HostConfig::ideal(), vec![seq_write_for(200 * MS)], seed, Some(10 * MS)).unwrap();
         let mut audit = Audit::default();
-        let r = simulate(seed, Audited::new(&mut *dev, &mut audit), host, "d".into());
+        let r = simulate(seed, host, vec![Target::new("d", Audited::new(&mut *dev, &mut audit))]).expect("run");
         assert!(audit.violations.is_empty(), "{:?}", audit.violations);
         r
     })
@@ -141,7 +131,7 @@ fn the_sensor_keeps_reading_when_a_drive_is_used_for_another_run() {
     // reading again in the next run, or its temperature would freeze there.
     let check = |[first, second]: [SimResult; 2]| {
         assert!(second.start_ns >= first.end_ns, "the clock continues");
-        let temps: Vec<f64> = second.samples.iter().map(|s| s.internal.thermal.unwrap().temperature_c).collect();
+        let temps: Vec<f64> = second.samples.iter().map(|s| s.devices[0].internal.thermal.unwrap().temperature_c).collect();
         let changes = temps.windows(2).filter(|w| w[0] != w[1]).count();
         assert!(changes >= 10, "the temperature moved {changes} times in the second run: {temps:?}");
     };

@@ -10,6 +10,19 @@ fn run_json(py: Python<'_>, spec_json: String) -> PyResult<String> {
     py.allow_threads(|| ssdlab_core::run_json(&spec_json)).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Check a device description (JSON): None if the core accepts it, else (key, message) with
+/// the key in the core's terms.
+#[pyfunction]
+fn check_device(device_json: String) -> Option<(String, String)> {
+    ssdlab_core::sim::check_device_json(&device_json).err().map(|e| (e.key, e.message))
+}
+
+/// The JSON Schema of the core's input (a run spec), for checking what Python sends.
+#[pyfunction]
+fn spec_schema() -> String {
+    ssdlab_core::schema::spec_schema_json()
+}
+
 /// Version of the compiled core.
 #[pyfunction]
 fn core_version() -> &'static str {
@@ -26,5 +39,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(check_device, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_schema, m)?)?;
     Ok(())
 }

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
+from .tomlpos import locate
 
 
 class ProfileError(ValueError):
@@ -190,30 +191,65 @@ class SsdProfile(_Section):
 
     def effective_scale(self, scale: float) -> float:
         """The fraction actually simulated (block sizes come in whole program units)."""
-        return 1.0 if scale >= 1.0 else self.scaled_pages_per_block(scale) / self.nand.pages_per_block
+        if scale >= 1.0 or self.nand.media == "in-place":  # no per-block state to shrink
+            return 1.0
+        return self.scaled_pages_per_block(scale) / self.nand.pages_per_block
 
     def scaled_capacity(self, scale: float) -> int:
         """User capacity of the simulated fraction of the drive (a whole number of IUs)."""
         iu = self.ftl.indirection_unit
         return int(self.capacity * self.effective_scale(scale)) // iu * iu
 
-    def to_core(self, scale: float = 1.0) -> dict[str, Any]:
-        """The SsdConfig the Rust core deserialises (for `scale` < 1, a fraction of the drive)."""
-        c, n = self.controller, self.nand
+    @model_validator(mode="after")
+    def _in_place_has_no_flash_management(self) -> "SsdProfile":
+        if self.nand.media == "in-place":
+            if self.write_buffer:
+                raise ValueError("write_buffer: in-place media is modelled without a DRAM write buffer (0)")
+            if self.slc_cache is not None:
+                raise ValueError("slc_cache: in-place media has no SLC cache")
+        return self
+
+    def _controller_core(self) -> dict[str, Any]:
+        c = self.controller
         return {
+            "cores": c.cores,
+            "read_busy_ns": c.read_busy,
+            "write_busy_ns": c.write_busy,
+            "trim_busy_ns": c.trim_busy,
+            "flush_busy_ns": c.flush_busy,
+            "busy_cv": c.busy_cv,
+            "latency_ns": c.latency,
+        }
+
+    def to_core(self, scale: float = 1.0) -> dict[str, Any]:
+        """The device description the Rust core deserialises, tagged by kind (for `scale` < 1,
+        a fraction of the drive; in-place media is always simulated whole)."""
+        n = self.nand
+        if n.media == "in-place":
+            return {
+                "kind": "in-place",
+                "name": self.name,
+                "capacity_bytes": self.capacity,
+                "interface": self.interface.to_core(),
+                "queue_depth": self.queue_depth,
+                "controller": self._controller_core(),
+                "media": {
+                    "channels": n.channels,
+                    "dies_per_channel": n.dies_per_channel,
+                    "unit_bytes": n.page_size,
+                    "read_ns": n.read_time,
+                    "write_ns": n.program_time,
+                    "channel_bytes_per_s": int(n.channel_rate),
+                },
+                "thermal": None if self.thermal is None else self.thermal.to_core(),
+            }
+        return {
+            "kind": "nand-ssd",
             "name": self.name,
             "capacity_bytes": self.scaled_capacity(scale),
             "interface": self.interface.to_core(),
             "queue_depth": self.queue_depth,
-            "controller": {
-                "cores": c.cores,
-                "read_busy_ns": c.read_busy,
-                "write_busy_ns": c.write_busy,
-                "trim_busy_ns": c.trim_busy,
-                "flush_busy_ns": c.flush_busy,
-                "busy_cv": c.busy_cv,
-                "latency_ns": c.latency,
-            },
+            "controller": self._controller_core(),
             "write_buffer_bytes": self.write_buffer,
             "nand": {
                 "channels": n.channels,
@@ -228,7 +264,6 @@ class SsdProfile(_Section):
                 # per byte (erase stalls seen by reads get shorter: see docs/model.md).
                 "erase_ns": int(n.erase_time * self.effective_scale(scale)),
                 "channel_bytes_per_s": int(n.channel_rate),
-                "media": n.media,
                 "bits_per_cell": _BITS[n.cell],
                 "program_pages": n.program_pages,
             },
@@ -291,15 +326,30 @@ def _split_sources(table: dict[str, Any], prefix: str = "") -> tuple[dict[str, A
     return values, sources
 
 
-def _describe(err: ValidationError, origin: str) -> str:
+def place(origin: str, text: str | None, loc: tuple, overrides: Mapping[str, str] | None = None) -> str:
+    """Where a key is, for an error message: ``file.toml:LINE`` for a file, ``profile 'x'
+    (line LINE)`` for a built-in, or the ``--profile-set`` that set it."""
+    key = ".".join(str(p) for p in loc)
+    if overrides and key in overrides:
+        return f"{origin}, --profile-set {key}={overrides[key]}"
+    line = locate(text, tuple(loc)) if text else None
+    if line is None:
+        return origin
+    return f"{origin}:{line}" if not origin.startswith(("profile '", "host '")) else f"{origin} (line {line})"
+
+
+def _describe(err: ValidationError, origin: str, text: str | None = None,
+              overrides: Mapping[str, str] | None = None) -> str:
     e = err.errors()[0]
-    key = ".".join(str(p) for p in e["loc"])
+    loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    key = ".".join(str(p) for p in loc)
+    where = place(origin, text, loc, overrides)
     if e["type"] == "extra_forbidden":
-        return f"{origin}: unknown key '{key}'"
+        return f"{where}: unknown key '{key}'"
     if e["type"] == "missing":
-        return f"{origin}: missing key '{key}'"
+        return f"{where}: missing key '{key}'"
     msg = e["msg"].removeprefix("Value error, ")
-    return f"{origin}: key '{key}': {msg}"
+    return f"{where}: key '{key}': {msg}" if key else f"{where}: {msg}"
 
 
 def _builtin_dir(sub: str = "") -> resources.abc.Traversable:
@@ -364,7 +414,7 @@ def _parse(origin: str, text: str, model: type[BaseModel], overrides: Mapping[st
     try:
         return model.model_validate(values), sources
     except ValidationError as e:
-        raise ProfileError(_describe(e, origin)) from None
+        raise ProfileError(_describe(e, origin, text, overrides)) from None
 
 
 def load_profile(name_or_path: str | Path,
@@ -385,3 +435,69 @@ def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
 def profile_text(name_or_path: str | Path) -> str:
     """The profile's TOML as written (for ``ssdlab profiles show``)."""
     return _read(name_or_path, _builtin_dir(), profile_names(), "profile")[1]
+
+
+# --- the core's view of a profile -----------------------------------------------------------
+
+# Keys of the core's device description (resolved units) -> the profile's own keys, so that an
+# error the core finds names the key as the profile file writes it.
+_CORE_KEYS = {
+    "capacity_bytes": "capacity",
+    "write_buffer_bytes": "write_buffer",
+    "controller.read_busy_ns": "controller.read_busy",
+    "controller.write_busy_ns": "controller.write_busy",
+    "controller.trim_busy_ns": "controller.trim_busy",
+    "controller.flush_busy_ns": "controller.flush_busy",
+    "controller.latency_ns": "controller.latency",
+    "nand.page_bytes": "nand.page_size",
+    "nand.read_ns": "nand.read_time",
+    "nand.program_ns": "nand.program_time",
+    "nand.erase_ns": "nand.erase_time",
+    "nand.channel_bytes_per_s": "nand.channel_rate",
+    "nand.bits_per_cell": "nand.cell",
+    "ftl.iu_bytes": "ftl.indirection_unit",
+    "slc_cache.static_bytes": "slc_cache.static",
+    "slc_cache.dynamic_max_bytes": "slc_cache.dynamic_max",
+    "slc_cache.read_ns": "slc_cache.read_time",
+    "slc_cache.program_ns": "slc_cache.program_time",
+    "slc_cache.erase_ns": "slc_cache.erase_time",
+    "idle_after_ns": "slc_cache.idle_after",
+    "media.unit_bytes": "nand.page_size",
+    "media.read_ns": "nand.read_time",
+    "media.write_ns": "nand.program_time",
+    "media.channels": "nand.channels",
+    "media.dies_per_channel": "nand.dies_per_channel",
+    "media.channel_bytes_per_s": "nand.channel_rate",
+}
+
+
+def profile_key(core_key: str) -> str:
+    """The profile key behind a key of the core's device description."""
+    return _CORE_KEYS.get(core_key, core_key)
+
+
+def device_core(name_or_path: str | Path, overrides: Mapping[str, str] | None = None,
+                scale: float | None = None) -> tuple[SsdProfile, dict[str, str], dict[str, Any], float]:
+    """A profile, its sources, the device description the core runs (checked by the core,
+    whose errors name the profile's key, its line and the overrides that led to it), and the
+    fraction of the drive simulated (``scale`` defaults to the profile's own)."""
+    import json
+
+    from .. import _core
+
+    origin, text = _read(name_or_path, _builtin_dir(), profile_names(), "profile")
+    prof, sources = _parse(origin, text, SsdProfile, overrides)
+    scale = prof.simulation_scale if scale is None else scale
+    if not 0 < scale <= 1:
+        raise ProfileError(f"{origin}: scale {scale}: expected a fraction in (0, 1]")
+    core = prof.to_core(scale)
+    problem = _core.check_device(json.dumps(core))
+    if problem is not None:
+        core_key, message = problem
+        key = profile_key(core_key)
+        where = place(origin, text, tuple(key.split(".")), overrides)
+        after = ""
+        if overrides and key not in overrides:
+            after = " (with --profile-set " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")"
+        raise ProfileError(f"{where}: key '{key}': {message}{after}")
+    return prof, sources, core, prof.effective_scale(scale)

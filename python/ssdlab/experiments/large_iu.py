@@ -51,7 +51,7 @@ def reproduce(profile: str = PROFILE, writes: int = 4000, seed: int = 0) -> pd.D
             r = run(job_text(size, misalign, writes), profile=profile, seed=seed)
             # IUs still waiting in the write buffer will be programmed whole: count them.
             i = r.device["internal"]
-            sim = (i["nand_bytes_written"] + i["write_buffer_unplaced_bytes"]) / i["host_bytes_written"]
+            sim = (i["media_bytes_written"] + i["nand"]["write_buffer_unplaced_bytes"]) / i["host_bytes_written"]
             expect = analytic_waf(size, misalign, iu)
             rows.append({
                 "write_size_kib": size // 1024,

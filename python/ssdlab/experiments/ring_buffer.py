@@ -73,10 +73,9 @@ import pandas as pd
 from ..api import SimulationError, run
 from ..config import ProfileError, load_profile
 from ..plotting import pyplot, save
-from ..sizing import SEED002_TARGET
+from ..reference import SEED002_PUBLISHED as PUBLISHED, SEED002_TARGET
 from ..sustained import estimate_write_rate
 from .gc_waf import desnoyers_waf
-from .seed002 import PUBLISHED
 
 GB = 1e9
 SCALE = 1 / 16
@@ -301,17 +300,18 @@ def _series(result, capacity: int, scale: float) -> pd.DataFrame:
         dt = (c["t_ns"] - p["t_ns"]) / 1e9
         if dt <= 0:
             continue
-        host = c["internal"]["host_bytes_written"] - p["internal"]["host_bytes_written"]
-        nand = c["internal"]["nand_bytes_written"] - p["internal"]["nand_bytes_written"]
+        ci, pi = c["devices"][0]["internal"], p["devices"][0]["internal"]
+        host = ci["host_bytes_written"] - pi["host_bytes_written"]
+        nand = ci["media_bytes_written"] - pi["media_bytes_written"]
         rows.append({
             "t_s": c["t_ns"] / 1e9, "t_full_s": c["t_ns"] / 1e9 / scale, "dt_s": dt,
             "write_bw_bytes": (c["write_bytes"] - p["write_bytes"]) / dt,
             "waf": nand / host if host else math.nan,
             "position": c["write_bytes"] / capacity,
-            "lead": (c["disk"]["discard_sectors"] * 512 - c["write_bytes"]) / capacity,
+            "lead": (c["devices"][0]["disk"]["discard_sectors"] * 512 - c["write_bytes"]) / capacity,
         })
     df = pd.DataFrame(rows)
-    if len(df) and not s[-1]["disk"]["discard_sectors"]:
+    if len(df) and not s[-1]["devices"][0]["disk"]["discard_sectors"]:
         df["lead"] = math.nan  # no TRIM, no window
     return df
 

@@ -12,10 +12,11 @@ and reported in :attr:`JobSet.warnings`, never silently dropped.
 
 Device mapping (ssdlab's rule, as fio has no single device):
 
-* every job addresses the one simulated device of ``device_size`` bytes;
-* a job with no ``filename``, or with a ``filename`` under ``/dev/``, uses the raw device
-  from byte 0; its default size is ``device_size - offset``;
-* any other file name is a file laid out on the device, contiguously and in order of first
+* ``filename=/dev/NAME`` selects the system's device of that name (a name the system does
+  not have is an error; with a single drive given only by its profile, every ``/dev`` name
+  means that drive); a job without a ``filename`` uses the first device. Such a job uses the
+  raw device from byte 0; its default size is the device's size minus ``offset``;
+* any other file name is a file laid out on the first device, contiguously and in order of first
   appearance; it is as large as the biggest ``offset + size`` (or ``filesize``) any job asks
   of it, or, when no job gives a size, the rest of the device. Jobs and clones naming the
   same file share its extent; ``a:b`` names several files, modelled as one contiguous
@@ -50,9 +51,9 @@ from ..workload import JobSpec
 from .errors import FioJobError
 from .grammar import parse_sources
 from .options import DEFAULT_PERCENTILES
-from .resolve import Warnings, parse_sections, resolve
+from .resolve import Targets, Warnings, parse_sections, resolve
 
-__all__ = ["FioJobError", "JobSet", "load_job_file", "load_job_files", "parse_job_text"]
+__all__ = ["FioJobError", "JobSet", "Targets", "load_job_file", "load_job_files", "parse_job_text"]
 
 
 @dataclass
@@ -70,7 +71,8 @@ class JobSet:
 def load_job_file(
     path: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
-    device_size: int,
+    device_size: int | None = None,
+    targets: Targets | None = None,
     overrides: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
     seed: int = 0,
@@ -80,14 +82,15 @@ def load_job_file(
     bytes. ``overrides`` are ``option=value`` pairs applied to every job after its own options;
     ``env`` (default ``os.environ``) feeds ``${VAR}``."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    return load_job_files(paths, device_size=device_size, overrides=overrides, env=env,
-                          seed=seed, host=host)
+    return load_job_files(paths, device_size=device_size, targets=targets, overrides=overrides,
+                          env=env, seed=seed, host=host)
 
 
 def load_job_files(
     paths: Iterable[str | os.PathLike[str]],
     *,
-    device_size: int,
+    device_size: int | None = None,
+    targets: Targets | None = None,
     overrides: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
     seed: int = 0,
@@ -105,7 +108,16 @@ def load_job_files(
         sources.append((text, str(p), p.parent))
     if not sources:
         raise FioJobError("no job file given")
-    return _build(sources, device_size, overrides, env, seed, host)
+    return _build(sources, _targets(device_size, targets), overrides, env, seed, host)
+
+
+def _targets(device_size: int | None, targets: Targets | None) -> Targets:
+    """``targets`` (a system's devices), or one device of ``device_size`` bytes."""
+    if targets is not None:
+        return targets
+    if device_size is None:
+        raise TypeError("give device_size or targets")
+    return Targets.single(device_size)
 
 
 def parse_job_text(
@@ -113,23 +125,24 @@ def parse_job_text(
     *,
     name: str = "<string>",
     base_dir: str | os.PathLike[str] = ".",
-    device_size: int,
+    device_size: int | None = None,
+    targets: Targets | None = None,
     overrides: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
     seed: int = 0,
     host: Mapping[str, int] | None = None,
 ) -> JobSet:
     """Like :func:`load_job_file` for job text; ``include`` is relative to ``base_dir``."""
-    return _build([(text, name, Path(base_dir))], device_size, overrides, env, seed, host)
+    return _build([(text, name, Path(base_dir))], _targets(device_size, targets), overrides, env, seed, host)
 
 
-def _build(sources, device_size, overrides, env, seed, host) -> JobSet:
+def _build(sources, targets: Targets, overrides, env, seed, host) -> JobSet:
     warnings = Warnings()
     sections = parse_sources(sources, env=env, host=host)
     entries, global_options = parse_sections(sections, overrides, warnings)
     if not entries:
         raise FioJobError("no job sections (only [global])", path=sources[0][1])
-    out = resolve(entries, global_options, device_size=device_size, seed=seed, warnings=warnings)
+    out = resolve(entries, global_options, targets=targets, seed=seed, warnings=warnings)
     return JobSet(
         jobs=out.jobs,
         job_options=out.job_options,

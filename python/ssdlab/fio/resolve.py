@@ -130,22 +130,38 @@ def parse_sections(
 # --------------------------------------------------------------------------- resolving
 
 
+@dataclass(frozen=True)
+class Targets:
+    """The devices jobs can address: names as fio's ``/dev/NAME`` gives them, and sizes.
+    ``strict``: a ``/dev`` name that is not among them is an error; otherwise (a one-drive
+    run named by its profile alone) every ``/dev`` name means the one drive."""
+
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    strict: bool = True
+
+    @classmethod
+    def single(cls, size: int, name: str = "") -> "Targets":
+        return cls((name,), (size,), strict=False)
+
+
 def resolve(
     entries: list[JobEntry],
     global_options: dict[str, str],
     *,
-    device_size: int,
+    targets: Targets,
     seed: int,
     warnings: Warnings,
 ) -> Resolved:
-    if device_size <= 0:
-        raise FioJobError(f"device_size must be positive, got {device_size}")
+    for name, size in zip(targets.names, targets.sizes):
+        if size <= 0:
+            raise FioJobError(f"device {name or '0'}: size must be positive, got {size}")
     out = Resolved(global_options=global_options)
     total = sum(e.state.numjobs for e in entries)
     if total > MAX_JOBS:
         raise FioJobError(f"{total} jobs (numjobs expanded) exceed fio's limit of {MAX_JOBS}",
                           path=entries[0].section.path if entries else None)
-    layout = _Layout(entries, device_size, warnings)
+    layout = _Layout(entries, targets, warnings)
     groupid, group_jobs = 0, 0
     phase: list[int] = []  # job indices since the last stonewall
     previous_phase: list[int] = []
@@ -168,10 +184,11 @@ def resolve(
             index = len(out.jobs)
             thread_number = index + 1
             clone_seed = _clone_seed(st, seed, thread_number)
-            region_offset, region_size, io_limit = layout.region(number, clone)
+            target, region_offset, region_size, io_limit = layout.region(number, clone)
             spec = dict(common)
             spec.update(
                 name=entry.name,
+                target=target,
                 clone=clone,
                 group_id=groupid,
                 seed=clone_seed,
@@ -449,8 +466,9 @@ def is_device(name: str) -> bool:
 
 @dataclass
 class _CloneRegion:
+    target: int  # the device it addresses (files live on the first)
     files: list[str]  # empty: the raw device
-    devices: list[str]  # /dev names given (all mapped to the one simulated device)
+    devices: list[str]  # /dev names given
     start: int  # offset inside the file (or device) of this clone's region
     size: int | None  # bytes of the region, None: up to the end of the file/device
     io: Size | None  # io_size as written
@@ -462,8 +480,9 @@ class _CloneRegion:
 class _Layout:
     """Places files on the device and computes every clone's region."""
 
-    def __init__(self, entries: list[JobEntry], device_size: int, warnings: Warnings) -> None:
-        self.device_size = device_size
+    def __init__(self, entries: list[JobEntry], targets: Targets, warnings: Warnings) -> None:
+        self.targets = targets
+        self.device_size = targets.sizes[0]  # files are laid out on the first device
         self.warnings = warnings
         self.regions: dict[tuple[int, int], _CloneRegion] = {}
         self.extent_need: dict[str, int | None] = {}
@@ -485,13 +504,13 @@ class _Layout:
         cursor = 0
         for name, need in self.extent_need.items():
             self.base[name] = cursor
-            self.extent[name] = need if need is not None else max(device_size - cursor, 0)
+            self.extent[name] = need if need is not None else max(self.device_size - cursor, 0)
             cursor += self.extent[name]
 
-    def _bytes(self, entry: JobEntry, option: str, value: Size, *, round_up: bool) -> int:
+    def _bytes(self, entry: JobEntry, option: str, value: Size, *, round_up: bool, target: int = 0) -> int:
         st = entry.state
         if isinstance(value, Percent):
-            raw = self.device_size * value.value // 100
+            raw = self.targets.sizes[target] * value.value // 100
             align = min(_block_sizes(st, d).min_size for d in range(3))
             return -(-raw // align) * align if round_up else raw // align * align
         if isinstance(value, Zones):
@@ -505,9 +524,10 @@ class _Layout:
         names = split_filenames(st.filename) if st.filename else []
         devices = [n for n in names if is_device(n)]
         files = [] if (not names or devices) else names
-        start = self._bytes(entry, "offset", st.offset, round_up=True)
-        start += clone * self._bytes(entry, "offset_increment", st.offset_increment, round_up=True)
-        size = None if st.size is None else self._bytes(entry, "size", st.size, round_up=False)
+        target = self._target_of(entry, devices)
+        start = self._bytes(entry, "offset", st.offset, round_up=True, target=target)
+        start += clone * self._bytes(entry, "offset_increment", st.offset_increment, round_up=True, target=target)
+        size = None if st.size is None else self._bytes(entry, "size", st.size, round_up=False, target=target)
         io_default = None
         if files and len(files) > 1 and size is not None:
             size = size // len(files) * len(files)
@@ -515,33 +535,54 @@ class _Layout:
             if size is not None:
                 io_default = size
             size = st.filesize[0] * len(files) - start if start < st.filesize[0] else 0
-        return _CloneRegion(files, devices, start, size, st.io_size, io_default, entry, clone)
+        return _CloneRegion(target, files, devices, start, size, st.io_size, io_default, entry, clone)
 
-    def region(self, number: int, clone: int) -> tuple[int, int, int]:
-        """(absolute offset, size, io limit) of one clone."""
+    def _target_of(self, entry: JobEntry, devices: list[str]) -> int:
+        """The device a job's ``/dev`` names select (the first device without one)."""
+        if not devices:
+            return 0
+        t = self.targets
+        wanted = {d.removeprefix("/dev/") for d in devices}
+        found = {t.names.index(w) for w in wanted if w in t.names}
+        if not t.strict:
+            return 0
+        missing = sorted(w for w in wanted if w not in t.names)
+        if missing:
+            _raise(entry, "filename", f"/dev/{missing[0]} names no device of the system"
+                   f" (it has {', '.join('/dev/' + n for n in t.names)})")
+        if len(found) > 1:
+            _raise(entry, "filename", "one job on several devices is not modelled; give each"
+                   " device its own job")
+        return found.pop()
+
+    def region(self, number: int, clone: int) -> tuple[int, int, int, int]:
+        """(target, absolute offset, size, io limit) of one clone."""
         r = self.regions[(number, clone)]
         entry, st = r.entry, r.entry.state
+        device_size = self.targets.sizes[r.target]
         if r.files:
             base = self.base[r.files[0]]
             end_of_area = base + sum(self.extent[f] for f in r.files)
         else:
-            base, end_of_area = 0, self.device_size
+            base, end_of_area = 0, device_size
         offset = base + r.start
         size = r.size if r.size is not None else end_of_area - offset
         if isinstance(st.size, Percent) and not r.files:
-            size = min(size, self.device_size - offset)
+            size = min(size, device_size - offset)
         option = "offset_increment" if clone and st.offset_increment else (
             "size" if st.size is not None else ("offset" if st.offset else "filename"))
         if size <= 0:
             _raise(entry, option, f"job '{entry.name}' (clone {clone}) has an empty region:"
-                   f" it starts at byte {offset} of a {self.device_size}-byte device")
-        if offset + size > self.device_size:
+                   f" it starts at byte {offset} of a {device_size}-byte device")
+        if offset + size > device_size:
             _raise(entry, option, f"job '{entry.name}' (clone {clone}) addresses bytes"
-                   f" {offset}..{offset + size} but the device has {self.device_size} bytes")
+                   f" {offset}..{offset + size} but the device has {device_size} bytes")
         named = split_filenames(st.filename or "")
-        if len(set(r.devices)) > 1 or (r.devices and len(r.devices) != len(named)):
+        if not self.targets.strict and (len(set(r.devices)) > 1 or (r.devices and len(r.devices) != len(named))):
             self.warnings.at(st.where.get("filename"), "filename", f"filename '{st.filename}':"
                              " every name is mapped to the one simulated device")
+        elif r.devices and len(r.devices) != len(named):
+            _raise(entry, "filename", "mixing /dev names and file names in one job is not modelled")
         if len(r.files) > 1:
             names = ":".join(r.files)
             where = st.where.get("filename")
@@ -555,5 +596,5 @@ class _Layout:
             io = self._bytes(entry, "io_size", r.io, round_up=False)
         if io <= 0:
             _raise(entry, "io_size", "io_size must be positive")
-        return offset, size, io
+        return r.target, offset, size, io
 

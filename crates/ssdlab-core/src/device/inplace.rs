@@ -3,12 +3,71 @@
 //! the dies in access units; a read senses and transfers each unit, a write transfers and
 //! programs each unit, and the request completes when all its units are done.
 
-use crate::device::frontend::FrontEnd;
-use crate::device::thermal::Thermal;
-use crate::device::ssd::config::{Media, SsdConfig};
-use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, RequestTable, Tag};
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
+use crate::device::frontend::{validate_front, ControllerConfig, FrontEnd, HostInterface};
+use crate::device::thermal::{Thermal, ThermalConfig};
+use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, RequestTable, Tag};
 use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
+
+/// The media of an in-place drive: dies on channels, each reading or writing one access unit
+/// at a time. There are no pages, blocks, erases or spare area to describe.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InPlaceMedia {
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    /// Bytes read or written by one media access; addresses stripe over the dies in these.
+    pub unit_bytes: u64,
+    pub read_ns: Time,
+    pub write_ns: Time,
+    /// Bus rate of one channel, bytes per second.
+    pub channel_bytes_per_s: u64,
+}
+
+/// Resolved parameters of an in-place drive (bytes, ns).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InPlaceConfig {
+    pub name: String,
+    pub capacity_bytes: u64,
+    pub interface: HostInterface,
+    pub queue_depth: u32,
+    pub controller: ControllerConfig,
+    pub media: InPlaceMedia,
+    #[serde(default)]
+    pub thermal: Option<ThermalConfig>,
+}
+
+impl InPlaceConfig {
+    pub fn dies(&self) -> u32 {
+        self.media.channels * self.media.dies_per_channel
+    }
+
+    /// Errors name the offending key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        validate_front(self.capacity_bytes, self.queue_depth, &self.interface, &self.controller)?;
+        let m = &self.media;
+        for (key, v) in [
+            ("media.channels", m.channels as u64),
+            ("media.dies_per_channel", m.dies_per_channel as u64),
+            ("media.unit_bytes", m.unit_bytes),
+            ("media.read_ns", m.read_ns),
+            ("media.write_ns", m.write_ns),
+            ("media.channel_bytes_per_s", m.channel_bytes_per_s),
+        ] {
+            if v == 0 {
+                return Err(ConfigError::new(key, "must be greater than zero".into()));
+            }
+        }
+        if let Some(t) = &self.thermal {
+            t.validate()?;
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InPlaceEvent {
@@ -27,7 +86,7 @@ pub enum InPlaceEvent {
 }
 
 pub struct InPlaceDrive {
-    cfg: SsdConfig,
+    cfg: InPlaceConfig,
     front: FrontEnd,
     unit: u64,
     dies: Vec<FifoServer>,
@@ -43,19 +102,13 @@ pub struct InPlaceDrive {
 }
 
 impl InPlaceDrive {
-    pub fn new(cfg: SsdConfig, seed: u64) -> Result<InPlaceDrive, ConfigError> {
-        if cfg.nand.media != Media::InPlace {
-            return Err(ConfigError::new("nand.media", "an in-place drive needs media = in-place".into()));
-        }
+    pub fn new(cfg: InPlaceConfig, seed: u64) -> Result<InPlaceDrive, ConfigError> {
         cfg.validate()?;
-        if cfg.write_buffer_bytes != 0 {
-            return Err(ConfigError::new("write_buffer", "in-place media is modelled without a write buffer (0)".into()));
-        }
         Ok(InPlaceDrive {
             front: FrontEnd::new(&cfg.interface, &cfg.controller, seed),
-            unit: cfg.nand.page_bytes,
+            unit: cfg.media.unit_bytes,
             dies: vec![FifoServer::default(); cfg.dies() as usize],
-            channels: vec![FifoServer::default(); cfg.nand.channels as usize],
+            channels: vec![FifoServer::default(); cfg.media.channels as usize],
             reqs: RequestTable::default(),
             host_bytes_written: 0,
             host_bytes_read: 0,
@@ -76,7 +129,7 @@ impl InPlaceDrive {
     }
 
     fn channel_of(&self, die: u32) -> usize {
-        (die % self.cfg.nand.channels) as usize
+        (die % self.cfg.media.channels) as usize
     }
 
     /// Put `ns` of media work on a die; a throttled drive spaces its operations out.
@@ -86,7 +139,7 @@ impl InPlaceDrive {
     }
 
     fn xfer(&self) -> Time {
-        transfer_ns(self.unit, self.cfg.nand.channel_bytes_per_s)
+        transfer_ns(self.unit, self.cfg.media.channel_bytes_per_s)
     }
 }
 
@@ -120,7 +173,7 @@ impl BlockDevice for InPlaceDrive {
                         let dies: Vec<u32> = self.units(r.offset, r.len).collect();
                         self.reqs[tag as usize].outstanding = dies.len() as u32;
                         for die in dies {
-                            let done = self.occupy_die(die, now, self.cfg.nand.read_ns);
+                            let done = self.occupy_die(die, now, self.cfg.media.read_ns);
                             self.media_bytes_read += self.unit;
                             ctx.schedule(done, InPlaceEvent::Sensed { tag, die });
                         }
@@ -163,7 +216,7 @@ impl BlockDevice for InPlaceDrive {
                 }
             }
             InPlaceEvent::WriteMoved { tag, die } => {
-                let done = self.occupy_die(die, now, self.cfg.nand.program_ns);
+                let done = self.occupy_die(die, now, self.cfg.media.write_ns);
                 self.media_bytes_written += self.unit;
                 ctx.schedule(done, InPlaceEvent::Written { tag });
             }
@@ -198,21 +251,20 @@ impl BlockDevice for InPlaceDrive {
         servers.max(self.front.busy_until()).max(self.run_ended_at)
     }
 
-    fn internal_report(&self, at: Time) -> InternalReport {
-        InternalReport {
+    fn internal_report(&self, at: Time) -> DeviceReport {
+        DeviceReport {
+            kind: DeviceKind::InPlace,
+            host_bytes_written: self.host_bytes_written,
+            host_bytes_read: self.host_bytes_read,
+            media_bytes_written: self.media_bytes_written,
+            media_bytes_read: self.media_bytes_read,
             die_busy_ns: self.dies.iter().map(|d| d.busy_by(at)).sum(),
             dies: self.dies.len() as u32,
             channel_busy_ns: self.channels.iter().map(|c| c.busy_by(at)).collect(),
             controller_busy_ns: self.front.controller_busy_by(at),
             controller_cores: self.front.cores(),
-            host_bytes_written: self.host_bytes_written,
-            host_bytes_read: self.host_bytes_read,
-            nand_bytes_written: self.media_bytes_written,
-            nand_bytes_read: self.media_bytes_read,
-            total_blocks: 0,
-            over_provisioning: self.cfg.over_provisioning(),
             thermal: self.thermal.as_ref().map(|t| t.report(at)),
-            ..InternalReport::default()
+            nand: None,
         }
     }
 }

@@ -2,15 +2,19 @@
 //! The host block layer talks to any device through [`BlockDevice`]; arrays of devices can
 //! implement the same trait on top of member devices.
 
+pub mod drive;
 pub mod frontend;
 pub mod inplace;
 pub mod ssd;
 pub mod thermal;
 
+pub use drive::{DeviceConfig, Drive, DriveEvent};
+
 use crate::engine::Time;
 use serde::Serialize;
 
-/// Host-side identifier of a request; unique among the requests in flight.
+/// A device request's number, as the block layer gave it (an NCQ tag, an NVMe command id);
+/// unique among the device's requests in flight. Host requests have their own numbers.
 pub type Tag = u32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -103,7 +107,7 @@ pub trait BlockDevice {
     /// Handle one of the device's own events.
     fn handle(&mut self, event: Self::Event, ctx: &mut impl DeviceCtx<Self::Event>);
     /// What the host cannot see: internal utilisation, NAND traffic, wear, as of time `at`.
-    fn internal_report(&self, at: Time) -> InternalReport;
+    fn internal_report(&self, at: Time) -> DeviceReport;
     /// The host is done at `now`: start no new background work from then on. The engine then goes on
     /// handling the device's events while [`BlockDevice::has_internal_work`], so a device
     /// used for another run loses none of the work it had under way.
@@ -117,20 +121,47 @@ pub trait BlockDevice {
     fn begin_run(&mut self) -> Time;
 }
 
-/// Device-internal counters, the part of the truth iostat cannot show.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct InternalReport {
-    /// Busy time of the flash dies summed, ns (divide by dies × elapsed for utilisation).
+/// The kinds of device a system can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceKind {
+    NandSsd,
+    InPlace,
+}
+
+/// What a device reports that iostat cannot show: the part every device has (traffic, busy
+/// time of its media and controller, temperature), plus its kind's own detail.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DeviceReport {
+    pub kind: DeviceKind,
+    pub host_bytes_written: u64,
+    pub host_bytes_read: u64,
+    /// Bytes written to and read from the storage medium (NAND or in-place media).
+    pub media_bytes_written: u64,
+    pub media_bytes_read: u64,
+    /// Busy time of the media dies summed, ns (divide by dies × elapsed for utilisation).
     pub die_busy_ns: u64,
     pub dies: u32,
     /// Busy ns per channel.
     pub channel_busy_ns: Vec<u64>,
     pub controller_busy_ns: u64,
     pub controller_cores: u32,
-    pub host_bytes_written: u64,
-    pub host_bytes_read: u64,
-    pub nand_bytes_written: u64,
-    pub nand_bytes_read: u64,
+    /// Temperature and throttling, for drives with a thermal model.
+    pub thermal: Option<thermal::ThermalReport>,
+    /// A NAND SSD's flash translation layer, write buffer and wear.
+    pub nand: Option<NandReport>,
+}
+
+impl DeviceReport {
+    /// The NAND detail; for callers that know the device is a NAND SSD.
+    pub fn nand(&self) -> &NandReport {
+        self.nand.as_ref().expect("a NAND SSD's report")
+    }
+}
+
+/// What only a NAND SSD has: GC, write amplification's parts, SLC cache, buffer and wear.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct NandReport {
     pub erase_count: u64,
     pub gc_runs: u64,
     pub gc_relocated_bytes: u64,
@@ -139,7 +170,7 @@ pub struct InternalReport {
     /// IUs of host writes merged into an IU already waiting in the write buffer.
     pub buffer_merges: u64,
     pub write_buffer_bytes_used: u64,
-    /// Of that, IUs not yet given a place on flash (not yet in `nand_bytes_written`).
+    /// Of that, IUs not yet given a place on flash (not yet in `media_bytes_written`).
     pub write_buffer_unplaced_bytes: u64,
     pub free_blocks: u64,
     pub total_blocks: u64,
@@ -160,6 +191,4 @@ pub struct InternalReport {
     /// Flash work the dies owe, summed (GC and folding decided but not yet carried out, and
     /// host programs queued behind it), ns.
     pub gc_owed_ns: u64,
-    /// Temperature and throttling, for drives with a thermal model.
-    pub thermal: Option<thermal::ThermalReport>,
 }

@@ -12,6 +12,7 @@
 //! these thresholds as their warning and critical composite temperatures.
 
 use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
 
 use crate::engine::Time;
 use crate::error::ConfigError;
@@ -20,7 +21,7 @@ fn one_second() -> Time {
     1_000_000_000
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThermalConfig {
     /// Power with no flash work, W.

@@ -5,6 +5,7 @@ pub mod memory;
 pub mod rng;
 pub mod scheduler;
 pub mod server;
+pub mod timer;
 
 pub use rng::{derive_seed, stream};
 pub use scheduler::Scheduler;

@@ -59,13 +59,14 @@ impl<E> Scheduler<E> {
         self.now
     }
 
-    /// Schedule `event` at absolute time `at`. Scheduling in the past is a model bug.
+    /// Schedule `event` at absolute time `at`. Scheduling in the past is a model bug, checked
+    /// in every build (it becomes an internal model error, never a silently moved event).
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time: at.max(self.now), seq, event });
+        self.heap.push(Entry { time: at, seq, event });
     }
 
     /// Remove the earliest event and advance the clock to it.
@@ -106,5 +107,12 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
         assert_eq!(s.now(), 10);
+    }
+
+    #[test]
+    #[should_panic(expected = "event scheduled in the past")]
+    fn scheduling_in_the_past_is_caught() {
+        let mut s = Scheduler::starting_at(100);
+        s.schedule(99, ());
     }
 }

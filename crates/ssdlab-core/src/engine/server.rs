@@ -30,9 +30,18 @@ impl FifoServer {
         self.busy_until
     }
 
-    /// Busy time within `[0, at]`, for `at` no earlier than the last reservation's arrival.
+    /// Busy time within `[0, at]`. Only the reserved future is known exactly, so `at` must
+    /// not lie before the start of the current busy stretch's last reservation (the time of
+    /// the last event that used the server, in an event-driven run); asking about an earlier
+    /// time is a caller's bug, reported as such in every build.
     pub fn busy_by(&self, at: Time) -> Time {
-        self.busy_total - self.busy_until.saturating_sub(at)
+        let ahead = self.busy_until.saturating_sub(at);
+        assert!(
+            ahead <= self.busy_total,
+            "busy time asked for at {at} ns, before reservations that run to {} ns",
+            self.busy_until
+        );
+        self.busy_total - ahead
     }
 
     pub fn served(&self) -> u64 {

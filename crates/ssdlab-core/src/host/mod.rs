@@ -1,5 +1,6 @@
 //! The host: fio-like jobs that generate I/O on CPU threads, and a Linux-like block layer
-//! (software queue, device queue depth, /proc/diskstats accounting) in front of one device.
+//! with one queue per device (I/O scheduler, device queue depth, /proc/diskstats
+//! accounting: see [`crate::block`]). Each job sends its I/O to one target device.
 //!
 //! Host software time is modelled explicitly: each submission occupies the job's thread for
 //! a sampled per-I/O overhead (syscall, block layer, driver, completion handling). At queue
@@ -8,19 +9,20 @@
 
 mod job;
 
-use std::collections::VecDeque;
-
 use rand_distr::{Distribution as _, Gamma};
 use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
 
-use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
+use crate::block::iosched::ArmedTimer;
+use crate::block::{BlockQueue, HostTag, SchedulerConfig};
+use crate::device::{BlockDevice, DeviceCtx, DeviceReport, Op, Tag};
 use crate::engine::{Scheduler, Time};
 use crate::metrics::diskstats::DiskCounters;
-use crate::metrics::{DiskStats, JobStats};
+use crate::metrics::JobStats;
 use crate::workload::JobSpec;
 use job::{JobRun, JobState};
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostConfig {
     pub name: String,
@@ -51,23 +53,26 @@ pub enum HostEvent {
     JobStart(u32),
     /// Re-check a job that was waiting (rate limit, think time, deadline).
     JobWake(u32),
-    /// A submitted request reaches the block layer.
-    Arrive(Tag),
+    /// A submitted host request reaches the block layer.
+    Arrive(HostTag),
     /// Take a time-series sample.
     Sample,
+    /// An I/O scheduler's timer on device `dev`'s queue.
+    SchedTimer { dev: u16, key: u16, token: u32 },
 }
 
-/// The engine's event type: the host's or the device's.
+/// The engine's event type: the host's, or device `.0`'s own.
 #[derive(Clone, Copy, Debug)]
 pub enum Event<DE> {
     Host(HostEvent),
-    Device(DE),
+    Device(u32, DE),
 }
 
-/// Adapter through which a device schedules its events and reports completions.
+/// Adapter through which device `dev` schedules its events and reports completions.
 pub struct DevCtx<'a, DE> {
     pub sched: &'a mut Scheduler<Event<DE>>,
     pub done: &'a mut Vec<Tag>,
+    pub dev: u32,
 }
 
 impl<DE> DeviceCtx<DE> for DevCtx<'_, DE> {
@@ -77,7 +82,7 @@ impl<DE> DeviceCtx<DE> for DevCtx<'_, DE> {
     }
     #[inline]
     fn schedule(&mut self, at: Time, event: DE) {
-        self.sched.schedule(at, Event::Device(event));
+        self.sched.schedule(at, Event::Device(self.dev, event));
     }
     #[inline]
     fn complete(&mut self, tag: Tag) {
@@ -85,17 +90,28 @@ impl<DE> DeviceCtx<DE> for DevCtx<'_, DE> {
     }
 }
 
+/// A host request: one I/O of one job, on its way to a device and back.
 #[derive(Clone, Copy, Debug, Default)]
 struct HostReq {
     job: u32,
+    target: u32,
     op: Option<Op>,
     offset: u64,
     len: u64,
     issued_at: Time,
     arrived_at: Time,
+    /// Device requests still carrying part of it.
+    parts: u32,
 }
 
-/// One time-series sample: cumulative counters at `t_ns`.
+/// One device's counters at a sample.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceSample {
+    pub disk: DiskCounters,
+    pub internal: DeviceReport,
+}
+
+/// One time-series sample: cumulative counters at `t_ns`, host-wide and per device.
 #[derive(Clone, Debug, Serialize)]
 pub struct Sample {
     pub t_ns: Time,
@@ -103,8 +119,7 @@ pub struct Sample {
     pub write_bytes: u64,
     pub read_ios: u64,
     pub write_ios: u64,
-    pub disk: DiskCounters,
-    pub internal: InternalReport,
+    pub devices: Vec<DeviceSample>,
 }
 
 pub struct Host {
@@ -113,12 +128,14 @@ pub struct Host {
     jobs: Vec<JobRun>,
     dependents: Vec<Vec<u32>>,
     reqs: Vec<HostReq>,
-    free_tags: Vec<Tag>,
-    queue: VecDeque<Tag>,
-    device_inflight: u32,
-    disk: DiskStats,
+    free_tags: Vec<HostTag>,
+    /// The block layer: one queue per target device, in the system's order.
+    queues: Vec<BlockQueue>,
     jobs_done: usize,
     done_buf: Vec<Tag>,
+    hosts_buf: Vec<HostTag>,
+    jobs_buf: Vec<u32>,
+    armed_buf: Vec<ArmedTimer>,
     interval: Option<Time>,
     samples: Vec<Sample>,
     /// Completed bytes and I/Os per direction across all jobs (for samples).
@@ -147,21 +164,33 @@ impl Host {
             .map(|(i, s)| JobRun::new(s, seed, i as u64))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Host {
-            disk: DiskStats::new(cfg.hz),
             cfg,
             overhead,
             jobs,
             dependents,
             reqs: Vec::new(),
             free_tags: Vec::new(),
-            queue: VecDeque::new(),
-            device_inflight: 0,
+            queues: Vec::new(),
             jobs_done: 0,
             done_buf: Vec::new(),
+            hosts_buf: Vec::new(),
+            jobs_buf: Vec::new(),
+            armed_buf: Vec::new(),
             interval,
             samples: Vec::new(),
             totals: [(0, 0); 2],
         })
+    }
+
+    /// Give the host a block queue for each target device (their queue depths and I/O
+    /// schedulers, in the system's order). Every job's target must be among them.
+    pub fn attach(&mut self, devices: &[(u32, SchedulerConfig)]) -> Result<(), String> {
+        self.queues =
+            devices.iter().map(|&(depth, sched)| BlockQueue::new(depth, self.cfg.hz, sched.build())).collect();
+        match self.jobs.iter().find(|j| j.spec.target as usize >= devices.len()) {
+            Some(j) => Err(format!("job '{}' targets device {}, but the system has {}", j.spec.name, j.spec.target, devices.len())),
+            None => Ok(()),
+        }
     }
 
     /// Schedule the jobs that wait for nobody, and the first sample, from the clock's start.
@@ -181,46 +210,50 @@ impl Host {
     pub fn unfinished(&self) -> String {
         let names: Vec<&str> =
             self.jobs.iter().filter(|j| j.state != JobState::Done).map(|j| j.spec.name.as_str()).collect();
-        format!("jobs {names:?} are unfinished with {} requests in the device", self.device_inflight)
+        let in_devices: u32 = self.queues.iter().map(|q| q.in_device()).sum();
+        format!("jobs {names:?} are unfinished with {in_devices} requests in the devices")
     }
 
     pub fn finished(&self) -> bool {
         self.jobs_done == self.jobs.len()
     }
 
-    pub fn handle<D: BlockDevice>(&mut self, ev: HostEvent, dev: &mut D, sched: &mut Scheduler<Event<D::Event>>) {
+    pub fn handle<D: BlockDevice>(&mut self, ev: HostEvent, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
         match ev {
             HostEvent::JobStart(j) => {
                 self.jobs[j as usize].begin(sched.now());
                 if let Some(deadline) = self.jobs[j as usize].deadline {
                     sched.schedule(deadline, Event::Host(HostEvent::JobWake(j)));
                 }
-                self.pump(j, dev, sched);
+                self.pump(j, devs, sched);
             }
             HostEvent::JobWake(j) => {
                 let job = &mut self.jobs[j as usize];
                 if job.wake_at.is_some_and(|t| t <= sched.now()) {
                     job.wake_at = None;
                 }
-                self.pump(j, dev, sched);
+                self.pump(j, devs, sched);
             }
             HostEvent::Arrive(tag) => {
-                let now = sched.now();
-                self.disk.start(now);
-                debug_assert_eq!(self.reqs[tag as usize].arrived_at, now);
-                self.queue.push_back(tag);
-                self.feed_device(dev, sched);
+                debug_assert_eq!(self.reqs[tag as usize].arrived_at, sched.now());
+                let target = self.enter(tag, sched.now());
+                self.feed_device(target, devs, sched);
             }
             HostEvent::Sample => {
                 let now = sched.now();
+                let devices = self
+                    .queues
+                    .iter()
+                    .zip(devs.iter())
+                    .map(|(q, d)| DeviceSample { disk: q.disk().snapshot(now), internal: d.internal_report(now) })
+                    .collect();
                 self.samples.push(Sample {
                     t_ns: now,
                     read_bytes: self.totals[0].0,
                     write_bytes: self.totals[1].0,
                     read_ios: self.totals[0].1,
                     write_ios: self.totals[1].1,
-                    disk: self.disk.snapshot(now),
-                    internal: dev.internal_report(now),
+                    devices,
                 });
                 if !self.finished() {
                     if let Some(iv) = self.interval {
@@ -228,62 +261,132 @@ impl Host {
                     }
                 }
             }
+            HostEvent::SchedTimer { dev, key, token } => {
+                self.queues[dev as usize].timer(key, token, sched.now());
+                self.schedule_timers(dev as u32, sched);
+                self.feed_device(dev as u32, devs, sched);
+            }
         }
     }
 
-    /// Completions a device reported; handled after the device event that produced them.
-    pub fn device_event<D: BlockDevice>(&mut self, ev: D::Event, dev: &mut D, sched: &mut Scheduler<Event<D::Event>>) {
-        let mut done = std::mem::take(&mut self.done_buf);
-        dev.handle(ev, &mut DevCtx { sched, done: &mut done });
-        for tag in done.drain(..) {
-            self.complete(tag, dev, sched);
-        }
-        self.done_buf = done;
-    }
-
-    /// Move requests from the software queue into the device while it has free slots.
-    fn feed_device<D: BlockDevice>(&mut self, dev: &mut D, sched: &mut Scheduler<Event<D::Event>>) {
-        let depth = dev.queue_depth();
-        let mut done = std::mem::take(&mut self.done_buf);
-        while self.device_inflight < depth {
-            let Some(tag) = self.queue.pop_front() else { break };
-            let r = self.reqs[tag as usize];
-            self.device_inflight += 1;
-            let req = DeviceRequest { tag, op: r.op.expect("queued request"), offset: r.offset, len: r.len };
-            dev.submit(req, &mut DevCtx { sched: &mut *sched, done: &mut done });
-        }
-        for tag in done.drain(..) {
-            self.complete(tag, dev, sched);
-        }
-        self.done_buf = done;
-    }
-
-    fn complete<D: BlockDevice>(&mut self, tag: Tag, dev: &mut D, sched: &mut Scheduler<Event<D::Event>>) {
-        let now = sched.now();
+    /// Host request `tag` enters its device's block queue; returns the device.
+    #[inline]
+    fn enter(&mut self, tag: HostTag, now: Time) -> u32 {
         let r = self.reqs[tag as usize];
+        let op = r.op.expect("entering request");
+        let parts = self.queues[r.target as usize].submit(tag, op, r.offset, r.len, r.job, now);
+        self.reqs[tag as usize].parts = parts;
+        r.target
+    }
+
+    /// Timers the scheduler of device `dev` armed, into the event queue.
+    #[inline]
+    fn schedule_timers<DE>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
+        self.queues[dev as usize].take_armed(&mut self.armed_buf);
+        for t in self.armed_buf.drain(..) {
+            let ev = HostEvent::SchedTimer { dev: dev as u16, key: t.key, token: t.token };
+            sched.schedule(t.at, Event::Host(ev));
+        }
+    }
+
+    /// Device `dev` handles one of its events; completions it reports are handled after it.
+    pub fn device_event<D: BlockDevice>(
+        &mut self,
+        dev: u32,
+        ev: D::Event,
+        devs: &mut [D],
+        sched: &mut Scheduler<Event<D::Event>>,
+    ) {
+        let mut done = std::mem::take(&mut self.done_buf);
+        devs[dev as usize].handle(ev, &mut DevCtx { sched, done: &mut done, dev });
+        for tag in done.drain(..) {
+            self.complete(dev, tag, devs, sched);
+        }
+        self.done_buf = done;
+    }
+
+    /// Send requests from device `dev`'s block queue while the device has free slots.
+    fn feed_device<D: BlockDevice>(&mut self, dev: u32, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
+        let mut done = std::mem::take(&mut self.done_buf);
+        let queue = &mut self.queues[dev as usize];
+        let device = &mut devs[dev as usize];
+        while let Some(req) = queue.next_for_device(sched.now()) {
+            device.submit(req, &mut DevCtx { sched: &mut *sched, done: &mut done, dev });
+        }
+        self.schedule_timers(dev, sched);
+        for tag in done.drain(..) {
+            self.complete(dev, tag, devs, sched);
+        }
+        self.done_buf = done;
+    }
+
+    /// Device `dev` completed its request `tag`: the host requests it carried are done once
+    /// all their parts are.
+    fn complete<D: BlockDevice>(&mut self, dev: u32, tag: Tag, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
+        let now = sched.now();
+        let rq = self.queues[dev as usize].complete(tag, now);
+        self.schedule_timers(dev, sched);
+        if !rq.is_merged() {
+            // One bio, one host request: the common case, without the lists below.
+            let job = self.part_done(rq.host, now, sched);
+            self.feed_device(dev, devs, sched);
+            if let Some(j) = job {
+                self.pump(j, devs, sched);
+            }
+            return;
+        }
+        let mut hosts = std::mem::take(&mut self.hosts_buf);
+        hosts.push(rq.host);
+        self.queues[dev as usize].take_merged(&rq, &mut hosts);
+        let mut woken = std::mem::take(&mut self.jobs_buf);
+        for &h in &hosts {
+            if let Some(j) = self.part_done(h, now, sched) {
+                if !woken.contains(&j) {
+                    woken.push(j);
+                }
+            }
+        }
+        hosts.clear();
+        self.hosts_buf = hosts;
+        self.feed_device(dev, devs, sched);
+        // Jobs whose I/O finished may issue more.
+        for &j in &woken {
+            self.pump(j, devs, sched);
+        }
+        woken.clear();
+        self.jobs_buf = woken;
+    }
+
+    /// A device request carrying part of host request `h` completed; when it was the last
+    /// part, the job hears of it. Returns that job.
+    #[inline]
+    fn part_done<DE>(&mut self, h: HostTag, now: Time, sched: &mut Scheduler<Event<DE>>) -> Option<u32> {
+        let r = &mut self.reqs[h as usize];
+        r.parts -= 1;
+        if r.parts > 0 {
+            return None;
+        }
+        let r = *r;
         let op = r.op.expect("completed request");
-        self.reqs[tag as usize].op = None;
-        self.free_tags.push(tag);
-        self.device_inflight -= 1;
-        self.disk.done(now, op, r.len, now - r.arrived_at);
+        self.reqs[h as usize].op = None;
+        self.free_tags.push(h);
         if op.index() < 2 {
             self.totals[op.index()].0 += r.len;
             self.totals[op.index()].1 += 1;
         }
-        let j = r.job;
-        let job = &mut self.jobs[j as usize];
+        let job = &mut self.jobs[r.job as usize];
         job.on_complete(now, op, r.len, r.arrived_at - r.issued_at, now - r.arrived_at);
         if let Some(at) = job.take_wake_request() {
-            sched.schedule(at, Event::Host(HostEvent::JobWake(j)));
+            sched.schedule(at, Event::Host(HostEvent::JobWake(r.job)));
         }
-        self.feed_device(dev, sched);
-        self.pump(j, dev, sched);
+        Some(r.job)
     }
 
     /// Let job `j` issue as much as its limits allow right now.
-    fn pump<D: BlockDevice>(&mut self, j: u32, dev: &mut D, sched: &mut Scheduler<Event<D::Event>>) {
+    fn pump<D: BlockDevice>(&mut self, j: u32, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
         let now = sched.now();
         let mut entered = false;
+        let target = self.jobs[j as usize].spec.target;
         loop {
             let job = &mut self.jobs[j as usize];
             match job.next_action(now) {
@@ -292,7 +395,7 @@ impl Host {
                         Some(t) => t,
                         None => {
                             self.reqs.push(HostReq::default());
-                            (self.reqs.len() - 1) as Tag
+                            (self.reqs.len() - 1) as HostTag
                         }
                     };
                     let overhead = match &self.overhead {
@@ -302,16 +405,17 @@ impl Host {
                     let arrive = job.thread_submit(now, overhead);
                     self.reqs[tag as usize] = HostReq {
                         job: j,
+                        target,
                         op: Some(io.op),
                         offset: io.offset,
                         len: io.len,
                         issued_at: now,
                         arrived_at: arrive,
+                        parts: 0,
                     };
                     if arrive == now {
                         // No host time to wait for: enter the block layer without an event.
-                        self.disk.start(now);
-                        self.queue.push_back(tag);
+                        self.enter(tag, now);
                         entered = true;
                     } else {
                         sched.schedule(arrive, Event::Host(HostEvent::Arrive(tag)));
@@ -329,7 +433,7 @@ impl Host {
             }
         }
         if entered {
-            self.feed_device(dev, sched);
+            self.feed_device(target, devs, sched);
         }
     }
 
@@ -351,8 +455,14 @@ impl Host {
         self.jobs.iter().map(|j| j.inflight).sum()
     }
 
-    pub fn disk_counters(&self, now: Time) -> DiskCounters {
-        self.disk.snapshot(now)
+    /// Device `dev`'s /proc/diskstats counters at `now`.
+    pub fn disk_counters(&self, dev: usize, now: Time) -> DiskCounters {
+        self.queues[dev].disk().snapshot(now)
+    }
+
+    /// The I/O scheduler of device `dev`'s queue.
+    pub fn scheduler(&self, dev: usize) -> &'static str {
+        self.queues[dev].scheduler()
     }
 
     pub fn into_results(self) -> (Vec<JobStats>, Vec<Sample>) {

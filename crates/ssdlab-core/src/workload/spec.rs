@@ -2,8 +2,9 @@
 //! `python/ssdlab/workload.py`). Sizes in bytes, times in ns, offsets absolute.
 
 use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
     Read,
@@ -27,7 +28,7 @@ impl RwMode {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BlockSizeDist {
     #[serde(default)]
@@ -58,14 +59,14 @@ impl BlockSizeDist {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Zone {
     pub access_pct: f64,
     pub size_pct: f64,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DistKind {
     #[default]
@@ -76,7 +77,7 @@ pub enum DistKind {
     Zoned,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Distribution {
     #[serde(default)]
@@ -87,7 +88,7 @@ pub struct Distribution {
     pub zones: Vec<Zone>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RateProcess {
     #[default]
@@ -105,10 +106,13 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
     pub name: String,
+    /// The system's target device this job's I/O goes to (index into its targets).
+    #[serde(default)]
+    pub target: u32,
     #[serde(default)]
     pub clone: u32,
     #[serde(default)]
@@ -165,6 +169,7 @@ impl JobSpec {
     pub fn simple(name: &str, rw: RwMode, bs: u64, iodepth: u64, region_size: u64) -> JobSpec {
         JobSpec {
             name: name.to_string(),
+            target: 0,
             clone: 0,
             group_id: 0,
             seed: 0,

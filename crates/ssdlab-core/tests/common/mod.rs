@@ -2,11 +2,12 @@
 //! protocol, and small builders for drives, hosts and jobs.
 #![allow(dead_code)]
 
-use ssdlab_core::device::ssd::{precondition, Media, Precondition, Ssd, SsdConfig};
-use ssdlab_core::device::{BlockDevice, DeviceCtx, DeviceRequest, InternalReport, Op, Tag};
+use ssdlab_core::device::inplace::{InPlaceConfig, InPlaceMedia};
+use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
+use ssdlab_core::device::{BlockDevice, DeviceCtx, DeviceReport, DeviceRequest, Op, Tag};
 use ssdlab_core::engine::Time;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::{simulate, SimResult};
+use ssdlab_core::sim::{simulate, SimResult, Target};
 use ssdlab_core::workload::JobSpec;
 
 /// What the auditing wrapper saw crossing the device boundary.
@@ -187,7 +188,7 @@ impl<D: BlockDevice> BlockDevice for Audited<'_, D> {
         self.inner.handle(event, &mut c);
     }
 
-    fn internal_report(&self, at: Time) -> InternalReport {
+    fn internal_report(&self, at: Time) -> DeviceReport {
         let idle = self.idle_reports.get() + 1;
         self.idle_reports.set(idle);
         if idle > HANG_AFTER_IDLE_SAMPLES {
@@ -230,24 +231,30 @@ pub fn run_audited(ssd: &mut Ssd, host: HostConfig, jobs: Vec<JobSpec>, seed: u6
     let name = ssd.config().name.clone();
     let result = {
         let dev = Audited::new(ssd, &mut audit);
-        simulate(seed, dev, host, name)
+        simulate(seed, host, vec![Target::new(name, dev)]).unwrap_or_else(|e| panic!("{e}"))
     };
     (result, audit)
 }
 
 /// A small 3D XPoint drive: in-place media, 4 KiB units on 7 channels x 4 dies, no buffer.
-pub fn xpoint() -> SsdConfig {
-    let mut cfg = SsdConfig::generic(1);
-    cfg.nand.media = Media::InPlace;
-    cfg.nand.bits_per_cell = 1;
-    cfg.nand.page_bytes = 4096;
-    cfg.nand.pages_per_block = 64;
-    cfg.nand.blocks_per_plane = 256;
-    cfg.nand.channels = 7;
-    cfg.nand.dies_per_channel = 4;
-    cfg.nand.read_ns = 8_000;
-    cfg.nand.program_ns = 40_000;
-    cfg.write_buffer_bytes = 0;
+pub fn xpoint() -> InPlaceConfig {
+    let generic = SsdConfig::generic(1);
+    let cfg = InPlaceConfig {
+        name: "xpoint-test".into(),
+        capacity_bytes: generic.capacity_bytes,
+        interface: generic.interface,
+        queue_depth: generic.queue_depth,
+        controller: generic.controller,
+        media: InPlaceMedia {
+            channels: 7,
+            dies_per_channel: 4,
+            unit_bytes: 4096,
+            read_ns: 8_000,
+            write_ns: 40_000,
+            channel_bytes_per_s: generic.nand.channel_bytes_per_s,
+        },
+        thermal: None,
+    };
     cfg.validate().expect("valid");
     cfg
 }

@@ -1,75 +1,16 @@
 //! Resolved SSD parameters (bytes, ns). Profiles in TOML carry units and sources; the Python
 //! layer resolves them into this shape. Unknown keys are rejected so a typo never passes.
 
+pub use crate::device::frontend::{validate_front, ControllerConfig, HostInterface};
 use crate::device::thermal::ThermalConfig;
 use crate::engine::Time;
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-pub enum HostInterface {
-    /// SATA: one half-duplex link; payload rate = line rate × 8/10 (8b/10b coding) × efficiency.
-    Sata { gbit_per_s: f64, efficiency: f64 },
-    /// PCIe: separate directions; per-lane rate by generation, 8b/10b (gen 1–2) or 128b/130b
-    /// (gen 3+), times the TLP/protocol efficiency.
-    Pcie { gen: u32, lanes: u32, efficiency: f64 },
-}
-
-impl HostInterface {
-    /// Payload bytes per second in one direction.
-    pub fn bytes_per_s(&self) -> u64 {
-        match *self {
-            HostInterface::Sata { gbit_per_s, efficiency } => {
-                (gbit_per_s * 1e9 * 0.8 / 8.0 * efficiency) as u64
-            }
-            HostInterface::Pcie { gen, lanes, efficiency } => {
-                let (gt, coding) = match gen {
-                    1 => (2.5, 0.8),
-                    2 => (5.0, 0.8),
-                    3 => (8.0, 128.0 / 130.0),
-                    4 => (16.0, 128.0 / 130.0),
-                    5 => (32.0, 128.0 / 130.0),
-                    _ => (64.0, 242.0 / 256.0),
-                };
-                (gt * 1e9 * coding / 8.0 * lanes as f64 * efficiency) as u64
-            }
-        }
-    }
-
-    /// Whether reads and writes share one wire (SATA) or have a direction each (PCIe).
-    pub fn half_duplex(&self) -> bool {
-        matches!(self, HostInterface::Sata { .. })
-    }
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ControllerConfig {
-    /// Command-processing cores; each command occupies one core for its busy time.
-    pub cores: u32,
-    /// Core time per read / write / trim / flush command (firmware, FTL lookups).
-    pub read_busy_ns: Time,
-    pub write_busy_ns: Time,
-    pub trim_busy_ns: Time,
-    pub flush_busy_ns: Time,
-    /// Coefficient of variation of core time per command, 0..=1: a fixed part of
-    /// (1 − cv)·mean plus an exponential extra of mean cv·mean. Firmware time varies with
-    /// buffer management, map updates and background work, but never drops below its fixed path.
-    #[serde(default)]
-    pub busy_cv: f64,
-    /// Pipelined latency added to every command without occupying a core (command fetch,
-    /// DMA set-up, completion posting).
-    pub latency_ns: Time,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NandConfig {
-    /// Flash that erases in blocks (NAND) or media written in place (3D XPoint: no erase, no
-    /// mapping, no garbage collection).
-    #[serde(default)]
-    pub media: Media,
     /// Bits stored per cell in native mode: 1 SLC, 2 MLC, 3 TLC, 4 QLC.
     #[serde(default = "two")]
     pub bits_per_cell: u32,
@@ -96,15 +37,7 @@ fn two() -> u32 {
     2
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Media {
-    #[default]
-    Nand,
-    InPlace,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GcPolicy {
     /// The block with the fewest valid IUs.
@@ -115,7 +48,7 @@ pub enum GcPolicy {
     CostBenefit,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FoldPolicy {
     /// SLC data moves to native blocks only while the host is idle (or when space runs out).
@@ -127,7 +60,7 @@ pub enum FoldPolicy {
 
 /// Part of the flash used one bit per cell: fast to program, a third (TLC) or a quarter (QLC)
 /// of the capacity per block.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SlcCacheConfig {
     /// SLC capacity always available (bytes of user data it holds).
@@ -142,7 +75,7 @@ pub struct SlcCacheConfig {
     pub fold: FoldPolicy,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
     /// Mapping granularity; host writes smaller than or misaligned to it are read-modify-write.
@@ -161,7 +94,7 @@ pub struct FtlConfig {
     pub wear_leveling_spread: u32,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SsdConfig {
     pub name: String,
@@ -219,6 +152,7 @@ impl SsdConfig {
     /// Check the geometry is self-consistent; errors name the offending key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |key: &str, msg: String| Err(ConfigError::new(key, msg));
+        validate_front(self.capacity_bytes, self.queue_depth, &self.interface, &self.controller)?;
         let n = &self.nand;
         for (key, v) in [
             ("nand.channels", n.channels as u64),
@@ -229,9 +163,6 @@ impl SsdConfig {
             ("nand.blocks_per_plane", n.blocks_per_plane as u64),
             ("nand.channel_bytes_per_s", n.channel_bytes_per_s),
             ("ftl.iu_bytes", self.ftl.iu_bytes),
-            ("controller.cores", self.controller.cores as u64),
-            ("queue_depth", self.queue_depth as u64),
-            ("capacity_bytes", self.capacity_bytes),
         ] {
             if v == 0 {
                 return err(key, "must be greater than zero".into());
@@ -257,9 +188,6 @@ impl SsdConfig {
             );
         }
         if let Some(slc) = &self.slc_cache {
-            if n.media == Media::InPlace {
-                return err("slc_cache", "in-place media has no SLC cache".into());
-            }
             if n.bits_per_cell < 2 {
                 return err("slc_cache", "an SLC cache needs multi-bit cells (bits_per_cell >= 2)".into());
             }
@@ -270,38 +198,18 @@ impl SsdConfig {
                 );
             }
             if slc.program_ns == 0 || slc.read_ns == 0 {
-                return err("slc_cache.program_time", "SLC timings must be positive".into());
+                return err(if slc.read_ns == 0 { "slc_cache.read_ns" } else { "slc_cache.program_ns" }, "SLC timings must be positive".into());
             }
         }
         if let Some(t) = &self.thermal {
             t.validate()?;
         }
-        if !(0.0..=1.0).contains(&self.controller.busy_cv) {
-            return err("controller.busy_cv", "must be between 0 and 1".into());
-        }
         if self.ftl.gc_threshold_blocks < 2 {
             return err("ftl.gc_threshold_blocks", "must be at least 2 (GC needs a spare block)".into());
         }
-        match self.interface {
-            HostInterface::Sata { gbit_per_s, efficiency } => {
-                if !(gbit_per_s > 0.0) {
-                    return err("interface.gbit_per_s", "must be positive".into());
-                }
-                if !(efficiency > 0.0 && efficiency <= 1.0) {
-                    return err("interface.efficiency", "must be in (0, 1]".into());
-                }
-            }
-            HostInterface::Pcie { gen, lanes, efficiency } => {
-                if !(1..=6).contains(&gen) {
-                    return err("interface.gen", format!("PCIe generation 1–6 expected, got {gen}"));
-                }
-                if !matches!(lanes, 1 | 2 | 4 | 8 | 16) {
-                    return err("interface.lanes", format!("1, 2, 4, 8 or 16 expected, got {lanes}"));
-                }
-                if !(efficiency > 0.0 && efficiency <= 1.0) {
-                    return err("interface.efficiency", "must be in (0, 1]".into());
-                }
-            }
+        if n.read_ns == 0 || n.program_ns == 0 || n.erase_ns == 0 {
+            let key = if n.read_ns == 0 { "nand.read_ns" } else if n.program_ns == 0 { "nand.program_ns" } else { "nand.erase_ns" };
+            return err(key, "flash operations take time: must be greater than zero".into());
         }
         // Physical slots must hold all user data plus, on every die, the GC reserve, the two
         // open blocks and one block of slack; otherwise GC could find nothing to reclaim.
@@ -378,7 +286,6 @@ impl SsdConfig {
                 program_ns: 700_000,
                 erase_ns: 3_500_000,
                 channel_bytes_per_s: 800_000_000,
-                media: Media::Nand,
                 bits_per_cell: 3,
                 program_pages: 1,
             },

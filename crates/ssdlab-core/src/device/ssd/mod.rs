@@ -18,13 +18,14 @@ pub mod precondition;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
-use crate::device::{BlockDevice, DeviceCtx, DeviceRequest, InDevice, InternalReport, Op, RequestTable, Tag};
+use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, InDevice, NandReport, Op, RequestTable, Tag};
 use crate::device::frontend::FrontEnd;
 use crate::device::thermal::Thermal;
+use crate::engine::timer::Timer;
 use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
 pub use config::{
-    ControllerConfig, FoldPolicy, FtlConfig, GcPolicy, HostInterface, Media, NandConfig, SlcCacheConfig, SsdConfig,
+    ControllerConfig, FoldPolicy, FtlConfig, GcPolicy, HostInterface, NandConfig, SlcCacheConfig, SsdConfig,
 };
 use backlog::{Backlog, Step};
 use ftl::{Ftl, GcWork, Mode};
@@ -46,8 +47,8 @@ pub enum SsdEvent {
     UnitTransferred { unit: u32 },
     /// A die finished programming a unit.
     UnitProgrammed { unit: u32 },
-    /// The host may have been idle long enough for background work (epoch of the idle spell).
-    IdleCheck { epoch: u32 },
+    /// The host may have been idle long enough for background work (token of the idle timer).
+    IdleCheck { token: u32 },
     /// A die's queue has room again: send buffered data.
     RetryDispatch,
     /// The controller reads its temperature sensor.
@@ -119,7 +120,7 @@ pub struct Ssd {
     scratch: Vec<u32>,
     /// Host requests inside the device, and the idle spell they last left (for background work).
     outstanding: u64,
-    idle_epoch: u32,
+    idle: Timer,
     // Counters.
     host_bytes_written: u64,
     host_bytes_read: u64,
@@ -163,7 +164,7 @@ impl Ssd {
             retry_at: None,
             scratch: Vec::new(),
             outstanding: 0,
-            idle_epoch: 0,
+            idle: Timer::default(),
             host_bytes_written: 0,
             host_bytes_read: 0,
             nand_bytes_read: 0,
@@ -220,7 +221,7 @@ impl Ssd {
         self.outstanding -= 1;
         ctx.complete(tag);
         if self.outstanding == 0 && self.wants_background() {
-            ctx.schedule(ctx.now() + self.cfg.idle_after_ns, SsdEvent::IdleCheck { epoch: self.idle_epoch });
+            ctx.schedule(ctx.now() + self.cfg.idle_after_ns, SsdEvent::IdleCheck { token: self.idle.token() });
         }
     }
 
@@ -234,8 +235,8 @@ impl Ssd {
 
     /// Idle long enough: give each free die one step of background work (folding SLC data,
     /// then background GC); look again when the first of them finishes.
-    fn background(&mut self, epoch: u32, ctx: &mut impl DeviceCtx<SsdEvent>) {
-        if epoch != self.idle_epoch || self.outstanding > 0 {
+    fn background(&mut self, token: u32, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        if !self.idle.is_current(token) || self.outstanding > 0 {
             return;
         }
         // Buffered data goes to flash first, as a drive flushes its cache when idle.
@@ -257,7 +258,7 @@ impl Ssd {
             }
         }
         if let Some(t) = next {
-            ctx.schedule(t.max(now + 1), SsdEvent::IdleCheck { epoch });
+            ctx.schedule(t.max(now + 1), SsdEvent::IdleCheck { token });
         }
     }
 
@@ -688,7 +689,7 @@ impl BlockDevice for Ssd {
         debug_assert!(req.offset + req.len <= self.cfg.capacity_bytes);
         self.reqs.insert(&req);
         if self.outstanding == 0 {
-            self.idle_epoch = self.idle_epoch.wrapping_add(1); // the idle spell is over
+            self.idle.cancel(); // the idle spell is over
         }
         self.outstanding += 1;
         if let Some(at) = self.thermal.as_mut().and_then(|t| t.first_sample(ctx.now())) {
@@ -766,7 +767,7 @@ impl BlockDevice for Ssd {
                 }
             }
             SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
-            SsdEvent::IdleCheck { epoch } => self.background(epoch, ctx),
+            SsdEvent::IdleCheck { token } => self.background(token, ctx),
             SsdEvent::BacklogStep { die } => self.backlog_step(die, ctx),
             SsdEvent::ThermalSample => {
                 let now = ctx.now();
@@ -786,7 +787,7 @@ impl BlockDevice for Ssd {
     fn end_run(&mut self, now: Time) {
         self.run_ended_at = now;
         // Idle checks already scheduled belong to the spell that just began: void them.
-        self.idle_epoch = self.idle_epoch.wrapping_add(1);
+        self.idle.cancel();
     }
 
     fn has_internal_work(&self) -> bool {
@@ -805,42 +806,45 @@ impl BlockDevice for Ssd {
         servers.max(self.front.busy_until()).max(self.run_ended_at)
     }
 
-    fn internal_report(&self, at: Time) -> InternalReport {
+    fn internal_report(&self, at: Time) -> DeviceReport {
         let c = &self.ftl.counters;
         let iu = self.iu_bytes;
         // Host program units are counted when placed (SLC units are a page per plane, native
         // ones `program_pages` pages); GC programs when collected.
-        InternalReport {
+        DeviceReport {
+            kind: DeviceKind::NandSsd,
+            host_bytes_written: self.host_bytes_written,
+            host_bytes_read: self.host_bytes_read,
+            media_bytes_written: (c.host_ius + c.padding_ius) * iu + c.gc_ius * iu,
+            media_bytes_read: self.nand_bytes_read + self.gc.page_reads * self.cfg.nand.page_bytes,
             die_busy_ns: self.dies.iter().map(|d| d.busy_by(at)).sum(),
             dies: self.dies.len() as u32,
             channel_busy_ns: self.channels.iter().map(|c| c.busy_by(at)).collect(),
             controller_busy_ns: self.front.controller_busy_by(at),
             controller_cores: self.front.cores(),
-            host_bytes_written: self.host_bytes_written,
-            host_bytes_read: self.host_bytes_read,
-            nand_bytes_written: (c.host_ius + c.padding_ius) * iu + c.gc_ius * iu,
-            nand_bytes_read: self.nand_bytes_read + self.gc.page_reads * self.cfg.nand.page_bytes,
-            erase_count: c.erases,
-            gc_runs: c.gc_runs,
-            gc_relocated_bytes: c.gc_ius * iu,
-            rmw_reads: self.rmw_reads,
-            buffer_read_hits: self.buffer_read_hits,
-            buffer_merges: self.buffer_merges,
-            write_buffer_bytes_used: self.buffer_used,
-            write_buffer_unplaced_bytes: self.buffered.len() as u64 * iu,
-            free_blocks: self.ftl.free_blocks(),
-            total_blocks: self.ftl.total_blocks(),
-            max_block_erases: self.ftl.max_block_erases(),
-            over_provisioning: self.cfg.over_provisioning(),
-            slc_used_bytes: self.ftl.slc_used_ius() * iu,
-            slc_budget_bytes: if self.ftl.has_slc_cache() { self.ftl.slc_budget_ius() * iu } else { 0 },
-            slc_host_bytes: c.slc_ius * iu,
-            folded_bytes: c.folded_ius * iu,
-            mean_block_erases: self.ftl.mean_block_erases(),
-            wear_level_moves: c.wear_level_moves,
-            map_bytes: self.ftl.map_bytes(),
-            gc_owed_ns: self.backlogs.iter().map(|b| b.total_ns()).sum(),
             thermal: self.thermal.as_ref().map(|t| t.report(at)),
+            nand: Some(NandReport {
+                erase_count: c.erases,
+                gc_runs: c.gc_runs,
+                gc_relocated_bytes: c.gc_ius * iu,
+                rmw_reads: self.rmw_reads,
+                buffer_read_hits: self.buffer_read_hits,
+                buffer_merges: self.buffer_merges,
+                write_buffer_bytes_used: self.buffer_used,
+                write_buffer_unplaced_bytes: self.buffered.len() as u64 * iu,
+                free_blocks: self.ftl.free_blocks(),
+                total_blocks: self.ftl.total_blocks(),
+                max_block_erases: self.ftl.max_block_erases(),
+                over_provisioning: self.cfg.over_provisioning(),
+                slc_used_bytes: self.ftl.slc_used_ius() * iu,
+                slc_budget_bytes: if self.ftl.has_slc_cache() { self.ftl.slc_budget_ius() * iu } else { 0 },
+                slc_host_bytes: c.slc_ius * iu,
+                folded_bytes: c.folded_ius * iu,
+                mean_block_erases: self.ftl.mean_block_erases(),
+                wear_level_moves: c.wear_level_moves,
+                map_bytes: self.ftl.map_bytes(),
+                gc_owed_ns: self.backlogs.iter().map(|b| b.total_ns()).sum(),
+            }),
         }
     }
 }

@@ -5,12 +5,13 @@
 
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
 
 use super::ftl::Ftl;
 use super::Ssd;
 use crate::engine::rng::stream;
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Default, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Precondition {
     /// Fresh drive: nothing mapped.

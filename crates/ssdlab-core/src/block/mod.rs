@@ -1,0 +1,17 @@
+//! The host's block layer, one queue per device, as Linux's blk-mq keeps one per disk.
+//!
+//! A host request (a *bio*: one I/O of one job) enters its device's queue and becomes part of
+//! a device *request*; requests wait in the device's I/O scheduler, pass the device's
+//! queue-depth gate (NCQ's 32 tags, an NVMe queue's depth) and are counted in the device's
+//! own /proc/diskstats counters. Host tags and device tags are separate numbers: a request can
+//! carry several merged bios, and a bio can be split over several requests, each finishing
+//! when all of its parts have.
+
+pub mod iosched;
+mod queue;
+
+pub use iosched::{IoScheduler, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
+pub use queue::{BlockQueue, Bio, Request};
+
+/// A host request's number: unique among the host's requests in flight.
+pub type HostTag = u32;

@@ -1,0 +1,267 @@
+//! One device's block queue: device requests and the bios they carry, the I/O scheduler, the
+//! device's queue-depth gate and its /proc/diskstats counters.
+
+use super::iosched::{ArmedTimer, IoScheduler, SchedCtx, Scheduler};
+use super::HostTag;
+use crate::device::{DeviceRequest, Op, Tag};
+use crate::engine::Time;
+use crate::metrics::DiskStats;
+
+const NO_BIO: u32 = u32::MAX;
+
+/// A bio merged into a request after its first: the part of one host request that travels
+/// in that request. Merged bios are chained in the order they joined.
+#[derive(Clone, Copy, Debug)]
+pub struct Bio {
+    pub host: HostTag,
+    pub offset: u64,
+    pub len: u64,
+    next: u32,
+}
+
+/// A device request: what the device is asked to do, who asked, and since when.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    /// The process (fio job clone) whose I/O this is; schedulers may queue per process.
+    pub process: u32,
+    /// When it entered the block layer: iostat's await counts from here.
+    pub started_at: Time,
+    /// The host request it was made for (its first bio, kept inline: most requests carry one).
+    pub host: HostTag,
+    /// Bios merged in after the first, chained (`NO_BIO`: none).
+    merged: u32,
+}
+
+impl Request {
+    /// Whether it carries bios of more than one host request.
+    pub fn is_merged(&self) -> bool {
+        self.merged != NO_BIO
+    }
+}
+
+pub struct BlockQueue {
+    depth: u32,
+    in_device: u32,
+    sched: Scheduler,
+    rqs: Vec<Request>,
+    free_rqs: Vec<Tag>,
+    bios: Vec<Bio>,
+    free_bios: Vec<u32>,
+    disk: DiskStats,
+    armed: Vec<ArmedTimer>,
+}
+
+impl BlockQueue {
+    /// A queue in front of a device taking `depth` requests at once; `hz` is the kernel tick
+    /// rate that gives diskstats' io_ticks their resolution.
+    pub fn new(depth: u32, hz: u32, sched: Scheduler) -> BlockQueue {
+        BlockQueue {
+            depth: depth.max(1),
+            in_device: 0,
+            sched,
+            rqs: Vec::new(),
+            free_rqs: Vec::new(),
+            bios: Vec::new(),
+            free_bios: Vec::new(),
+            disk: DiskStats::new(hz),
+            armed: Vec::new(),
+        }
+    }
+
+    fn alloc_rq(&mut self, rq: Request) -> Tag {
+        match self.free_rqs.pop() {
+            Some(t) => {
+                self.rqs[t as usize] = rq;
+                t
+            }
+            None => {
+                self.rqs.push(rq);
+                (self.rqs.len() - 1) as Tag
+            }
+        }
+    }
+
+    /// Host request `host` reaches the block layer at `now` and is queued for the device.
+    /// Returns how many device requests carry it; the host request is done when all are.
+    #[inline]
+    pub fn submit(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> u32 {
+        let rq = Request { op, offset, len, process, started_at: now, host, merged: NO_BIO };
+        let tag = self.alloc_rq(rq);
+        self.disk.start(now);
+        self.sched.insert(tag, &rq, &mut SchedCtx::new(now, &mut self.armed));
+        1
+    }
+
+    /// The next request for the device at `now`, if the device has a free slot and the
+    /// scheduler releases one.
+    #[inline]
+    pub fn next_for_device(&mut self, now: Time) -> Option<DeviceRequest> {
+        if self.in_device >= self.depth {
+            return None;
+        }
+        let tag = self.sched.dispatch(&mut SchedCtx::new(now, &mut self.armed))?;
+        self.in_device += 1;
+        let r = &self.rqs[tag as usize];
+        Some(DeviceRequest { tag, op: r.op, offset: r.offset, len: r.len })
+    }
+
+    /// The device completed request `tag` at `now`; returns it. Its first host request is
+    /// `host`; those of bios merged into it come from [`BlockQueue::take_merged`].
+    #[inline]
+    pub fn complete(&mut self, tag: Tag, now: Time) -> Request {
+        let rq = self.rqs[tag as usize];
+        debug_assert!(self.in_device > 0);
+        self.in_device -= 1;
+        self.disk.done(now, rq.op, rq.len, now - rq.started_at);
+        self.sched.completed(tag, &rq, &mut SchedCtx::new(now, &mut self.armed));
+        self.free_rqs.push(tag);
+        rq
+    }
+
+    /// The host requests of the bios merged into a completed request, after its first, in
+    /// the order they joined; their bios are freed.
+    pub fn take_merged(&mut self, rq: &Request, hosts: &mut Vec<HostTag>) {
+        let mut b = rq.merged;
+        while b != NO_BIO {
+            let bio = self.bios[b as usize];
+            hosts.push(bio.host);
+            self.free_bios.push(b);
+            b = bio.next;
+        }
+    }
+
+    /// A scheduler timer fired.
+    pub fn timer(&mut self, key: u16, token: u32, now: Time) {
+        self.sched.timer(key, token, &mut SchedCtx::new(now, &mut self.armed));
+    }
+
+    /// Timers the scheduler armed since the last call, for the engine to schedule.
+    #[inline]
+    pub fn take_armed(&mut self, out: &mut Vec<ArmedTimer>) {
+        if !self.armed.is_empty() {
+            out.append(&mut self.armed);
+        }
+    }
+
+    pub fn disk(&self) -> &DiskStats {
+        &self.disk
+    }
+
+    /// Requests the device accepts at once.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Requests sent to the device and not yet completed.
+    pub fn in_device(&self) -> u32 {
+        self.in_device
+    }
+
+    /// Requests waiting in the scheduler.
+    pub fn queued(&self) -> usize {
+        self.sched.queued()
+    }
+
+    pub fn scheduler(&self) -> &'static str {
+        self.sched.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::iosched::NoneScheduler;
+    use crate::engine::timer::Timer;
+    use std::collections::VecDeque;
+
+    fn none_queue(depth: u32) -> BlockQueue {
+        BlockQueue::new(depth, 1000, Scheduler::None(NoneScheduler::default()))
+    }
+
+    #[test]
+    fn the_device_gate_holds_requests_and_counts_per_device() {
+        let mut q = none_queue(2);
+        for h in 0..3 {
+            assert_eq!(q.submit(10 + h, Op::Read, h as u64 * 4096, 4096, 0, 100), 1);
+        }
+        let a = q.next_for_device(100).unwrap();
+        let b = q.next_for_device(100).unwrap();
+        assert!(q.next_for_device(100).is_none(), "the device takes only 2");
+        assert_eq!((q.in_device(), q.queued()), (2, 1));
+        assert_ne!(a.tag, b.tag);
+        let done = q.complete(a.tag, 600);
+        assert_eq!((done.host, done.is_merged()), (10, false), "the device request carried host request 10");
+        let c = q.next_for_device(600).unwrap();
+        assert_eq!(c.offset, 2 * 4096, "first come, first served");
+        let d = q.disk().snapshot(600);
+        assert_eq!((d.read_ios, d.in_flight, d.read_sectors), (1, 2, 8));
+        assert_eq!(d.read_ticks_ms, 0); // 500 ns
+    }
+
+    /// A scheduler that holds requests until it has two, or until 1 µs after the first
+    /// arrived; a full batch cancels the pending timer.
+    #[derive(Default)]
+    struct Batch {
+        held: VecDeque<Tag>,
+        ready: VecDeque<Tag>,
+        timer: Timer,
+        fired: u32,
+        stale: u32,
+    }
+
+    impl IoScheduler for Batch {
+        fn name(&self) -> &'static str {
+            "batch-test"
+        }
+        fn insert(&mut self, tag: Tag, _: &Request, ctx: &mut SchedCtx) {
+            self.held.push_back(tag);
+            if self.held.len() == 1 {
+                ctx.arm(ctx.now + 1_000, 0, self.timer.token());
+            } else {
+                self.timer.cancel();
+                self.ready.extend(self.held.drain(..));
+            }
+        }
+        fn dispatch(&mut self, _: &mut SchedCtx) -> Option<Tag> {
+            self.ready.pop_front()
+        }
+        fn completed(&mut self, _: Tag, _: &Request, _: &mut SchedCtx) {}
+        fn timer(&mut self, _: u16, token: u32, _: &mut SchedCtx) {
+            if !self.timer.is_current(token) {
+                self.stale += 1;
+                return;
+            }
+            self.fired += 1;
+            self.ready.extend(self.held.drain(..));
+        }
+        fn queued(&self) -> usize {
+            self.held.len() + self.ready.len()
+        }
+    }
+
+    #[test]
+    fn scheduler_timers_are_armed_and_cancelled_by_version() {
+        let mut q = BlockQueue::new(8, 1000, Scheduler::Custom(Box::new(Batch::default())));
+        let mut armed = vec![];
+        q.submit(1, Op::Write, 0, 4096, 3, 0);
+        q.take_armed(&mut armed);
+        assert_eq!(armed.len(), 1);
+        assert!(q.next_for_device(0).is_none(), "held for a batch");
+        q.submit(2, Op::Write, 4096, 4096, 3, 10); // completes the batch: the timer is cancelled
+        assert_eq!(q.next_for_device(10).map(|r| r.offset), Some(0));
+        assert_eq!(q.next_for_device(10).map(|r| r.offset), Some(4096));
+        q.submit(3, Op::Write, 8192, 4096, 3, 2_000);
+        q.take_armed(&mut armed);
+        let (stale, live) = (armed[0], armed[1]);
+        assert_eq!(live.at, 3_000);
+        // The cancelled timer still arrives (events cannot be taken back) and must not
+        // release request 3 early.
+        q.timer(stale.key, stale.token, 2_000);
+        assert!(q.next_for_device(2_000).is_none(), "a cancelled timer released a request");
+        q.timer(live.key, live.token, live.at);
+        assert_eq!(q.next_for_device(3_000).map(|r| r.offset), Some(8192), "the timer released it");
+    }
+}

@@ -1,0 +1,161 @@
+//! One drive of any kind behind the same interface: the system holds `Drive`s, so a NAND SSD
+//! and an in-place drive can sit side by side behind one host. Dispatch is a `match` on the
+//! kind (no virtual calls on the per-event path).
+
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
+use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
+use super::ssd::{precondition, Precondition, Ssd, SsdConfig, SsdEvent};
+use super::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Tag};
+use crate::engine::Time;
+use crate::error::ConfigError;
+
+/// A drive's description, tagged by its kind.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum DeviceConfig {
+    NandSsd(SsdConfig),
+    InPlace(InPlaceConfig),
+}
+
+impl DeviceConfig {
+    pub fn name(&self) -> &str {
+        match self {
+            DeviceConfig::NandSsd(c) => &c.name,
+            DeviceConfig::InPlace(c) => &c.name,
+        }
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        match self {
+            DeviceConfig::NandSsd(c) => c.capacity_bytes,
+            DeviceConfig::InPlace(c) => c.capacity_bytes,
+        }
+    }
+
+    pub fn kind(&self) -> DeviceKind {
+        match self {
+            DeviceConfig::NandSsd(_) => DeviceKind::NandSsd,
+            DeviceConfig::InPlace(_) => DeviceKind::InPlace,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            DeviceConfig::NandSsd(c) => c.validate(),
+            DeviceConfig::InPlace(c) => c.validate(),
+        }
+    }
+}
+
+pub enum Drive {
+    NandSsd(Ssd),
+    InPlace(InPlaceDrive),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriveEvent {
+    NandSsd(SsdEvent),
+    InPlace(InPlaceEvent),
+}
+
+impl Drive {
+    /// Build a drive whose internal randomness comes from `seed`, in the state `pre` leaves
+    /// it (written in place, an in-place drive has no used state to reach: `pre` changes
+    /// nothing there).
+    pub fn build(cfg: &DeviceConfig, seed: u64, pre: Precondition) -> Result<Drive, ConfigError> {
+        Ok(match cfg {
+            DeviceConfig::NandSsd(c) => {
+                let mut ssd = Ssd::new(c.clone(), seed)?;
+                precondition(&mut ssd, pre, seed);
+                Drive::NandSsd(ssd)
+            }
+            DeviceConfig::InPlace(c) => Drive::InPlace(InPlaceDrive::new(c.clone(), seed)?),
+        })
+    }
+}
+
+/// A context that wraps a drive kind's own events into [`DriveEvent`]s.
+struct Wrap<'a, C, F> {
+    ctx: &'a mut C,
+    wrap: F,
+}
+
+impl<E, C: DeviceCtx<DriveEvent>, F: Fn(E) -> DriveEvent> DeviceCtx<E> for Wrap<'_, C, F> {
+    #[inline]
+    fn now(&self) -> Time {
+        self.ctx.now()
+    }
+    #[inline]
+    fn schedule(&mut self, at: Time, event: E) {
+        self.ctx.schedule(at, (self.wrap)(event));
+    }
+    #[inline]
+    fn complete(&mut self, tag: Tag) {
+        self.ctx.complete(tag);
+    }
+}
+
+impl BlockDevice for Drive {
+    type Event = DriveEvent;
+
+    fn capacity(&self) -> u64 {
+        match self {
+            Drive::NandSsd(d) => d.capacity(),
+            Drive::InPlace(d) => d.capacity(),
+        }
+    }
+
+    fn queue_depth(&self) -> u32 {
+        match self {
+            Drive::NandSsd(d) => d.queue_depth(),
+            Drive::InPlace(d) => d.queue_depth(),
+        }
+    }
+
+    #[inline]
+    fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<DriveEvent>) {
+        match self {
+            Drive::NandSsd(d) => d.submit(req, &mut Wrap { ctx, wrap: DriveEvent::NandSsd }),
+            Drive::InPlace(d) => d.submit(req, &mut Wrap { ctx, wrap: DriveEvent::InPlace }),
+        }
+    }
+
+    #[inline]
+    fn handle(&mut self, event: DriveEvent, ctx: &mut impl DeviceCtx<DriveEvent>) {
+        match (self, event) {
+            (Drive::NandSsd(d), DriveEvent::NandSsd(e)) => d.handle(e, &mut Wrap { ctx, wrap: DriveEvent::NandSsd }),
+            (Drive::InPlace(d), DriveEvent::InPlace(e)) => d.handle(e, &mut Wrap { ctx, wrap: DriveEvent::InPlace }),
+            (_, e) => panic!("event {e:?} delivered to a drive of another kind"),
+        }
+    }
+
+    fn internal_report(&self, at: Time) -> DeviceReport {
+        match self {
+            Drive::NandSsd(d) => d.internal_report(at),
+            Drive::InPlace(d) => d.internal_report(at),
+        }
+    }
+
+    fn end_run(&mut self, now: Time) {
+        match self {
+            Drive::NandSsd(d) => d.end_run(now),
+            Drive::InPlace(d) => d.end_run(now),
+        }
+    }
+
+    fn has_internal_work(&self) -> bool {
+        match self {
+            Drive::NandSsd(d) => d.has_internal_work(),
+            Drive::InPlace(d) => d.has_internal_work(),
+        }
+    }
+
+    fn begin_run(&mut self) -> Time {
+        match self {
+            Drive::NandSsd(d) => d.begin_run(),
+            Drive::InPlace(d) => d.begin_run(),
+        }
+    }
+}
