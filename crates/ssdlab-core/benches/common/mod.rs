@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
 use ssdlab_core::engine::Scheduler;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::device::Drive;
 use ssdlab_core::sim::{simulate, SimResult, Target};
 use ssdlab_core::workload::{JobSpec, RwMode};
 
@@ -89,8 +88,8 @@ impl Scenario {
     pub fn run(self, ssd: Ssd, seed: u64) -> (SimResult, Duration) {
         let host = Host::new(HostConfig::ideal(), vec![self.job()], seed, None).expect("host");
         let name = ssd.config().name.clone();
-        // Through the drive enum, as every run from a system description goes.
-        let targets = vec![Target::new(name, Drive::NandSsd(ssd))];
+        // A system of one NAND SSD runs the loop for that kind, as `sim::run` does.
+        let targets = vec![Target::new(name, ssd)];
         let t = Instant::now();
         let r = simulate(seed, host, targets).expect("simulation");
         let el = t.elapsed();

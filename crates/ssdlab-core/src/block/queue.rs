@@ -71,14 +71,21 @@ impl BlockQueue {
         }
     }
 
-    fn alloc_rq(&mut self, rq: Request) -> Tag {
+    /// A free request slot (its contents are the caller's to set).
+    #[inline]
+    fn alloc_rq(&mut self) -> Tag {
         match self.free_rqs.pop() {
-            Some(t) => {
-                self.rqs[t as usize] = rq;
-                t
-            }
+            Some(t) => t,
             None => {
-                self.rqs.push(rq);
+                self.rqs.push(Request {
+                    op: Op::Flush,
+                    offset: 0,
+                    len: 0,
+                    process: 0,
+                    started_at: 0,
+                    host: 0,
+                    merged: NO_BIO,
+                });
                 (self.rqs.len() - 1) as Tag
             }
         }
@@ -88,10 +95,19 @@ impl BlockQueue {
     /// Returns how many device requests carry it; the host request is done when all are.
     #[inline]
     pub fn submit(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> u32 {
-        let rq = Request { op, offset, len, process, started_at: now, host, merged: NO_BIO };
-        let tag = self.alloc_rq(rq);
+        let tag = self.alloc_rq();
+        // Filled field by field in place: a whole-struct copy through the stack costs a
+        // store-forwarding stall on this path.
+        let rq = &mut self.rqs[tag as usize];
+        rq.op = op;
+        rq.offset = offset;
+        rq.len = len;
+        rq.process = process;
+        rq.started_at = now;
+        rq.host = host;
+        rq.merged = NO_BIO;
         self.disk.start(now);
-        self.sched.insert(tag, &rq, &mut SchedCtx::new(now, &mut self.armed));
+        self.sched.insert(tag, &self.rqs[tag as usize], &mut SchedCtx::new(now, &mut self.armed));
         1
     }
 
@@ -136,6 +152,12 @@ impl BlockQueue {
     /// A scheduler timer fired.
     pub fn timer(&mut self, key: u16, token: u32, now: Time) {
         self.sched.timer(key, token, &mut SchedCtx::new(now, &mut self.armed));
+    }
+
+    /// Whether the scheduler armed timers since they were last taken.
+    #[inline]
+    pub fn has_armed(&self) -> bool {
+        !self.armed.is_empty()
     }
 
     /// Timers the scheduler armed since the last call, for the engine to schedule.

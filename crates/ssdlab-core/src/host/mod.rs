@@ -65,14 +65,14 @@ pub enum HostEvent {
 #[derive(Clone, Copy, Debug)]
 pub enum Event<DE> {
     Host(HostEvent),
-    Device(u32, DE),
+    Device(u16, DE),
 }
 
 /// Adapter through which device `dev` schedules its events and reports completions.
 pub struct DevCtx<'a, DE> {
     pub sched: &'a mut Scheduler<Event<DE>>,
     pub done: &'a mut Vec<Tag>,
-    pub dev: u32,
+    pub dev: u16,
 }
 
 impl<DE> DeviceCtx<DE> for DevCtx<'_, DE> {
@@ -282,6 +282,9 @@ impl Host {
     /// Timers the scheduler of device `dev` armed, into the event queue.
     #[inline]
     fn schedule_timers<DE>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
+        if !self.queues[dev as usize].has_armed() {
+            return;
+        }
         self.queues[dev as usize].take_armed(&mut self.armed_buf);
         for t in self.armed_buf.drain(..) {
             let ev = HostEvent::SchedTimer { dev: dev as u16, key: t.key, token: t.token };
@@ -298,7 +301,7 @@ impl Host {
         sched: &mut Scheduler<Event<D::Event>>,
     ) {
         let mut done = std::mem::take(&mut self.done_buf);
-        devs[dev as usize].handle(ev, &mut DevCtx { sched, done: &mut done, dev });
+        devs[dev as usize].handle(ev, &mut DevCtx { sched, done: &mut done, dev: dev as u16 });
         for tag in done.drain(..) {
             self.complete(dev, tag, devs, sched);
         }
@@ -311,7 +314,7 @@ impl Host {
         let queue = &mut self.queues[dev as usize];
         let device = &mut devs[dev as usize];
         while let Some(req) = queue.next_for_device(sched.now()) {
-            device.submit(req, &mut DevCtx { sched: &mut *sched, done: &mut done, dev });
+            device.submit(req, &mut DevCtx { sched: &mut *sched, done: &mut done, dev: dev as u16 });
         }
         self.schedule_timers(dev, sched);
         for tag in done.drain(..) {

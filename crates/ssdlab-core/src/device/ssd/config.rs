@@ -168,6 +168,9 @@ impl SsdConfig {
                 return err(key, "must be greater than zero".into());
             }
         }
+        if self.dies() > u16::MAX as u32 {
+            return err("nand.dies_per_channel", format!("{} dies; at most {} are modelled", self.dies(), u16::MAX));
+        }
         let iu = self.ftl.iu_bytes;
         if iu % 512 != 0 || n.page_bytes % iu != 0 {
             return err(

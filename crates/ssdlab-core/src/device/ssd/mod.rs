@@ -38,7 +38,7 @@ pub enum SsdEvent {
     /// The controller finished its part of a command.
     ControllerDone { tag: Tag },
     /// A die finished sensing a page for a read; its data now crosses the channel.
-    PageRead { tag: Tag, die: u32, bytes: u32 },
+    PageRead { tag: Tag, die: u16, ius: u16 },
     /// A read's page crossed the channel into the controller.
     PageTransferred { tag: Tag },
     /// The host link finished moving a request's data.
@@ -217,6 +217,7 @@ impl Ssd {
     }
 
     /// Report a request complete; when none is left inside, an idle spell begins.
+    #[inline]
     fn finish(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
         self.outstanding -= 1;
         ctx.complete(tag);
@@ -329,7 +330,8 @@ impl Ssd {
         let bytes = ius as u64 * self.iu_bytes;
         self.nand_bytes_read += bytes;
         let done = self.occupy_die(die, now, read_ns);
-        ctx.schedule(done, SsdEvent::PageRead { tag, die, bytes: bytes as u32 });
+        debug_assert!(die <= u16::MAX as u32 && ius <= u16::MAX as u32);
+        ctx.schedule(done, SsdEvent::PageRead { tag, die: die as u16, ius: ius as u16 });
     }
 
     fn send_read_data(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
@@ -724,9 +726,9 @@ impl BlockDevice for Ssd {
                     }
                 }
             }
-            SsdEvent::PageRead { tag, die, bytes } => {
-                let ch = self.channel_of(die);
-                let xfer = transfer_ns(bytes as u64, self.cfg.nand.channel_bytes_per_s);
+            SsdEvent::PageRead { tag, die, ius } => {
+                let ch = self.channel_of(die as u32);
+                let xfer = transfer_ns(ius as u64 * self.iu_bytes, self.cfg.nand.channel_bytes_per_s);
                 let done = self.channels[ch].reserve(ctx.now(), xfer);
                 ctx.schedule(done, SsdEvent::PageTransferred { tag });
             }
