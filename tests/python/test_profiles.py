@@ -78,3 +78,25 @@ def test_invalid_toml_is_reported_with_the_file(tmp_path):
     f.write_text("name = \n")
     with pytest.raises(ProfileError, match="broken.toml: not valid TOML"):
         load_profile(f)
+
+
+def test_in_place_drives_are_their_own_kind_without_nand_fields(tmp_path):
+    p, _ = load_profile("intel-optane-905p-480")
+    assert p.kind == "in-place" and p.write_buffer == 0 and p.dies == 35
+    assert p.to_core()["kind"] == "in-place"
+    text = (resources.files("ssdlab") / "profiles" / "intel-optane-905p-480.toml").read_text()
+    # NAND and FTL fields have no place in it: a key from them is an unknown key, at its line.
+    f = tmp_path / "xp.toml"
+    f.write_text(text.replace("[media]\n", "[ftl]\ngc_threshold_blocks = 3\n[media]\n"))
+    line = f.read_text().splitlines().index("[ftl]") + 1  # the unknown key is the section
+    with pytest.raises(ProfileError, match=rf"xp.toml:{line}: unknown key 'ftl'"):
+        load_profile(f)
+    f.write_text(text.replace("queue_depth =", "write_buffer = 0\nqueue_depth ="))
+    with pytest.raises(ProfileError, match="unknown key 'write_buffer'"):
+        load_profile(f)
+
+
+def test_the_old_in_place_nand_media_says_what_to_write_instead(tmp_path):
+    f = _write_variant(tmp_path, "[nand]\n", '[nand]\nmedia = "in-place"\n')
+    with pytest.raises(ProfileError, match=r"key 'nand.media': in-place media is a profile kind of its own"):
+        load_profile(f)

@@ -2,6 +2,7 @@
 
 from .profile import (
     HostProfile,
+    InPlaceProfile,
     ProfileError,
     SsdProfile,
     host_names,
@@ -12,6 +13,7 @@ from .profile import (
 
 __all__ = [
     "HostProfile",
+    "InPlaceProfile",
     "ProfileError",
     "SsdProfile",
     "host_names",

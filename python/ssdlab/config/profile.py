@@ -74,8 +74,14 @@ class Controller(_Section):
 _BITS = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}
 
 
+def _nand_only(v: Any) -> Any:
+    if v == "in-place":
+        raise ValueError('in-place media is a profile kind of its own: kind = "in-place" with a [media] section')
+    return v
+
+
 class Nand(_Section):
-    media: Literal["nand", "in-place"] = "nand"
+    media: Annotated[Literal["nand"], BeforeValidator(_nand_only)] = "nand"
     cell: Literal["slc", "mlc", "tlc", "qlc"]
     program_pages: int = Field(default=1, ge=1, description="pages per plane per program (one-shot)")
     channels: int = Field(ge=1)
@@ -191,7 +197,7 @@ class SsdProfile(_Section):
 
     def effective_scale(self, scale: float) -> float:
         """The fraction actually simulated (block sizes come in whole program units)."""
-        if scale >= 1.0 or self.nand.media == "in-place":  # no per-block state to shrink
+        if scale >= 1.0:
             return 1.0
         return self.scaled_pages_per_block(scale) / self.nand.pages_per_block
 
@@ -200,56 +206,17 @@ class SsdProfile(_Section):
         iu = self.ftl.indirection_unit
         return int(self.capacity * self.effective_scale(scale)) // iu * iu
 
-    @model_validator(mode="after")
-    def _in_place_has_no_flash_management(self) -> "SsdProfile":
-        if self.nand.media == "in-place":
-            if self.write_buffer:
-                raise ValueError("write_buffer: in-place media is modelled without a DRAM write buffer (0)")
-            if self.slc_cache is not None:
-                raise ValueError("slc_cache: in-place media has no SLC cache")
-        return self
-
-    def _controller_core(self) -> dict[str, Any]:
-        c = self.controller
-        return {
-            "cores": c.cores,
-            "read_busy_ns": c.read_busy,
-            "write_busy_ns": c.write_busy,
-            "trim_busy_ns": c.trim_busy,
-            "flush_busy_ns": c.flush_busy,
-            "busy_cv": c.busy_cv,
-            "latency_ns": c.latency,
-        }
-
     def to_core(self, scale: float = 1.0) -> dict[str, Any]:
-        """The device description the Rust core deserialises, tagged by kind (for `scale` < 1,
-        a fraction of the drive; in-place media is always simulated whole)."""
+        """The device description the Rust core deserialises (for `scale` < 1, a fraction of
+        the drive)."""
         n = self.nand
-        if n.media == "in-place":
-            return {
-                "kind": "in-place",
-                "name": self.name,
-                "capacity_bytes": self.capacity,
-                "interface": self.interface.to_core(),
-                "queue_depth": self.queue_depth,
-                "controller": self._controller_core(),
-                "media": {
-                    "channels": n.channels,
-                    "dies_per_channel": n.dies_per_channel,
-                    "unit_bytes": n.page_size,
-                    "read_ns": n.read_time,
-                    "write_ns": n.program_time,
-                    "channel_bytes_per_s": int(n.channel_rate),
-                },
-                "thermal": None if self.thermal is None else self.thermal.to_core(),
-            }
         return {
             "kind": "nand-ssd",
             "name": self.name,
             "capacity_bytes": self.scaled_capacity(scale),
             "interface": self.interface.to_core(),
             "queue_depth": self.queue_depth,
-            "controller": self._controller_core(),
+            "controller": _controller_core(self.controller),
             "write_buffer_bytes": self.write_buffer,
             "nand": {
                 "channels": n.channels,
@@ -285,6 +252,94 @@ class SsdProfile(_Section):
             "idle_after_ns": self.slc_cache.idle_after if self.slc_cache else 5_000_000,
             "thermal": None if self.thermal is None else self.thermal.to_core(),
         }
+
+
+def _controller_core(c: Controller) -> dict[str, Any]:
+    return {
+        "cores": c.cores,
+        "read_busy_ns": c.read_busy,
+        "write_busy_ns": c.write_busy,
+        "trim_busy_ns": c.trim_busy,
+        "flush_busy_ns": c.flush_busy,
+        "busy_cv": c.busy_cv,
+        "latency_ns": c.latency,
+    }
+
+
+class Media(_Section):
+    """Media written in place (3D XPoint): dies on channels, one access unit at a time."""
+
+    channels: int = Field(ge=1)
+    dies_per_channel: int = Field(ge=1)
+    access_unit: Size = Field(description="bytes per media access; addresses stripe over dies in these")
+    read_time: TimeNs
+    write_time: TimeNs
+    channel_rate: Rate
+
+
+class InPlaceProfile(_Section):
+    """A drive whose media is written in place: no pages, blocks, erase, FTL or write buffer."""
+
+    name: str
+    description: str
+    kind: Literal["in-place"]
+    default_host: str
+    capacity: Size
+    queue_depth: int = Field(ge=1)
+    interface: Interface
+    controller: Controller
+    media: Media
+    endurance: Endurance = Endurance()
+    thermal: Thermal | None = None
+
+    @property
+    def write_buffer(self) -> int:
+        """No DRAM buffer: a write completes when the media has it."""
+        return 0
+
+    @property
+    def simulation_scale(self) -> float:
+        """Always simulated whole: in-place media keeps no per-block state to shrink."""
+        return 1.0
+
+    @property
+    def dies(self) -> int:
+        return self.media.channels * self.media.dies_per_channel
+
+    @property
+    def raw_bytes(self) -> int:
+        """No spare area is modelled: the media holds the user capacity."""
+        return self.capacity
+
+    def effective_scale(self, scale: float) -> float:
+        return 1.0  # no per-block state: always simulated whole
+
+    def scaled_capacity(self, scale: float) -> int:
+        return self.capacity
+
+    def to_core(self, scale: float = 1.0) -> dict[str, Any]:
+        m = self.media
+        return {
+            "kind": "in-place",
+            "name": self.name,
+            "capacity_bytes": self.capacity,
+            "interface": self.interface.to_core(),
+            "queue_depth": self.queue_depth,
+            "controller": _controller_core(self.controller),
+            "media": {
+                "channels": m.channels,
+                "dies_per_channel": m.dies_per_channel,
+                "unit_bytes": m.access_unit,
+                "read_ns": m.read_time,
+                "write_ns": m.write_time,
+                "channel_bytes_per_s": int(m.channel_rate),
+            },
+            "thermal": None if self.thermal is None else self.thermal.to_core(),
+        }
+
+
+DeviceProfile = Annotated[SsdProfile | InPlaceProfile, Field(discriminator="kind")]
+
 
 
 class HostProfile(_Section):
@@ -403,7 +458,12 @@ def _apply_overrides(origin: str, values: dict[str, Any], sources: dict[str, str
         sources[key] = f"override: {key}={text}"
 
 
-def _parse(origin: str, text: str, model: type[BaseModel], overrides: Mapping[str, str] | None = None):
+def _device_model(values: dict[str, Any]) -> type[BaseModel]:
+    """The profile model a device profile's ``kind`` names (a NAND SSD unless it says otherwise)."""
+    return InPlaceProfile if values.get("kind") == "in-place" else SsdProfile
+
+
+def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = None):
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -411,6 +471,8 @@ def _parse(origin: str, text: str, model: type[BaseModel], overrides: Mapping[st
     values, sources = _split_sources(data)
     if overrides:
         _apply_overrides(origin, values, sources, overrides)
+    if not isinstance(model, type):
+        model = model(values)
     try:
         return model.model_validate(values), sources
     except ValidationError as e:
@@ -418,13 +480,13 @@ def _parse(origin: str, text: str, model: type[BaseModel], overrides: Mapping[st
 
 
 def load_profile(name_or_path: str | Path,
-                 overrides: Mapping[str, str] | None = None) -> tuple[SsdProfile, dict[str, str]]:
+                 overrides: Mapping[str, str] | None = None) -> tuple[SsdProfile | InPlaceProfile, dict[str, str]]:
     """A device profile (built-in name or TOML path) and the source of each parameter.
 
     ``overrides`` sets dotted keys over the file, e.g. ``{"thermal.ambient_temperature": "40"}``
     (the cooling of the machine at hand); their source says they were overridden."""
     origin, text = _read(name_or_path, _builtin_dir(), profile_names(), "profile")
-    return _parse(origin, text, SsdProfile, overrides)
+    return _parse(origin, text, _device_model, overrides)
 
 
 def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
@@ -462,12 +524,10 @@ _CORE_KEYS = {
     "slc_cache.program_ns": "slc_cache.program_time",
     "slc_cache.erase_ns": "slc_cache.erase_time",
     "idle_after_ns": "slc_cache.idle_after",
-    "media.unit_bytes": "nand.page_size",
-    "media.read_ns": "nand.read_time",
-    "media.write_ns": "nand.program_time",
-    "media.channels": "nand.channels",
-    "media.dies_per_channel": "nand.dies_per_channel",
-    "media.channel_bytes_per_s": "nand.channel_rate",
+    "media.unit_bytes": "media.access_unit",
+    "media.read_ns": "media.read_time",
+    "media.write_ns": "media.write_time",
+    "media.channel_bytes_per_s": "media.channel_rate",
 }
 
 
@@ -477,7 +537,7 @@ def profile_key(core_key: str) -> str:
 
 
 def device_core(name_or_path: str | Path, overrides: Mapping[str, str] | None = None,
-                scale: float | None = None) -> tuple[SsdProfile, dict[str, str], dict[str, Any], float]:
+                scale: float | None = None) -> tuple[SsdProfile | InPlaceProfile, dict[str, str], dict[str, Any], float]:
     """A profile, its sources, the device description the core runs (checked by the core,
     whose errors name the profile's key, its line and the overrides that led to it), and the
     fraction of the drive simulated (``scale`` defaults to the profile's own)."""
@@ -486,7 +546,7 @@ def device_core(name_or_path: str | Path, overrides: Mapping[str, str] | None = 
     from .. import _core
 
     origin, text = _read(name_or_path, _builtin_dir(), profile_names(), "profile")
-    prof, sources = _parse(origin, text, SsdProfile, overrides)
+    prof, sources = _parse(origin, text, _device_model, overrides)
     scale = prof.simulation_scale if scale is None else scale
     if not 0 < scale <= 1:
         raise ProfileError(f"{origin}: scale {scale}: expected a fraction in (0, 1]")
