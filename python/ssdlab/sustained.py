@@ -368,14 +368,11 @@ def cache_dir() -> Path:
 
 
 def _core_stamp() -> str:
-    """Size and mtime of the compiled core: a rebuilt simulator invalidates the cache."""
-    try:
-        from . import _core
+    """The compiled core's identity (version and a hash of its source): the same for every
+    worker built from the same source, and different for any change to the model."""
+    from . import _core
 
-        st = os.stat(_core.__file__)
-        return f"{st.st_size}:{st.st_mtime_ns}"
-    except (ImportError, OSError, AttributeError, TypeError):
-        return "unknown"
+    return _core.core_build_id()
 
 
 def cache_key(profile: str, **options: Any) -> str:
@@ -388,38 +385,49 @@ def cache_key(profile: str, **options: Any) -> str:
         "host": host.to_core(),
         "options": {k: (str(v) if v is not None else None) for k, v in sorted(options.items())},
         "core": _core_stamp(),
-        "version": 3,
+        "version": 4,
     }, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()
 
 
+def _entry_path(key: str) -> Path:
+    return cache_dir() / "sustained" / f"{key}.json"
+
+
+def _store(key: str, summary: dict[str, Any]) -> None:
+    """Write one entry atomically: a file of its own, renamed into place, so that processes
+    storing at once never lose or tear each other's entries."""
+    import tempfile
+
+    path = _entry_path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp",
+                                         delete=False) as f:
+            json.dump(summary, f)
+            tmp = f.name
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache directory only costs time
+
+
 def sustained_summary(profile: str, *, use_cache: bool = True, announce=None, **options: Any) -> dict[str, Any]:
     """:meth:`SustainedWrite.summary` of :func:`sustained_write` (same keyword options), read
-    from ``cache_dir()/sustained.json`` when the same profile content, host, options and core
-    were run before; the entry is stored after a run. ``use_cache=False`` always simulates
+    from ``cache_dir()/sustained/KEY.json`` when the same profile content, host, options and
+    core were run before (see :func:`cache_key`); the entry is stored after a run, one file per
+    entry, so several processes may share the cache. ``use_cache=False`` always simulates
     (and does not store). ``announce(message)`` is called before a simulation starts."""
     key = cache_key(profile, **options) if use_cache else None
-    path = cache_dir() / "sustained.json"
-    entries: dict[str, Any] = {}
-    if use_cache:
+    if key is not None:
         try:
-            entries = json.loads(path.read_text())
-            if key in entries:
-                return dict(entries[key], cached=True)
+            return dict(json.loads(_entry_path(key).read_text()), cached=True)
         except (OSError, ValueError):
-            entries = {}
+            pass
     if announce is not None:
         announce(f"simulating a sustained sequential write on {profile} (options: "
                  + ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v is not None) + ")"
                  + ("; the result will be cached" if use_cache else ""))
     summary = sustained_write(profile, **options).summary()
-    if use_cache:
-        entries[key] = summary
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(entries, indent=1))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache directory only costs time
+    if key is not None:
+        _store(key, summary)
     return dict(summary, cached=False)

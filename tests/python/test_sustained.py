@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -9,7 +10,7 @@ import pytest
 
 from ssdlab import ProfileError, load_profile
 from ssdlab.experiments import seed002
-from ssdlab.sustained import _analyse, sustained_summary, sustained_write
+from ssdlab.sustained import _analyse, cache_key, sustained_summary, sustained_write
 
 PROFILE = "samsung-850-pro"
 SIZE = 2 * 1024**3
@@ -147,10 +148,51 @@ def test_summary_cache(tmp_path, monkeypatch):
     second = sustained_summary(PROFILE, size="256MiB")
     assert first["cached"] is False and second["cached"] is True
     assert {k: v for k, v in first.items() if k != "cached"} == {k: v for k, v in second.items() if k != "cached"}
-    assert (tmp_path / "ssdlab" / "sustained.json").is_file()
+    entries = list((tmp_path / "ssdlab" / "sustained").glob("*.json"))
+    assert [e.stem for e in entries] == [cache_key(PROFILE, size="256MiB")]
     other = sustained_summary(PROFILE, size="256MiB", block_size="64k")  # other options, other entry
     assert other["cached"] is False and other["block_size"] == 65536
     assert sustained_summary(PROFILE, use_cache=False, size="256MiB")["cached"] is False
+
+
+def _store_many(args):
+    """In a worker process: store 150 made-up entries under keys of its own, as fast as it can."""
+    cache_home, w = args
+    import os
+
+    os.environ["XDG_CACHE_HOME"] = cache_home
+    from ssdlab import sustained
+
+    key = sustained.cache_key(PROFILE, size="256MiB")
+    for j in range(150):
+        sustained._store(f"k{w}-{j:03d}", {"w": w, "j": j, "pad": "x" * 5_000})
+    return key
+
+
+def test_cache_is_safe_for_processes_writing_at_once_and_keyed_alike(tmp_path):
+    import multiprocessing as mp
+
+    with mp.get_context("spawn").Pool(4) as pool:
+        keys = pool.map(_store_many, [(str(tmp_path), w) for w in range(4)])
+    # Every worker computed the same key for the same run (content, not paths or mtimes) ...
+    assert len(set(keys)) == 1
+    # ... and no entry was lost or torn by the others.
+    files = sorted((tmp_path / "ssdlab" / "sustained").glob("*.json"))
+    assert len(files) == 600
+    for f in files:
+        d = json.loads(f.read_text())
+        assert f.stem == f"k{d['w']}-{d['j']:03d}"
+    assert not list((tmp_path / "ssdlab" / "sustained").glob("*.tmp"))
+
+
+def test_the_cache_key_follows_the_model_not_the_file_time(monkeypatch):
+    from ssdlab import _core, sustained
+
+    before = cache_key(PROFILE, size="256MiB")
+    os.utime(_core.__file__)  # a rebuilt or copied library with the same source
+    assert cache_key(PROFILE, size="256MiB") == before
+    monkeypatch.setattr(sustained, "_core_stamp", lambda: "0.1.0+other-source")
+    assert cache_key(PROFILE, size="256MiB") != before
 
 
 # ---- seed 002 experiment -----------------------------------------------------------------

@@ -17,4 +17,10 @@ pub mod sim;
 pub mod workload;
 
 pub use error::{ConfigError, SimError};
+
+/// The simulator's identity: its version and a hash of its source, the same on every machine
+/// that builds the same source (results cached under it are results of this model).
+pub fn build_id() -> String {
+    format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("SSDLAB_CORE_SOURCE_HASH"))
+}
 pub use sim::{run, run_json, SimResult, SimSpec};

@@ -23,6 +23,12 @@ fn spec_schema() -> String {
     ssdlab_core::schema::spec_schema_json()
 }
 
+/// The core's identity: version and a hash of its source (see `ssdlab_core::build_id`).
+#[pyfunction]
+fn core_build_id() -> String {
+    ssdlab_core::build_id()
+}
+
 /// Version of the compiled core.
 #[pyfunction]
 fn core_version() -> &'static str {
@@ -41,5 +47,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(spec_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(core_build_id, m)?)?;
     Ok(())
 }
