@@ -146,12 +146,14 @@ def estimate_write_rate(prof) -> float:
         limits.append(itf.gbit_per_s * 1e9 / 10 * itf.efficiency)
     elif itf.gen and itf.lanes:
         limits.append(_PCIE_LANE_BYTES.get(itf.gen, 1969e6) * itf.lanes * itf.efficiency)
-    n = prof.nand
-    dies = n.channels * n.dies_per_channel
-    limits.append(n.channels * float(n.channel_rate))
-    program_pages = getattr(n, "program_pages", 1) or 1
-    if n.program_time:
-        limits.append(dies * n.planes_per_die * n.page_size * program_pages / (n.program_time / 1e9))
+    if prof.kind == "in-place":
+        m = prof.media
+        limits.append(m.channels * float(m.channel_rate))
+        limits.append(prof.dies * m.access_unit / (m.write_time / 1e9))
+    else:
+        n = prof.nand
+        limits.append(n.channels * float(n.channel_rate))
+        limits.append(prof.dies * n.planes_per_die * n.page_size * n.program_pages / (n.program_time / 1e9))
     c = prof.controller
     if c.write_busy:
         limits.append(c.cores * 131072 / (c.write_busy / 1e9))

@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ssdlab
 from ssdlab import ProfileError, load_profile
 from ssdlab.experiments import seed002
-from ssdlab.sustained import _analyse, cache_key, sustained_summary, sustained_write
+from ssdlab.sustained import _analyse, cache_key, estimate_write_rate, sustained_summary, sustained_write
 
 PROFILE = "samsung-850-pro"
 SIZE = 2 * 1024**3
@@ -244,3 +245,18 @@ def test_seed002_slc_drive_on_a_fraction_of_its_flash():
     assert s.summary()["cache_bytes_drive"] == pytest.approx(s.cache_bytes / s.scale)
     assert s.after_cache_rate == pytest.approx(1.6e9, rel=0.05)
     assert s.overwrite_rate == pytest.approx(1.6e9, rel=0.05)
+
+
+@pytest.mark.parametrize("name", ssdlab.profile_names())
+def test_the_rate_estimate_covers_every_profile_kind(name):
+    prof, _ = load_profile(name)
+    rate = estimate_write_rate(prof)
+    assert 1e8 < rate < 2e10, rate
+    if name == "intel-optane-905p-480":  # 7 channels x 320 MB/s is the narrowest part
+        assert rate == pytest.approx(7 * 320e6)
+
+
+def test_sustained_write_on_an_in_place_drive():
+    r = sustained_write("intel-optane-905p-480", size="256MiB")
+    assert r.burst_rate == pytest.approx(2.24e9, rel=0.05)  # 256 MiB: the queue-filling start counts
+    assert r.waf == pytest.approx(1.0)
