@@ -1,9 +1,15 @@
 //! Event queue ordered by `(time, sequence)`: equal times run in the order they were scheduled,
 //! which is what makes a run reproducible bit for bit.
+//!
+//! The queue is a binary min-heap of its own rather than `std`'s `BinaryHeap`: `BinaryHeap`
+//! writes a pushed element into the heap and reads it straight back whole (and hands a popped
+//! one back through memory), and events are built from narrow fields (a `u16` device index,
+//! `u16` fields of the device's events). A wide load of data just written by narrow stores
+//! cannot be forwarded from the store buffer and stalls, once per event. Here an event is
+//! written once, into the slot where it ends up, and sifting reads only entries written long
+//! before; the order is the same, as `(time, seq)` keys are unique.
 
 use super::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 struct Entry<E> {
     time: Time,
@@ -11,21 +17,11 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+impl<E> Entry<E> {
+    /// Whether this entry runs before one with key `(time, seq)`.
+    #[inline]
+    fn before(&self, time: Time, seq: u64) -> bool {
+        (self.time, self.seq) < (time, seq)
     }
 }
 
@@ -33,7 +29,8 @@ impl<E> Ord for Entry<E> {
 pub struct Scheduler<E> {
     now: Time,
     next_seq: u64,
-    heap: BinaryHeap<Entry<E>>,
+    /// A binary min-heap on `(time, seq)`: each entry runs no earlier than its parent.
+    heap: Vec<Entry<E>>,
     dispatched: u64,
 }
 
@@ -50,7 +47,7 @@ impl<E> Scheduler<E> {
 
     /// A clock that starts at `now`: a run on a device whose clock has already advanced.
     pub fn starting_at(now: Time) -> Self {
-        Scheduler { now, next_seq: 0, heap: BinaryHeap::with_capacity(1024), dispatched: 0 }
+        Scheduler { now, next_seq: 0, heap: Vec::with_capacity(1024), dispatched: 0 }
     }
 
     /// Current simulated time: the time of the event being handled.
@@ -61,18 +58,63 @@ impl<E> Scheduler<E> {
 
     /// Schedule `event` at absolute time `at`. Scheduling in the past is a model bug, checked
     /// in every build (it becomes an internal model error, never a silently moved event).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: E) {
         assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time: at, seq, event });
+        // The new leaf's ancestors that run later move down one level along its path, and
+        // the event goes into the slot they leave: find that slot first (the heap's
+        // 1-based numbering makes the ancestor `k` levels up of node `m` node `m >> k`).
+        let n = self.heap.len() + 1;
+        let mut up = 0;
+        while n >> up > 1 && !self.heap[(n >> (up + 1)) - 1].before(at, seq) {
+            up += 1;
+        }
+        let mut carry = Entry { time: at, seq, event };
+        for k in (1..=up).rev() {
+            carry = std::mem::replace(&mut self.heap[(n >> k) - 1], carry);
+        }
+        self.heap.push(carry);
     }
 
     /// Remove the earliest event and advance the clock to it.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let entry = self.heap.pop()?;
+        let last = self.heap.pop()?;
+        let entry = if self.heap.is_empty() {
+            last
+        } else {
+            // The last entry fills the root's place: it goes down the path of earlier
+            // children to the first slot whose children all run after it; the entries on
+            // that path move up one level, and the root comes out at the top.
+            let len = self.heap.len();
+            let mut slot = 0;
+            loop {
+                let left = 2 * slot + 1;
+                if left >= len {
+                    break;
+                }
+                let right = left + 1;
+                let child = if right < len && self.heap[right].before(self.heap[left].time, self.heap[left].seq) {
+                    right
+                } else {
+                    left
+                };
+                if !self.heap[child].before(last.time, last.seq) {
+                    break;
+                }
+                slot = child;
+            }
+            let mut carry = last;
+            loop {
+                carry = std::mem::replace(&mut self.heap[slot], carry);
+                if slot == 0 {
+                    break carry;
+                }
+                slot = (slot - 1) / 2;
+            }
+        };
         self.now = entry.time;
         self.dispatched += 1;
         Some((entry.time, entry.event))
@@ -80,7 +122,7 @@ impl<E> Scheduler<E> {
 
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.first().map(|e| e.time)
     }
 
     pub fn pending(&self) -> usize {
@@ -107,6 +149,35 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
         assert_eq!(s.now(), 10);
+    }
+
+    /// Pushes and pops interleaved at random come out in `(time, seq)` order, as from a
+    /// sorted list.
+    #[test]
+    fn pops_follow_time_then_schedule_order() {
+        let mut s = Scheduler::new();
+        let mut reference: Vec<(Time, u32)> = Vec::new();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for id in 0..20_000u32 {
+            if next() % 3 != 0 || reference.is_empty() {
+                let at = s.now() + next() % 50;
+                s.schedule(at, id);
+                reference.push((at, id));
+            } else {
+                let first = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
+                let (at, id) = reference.remove(first);
+                assert_eq!(s.pop(), Some((at, id)));
+            }
+        }
+        reference.sort();
+        let rest: Vec<_> = std::iter::from_fn(|| s.pop()).collect();
+        assert_eq!(rest, reference);
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl<DE> DeviceCtx<DE> for DevCtx<'_, DE> {
     fn now(&self) -> Time {
         self.sched.now()
     }
-    #[inline]
+    #[inline(always)]
     fn schedule(&mut self, at: Time, event: DE) {
         self.sched.schedule(at, Event::Device(self.dev, event));
     }
@@ -282,9 +282,15 @@ impl Host {
     /// Timers the scheduler of device `dev` armed, into the event queue.
     #[inline]
     fn schedule_timers<DE>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
-        if !self.queues[dev as usize].has_armed() {
-            return;
+        // Checked on every request; `none` never arms a timer.
+        if self.queues[dev as usize].has_armed() {
+            self.schedule_armed(dev, sched);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn schedule_armed<DE>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
         self.queues[dev as usize].take_armed(&mut self.armed_buf);
         for t in self.armed_buf.drain(..) {
             let ev = HostEvent::SchedTimer { dev: dev as u16, key: t.key, token: t.token };
