@@ -122,12 +122,10 @@ def build(
         prefix = "device" if len(sysd.drives) == 1 else f"device.{d.name}"
         sources.update({f"{prefix}.{k}": v for k, v in d.sources.items()})
         if d.scale < 1:
+            who = f"{d.name}: " if len(sysd.drives) > 1 else ""
             warnings.append(
-                f"{d.name}: simulating {d.scale:g} of {d.profile.name}'s flash ({d.core['capacity_bytes'] / 1e9:.1f} GB"
-                f" of {d.profile.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale"
-                if len(sysd.drives) > 1 else
-                f"simulating {d.scale:g} of {d.profile.name}'s flash ({d.core['capacity_bytes'] / 1e9:.1f} GB of "
-                f"{d.profile.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
+                f"{who}simulating {d.scale:g} of {d.profile.name}'s flash ({d.core['capacity_bytes'] / 1e9:.1f} GB"
+                f" of {d.profile.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
             if d.profile.thermal is not None:
                 warnings.append("the thermal model runs in real time: at scale < 1 a fill ends sooner than on the "
                                 "drive, so it heats less during it")

@@ -106,7 +106,7 @@ def test_profile_alone_is_a_one_drive_system_answering_to_any_dev_name():
     r = ssdlab.run("[j]\nrw=read\nsize=1m\nfilename=/dev/sdb\n", profile="samsung-850-pro")
     assert r.device_names == ["sda"]
     assert r.device["disk"]["read_sectors"] * 512 == 1 << 20
-    assert any("one simulated device" in w for w in r.warnings) is False  # a single name is no news
+    assert not any("one simulated device" in w for w in r.warnings)  # a single name is no news
 
 
 def test_mixed_kinds_in_one_system(tmp_path):
