@@ -8,20 +8,20 @@
     # optional per drive: scale = 0.1, precondition = "random:2",
     # profile_set = { "thermal.ambient_temperature" = "40" }, scheduler = "none"
 
-Profile paths are relative to the system file. Every mistake is an error naming the file,
+Profile and host paths (``*.toml``) are relative to the system file. Every mistake is an error naming the file,
 the line and the key as written.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .config import ProfileError
+from .config import ProfileError, load_host
 from .config.profile import _describe, device_core, place
 
 DEVICE_NAME = r"^[A-Za-z][A-Za-z0-9_.\-]*$"
@@ -65,7 +65,7 @@ class Drive:
     """One drive of a system, resolved: its profile and the description the core runs."""
 
     name: str
-    profile: Any  # SsdProfile
+    profile: Any  # an SsdProfile or InPlaceProfile
     sources: dict[str, str]
     core: dict[str, Any]
     scale: float
@@ -78,7 +78,6 @@ class System:
     drives: list[Drive]
     host: str | None = None  # None: the first drive's calibration host
     origin: str = "<system>"
-    warnings: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -133,7 +132,15 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
         except ValueError as e:
             raise SystemFileError(f"{place(origin, text, ('drive', i, 'precondition'))}: {e}") from None
         drives.append(Drive(d.name, prof, sources, core, eff, pre, d.scheduler))
-    return System(drives, host=sf.host, origin=origin)
+    host = sf.host
+    if host is not None:
+        if host.endswith(".toml") and not Path(host).is_absolute():
+            host = str(p.parent / host)
+        try:
+            load_host(host)
+        except ProfileError as e:
+            raise SystemFileError(f"{place(origin, text, ('host',))}: {e}") from None
+    return System(drives, host=host, origin=origin)
 
 
 def parse_precondition(value: str | dict[str, Any] | None) -> dict[str, Any]:

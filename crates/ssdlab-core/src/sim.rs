@@ -1,7 +1,7 @@
 //! One simulation run: a system (one host, its jobs, one or more target devices) in, results
 //! out. This is the whole public contract of the core: the Python layer serialises a
-//! [`SimSpec`] to JSON and reads back a [`SimResult`]; `spec_schema.json` at the crate root
-//! describes the input and a test keeps it in step with these types.
+//! [`SimSpec`] to JSON and reads back a [`SimResult`]. [`crate::schema`] derives the JSON
+//! Schema of the input from these types, and the Python tests check what they send against it.
 
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
