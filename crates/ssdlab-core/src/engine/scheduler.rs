@@ -7,10 +7,12 @@
 //! `u16` fields of the device's events). A wide load of data just written by narrow stores
 //! cannot be forwarded from the store buffer and stalls, once per event. Here an event is
 //! written once, into the slot where it ends up, and sifting reads only entries written long
-//! before; the order is the same, as `(time, seq)` keys are unique.
+//! before; entries move by plain copies (events are small `Copy` data) rather than swaps. The
+//! order is the same, as `(time, seq)` keys are unique.
 
 use super::Time;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     time: Time,
     seq: u64,
@@ -56,70 +58,6 @@ impl<E> Scheduler<E> {
         self.now
     }
 
-    /// Schedule `event` at absolute time `at`. Scheduling in the past is a model bug, checked
-    /// in every build (it becomes an internal model error, never a silently moved event).
-    #[inline(always)]
-    pub fn schedule(&mut self, at: Time, event: E) {
-        assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        // The new leaf's ancestors that run later move down one level along its path, and
-        // the event goes into the slot they leave: find that slot first (the heap's
-        // 1-based numbering makes the ancestor `k` levels up of node `m` node `m >> k`).
-        let n = self.heap.len() + 1;
-        let mut up = 0;
-        while n >> up > 1 && !self.heap[(n >> (up + 1)) - 1].before(at, seq) {
-            up += 1;
-        }
-        let mut carry = Entry { time: at, seq, event };
-        for k in (1..=up).rev() {
-            carry = std::mem::replace(&mut self.heap[(n >> k) - 1], carry);
-        }
-        self.heap.push(carry);
-    }
-
-    /// Remove the earliest event and advance the clock to it.
-    #[inline(always)]
-    pub fn pop(&mut self) -> Option<(Time, E)> {
-        let last = self.heap.pop()?;
-        let entry = if self.heap.is_empty() {
-            last
-        } else {
-            // The last entry fills the root's place: it goes down the path of earlier
-            // children to the first slot whose children all run after it; the entries on
-            // that path move up one level, and the root comes out at the top.
-            let len = self.heap.len();
-            let mut slot = 0;
-            loop {
-                let left = 2 * slot + 1;
-                if left >= len {
-                    break;
-                }
-                let right = left + 1;
-                let child = if right < len && self.heap[right].before(self.heap[left].time, self.heap[left].seq) {
-                    right
-                } else {
-                    left
-                };
-                if !self.heap[child].before(last.time, last.seq) {
-                    break;
-                }
-                slot = child;
-            }
-            let mut carry = last;
-            loop {
-                carry = std::mem::replace(&mut self.heap[slot], carry);
-                if slot == 0 {
-                    break carry;
-                }
-                slot = (slot - 1) / 2;
-            }
-        };
-        self.now = entry.time;
-        self.dispatched += 1;
-        Some((entry.time, entry.event))
-    }
-
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Time> {
         self.heap.first().map(|e| e.time)
@@ -132,6 +70,82 @@ impl<E> Scheduler<E> {
     /// Number of events handled so far (a cost measure for benchmarks).
     pub fn dispatched(&self) -> u64 {
         self.dispatched
+    }
+}
+
+/// The heap operations copy entries (events are small plain data), which lets every entry be
+/// written once where it ends up.
+impl<E: Copy> Scheduler<E> {
+    /// Schedule `event` at absolute time `at`. Scheduling in the past is a model bug, checked
+    /// in every build (it becomes an internal model error, never a silently moved event).
+    #[inline(always)]
+    pub fn schedule(&mut self, at: Time, event: E) {
+        assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let entry = Entry { time: at, seq, event };
+        // Find the slot first (reading only entries written long before), then move the
+        // ancestors that run later one level down its path, and write the event there once.
+        let n = self.heap.len();
+        let mut slot = n;
+        while slot > 0 && !self.heap[(slot - 1) / 2].before(at, seq) {
+            slot = (slot - 1) / 2;
+        }
+        if slot == n {
+            self.heap.push(entry);
+            return;
+        }
+        let mut i = (n - 1) / 2;
+        self.heap.push(self.heap[i]);
+        while i != slot {
+            let parent = (i - 1) / 2;
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[slot] = entry;
+    }
+
+    /// Remove the earliest event and advance the clock to it.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<(Time, E)> {
+        let last = self.heap.pop()?;
+        let entry = if self.heap.is_empty() {
+            last
+        } else {
+            // The root comes out. Its hole moves down the path of earlier children to the
+            // bottom (one comparison per level; each child on the way moves up one level),
+            // then the last entry, which belongs near the bottom, rises from there to its place.
+            let root = self.heap[0];
+            let h = self.heap.as_mut_slice();
+            let end = h.len();
+            let mut hole = 0;
+            let mut child = 1;
+            while child + 1 < end {
+                if h[child + 1].before(h[child].time, h[child].seq) {
+                    child += 1;
+                }
+                h[hole] = h[child];
+                hole = child;
+                child = 2 * hole + 1;
+            }
+            if child + 1 == end {
+                h[hole] = h[child];
+                hole = child;
+            }
+            while hole > 0 {
+                let parent = (hole - 1) / 2;
+                if h[parent].before(last.time, last.seq) {
+                    break;
+                }
+                h[hole] = h[parent];
+                hole = parent;
+            }
+            self.heap[hole] = last;
+            root
+        };
+        self.now = entry.time;
+        self.dispatched += 1;
+        Some((entry.time, entry.event))
     }
 }
 

@@ -75,7 +75,7 @@ pub struct DevCtx<'a, DE> {
     pub dev: u16,
 }
 
-impl<DE> DeviceCtx<DE> for DevCtx<'_, DE> {
+impl<DE: Copy> DeviceCtx<DE> for DevCtx<'_, DE> {
     #[inline]
     fn now(&self) -> Time {
         self.sched.now()
@@ -194,7 +194,7 @@ impl Host {
     }
 
     /// Schedule the jobs that wait for nobody, and the first sample, from the clock's start.
-    pub fn start<DE>(&mut self, sched: &mut Scheduler<Event<DE>>) {
+    pub fn start<DE: Copy>(&mut self, sched: &mut Scheduler<Event<DE>>) {
         let origin = sched.now();
         for (i, j) in self.jobs.iter().enumerate() {
             if j.deps_left == 0 {
@@ -281,7 +281,7 @@ impl Host {
 
     /// Timers the scheduler of device `dev` armed, into the event queue.
     #[inline]
-    fn schedule_timers<DE>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
+    fn schedule_timers<DE: Copy>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
         // Checked on every request; `none` never arms a timer.
         if self.queues[dev as usize].has_armed() {
             self.schedule_armed(dev, sched);
@@ -290,7 +290,7 @@ impl Host {
 
     #[cold]
     #[inline(never)]
-    fn schedule_armed<DE>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
+    fn schedule_armed<DE: Copy>(&mut self, dev: u32, sched: &mut Scheduler<Event<DE>>) {
         self.queues[dev as usize].take_armed(&mut self.armed_buf);
         for t in self.armed_buf.drain(..) {
             let ev = HostEvent::SchedTimer { dev: dev as u16, key: t.key, token: t.token };
@@ -369,7 +369,7 @@ impl Host {
     /// A device request carrying part of host request `h` completed; when it was the last
     /// part, the job hears of it. Returns that job.
     #[inline]
-    fn part_done<DE>(&mut self, h: HostTag, now: Time, sched: &mut Scheduler<Event<DE>>) -> Option<u32> {
+    fn part_done<DE: Copy>(&mut self, h: HostTag, now: Time, sched: &mut Scheduler<Event<DE>>) -> Option<u32> {
         let r = &mut self.reqs[h as usize];
         r.parts -= 1;
         if r.parts > 0 {
@@ -446,7 +446,7 @@ impl Host {
         }
     }
 
-    fn finish_job<DE>(&mut self, j: u32, sched: &mut Scheduler<Event<DE>>) {
+    fn finish_job<DE: Copy>(&mut self, j: u32, sched: &mut Scheduler<Event<DE>>) {
         let now = sched.now();
         self.jobs[j as usize].finish(now);
         self.jobs_done += 1;
