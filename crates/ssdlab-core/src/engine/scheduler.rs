@@ -86,23 +86,23 @@ impl<E: Copy> Scheduler<E> {
         let entry = Entry { time: at, seq, event };
         // Find the slot first (reading only entries written long before), then move the
         // ancestors that run later one level down its path, and write the event there once.
-        let n = self.heap.len();
+        self.heap.push(entry);
+        let h = self.heap.as_mut_slice();
+        let n = h.len() - 1;
         let mut slot = n;
-        while slot > 0 && !self.heap[(slot - 1) / 2].before(at, seq) {
+        while slot > 0 && !get(h, (slot - 1) / 2).before(at, seq) {
             slot = (slot - 1) / 2;
         }
         if slot == n {
-            self.heap.push(entry);
             return;
         }
-        let mut i = (n - 1) / 2;
-        self.heap.push(self.heap[i]);
+        let mut i = n;
         while i != slot {
             let parent = (i - 1) / 2;
-            self.heap[i] = self.heap[parent];
+            set(h, i, get(h, parent));
             i = parent;
         }
-        self.heap[slot] = entry;
+        set(h, slot, entry);
     }
 
     /// Remove the earliest event and advance the clock to it.
@@ -115,38 +115,55 @@ impl<E: Copy> Scheduler<E> {
             // The root comes out. Its hole moves down the path of earlier children to the
             // bottom (one comparison per level; each child on the way moves up one level),
             // then the last entry, which belongs near the bottom, rises from there to its place.
-            let root = self.heap[0];
             let h = self.heap.as_mut_slice();
+            let root = get(h, 0);
             let end = h.len();
             let mut hole = 0;
             let mut child = 1;
             while child + 1 < end {
-                if h[child + 1].before(h[child].time, h[child].seq) {
+                let (a, b) = (get(h, child), get(h, child + 1));
+                if b.before(a.time, a.seq) {
                     child += 1;
                 }
-                h[hole] = h[child];
+                set(h, hole, get(h, child));
                 hole = child;
                 child = 2 * hole + 1;
             }
             if child + 1 == end {
-                h[hole] = h[child];
+                set(h, hole, get(h, child));
                 hole = child;
             }
             while hole > 0 {
                 let parent = (hole - 1) / 2;
-                if h[parent].before(last.time, last.seq) {
+                if get(h, parent).before(last.time, last.seq) {
                     break;
                 }
-                h[hole] = h[parent];
+                set(h, hole, get(h, parent));
                 hole = parent;
             }
-            self.heap[hole] = last;
+            set(h, hole, last);
             root
         };
         self.now = entry.time;
         self.dispatched += 1;
         Some((entry.time, entry.event))
     }
+}
+
+/// Heap slot `i`, whose index the caller has bounded by the heap's length (every index above
+/// is a child checked against the length, or a parent of such an index).
+#[inline(always)]
+fn get<E: Copy>(h: &[Entry<E>], i: usize) -> Entry<E> {
+    debug_assert!(i < h.len());
+    // SAFETY: `i < h.len()` as argued at each call site (and checked in debug builds).
+    unsafe { *h.get_unchecked(i) }
+}
+
+#[inline(always)]
+fn set<E: Copy>(h: &mut [Entry<E>], i: usize, e: Entry<E>) {
+    debug_assert!(i < h.len());
+    // SAFETY: as for `get`.
+    unsafe { *h.get_unchecked_mut(i) = e }
 }
 
 #[cfg(test)]
