@@ -137,6 +137,41 @@ impl BlockQueue {
         rq
     }
 
+    /// Back-merge host request `host` (`offset`, `len`) into request `tag`, still queued, if
+    /// it continues that request with the same operation (what a scheduler does with a bio
+    /// that starts where a queued request ends). Returns whether it merged; the host request
+    /// is then carried by `tag` and completes with it.
+    pub fn back_merge(&mut self, tag: Tag, host: HostTag, op: Op, offset: u64, len: u64) -> bool {
+        let rq = &self.rqs[tag as usize];
+        if rq.op != op || rq.offset + rq.len != offset || !matches!(op, Op::Read | Op::Write | Op::Trim) {
+            return false;
+        }
+        let bio = Bio { host, offset, len, next: NO_BIO };
+        let b = match self.free_bios.pop() {
+            Some(b) => {
+                self.bios[b as usize] = bio;
+                b
+            }
+            None => {
+                self.bios.push(bio);
+                (self.bios.len() - 1) as u32
+            }
+        };
+        // Append at the end of the chain, so that bios complete in the order they joined.
+        let rq = &mut self.rqs[tag as usize];
+        rq.len += len;
+        if rq.merged == NO_BIO {
+            rq.merged = b;
+        } else {
+            let mut last = rq.merged;
+            while self.bios[last as usize].next != NO_BIO {
+                last = self.bios[last as usize].next;
+            }
+            self.bios[last as usize].next = b;
+        }
+        true
+    }
+
     /// The host requests of the bios merged into a completed request, after its first, in
     /// the order they joined; their bios are freed.
     pub fn take_merged(&mut self, rq: &Request, hosts: &mut Vec<HostTag>) {
@@ -221,6 +256,29 @@ mod tests {
         let d = q.disk().snapshot(600);
         assert_eq!((d.read_ios, d.in_flight, d.read_sectors), (1, 2, 8));
         assert_eq!(d.read_ticks_ms, 0); // 500 ns
+    }
+
+    #[test]
+    fn merged_bios_ride_one_request_and_complete_with_it_in_order() {
+        let mut q = none_queue(4);
+        q.submit(7, Op::Write, 0, 4096, 1, 0);
+        let queued = 0; // the first request's tag on a fresh queue
+        assert!(q.back_merge(queued, 8, Op::Write, 4096, 4096));
+        assert!(q.back_merge(queued, 9, Op::Write, 8192, 8192));
+        assert!(!q.back_merge(queued, 10, Op::Write, 32768, 4096), "not contiguous");
+        assert!(!q.back_merge(queued, 11, Op::Read, 16384, 4096), "another operation");
+        let r = q.next_for_device(0).unwrap();
+        assert_eq!((r.tag, r.offset, r.len), (queued, 0, 16384), "the device sees one request");
+        let done = q.complete(r.tag, 100);
+        assert!(done.is_merged());
+        let mut hosts = vec![done.host];
+        q.take_merged(&done, &mut hosts);
+        assert_eq!(hosts, vec![7, 8, 9]);
+        let d = q.disk().snapshot(100);
+        assert_eq!((d.write_ios, d.write_sectors), (1, 32), "iostat counts the merged request once");
+        // Freed bios are reused by the next merge.
+        q.submit(12, Op::Read, 0, 4096, 1, 100);
+        assert!(q.back_merge(0, 13, Op::Read, 4096, 4096));
     }
 
     /// A scheduler that holds requests until it has two, or until 1 µs after the first
