@@ -199,7 +199,7 @@ def _flat_internal(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict
     return {
         "name": d["name"],
         "profile": info.profile,
-        "kind": d["kind"],
+        "kind": i["kind"],
         "internal_utilization": i["die_busy_ns"] / (i["dies"] * t),
         "channel_utilization": [b / t for b in i["channel_busy_ns"]],
         "controller_utilization": i["controller_busy_ns"] / (i["controller_cores"] * t),

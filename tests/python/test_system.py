@@ -117,7 +117,7 @@ def test_mixed_kinds_in_one_system(tmp_path):
     job = ("[global]\nrw=randwrite\nbs=4k\nsize=32m\nnumber_ios=500\n"
            "[n]\nfilename=/dev/nvme0n1\n[o]\nfilename=/dev/nvme1n1\n")
     r = ssdlab.run(job, system=f)
-    kinds = {d["name"]: d["kind"] for d in r.devices}
+    kinds = {d["name"]: d["internal"]["kind"] for d in r.devices}
     assert kinds == {"nvme0n1": "nand-ssd", "nvme1n1": "in-place"}
     assert r.internal("nvme1n1")["waf"] == 1.0
     assert r.internal("nvme0n1")["total_blocks"] > 0 and r.internal("nvme1n1")["total_blocks"] == 0

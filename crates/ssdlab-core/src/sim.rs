@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 
 use crate::block::SchedulerConfig;
 use crate::device::ssd::Precondition;
-use crate::device::{BlockDevice, DeviceConfig, DeviceKind, DeviceReport, Drive};
+use crate::device::{BlockDevice, DeviceConfig, DeviceReport, Drive};
 use crate::engine::rng::derive_seed;
 use crate::engine::{Scheduler, Time};
 use crate::error::{ConfigError, SimError};
@@ -57,12 +57,11 @@ impl SimSpec {
     }
 }
 
-/// What one device reports: the block layer's counters for it, what the device itself saw,
-/// and its members' results when it is made of other devices.
+/// What one device reports: the block layer's counters for it, what the device itself saw
+/// (its kind included), and its members' results when it is made of other devices.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceResult {
     pub name: String,
-    pub kind: DeviceKind,
     pub capacity_bytes: u64,
     pub scheduler: &'static str,
     pub disk: DiskCounters,
@@ -218,7 +217,6 @@ pub fn simulate<D: BlockDevice>(seed: u64, mut host: Host, targets: Vec<Target<D
         let internal = d.internal_report(end);
         devices.push(DeviceResult {
             name: std::mem::take(name),
-            kind: internal.kind,
             capacity_bytes: d.capacity(),
             scheduler: host.scheduler(i),
             disk: host.disk_counters(i, end),

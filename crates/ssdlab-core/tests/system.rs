@@ -106,7 +106,7 @@ fn a_nand_ssd_and_an_in_place_drive_run_side_by_side() {
     };
     let r = run(&spec).unwrap();
     let (nand, xp) = (&r.devices[0], &r.devices[1]);
-    assert_eq!((nand.kind, xp.kind), (DeviceKind::NandSsd, DeviceKind::InPlace));
+    assert_eq!((nand.internal.kind, xp.internal.kind), (DeviceKind::NandSsd, DeviceKind::InPlace));
     assert!(nand.internal.nand.is_some() && xp.internal.nand.is_none());
     assert_eq!(nand.disk.write_ios, 20_000);
     assert_eq!(xp.disk.read_ios + xp.disk.write_ios, 20_000);
