@@ -111,11 +111,12 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
     if spec.targets.len() > MAX_TARGETS {
         return Err(SimError::Input(format!("{} target devices; at most {MAX_TARGETS}", spec.targets.len())));
     }
+    let mut names = std::collections::HashSet::new();
     for (i, t) in spec.targets.iter().enumerate() {
         if t.name.is_empty() {
             return Err(SimError::Input(format!("target {i} has no name")));
         }
-        if spec.targets[..i].iter().any(|o| o.name == t.name) {
+        if !names.insert(t.name.as_str()) {
             return Err(SimError::Input(format!("device name '{}' is used twice", t.name)));
         }
         t.device.validate().map_err(SimError::Device)?;
