@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .config import load_host
 from .fio import JobSet, Targets, load_job_file, parse_job_text
 from .results import RunResult, TargetInfo, build_units
-from .system import System, load_system, parse_precondition, single
+from .system import Array, Drive, System, load_system, parse_precondition, raid, single
 from .units import parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
@@ -92,14 +92,15 @@ def build(
     sets = dict(profile_set) if profile_set else None
     if system is None:
         sysd = single(profile, profile_set=sets, scale=scale, precondition=precondition)
-        strict = False
     elif isinstance(system, System):
-        sysd, strict = system, True
+        sysd = system
     else:
         sysd = load_system(system, scale=scale, precondition=precondition, profile_set=sets)
-        strict = True
+    strict = sysd.strict
     host_profile, host_sources = load_host(host or sysd.host or sysd.drives[0].profile.default_host)
-    targets = Targets(tuple(sysd.names), tuple(d.core["capacity_bytes"] for d in sysd.drives), strict=strict)
+    chosen = sysd.targets
+    sizes = tuple(t.capacity if isinstance(t, Array) else t.core["capacity_bytes"] for t in chosen)
+    targets = Targets(tuple(sysd.names), sizes, strict=strict, members=sysd.members)
     jobset = _load_jobs(job, targets, overrides, env, seed)
     interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     if interval_ns is not None and interval_ns <= 0:
@@ -107,34 +108,68 @@ def build(
     core = {
         "seed": seed,
         "host": host_profile.to_core(),
-        "targets": [
-            {"name": d.name, "device": d.core, "scheduler": d.scheduler,
-             "precondition": parse_precondition(d.precondition)}
-            for d in sysd.drives
-        ],
+        "targets": [_core_target(t) for t in chosen],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
         "interval_ns": interval_ns,
     }
     warnings = list(jobset.warnings)
-    infos = []
     sources = {f"host.{k}": v for k, v in host_sources.items()}
-    for d in sysd.drives:
-        prefix = "device" if len(sysd.drives) == 1 else f"device.{d.name}"
+    used = [d for t in chosen for d in (t.members if isinstance(t, Array) else [t])]
+    for d in used:
+        prefix = "device" if len(used) == 1 else f"device.{d.name}"
         sources.update({f"{prefix}.{k}": v for k, v in d.sources.items()})
-        if d.scale < 1:
-            who = f"{d.name}: " if len(sysd.drives) > 1 else ""
-            warnings.append(
-                f"{who}simulating {d.scale:g} of {d.profile.name}'s flash ({d.core['capacity_bytes'] / 1e9:.1f} GB"
-                f" of {d.profile.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
-            if d.profile.thermal is not None:
-                warnings.append("the thermal model runs in real time: at scale < 1 a fill ends sooner than on the "
-                                "drive, so it heats less during it")
-        infos.append(TargetInfo(name=d.name, profile=d.profile.name, kind=d.core["kind"], scale=d.scale,
-                                endurance=d.profile.endurance.model_dump()))
+    for a in sysd.arrays:
+        sources.update({f"array.{a.name}.engine.{k}": v for k, v in a.engine_sources.items()})
+        if a.spares:
+            warnings.append(f"array {a.name}: spares {', '.join(d.name for d in a.spares)} stay idle: "
+                            "rebuilding onto a spare is not modelled yet")
+    warnings.extend(_scale_warnings(used))
+    infos = [_target_info(t) for t in chosen]
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    warnings=warnings, sources=sources)
+
+
+def _core_target(t: Drive | Array) -> dict[str, Any]:
+    if isinstance(t, Array):
+        return {"name": t.name, "device": t.core(), "scheduler": "none", "precondition": {"kind": "none"}}
+    return {"name": t.name, "device": t.core, "scheduler": t.scheduler,
+            "precondition": parse_precondition(t.precondition)}
+
+
+def _drive_info(d: Drive) -> TargetInfo:
+    return TargetInfo(name=d.name, profile=d.profile.name, kind=d.core["kind"], scale=d.scale,
+                      endurance=d.profile.endurance.model_dump())
+
+
+def _target_info(t: Drive | Array) -> TargetInfo:
+    if isinstance(t, Drive):
+        return _drive_info(t)
+    members = [_drive_info(d) for d in t.members]
+    profiles = sorted({m.profile for m in members})
+    return TargetInfo(name=t.name, profile=profiles[0] if len(profiles) == 1 else "+".join(profiles),
+                      kind="array", scale=members[0].scale, members=members,
+                      array={"level": t.level, "chunk_bytes": t.chunk, "engine": t.engine.name})
+
+
+def _scale_warnings(drives: list[Drive]) -> list[str]:
+    """One warning per profile simulated at a fraction of its flash."""
+    out = []
+    seen = set()
+    for d in drives:
+        if d.scale >= 1 or (d.profile.name, d.scale) in seen:
+            continue
+        seen.add((d.profile.name, d.scale))
+        names = [x.name for x in drives if x.profile.name == d.profile.name and x.scale == d.scale]
+        who = f"{', '.join(names)}: " if len(drives) > 1 else ""
+        out.append(
+            f"{who}simulating {d.scale:g} of {d.profile.name}'s flash ({d.core['capacity_bytes'] / 1e9:.1f} GB"
+            f" of {d.profile.capacity / 1e9:.1f} GB): rates and WAF carry over, sizes and fill times scale")
+        if d.profile.thermal is not None:
+            out.append("the thermal model runs in real time: at scale < 1 a fill ends sooner than on the "
+                       "drive, so it heats less during it")
+    return out
 
 
 def execute(spec: RunSpec) -> RunResult:

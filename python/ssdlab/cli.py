@@ -17,6 +17,7 @@ from .config import ProfileError, load_profile, profile_names
 from .config.profile import profile_text
 from .fio import FioJobError
 from .system import SystemFileError
+from .system import raid as raid_system
 from .units import UnitError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
@@ -62,14 +63,23 @@ def run(
     scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of the flash (default: the profile's)")] = None,
     profile_set: Annotated[list[str], typer.Option("--profile-set", help="override a profile key, e.g. thermal.ambient_temperature=40")] = [],
     output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
+    raid: Annotated[Optional[int], typer.Option(help="RAID level (0, 1, 10, 5, 6): --drives of --profile in array md0")] = None,
+    drives: Annotated[Optional[int], typer.Option(help="drives in the --raid array")] = None,
+    chunk: Annotated[str, typer.Option(help="chunk size of the --raid array")] = "512k",
+    engine: Annotated[str, typer.Option(help="RAID engine of the --raid array: md, or an engine TOML")] = "md",
+    spares: Annotated[int, typer.Option(help="hot spares of the --raid array")] = 0,
+    engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would."""
     if job is not None and not job.is_file():
         _fail(f"{job}: no such job file")
     try:
-        spec = api.build(job, profile=profile, system=system, host=host, seed=seed, overrides=_overrides(set_),
-                         interval=interval, precondition=precondition, scale=scale,
-                         profile_set=_overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE"))
+        sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
+        sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
+                            precondition)
+        spec = api.build(job, profile=profile, system=sysd if sysd is not None else system, host=host, seed=seed,
+                         overrides=_overrides(set_), interval=interval, precondition=precondition, scale=scale,
+                         profile_set=sets)
         result = api.execute(spec)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
@@ -86,6 +96,22 @@ def run(
         output.write_text(text)
     else:
         sys.stdout.write(text)
+
+
+def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, system, profile_set, scale,
+                 precondition):
+    """The system ``--raid`` describes, or None without it."""
+    if level is None:
+        if drives is not None or spares or engine_set:
+            raise ValueError("--drives, --spares and --engine-set describe a --raid array; add --raid LEVEL")
+        return None
+    if system is not None:
+        raise ValueError("--raid builds the system from --profile; with --system, describe the array in the file")
+    if drives is None:
+        raise ValueError("--raid needs --drives N")
+    return raid_system(profile, level, drives, chunk=chunk, engine=engine, spares=spares, profile_set=profile_set,
+                       scale=scale, precondition=precondition,
+                       engine_set=_overrides(engine_set, "--engine-set", "KEY=VALUE"))
 
 
 @profiles_app.callback()

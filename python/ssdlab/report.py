@@ -75,20 +75,27 @@ def format_normal(r: RunResult) -> str:
             bw = total / (runtime / 1e9) if runtime else 0.0
             out.append(f"  {d.upper():>5}: bw={format_bytes(bw)}/s ({format_bytes(bw, False)}/s), "
                        f"io={format_bytes(total)} ({format_bytes(total, False)}), run={runtime / 1e6:.0f}msec")
-    fio_util = {d["name"]: d["util"] for d in r.to_fio_json()["disk_util"]}
     out.append("")
     out.append("Disk stats (read/write):")
-    for d in r.devices:
-        disk = d["disk"]
-        out.append(f"  {d['name']}: ios={disk['read_ios']}/{disk['write_ios']}, merge=0/0, "
-                   f"ticks={disk['read_ticks_ms']}/{disk['write_ticks_ms']}, "
-                   f"in_queue={disk['time_in_queue_ms']}, util={fio_util[d['name']]:.2f}%")
+    for u in r.to_fio_json()["disk_util"]:
+        line = (f"  {u['name']}: ios={u['read_ios']}/{u['write_ios']}, "
+                f"merge={u['read_merges']}/{u['write_merges']}, ticks={u['read_ticks']}/{u['write_ticks']}, "
+                f"in_queue={u['in_queue']}, util={u['util']:.2f}%")
+        if "aggr_util" in u:
+            line += (f", aggrios={u['aggr_read_ios']}/{u['aggr_write_ios']}, "
+                     f"aggrmerge={u['aggr_read_merges']}/{u['aggr_write_merge']}, "
+                     f"aggrticks={u['aggr_read_ticks']}/{u['aggr_write_ticks']}, "
+                     f"aggrin_queue={u['aggr_in_queue']}, aggrutil={u['aggr_util']:.2f}%")
+        out.append(line)
     out.append("")
     out.append(f"iostat -x over the run ({r.elapsed_ns / 1e9:.3f} s):")
-    out.append(format_table([(n, r.iostat(n)) for n in r.device_names]))
-    for name in r.device_names:
+    out.append(format_table([(n, r.iostat(n)) for n in r.all_device_names]))
+    for name in r.all_device_names:
         i = r.internal(name)
         out.append("")
+        if i["kind"] == "array":
+            out.extend(_array_lines(name, i))
+            continue
         out.append(f"Inside {name} ({i['profile']}; host {r.host_name}):")
         out.append(f"  internal utilisation (busy dies / dies): {100 * i['internal_utilization']:.1f}%   "
                    f"controller: {100 * i['controller_utilization']:.1f}%")
@@ -105,3 +112,23 @@ def format_normal(r: RunResult) -> str:
             out.append(f"  temperature {i['temperature_c']:.1f} C (max {i['max_temperature_c']:.1f} C), "
                        f"throttled {i['throttled_s']:.1f} s in {i['throttle_events']} spell(s)")
     return "\n".join(out) + "\n"
+
+
+def _array_lines(name: str, i: dict) -> list[str]:
+    """What an array did: its level and members, stripe handling, and write amplification."""
+    failed = f"; failed: {', '.join(i['failed'])}" if i["failed"] else ""
+    lines = [f"Array {name} ({i['level']}, {format_bytes(i['chunk_bytes'])} chunk, {i['engine']}; "
+             f"members {', '.join(i['members'])}{failed}):"]
+    heads = i["stripe_heads"]
+    if heads:
+        lines.append(f"  stripe heads {heads}: read-modify-write {i['rmw_stripe_heads']}, "
+                     f"reconstruct-write {i['rcw_stripe_heads']}, full stripe {i['full_stripe_heads']}; "
+                     f"stripe threads busy {100 * i['controller_utilization']:.1f}%")
+    if i["reconstructed_bytes"]:
+        lines.append(f"  rebuilt on read from the other members: {format_bytes(i['reconstructed_bytes'])}")
+    if i["host_bytes_written"]:
+        lines.append(f"  host written {format_bytes(i['host_bytes_written'])}, members written "
+                     f"{format_bytes(i['member_bytes_written'])} (x{i['raid_write_factor']:.2f}), "
+                     f"NAND written {format_bytes(i['nand_bytes_written'])} (WAF through the stack "
+                     f"{i['waf']:.3f})")
+    return lines

@@ -186,11 +186,15 @@ class TargetInfo(BaseModel):
     kind: str
     scale: float = 1.0
     endurance: dict[str, Any] = {}
+    members: list[TargetInfo] = []
+    array: dict[str, Any] = {}
 
 
 def _flat_internal(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[str, Any]:
     """A device's report as one flat row: what every device reports, then its kind's own."""
     i = d["internal"]
+    if i["kind"] == "array":
+        return _flat_array(d, elapsed_ns, info)
     n = i.get("nand") or {}
     t = max(elapsed_ns, 1)
     host_w = i["host_bytes_written"]
@@ -231,6 +235,63 @@ def _flat_internal(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict
         "throttle_events": th["throttle_events"] if th else None,
         # SMART "percentage used": average wear against the rated P/E cycles.
         "percentage_used": 100.0 * n.get("mean_block_erases", 0.0) / pe if pe else None,
+    }
+
+
+def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[str, Any]:
+    """An array's report as one row: its stripe handling, and its members' flash summed."""
+    i = d["internal"]
+    a = i["array"]
+    t = max(elapsed_ns, 1)
+    host_w = i["host_bytes_written"]
+    members = d["members"]
+    nand_w = sum(m["internal"]["media_bytes_written"] for m in members)
+    return {
+        "name": d["name"],
+        "profile": info.profile,
+        "kind": "array",
+        "level": a["level"],
+        "engine": a["engine"],
+        "chunk_bytes": a["chunk_bytes"],
+        "members": [m["name"] for m in members],
+        "failed": list(a["failed"]),
+        # The stripe-handling threads (md's raid5d and its group threads).
+        "controller_utilization": i["controller_busy_ns"] / (max(i["controller_cores"], 1) * t),
+        "host_bytes_written": host_w,
+        "host_bytes_read": i["host_bytes_read"],
+        "member_bytes_written": i["media_bytes_written"],
+        "member_bytes_read": i["media_bytes_read"],
+        # Member writes per host write (parity and read-modify-write), and flash writes per
+        # host write through the whole stack (the members' own WAF included).
+        "raid_write_factor": i["media_bytes_written"] / host_w if host_w else None,
+        "nand_bytes_written": nand_w,
+        "waf": nand_w / host_w if host_w else None,
+        "stripe_heads": a["stripe_heads"],
+        "rmw_stripe_heads": a["rmw_stripe_heads"],
+        "rcw_stripe_heads": a["rcw_stripe_heads"],
+        "full_stripe_heads": a["full_stripe_heads"],
+        "parity_bytes": a["parity_bytes"],
+        "reconstructed_bytes": a["reconstructed_bytes"],
+        "discard_dropped_bytes": a["discard_dropped_bytes"],
+        "stripe_waits": a["stripe_waits"],
+    }
+
+
+_AGGR = (("read_ios", "read_ios"), ("write_ios", "write_ios"), ("read_sectors", "read_sectors"),
+         ("write_sectors", "write_sectors"), ("read_merges", "read_merges"), ("write_merge", "write_merges"),
+         ("read_ticks", "read_ticks_ms"), ("write_ticks", "write_ticks_ms"), ("in_queue", "time_in_queue_ms"))
+
+
+def _disk_util(name: str, disk: dict[str, Any], elapsed_ms: float) -> dict[str, Any]:
+    """One fio ``disk_util`` entry from a device's diskstats."""
+    return {
+        "name": name,
+        "read_ios": disk["read_ios"], "write_ios": disk["write_ios"],
+        "read_sectors": disk["read_sectors"], "write_sectors": disk["write_sectors"],
+        "read_merges": disk["read_merges"], "write_merges": disk["write_merges"],
+        "read_ticks": disk["read_ticks_ms"], "write_ticks": disk["write_ticks_ms"],
+        "in_queue": disk["time_in_queue_ms"],
+        "util": min(100.0, 100.0 * disk["io_ticks_ms"] / elapsed_ms),
     }
 
 
@@ -299,15 +360,34 @@ class RunResult:
 
     @property
     def device_names(self) -> list[str]:
+        """The host's targets (drives and arrays)."""
         return [d["name"] for d in self.core["devices"]]
 
-    def _device(self, name: str | None) -> tuple[int, dict[str, Any]]:
+    def _walk(self):
+        """(path, device, info, array) for every device: each target, then its members.
+        ``path`` indexes the samples: (target,) or (target, member)."""
+        for i, (d, info) in enumerate(zip(self.core["devices"], self.spec.targets)):
+            yield (i,), d, info, None
+            for j, (m, minfo) in enumerate(zip(d.get("members", []), info.members)):
+                yield (i, j), m, minfo, d["name"]
+
+    @property
+    def all_device_names(self) -> list[str]:
+        """Every device: the targets and, after each array, its members."""
+        return [d["name"] for _, d, _, _ in self._walk()]
+
+    def _device(self, name: str | None) -> tuple[tuple[int, ...], dict[str, Any], TargetInfo]:
         if name is None:
-            return 0, self.core["devices"][0]
-        for i, d in enumerate(self.core["devices"]):
+            return (0,), self.core["devices"][0], self.spec.targets[0]
+        for path, d, info, _ in self._walk():
             if d["name"] == name:
-                return i, d
-        raise KeyError(f"no device '{name}' (devices: {', '.join(self.device_names)})")
+                return path, d, info
+        raise KeyError(f"no device '{name}' (devices: {', '.join(self.all_device_names)})")
+
+    @staticmethod
+    def _sampled(sample: dict[str, Any], path: tuple[int, ...]) -> dict[str, Any]:
+        d = sample["devices"][path[0]]
+        return d["members"][path[1]] if len(path) > 1 else d
 
     @property
     def device(self) -> dict[str, Any]:
@@ -315,20 +395,21 @@ class RunResult:
         return self.core["devices"][0]
 
     def iostat(self, name: str | None = None) -> dict[str, float]:
-        """iostat -x of one device (default: the first) over the whole run, as one interval."""
-        _, d = self._device(name)
+        """iostat -x of one device (default: the first; an array's members too) over the
+        whole run, as one interval."""
+        _, d, _ = self._device(name)
         return iostat_fields(None, d["disk"], max(self.elapsed_ns / 1e6, 1e-9))
 
     def internal(self, name: str | None = None) -> dict[str, Any]:
         """What iostat cannot see of one device (default: the first): die/channel/controller
-        utilisation, WAF, erases, SLC state, temperature."""
-        i, d = self._device(name)
-        return _flat_internal(d, self.elapsed_ns, self.spec.targets[i])
+        utilisation, WAF, erases, SLC state, temperature; for an array, its stripe handling."""
+        _, d, info = self._device(name)
+        return _flat_internal(d, self.elapsed_ns, info)
 
     def timeseries(self, name: str | None = None) -> list[dict[str, float]]:
         """Per-interval rates of the whole host, with one device's counters (default: the
         first), from the samples (only with an interval)."""
-        index, _ = self._device(name)
+        path, _, _ = self._device(name)
         rows = []
         samples = self.core["samples"]
         for prev, cur in zip(samples, samples[1:]):
@@ -342,9 +423,10 @@ class RunResult:
                 "read_iops": (cur["read_ios"] - prev["read_ios"]) / dt,
                 "write_iops": (cur["write_ios"] - prev["write_ios"]) / dt,
             }
-            pd_, cd = prev["devices"][index], cur["devices"][index]
+            pd_, cd = self._sampled(prev, path), self._sampled(cur, path)
             pi, ci = pd_["internal"], cd["internal"]
-            row["internal_utilization"] = (ci["die_busy_ns"] - pi["die_busy_ns"]) / (ci["dies"] * dt * 1e9)
+            if ci["dies"]:
+                row["internal_utilization"] = (ci["die_busy_ns"] - pi["die_busy_ns"]) / (ci["dies"] * dt * 1e9)
             hw = ci["host_bytes_written"] - pi["host_bytes_written"]
             row["waf"] = (ci["media_bytes_written"] - pi["media_bytes_written"]) / hw if hw else float("nan")
             if ci.get("thermal"):
@@ -382,16 +464,16 @@ class RunResult:
         elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
         disk_util = []
         for d in self.devices:
-            disk = d["disk"]
-            disk_util.append({
-                "name": d["name"],
-                "read_ios": disk["read_ios"], "write_ios": disk["write_ios"],
-                "read_sectors": disk["read_sectors"], "write_sectors": disk["write_sectors"],
-                "read_merges": disk["read_merges"], "write_merges": disk["write_merges"],
-                "read_ticks": disk["read_ticks_ms"], "write_ticks": disk["write_ticks_ms"],
-                "in_queue": disk["time_in_queue_ms"],
-                "util": min(100.0, 100.0 * disk["io_ticks_ms"] / elapsed_ms),
-            })
+            entry = _disk_util(d["name"], d["disk"], elapsed_ms)
+            members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d.get("members", [])]
+            if members:
+                # As fio reports a device with slaves: their counters averaged, the busiest's util.
+                n = len(members)
+                for key, src in _AGGR:
+                    entry[f"aggr_{key}"] = sum(m["disk"][src] for m in d["members"]) // n
+                entry["aggr_util"] = max(m["util"] for m in members)
+            disk_util.append(entry)
+            disk_util.extend(members)
         ssdlab: dict[str, Any] = {
             "profile": self.profile_name,
             "host": self.host_name,
@@ -399,10 +481,11 @@ class RunResult:
             "scale": self.scale,
             "sim_time_s": self.elapsed_ns / 1e9,
             "events": self.core["events"],
-            "devices": [{**self.internal(n), "scheduler": d["scheduler"], "scale": t.scale,
-                         "capacity_bytes": d["capacity_bytes"]}
-                        for n, d, t in zip(self.device_names, self.devices, self.targets)],
-            "iostat": [{"name": n, **self.iostat(n)} for n in self.device_names],
+            "devices": [{**_flat_internal(d, self.elapsed_ns, info), "scheduler": d["scheduler"],
+                         "scale": info.scale, "capacity_bytes": d["capacity_bytes"],
+                         **({"array": parent} if parent else {})}
+                        for _, d, info, parent in self._walk()],
+            "iostat": [{"name": n, **self.iostat(n)} for n in self.all_device_names],
             "warnings": self.warnings,
         }
         if self.core["samples"]:
@@ -445,10 +528,10 @@ class RunResult:
         return pd.DataFrame(rows)
 
     def iostat_table(self):
-        """iostat -x over the run, one row per device."""
+        """iostat -x over the run, one row per device (an array's members included)."""
         import pandas as pd
 
-        return pd.DataFrame([{"device": n, **self.iostat(n)} for n in self.device_names]).set_index("device")
+        return pd.DataFrame([{"device": n, **self.iostat(n)} for n in self.all_device_names]).set_index("device")
 
     def timeseries_table(self, name: str | None = None):
         import pandas as pd

@@ -8,21 +8,33 @@
     # optional per drive: scale = 0.1, precondition = "random:2",
     # profile_set = { "thermal.ambient_temperature" = "40" }, scheduler = "none"
 
-Profile and host paths (``*.toml``) are relative to the system file. Every mistake is an error naming the file,
-the line and the key as written.
+    [[array]]                           # optional: drives joined into an array
+    name = "md0"                        # fio's filename=/dev/md0 selects it
+    level = 5                           # 0, 1, 10, 5 or 6
+    chunk = "64k"                       # default 512 KiB, as mdadm
+    engine = "md"                       # a built-in engine or an engine TOML path
+    members = ["sda", "sdb", "sdc", "sdd"]
+    # optional: engine_set = { stripe_cache_size = 4096 },
+    # fail = [{ member = "sdb", at = "10s" }]
+
+The host's targets are the arrays, then the drives that are in no array; a job without a
+``filename`` uses the first. Profile, host and engine paths (``*.toml``) are relative to the
+system file. Every mistake is an error naming the file, the line and the key as written.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .config import ProfileError, load_host
+from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, place
+from .units import UnitError, parse_size, parse_time_ns
 
 DEVICE_NAME = r"^[A-Za-z][A-Za-z0-9_.\-]*$"
 
@@ -43,11 +55,54 @@ class DriveEntry(BaseModel):
     scheduler: Literal["none"] = "none"
 
 
+LEVELS = (0, 1, 10, 5, 6)
+DEFAULT_CHUNK = 512 * 1024  # mdadm's default chunk
+
+
+class FailureEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    member: str
+    at: str | int | float = Field(default=0, description="time from the run's start (bare numbers: seconds)")
+
+
+class ArrayEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
+    level: int = Field(description="RAID level: 0, 1, 10, 5 or 6")
+    chunk: str | int = Field(default=DEFAULT_CHUNK, description="chunk size")
+    engine: str = Field(default="md", min_length=1, description="built-in engine name or engine TOML path")
+    members: list[str] = Field(min_length=1)
+    spares: list[str] = Field(default_factory=list)
+    engine_set: dict[str, str | int | float | bool] = Field(default_factory=dict, description="engine keys overridden")
+    fail: list[FailureEntry] = Field(default_factory=list)
+
+    @field_validator("level")
+    @classmethod
+    def _known_level(cls, level: int) -> int:
+        if level not in LEVELS:
+            raise ValueError(f"RAID level {level}: expected one of 0, 1, 10, 5, 6")
+        return level
+
+    @field_validator("chunk")
+    @classmethod
+    def _chunk_size(cls, chunk: str | int) -> int:
+        try:
+            n = parse_size(chunk)
+        except UnitError as e:
+            raise ValueError(str(e)) from None
+        if n <= 0 or n % 4096:
+            raise ValueError(f"chunk {chunk!r}: expected a positive multiple of 4 KiB (md's page)")
+        return n
+
+
 class SystemFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     host: str | None = None
     drive: list[DriveEntry] = Field(min_length=1)
+    array: list[ArrayEntry] = Field(default_factory=list)
 
     @field_validator("drive")
     @classmethod
@@ -74,14 +129,64 @@ class Drive:
 
 
 @dataclass
+class Array:
+    """An array of drives, resolved: level, chunk, engine and members as the core runs them."""
+
+    name: str
+    level: int
+    chunk: int
+    engine: Any  # an MdEngine
+    engine_sources: dict[str, str]
+    members: list[Drive]
+    spares: list[Drive] = field(default_factory=list)
+    failures: list[tuple[str, int]] = field(default_factory=list)  # (member, ns from the start)
+
+    def core(self) -> dict[str, Any]:
+        """The core's description of the array (its members' descriptions inside)."""
+        return {
+            "kind": "array",
+            "level": f"raid{self.level}",
+            "chunk_bytes": self.chunk,
+            "engine": self.engine.to_core(),
+            "members": [{"name": d.name, "device": d.core, "scheduler": d.scheduler,
+                         "precondition": parse_precondition(d.precondition)} for d in self.members],
+            "failures": [{"member": m, "at_ns": at} for m, at in self.failures],
+        }
+
+    @property
+    def capacity(self) -> int:
+        from . import _core
+
+        return _core.device_capacity(json.dumps(self.core()))
+
+
+Target = Drive | Array
+
+
+@dataclass
 class System:
     drives: list[Drive]
     host: str | None = None  # None: the first drive's calibration host
     origin: str = "<system>"
+    arrays: list[Array] = field(default_factory=list)
+    #: A /dev name the system lacks is an error (a system file); otherwise every /dev name
+    #: means the one target (``--profile`` or ``--raid`` alone, for fio's example job files).
+    strict: bool = True
+
+    @property
+    def targets(self) -> list[Target]:
+        """The devices the host addresses: the arrays, then drives in no array."""
+        joined = {d.name for a in self.arrays for d in (*a.members, *a.spares)}
+        return [*self.arrays, *(d for d in self.drives if d.name not in joined)]
 
     @property
     def names(self) -> list[str]:
-        return [d.name for d in self.drives]
+        return [t.name for t in self.targets]
+
+    @property
+    def members(self) -> dict[str, str]:
+        """Array member (and spare) -> its array."""
+        return {d.name: a.name for a in self.arrays for d in (*a.members, *a.spares)}
 
 
 def default_device_name(core: dict[str, Any]) -> str:
@@ -95,7 +200,7 @@ def single(profile: str | Path, *, profile_set: dict[str, str] | None = None, sc
     parse_precondition(precondition)
     prof, sources, core, eff = device_core(profile, profile_set or None, scale)
     name = default_device_name(core)
-    return System([Drive(name, prof, sources, core, eff, precondition)], origin=f"profile '{profile}'")
+    return System([Drive(name, prof, sources, core, eff, precondition)], origin=f"profile '{profile}'", strict=False)
 
 
 def load_system(path: str | Path, *, scale: float | None = None, precondition: str | dict[str, Any] | None = None,
@@ -132,6 +237,7 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
         except ValueError as e:
             raise SystemFileError(f"{place(origin, text, ('drive', i, 'precondition'))}: {e}") from None
         drives.append(Drive(d.name, prof, sources, core, eff, pre, d.scheduler))
+    arrays = [_load_array(a, i, drives, sf, origin, text, p.parent) for i, a in enumerate(sf.array)]
     host = sf.host
     if host is not None:
         if host.endswith(".toml") and not Path(host).is_absolute():
@@ -140,7 +246,117 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
             load_host(host)
         except ProfileError as e:
             raise SystemFileError(f"{place(origin, text, ('host',))}: {e}") from None
-    return System(drives, host=host, origin=origin)
+    return System(drives, host=host, origin=origin, arrays=arrays)
+
+
+def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, origin: str, text: str,
+                base: Path) -> Array:
+    """Resolve array ``a`` (the ``i``-th) against the system's drives."""
+    def where(*key: str | int) -> str:
+        return place(origin, text, ("array", i, *key))
+
+    by_name = {d.name: d for d in drives}
+    if a.name in by_name:
+        raise SystemFileError(f"{where('name')}: device name '{a.name}' is used twice (a drive has it)")
+    if a.name in {x.name for x in sf.array[:i]}:
+        raise SystemFileError(f"{where('name')}: device name '{a.name}' is used twice")
+    taken = {m: x.name for x in sf.array[:i] for m in (*x.members, *x.spares)}
+    for key in ("members", "spares"):
+        names = getattr(a, key)
+        for m in names:
+            if m not in by_name:
+                raise SystemFileError(f"{where(key)}: '{m}' is not a drive of the system "
+                                      f"(drives: {', '.join(by_name)})")
+            if m in taken:
+                raise SystemFileError(f"{where(key)}: drive '{m}' is already in array '{taken[m]}'")
+            if names.count(m) > 1 or (key == "spares" and m in a.members):
+                raise SystemFileError(f"{where(key)}: drive '{m}' is named twice")
+    ref = a.engine
+    if ref.endswith(".toml") and not Path(ref).is_absolute():
+        ref = str(base / ref)
+    try:
+        engine, sources = load_engine(ref, {k: str(v) for k, v in a.engine_set.items()} or None)
+    except ProfileError as e:
+        raise SystemFileError(f"{where('engine')}: array '{a.name}': {e}") from None
+    failures = []
+    for j, f in enumerate(a.fail):
+        if f.member not in a.members:
+            raise SystemFileError(f"{where('fail', j, 'member')}: '{f.member}' is not a member of '{a.name}'")
+        try:
+            at = parse_time_ns(f.at, "s")
+        except UnitError as e:
+            raise SystemFileError(f"{where('fail', j, 'at')}: {e}") from None
+        failures.append((f.member, at))
+    arr = Array(a.name, a.level, a.chunk, engine, sources, [by_name[m] for m in a.members],
+                [by_name[m] for m in a.spares], failures)
+    _check_array(arr, where)
+    return arr
+
+
+def _check_array(arr: Array, where) -> None:
+    """What the core would refuse, said in the system file's terms."""
+    from . import _core
+
+    problem = _core.check_device(json.dumps(arr.core()))
+    if problem is None:
+        return
+    key, message = problem
+    head, _, rest = key.partition(".")
+    loc = {"members": ("members",), "chunk": ("chunk",), "failures": ("fail",), "engine": ("engine",)}.get(head, ())
+    raise SystemFileError(f"{where(*loc)}: array '{arr.name}': {message}")
+
+
+def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEFAULT_CHUNK, engine: str = "md",
+         spares: int = 0, profile_set: dict[str, str] | None = None, scale: float | None = None,
+         precondition: str | dict[str, Any] | None = None,
+         engine_set: dict[str, str] | None = None) -> System:
+    """The system ``--raid LEVEL --drives N`` stands for: N drives of ``profile`` in array md0,
+    named as Linux names that profile's drives (sda, sdb, … or nvme0n1, nvme1n1, …)."""
+    if level not in LEVELS:
+        raise ValueError(f"--raid {level}: expected one of 0, 1, 10, 5, 6")
+    if drives < 1:
+        raise ValueError(f"--drives {drives}: expected at least one drive")
+    if spares < 0:
+        raise ValueError(f"--spares {spares}: expected a count >= 0")
+    try:
+        chunk_bytes = ArrayEntry._chunk_size(chunk)
+    except ValueError as e:
+        raise ValueError(f"--chunk: {e}") from None
+    parse_precondition(precondition)
+    prof, sources, core, eff = device_core(profile, profile_set or None, scale)
+    names = _drive_names(core, drives + spares)
+    disks = [Drive(n, prof, sources, core, eff, precondition) for n in names]
+    try:
+        eng, eng_sources = load_engine(engine, engine_set or None)
+    except ProfileError as e:
+        raise ValueError(f"--engine: {e}") from None
+    arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:])
+
+    def where(*_key: str) -> str:
+        return f"--raid {level} --drives {drives}"
+
+    try:
+        _check_array(arr, where)
+    except SystemFileError as e:
+        raise ValueError(str(e)) from None
+    return System(disks, origin=f"profile '{profile}' × {drives}", arrays=[arr], strict=False)
+
+
+def _drive_names(core: dict[str, Any], n: int) -> list[str]:
+    """Linux's names for the first ``n`` drives of an interface."""
+    if core["interface"]["kind"] == "sata":
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        out = []
+        for i in range(n):
+            name, k = "", i
+            while True:
+                name = letters[k % 26] + name
+                k = k // 26 - 1
+                if k < 0:
+                    break
+            out.append(f"sd{name}")
+        return out
+    return [f"nvme{i}n1" for i in range(n)]
 
 
 def parse_precondition(value: str | dict[str, Any] | None) -> dict[str, Any]:

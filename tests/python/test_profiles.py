@@ -5,7 +5,7 @@ from importlib import resources
 
 import pytest
 
-from ssdlab.config import ProfileError, host_names, load_host, load_profile, profile_names
+from ssdlab.config import ProfileError, engine_names, host_names, load_host, load_profile, profile_names
 
 
 def _leaves(table, prefix=""):
@@ -24,6 +24,7 @@ NOT_PARAMETERS = {"name", "description", "kind", "interface.kind"}
 @pytest.mark.parametrize("path", [
     *(resources.files("ssdlab") / "profiles" / f"{n}.toml" for n in profile_names()),
     *(resources.files("ssdlab") / "profiles" / "hosts" / f"{n}.toml" for n in host_names()),
+    *(resources.files("ssdlab") / "profiles" / "engines" / f"{n}.toml" for n in engine_names()),
 ])
 def test_every_builtin_parameter_has_a_source(path):
     data = tomllib.loads(path.read_text())

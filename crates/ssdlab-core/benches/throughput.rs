@@ -27,6 +27,8 @@ fn simulation(c: &mut Criterion) {
         let budget = match sc {
             Scenario::RandRead4kQd32 => 8,
             Scenario::RandWrite4kSteady => 35,
+            Scenario::Raid5RandWrite4k => 10,
+            Scenario::Raid0RandRead4kQd256 => 15,
         };
         g.sample_size(10)
             .sampling_mode(SamplingMode::Flat)
@@ -39,8 +41,8 @@ fn simulation(c: &mut Criterion) {
                 let mut timed = Duration::ZERO;
                 for _ in 0..iters {
                     seed += 1;
-                    let (ssd, _precondition_time) = sc.prepare(seed);
-                    let (result, elapsed) = sc.run(ssd, seed);
+                    let (dev, _precondition_time) = sc.prepare(seed);
+                    let (result, elapsed) = sc.run(dev, seed);
                     black_box(result.events);
                     timed += elapsed;
                 }

@@ -39,10 +39,10 @@ fn main() {
         let (mut rates, mut pre_s) = (Vec::new(), Vec::new());
         let mut last = None;
         for i in 0..runs {
-            let (ssd, pre) = sc.prepare(i as u64 + 1);
-            let map_bytes = ssd.ftl().map_bytes();
-            let logical_pages = ssd.config().capacity_bytes / 4096;
-            let (r, el) = sc.run(ssd, i as u64 + 1);
+            let (dev, pre) = sc.prepare(i as u64 + 1);
+            let map_bytes = dev.map_bytes();
+            let logical_pages = dev.capacity() / 4096;
+            let (r, el) = sc.run(dev, i as u64 + 1);
             rates.push(sc.requests() as f64 / el.as_secs_f64());
             pre_s.push(pre.as_secs_f64());
             last = Some((r, map_bytes, logical_pages));
@@ -52,6 +52,7 @@ fn main() {
         let ios = j.read.ios + j.write.ios;
         let sim_s = (j.end_ns - j.measure_start_ns) as f64 / 1e9;
         let int = &r.devices[0].internal;
+        let member_ios: u64 = r.devices[0].members.iter().map(|m| m.disk.read_ios + m.disk.write_ios).sum();
         let (min, max) = (
             rates.iter().cloned().fold(f64::INFINITY, f64::min),
             rates.iter().cloned().fold(0.0, f64::max),
@@ -70,6 +71,7 @@ fn main() {
             "events_per_request": r.events as f64 / sc.requests() as f64,
             "simulated_iops": ios as f64 / sim_s,
             "simulated_waf": int.media_bytes_written as f64 / int.host_bytes_written.max(1) as f64,
+            "member_ios_per_request": member_ios as f64 / sc.requests() as f64,
         });
         println!("{line}");
     }

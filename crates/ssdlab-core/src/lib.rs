@@ -3,9 +3,11 @@
 //!
 //! Data flows one way down — workload → host → block layer (one queue per device) → device —
 //! and completions come back up; metrics are collected on the way. Layout follows that flow:
-//! [`workload`], [`host`], [`block`], [`device`], [`metrics`], all on top of the [`engine`];
-//! [`sim`] puts a system together and runs it.
+//! [`workload`], [`host`], [`block`], [`device`] (or an [`array`] of devices, each with its
+//! own block queue), [`metrics`], all on top of the [`engine`]; [`sim`] puts a system together
+//! and runs it, its targets drives or arrays ([`target`]).
 
+pub mod array;
 pub mod block;
 pub mod device;
 pub mod engine;
@@ -14,6 +16,7 @@ pub mod host;
 pub mod metrics;
 pub mod schema;
 pub mod sim;
+pub mod target;
 pub mod workload;
 
 pub use error::{ConfigError, SimError};

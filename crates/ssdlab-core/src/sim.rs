@@ -9,10 +9,11 @@ use schemars::JsonSchema;
 use crate::block::SchedulerConfig;
 use crate::device::ssd::Precondition;
 use crate::device::{BlockDevice, DeviceConfig, DeviceReport, Drive};
+use crate::target::TargetDevice;
 use crate::engine::rng::derive_seed;
 use crate::engine::{Scheduler, Time};
 use crate::error::{ConfigError, SimError};
-use crate::host::{Event, Host, HostConfig, Sample};
+use crate::host::{DevCtx, Event, Host, HostConfig, Sample};
 use crate::metrics::diskstats::DiskCounters;
 use crate::metrics::JobStats;
 use crate::workload::JobSpec;
@@ -161,23 +162,41 @@ impl<D> Target<D> {
 pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
     validate(spec)?;
     let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns).map_err(SimError::Input)?;
+    let hz = spec.host.hz;
     let targets = spec
         .targets
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let drive = Drive::build(&t.device, target_seed(spec.seed, i), t.precondition).map_err(SimError::Device)?;
-            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, device: drive })
+            let device = TargetDevice::build(&t.device, target_seed(spec.seed, i), t.precondition, hz)
+                .map_err(SimError::Device)?;
+            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, device })
         })
         .collect::<Result<Vec<_>, SimError>>()?;
-    // One kind of drive throughout (the usual case): run the loop for that kind alone, so
-    // no event pays for the dispatch between kinds.
-    if targets.iter().all(|t| matches!(t.device, Drive::NandSsd(_))) {
-        let ssds = targets.into_iter().map(|t| t.map(|d| match d {
-            Drive::NandSsd(s) => s,
-            Drive::InPlace(_) => unreachable!("checked above"),
-        }));
+    // One kind of device throughout (the usual case: NAND SSDs, or arrays of them): run the
+    // loop for that kind alone, so no event pays for the dispatch between kinds.
+    let nand = |d: &Drive| matches!(d, Drive::NandSsd(_));
+    let unwrap_ssd = |d: Drive| match d {
+        Drive::NandSsd(s) => s,
+        _ => unreachable!("checked before"),
+    };
+    if targets.iter().all(|t| matches!(&t.device, TargetDevice::Drive(d) if nand(d))) {
+        let ssds = targets.into_iter().map(|t| {
+            t.map(|d| match d {
+                TargetDevice::Drive(d) => unwrap_ssd(d),
+                TargetDevice::Array(_) => unreachable!("checked above"),
+            })
+        });
         return simulate(spec.seed, host, ssds.collect());
+    }
+    if targets.iter().all(|t| matches!(&t.device, TargetDevice::Array(a) if a.members().all(nand))) {
+        let arrays = targets.into_iter().map(|t| {
+            t.map(|d| match d {
+                TargetDevice::Array(a) => a.map_members(unwrap_ssd),
+                TargetDevice::Drive(_) => unreachable!("checked above"),
+            })
+        });
+        return simulate(spec.seed, host, arrays.collect());
     }
     simulate(spec.seed, host, targets)
 }
@@ -198,6 +217,11 @@ pub fn simulate<D: BlockDevice>(seed: u64, mut host: Host, targets: Vec<Target<D
     host.attach(&queues).map_err(SimError::Input)?;
     let start = devs.iter_mut().map(|d| d.begin_run()).max().unwrap_or(0);
     let mut sched: Scheduler<Event<D::Event>> = Scheduler::starting_at(start);
+    let mut none_done = Vec::new();
+    for (i, d) in devs.iter_mut().enumerate() {
+        d.start_run(&mut DevCtx { sched: &mut sched, done: &mut none_done, dev: i as u16 });
+    }
+    assert!(none_done.is_empty(), "a device completed a request before any was submitted");
     host.start(&mut sched);
     while !host.finished() {
         let Some((_, ev)) = sched.pop() else {
@@ -222,7 +246,7 @@ pub fn simulate<D: BlockDevice>(seed: u64, mut host: Host, targets: Vec<Target<D
             scheduler: host.scheduler(i),
             disk: host.disk_counters(i, end),
             internal,
-            members: Vec::new(),
+            members: d.member_results(end),
         });
     }
     for d in devs.iter_mut() {
@@ -262,6 +286,13 @@ pub fn check_device_json(device_json: &str) -> Result<(), ConfigError> {
     let cfg: DeviceConfig =
         serde_json::from_str(device_json).map_err(|e| ConfigError::new("", format!("not a device description: {e}")))?;
     cfg.validate()
+}
+
+/// The bytes a device (JSON) offers the host: a drive's capacity, an array's usable size.
+pub fn device_capacity_json(device_json: &str) -> Result<u64, ConfigError> {
+    let cfg: DeviceConfig =
+        serde_json::from_str(device_json).map_err(|e| ConfigError::new("", format!("not a device description: {e}")))?;
+    Ok(cfg.capacity_bytes())
 }
 
 /// Run from JSON text to JSON text (what the Python binding calls).

@@ -590,6 +590,7 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
                 controller_cores: 1,
                 thermal: None,
                 nand: None,
+                array: None,
             }
         }
         fn end_run(&mut self, _: Time) {}

@@ -17,6 +17,12 @@ fn check_device(device_json: String) -> Option<(String, String)> {
     ssdlab_core::sim::check_device_json(&device_json).err().map(|e| (e.key, e.message))
 }
 
+/// The bytes a device description (JSON) offers the host (an array: what its level leaves).
+#[pyfunction]
+fn device_capacity(device_json: String) -> PyResult<u64> {
+    ssdlab_core::sim::device_capacity_json(&device_json).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The JSON Schema of the core's input (a run spec), for checking what Python sends.
 #[pyfunction]
 fn spec_schema() -> String {
@@ -46,6 +52,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
+    m.add_function(wrap_pyfunction!(device_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(spec_schema, m)?)?;
     m.add_function(wrap_pyfunction!(core_build_id, m)?)?;
     Ok(())

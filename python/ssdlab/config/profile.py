@@ -361,6 +361,30 @@ class HostProfile(_Section):
         }
 
 
+class MdEngine(_Section):
+    """Linux md's RAID 4/5/6 stripe handling: the stripe cache and the threads working it."""
+
+    name: str
+    description: str
+    kind: Literal["md"] = "md"
+    stripe_cache_size: int = Field(ge=17, le=32768, description="stripe heads (4 KiB per member each)")
+    group_thread_cnt: int = Field(ge=0, le=1024, description="stripe threads besides raid5d")
+    stripe_head_cpu: TimeNs = Field(description="thread time per stripe head, parity aside")
+    parity_rate: Rate = Field(description="parity computation over source bytes, one core")
+
+    def to_core(self) -> dict[str, Any]:
+        return {
+            "kind": "md",
+            "stripe_cache_size": self.stripe_cache_size,
+            "group_thread_cnt": self.group_thread_cnt,
+            "stripe_head_ns": self.stripe_head_cpu,
+            "parity_bytes_per_s": self.parity_rate,
+        }
+
+
+EngineProfile = Annotated[MdEngine, Field(discriminator="kind")]
+
+
 # --- loading -------------------------------------------------------------------------------
 
 def _split_sources(table: dict[str, Any], prefix: str = "") -> tuple[dict[str, Any], dict[str, str]]:
@@ -390,7 +414,7 @@ def place(origin: str, text: str | None, loc: tuple, overrides: Mapping[str, str
     line = locate(text, tuple(loc)) if text else None
     if line is None:
         return origin
-    return f"{origin}:{line}" if not origin.startswith(("profile '", "host '")) else f"{origin} (line {line})"
+    return f"{origin}:{line}" if not origin.startswith(("profile '", "host '", "engine '")) else f"{origin} (line {line})"
 
 
 def _describe(err: ValidationError, origin: str, text: str | None = None,
@@ -414,6 +438,10 @@ def _builtin_dir(sub: str = "") -> resources.abc.Traversable:
 
 def profile_names() -> list[str]:
     return sorted(p.name[:-5] for p in _builtin_dir().iterdir() if p.name.endswith(".toml"))
+
+
+def engine_names() -> list[str]:
+    return sorted(p.name[:-5] for p in _builtin_dir("engines").iterdir() if p.name.endswith(".toml"))
 
 
 def host_names() -> list[str]:
@@ -492,6 +520,17 @@ def load_profile(name_or_path: str | Path,
 def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
     origin, text = _read(name_or_path, _builtin_dir("hosts"), host_names(), "host")
     return _parse(origin, text, HostProfile)
+
+
+def load_engine(name_or_path: str | Path,
+                overrides: Mapping[str, str] | None = None) -> tuple[MdEngine, dict[str, str]]:
+    """An array engine profile (built-in name such as ``md``, or a TOML path) and its sources;
+    ``overrides`` set its keys, e.g. ``{"stripe_cache_size": "4096"}``."""
+    origin, text = _read(name_or_path, _builtin_dir("engines"), engine_names(), "engine")
+    return _parse(origin, text, lambda values: _ENGINES.get(values.get("kind"), MdEngine), overrides)
+
+
+_ENGINES = {"md": MdEngine}
 
 
 def profile_text(name_or_path: str | Path) -> str:

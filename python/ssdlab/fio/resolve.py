@@ -139,6 +139,8 @@ class Targets:
     names: tuple[str, ...]
     sizes: tuple[int, ...]
     strict: bool = True
+    #: Drives inside an array -> the array (not addressable on their own).
+    members: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def single(cls, size: int, name: str = "") -> "Targets":
@@ -547,6 +549,10 @@ class _Layout:
         if not t.strict:
             return 0
         missing = sorted(w for w in wanted if w not in t.names)
+        inside = [w for w in missing if w in t.members]
+        if inside:
+            _raise(entry, "filename", f"/dev/{inside[0]} is a member of array {t.members[inside[0]]};"
+                   f" jobs address the array (/dev/{t.members[inside[0]]})")
         if missing:
             _raise(entry, "filename", f"/dev/{missing[0]} names no device of the system"
                    f" (it has {', '.join('/dev/' + n for n in t.names)})")

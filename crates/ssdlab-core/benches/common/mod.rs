@@ -1,13 +1,17 @@
 //! Benchmark scenarios shared by the criterion bench (`benches/throughput.rs`) and the
 //! plain-output runner (`examples/throughput.rs`, driven by `benches/throughput.py`).
 //!
-//! A scenario is a preconditioned drive plus one job. Preparing it (building the drive and
-//! preconditioning it) is kept apart from running it, so only the simulation is timed.
+//! A scenario is a preconditioned drive (or an array of them) plus one job. Preparing it
+//! (building and preconditioning the drives) is kept apart from running it, so only the
+//! simulation is timed.
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
+use ssdlab_core::array::{Array, ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
 use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
+use ssdlab_core::device::{BlockDevice, DeviceConfig};
+use ssdlab_core::target::build_array;
 use ssdlab_core::engine::Scheduler;
 use ssdlab_core::host::{Host, HostConfig};
 use ssdlab_core::sim::{simulate, SimResult, Target};
@@ -23,28 +27,71 @@ pub enum Scenario {
     /// 4 KiB random writes at QD32 on a 64 GiB drive preconditioned with random overwrites,
     /// so garbage collection runs throughout.
     RandWrite4kSteady,
+    /// md RAID 5 of 8 fresh 8 GiB drives, 64 KiB chunk: 4 KiB random writes at QD64 (each
+    /// two member reads and two member writes).
+    Raid5RandWrite4k,
+    /// md RAID 0 of 8 sequentially filled 8 GiB drives: 4 KiB random reads at QD256.
+    Raid0RandRead4kQd256,
+}
+
+/// A scenario's device, ready to run.
+pub enum Prepared {
+    Drive(Ssd),
+    Array(Array<Ssd>),
+}
+
+impl Prepared {
+    pub fn map_bytes(&self) -> u64 {
+        match self {
+            Prepared::Drive(s) => s.ftl().map_bytes(),
+            Prepared::Array(a) => a.members().map(|s| s.ftl().map_bytes()).sum(),
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        match self {
+            Prepared::Drive(s) => s.capacity(),
+            Prepared::Array(a) => a.members().map(|s| s.capacity()).sum(),
+        }
+    }
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 2] = [Scenario::RandRead4kQd32, Scenario::RandWrite4kSteady];
+    pub const ALL: [Scenario; 4] =
+        [Scenario::RandRead4kQd32, Scenario::RandWrite4kSteady, Scenario::Raid5RandWrite4k, Scenario::Raid0RandRead4kQd256];
 
     pub fn name(self) -> &'static str {
         match self {
             Scenario::RandRead4kQd32 => "randread_4k_qd32",
             Scenario::RandWrite4kSteady => "randwrite_4k_qd32_gc_steady",
+            Scenario::Raid5RandWrite4k => "raid5x8_randwrite_4k_qd64",
+            Scenario::Raid0RandRead4kQd256 => "raid0x8_randread_4k_qd256",
         }
     }
 
+    /// Capacity of one drive.
     pub fn capacity_gib(self) -> u64 {
-        64
+        match self {
+            Scenario::RandRead4kQd32 | Scenario::RandWrite4kSteady => 64,
+            Scenario::Raid5RandWrite4k | Scenario::Raid0RandRead4kQd256 => 8,
+        }
+    }
+
+    fn array(self) -> Option<(RaidLevel, usize)> {
+        match self {
+            Scenario::Raid5RandWrite4k => Some((RaidLevel::Raid5, 8)),
+            Scenario::Raid0RandRead4kQd256 => Some((RaidLevel::Raid0, 8)),
+            _ => None,
+        }
     }
 
     pub fn precondition(self) -> Precondition {
         match self {
-            Scenario::RandRead4kQd32 => Precondition::Sequential,
+            Scenario::RandRead4kQd32 | Scenario::Raid0RandRead4kQd256 => Precondition::Sequential,
             // One random pass after the fill is enough to reach the GC steady state (the WAF
             // measured after 1 and after 3 passes agrees within 1 % on the 1 GiB drive).
             Scenario::RandWrite4kSteady => Precondition::Random { passes: 1.0 },
+            Scenario::Raid5RandWrite4k => Precondition::None,
         }
     }
 
@@ -52,20 +99,21 @@ impl Scenario {
     /// make the simulation dominate a profile over the preconditioning.
     pub fn requests(self) -> u64 {
         let base = match self {
-            Scenario::RandRead4kQd32 => 1_000_000,
-            Scenario::RandWrite4kSteady => 500_000,
+            Scenario::RandRead4kQd32 | Scenario::Raid0RandRead4kQd256 => 1_000_000,
+            Scenario::RandWrite4kSteady | Scenario::Raid5RandWrite4k => 500_000,
         };
         let scale: f64 = std::env::var("SSDLAB_BENCH_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0);
         ((base as f64 * scale) as u64).max(1)
     }
 
-    pub fn job(self) -> JobSpec {
-        let cap = self.capacity_gib() * GIB;
-        let rw = match self {
-            Scenario::RandRead4kQd32 => RwMode::Randread,
-            Scenario::RandWrite4kSteady => RwMode::Randwrite,
+    pub fn job(self, capacity: u64) -> JobSpec {
+        let (rw, depth) = match self {
+            Scenario::RandRead4kQd32 => (RwMode::Randread, 32),
+            Scenario::RandWrite4kSteady => (RwMode::Randwrite, 32),
+            Scenario::Raid5RandWrite4k => (RwMode::Randwrite, 64),
+            Scenario::Raid0RandRead4kQd256 => (RwMode::Randread, 256),
         };
-        let mut j = JobSpec::simple(self.name(), rw, 4096, 32, cap);
+        let mut j = JobSpec::simple(self.name(), rw, 4096, depth, capacity);
         // Independent uniform offsets (no fio random map), as the preconditioner draws them.
         j.random_map = false;
         j.number_ios = Some(self.requests());
@@ -74,28 +122,58 @@ impl Scenario {
         j
     }
 
-    /// Build and precondition the drive; returns it and the time preconditioning took.
-    pub fn prepare(self, seed: u64) -> (Ssd, Duration) {
+    /// Build and precondition the drives; returns the device and the time that took.
+    pub fn prepare(self, seed: u64) -> (Prepared, Duration) {
         let cfg = SsdConfig::generic(self.capacity_gib());
-        let mut ssd = Ssd::new(cfg, seed).expect("generic drive is valid");
         let t = Instant::now();
-        precondition(&mut ssd, self.precondition(), seed);
-        (ssd, t.elapsed())
+        let Some((level, n)) = self.array() else {
+            let mut ssd = Ssd::new(cfg, seed).expect("generic drive is valid");
+            precondition(&mut ssd, self.precondition(), seed);
+            return (Prepared::Drive(ssd), t.elapsed());
+        };
+        let members = (0..n)
+            .map(|i| MemberSpec {
+                name: format!("sd{}", (b'a' + i as u8) as char),
+                device: DeviceConfig::NandSsd(cfg.clone()),
+                precondition: self.precondition(),
+                scheduler: Default::default(),
+            })
+            .collect();
+        let acfg = ArrayConfig {
+            level,
+            chunk_bytes: 64 << 10,
+            engine: EngineConfig::Md(MdConfig::default()),
+            members,
+            failures: vec![],
+        };
+        let array = build_array(&acfg, seed, 1000, |c, s, pre| {
+            let DeviceConfig::NandSsd(c) = c else { unreachable!() };
+            let mut ssd = Ssd::new(c.clone(), s)?;
+            precondition(&mut ssd, pre, s);
+            Ok(ssd)
+        })
+        .expect("a valid array");
+        (Prepared::Array(array), t.elapsed())
     }
 
-    /// Run the scenario's job on a prepared drive (consumed); returns the result and the
+    /// Run the scenario's job on a prepared device (consumed); returns the result and the
     /// wall-clock time of the simulation alone.
-    pub fn run(self, ssd: Ssd, seed: u64) -> (SimResult, Duration) {
-        let host = Host::new(HostConfig::ideal(), vec![self.job()], seed, None).expect("host");
-        let name = ssd.config().name.clone();
-        // A system of one NAND SSD runs the loop for that kind, as `sim::run` does.
-        let targets = vec![Target::new(name, ssd)];
-        let t = Instant::now();
-        let r = simulate(seed, host, targets).expect("simulation");
-        let el = t.elapsed();
+    pub fn run(self, dev: Prepared, seed: u64) -> (SimResult, Duration) {
+        let (r, el) = match dev {
+            // One kind of device per system runs the loop for that kind, as `sim::run` does.
+            Prepared::Drive(ssd) => timed(self, seed, Target::new(ssd.config().name.clone(), ssd)),
+            Prepared::Array(a) => timed(self, seed, Target::new("md0", a)),
+        };
         assert_eq!(r.completed(), self.requests(), "{}: every request completes", self.name());
         (r, el)
     }
+}
+
+fn timed<D: BlockDevice>(sc: Scenario, seed: u64, target: Target<D>) -> (SimResult, Duration) {
+    let host = Host::new(HostConfig::ideal(), vec![sc.job(target.device.capacity())], seed, None).expect("host");
+    let t = Instant::now();
+    let r = simulate(seed, host, vec![target]).expect("simulation");
+    (r, t.elapsed())
 }
 
 /// The scheduler benchmark: a steady population of `pending` events, each pop followed by a

@@ -5,18 +5,20 @@
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
+use crate::array::ArrayConfig;
 use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
 use super::ssd::{precondition, Precondition, Ssd, SsdConfig, SsdEvent};
 use super::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Tag};
 use crate::engine::Time;
 use crate::error::ConfigError;
 
-/// A drive's description, tagged by its kind.
+/// A device's description, tagged by its kind: a drive, or an array of drives.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum DeviceConfig {
     NandSsd(SsdConfig),
     InPlace(InPlaceConfig),
+    Array(ArrayConfig),
 }
 
 impl DeviceConfig {
@@ -24,6 +26,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(c) => &c.name,
             DeviceConfig::InPlace(c) => &c.name,
+            DeviceConfig::Array(c) => c.level.label(),
         }
     }
 
@@ -31,6 +34,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(c) => c.capacity_bytes,
             DeviceConfig::InPlace(c) => c.capacity_bytes,
+            DeviceConfig::Array(c) => c.capacity_bytes(),
         }
     }
 
@@ -38,6 +42,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(_) => DeviceKind::NandSsd,
             DeviceConfig::InPlace(_) => DeviceKind::InPlace,
+            DeviceConfig::Array(_) => DeviceKind::Array,
         }
     }
 
@@ -45,6 +50,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(c) => c.validate(),
             DeviceConfig::InPlace(c) => c.validate(),
+            DeviceConfig::Array(c) => c.validate(),
         }
     }
 }
@@ -72,6 +78,9 @@ impl Drive {
                 Drive::NandSsd(ssd)
             }
             DeviceConfig::InPlace(c) => Drive::InPlace(InPlaceDrive::new(c.clone(), seed)?),
+            DeviceConfig::Array(_) => {
+                return Err(ConfigError::new("kind", "an array is not a drive (build it as a target)".into()))
+            }
         })
     }
 }

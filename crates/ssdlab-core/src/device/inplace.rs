@@ -265,6 +265,7 @@ impl BlockDevice for InPlaceDrive {
             controller_cores: self.front.cores(),
             thermal: self.thermal.as_ref().map(|t| t.report(at)),
             nand: None,
+            array: None,
         }
     }
 }

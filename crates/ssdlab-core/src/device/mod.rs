@@ -115,6 +115,13 @@ pub trait BlockDevice {
     /// Work under way that no host request waits for (buffered data on its way to flash, GC
     /// owed).
     fn has_internal_work(&self) -> bool;
+    /// The run's clock exists: schedule what the device does on its own from the start
+    /// (an array's member failures). Called once per run, after [`BlockDevice::begin_run`].
+    fn start_run(&mut self, _ctx: &mut impl DeviceCtx<Self::Event>) {}
+    /// The results of the devices this one is made of (an array's members), as of `at`.
+    fn member_results(&self, _at: Time) -> Vec<crate::sim::DeviceResult> {
+        Vec::new()
+    }
     /// A run begins. The engine keeps no events from an earlier run, so the device forgets
     /// any it was waiting for. Returns the time its clock has reached (when its last work
     /// ends; 0 for a new device): the run starts there, and time stays continuous.
@@ -127,10 +134,13 @@ pub trait BlockDevice {
 pub enum DeviceKind {
     NandSsd,
     InPlace,
+    Array,
 }
 
 /// What a device reports that iostat cannot show: the part every device has (traffic, busy
-/// time of its media and controller, temperature), plus its kind's own detail.
+/// time of its media and controller, temperature), plus its kind's own detail. For an
+/// array, "media" is its members (bytes it asked of them) and "controller" its stripe
+/// handling threads.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct DeviceReport {
     pub kind: DeviceKind,
@@ -150,6 +160,9 @@ pub struct DeviceReport {
     pub thermal: Option<thermal::ThermalReport>,
     /// A NAND SSD's flash translation layer, write buffer and wear.
     pub nand: Option<NandReport>,
+    /// An array's stripe handling and member health (its members report on their own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array: Option<crate::array::ArrayReport>,
 }
 
 impl DeviceReport {

@@ -104,11 +104,13 @@ struct HostReq {
     parts: u32,
 }
 
-/// One device's counters at a sample.
+/// One device's counters at a sample (and its members', for an array).
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceSample {
     pub disk: DiskCounters,
     pub internal: DeviceReport,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<crate::sim::DeviceResult>,
 }
 
 /// One time-series sample: cumulative counters at `t_ns`, host-wide and per device.
@@ -245,7 +247,11 @@ impl Host {
                     .queues
                     .iter()
                     .zip(devs.iter())
-                    .map(|(q, d)| DeviceSample { disk: q.disk().snapshot(now), internal: d.internal_report(now) })
+                    .map(|(q, d)| DeviceSample {
+                        disk: q.disk().snapshot(now),
+                        internal: d.internal_report(now),
+                        members: d.member_results(now),
+                    })
                     .collect();
                 self.samples.push(Sample {
                     t_ns: now,

@@ -847,6 +847,7 @@ impl BlockDevice for Ssd {
                 map_bytes: self.ftl.map_bytes(),
                 gc_owed_ns: self.backlogs.iter().map(|b| b.total_ns()).sum(),
             }),
+            array: None,
         }
     }
 }

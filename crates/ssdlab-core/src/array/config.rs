@@ -1,0 +1,257 @@
+//! What an array is made of: its RAID level, chunk, engine and member drives.
+
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
+use crate::block::SchedulerConfig;
+use crate::device::ssd::Precondition;
+use crate::device::DeviceConfig;
+use crate::engine::Time;
+use crate::error::ConfigError;
+
+/// md's stripe unit: every stripe is handled in pages of this size on each member.
+pub const PAGE: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RaidLevel {
+    /// Striping, no redundancy.
+    Raid0,
+    /// Every member holds every block.
+    Raid1,
+    /// Striped mirrors, md's default "near" layout with two copies.
+    Raid10,
+    /// One parity chunk per stripe, md's default left-symmetric rotation.
+    Raid5,
+    /// Two parity chunks (P and Q) per stripe, left-symmetric.
+    Raid6,
+}
+
+impl RaidLevel {
+    /// The fewest members the level works with (md's own minimums).
+    pub fn min_members(self) -> usize {
+        match self {
+            RaidLevel::Raid0 | RaidLevel::Raid1 | RaidLevel::Raid10 => 2,
+            RaidLevel::Raid5 => 3,
+            RaidLevel::Raid6 => 4,
+        }
+    }
+
+    /// Members that may fail at once without losing data (RAID 10 near-2: one, in general).
+    pub fn tolerated_failures(self, members: usize) -> usize {
+        match self {
+            RaidLevel::Raid0 => 0,
+            RaidLevel::Raid1 => members - 1,
+            RaidLevel::Raid10 | RaidLevel::Raid5 => 1,
+            RaidLevel::Raid6 => 2,
+        }
+    }
+
+    /// Parity chunks per stripe.
+    pub fn parity_count(self) -> u32 {
+        match self {
+            RaidLevel::Raid5 => 1,
+            RaidLevel::Raid6 => 2,
+            _ => 0,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            RaidLevel::Raid0 => "raid0",
+            RaidLevel::Raid1 => "raid1",
+            RaidLevel::Raid10 => "raid10",
+            RaidLevel::Raid5 => "raid5",
+            RaidLevel::Raid6 => "raid6",
+        }
+    }
+}
+
+/// One member drive: its name (as iostat shows it), what it is, the state it starts in, and
+/// the I/O scheduler of its own block queue.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemberSpec {
+    pub name: String,
+    pub device: DeviceConfig,
+    #[serde(default)]
+    pub precondition: Precondition,
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+}
+
+/// Linux md's RAID 4/5/6 personality (drivers/md/raid5.c) as it handles stripes. Levels 0,
+/// 1 and 10 map requests straight onto members and use none of it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MdConfig {
+    /// Stripe heads in the stripe cache (`/sys/block/mdX/md/stripe_cache_size`): one page
+    /// per member each. A write waits for free stripe heads.
+    pub stripe_cache_size: u32,
+    /// Extra stripe-handling threads (`group_thread_cnt`); 0 = raid5d alone.
+    pub group_thread_cnt: u32,
+    /// CPU time a handling thread spends on one stripe head, ns, parity computation aside.
+    pub stripe_head_ns: Time,
+    /// Parity computation rate of one core over the source data, bytes per second.
+    pub parity_bytes_per_s: f64,
+}
+
+impl Default for MdConfig {
+    fn default() -> Self {
+        MdConfig {
+            stripe_cache_size: 256,
+            group_thread_cnt: 0,
+            stripe_head_ns: 12_700,
+            parity_bytes_per_s: 18e9,
+        }
+    }
+}
+
+/// How the array's RAID logic is carried out: each engine is a model of one kind of
+/// implementation, with its own costs and limits.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum EngineConfig {
+    Md(MdConfig),
+}
+
+impl EngineConfig {
+    pub fn label(&self) -> &'static str {
+        match self {
+            EngineConfig::Md(_) => "md",
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            EngineConfig::Md(md) => {
+                // md refuses other sizes (raid5_set_cache_size: 17 <= size <= 32768).
+                if !(17..=32768).contains(&md.stripe_cache_size) {
+                    return Err(ConfigError::new(
+                        "engine.stripe_cache_size",
+                        format!("must be between 17 and 32768 (md's limits), got {}", md.stripe_cache_size),
+                    ));
+                }
+                if !(md.parity_bytes_per_s > 0.0 && md.parity_bytes_per_s.is_finite()) {
+                    return Err(ConfigError::new("engine.parity_bytes_per_s", "must be a positive rate".into()));
+                }
+                if md.group_thread_cnt > 1024 {
+                    return Err(ConfigError::new("engine.group_thread_cnt", "at most 1024 threads".into()));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A member failing while the array runs.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemberFailure {
+    pub member: String,
+    /// Simulated time of the failure from the run's start, ns; 0: failed before it begins.
+    #[serde(default)]
+    pub at_ns: Time,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArrayConfig {
+    pub level: RaidLevel,
+    pub chunk_bytes: u64,
+    pub engine: EngineConfig,
+    /// The active members, in their role order (md's `RaidDevice` numbers).
+    pub members: Vec<MemberSpec>,
+    /// Members that fail, and when.
+    #[serde(default)]
+    pub failures: Vec<MemberFailure>,
+}
+
+impl ArrayConfig {
+    /// Bytes of each member the array uses: the members' common size, whole chunks.
+    pub fn member_bytes(&self) -> u64 {
+        let smallest = self.members.iter().map(|m| m.device.capacity_bytes()).min().unwrap_or(0);
+        smallest / self.chunk_bytes.max(1) * self.chunk_bytes.max(1)
+    }
+
+    /// Bytes the array offers the host.
+    pub fn capacity_bytes(&self) -> u64 {
+        super::layout::Layout::new(self.level, self.members.len() as u32, self.chunk_bytes, self.member_bytes())
+            .capacity()
+    }
+
+    /// Errors name the offending key (`members`, `chunk`, `engine.…`, `members.NAME.…`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let n = self.members.len();
+        if n < self.level.min_members() {
+            return Err(ConfigError::new(
+                "members",
+                format!(
+                    "{} needs at least {} drives, got {n}",
+                    self.level.label(),
+                    self.level.min_members()
+                ),
+            ));
+        }
+        if n > u16::MAX as usize {
+            return Err(ConfigError::new("members", format!("{n} members; at most {}", u16::MAX)));
+        }
+        if self.chunk_bytes == 0 || self.chunk_bytes % PAGE != 0 {
+            return Err(ConfigError::new(
+                "chunk",
+                format!("must be a positive multiple of 4 KiB (md's page), got {} bytes", self.chunk_bytes),
+            ));
+        }
+        let mut names = std::collections::HashSet::new();
+        for m in &self.members {
+            if !names.insert(m.name.as_str()) {
+                return Err(ConfigError::new("members", format!("'{}' is named twice", m.name)));
+            }
+            if matches!(m.device, DeviceConfig::Array(_)) {
+                return Err(ConfigError::new(
+                    "members",
+                    format!("'{}' is an array; arrays of arrays are not modelled (use raid10)", m.name),
+                ));
+            }
+            m.device.validate().map_err(|e| ConfigError::new(&format!("members.{}.{}", m.name, e.key), e.message))?;
+        }
+        let first = &self.members[0];
+        let size = first.device.capacity_bytes();
+        if let Some(m) = self.members.iter().find(|m| m.device.capacity_bytes() != size) {
+            return Err(ConfigError::new(
+                "members",
+                format!(
+                    "'{}' holds {} bytes but '{}' holds {}: the members of an array must be the same size",
+                    m.name,
+                    m.device.capacity_bytes(),
+                    first.name,
+                    size
+                ),
+            ));
+        }
+        if self.member_bytes() == 0 {
+            return Err(ConfigError::new("chunk", format!("a chunk of {} bytes is larger than a member", self.chunk_bytes)));
+        }
+        let mut failed = std::collections::HashSet::new();
+        for f in &self.failures {
+            if !names.contains(f.member.as_str()) {
+                return Err(ConfigError::new("failures", format!("'{}' is not a member of the array", f.member)));
+            }
+            if !failed.insert(f.member.as_str()) {
+                return Err(ConfigError::new("failures", format!("'{}' fails twice", f.member)));
+            }
+        }
+        let tolerated = self.level.tolerated_failures(n);
+        if failed.len() > tolerated {
+            return Err(ConfigError::new(
+                "failures",
+                format!(
+                    "{} of {n} members fail, but {} survives only {tolerated}: the array's data would be lost",
+                    failed.len(),
+                    self.level.label()
+                ),
+            ));
+        }
+        self.engine.validate()
+    }
+}

@@ -1,0 +1,568 @@
+//! An array as a block device: requests in, member I/O through each member's own block
+//! queue, completions back. Each member keeps its own events, queue, clock and counters; the
+//! event loop sees the array as one device whose events carry its members' events.
+//!
+//! A request goes through up to four stages: it waits for its stripes (their lock and stripe
+//! heads in the cache), reads what the parity or a reconstruction needs, has its stripes
+//! handled on a stripe thread (parity computed), and writes. Levels without parity skip
+//! straight to reading or writing.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+
+use super::config::{ArrayConfig, EngineConfig, MdConfig, RaidLevel};
+use super::layout::Layout;
+use super::plan::{plan, Health, MemberIo, Plan};
+use crate::block::{BlockQueue, HostTag};
+use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
+use crate::engine::{MultiServer, Time};
+use crate::error::ConfigError;
+use crate::sim::DeviceResult;
+
+/// The array's own events and its members'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayEvent<E> {
+    /// An event of member `.0`.
+    Member(u16, E),
+    /// Request slot `.0`'s stripes are handled: its writes can go.
+    Handled(u32),
+    /// A timer of member `member`'s I/O scheduler.
+    Timer { member: u16, key: u16, token: u32 },
+    /// Member `.0` fails now.
+    Fail(u16),
+}
+
+/// What the array did, beyond what its members report.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ArrayReport {
+    pub level: &'static str,
+    pub engine: &'static str,
+    pub chunk_bytes: u64,
+    pub members: u32,
+    /// Stripe heads handled, by how their writes were done; and in all (reads rebuilt from
+    /// the other members go through stripe heads too).
+    pub stripe_heads: u64,
+    pub rmw_stripe_heads: u64,
+    pub rcw_stripe_heads: u64,
+    pub full_stripe_heads: u64,
+    /// Bytes read by parity computations and reconstructions.
+    pub parity_bytes: u64,
+    /// Host bytes rebuilt from the other members because their member had no current data.
+    pub reconstructed_bytes: u64,
+    /// Discarded bytes not passed on to the members (partial RAID 5/6 stripes).
+    pub discard_dropped_bytes: u64,
+    /// Requests that waited for a locked stripe or for free stripe heads.
+    pub stripe_waits: u64,
+    /// Busy time of the stripe-handling threads, summed, ns; and how many there are.
+    pub handler_busy_ns: u64,
+    pub handler_threads: u32,
+    /// Members that have failed, by name.
+    pub failed: Vec<String>,
+}
+
+const NO_UPPER: Tag = Tag::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Stage {
+    #[default]
+    Free,
+    Waiting,
+    Reading,
+    Handling,
+    Writing,
+}
+
+/// A request in the array: the host's (`upper`), or one of the array's own.
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    upper: Tag,
+    op: Option<Op>,
+    len: u64,
+    stage: Stage,
+    /// Member I/O of the current stage still under way.
+    pending: u32,
+    reads: Vec<MemberIo>,
+    writes: Vec<MemberIo>,
+    rows: Option<(u64, u64)>,
+    stripe_heads: u64,
+    handling_ns: Time,
+}
+
+struct Member<D> {
+    name: String,
+    device: D,
+    queue: BlockQueue,
+}
+
+/// How stripes are handled: md's threads (raid5d and its group threads).
+struct Handler {
+    threads: MultiServer,
+    stripe_head_ns: Time,
+    parity_bytes_per_s: f64,
+    cache_size: u64,
+}
+
+impl Handler {
+    fn new(md: &MdConfig) -> Handler {
+        Handler {
+            threads: MultiServer::new(1 + md.group_thread_cnt as usize),
+            stripe_head_ns: md.stripe_head_ns,
+            parity_bytes_per_s: md.parity_bytes_per_s,
+            cache_size: md.stripe_cache_size as u64,
+        }
+    }
+
+    /// Thread time to handle a plan's stripes.
+    fn cost(&self, plan: &Plan) -> Time {
+        plan.stripe_heads * self.stripe_head_ns + (plan.parity_bytes as f64 * 1e9 / self.parity_bytes_per_s) as Time
+    }
+}
+
+pub struct Array<D> {
+    layout: Layout,
+    engine: &'static str,
+    handler: Handler,
+    members: Vec<Member<D>>,
+    health: Health,
+    failures: Vec<(u16, Time)>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    waiting: VecDeque<u32>,
+    locked_rows: FxHashSet<u64>,
+    stripe_heads_in_use: u64,
+    plan: Plan,
+    /// Member completions reported and not yet handled.
+    done: Vec<(u16, Tag)>,
+    hosts: Vec<HostTag>,
+    armed: Vec<crate::block::iosched::ArmedTimer>,
+    report: ArrayReport,
+    host_bytes: [u64; 2],
+}
+
+/// A member's context: its events travel as the array's, its completions are collected.
+struct MemberCtx<'a, C> {
+    ctx: &'a mut C,
+    member: u16,
+    done: &'a mut Vec<(u16, Tag)>,
+}
+
+impl<E, C: DeviceCtx<ArrayEvent<E>>> DeviceCtx<E> for MemberCtx<'_, C> {
+    #[inline]
+    fn now(&self) -> Time {
+        self.ctx.now()
+    }
+    #[inline]
+    fn schedule(&mut self, at: Time, event: E) {
+        self.ctx.schedule(at, ArrayEvent::Member(self.member, event));
+    }
+    #[inline]
+    fn complete(&mut self, tag: Tag) {
+        self.done.push((self.member, tag));
+    }
+}
+
+/// Depth the host's queue in front of an array allows: md takes bios as they come.
+const ARRAY_QUEUE_DEPTH: u32 = 1 << 20;
+
+impl<D: BlockDevice> Array<D> {
+    /// An array over `devices`, built from `cfg.members` in order; `hz` is the host's tick
+    /// rate (for the members' diskstats).
+    pub fn new(cfg: &ArrayConfig, devices: Vec<D>, hz: u32) -> Result<Array<D>, ConfigError> {
+        cfg.validate()?;
+        assert_eq!(devices.len(), cfg.members.len(), "one device per member");
+        let layout = Layout::new(cfg.level, cfg.members.len() as u32, cfg.chunk_bytes, cfg.member_bytes());
+        let EngineConfig::Md(md) = &cfg.engine;
+        let handler = Handler::new(md);
+        let members: Vec<Member<D>> = cfg
+            .members
+            .iter()
+            .zip(devices)
+            .map(|(spec, device)| Member {
+                name: spec.name.clone(),
+                queue: BlockQueue::new(device.queue_depth(), hz, spec.scheduler.build()),
+                device,
+            })
+            .collect();
+        let index = |name: &str| cfg.members.iter().position(|m| m.name == name).expect("validated") as u16;
+        let failures = cfg.failures.iter().map(|f| (index(&f.member), f.at_ns)).collect();
+        let report = ArrayReport {
+            level: cfg.level.label(),
+            engine: cfg.engine.label(),
+            chunk_bytes: cfg.chunk_bytes,
+            members: members.len() as u32,
+            handler_threads: handler.threads.len() as u32,
+            ..Default::default()
+        };
+        Ok(Array {
+            layout,
+            engine: cfg.engine.label(),
+            handler,
+            health: Health::all_in_sync(members.len()),
+            members,
+            failures,
+            slots: Vec::new(),
+            free: Vec::new(),
+            waiting: VecDeque::new(),
+            locked_rows: FxHashSet::default(),
+            stripe_heads_in_use: 0,
+            plan: Plan::default(),
+            done: Vec::new(),
+            hosts: Vec::new(),
+            armed: Vec::new(),
+            report,
+            host_bytes: [0; 2],
+        })
+    }
+
+    /// The same array with its member devices transformed (to run a system of one kind of
+    /// drive without dispatch between kinds).
+    pub fn map_members<E>(self, f: impl Fn(D) -> E) -> Array<E> {
+        Array {
+            layout: self.layout,
+            engine: self.engine,
+            handler: self.handler,
+            members: self
+                .members
+                .into_iter()
+                .map(|m| Member { name: m.name, device: f(m.device), queue: m.queue })
+                .collect(),
+            health: self.health,
+            failures: self.failures,
+            slots: self.slots,
+            free: self.free,
+            waiting: self.waiting,
+            locked_rows: self.locked_rows,
+            stripe_heads_in_use: self.stripe_heads_in_use,
+            plan: self.plan,
+            done: self.done,
+            hosts: self.hosts,
+            armed: self.armed,
+            report: self.report,
+            host_bytes: self.host_bytes,
+        }
+    }
+
+    pub fn level(&self) -> RaidLevel {
+        self.layout.level
+    }
+
+    pub fn members(&self) -> impl Iterator<Item = &D> {
+        self.members.iter().map(|m| &m.device)
+    }
+
+    fn alloc(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Member `m` fails: from now on nothing is read from or written to it.
+    fn fail(&mut self, m: u16) {
+        self.health.fail(m as u32);
+        self.report.failed.push(self.members[m as usize].name.clone());
+    }
+
+    /// Plan request slot `s` and start it, or queue it behind the stripes it needs.
+    fn start(&mut self, s: u32, op: Op, offset: u64, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let members = &self.members;
+        plan(&self.layout, &self.health, op, offset, len, |m| {
+            let q = &members[m as usize].queue;
+            q.in_device() + q.queued() as u32
+        }, &mut self.plan);
+        let p = &self.plan;
+        let r = &mut self.report;
+        r.stripe_heads += p.stripe_heads;
+        r.rmw_stripe_heads += p.rmw;
+        r.rcw_stripe_heads += p.rcw;
+        r.full_stripe_heads += p.full;
+        r.parity_bytes += p.parity_bytes;
+        r.reconstructed_bytes += p.reconstructed_bytes;
+        r.discard_dropped_bytes += p.discard_dropped_bytes;
+        let handling_ns = if p.stripe_heads > 0 { self.handler.cost(p) } else { 0 };
+        let slot = &mut self.slots[s as usize];
+        std::mem::swap(&mut slot.reads, &mut self.plan.reads);
+        std::mem::swap(&mut slot.writes, &mut self.plan.writes);
+        slot.rows = self.plan.rows;
+        slot.stripe_heads = self.plan.stripe_heads.min(self.handler.cache_size);
+        slot.handling_ns = handling_ns;
+        if slot.rows.is_some() && !self.waiting.is_empty() || !self.admit(s) {
+            self.slots[s as usize].stage = Stage::Waiting;
+            self.waiting.push_back(s);
+            self.report.stripe_waits += 1;
+            return;
+        }
+        self.read(s, false, ctx);
+    }
+
+    /// Take slot `s`'s stripe locks and stripe heads if they are free.
+    fn admit(&mut self, s: u32) -> bool {
+        let slot = &self.slots[s as usize];
+        let Some((first, last)) = slot.rows else { return true };
+        if self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size
+            || (first..=last).any(|r| self.locked_rows.contains(&r))
+        {
+            return false;
+        }
+        self.stripe_heads_in_use += slot.stripe_heads;
+        self.locked_rows.extend(first..=last);
+        true
+    }
+
+    /// Issue slot `s`'s reads. `in_event`: called from an event rather than from `submit`
+    /// (a request with nothing at all to do must not complete inside `submit`).
+    fn read(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let reads = std::mem::take(&mut self.slots[s as usize].reads);
+        self.slots[s as usize].stage = Stage::Reading;
+        self.slots[s as usize].pending = reads.len() as u32;
+        for io in &reads {
+            self.issue(s, io, ctx);
+        }
+        let mut reads = reads;
+        reads.clear();
+        self.slots[s as usize].reads = reads;
+        if self.slots[s as usize].pending == 0 {
+            self.handle_stripes(s, in_event, ctx);
+        }
+    }
+
+    /// The reads are in: handle the stripes on a thread, then write.
+    fn handle_stripes(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let slot = &mut self.slots[s as usize];
+        slot.stage = Stage::Handling;
+        if slot.handling_ns > 0 || (!in_event && slot.writes.is_empty()) {
+            let at = self.handler.threads.reserve(ctx.now(), slot.handling_ns);
+            ctx.schedule(at, ArrayEvent::Handled(s));
+        } else {
+            self.write(s, ctx);
+        }
+    }
+
+    fn write(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let writes = std::mem::take(&mut self.slots[s as usize].writes);
+        self.slots[s as usize].stage = Stage::Writing;
+        self.slots[s as usize].pending = writes.len() as u32;
+        for io in &writes {
+            self.issue(s, io, ctx);
+        }
+        let mut writes = writes;
+        writes.clear();
+        self.slots[s as usize].writes = writes;
+        if self.slots[s as usize].pending == 0 {
+            self.finish(s, ctx);
+        }
+    }
+
+    /// Queue one member I/O for slot `s` and let the member take what it can.
+    fn issue(&mut self, s: u32, io: &MemberIo, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let now = ctx.now();
+        let parts = self.members[io.member as usize].queue.submit(s, io.op, io.offset, io.len, 0, now);
+        debug_assert_eq!(parts, 1, "member queues do not split");
+        self.feed(io.member, ctx);
+    }
+
+    /// Send member `m`'s queued requests while it has room.
+    fn feed(&mut self, m: u16, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let member = &mut self.members[m as usize];
+        let now = ctx.now();
+        while let Some(req) = member.queue.next_for_device(now) {
+            member.device.submit(req, &mut MemberCtx { ctx: &mut *ctx, member: m, done: &mut self.done });
+        }
+        if member.queue.has_armed() {
+            member.queue.take_armed(&mut self.armed);
+            for t in self.armed.drain(..) {
+                ctx.schedule(t.at, ArrayEvent::Timer { member: m, key: t.key, token: t.token });
+            }
+        }
+    }
+
+    /// Handle the member completions collected so far.
+    fn drain(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let mut i = 0;
+        while i < self.done.len() {
+            let (m, tag) = self.done[i];
+            i += 1;
+            self.member_done(m, tag, ctx);
+        }
+        self.done.clear();
+    }
+
+    fn member_done(&mut self, m: u16, tag: Tag, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let rq = self.members[m as usize].queue.complete(tag, ctx.now());
+        let mut hosts = std::mem::take(&mut self.hosts);
+        hosts.push(rq.host);
+        if rq.is_merged() {
+            self.members[m as usize].queue.take_merged(&rq, &mut hosts);
+        }
+        for &s in &hosts {
+            let slot = &mut self.slots[s as usize];
+            slot.pending -= 1;
+            if slot.pending == 0 {
+                match slot.stage {
+                    Stage::Reading => self.handle_stripes(s, true, ctx),
+                    Stage::Writing => self.finish(s, ctx),
+                    stage => panic!("a member I/O completed for a request in stage {stage:?}"),
+                }
+            }
+        }
+        hosts.clear();
+        self.hosts = hosts;
+        self.feed(m, ctx);
+    }
+
+    /// Slot `s` is done: release its stripes, report it, start requests that waited.
+    fn finish(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let slot = &mut self.slots[s as usize];
+        slot.stage = Stage::Free;
+        let released = slot.rows.take();
+        if let Some((first, last)) = released {
+            self.stripe_heads_in_use -= slot.stripe_heads;
+            for r in first..=last {
+                self.locked_rows.remove(&r);
+            }
+        }
+        let op = slot.op.take().expect("a request in work has an operation");
+        if op.index() < 2 {
+            self.host_bytes[op.index()] += slot.len;
+        }
+        if slot.upper != NO_UPPER {
+            ctx.complete(slot.upper);
+        }
+        self.free.push(s);
+        if released.is_some() && !self.waiting.is_empty() {
+            self.admit_waiting(ctx);
+        }
+    }
+
+    /// Start the waiting requests whose stripes are now free, oldest first.
+    fn admit_waiting(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let mut i = 0;
+        while i < self.waiting.len() {
+            let s = self.waiting[i];
+            if self.admit(s) {
+                self.waiting.remove(i);
+                self.read(s, true, ctx);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn report(&self, at: Time) -> DeviceReport {
+        let mut member_read = 0;
+        let mut member_written = 0;
+        for m in &self.members {
+            let d = m.queue.disk().snapshot(at);
+            member_read += d.read_sectors * 512;
+            member_written += d.write_sectors * 512;
+        }
+        let mut array = self.report.clone();
+        array.handler_busy_ns = self.handler.threads.busy_by(at);
+        DeviceReport {
+            kind: DeviceKind::Array,
+            host_bytes_written: self.host_bytes[1],
+            host_bytes_read: self.host_bytes[0],
+            media_bytes_written: member_written,
+            media_bytes_read: member_read,
+            die_busy_ns: 0,
+            dies: 0,
+            channel_busy_ns: Vec::new(),
+            controller_busy_ns: array.handler_busy_ns,
+            controller_cores: array.handler_threads,
+            thermal: None,
+            nand: None,
+            array: Some(array),
+        }
+    }
+}
+
+impl<D: BlockDevice> BlockDevice for Array<D> {
+    type Event = ArrayEvent<D::Event>;
+
+    fn capacity(&self) -> u64 {
+        self.layout.capacity()
+    }
+
+    fn queue_depth(&self) -> u32 {
+        ARRAY_QUEUE_DEPTH
+    }
+
+    fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<Self::Event>) {
+        let s = self.alloc();
+        let slot = &mut self.slots[s as usize];
+        slot.upper = req.tag;
+        slot.op = Some(req.op);
+        slot.len = req.len;
+        self.start(s, req.op, req.offset, req.len, ctx);
+        self.drain(ctx);
+    }
+
+    fn handle(&mut self, event: Self::Event, ctx: &mut impl DeviceCtx<Self::Event>) {
+        match event {
+            ArrayEvent::Member(m, e) => {
+                let member = &mut self.members[m as usize];
+                member.device.handle(e, &mut MemberCtx { ctx: &mut *ctx, member: m, done: &mut self.done });
+            }
+            ArrayEvent::Handled(s) => {
+                debug_assert_eq!(self.slots[s as usize].stage, Stage::Handling);
+                self.write(s, ctx);
+            }
+            ArrayEvent::Timer { member, key, token } => {
+                self.members[member as usize].queue.timer(key, token, ctx.now());
+                self.feed(member, ctx);
+            }
+            ArrayEvent::Fail(m) => self.fail(m),
+        }
+        self.drain(ctx);
+    }
+
+    fn internal_report(&self, at: Time) -> DeviceReport {
+        self.report(at)
+    }
+
+    fn member_results(&self, at: Time) -> Vec<DeviceResult> {
+        self.members
+            .iter()
+            .map(|m| DeviceResult {
+                name: m.name.clone(),
+                capacity_bytes: m.device.capacity(),
+                scheduler: m.queue.scheduler(),
+                disk: m.queue.disk().snapshot(at),
+                internal: m.device.internal_report(at),
+                members: Vec::new(),
+            })
+            .collect()
+    }
+
+    fn start_run(&mut self, ctx: &mut impl DeviceCtx<Self::Event>) {
+        let now = ctx.now();
+        for (m, at) in std::mem::take(&mut self.failures) {
+            if at == 0 {
+                self.fail(m);
+            } else {
+                ctx.schedule(now + at, ArrayEvent::Fail(m));
+            }
+        }
+    }
+
+    fn end_run(&mut self, now: Time) {
+        for m in &mut self.members {
+            m.device.end_run(now);
+        }
+    }
+
+    fn has_internal_work(&self) -> bool {
+        self.members.iter().any(|m| m.device.has_internal_work())
+    }
+
+    fn begin_run(&mut self) -> Time {
+        debug_assert!(self.slots.iter().all(|s| s.stage == Stage::Free), "a request outlived its run");
+        self.members.iter_mut().map(|m| m.device.begin_run()).max().unwrap_or(0)
+    }
+}
+

@@ -1,0 +1,166 @@
+//! Where an array's blocks live: the address arithmetic of each RAID level, as Linux md lays
+//! them out by default (RAID 10 "near" with two copies, RAID 5 and 6 left-symmetric).
+//!
+//! The array is cut into *rows*: row `r` is chunk `r` of every member (member bytes
+//! `r·chunk .. (r+1)·chunk`). A RAID 5 row holds `n − 1` data chunks and a parity chunk whose
+//! member rotates backwards from the last one; data continues on the member after the parity
+//! (left-symmetric: md's `ALGORITHM_LEFT_SYMMETRIC`). RAID 6 puts Q on the member after P and
+//! data after Q.
+
+use super::config::RaidLevel;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub level: RaidLevel,
+    /// Active members (their role numbers are 0..n).
+    pub n: u32,
+    pub chunk: u64,
+    /// Rows: whole chunks per member.
+    pub rows: u64,
+}
+
+impl Layout {
+    pub fn new(level: RaidLevel, n: u32, chunk: u64, member_bytes: u64) -> Layout {
+        Layout { level, n, chunk, rows: member_bytes / chunk.max(1) }
+    }
+
+    /// Data chunks per row (RAID 10 has n/2 of them on average: rows do not align with
+    /// copies when n is odd, so it is addressed by chunk position instead).
+    pub fn data_per_row(&self) -> u32 {
+        match self.level {
+            RaidLevel::Raid0 => self.n,
+            RaidLevel::Raid1 => 1,
+            RaidLevel::Raid10 => self.n / 2,
+            RaidLevel::Raid5 => self.n - 1,
+            RaidLevel::Raid6 => self.n - 2,
+        }
+    }
+
+    /// Bytes the host sees.
+    pub fn capacity(&self) -> u64 {
+        let chunks = match self.level {
+            RaidLevel::Raid0 => self.rows * self.n as u64,
+            RaidLevel::Raid1 => self.rows,
+            // Two copies of each chunk over all the chunk positions.
+            RaidLevel::Raid10 => self.rows * self.n as u64 / 2,
+            RaidLevel::Raid5 | RaidLevel::Raid6 => self.rows * self.data_per_row() as u64,
+        };
+        chunks * self.chunk
+    }
+
+    /// Parity member(s) of a RAID 5/6 row: P, and Q for RAID 6.
+    #[inline]
+    pub fn parity_members(&self, row: u64) -> (u32, Option<u32>) {
+        let p = self.n - 1 - (row % self.n as u64) as u32;
+        match self.level {
+            RaidLevel::Raid6 => (p, Some((p + 1) % self.n)),
+            _ => (p, None),
+        }
+    }
+
+    /// The member holding data chunk `i` (0-based within the row) of a RAID 5/6 row.
+    #[inline]
+    pub fn data_member(&self, row: u64, i: u32) -> u32 {
+        let (p, _) = self.parity_members(row);
+        (p + self.level.parity_count() + i) % self.n
+    }
+
+    /// RAID 0: (row, member) of logical chunk `k`.
+    #[inline]
+    pub fn stripe_chunk(&self, k: u64) -> (u64, u32) {
+        (k / self.n as u64, (k % self.n as u64) as u32)
+    }
+
+    /// RAID 10 near-2: the two (row, member) places of logical chunk `k`. The copies sit at
+    /// consecutive chunk positions `2k` and `2k + 1`, counting across members then rows.
+    #[inline]
+    pub fn mirror_chunk(&self, k: u64) -> [(u64, u32); 2] {
+        let n = self.n as u64;
+        let a = 2 * k;
+        [(a / n, (a % n) as u32), ((a + 1) / n, ((a + 1) % n) as u32)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A layout drawn as md documents it: rows of cells, "Dk" for data chunk k, "P", "Q".
+    fn draw(l: &Layout, rows: u64) -> Vec<Vec<String>> {
+        let mut grid = vec![vec![String::new(); l.n as usize]; rows as usize];
+        for r in 0..rows {
+            let (p, q) = l.parity_members(r);
+            grid[r as usize][p as usize] = "P".into();
+            if let Some(q) = q {
+                grid[r as usize][q as usize] = "Q".into();
+            }
+            for i in 0..l.data_per_row() {
+                let k = r * l.data_per_row() as u64 + i as u64;
+                grid[r as usize][l.data_member(r, i) as usize] = format!("D{k}");
+            }
+        }
+        grid
+    }
+
+    fn rows(text: &str) -> Vec<Vec<String>> {
+        text.lines().map(|l| l.split_whitespace().map(String::from).collect()).collect()
+    }
+
+    #[test]
+    fn raid5_is_left_symmetric_as_md_draws_it() {
+        let l = Layout::new(RaidLevel::Raid5, 4, 4096, 4 * 4096);
+        let want = rows("D0 D1 D2 P\nD4 D5 P D3\nD8 P D6 D7\nP D9 D10 D11");
+        assert_eq!(draw(&l, 4), want);
+        assert_eq!(l.capacity(), 12 * 4096);
+    }
+
+    #[test]
+    fn raid6_puts_q_after_p_and_data_after_q() {
+        // raid5.c, level 6, ALGORITHM_LEFT_SYMMETRIC: P on n-1-(row mod n), Q on the next
+        // member (wrapping), data from the member after Q.
+        let l = Layout::new(RaidLevel::Raid6, 5, 4096, 5 * 4096);
+        let want = rows("Q D0 D1 D2 P\nD3 D4 D5 P Q\nD7 D8 P Q D6\nD11 P Q D9 D10\nP Q D12 D13 D14");
+        assert_eq!(draw(&l, 5), want);
+    }
+
+    #[test]
+    fn raid10_near_two_keeps_copies_on_neighbouring_positions() {
+        // md's near layout drawn for 3 drives: A A B / B C C / D D E ...
+        let l = Layout::new(RaidLevel::Raid10, 3, 4096, 4 * 4096);
+        let got: Vec<_> = (0..4).map(|k| l.mirror_chunk(k)).collect();
+        assert_eq!(got, vec![[(0, 0), (0, 1)], [(0, 2), (1, 0)], [(1, 1), (1, 2)], [(2, 0), (2, 1)]]);
+        assert_eq!(l.capacity(), 6 * 4096, "12 chunk places, two copies each");
+    }
+
+    /// Every data chunk has exactly one place, no data chunk shares a cell with parity,
+    /// and each row uses every member once: checked cell by cell for many shapes.
+    #[test]
+    fn parity_layouts_are_a_bijection_onto_non_parity_cells() {
+        for level in [RaidLevel::Raid5, RaidLevel::Raid6] {
+            for n in level.min_members() as u32..=12 {
+                let rows = 3 * n as u64;
+                let l = Layout::new(level, n, 4096, rows * 4096);
+                let mut owner = vec![None; (rows * n as u64) as usize];
+                for r in 0..rows {
+                    let (p, q) = l.parity_members(r);
+                    owner[(r * n as u64 + p as u64) as usize] = Some(u64::MAX);
+                    if let Some(q) = q {
+                        assert_ne!(p, q);
+                        owner[(r * n as u64 + q as u64) as usize] = Some(u64::MAX - 1);
+                    }
+                    for i in 0..l.data_per_row() {
+                        let cell = (r * n as u64 + l.data_member(r, i) as u64) as usize;
+                        assert!(owner[cell].is_none(), "{level:?} n={n}: cell {cell} used twice");
+                        owner[cell] = Some(r * l.data_per_row() as u64 + i as u64);
+                    }
+                }
+                assert!(owner.iter().all(Option::is_some), "{level:?} n={n}: a cell is unused");
+                // Each member holds parity equally often over n rows.
+                for m in 0..n {
+                    let p_rows = (0..n as u64).filter(|&r| l.parity_members(r).0 == m).count();
+                    assert_eq!(p_rows, 1);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! From one array request to member I/O: which members, which bytes, what is read before
+//! and written after the parity computation, and how much stripe handling it takes.
+//!
+//! RAID 5/6 writes are planned the way md's `handle_stripe_dirtying` decides, per 4 KiB
+//! column of a row (a stripe head): read-modify-write reads the old data being replaced and
+//! the old parity; reconstruct-write reads the data not being replaced; the one with fewer
+//! reads wins, a tie goes to reconstruct-write, and a column whose data is all being replaced
+//! (a full-stripe write) reads nothing. A strategy that would read a member without current
+//! data is not possible. Columns planned alike form segments, and one member's pages in a
+//! row go to it as one I/O (what md's per-page bios become after the block layer merges them).
+
+use super::config::{RaidLevel, PAGE};
+use super::layout::Layout;
+use crate::device::Op;
+
+/// One I/O to one member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberIo {
+    pub member: u16,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Which member bytes hold current data: everything on a healthy member, nothing on a
+/// failed one, the part below its rebuild point on a member being rebuilt.
+#[derive(Clone, Debug)]
+pub struct Health {
+    in_sync_below: Vec<u64>,
+}
+
+impl Health {
+    pub fn all_in_sync(members: usize) -> Health {
+        Health { in_sync_below: vec![u64::MAX; members] }
+    }
+
+    /// Member `m`'s bytes `[offset, offset + len)` hold current data.
+    #[inline]
+    pub fn ok(&self, m: u32, offset: u64, len: u64) -> bool {
+        offset + len <= self.in_sync_below[m as usize]
+    }
+
+    pub fn fail(&mut self, m: u32) {
+        self.in_sync_below[m as usize] = 0;
+    }
+
+    /// Member `m` holds current data below `offset` (a rebuild's progress).
+    pub fn set_in_sync_below(&mut self, m: u32, offset: u64) {
+        self.in_sync_below[m as usize] = offset;
+    }
+
+    pub fn in_sync_below(&self, m: u32) -> u64 {
+        self.in_sync_below[m as usize]
+    }
+
+    /// Members holding no current data at all, or only part of it.
+    pub fn degraded(&self) -> impl Iterator<Item = u32> + '_ {
+        self.in_sync_below.iter().enumerate().filter(|(_, &b)| b != u64::MAX).map(|(m, _)| m as u32)
+    }
+}
+
+/// The member I/O of one array request and what its stripe handling costs.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Issued first; their data feed the parity computation or the reconstruction.
+    pub reads: Vec<MemberIo>,
+    /// Issued once the reads are done and the stripes handled.
+    pub writes: Vec<MemberIo>,
+    /// Stripe heads (a 4 KiB column of a row) that go through the stripe cache.
+    pub stripe_heads: u64,
+    /// Bytes read by the parity or reconstruction computation.
+    pub parity_bytes: u64,
+    /// Stripe heads written by read-modify-write, reconstruct-write, whole (full stripe).
+    pub rmw: u64,
+    pub rcw: u64,
+    pub full: u64,
+    /// Host bytes read from a member without current data, rebuilt from the others.
+    pub reconstructed_bytes: u64,
+    /// Rows whose stripes are handled (locked while in work), first and last.
+    pub rows: Option<(u64, u64)>,
+    /// Discarded bytes not passed on (md discards whole stripes of RAID 5/6 only).
+    pub discard_dropped_bytes: u64,
+    /// Data members' coverage in the current segment (scratch).
+    cover: Vec<Cover>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cover {
+    None,
+    /// Some bytes of the column's page: the rest must be read to write it whole.
+    Part,
+    Whole,
+}
+
+impl Plan {
+    pub fn clear(&mut self) {
+        self.reads.clear();
+        self.writes.clear();
+        self.stripe_heads = 0;
+        self.parity_bytes = 0;
+        self.rmw = 0;
+        self.rcw = 0;
+        self.full = 0;
+        self.reconstructed_bytes = 0;
+        self.rows = None;
+        self.discard_dropped_bytes = 0;
+    }
+
+    fn touch_row(&mut self, row: u64) {
+        self.rows = Some(match self.rows {
+            None => (row, row),
+            Some((a, b)) => (a.min(row), b.max(row)),
+        });
+    }
+
+    /// Member bytes read plus written.
+    pub fn member_bytes(&self) -> u64 {
+        self.reads.iter().chain(&self.writes).map(|io| io.len).sum()
+    }
+}
+
+/// Append an I/O, joined to the same member's previous one when it continues it. `since`:
+/// the first entry that may be joined (earlier ones belong to other rows).
+#[inline]
+fn emit(out: &mut Vec<MemberIo>, since: usize, io: MemberIo) {
+    for prev in out[since..].iter_mut().rev() {
+        if prev.member == io.member {
+            if prev.op == io.op && prev.offset + prev.len == io.offset && io.op != Op::Flush {
+                prev.len += io.len;
+                return;
+            }
+            break;
+        }
+    }
+    out.push(io);
+}
+
+fn page_down(x: u64) -> u64 {
+    x / PAGE * PAGE
+}
+
+fn page_up(x: u64) -> u64 {
+    x.div_ceil(PAGE) * PAGE
+}
+
+/// Plan request (`op`, `offset`, `len`) on the array. `load(m)`: member `m`'s requests
+/// queued and in flight, for choosing which copy of a mirror to read.
+pub fn plan(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
+    out.clear();
+    if op == Op::Flush {
+        for m in 0..l.n {
+            if health.in_sync_below(m) > 0 {
+                out.writes.push(MemberIo { member: m as u16, op, offset: 0, len: 0 });
+            }
+        }
+        return;
+    }
+    match l.level {
+        RaidLevel::Raid0 => plan_striped(l, op, offset, len, out),
+        RaidLevel::Raid1 => plan_mirrored(l, health, op, offset, len, load, out),
+        RaidLevel::Raid10 => plan_near(l, health, op, offset, len, load, out),
+        RaidLevel::Raid5 | RaidLevel::Raid6 => plan_parity(l, health, op, offset, len, out),
+    }
+}
+
+/// Split `[offset, offset + len)` at chunk boundaries: (logical chunk, offset in it, length).
+fn chunk_pieces(chunk: u64, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64, u64)> {
+    let end = offset + len;
+    let mut at = offset;
+    std::iter::from_fn(move || {
+        if at >= end {
+            return None;
+        }
+        let k = at / chunk;
+        let within = at - k * chunk;
+        let n = (chunk - within).min(end - at);
+        at += n;
+        Some((k, within, n))
+    })
+}
+
+fn plan_striped(l: &Layout, op: Op, offset: u64, len: u64, out: &mut Plan) {
+    let target = if op == Op::Read { &mut out.reads } else { &mut out.writes };
+    for (k, within, n) in chunk_pieces(l.chunk, offset, len) {
+        let (row, m) = l.stripe_chunk(k);
+        emit(target, 0, MemberIo { member: m as u16, op, offset: row * l.chunk + within, len: n });
+    }
+}
+
+/// The in-sync member with the fewest requests waiting (md's read balancing for drives
+/// without seek cost), among `candidates`.
+fn least_loaded(
+    health: &Health,
+    candidates: impl Iterator<Item = (u32, u64)>,
+    len: u64,
+    load: &impl Fn(u32) -> u32,
+) -> Option<(u32, u64)> {
+    candidates.filter(|&(m, off)| health.ok(m, off, len)).min_by_key(|&(m, _)| load(m))
+}
+
+fn plan_mirrored(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
+    if op == Op::Read {
+        let (m, off) = least_loaded(health, (0..l.n).map(|m| (m, offset)), len, &load)
+            .expect("a mirror with no in-sync member (validation allows at most n - 1 failures)");
+        out.reads.push(MemberIo { member: m as u16, op, offset: off, len });
+        return;
+    }
+    for m in 0..l.n {
+        if health.ok(m, offset, len) {
+            out.writes.push(MemberIo { member: m as u16, op, offset, len });
+        }
+    }
+}
+
+fn plan_near(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
+    for (k, within, n) in chunk_pieces(l.chunk, offset, len) {
+        let copies = l.mirror_chunk(k).map(|(row, m)| (m, row * l.chunk + within));
+        if op == Op::Read {
+            let (m, off) = least_loaded(health, copies.into_iter(), n, &load)
+                .expect("both copies of a RAID 10 chunk lost (validation allows one failure)");
+            emit(&mut out.reads, 0, MemberIo { member: m as u16, op, offset: off, len: n });
+        } else {
+            for (m, off) in copies {
+                if health.ok(m, off, n) {
+                    emit(&mut out.writes, 0, MemberIo { member: m as u16, op, offset: off, len: n });
+                }
+            }
+        }
+    }
+}
+
+fn plan_parity(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, out: &mut Plan) {
+    let row_bytes = l.data_per_row() as u64 * l.chunk;
+    let end = offset + len;
+    let mut at = offset;
+    while at < end {
+        let row = at / row_bytes;
+        let a = at - row * row_bytes;
+        let b = (end - row * row_bytes).min(row_bytes);
+        match op {
+            Op::Read => read_row(l, health, row, a, b, out),
+            Op::Write => write_row(l, health, row, a, b, out),
+            Op::Trim => trim_row(l, health, row, a, b, row_bytes, out),
+            Op::Flush => unreachable!("flushes are planned before"),
+        }
+        at = row * row_bytes + b;
+    }
+}
+
+/// Read data bytes `[a, b)` of a row: straight from the members that hold them, rebuilt
+/// from the rest of the row through the stripe cache where a member does not.
+fn read_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Plan) {
+    let c = l.chunk;
+    for i in (a / c) as u32..=((b - 1) / c) as u32 {
+        let s = a.max(i as u64 * c) - i as u64 * c;
+        let e = b.min((i as u64 + 1) * c) - i as u64 * c;
+        let m = l.data_member(row, i);
+        let base = row * c;
+        if health.ok(m, base + s, e - s) {
+            emit(&mut out.reads, 0, MemberIo { member: m as u16, op: Op::Read, offset: base + s, len: e - s });
+            continue;
+        }
+        // Degraded: read the same pages of enough other members to solve for this one.
+        let (ps, pe) = (page_down(s), page_up(e));
+        let span = pe - ps;
+        let need = l.data_per_row();
+        let (p, q) = l.parity_members(row);
+        let others = (0..need).filter(|&j| j != i).map(|j| l.data_member(row, j)).chain([p]).chain(q);
+        let mut got = 0;
+        for src in others {
+            if got == need {
+                break;
+            }
+            if health.ok(src, base + ps, span) {
+                emit(&mut out.reads, 0, MemberIo { member: src as u16, op: Op::Read, offset: base + ps, len: span });
+                got += 1;
+            }
+        }
+        assert_eq!(got, need, "row {row}: too few members hold data to rebuild member {m} from");
+        out.stripe_heads += span / PAGE;
+        out.parity_bytes += need as u64 * span;
+        out.reconstructed_bytes += e - s;
+        out.touch_row(row);
+    }
+}
+
+/// Write data bytes `[a, b)` of a row, with its parity.
+fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Plan) {
+    let c = l.chunk;
+    let d = l.data_per_row();
+    let (fa, la) = (a / c, (b - 1) / c);
+    let (lo_first, hi_last) = (a - fa * c, b - la * c);
+    let span_of = |i: u64| -> Option<(u64, u64)> {
+        (fa..=la).contains(&i).then(|| (if i == fa { lo_first } else { 0 }, if i == la { hi_last } else { c }))
+    };
+    // Columns planned alike: cut where a written range starts or ends, on page bounds, so
+    // that a partly written page is a segment of its own.
+    let mut cuts = [0, c, page_down(lo_first), page_up(lo_first), page_down(hi_last), page_up(hi_last)];
+    cuts.sort_unstable();
+    let (p, q) = l.parity_members(row);
+    let base = row * c;
+    let (reads_from, writes_from) = (out.reads.len(), out.writes.len());
+    out.touch_row(row);
+    for w in cuts.windows(2) {
+        let (s, e) = (w[0], w[1]);
+        if s == e {
+            continue;
+        }
+        let seg = e - s;
+        let pages = seg / PAGE;
+        out.cover.clear();
+        out.cover.extend((0..d as u64).map(|i| match span_of(i) {
+            Some((lo, hi)) if lo <= s && e <= hi => Cover::Whole,
+            Some((lo, hi)) if lo < e && s < hi => Cover::Part,
+            _ => Cover::None,
+        }));
+        let written = out.cover.iter().filter(|&&k| k != Cover::None).count() as u32;
+        if written == 0 {
+            continue;
+        }
+        let whole = out.cover.iter().filter(|&&k| k == Cover::Whole).count() as u32;
+        out.stripe_heads += pages;
+        let ok = |m: u32| health.ok(m, base + s, seg);
+        let parity: [Option<u32>; 2] = [Some(p).filter(|&m| ok(m)), q.filter(|&m| ok(m))];
+        let parity_targets = parity.iter().flatten().count() as u32;
+        let write_data = |out: &mut Plan| {
+            for i in 0..d {
+                let m = l.data_member(row, i);
+                if out.cover[i as usize] != Cover::None && ok(m) {
+                    emit(&mut out.writes, writes_from, MemberIo { member: m as u16, op: Op::Write, offset: base + s, len: seg });
+                }
+            }
+        };
+        let read = |out: &mut Plan, m: u32| {
+            emit(&mut out.reads, reads_from, MemberIo { member: m as u16, op: Op::Read, offset: base + s, len: seg });
+        };
+        if parity_targets == 0 {
+            // No parity member holds current data here: nothing to keep consistent.
+            write_data(out);
+            out.rcw += pages;
+            continue;
+        }
+        let write_parity = |out: &mut Plan| {
+            for m in parity.iter().flatten() {
+                emit(&mut out.writes, writes_from, MemberIo { member: *m as u16, op: Op::Write, offset: base + s, len: seg });
+            }
+        };
+        if whole == d {
+            write_data(out);
+            write_parity(out);
+            out.full += pages;
+            out.parity_bytes += d as u64 * seg;
+            continue;
+        }
+        let data_ok = |i: u32| ok(l.data_member(row, i));
+        // Read-modify-write needs the old data of every page it replaces.
+        let rmw_possible = (0..d).all(|i| out.cover[i as usize] == Cover::None || data_ok(i));
+        let rmw_reads = written + parity_targets;
+        // Reconstruct-write needs every page not wholly replaced.
+        let rcw_possible = (0..d).all(|i| out.cover[i as usize] == Cover::Whole || data_ok(i));
+        let rcw_reads = d - whole;
+        if rcw_possible && (!rmw_possible || rcw_reads <= rmw_reads) {
+            for i in 0..d {
+                if out.cover[i as usize] != Cover::Whole {
+                    read(out, l.data_member(row, i));
+                }
+            }
+            out.rcw += pages;
+            out.parity_bytes += d as u64 * seg;
+        } else if rmw_possible {
+            for i in 0..d {
+                if out.cover[i as usize] != Cover::None {
+                    read(out, l.data_member(row, i));
+                }
+            }
+            for m in parity.iter().flatten() {
+                read(out, *m);
+            }
+            out.rmw += pages;
+            out.parity_bytes += (2 * written + parity_targets) as u64 * seg;
+        } else {
+            // Two members lost (RAID 6): rebuild the missing data from everything readable.
+            for i in 0..d {
+                if out.cover[i as usize] != Cover::Whole && data_ok(i) {
+                    read(out, l.data_member(row, i));
+                }
+            }
+            for m in parity.iter().flatten() {
+                read(out, *m);
+            }
+            out.rcw += pages;
+            out.parity_bytes += 2 * d as u64 * seg;
+        }
+        write_data(out);
+        write_parity(out);
+    }
+}
+
+/// Discard data bytes `[a, b)` of a row: passed on only when it covers the whole row.
+fn trim_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, row_bytes: u64, out: &mut Plan) {
+    if a > 0 || b < row_bytes {
+        out.discard_dropped_bytes += b - a;
+        return;
+    }
+    let base = row * l.chunk;
+    for m in 0..l.n {
+        if health.ok(m, base, l.chunk) {
+            emit(&mut out.writes, 0, MemberIo { member: m as u16, op: Op::Trim, offset: base, len: l.chunk });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: u64 = 1024;
+
+    fn planned(level: RaidLevel, n: u32, chunk: u64, op: Op, offset: u64, len: u64, health: &Health) -> Plan {
+        let l = Layout::new(level, n, chunk, 64 * chunk);
+        let mut p = Plan::default();
+        plan(&l, health, op, offset, len, |_| 0, &mut p);
+        p
+    }
+
+    fn counts(p: &Plan) -> (usize, usize) {
+        (p.reads.len(), p.writes.len())
+    }
+
+    #[test]
+    fn raid5_small_write_reads_two_and_writes_two() {
+        for n in 4..=8 {
+            let p = planned(RaidLevel::Raid5, n, 64 * K, Op::Write, 4 * K, 4 * K, &Health::all_in_sync(n as usize));
+            assert_eq!(counts(&p), (2, 2), "n = {n}");
+            assert_eq!(p.stripe_heads, 1);
+            assert_eq!(p.member_bytes(), 16 * K);
+        }
+        // Four members: both ways read two pages, and md breaks the tie for reconstruct-write.
+        let p = planned(RaidLevel::Raid5, 4, 64 * K, Op::Write, 0, 4 * K, &Health::all_in_sync(4));
+        assert_eq!((p.rcw, p.rmw), (1, 0));
+        // Three members: reconstruct-write reads the one other data page instead.
+        let p = planned(RaidLevel::Raid5, 3, 64 * K, Op::Write, 0, 4 * K, &Health::all_in_sync(3));
+        assert_eq!((counts(&p), p.rcw, p.rmw), ((1, 2), 1, 0));
+    }
+
+    #[test]
+    fn raid6_small_write_reads_three_and_writes_three() {
+        let p = planned(RaidLevel::Raid6, 8, 64 * K, Op::Write, 100 * K, 4 * K, &Health::all_in_sync(8));
+        assert_eq!((counts(&p), p.rmw), ((3, 3), 1));
+    }
+
+    #[test]
+    fn a_full_stripe_write_reads_nothing() {
+        let n = 6;
+        let p = planned(RaidLevel::Raid5, n, 64 * K, Op::Write, 0, 5 * 64 * K, &Health::all_in_sync(6));
+        assert_eq!(counts(&p), (0, 6), "one write per member, parity included");
+        assert!(p.writes.iter().all(|w| w.len == 64 * K && w.offset == 0));
+        assert_eq!((p.full, p.stripe_heads), (16, 16));
+        let q = planned(RaidLevel::Raid6, n, 64 * K, Op::Write, 0, 4 * 64 * K, &Health::all_in_sync(6));
+        assert_eq!(counts(&q), (0, 6));
+    }
+
+    #[test]
+    fn half_a_stripe_is_written_by_reconstruct_write() {
+        // 8 members, 7 data chunks: 4 written chunks need 4 + 1 old pages by RMW, 3 by RCW.
+        let p = planned(RaidLevel::Raid5, 8, 64 * K, Op::Write, 0, 4 * 64 * K, &Health::all_in_sync(8));
+        assert_eq!((counts(&p), p.rcw, p.rmw), ((3, 5), 16, 0));
+        // 2 written: RMW reads 3, RCW reads 5.
+        let p = planned(RaidLevel::Raid5, 8, 64 * K, Op::Write, 0, 2 * 64 * K, &Health::all_in_sync(8));
+        assert_eq!((counts(&p), p.rmw), ((3, 3), 16));
+    }
+
+    #[test]
+    fn a_partial_page_is_read_before_it_is_written() {
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 512, 512, &Health::all_in_sync(5));
+        assert_eq!((counts(&p), p.rmw), ((2, 2), 1));
+        assert!(p.writes.iter().all(|w| w.len == 4 * K && w.offset == 0), "md writes whole pages");
+    }
+
+    #[test]
+    fn a_degraded_read_is_rebuilt_from_every_other_member() {
+        let mut h = Health::all_in_sync(5);
+        let l = Layout::new(RaidLevel::Raid5, 5, 64 * K, 64 * 64 * K);
+        h.fail(l.data_member(0, 1));
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Read, 64 * K, 8 * K, &h);
+        assert_eq!(counts(&p), (4, 0));
+        assert_eq!((p.stripe_heads, p.reconstructed_bytes), (2, 8 * K));
+        // A healthy chunk of the same row is read directly.
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Read, 0, 8 * K, &h);
+        assert_eq!((counts(&p), p.stripe_heads), ((1, 0), 0));
+    }
+
+    #[test]
+    fn degraded_writes_avoid_the_failed_member() {
+        let l = Layout::new(RaidLevel::Raid5, 5, 64 * K, 64 * 64 * K);
+        // The written chunk's member failed: reconstruct-write, its data lives in parity.
+        let mut h = Health::all_in_sync(5);
+        h.fail(l.data_member(0, 0));
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
+        assert_eq!((counts(&p), p.rcw), ((3, 1), 1));
+        // An unwritten chunk's member failed: read-modify-write.
+        let mut h = Health::all_in_sync(5);
+        h.fail(l.data_member(0, 2));
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
+        assert_eq!((counts(&p), p.rmw), ((2, 2), 1));
+        // The parity member failed: the data alone is written.
+        let mut h = Health::all_in_sync(5);
+        h.fail(l.parity_members(0).0);
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
+        assert_eq!(counts(&p), (0, 1));
+    }
+
+    #[test]
+    fn mirrors_write_every_copy_and_read_one() {
+        let p = planned(RaidLevel::Raid1, 3, 64 * K, Op::Write, 8 * K, 16 * K, &Health::all_in_sync(3));
+        assert_eq!(counts(&p), (0, 3));
+        let p = planned(RaidLevel::Raid1, 3, 64 * K, Op::Read, 8 * K, 16 * K, &Health::all_in_sync(3));
+        assert_eq!(counts(&p), (1, 0));
+        let p = planned(RaidLevel::Raid10, 4, 64 * K, Op::Write, 60 * K, 8 * K, &Health::all_in_sync(4));
+        assert_eq!(counts(&p), (0, 4), "two chunks, two copies each");
+    }
+
+    #[test]
+    fn raid0_splits_at_chunks_and_trims_pass_through() {
+        let p = planned(RaidLevel::Raid0, 4, 64 * K, Op::Write, 32 * K, 128 * K, &Health::all_in_sync(4));
+        let got: Vec<_> = p.writes.iter().map(|w| (w.member, w.offset, w.len)).collect();
+        assert_eq!(got, vec![(0, 32 * K, 32 * K), (1, 0, 64 * K), (2, 0, 32 * K)]);
+        // Rows hold 192 KiB: the first 64 KiB finish row 0, the next 192 KiB are row 1.
+        let p = planned(RaidLevel::Raid5, 4, 64 * K, Op::Trim, 128 * K, 256 * K, &Health::all_in_sync(4));
+        assert_eq!((p.writes.len() as u64, p.discard_dropped_bytes), (4, 64 * K), "one whole row, on every member");
+    }
+}

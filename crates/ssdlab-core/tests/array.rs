@@ -1,0 +1,207 @@
+//! Arrays as targets: member I/O per level, conservation through the array layer, degraded
+//! reads, determinism, and the errors bad descriptions get.
+
+mod common;
+
+use common::{Audit, Audited};
+use ssdlab_core::array::{Array, ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel};
+use ssdlab_core::device::ssd::{Precondition, Ssd, SsdConfig};
+use ssdlab_core::device::{DeviceConfig, DeviceKind};
+use ssdlab_core::host::{Host, HostConfig};
+use ssdlab_core::sim::{simulate, DeviceResult, Target, TargetSpec};
+use ssdlab_core::target::build_array;
+use ssdlab_core::workload::{BlockSizeDist, JobSpec, RwMode};
+use ssdlab_core::{run, SimError, SimResult, SimSpec};
+
+const K: u64 = 1024;
+const MIB: u64 = 1 << 20;
+
+fn array(level: RaidLevel, n: usize, chunk: u64) -> ArrayConfig {
+    let members = (0..n)
+        .map(|i| MemberSpec {
+            name: format!("sd{}", (b'a' + i as u8) as char),
+            device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
+            precondition: Precondition::None,
+            scheduler: Default::default(),
+        })
+        .collect();
+    ArrayConfig { level, chunk_bytes: chunk, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![] }
+}
+
+fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
+    let mut j = JobSpec::simple("j", rw, bs, depth, 512 * MIB);
+    j.number_ios = Some(ios);
+    j
+}
+
+fn spec(a: ArrayConfig, jobs: Vec<JobSpec>) -> SimSpec {
+    let target = TargetSpec { name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default() };
+    SimSpec { seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None }
+}
+
+fn members(r: &SimResult) -> &[DeviceResult] {
+    &r.devices[0].members
+}
+
+fn member_sum(r: &SimResult, f: impl Fn(&DeviceResult) -> u64) -> u64 {
+    members(r).iter().map(f).sum()
+}
+
+#[test]
+fn raid5_small_random_writes_cost_two_reads_and_two_writes_each() {
+    for n in [4, 5, 8] {
+        let r = run(&spec(array(RaidLevel::Raid5, n, 64 * K), vec![job(RwMode::Randwrite, 4 * K, 16, 3000)])).unwrap();
+        assert_eq!(r.jobs[0].write.ios, 3000);
+        assert_eq!(member_sum(&r, |m| m.disk.write_ios), 6000, "n = {n}");
+        assert_eq!(member_sum(&r, |m| m.disk.read_ios), 6000, "n = {n}");
+        let a = r.devices[0].internal.array.as_ref().unwrap();
+        assert_eq!(a.rmw_stripe_heads + a.rcw_stripe_heads, 3000);
+        assert_eq!(r.devices[0].internal.kind, DeviceKind::Array);
+        assert_eq!(r.devices[0].disk.write_ios, 3000, "the array's own counters see host I/O");
+        // Every member's requests completed; none is left in flight.
+        assert!(members(&r).iter().all(|m| m.disk.in_flight == 0));
+    }
+}
+
+#[test]
+fn raid6_small_writes_cost_three_and_three() {
+    let r = run(&spec(array(RaidLevel::Raid6, 6, 64 * K), vec![job(RwMode::Randwrite, 4 * K, 8, 2000)])).unwrap();
+    assert_eq!(member_sum(&r, |m| m.disk.write_ios), 6000);
+    assert_eq!(member_sum(&r, |m| m.disk.read_ios), 6000);
+}
+
+/// Member bytes written = host bytes × the level's factor, for whole-stripe writes.
+#[test]
+fn bytes_are_conserved_through_every_level() {
+    let chunk = 64 * K;
+    for (level, n, factor_num, factor_den, stripe) in [
+        (RaidLevel::Raid0, 4, 1, 1, 4 * chunk),
+        (RaidLevel::Raid1, 3, 3, 1, chunk),
+        (RaidLevel::Raid10, 4, 2, 1, 2 * chunk),
+        (RaidLevel::Raid10, 3, 2, 1, 3 * chunk),
+        (RaidLevel::Raid5, 5, 5, 4, 4 * chunk),
+        (RaidLevel::Raid6, 6, 6, 4, 4 * chunk),
+    ] {
+        let r = run(&spec(array(level, n, chunk), vec![job(RwMode::Write, stripe, 4, 64)])).unwrap();
+        let host = r.jobs[0].write.bytes;
+        assert_eq!(host, 64 * stripe);
+        let written = member_sum(&r, |m| m.disk.write_sectors * 512);
+        assert_eq!(written * factor_den, host * factor_num, "{level:?} × {n}");
+        assert_eq!(member_sum(&r, |m| m.disk.read_ios), 0, "{level:?}: whole stripes read nothing");
+        assert_eq!(member_sum(&r, |m| m.internal.host_bytes_written), written, "{level:?}: members saw it all");
+        // And reads come back byte for byte.
+        let r = run(&spec(array(level, n, chunk), vec![job(RwMode::Randread, 16 * K, 8, 500)])).unwrap();
+        assert_eq!(member_sum(&r, |m| m.disk.read_sectors * 512), r.jobs[0].read.bytes, "{level:?}");
+        assert_eq!(r.devices[0].internal.array.as_ref().unwrap().stripe_heads, 0, "healthy reads bypass stripes");
+    }
+}
+
+#[test]
+fn a_failed_member_is_rebuilt_from_the_others_on_read() {
+    let mut a = array(RaidLevel::Raid5, 5, 64 * K);
+    a.failures = vec![MemberFailure { member: "sdc".into(), at_ns: 0 }];
+    let r = run(&spec(a, vec![job(RwMode::Randread, 4 * K, 16, 4000)])).unwrap();
+    assert_eq!(r.jobs[0].read.ios, 4000);
+    let failed = &members(&r)[2];
+    assert_eq!((failed.disk.read_ios, failed.disk.write_ios), (0, 0), "nothing goes to a failed member");
+    let rep = r.devices[0].internal.array.as_ref().unwrap();
+    assert_eq!(rep.failed, vec!["sdc".to_string()]);
+    // About a fifth of the reads land on the lost member; each costs four member reads.
+    let rebuilt = rep.reconstructed_bytes / (4 * K);
+    assert!((600..1000).contains(&rebuilt), "{rebuilt} of 4000 reads rebuilt");
+    assert_eq!(member_sum(&r, |m| m.disk.read_ios), 4000 - rebuilt + 4 * rebuilt);
+}
+
+#[test]
+fn a_member_failing_mid_run_stops_taking_io() {
+    let mut a = array(RaidLevel::Raid1, 2, 64 * K);
+    let probe = run(&spec(a.clone(), vec![job(RwMode::Randwrite, 4 * K, 4, 4000)])).unwrap();
+    let half = (probe.end_ns - probe.start_ns) / 2;
+    a.failures = vec![MemberFailure { member: "sdb".into(), at_ns: half }];
+    let r = run(&spec(a, vec![job(RwMode::Randwrite, 4 * K, 4, 4000)])).unwrap();
+    let (sda, sdb) = (&members(&r)[0].disk, &members(&r)[1].disk);
+    assert_eq!(sda.write_ios, 4000);
+    assert!((1500..2500).contains(&sdb.write_ios), "sdb took {} writes before failing", sdb.write_ios);
+}
+
+#[test]
+fn same_seed_same_results_with_several_members() {
+    let s = spec(array(RaidLevel::Raid5, 6, 32 * K), vec![job(RwMode::Randrw, 8 * K, 32, 3000)]);
+    let a = serde_json::to_string(&run(&s).unwrap()).unwrap();
+    let b = serde_json::to_string(&run(&s).unwrap()).unwrap();
+    assert_eq!(a, b);
+}
+
+/// The array keeps the device protocol: every request completes exactly once, never inside
+/// `submit`, and the host sees it all.
+#[test]
+fn the_array_completes_every_request_once() {
+    let cfg = array(RaidLevel::Raid5, 4, 16 * K);
+    let mut md: Array<Ssd> = build_array(&cfg, 1, 1000, |c, seed, _| match c {
+        DeviceConfig::NandSsd(s) => Ssd::new(s.clone(), seed),
+        _ => unreachable!(),
+    })
+    .unwrap();
+    let mut audit = Audit::default();
+    let mut j = job(RwMode::Randrw, 4 * K, 32, 5000);
+    // Sizes from 1 to 16 pages: single pages, partial stripes and whole ones (48 KiB).
+    j.block_sizes = [0, 1, 2].map(|_| BlockSizeDist { split: vec![], range_min: Some(4 * K), range_max: Some(64 * K) });
+    let host = Host::new(HostConfig::ideal(), vec![j], 1, None).unwrap();
+    let r = simulate(1, host, vec![Target::new("md0", Audited::new(&mut md, &mut audit))]).unwrap();
+    assert!(audit.violations.is_empty(), "{:?}", audit.violations);
+    assert_eq!(audit.submits, 5000);
+    assert_eq!(audit.completions, 5000);
+    assert_eq!(r.jobs[0].read.ios + r.jobs[0].write.ios, 5000);
+}
+
+fn config_error(a: ArrayConfig) -> String {
+    match run(&spec(a, vec![job(RwMode::Randread, 4 * K, 1, 10)])) {
+        Err(SimError::Device(e)) => e.to_string(),
+        other => panic!("expected a device error, got {:?}", other.map(|r| r.end_ns)),
+    }
+}
+
+#[test]
+fn bad_arrays_get_one_line_errors() {
+    let e = config_error(array(RaidLevel::Raid5, 2, 64 * K));
+    assert_eq!(e, "members: raid5 needs at least 3 drives, got 2");
+    let e = config_error(array(RaidLevel::Raid6, 3, 64 * K));
+    assert!(e.contains("raid6 needs at least 4 drives"), "{e}");
+    let e = config_error(array(RaidLevel::Raid0, 2, 6 * K));
+    assert_eq!(e, "chunk: must be a positive multiple of 4 KiB (md's page), got 6144 bytes");
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    if let DeviceConfig::NandSsd(s) = &mut a.members[3].device {
+        *s = SsdConfig::generic(2);
+    }
+    let e = config_error(a);
+    assert!(e.contains("'sdd' holds 2147483648 bytes but 'sda' holds 1073741824"), "{e}");
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    a.failures = ["sda", "sdb"].map(|m| MemberFailure { member: m.into(), at_ns: 0 }).to_vec();
+    let e = config_error(a);
+    assert!(e.contains("2 of 4 members fail, but raid5 survives only 1"), "{e}");
+    let mut a = array(RaidLevel::Raid1, 2, 64 * K);
+    a.failures = vec![MemberFailure { member: "sdz".into(), at_ns: 0 }];
+    assert!(config_error(a).contains("'sdz' is not a member"));
+    for e in [&e] {
+        assert!(!e.contains('\n'));
+    }
+}
+
+#[test]
+fn an_array_and_a_drive_side_by_side() {
+    let drive = TargetSpec {
+        name: "nvme0n1".into(),
+        device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
+        precondition: Precondition::None,
+        scheduler: Default::default(),
+    };
+    let mut s = spec(array(RaidLevel::Raid0, 2, 64 * K), vec![job(RwMode::Randread, 4 * K, 4, 1000)]);
+    s.targets.push(drive);
+    let mut j = job(RwMode::Randwrite, 4 * K, 4, 1000);
+    j.target = 1;
+    s.jobs.push(j);
+    let r = run(&s).unwrap();
+    assert_eq!(r.devices[1].disk.write_ios, 1000);
+    assert_eq!(member_sum(&r, |m| m.disk.read_ios), 1000);
+    assert!(r.devices[1].members.is_empty());
+}

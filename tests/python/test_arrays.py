@@ -1,0 +1,151 @@
+"""Arrays as targets: the system file's [[array]], the --raid shorthand, fio's filename=,
+results as fio reports an md array (aggr_* and each member), and one-line errors."""
+
+import json
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+import ssdlab
+from ssdlab import SystemFileError, _core
+from ssdlab.api import RunSpec, build, execute
+from ssdlab.cli import app
+from ssdlab.fio import FioJobError
+
+DRIVES = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.02\n' for c in "abcde")
+
+ARRAY = DRIVES + """
+[[array]]
+name = "md0"
+level = 5
+chunk = "64k"
+engine = "md"
+members = ["sda", "sdb", "sdc", "sdd"]
+"""
+
+JOB = """
+[w]
+filename=/dev/md0
+rw=randwrite
+bs=4k
+iodepth=16
+size=256m
+number_ios=2000
+"""
+
+
+def write(tmp_path, text, name="system.toml"):
+    f = tmp_path / name
+    f.write_text(text)
+    return f
+
+
+def test_an_array_target_reports_itself_and_every_member(tmp_path):
+    r = ssdlab.run(JOB, system=write(tmp_path, ARRAY), seed=1)
+    assert r.device_names == ["md0", "sde"], "arrays first, then drives in no array"
+    assert r.all_device_names == ["md0", "sda", "sdb", "sdc", "sdd", "sde"]
+    fio = r.to_fio_json()
+    names = [d["name"] for d in fio["disk_util"]]
+    assert names == ["md0", "sda", "sdb", "sdc", "sdd", "sde"]
+    md0 = fio["disk_util"][0]
+    members = fio["disk_util"][1:5]
+    assert md0["write_ios"] == 2000
+    # fio's aggr_* fields: the members' counters averaged; aggr_util the busiest member's.
+    assert md0["aggr_write_ios"] == sum(m["write_ios"] for m in members) // 4
+    assert md0["aggr_read_ios"] == sum(m["read_ios"] for m in members) // 4
+    assert md0["aggr_util"] == max(m["util"] for m in members)
+    assert "aggr_util" not in fio["disk_util"][5]
+    # RAID 5 small writes: two member reads and two member writes each.
+    assert sum(m["write_ios"] for m in members) == 4000
+    assert sum(m["read_ios"] for m in members) == 4000
+    i = r.internal("md0")
+    assert i["kind"] == "array" and i["level"] == "raid5" and i["members"] == ["sda", "sdb", "sdc", "sdd"]
+    assert i["raid_write_factor"] == pytest.approx(2.0)
+    assert i["rmw_stripe_heads"] + i["rcw_stripe_heads"] == 2000
+    devices = {d["name"]: d for d in fio["ssdlab"]["devices"]}
+    assert devices["sda"]["array"] == "md0" and "array" not in devices["md0"]
+    assert devices["sda"]["kind"] == "nand-ssd" and devices["sda"]["waf"] is not None
+    assert [row["name"] for row in fio["ssdlab"]["iostat"]] == names
+    assert list(r.iostat_table().index) == names
+    assert r.iostat("sdb")["w/s"] > 0
+
+
+def test_the_raid_shorthand_is_the_same_system():
+    sysd = ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="64k", scale=0.02)
+    assert [d.name for d in sysd.drives] == ["sda", "sdb", "sdc", "sdd"]
+    r = ssdlab.run(JOB.replace("/dev/md0", "/dev/anything"), system=sysd, seed=1)
+    assert r.device_names == ["md0"]
+    assert r.to_fio_json()["disk_util"][0]["write_ios"] == 2000
+    nvme = ssdlab.raid("samsung-970-pro-512", level=0, drives=3)
+    assert [d.name for d in nvme.drives] == ["nvme0n1", "nvme1n1", "nvme2n1"]
+
+
+def test_cli_raid_runs_and_reports_json():
+    out = CliRunner().invoke(app, ["run", "--raid", "10", "--drives", "4", "--chunk", "64k", "--scale", "0.02",
+                                   "--set", "runtime=0.05", "--output-format", "json"])
+    assert out.exit_code == 0, out.output
+    fio = json.loads(out.stdout)
+    assert [d["name"] for d in fio["disk_util"]] == ["md0", "sda", "sdb", "sdc", "sdd"]
+    bad = CliRunner().invoke(app, ["run", "--raid", "5", "--drives", "2"])
+    assert bad.exit_code != 0
+    assert "raid5 needs at least 3 drives, got 2" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1
+    bad = CliRunner().invoke(app, ["run", "--drives", "4"])
+    assert "add --raid LEVEL" in bad.output
+
+
+def test_a_built_array_run_is_plain_data_the_core_reads(tmp_path):
+    spec = build(JOB, system=write(tmp_path, ARRAY), seed=2)
+    jsonschema.validate(spec.core, json.loads(_core.spec_schema()))
+    again = RunSpec.model_validate_json(spec.model_dump_json())
+    assert again.targets[0].members[1].name == "sdb"
+    a = execute(spec).to_fio_json()["disk_util"]
+    b = execute(again).to_fio_json()["disk_util"]
+    assert a == b
+    assert spec.sources["array.md0.engine.stripe_cache_size"].startswith("md's default")
+
+
+def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
+    text = ARRAY + 'fail = [{ member = "sdb", at = 0 }]\n'
+    job = JOB.replace("randwrite", "randread")
+    r = ssdlab.run(job, system=write(tmp_path, text), seed=1)
+    assert r.internal("md0")["failed"] == ["sdb"]
+    assert r.internal("md0")["reconstructed_bytes"] > 0
+    sdb = r.to_fio_json()["disk_util"][2]
+    assert (sdb["name"], sdb["read_ios"], sdb["write_ios"]) == ("sdb", 0, 0)
+
+
+@pytest.mark.parametrize("change, line, message", [
+    (('level = 5', 'level = 4'), 2, "RAID level 4: expected one of 0, 1, 10, 5, 6"),
+    (('chunk = "64k"', 'chunk = "6k"'), 3, "expected a positive multiple of 4 KiB"),
+    (('engine = "md"', 'engine = "mdx"'), 4, "unknown engine 'mdx'"),
+    (('"sdd"]', '"sdz"]'), 5, "'sdz' is not a drive of the system"),
+    (('members = ["sda", "sdb", "sdc", "sdd"]', 'members = ["sda", "sdb"]'), 5,
+     "array 'md0': raid5 needs at least 3 drives, got 2"),
+    (('name = "md0"', 'name = "sde"'), 1, "device name 'sde' is used twice"),
+])
+def test_bad_arrays_are_one_line_errors_at_their_line(tmp_path, change, line, message):
+    """``line``: the key's line, counted from the ``[[array]]`` header."""
+    text = ARRAY.replace(*change)
+    f = write(tmp_path, text)
+    with pytest.raises(SystemFileError) as e:
+        build(JOB, system=f)
+    first_array_line = text.splitlines().index("[[array]]") + 1
+    assert str(e.value).startswith(f"{f}:{first_array_line + line}:"), str(e.value)
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_member_larger_than_the_others_is_refused(tmp_path):
+    text = ARRAY.replace('name = "sdd"\nprofile = "samsung-850-pro"\nscale = 0.02',
+                         'name = "sdd"\nprofile = "samsung-850-pro"\nscale = 0.03')
+    with pytest.raises(SystemFileError, match="the members of an array must be the same size"):
+        build(JOB, system=write(tmp_path, text))
+
+
+def test_jobs_address_the_array_not_its_members(tmp_path):
+    with pytest.raises(FioJobError, match=r"/dev/sdb is a member of array md0; jobs address the array \(/dev/md0\)"):
+        build(JOB.replace("/dev/md0", "/dev/sdb"), system=write(tmp_path, ARRAY))
+    with pytest.raises(FioJobError, match="/dev/md9 names no device of the system"):
+        build(JOB.replace("/dev/md0", "/dev/md9"), system=write(tmp_path, ARRAY))
