@@ -43,6 +43,21 @@ pub struct SimSpec {
     /// Time-series sampling interval; none by default.
     #[serde(default)]
     pub interval_ns: Option<Time>,
+    /// When the run ends.
+    #[serde(default)]
+    pub until: Until,
+}
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Until {
+    /// When every job is done.
+    #[default]
+    JobsDone,
+    /// When every rebuild that started is done (or has reached its sample limit); jobs
+    /// still running then are stopped, as fio stops them at their runtime.
+    RebuildDone,
 }
 
 impl SimSpec {
@@ -54,7 +69,7 @@ impl SimSpec {
             precondition: Precondition::None,
             scheduler: SchedulerConfig::None,
         };
-        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None }
+        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone }
     }
 }
 
@@ -130,6 +145,13 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
         job.validate(target.device.capacity_bytes(), spec.jobs.len())
             .map_err(|message| SimError::Job { job: job.name.clone(), message })?;
     }
+    if spec.until == Until::RebuildDone
+        && !spec.targets.iter().any(|t| {
+            matches!(&t.device, DeviceConfig::Array(a) if !a.failures.is_empty() && !a.spares.is_empty())
+        })
+    {
+        return Err(SimError::Input("run until the rebuild is done, but no array has a failure and a spare".into()));
+    }
     if matches!(spec.interval_ns, Some(0)) {
         return Err(SimError::Input("interval must be positive".into()));
     }
@@ -187,7 +209,7 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
                 TargetDevice::Array(_) => unreachable!("checked above"),
             })
         });
-        return simulate(spec.seed, host, ssds.collect());
+        return simulate_until(spec.seed, host, ssds.collect(), spec.until);
     }
     if targets.iter().all(|t| matches!(&t.device, TargetDevice::Array(a) if a.members().all(nand))) {
         let arrays = targets.into_iter().map(|t| {
@@ -196,9 +218,9 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
                 TargetDevice::Drive(_) => unreachable!("checked above"),
             })
         });
-        return simulate(spec.seed, host, arrays.collect());
+        return simulate_until(spec.seed, host, arrays.collect(), spec.until);
     }
-    simulate(spec.seed, host, targets)
+    simulate_until(spec.seed, host, targets, spec.until)
 }
 
 /// The event loop: pop the earliest event, hand it to its owner, until every job is done.
@@ -207,7 +229,20 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
 ///
 /// A run whose events run out while jobs are unfinished is an internal model error: a model
 /// that forgot to schedule something must not pass as a short run.
-pub fn simulate<D: BlockDevice>(seed: u64, mut host: Host, targets: Vec<Target<D>>) -> Result<SimResult, SimError> {
+pub fn simulate<D: BlockDevice>(seed: u64, host: Host, targets: Vec<Target<D>>) -> Result<SimResult, SimError> {
+    simulate_until(seed, host, targets, Until::JobsDone)
+}
+
+/// Events between checks whether the rebuilds are done (a run until then).
+const REBUILD_CHECK_EVENTS: u32 = 256;
+
+/// [`simulate`], ending as `until` says.
+pub fn simulate_until<D: BlockDevice>(
+    seed: u64,
+    mut host: Host,
+    targets: Vec<Target<D>>,
+    until: Until,
+) -> Result<SimResult, SimError> {
     let (mut meta, mut devs): (Vec<_>, Vec<D>) =
         targets.into_iter().map(|t| ((t.name, t.scheduler), t.device)).unzip();
     let queues: Vec<_> = devs.iter().zip(&meta).map(|(d, (_, s))| (d.queue_depth(), *s)).collect();
@@ -223,8 +258,27 @@ pub fn simulate<D: BlockDevice>(seed: u64, mut host: Host, targets: Vec<Target<D
     }
     assert!(none_done.is_empty(), "a device completed a request before any was submitted");
     host.start(&mut sched);
-    while !host.finished() {
+    let mut watch_rebuild = until == Until::RebuildDone;
+    let mut since_check = 0u32;
+    loop {
+        if watch_rebuild {
+            since_check += 1;
+            if since_check >= REBUILD_CHECK_EVENTS {
+                since_check = 0;
+                if rebuilds_done(&devs) {
+                    watch_rebuild = false;
+                    host.stop_jobs(&mut sched);
+                }
+            }
+        } else if host.finished() {
+            break;
+        }
         let Some((_, ev)) = sched.pop() else {
+            if watch_rebuild && rebuilds_done(&devs) {
+                watch_rebuild = false;
+                host.stop_jobs(&mut sched);
+                continue;
+            }
             return Err(SimError::Internal(format!(
                 "the simulation stalled at {} ns: no event is pending but {}",
                 sched.now(),
@@ -266,6 +320,11 @@ pub fn simulate<D: BlockDevice>(seed: u64, mut host: Host, targets: Vec<Target<D
     let drained = sched.now();
     let (jobs, samples) = host.into_results();
     Ok(SimResult { seed, start_ns: start, end_ns: end, drained_ns: drained, events: sched.dispatched(), jobs, devices, samples })
+}
+
+/// Every rebuild that started is done, and one did.
+fn rebuilds_done<D: BlockDevice>(devs: &[D]) -> bool {
+    devs.iter().all(|d| d.rebuild_done() != Some(false)) && devs.iter().any(|d| d.rebuild_done().is_some())
 }
 
 /// Run `f`; a broken model invariant (a panic) reaches the caller as an error instead of

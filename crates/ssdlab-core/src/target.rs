@@ -21,8 +21,8 @@ pub enum TargetEvent {
     Array(ArrayEvent<DriveEvent>),
 }
 
-/// Build an array's members with `build` (each from its own seed, in its own starting
-/// state) and the array over them.
+/// Build an array's members and spares with `build` (each from its own seed, in its own
+/// starting state) and the array over them.
 pub fn build_array<D: BlockDevice>(
     cfg: &ArrayConfig,
     seed: u64,
@@ -33,6 +33,7 @@ pub fn build_array<D: BlockDevice>(
     let devices = cfg
         .members
         .iter()
+        .chain(&cfg.spares)
         .enumerate()
         .map(|(i, m)| {
             build(&m.device, derive_seed(seed, "member", i as u64), m.precondition)
@@ -133,6 +134,10 @@ impl BlockDevice for TargetDevice {
 
     fn end_run(&mut self, now: Time) {
         each!(self, d => d.end_run(now))
+    }
+
+    fn rebuild_done(&self) -> Option<bool> {
+        each!(self, d => d.rebuild_done())
     }
 
     fn has_internal_work(&self) -> bool {

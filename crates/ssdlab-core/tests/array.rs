@@ -4,11 +4,13 @@
 mod common;
 
 use common::{Audit, Audited};
-use ssdlab_core::array::{Array, ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel};
+use ssdlab_core::array::{
+    Array, ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, RebuildReport, StreamingConfig,
+};
 use ssdlab_core::device::ssd::{Precondition, Ssd, SsdConfig};
 use ssdlab_core::device::{DeviceConfig, DeviceKind};
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::{simulate, DeviceResult, Target, TargetSpec};
+use ssdlab_core::sim::{simulate, DeviceResult, Target, TargetSpec, Until};
 use ssdlab_core::target::build_array;
 use ssdlab_core::workload::{BlockSizeDist, JobSpec, RwMode};
 use ssdlab_core::{run, SimError, SimResult, SimSpec};
@@ -25,7 +27,7 @@ fn array(level: RaidLevel, n: usize, chunk: u64) -> ArrayConfig {
             scheduler: Default::default(),
         })
         .collect();
-    ArrayConfig { level, chunk_bytes: chunk, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![] }
+    ArrayConfig { level, chunk_bytes: chunk, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![], spares: vec![], rebuild_limit_bytes: None }
 }
 
 fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
@@ -36,7 +38,7 @@ fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
 
 fn spec(a: ArrayConfig, jobs: Vec<JobSpec>) -> SimSpec {
     let target = TargetSpec { name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default() };
-    SimSpec { seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None }
+    SimSpec { seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default() }
 }
 
 fn members(r: &SimResult) -> &[DeviceResult] {
@@ -204,4 +206,123 @@ fn an_array_and_a_drive_side_by_side() {
     assert_eq!(r.devices[1].disk.write_ios, 1000);
     assert_eq!(member_sum(&r, |m| m.disk.read_ios), 1000);
     assert!(r.devices[1].members.is_empty());
+}
+
+fn spare(name: &str) -> MemberSpec {
+    MemberSpec {
+        name: name.into(),
+        device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
+        precondition: Precondition::None,
+        scheduler: Default::default(),
+    }
+}
+
+/// `a` with member `failed` lost at the start and rebuilt onto a spare; the run lasts until
+/// the rebuild is done.
+fn rebuilding(mut a: ArrayConfig, failed: &str, jobs: Vec<JobSpec>) -> SimSpec {
+    a.spares = vec![spare("sdz")];
+    a.failures = vec![MemberFailure { member: failed.into(), at_ns: 0 }];
+    let mut s = spec(a, jobs);
+    s.until = Until::RebuildDone;
+    s
+}
+
+fn rebuild_report(r: &SimResult) -> RebuildReport {
+    r.devices[0].internal.array.as_ref().unwrap().rebuild.clone().expect("a rebuild")
+}
+
+#[test]
+fn a_rebuild_writes_every_byte_of_the_replacement_once() {
+    for (level, n) in [(RaidLevel::Raid5, 4), (RaidLevel::Raid6, 5), (RaidLevel::Raid1, 2), (RaidLevel::Raid10, 4), (RaidLevel::Raid10, 3)] {
+        let a = array(level, n, 64 * K);
+        let member_bytes = a.member_bytes();
+        let r = run(&rebuilding(a, "sdb", vec![])).unwrap();
+        let rb = rebuild_report(&r);
+        assert_eq!((rb.member.as_str(), rb.replaces.as_str()), ("sdz", "sdb"));
+        assert_eq!(rb.done_bytes, member_bytes, "{level:?}");
+        assert!(rb.finished_ns.is_some());
+        let ms = members(&r);
+        let z = ms.iter().find(|m| m.name == "sdz").unwrap();
+        // (An odd RAID 10 with an odd number of rows leaves its very last chunk position
+        // empty; 16384 rows here fill every position.)
+        assert_eq!(z.disk.write_sectors * 512, member_bytes, "{level:?}: each byte once");
+        assert_eq!(z.disk.read_ios, 0);
+        let sdb = ms.iter().find(|m| m.name == "sdb").unwrap();
+        assert_eq!(sdb.disk.read_ios + sdb.disk.write_ios, 0, "the failed member is not touched");
+        let read: u64 = ms.iter().map(|m| m.disk.read_sectors * 512).sum();
+        let sources = match level {
+            RaidLevel::Raid5 => 3,
+            RaidLevel::Raid6 => 3,
+            _ => 1,
+        };
+        assert_eq!(read, sources * member_bytes, "{level:?}: sources read once each");
+    }
+}
+
+#[test]
+fn md_rebuilds_at_its_stripe_handling_rate_when_idle_and_its_speed_limit_caps_it() {
+    let mut a = array(RaidLevel::Raid5, 4, 512 * K);
+    let EngineConfig::Md(md) = &mut a.engine else { unreachable!() };
+    md.sync_speed_max_bytes_per_s = 1e12;
+    let cost_per_page = md.stripe_head_ns as f64 + 3.0 * 4096.0 * 1e9 / md.parity_bytes_per_s;
+    let r = run(&rebuilding(a.clone(), "sda", vec![])).unwrap();
+    let rb = rebuild_report(&r);
+    let secs = (rb.finished_ns.unwrap() - rb.started_ns) as f64 / 1e9;
+    let rate = rb.done_bytes as f64 / secs;
+    let raid5d = 4096.0 * 1e9 / cost_per_page;
+    assert!((rate / raid5d - 1.0).abs() < 0.05, "idle md rebuilds at {rate:.3e} B/s; raid5d allows {raid5d:.3e}");
+    // md's default sync_speed_max (200 MB/s) is below that: md sleeps to stay under it.
+    let EngineConfig::Md(md) = &mut a.engine else { unreachable!() };
+    md.sync_speed_max_bytes_per_s = 100e6;
+    let r = run(&rebuilding(a, "sda", vec![])).unwrap();
+    let rb = rebuild_report(&r);
+    let rate = rb.done_bytes as f64 / ((rb.finished_ns.unwrap() - rb.started_ns) as f64 / 1e9);
+    assert!(rate < 105e6 && rate > 60e6, "capped at {rate:.3e} B/s");
+    assert!(rb.overspeed_sleeps > 0);
+}
+
+#[test]
+fn host_io_slows_an_md_rebuild_and_is_served_meanwhile() {
+    let a = array(RaidLevel::Raid5, 4, 64 * K);
+    let idle = rebuild_report(&run(&rebuilding(a.clone(), "sdc", vec![])).unwrap());
+    let mut load = job(RwMode::Randrw, 16 * K, 32, u64::MAX);
+    load.number_ios = None;
+    load.time_based = true;
+    load.runtime_ns = Some(3_600_000_000_000);
+    let r = run(&rebuilding(a, "sdc", vec![load])).unwrap();
+    let busy = rebuild_report(&r);
+    let t = |rb: &RebuildReport| rb.finished_ns.unwrap() - rb.started_ns;
+    assert!(t(&busy) > 2 * t(&idle), "rebuild {} ns under load vs {} idle", t(&busy), t(&idle));
+    assert!(busy.busy_waits > 0, "md yielded to the host's I/O");
+    let j = &r.jobs[0];
+    assert!(j.read.ios > 1000 && j.write.ios > 1000, "host I/O went on during the rebuild");
+    // The run ended when the rebuild did (the job's hour was cut short).
+    assert!(r.end_ns - busy.finished_ns.unwrap() < 1_000_000_000);
+}
+
+#[test]
+fn a_rebuild_sample_stops_at_its_limit() {
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    a.rebuild_limit_bytes = Some(100 << 20);
+    let rb = rebuild_report(&run(&rebuilding(a, "sda", vec![])).unwrap());
+    assert_eq!(rb.done_bytes, 100 << 20, "whole md windows of 128 KiB");
+    assert_eq!(rb.target_bytes, 100 << 20);
+}
+
+#[test]
+fn the_streaming_engine_rebuilds_in_large_units_without_a_stripe_thread_bound() {
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    a.engine = EngineConfig::Streaming(StreamingConfig {
+        cores: 8,
+        request_ns: 2_000,
+        parity_bytes_per_s: 14e9,
+        rebuild_unit_bytes: 1 << 20,
+        rebuild_depth: 8,
+    });
+    let fast = rebuild_report(&run(&rebuilding(a.clone(), "sda", vec![])).unwrap());
+    let mut md = a;
+    md.engine = EngineConfig::Md(MdConfig { sync_speed_max_bytes_per_s: 1e12, ..MdConfig::default() });
+    let slow = rebuild_report(&run(&rebuilding(md, "sda", vec![])).unwrap());
+    let t = |rb: &RebuildReport| (rb.finished_ns.unwrap() - rb.started_ns) as f64;
+    assert!(t(&slow) > 3.0 * t(&fast), "md {} ns vs streaming {} ns", t(&slow), t(&fast));
 }

@@ -375,6 +375,7 @@ fn run_is_deterministic() {
         targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.5 })],
         jobs: vec![a, b],
         interval_ns: Some(1_000_000),
+    until: Default::default(),
     };
     let json = || serde_json::to_string(&run(&spec).unwrap()).unwrap();
     assert_eq!(json(), json());
@@ -396,6 +397,7 @@ fn different_seed_different_result_for_random_workloads() {
             targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.2 })],
             jobs: vec![j],
             interval_ns: None,
+        until: Default::default(),
         }
     };
     let json = |s: &SimSpec| serde_json::to_string(&run(s).unwrap()).unwrap();
@@ -423,6 +425,7 @@ fn sequential_workload_ignores_the_seed() {
         targets: vec![target(SsdConfig::generic(1), Precondition::Sequential)],
         jobs: vec![job.clone()],
         interval_ns: None,
+    until: Default::default(),
     };
     let mut a = run(&spec(1)).unwrap();
     let b = run(&spec(2)).unwrap();

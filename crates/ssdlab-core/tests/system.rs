@@ -38,6 +38,7 @@ fn two_drive_spec() -> SimSpec {
         // Identical jobs on identical drives: only the drives' own streams can tell them apart.
         jobs: vec![reader("a", 0, 5, 20_000), reader("b", 1, 5, 20_000)],
         interval_ns: Some(1_000_000),
+    until: Default::default(),
     }
 }
 
@@ -103,6 +104,7 @@ fn a_nand_ssd_and_an_in_place_drive_run_side_by_side() {
         targets: vec![target("nvme0n1", DeviceConfig::NandSsd(SsdConfig::generic(1))), target("nvme1n1", DeviceConfig::InPlace(xpoint()))],
         jobs: vec![w, x],
         interval_ns: None,
+    until: Default::default(),
     };
     let r = run(&spec).unwrap();
     let (nand, xp) = (&r.devices[0], &r.devices[1]);

@@ -145,6 +145,8 @@ impl Scenario {
             engine: EngineConfig::Md(MdConfig::default()),
             members,
             failures: vec![],
+            spares: vec![],
+            rebuild_limit_bytes: None,
         };
         let array = build_array(&acfg, seed, 1000, |c, s, pre| {
             let DeviceConfig::NandSsd(c) = c else { unreachable!() };

@@ -94,17 +94,43 @@ pub struct MdConfig {
     pub stripe_head_ns: Time,
     /// Parity computation rate of one core over the source data, bytes per second.
     pub parity_bytes_per_s: f64,
+    /// Resync and rebuild speed limits per member (`sync_speed_min`, `sync_speed_max`),
+    /// bytes per second.
+    pub sync_speed_min_bytes_per_s: f64,
+    pub sync_speed_max_bytes_per_s: f64,
 }
 
 impl Default for MdConfig {
+    /// md's defaults; the stripe cost is the built-in md engine profile's calibration.
     fn default() -> Self {
         MdConfig {
             stripe_cache_size: 256,
             group_thread_cnt: 0,
-            stripe_head_ns: 12_700,
+            stripe_head_ns: 11_100,
             parity_bytes_per_s: 18e9,
+            sync_speed_min_bytes_per_s: 1_000.0 * 1024.0,
+            sync_speed_max_bytes_per_s: 200_000.0 * 1024.0,
         }
     }
+}
+
+/// A modern streaming RAID engine (as seed 004's xiRAID): no stripe cache to wait for,
+/// stripes handled by many cores, and a rebuild of large sequential units kept going
+/// regardless of host I/O.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamingConfig {
+    /// Cores handling stripes and computing parity.
+    pub cores: u32,
+    /// CPU time per request on a core, ns, parity aside.
+    pub request_ns: Time,
+    /// Parity computation rate of one core over the source data, bytes per second.
+    pub parity_bytes_per_s: f64,
+    /// Bytes of each member in one rebuild unit (whole rows of chunks are taken).
+    pub rebuild_unit_bytes: u64,
+    /// Rebuild units in flight; against the host's requests queued at the members this
+    /// sets the rebuild's share of member time under load.
+    pub rebuild_depth: u32,
 }
 
 /// How the array's RAID logic is carried out: each engine is a model of one kind of
@@ -113,12 +139,14 @@ impl Default for MdConfig {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum EngineConfig {
     Md(MdConfig),
+    Streaming(StreamingConfig),
 }
 
 impl EngineConfig {
     pub fn label(&self) -> &'static str {
         match self {
             EngineConfig::Md(_) => "md",
+            EngineConfig::Streaming(_) => "streaming",
         }
     }
 
@@ -137,6 +165,25 @@ impl EngineConfig {
                 }
                 if md.group_thread_cnt > 1024 {
                     return Err(ConfigError::new("engine.group_thread_cnt", "at most 1024 threads".into()));
+                }
+                let (lo, hi) = (md.sync_speed_min_bytes_per_s, md.sync_speed_max_bytes_per_s);
+                if !(lo > 0.0 && hi >= lo && hi.is_finite()) {
+                    return Err(ConfigError::new(
+                        "engine.sync_speed_max_bytes_per_s",
+                        format!("sync speeds must be positive with max >= min, got min {lo}, max {hi}"),
+                    ));
+                }
+                Ok(())
+            }
+            EngineConfig::Streaming(s) => {
+                if !(1..=4096).contains(&s.cores) {
+                    return Err(ConfigError::new("engine.cores", format!("must be 1 to 4096, got {}", s.cores)));
+                }
+                if !(s.parity_bytes_per_s > 0.0 && s.parity_bytes_per_s.is_finite()) {
+                    return Err(ConfigError::new("engine.parity_bytes_per_s", "must be a positive rate".into()));
+                }
+                if s.rebuild_unit_bytes == 0 || s.rebuild_depth == 0 {
+                    return Err(ConfigError::new("engine.rebuild_unit_bytes", "rebuild unit and depth must be positive".into()));
                 }
                 Ok(())
             }
@@ -165,6 +212,13 @@ pub struct ArrayConfig {
     /// Members that fail, and when.
     #[serde(default)]
     pub failures: Vec<MemberFailure>,
+    /// Hot spares: a failed member is rebuilt onto the first one free.
+    #[serde(default)]
+    pub spares: Vec<MemberSpec>,
+    /// Stop a rebuild once this many bytes of the replacement are in sync (a sample of a
+    /// long, steady rebuild, to be extrapolated); none: rebuild it all.
+    #[serde(default)]
+    pub rebuild_limit_bytes: Option<u64>,
 }
 
 impl ArrayConfig {
@@ -203,7 +257,7 @@ impl ArrayConfig {
             ));
         }
         let mut names = std::collections::HashSet::new();
-        for m in &self.members {
+        for m in self.members.iter().chain(&self.spares) {
             if !names.insert(m.name.as_str()) {
                 return Err(ConfigError::new("members", format!("'{}' is named twice", m.name)));
             }
@@ -217,6 +271,12 @@ impl ArrayConfig {
         }
         let first = &self.members[0];
         let size = first.device.capacity_bytes();
+        if let Some(m) = self.spares.iter().find(|m| m.device.capacity_bytes() < size) {
+            return Err(ConfigError::new(
+                "spares",
+                format!("spare '{}' holds {} bytes, less than the members' {size}", m.name, m.device.capacity_bytes()),
+            ));
+        }
         if let Some(m) = self.members.iter().find(|m| m.device.capacity_bytes() != size) {
             return Err(ConfigError::new(
                 "members",
@@ -233,15 +293,25 @@ impl ArrayConfig {
             return Err(ConfigError::new("chunk", format!("a chunk of {} bytes is larger than a member", self.chunk_bytes)));
         }
         let mut failed = std::collections::HashSet::new();
+        if self.rebuild_limit_bytes == Some(0) {
+            return Err(ConfigError::new("rebuild_limit_bytes", "must be positive".into()));
+        }
         for f in &self.failures {
-            if !names.contains(f.member.as_str()) {
+            if !self.members.iter().any(|m| m.name == f.member) {
                 return Err(ConfigError::new("failures", format!("'{}' is not a member of the array", f.member)));
             }
             if !failed.insert(f.member.as_str()) {
                 return Err(ConfigError::new("failures", format!("'{}' fails twice", f.member)));
             }
         }
+        // Each spare takes over one failure; the rest leave the array degraded.
         let tolerated = self.level.tolerated_failures(n);
+        if self.level == RaidLevel::Raid0 && !failed.is_empty() {
+            return Err(ConfigError::new(
+                "failures",
+                "raid0 has no redundancy: a failed member loses the array's data".into(),
+            ));
+        }
         if failed.len() > tolerated {
             return Err(ConfigError::new(
                 "failures",

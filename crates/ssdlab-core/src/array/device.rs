@@ -12,9 +12,10 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use super::config::{ArrayConfig, EngineConfig, MdConfig, RaidLevel};
+use super::config::{ArrayConfig, EngineConfig, RaidLevel, PAGE};
 use super::layout::Layout;
-use super::plan::{plan, Health, MemberIo, Plan};
+use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
+use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
 use crate::block::{BlockQueue, HostTag};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
 use crate::engine::{MultiServer, Time};
@@ -30,8 +31,10 @@ pub enum ArrayEvent<E> {
     Handled(u32),
     /// A timer of member `member`'s I/O scheduler.
     Timer { member: u16, key: u16, token: u32 },
-    /// Member `.0` fails now.
+    /// The member in role `.0` fails now.
     Fail(u16),
+    /// The rebuild may go on (after md's sleep for running too fast).
+    RebuildWake,
 }
 
 /// What the array did, beyond what its members report.
@@ -60,6 +63,9 @@ pub struct ArrayReport {
     pub handler_threads: u32,
     /// Members that have failed, by name.
     pub failed: Vec<String>,
+    /// The rebuild onto a spare, if one started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<RebuildReport>,
 }
 
 const NO_UPPER: Tag = Tag::MAX;
@@ -88,6 +94,8 @@ struct Slot {
     rows: Option<(u64, u64)>,
     stripe_heads: u64,
     handling_ns: Time,
+    /// A rebuild unit: its rows stay locked until the rebuild's synced part passes them.
+    rebuild: bool,
 }
 
 struct Member<D> {
@@ -96,27 +104,62 @@ struct Member<D> {
     queue: BlockQueue,
 }
 
-/// How stripes are handled: md's threads (raid5d and its group threads).
+/// How an engine handles stripes and rebuilds: its threads, costs and limits.
 struct Handler {
     threads: MultiServer,
     stripe_head_ns: Time,
+    request_ns: Time,
     parity_bytes_per_s: f64,
+    /// Stripe heads that may be in work at once (md's stripe cache; unbounded otherwise).
     cache_size: u64,
+    /// Bytes of a member in one rebuild unit (at least a row), and units in flight.
+    rebuild_unit: u64,
+    rebuild_depth: usize,
+    throttle: Option<MdThrottle>,
 }
 
+/// md's resync window: it checks its speed after every 32 pages of resync I/O (md.c).
+const MD_SYNC_WINDOW: u64 = 32 * PAGE;
+
 impl Handler {
-    fn new(md: &MdConfig) -> Handler {
-        Handler {
-            threads: MultiServer::new(1 + md.group_thread_cnt as usize),
-            stripe_head_ns: md.stripe_head_ns,
-            parity_bytes_per_s: md.parity_bytes_per_s,
-            cache_size: md.stripe_cache_size as u64,
+    fn new(engine: &EngineConfig, chunk: u64) -> Handler {
+        match engine {
+            EngineConfig::Md(md) => {
+                // Whole rows, so that a unit's rows are its own.
+                let unit = MD_SYNC_WINDOW.div_ceil(chunk).max(1) * chunk;
+                Handler {
+                    threads: MultiServer::new(1 + md.group_thread_cnt as usize),
+                    stripe_head_ns: md.stripe_head_ns,
+                    request_ns: 0,
+                    parity_bytes_per_s: md.parity_bytes_per_s,
+                    cache_size: md.stripe_cache_size as u64,
+                    rebuild_unit: unit,
+                    // A rebuild takes stripe heads from the same cache as host writes.
+                    rebuild_depth: (md.stripe_cache_size as u64 * PAGE / unit).max(1) as usize,
+                    throttle: Some(MdThrottle {
+                        min_bytes_per_s: md.sync_speed_min_bytes_per_s,
+                        max_bytes_per_s: md.sync_speed_max_bytes_per_s,
+                    }),
+                }
+            }
+            EngineConfig::Streaming(s) => Handler {
+                threads: MultiServer::new(s.cores as usize),
+                stripe_head_ns: 0,
+                request_ns: s.request_ns,
+                parity_bytes_per_s: s.parity_bytes_per_s,
+                cache_size: u64::MAX,
+                rebuild_unit: s.rebuild_unit_bytes.div_ceil(chunk).max(1) * chunk,
+                rebuild_depth: s.rebuild_depth as usize,
+                throttle: None,
+            },
         }
     }
 
     /// Thread time to handle a plan's stripes.
     fn cost(&self, plan: &Plan) -> Time {
-        plan.stripe_heads * self.stripe_head_ns + (plan.parity_bytes as f64 * 1e9 / self.parity_bytes_per_s) as Time
+        self.request_ns
+            + plan.stripe_heads * self.stripe_head_ns
+            + (plan.parity_bytes as f64 * 1e9 / self.parity_bytes_per_s) as Time
     }
 }
 
@@ -124,9 +167,19 @@ pub struct Array<D> {
     layout: Layout,
     engine: &'static str,
     handler: Handler,
+    /// Every device: the members, then the spares.
     members: Vec<Member<D>>,
+    /// The device playing each role of the layout (a spare takes over a failed member's).
+    roles: Vec<u16>,
+    /// Spares not yet used.
+    spares: VecDeque<u16>,
     health: Health,
     failures: Vec<(u16, Time)>,
+    rebuild: Option<Rebuild>,
+    rebuild_limit: Option<u64>,
+    rebuild_stopped: bool,
+    /// Bytes of host requests the array has taken (md's idle detection looks at it).
+    host_submitted: u64,
     slots: Vec<Slot>,
     free: Vec<u32>,
     waiting: VecDeque<u32>,
@@ -171,13 +224,14 @@ impl<D: BlockDevice> Array<D> {
     /// rate (for the members' diskstats).
     pub fn new(cfg: &ArrayConfig, devices: Vec<D>, hz: u32) -> Result<Array<D>, ConfigError> {
         cfg.validate()?;
-        assert_eq!(devices.len(), cfg.members.len(), "one device per member");
+        assert_eq!(devices.len(), cfg.members.len() + cfg.spares.len(), "one device per member and spare");
         let layout = Layout::new(cfg.level, cfg.members.len() as u32, cfg.chunk_bytes, cfg.member_bytes());
-        let EngineConfig::Md(md) = &cfg.engine;
-        let handler = Handler::new(md);
+        let handler = Handler::new(&cfg.engine, cfg.chunk_bytes);
+        let n = cfg.members.len();
         let members: Vec<Member<D>> = cfg
             .members
             .iter()
+            .chain(&cfg.spares)
             .zip(devices)
             .map(|(spec, device)| Member {
                 name: spec.name.clone(),
@@ -199,9 +253,15 @@ impl<D: BlockDevice> Array<D> {
             layout,
             engine: cfg.engine.label(),
             handler,
-            health: Health::all_in_sync(members.len()),
+            health: Health::all_in_sync(n),
+            roles: (0..n as u16).collect(),
+            spares: (n as u16..members.len() as u16).collect(),
             members,
             failures,
+            rebuild: None,
+            rebuild_limit: cfg.rebuild_limit_bytes,
+            rebuild_stopped: false,
+            host_submitted: 0,
             slots: Vec::new(),
             free: Vec::new(),
             waiting: VecDeque::new(),
@@ -228,8 +288,14 @@ impl<D: BlockDevice> Array<D> {
                 .into_iter()
                 .map(|m| Member { name: m.name, device: f(m.device), queue: m.queue })
                 .collect(),
+            roles: self.roles,
+            spares: self.spares,
             health: self.health,
             failures: self.failures,
+            rebuild: self.rebuild,
+            rebuild_limit: self.rebuild_limit,
+            rebuild_stopped: self.rebuild_stopped,
+            host_submitted: self.host_submitted,
             slots: self.slots,
             free: self.free,
             waiting: self.waiting,
@@ -262,17 +328,107 @@ impl<D: BlockDevice> Array<D> {
         }
     }
 
-    /// Member `m` fails: from now on nothing is read from or written to it.
-    fn fail(&mut self, m: u16) {
-        self.health.fail(m as u32);
-        self.report.failed.push(self.members[m as usize].name.clone());
+    /// The member in role `role` fails: from now on nothing is read from or written to
+    /// it. A free spare takes the role over and is rebuilt.
+    fn fail(&mut self, role: u16, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let failed = self.roles[role as usize];
+        self.health.fail(role as u32);
+        self.report.failed.push(self.members[failed as usize].name.clone());
+        if self.rebuild.is_some() || self.rebuild_stopped {
+            return; // one rebuild at a time; this role stays degraded
+        }
+        let Some(spare) = self.spares.pop_front() else { return };
+        self.roles[role as usize] = spare;
+        let names = (self.members[spare as usize].name.clone(), self.members[failed as usize].name.clone());
+        let member_bytes = self.layout.rows * self.layout.chunk;
+        self.rebuild = Some(Rebuild::new(
+            role as u32,
+            names,
+            member_bytes,
+            self.handler.rebuild_unit,
+            self.handler.rebuild_depth,
+            self.rebuild_limit,
+            self.handler.throttle,
+            ctx.now(),
+        ));
+        self.pump_rebuild(ctx);
+    }
+
+    /// Start rebuild units while the rebuild allows.
+    fn pump_rebuild(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        loop {
+            let Some(rb) = self.rebuild.as_mut() else { return };
+            if self.rebuild_stopped {
+                return;
+            }
+            match rb.next(ctx.now(), self.host_submitted) {
+                Next::Issue(start, len) => {
+                    let role = rb.role;
+                    let (first, last) = (start / self.layout.chunk, (start + len - 1) / self.layout.chunk);
+                    let s = self.alloc();
+                    let members = &self.members;
+                    let roles = &self.roles;
+                    plan_rebuild(&self.layout, &self.health, role, first, last, |m| {
+                        let q = &members[roles[m as usize] as usize].queue;
+                        q.in_device() + q.queued() as u32
+                    }, &mut self.plan);
+                    self.report.stripe_heads += self.plan.stripe_heads;
+                    self.report.parity_bytes += self.plan.parity_bytes;
+                    let slot = &mut self.slots[s as usize];
+                    slot.upper = NO_UPPER;
+                    slot.op = Some(Op::Write);
+                    slot.len = len;
+                    slot.rebuild = true;
+                    self.stage(s);
+                    if !self.admit(s) {
+                        self.slots[s as usize].stage = Stage::Waiting;
+                        self.waiting.push_back(s);
+                        continue;
+                    }
+                    self.read(s, true, ctx);
+                }
+                Next::SleepUntil(t) => {
+                    ctx.schedule(t, ArrayEvent::RebuildWake);
+                    return;
+                }
+                Next::Wait | Next::Done => return,
+            }
+        }
+    }
+
+    /// A rebuild unit's writes are done.
+    fn rebuild_unit_done(&mut self, rows: (u64, u64), ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let now = ctx.now();
+        let rb = self.rebuild.as_mut().expect("a rebuild unit without a rebuild");
+        let before = rb.in_sync();
+        rb.unit_done(rows.0 * self.layout.chunk, now);
+        let after = rb.in_sync();
+        let role = rb.role;
+        if after > before {
+            // Rows now in sync are current on the replacement: unlock them.
+            for r in before / self.layout.chunk..after / self.layout.chunk {
+                self.locked_rows.remove(&r);
+            }
+            let whole = after >= self.layout.rows * self.layout.chunk;
+            self.health.set_in_sync_below(role, if whole { u64::MAX } else { after });
+            if !self.waiting.is_empty() {
+                self.admit_waiting(ctx);
+            }
+        }
+        if self.rebuild.as_ref().is_some_and(|r| r.finished()) {
+            let report = self.rebuild.take().expect("checked").report().clone();
+            self.report.rebuild = Some(report);
+        } else {
+            self.pump_rebuild(ctx);
+        }
     }
 
     /// Plan request slot `s` and start it, or queue it behind the stripes it needs.
     fn start(&mut self, s: u32, op: Op, offset: u64, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let members = &self.members;
+        let roles = &self.roles;
         plan(&self.layout, &self.health, op, offset, len, |m| {
-            let q = &members[m as usize].queue;
+            let q = &members[roles[m as usize] as usize].queue;
             q.in_device() + q.queued() as u32
         }, &mut self.plan);
         let p = &self.plan;
@@ -284,13 +440,8 @@ impl<D: BlockDevice> Array<D> {
         r.parity_bytes += p.parity_bytes;
         r.reconstructed_bytes += p.reconstructed_bytes;
         r.discard_dropped_bytes += p.discard_dropped_bytes;
-        let handling_ns = if p.stripe_heads > 0 { self.handler.cost(p) } else { 0 };
-        let slot = &mut self.slots[s as usize];
-        std::mem::swap(&mut slot.reads, &mut self.plan.reads);
-        std::mem::swap(&mut slot.writes, &mut self.plan.writes);
-        slot.rows = self.plan.rows;
-        slot.stripe_heads = self.plan.stripe_heads.min(self.handler.cache_size);
-        slot.handling_ns = handling_ns;
+        self.stage(s);
+        let slot = &self.slots[s as usize];
         if slot.rows.is_some() && !self.waiting.is_empty() || !self.admit(s) {
             self.slots[s as usize].stage = Stage::Waiting;
             self.waiting.push_back(s);
@@ -298,6 +449,18 @@ impl<D: BlockDevice> Array<D> {
             return;
         }
         self.read(s, false, ctx);
+    }
+
+    /// Give slot `s` the plan just made.
+    fn stage(&mut self, s: u32) {
+        let p = &self.plan;
+        let handling_ns = if p.stripe_heads > 0 || p.parity_bytes > 0 { self.handler.cost(p) } else { 0 };
+        let slot = &mut self.slots[s as usize];
+        std::mem::swap(&mut slot.reads, &mut self.plan.reads);
+        std::mem::swap(&mut slot.writes, &mut self.plan.writes);
+        slot.rows = self.plan.rows;
+        slot.stripe_heads = self.plan.stripe_heads.min(self.handler.cache_size);
+        slot.handling_ns = handling_ns;
     }
 
     /// Take slot `s`'s stripe locks and stripe heads if they are free.
@@ -361,9 +524,10 @@ impl<D: BlockDevice> Array<D> {
     /// Queue one member I/O for slot `s` and let the member take what it can.
     fn issue(&mut self, s: u32, io: &MemberIo, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let now = ctx.now();
-        let parts = self.members[io.member as usize].queue.submit(s, io.op, io.offset, io.len, 0, now);
+        let m = self.roles[io.member as usize];
+        let parts = self.members[m as usize].queue.submit(s, io.op, io.offset, io.len, 0, now);
         debug_assert_eq!(parts, 1, "member queues do not split");
-        self.feed(io.member, ctx);
+        self.feed(m, ctx);
     }
 
     /// Send member `m`'s queued requests while it has room.
@@ -420,20 +584,26 @@ impl<D: BlockDevice> Array<D> {
         let slot = &mut self.slots[s as usize];
         slot.stage = Stage::Free;
         let released = slot.rows.take();
+        let rebuild = std::mem::take(&mut slot.rebuild);
+        let op = slot.op.take().expect("a request in work has an operation");
         if let Some((first, last)) = released {
             self.stripe_heads_in_use -= slot.stripe_heads;
-            for r in first..=last {
-                self.locked_rows.remove(&r);
+            if !rebuild {
+                for r in first..=last {
+                    self.locked_rows.remove(&r);
+                }
             }
         }
-        let op = slot.op.take().expect("a request in work has an operation");
-        if op.index() < 2 {
-            self.host_bytes[op.index()] += slot.len;
-        }
         if slot.upper != NO_UPPER {
+            if op.index() < 2 {
+                self.host_bytes[op.index()] += slot.len;
+            }
             ctx.complete(slot.upper);
         }
         self.free.push(s);
+        if rebuild {
+            self.rebuild_unit_done(released.expect("a rebuild unit locks its rows"), ctx);
+        }
         if released.is_some() && !self.waiting.is_empty() {
             self.admit_waiting(ctx);
         }
@@ -463,6 +633,9 @@ impl<D: BlockDevice> Array<D> {
         }
         let mut array = self.report.clone();
         array.handler_busy_ns = self.handler.threads.busy_by(at);
+        if let Some(rb) = &self.rebuild {
+            array.rebuild = Some(rb.report().clone());
+        }
         DeviceReport {
             kind: DeviceKind::Array,
             host_bytes_written: self.host_bytes[1],
@@ -498,6 +671,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         slot.upper = req.tag;
         slot.op = Some(req.op);
         slot.len = req.len;
+        self.host_submitted += req.len;
         self.start(s, req.op, req.offset, req.len, ctx);
         self.drain(ctx);
     }
@@ -516,7 +690,8 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
                 self.members[member as usize].queue.timer(key, token, ctx.now());
                 self.feed(member, ctx);
             }
-            ArrayEvent::Fail(m) => self.fail(m),
+            ArrayEvent::Fail(role) => self.fail(role, ctx),
+            ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
         }
         self.drain(ctx);
     }
@@ -541,23 +716,34 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
 
     fn start_run(&mut self, ctx: &mut impl DeviceCtx<Self::Event>) {
         let now = ctx.now();
-        for (m, at) in std::mem::take(&mut self.failures) {
+        for (role, at) in std::mem::take(&mut self.failures) {
             if at == 0 {
-                self.fail(m);
+                self.fail(role, ctx);
             } else {
-                ctx.schedule(now + at, ArrayEvent::Fail(m));
+                ctx.schedule(now + at, ArrayEvent::Fail(role));
             }
         }
+        self.drain(ctx);
     }
 
     fn end_run(&mut self, now: Time) {
+        // A rebuild issues no more units; those under way finish.
+        self.rebuild_stopped = true;
         for m in &mut self.members {
             m.device.end_run(now);
         }
     }
 
     fn has_internal_work(&self) -> bool {
-        self.members.iter().any(|m| m.device.has_internal_work())
+        self.slots.iter().any(|s| s.stage != Stage::Free) || self.members.iter().any(|m| m.device.has_internal_work())
+    }
+
+    fn rebuild_done(&self) -> Option<bool> {
+        match (&self.rebuild, &self.report.rebuild) {
+            (Some(_), _) => Some(false),
+            (None, Some(_)) => Some(true),
+            (None, None) => None,
+        }
     }
 
     fn begin_run(&mut self) -> Time {

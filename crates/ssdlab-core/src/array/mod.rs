@@ -9,6 +9,8 @@ pub mod config;
 pub mod device;
 pub mod layout;
 pub mod plan;
+pub mod rebuild;
 
-pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel};
+pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, StreamingConfig};
 pub use device::{Array, ArrayEvent, ArrayReport};
+pub use rebuild::RebuildReport;

@@ -27,11 +27,18 @@ pub struct MemberIo {
 #[derive(Clone, Debug)]
 pub struct Health {
     in_sync_below: Vec<u64>,
+    degraded: bool,
 }
 
 impl Health {
     pub fn all_in_sync(members: usize) -> Health {
-        Health { in_sync_below: vec![u64::MAX; members] }
+        Health { in_sync_below: vec![u64::MAX; members], degraded: false }
+    }
+
+    /// Some member lacks current data somewhere (failed, or being rebuilt).
+    #[inline]
+    pub fn is_degraded(&self) -> bool {
+        self.degraded
     }
 
     /// Member `m`'s bytes `[offset, offset + len)` hold current data.
@@ -41,12 +48,13 @@ impl Health {
     }
 
     pub fn fail(&mut self, m: u32) {
-        self.in_sync_below[m as usize] = 0;
+        self.set_in_sync_below(m, 0);
     }
 
-    /// Member `m` holds current data below `offset` (a rebuild's progress).
+    /// Member `m` holds current data below `offset` (a rebuild's progress; `u64::MAX`: all).
     pub fn set_in_sync_below(&mut self, m: u32, offset: u64) {
         self.in_sync_below[m as usize] = offset;
+        self.degraded = self.in_sync_below.iter().any(|&b| b != u64::MAX);
     }
 
     pub fn in_sync_below(&self, m: u32) -> u64 {
@@ -210,6 +218,10 @@ fn plan_mirrored(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, loa
             out.writes.push(MemberIo { member: m as u16, op, offset, len });
         }
     }
+    if health.is_degraded() {
+        // A rebuild copies rows: a write must not slip between its read and its write.
+        out.rows = Some((offset / l.chunk, (offset + len - 1) / l.chunk));
+    }
 }
 
 fn plan_near(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
@@ -223,6 +235,9 @@ fn plan_near(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: i
             for (m, off) in copies {
                 if health.ok(m, off, n) {
                     emit(&mut out.writes, 0, MemberIo { member: m as u16, op, offset: off, len: n });
+                }
+                if health.is_degraded() {
+                    out.touch_row(off / l.chunk);
                 }
             }
         }
@@ -393,6 +408,53 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
         }
         write_data(out);
         write_parity(out);
+    }
+}
+
+/// Plan the rebuild of role `target`'s rows `first..=last` from the members that hold
+/// current data: RAID 5/6 solve each row from enough other members, mirrors copy the other
+/// copy. The rows stay locked while the rebuild unit is under way.
+pub fn plan_rebuild(l: &Layout, health: &Health, target: u32, first: u64, last: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
+    out.clear();
+    let c = l.chunk;
+    for row in first..=last {
+        let base = row * c;
+        match l.level {
+            RaidLevel::Raid5 | RaidLevel::Raid6 => {
+                let need = l.data_per_row();
+                let (p, q) = l.parity_members(row);
+                let sources = (0..need).map(|i| l.data_member(row, i)).chain([p]).chain(q).filter(|&m| m != target);
+                let mut got = 0;
+                for m in sources {
+                    if got < need && health.ok(m, base, c) {
+                        emit(&mut out.reads, 0, MemberIo { member: m as u16, op: Op::Read, offset: base, len: c });
+                        got += 1;
+                    }
+                }
+                assert_eq!(got, need, "row {row}: too few members hold data to rebuild member {target} from");
+                out.stripe_heads += c / PAGE;
+                out.parity_bytes += need as u64 * c;
+            }
+            RaidLevel::Raid1 => {
+                let (m, _) = least_loaded(health, (0..l.n).filter(|&m| m != target).map(|m| (m, base)), c, &load)
+                    .expect("a mirror with no in-sync member to rebuild from");
+                emit(&mut out.reads, 0, MemberIo { member: m as u16, op: Op::Read, offset: base, len: c });
+            }
+            RaidLevel::Raid10 => {
+                // The other copy sits at the neighbouring chunk position (2k and 2k + 1).
+                let pos = row * l.n as u64 + target as u64;
+                let partner = pos ^ 1;
+                if partner >= l.rows * l.n as u64 {
+                    continue; // the unused last position of an odd layout
+                }
+                let (prow, pm) = (partner / l.n as u64, (partner % l.n as u64) as u32);
+                assert!(health.ok(pm, prow * c, c), "both copies of a RAID 10 chunk lost");
+                emit(&mut out.reads, 0, MemberIo { member: pm as u16, op: Op::Read, offset: prow * c, len: c });
+            }
+            RaidLevel::Raid0 => unreachable!("RAID 0 has nothing to rebuild from"),
+        }
+        emit(&mut out.writes, 0, MemberIo { member: target as u16, op: Op::Write, offset: base, len: c });
+        out.touch_row(row);
     }
 }
 

@@ -118,6 +118,10 @@ pub trait BlockDevice {
     /// The run's clock exists: schedule what the device does on its own from the start
     /// (an array's member failures). Called once per run, after [`BlockDevice::begin_run`].
     fn start_run(&mut self, _ctx: &mut impl DeviceCtx<Self::Event>) {}
+    /// Whether the rebuild under way (an array's) is done; None: no rebuild started.
+    fn rebuild_done(&self) -> Option<bool> {
+        None
+    }
     /// The results of the devices this one is made of (an array's members), as of `at`.
     fn member_results(&self, _at: Time) -> Vec<crate::sim::DeviceResult> {
         Vec::new()

@@ -223,6 +223,9 @@ impl Host {
     pub fn handle<D: BlockDevice>(&mut self, ev: HostEvent, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
         match ev {
             HostEvent::JobStart(j) => {
+                if self.jobs[j as usize].state == JobState::Done {
+                    return; // stopped before it started
+                }
                 self.jobs[j as usize].begin(sched.now());
                 if let Some(deadline) = self.jobs[j as usize].deadline {
                     sched.schedule(deadline, Event::Host(HostEvent::JobWake(j)));
@@ -461,6 +464,25 @@ impl Host {
             dep.deps_left -= 1;
             if dep.deps_left == 0 {
                 sched.schedule(now + dep.spec.start_delay_ns, Event::Host(HostEvent::JobStart(k)));
+            }
+        }
+    }
+
+    /// End every job now, as fio does at its runtime: running jobs issue nothing more and
+    /// finish once their requests in flight are done; jobs not yet started never start.
+    pub fn stop_jobs<DE: Copy>(&mut self, sched: &mut Scheduler<Event<DE>>) {
+        let now = sched.now();
+        for j in 0..self.jobs.len() {
+            match self.jobs[j].state {
+                JobState::Running => {
+                    self.jobs[j].deadline = Some(now);
+                    sched.schedule(now, Event::Host(HostEvent::JobWake(j as u32)));
+                }
+                JobState::Waiting => {
+                    self.jobs[j].finish(now);
+                    self.jobs_done += 1;
+                }
+                JobState::Draining | JobState::Done => {}
             }
         }
     }
