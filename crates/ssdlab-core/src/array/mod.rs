@@ -6,7 +6,9 @@
 //! plans out in simulated time through the engine's stripe handling.
 
 pub mod config;
+pub mod data;
 pub mod device;
+pub mod gf;
 pub mod layout;
 pub mod plan;
 pub mod rebuild;

@@ -350,7 +350,14 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
             emit(&mut out.reads, reads_from, MemberIo { member: m as u16, op: Op::Read, offset: base + s, len: seg });
         };
         if parity_targets == 0 {
-            // No parity member holds current data here: nothing to keep consistent.
+            // No parity member holds current data here: nothing to keep consistent, but a
+            // partly written page is read first, to be written whole.
+            for i in 0..d {
+                let m = l.data_member(row, i);
+                if out.cover[i as usize] == Cover::Part && ok(m) {
+                    read(out, m);
+                }
+            }
             write_data(out);
             out.rcw += pages;
             continue;
@@ -394,9 +401,10 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
             out.rmw += pages;
             out.parity_bytes += (2 * written + parity_targets) as u64 * seg;
         } else {
-            // Two members lost (RAID 6): rebuild the missing data from everything readable.
+            // A lost member's page is only partly replaced (or two are lost, RAID 6): solve
+            // the row's old data from everything readable, then compute the parity anew.
             for i in 0..d {
-                if out.cover[i as usize] != Cover::Whole && data_ok(i) {
+                if data_ok(i) {
                     read(out, l.data_member(row, i));
                 }
             }
