@@ -80,22 +80,24 @@ enum Stage {
     Writing,
 }
 
-/// A request in the array: the host's (`upper`), or one of the array's own.
+/// A request in the array: the host's (`upper`), or one of the array's own. What a
+/// completion looks at comes first, in the slot's first cache line.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 struct Slot {
     upper: Tag,
-    op: Option<Op>,
-    len: u64,
-    stage: Stage,
     /// Member I/O of the current stage still under way.
     pending: u32,
-    reads: Vec<MemberIo>,
-    writes: Vec<MemberIo>,
-    rows: Option<(u64, u64)>,
-    stripe_heads: u64,
+    stage: Stage,
+    op: Option<Op>,
+    len: u64,
     handling_ns: Time,
     /// A rebuild unit: its rows stay locked until the rebuild's synced part passes them.
     rebuild: bool,
+    stripe_heads: u64,
+    rows: Option<(u64, u64)>,
+    writes: Vec<MemberIo>,
+    reads: Vec<MemberIo>,
 }
 
 struct Member<D> {
@@ -206,11 +208,11 @@ impl<E, C: DeviceCtx<ArrayEvent<E>>> DeviceCtx<E> for MemberCtx<'_, C> {
     fn now(&self) -> Time {
         self.ctx.now()
     }
-    #[inline]
+    #[inline(always)]
     fn schedule(&mut self, at: Time, event: E) {
         self.ctx.schedule(at, ArrayEvent::Member(self.member, event));
     }
-    #[inline]
+    #[inline(always)]
     fn complete(&mut self, tag: Tag) {
         self.done.push((self.member, tag));
     }
@@ -464,6 +466,7 @@ impl<D: BlockDevice> Array<D> {
     }
 
     /// Take slot `s`'s stripe locks and stripe heads if they are free.
+    #[inline(always)]
     fn admit(&mut self, s: u32) -> bool {
         let slot = &self.slots[s as usize];
         let Some((first, last)) = slot.rows else { return true };
@@ -480,16 +483,17 @@ impl<D: BlockDevice> Array<D> {
     /// Issue slot `s`'s reads. `in_event`: called from an event rather than from `submit`
     /// (a request with nothing at all to do must not complete inside `submit`).
     fn read(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
-        let reads = std::mem::take(&mut self.slots[s as usize].reads);
-        self.slots[s as usize].stage = Stage::Reading;
-        self.slots[s as usize].pending = reads.len() as u32;
-        for io in &reads {
-            self.issue(s, io, ctx);
+        let slot = &mut self.slots[s as usize];
+        slot.stage = Stage::Reading;
+        let n = slot.reads.len();
+        slot.pending = n as u32;
+        for i in 0..n {
+            let io = self.slots[s as usize].reads[i];
+            self.issue(s, &io, ctx);
         }
-        let mut reads = reads;
-        reads.clear();
-        self.slots[s as usize].reads = reads;
-        if self.slots[s as usize].pending == 0 {
+        let slot = &mut self.slots[s as usize];
+        slot.reads.clear();
+        if slot.pending == 0 {
             self.handle_stripes(s, in_event, ctx);
         }
     }
@@ -507,21 +511,23 @@ impl<D: BlockDevice> Array<D> {
     }
 
     fn write(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
-        let writes = std::mem::take(&mut self.slots[s as usize].writes);
-        self.slots[s as usize].stage = Stage::Writing;
-        self.slots[s as usize].pending = writes.len() as u32;
-        for io in &writes {
-            self.issue(s, io, ctx);
+        let slot = &mut self.slots[s as usize];
+        slot.stage = Stage::Writing;
+        let n = slot.writes.len();
+        slot.pending = n as u32;
+        for i in 0..n {
+            let io = self.slots[s as usize].writes[i];
+            self.issue(s, &io, ctx);
         }
-        let mut writes = writes;
-        writes.clear();
-        self.slots[s as usize].writes = writes;
-        if self.slots[s as usize].pending == 0 {
+        let slot = &mut self.slots[s as usize];
+        slot.writes.clear();
+        if slot.pending == 0 {
             self.finish(s, ctx);
         }
     }
 
     /// Queue one member I/O for slot `s` and let the member take what it can.
+    #[inline(always)]
     fn issue(&mut self, s: u32, io: &MemberIo, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let now = ctx.now();
         let m = self.roles[io.member as usize];
@@ -545,8 +551,16 @@ impl<D: BlockDevice> Array<D> {
         }
     }
 
-    /// Handle the member completions collected so far.
+    /// Handle the member completions collected so far (most events complete nothing).
+    #[inline(always)]
     fn drain(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        if !self.done.is_empty() {
+            self.drain_done(ctx);
+        }
+    }
+
+    #[inline(never)]
+    fn drain_done(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let mut i = 0;
         while i < self.done.len() {
             let (m, tag) = self.done[i];
@@ -558,25 +572,37 @@ impl<D: BlockDevice> Array<D> {
 
     fn member_done(&mut self, m: u16, tag: Tag, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let rq = self.members[m as usize].queue.complete(tag, ctx.now());
+        if !rq.is_merged() {
+            // One bio, one slot: the common case, without the list below.
+            self.slot_io_done(rq.host, ctx);
+            self.feed(m, ctx);
+            return;
+        }
         let mut hosts = std::mem::take(&mut self.hosts);
         hosts.push(rq.host);
-        if rq.is_merged() {
-            self.members[m as usize].queue.take_merged(&rq, &mut hosts);
-        }
+        self.members[m as usize].queue.take_merged(&rq, &mut hosts);
         for &s in &hosts {
-            let slot = &mut self.slots[s as usize];
-            slot.pending -= 1;
-            if slot.pending == 0 {
-                match slot.stage {
-                    Stage::Reading => self.handle_stripes(s, true, ctx),
-                    Stage::Writing => self.finish(s, ctx),
-                    stage => panic!("a member I/O completed for a request in stage {stage:?}"),
-                }
-            }
+            self.slot_io_done(s, ctx);
         }
         hosts.clear();
         self.hosts = hosts;
         self.feed(m, ctx);
+    }
+
+    /// One member I/O of slot `s` is done: the slot's stage ends with its last.
+    #[inline]
+    fn slot_io_done(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let slot = &mut self.slots[s as usize];
+        slot.pending -= 1;
+        if slot.pending == 0 {
+            match slot.stage {
+                // Nothing to handle and nothing to write (RAID 0/1/10 reads): done.
+                Stage::Reading if slot.handling_ns == 0 && slot.writes.is_empty() => self.finish(s, ctx),
+                Stage::Reading => self.handle_stripes(s, true, ctx),
+                Stage::Writing => self.finish(s, ctx),
+                stage => panic!("a member I/O completed for a request in stage {stage:?}"),
+            }
+        }
     }
 
     /// Slot `s` is done: release its stripes, report it, start requests that waited.

@@ -189,6 +189,14 @@ fn chunk_pieces(chunk: u64, offset: u64, len: u64) -> impl Iterator<Item = (u64,
 
 fn plan_striped(l: &Layout, op: Op, offset: u64, len: u64, out: &mut Plan) {
     let target = if op == Op::Read { &mut out.reads } else { &mut out.writes };
+    let k = offset / l.chunk;
+    let within = offset - k * l.chunk;
+    if len > 0 && within + len <= l.chunk {
+        // Inside one chunk (most small requests): one member I/O, nothing to join.
+        let (row, m) = l.stripe_chunk(k);
+        target.push(MemberIo { member: m as u16, op, offset: row * l.chunk + within, len });
+        return;
+    }
     for (k, within, n) in chunk_pieces(l.chunk, offset, len) {
         let (row, m) = l.stripe_chunk(k);
         emit(target, 0, MemberIo { member: m as u16, op, offset: row * l.chunk + within, len: n });

@@ -21,9 +21,10 @@ struct Entry<E> {
 
 impl<E> Entry<E> {
     /// Whether this entry runs before one with key `(time, seq)`.
-    #[inline]
+    #[inline(always)]
     fn before(&self, time: Time, seq: u64) -> bool {
-        (self.time, self.seq) < (time, seq)
+        // One 128-bit comparison (cmp + sbb), no branch on equal times.
+        ((self.time as u128) << 64 | self.seq as u128) < ((time as u128) << 64 | seq as u128)
     }
 }
 
@@ -121,10 +122,9 @@ impl<E: Copy> Scheduler<E> {
             let mut hole = 0;
             let mut child = 1;
             while child + 1 < end {
+                // Which child is earlier is a coin toss: select it without a branch.
                 let (a, b) = (get(h, child), get(h, child + 1));
-                if b.before(a.time, a.seq) {
-                    child += 1;
-                }
+                child += b.before(a.time, a.seq) as usize;
                 set(h, hole, get(h, child));
                 hole = child;
                 child = 2 * hole + 1;
