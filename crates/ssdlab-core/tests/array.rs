@@ -318,6 +318,7 @@ fn the_streaming_engine_rebuilds_in_large_units_without_a_stripe_thread_bound() 
         parity_bytes_per_s: 14e9,
         rebuild_unit_bytes: 1 << 20,
         rebuild_depth: 8,
+        rebuild_share: 0.1,
     });
     let fast = rebuild_report(&run(&rebuilding(a.clone(), "sda", vec![])).unwrap());
     let mut md = a;

@@ -128,9 +128,11 @@ pub struct StreamingConfig {
     pub parity_bytes_per_s: f64,
     /// Bytes of each member in one rebuild unit (whole rows of chunks are taken).
     pub rebuild_unit_bytes: u64,
-    /// Rebuild units in flight; against the host's requests queued at the members this
-    /// sets the rebuild's share of member time under load.
+    /// Rebuild units in flight.
     pub rebuild_depth: u32,
+    /// Share of each member's dispatches the rebuild gets while host I/O also waits there
+    /// (0 < share <= 1).
+    pub rebuild_share: f64,
 }
 
 /// How the array's RAID logic is carried out: each engine is a model of one kind of
@@ -181,6 +183,9 @@ impl EngineConfig {
                 }
                 if !(s.parity_bytes_per_s > 0.0 && s.parity_bytes_per_s.is_finite()) {
                     return Err(ConfigError::new("engine.parity_bytes_per_s", "must be a positive rate".into()));
+                }
+                if !(s.rebuild_share > 0.0 && s.rebuild_share <= 1.0) {
+                    return Err(ConfigError::new("engine.rebuild_share", format!("must be in (0, 1], got {}", s.rebuild_share)));
                 }
                 if s.rebuild_unit_bytes == 0 || s.rebuild_depth == 0 {
                     return Err(ConfigError::new("engine.rebuild_unit_bytes", "rebuild unit and depth must be positive".into()));

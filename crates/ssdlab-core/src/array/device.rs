@@ -16,7 +16,8 @@ use super::config::{ArrayConfig, EngineConfig, RaidLevel, PAGE};
 use super::layout::Layout;
 use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
 use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
-use crate::block::{BlockQueue, HostTag};
+use super::share::{RebuildShare, REBUILD_PROCESS};
+use crate::block::{BlockQueue, HostTag, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
 use crate::engine::{MultiServer, Time};
 use crate::error::ConfigError;
@@ -235,10 +236,13 @@ impl<D: BlockDevice> Array<D> {
             .iter()
             .chain(&cfg.spares)
             .zip(devices)
-            .map(|(spec, device)| Member {
-                name: spec.name.clone(),
-                queue: BlockQueue::new(device.queue_depth(), hz, spec.scheduler.build()),
-                device,
+            .map(|(spec, device)| {
+                let sched = match &cfg.engine {
+                    // The engine's own arbitration between host and rebuild I/O.
+                    EngineConfig::Streaming(s) => Scheduler::Custom(Box::new(RebuildShare::new(s.rebuild_share))),
+                    EngineConfig::Md(_) => spec.scheduler.build(),
+                };
+                Member { name: spec.name.clone(), queue: BlockQueue::new(device.queue_depth(), hz, sched), device }
             })
             .collect();
         let index = |name: &str| cfg.members.iter().position(|m| m.name == name).expect("validated") as u16;
@@ -531,7 +535,8 @@ impl<D: BlockDevice> Array<D> {
     fn issue(&mut self, s: u32, io: &MemberIo, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let now = ctx.now();
         let m = self.roles[io.member as usize];
-        let parts = self.members[m as usize].queue.submit(s, io.op, io.offset, io.len, 0, now);
+        let process = if self.slots[s as usize].rebuild { REBUILD_PROCESS } else { 0 };
+        let parts = self.members[m as usize].queue.submit(s, io.op, io.offset, io.len, process, now);
         debug_assert_eq!(parts, 1, "member queues do not split");
         self.feed(m, ctx);
     }

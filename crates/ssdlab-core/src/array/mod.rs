@@ -12,6 +12,7 @@ pub mod gf;
 pub mod layout;
 pub mod plan;
 pub mod rebuild;
+pub mod share;
 
 pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, StreamingConfig};
 pub use device::{Array, ArrayEvent, ArrayReport};
