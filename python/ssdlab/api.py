@@ -82,9 +82,14 @@ def build(
     precondition: str | Mapping[str, Any] | None = None,
     scale: float | None = None,
     profile_set: Mapping[str, str] | None = None,
+    until: str = "jobs",
 ) -> RunSpec:
     """Parse the job, load the system (a system file, or ``profile`` as a one-drive system)
-    and resolve everything into a :class:`RunSpec`. Bad input raises here, never later."""
+    and resolve everything into a :class:`RunSpec`. Bad input raises here, never later.
+    ``until="rebuild"`` ends the run when the arrays' rebuilds are done (jobs still running
+    are stopped then, as fio stops them at their runtime)."""
+    if until not in ("jobs", "rebuild"):
+        raise ValueError(f"until {until!r}: expected 'jobs' or 'rebuild'")
     if scale is not None and not 0 < scale <= 1:
         raise ValueError(f"scale {scale}: expected a fraction in (0, 1]")
     if precondition is not None and not isinstance(precondition, str):
@@ -111,6 +116,7 @@ def build(
         "targets": [_core_target(t) for t in chosen],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
         "interval_ns": interval_ns,
+        "until": "rebuild-done" if until == "rebuild" else "jobs-done",
     }
     warnings = list(jobset.warnings)
     sources = {f"host.{k}": v for k, v in host_sources.items()}
@@ -120,9 +126,9 @@ def build(
         sources.update({f"{prefix}.{k}": v for k, v in d.sources.items()})
     for a in sysd.arrays:
         sources.update({f"array.{a.name}.engine.{k}": v for k, v in a.engine_sources.items()})
-        if a.spares:
-            warnings.append(f"array {a.name}: spares {', '.join(d.name for d in a.spares)} stay idle: "
-                            "rebuilding onto a spare is not modelled yet")
+        if a.spares and not a.failures:
+            warnings.append(f"array {a.name}: no member fails, so spares {', '.join(d.name for d in a.spares)} "
+                            "stay idle")
     warnings.extend(_scale_warnings(used))
     infos = [_target_info(t) for t in chosen]
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,

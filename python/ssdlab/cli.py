@@ -443,5 +443,76 @@ def endurance(
 # ==== end of sizing commands =================================================================
 
 
+# ==== arrays: `ssdlab rebuild` (seed 004) ===================================================
+
+
+@app.command()
+def rebuild(
+    profile: Annotated[str, typer.Option(help="drive profile of the --raid array")] = api.DEFAULT_PROFILE,
+    raid: Annotated[Optional[int], typer.Option(help="RAID level (1, 10, 5, 6) of --drives of --profile")] = None,
+    drives: Annotated[Optional[int], typer.Option(help="drives in the --raid array")] = None,
+    chunk: Annotated[str, typer.Option(help="chunk size of the --raid array")] = "512k",
+    engine: Annotated[str, typer.Option(help="RAID engine: md, streaming, or an engine TOML")] = "md",
+    spares: Annotated[int, typer.Option(help="hot spares of the --raid array (the rebuild needs one)")] = 1,
+    system: Annotated[Optional[Path], typer.Option(help="system TOML with an [[array]] that has spares (instead of --raid)")] = None,
+    array: Annotated[Optional[str], typer.Option(help="the array to rebuild (default: the first)")] = None,
+    fail: Annotated[Optional[str], typer.Option(help="the member that fails (default: the first)")] = None,
+    host_job: Annotated[Optional[Path], typer.Option(help="fio job run on the array during the rebuild")] = None,
+    sample: Annotated[Optional[str], typer.Option(help="rebuild only this much of the replacement and extrapolate (e.g. 32GiB)")] = None,
+    scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of each drive's flash (default: the profile's)")] = None,
+    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES] for the drives")] = None,
+    engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. sync_speed_max=2GB/s")] = [],
+    profile_set: Annotated[list[str], typer.Option("--profile-set", help="override a profile key")] = [],
+    mttf_hours: Annotated[float, typer.Option(help="drive MTTF for the exposure, hours")] = 2.0e6,
+    ure_bits: Annotated[float, typer.Option(help="bits read per unrecoverable read error")] = 1e17,
+    seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Fail a member of an array, rebuild it onto a spare and report the rebuild time, its
+    rate, the rebuilt drive's WAF, the host's bandwidth meanwhile and the data-loss exposure."""
+    from .rebuild import rebuild as run_rebuild
+    from .system import load_system
+    from .units import format_bytes, parse_size
+
+    try:
+        if host_job is not None and not host_job.is_file():
+            raise ValueError(f"{host_job}: no such job file")
+        sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
+        if system is not None:
+            if raid is not None:
+                raise ValueError("--raid builds the system from --profile; with --system, describe the array in the file")
+            sysd = load_system(system, scale=scale, precondition=precondition, profile_set=sets)
+        else:
+            if raid is None or drives is None:
+                raise ValueError("describe the array: --raid LEVEL --drives N (or --system FILE)")
+            sysd = raid_system(profile, raid, drives, chunk=chunk, engine=engine, spares=spares, profile_set=sets,
+                               scale=scale, precondition=precondition,
+                               engine_set=_overrides(engine_set, "--engine-set", "KEY=VALUE"))
+        r = run_rebuild(sysd, host_job=host_job, array=array, fail=fail,
+                        sample=parse_size(sample) if sample is not None else None, seed=seed,
+                        mttf_hours=mttf_hours, ure_bits=ure_bits)
+    except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
+        _fail(str(e).splitlines()[0])
+        return
+    if as_json:
+        sys.stdout.write(json.dumps(r.to_dict(), indent=2) + "\n")
+        return
+    hours = r.rebuild_time_s / 3600
+    how = f" (extrapolated from {format_bytes(r.simulated_bytes)} simulated)" if r.extrapolated else ""
+    e = r.exposure
+    lines = [
+        f"array {r.array}: raid{r.level} of {r.members} x {format_bytes(r.member_bytes, False)}, engine {r.engine}",
+        f"  rebuild time {int(hours)} h {round((hours % 1) * 60)} min{how}",
+        f"  rebuild rate {format_bytes(r.rebuild_rate_bytes, False)}/s per member",
+        f"  rebuilt drive WAF {r.rebuilt_drive_waf:.3f}" if r.rebuilt_drive_waf is not None else "  rebuilt drive WAF n/a",
+        f"  host during the rebuild: read {format_bytes(r.host_read_bw_bytes, False)}/s, "
+        f"write {format_bytes(r.host_write_bw_bytes, False)}/s",
+        f"  exposure (MTTF {r.mttf_hours:.3g} h, 1 URE per {r.ure_bits:.3g} bits): MTTDL {e['mttdl_hours']:.3g} h; "
+        f"second failure during the rebuild {100 * e['p_second_failure']:.4g} %, "
+        f"unrecoverable read {100 * e['p_ure']:.4g} %",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
 def main() -> None:
     app()

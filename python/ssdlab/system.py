@@ -140,18 +140,31 @@ class Array:
     members: list[Drive]
     spares: list[Drive] = field(default_factory=list)
     failures: list[tuple[str, int]] = field(default_factory=list)  # (member, ns from the start)
+    #: Stop a rebuild after this many bytes of the replacement (a sample to extrapolate).
+    rebuild_limit: int | None = None
 
     def core(self) -> dict[str, Any]:
-        """The core's description of the array (its members' descriptions inside)."""
+        """The core's description of the array (its members' and spares' inside)."""
+        def member(d: Drive) -> dict[str, Any]:
+            return {"name": d.name, "device": d.core, "scheduler": d.scheduler,
+                    "precondition": parse_precondition(d.precondition)}
+
         return {
             "kind": "array",
             "level": f"raid{self.level}",
             "chunk_bytes": self.chunk,
             "engine": self.engine.to_core(),
-            "members": [{"name": d.name, "device": d.core, "scheduler": d.scheduler,
-                         "precondition": parse_precondition(d.precondition)} for d in self.members],
+            "members": [member(d) for d in self.members],
             "failures": [{"member": m, "at_ns": at} for m, at in self.failures],
+            "spares": [member(d) for d in self.spares],
+            "rebuild_limit_bytes": self.rebuild_limit,
         }
+
+    @property
+    def member_bytes(self) -> int:
+        """Bytes of each member the array uses (whole chunks)."""
+        smallest = min(d.core["capacity_bytes"] for d in self.members)
+        return smallest // self.chunk * self.chunk
 
     @property
     def capacity(self) -> int:

@@ -371,6 +371,8 @@ class MdEngine(_Section):
     group_thread_cnt: int = Field(ge=0, le=1024, description="stripe threads besides raid5d")
     stripe_head_cpu: TimeNs = Field(description="thread time per stripe head, parity aside")
     parity_rate: Rate = Field(description="parity computation over source bytes, one core")
+    sync_speed_min: Rate = Field(description="rebuild speed below which md never yields, per member")
+    sync_speed_max: Rate = Field(description="rebuild speed cap per member")
 
     def to_core(self) -> dict[str, Any]:
         return {
@@ -379,10 +381,38 @@ class MdEngine(_Section):
             "group_thread_cnt": self.group_thread_cnt,
             "stripe_head_ns": self.stripe_head_cpu,
             "parity_bytes_per_s": self.parity_rate,
+            "sync_speed_min_bytes_per_s": self.sync_speed_min,
+            "sync_speed_max_bytes_per_s": self.sync_speed_max,
         }
 
 
-EngineProfile = Annotated[MdEngine, Field(discriminator="kind")]
+class StreamingEngine(_Section):
+    """A streaming RAID engine: parity on many cores, no stripe cache, a rebuild of large
+    units with a set share of each member's dispatches."""
+
+    name: str
+    description: str
+    kind: Literal["streaming"] = "streaming"
+    cores: int = Field(ge=1, le=4096)
+    request_cpu: TimeNs
+    parity_rate: Rate
+    rebuild_unit: Size = Field(gt=0)
+    rebuild_depth: int = Field(ge=1)
+    rebuild_share: float = Field(gt=0, le=1)
+
+    def to_core(self) -> dict[str, Any]:
+        return {
+            "kind": "streaming",
+            "cores": self.cores,
+            "request_ns": self.request_cpu,
+            "parity_bytes_per_s": self.parity_rate,
+            "rebuild_unit_bytes": self.rebuild_unit,
+            "rebuild_depth": self.rebuild_depth,
+            "rebuild_share": self.rebuild_share,
+        }
+
+
+EngineProfile = Annotated[MdEngine | StreamingEngine, Field(discriminator="kind")]
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -523,14 +553,14 @@ def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
 
 
 def load_engine(name_or_path: str | Path,
-                overrides: Mapping[str, str] | None = None) -> tuple[MdEngine, dict[str, str]]:
+                overrides: Mapping[str, str] | None = None) -> tuple[MdEngine | StreamingEngine, dict[str, str]]:
     """An array engine profile (built-in name such as ``md``, or a TOML path) and its sources;
     ``overrides`` set its keys, e.g. ``{"stripe_cache_size": "4096"}``."""
     origin, text = _read(name_or_path, _builtin_dir("engines"), engine_names(), "engine")
     return _parse(origin, text, lambda values: _ENGINES.get(values.get("kind"), MdEngine), overrides)
 
 
-_ENGINES = {"md": MdEngine}
+_ENGINES = {"md": MdEngine, "streaming": StreamingEngine}
 
 
 def profile_text(name_or_path: str | Path) -> str:
