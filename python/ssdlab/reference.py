@@ -111,3 +111,36 @@ SEED003_PUBLISHED: dict[int, tuple[int, float]] = {
 TPU_ONSET_S = 150.0       # throttling begins after about 150 s ...
 TPU_ONSET_BYTES = 300e9   # ... and 300 GB at 2 GB/s
 TPU_LEVEL = 1.5 / 2.0     # writes drop from 2.0 to 1.5 GB/s
+
+
+# ---- seed 004: "RAID rebuild of high-density QLC SSDs" (Solidigm + Xinnor solution brief) -----
+# RAID 5 of 9 Solidigm D5-P5336 61.44 TB (a tenth drive is the replacement), Linux md vs
+# xiRAID Classic 4.3; rebuild time from the system log, the rebuilt drive's WAF from its SMART
+# host and NAND bytes written. Under load: the brief's fio job (38 sequential 1 MB writers, 90
+# sequential 1 MB readers, iodepth 64) on the array. "> 67 days" was extrapolated by the brief.
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    engine: str  # the simulator's engine profile standing for it
+    label: str
+    under_load: bool
+    rebuild_time_s: float  # a lower bound when ``time_at_least``
+    rate_bytes: float
+    waf: float
+    time_at_least: bool = False
+    host_read_bytes: float | None = None  # upper bounds ("<=") for md, levels for xiRAID
+    host_write_bytes: float | None = None
+    host_bounds_are_limits: bool = False
+
+
+SEED004_DRIVE = "solidigm-d5-p5336-61.44tb"
+SEED004_MEMBERS = 9
+SEED004_PUBLISHED: dict[str, Rebuild] = {
+    "md-idle": Rebuild("md", "mdraid, no host I/O", False, 53 * 3600 + 40 * 60, 322e6, 1.2),
+    "streaming-idle": Rebuild("streaming", "xiRAID Classic 4.3, no host I/O", False, 5 * 3600 + 22 * 60, 3.18e9, 1.02),
+    "md-load": Rebuild("md", "mdraid, under the host job", True, 67 * 86400, 10.5e6, 1.58, time_at_least=True,
+                       host_read_bytes=100e6, host_write_bytes=45e6, host_bounds_are_limits=True),
+    "streaming-load": Rebuild("streaming", "xiRAID Classic 4.3, under the host job", True, 53 * 3600 + 53 * 60, 316e6,
+                              1.21, host_read_bytes=44e9, host_write_bytes=13e9),
+}

@@ -6,8 +6,8 @@
 //! the old parity; reconstruct-write reads the data not being replaced; the one with fewer
 //! reads wins, a tie goes to reconstruct-write, and a column whose data is all being replaced
 //! (a full-stripe write) reads nothing. A strategy that would read a member without current
-//! data is not possible. Columns planned alike form segments, and one member's pages in a
-//! row go to it as one I/O (what md's per-page bios become after the block layer merges them).
+//! data is not possible. Columns planned alike form segments, and a member's contiguous pages
+//! go to it as one I/O (what md's per-page bios become once the block layer merges them).
 
 use super::config::{RaidLevel, PAGE};
 use super::layout::Layout;
@@ -128,7 +128,7 @@ impl Plan {
 }
 
 /// Append an I/O, joined to the same member's previous one when it continues it. `since`:
-/// the first entry that may be joined (earlier ones belong to other rows).
+/// the first entry that may be joined.
 #[inline]
 fn emit(out: &mut Vec<MemberIo>, since: usize, io: MemberIo) {
     for prev in out[since..].iter_mut().rev() {
@@ -322,7 +322,8 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
     cuts.sort_unstable();
     let (p, q) = l.parity_members(row);
     let base = row * c;
-    let (reads_from, writes_from) = (out.reads.len(), out.writes.len());
+    // A member's pages join its previous I/O when they continue it, across rows too.
+    let (reads_from, writes_from) = (0, 0);
     out.touch_row(row);
     for w in cuts.windows(2) {
         let (s, e) = (w[0], w[1]);

@@ -1,0 +1,7 @@
+"""Seed 004: rebuild of a RAID 5 of nine 61.44 TB QLC drives with md and with a streaming
+engine (xiRAID), idle and under the brief's host job; published vs simulated."""
+
+from ssdlab.experiments.seed004 import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

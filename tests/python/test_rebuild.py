@@ -1,0 +1,70 @@
+"""Rebuilds onto a spare: the `ssdlab rebuild` command, its extrapolation, the data-loss
+exposure formulas, and seed 004's idle rebuilds (md within its calibration, the streaming
+engine as a prediction)."""
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+import ssdlab
+from ssdlab.cli import app
+from ssdlab.experiments import seed004
+from ssdlab.rebuild import rebuild
+from ssdlab.reliability import exposure, p_ure
+
+
+def test_rebuild_json_has_the_promised_keys_and_a_waf():
+    out = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--scale", "0.02",
+                                   "--sample", "1GiB", "--json"])
+    assert out.exit_code == 0, out.output
+    r = json.loads(out.stdout)
+    for key in ("rebuild_time_s", "rebuild_rate_bytes", "rebuilt_drive_waf", "exposure", "host_read_bw_bytes"):
+        assert key in r
+    # md's default sync_speed_max (200,000 KiB/s) holds the idle rebuild of 850 PROs (md
+    # sleeps half a second whenever it runs faster, so it stays a little under).
+    assert 0.9 * 204.8e6 < r["rebuild_rate_bytes"] <= 1.01 * 204.8e6
+    assert r["extrapolated"] and r["simulated_bytes"] == 1 << 30
+    assert r["rebuild_time_s"] == pytest.approx(r["member_bytes"] / r["rebuild_rate_bytes"], rel=1e-9)
+    assert 0.99 < r["rebuilt_drive_waf"] < 1.05
+
+
+def test_rebuild_needs_a_spare_and_redundancy():
+    no_spare = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--spares", "0"])
+    assert "has no spare to rebuild onto" in no_spare.output and no_spare.exit_code == 2
+    r0 = CliRunner().invoke(app, ["rebuild", "--raid", "0", "--drives", "4"])
+    assert "raid0 has no redundancy" in r0.output
+    bad = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--fail", "sdq"])
+    assert "--fail sdq: not a member of md0" in bad.output
+
+
+def test_a_host_job_during_the_rebuild_is_served_and_slows_it():
+    sysd = ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="64k", spares=1, scale=0.02,
+                       engine_set={"sync_speed_max": "10GB/s"})
+    idle = rebuild(sysd, sample=256 << 20)
+    job = "[w]\nrw=randwrite\nbs=64k\niodepth=16\nsize=2g\ntime_based\nruntime=3600\n"
+    busy = rebuild(sysd, sample=256 << 20, host_job=job)
+    assert busy.host_write_bw_bytes > 10e6
+    assert busy.rebuild_time_s > 1.5 * idle.rebuild_time_s
+
+
+def test_the_exposure_formulas():
+    # RAID 5 of 9: 1/MTTDL = N(N-1) MTTR / MTTF^2 + N P_URE / MTTF.
+    e = exposure(5, 9, 61.44e12, 53.67, mttf_hours=2e6, ure_bits=1e17)
+    ure = 1 - math.exp(-8 * 61.44e12 * 8 / 1e17)
+    assert e.p_ure == pytest.approx(ure)
+    assert e.mttdl_hours == pytest.approx(1 / (9 * 8 * 53.67 / 4e12 + 9 * ure / 2e6))
+    assert e.p_second_failure == pytest.approx(1 - math.exp(-8 * 53.67 / 2e6))
+    # RAID 6 outlives RAID 5 by orders of magnitude for the same window.
+    assert exposure(6, 9, 61.44e12, 53.67).mttdl_hours > 1e3 * e.mttdl_hours
+    assert p_ure(0) == 0
+    with pytest.raises(ValueError):
+        exposure(0, 4, 1e12, 1.0)
+
+
+@pytest.mark.parametrize("case", ["md-idle", "streaming-idle"])
+def test_seed004_idle_rebuild_times_within_15_percent(case):
+    table = seed004.reproduce([case], samples={case: 1 << 30})
+    t = table[table.quantity == "rebuild_time_h"].iloc[0]
+    assert abs(t.error_pct) < 15, t.to_dict()
