@@ -4,13 +4,16 @@
     python3 benches/throughput.py [--runs N] [--check] [--json FILE] [SCENARIO ...]
 
 Runs ``cargo run --release -p ssdlab-core --example throughput -- N [SCENARIO ...]``, which
-prepares each scenario (64 GiB generic drive, preconditioned outside the timed part) and
+prepares each scenario (a 64 GiB generic drive, or md arrays of eight 8 GiB drives,
+preconditioned outside the timed part) and
 simulates it N times, printing one JSON line per scenario. This script reads those lines and
 prints the median simulated requests per wall-clock second with min/max, the preconditioning
 time and the mapping memory per logical 4 KiB page, next to the project's targets:
 
 * 4 KiB random read, QD32: >= 2 M requests/s on one core
 * 4 KiB random write at GC steady state, QD32: >= 1 M requests/s on one core
+* md RAID 5 of 8 fresh drives, 4 KiB random write: >= 500 k host writes/s (>= 2 M member I/Os/s)
+* md RAID 0 of 8 drives, 4 KiB random read at QD256: >= 2 M requests/s
 * mapping memory: <= 8 bytes per mapped 4 KiB page
 
 ``--check`` makes the exit status non-zero when a target is missed. Only the Python standard
@@ -31,6 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RATE_TARGETS = {
     "randread_4k_qd32": 2_000_000,
     "randwrite_4k_qd32_gc_steady": 1_000_000,
+    "raid5x8_randwrite_4k_qd64": 500_000,
+    "raid0x8_randread_4k_qd256": 2_000_000,
 }
 MAP_BYTES_PER_PAGE_TARGET = 8.0
 
