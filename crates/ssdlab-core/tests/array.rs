@@ -5,7 +5,8 @@ mod common;
 
 use common::{Audit, Audited};
 use ssdlab_core::array::{
-    Array, ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, RebuildReport, StreamingConfig,
+    Array, ArrayConfig, EngineConfig, HwRaidConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, RebuildReport,
+    StreamingConfig,
 };
 use ssdlab_core::device::ssd::{Precondition, Ssd, SsdConfig};
 use ssdlab_core::device::{DeviceConfig, DeviceKind};
@@ -326,4 +327,49 @@ fn the_streaming_engine_rebuilds_in_large_units_without_a_stripe_thread_bound() 
     let slow = rebuild_report(&run(&rebuilding(md, "sda", vec![])).unwrap());
     let t = |rb: &RebuildReport| (rb.finished_ns.unwrap() - rb.started_ns) as f64;
     assert!(t(&slow) > 3.0 * t(&fast), "md {} ns vs streaming {} ns", t(&slow), t(&fast));
+}
+
+fn hwraid(cache_bytes: u64) -> EngineConfig {
+    EngineConfig::Hwraid(HwRaidConfig {
+        cache_bytes,
+        command_ns: 4_000,
+        data_bytes_per_s: 1_200_000_000,
+        parity_bytes_per_s: 2e9,
+        destage_depth: 1,
+        member_queue_depth: 32,
+    })
+}
+
+#[test]
+fn a_hardware_controller_absorbs_writes_in_its_cache_then_runs_at_its_destage_rate() {
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    a.engine = hwraid(8 << 20);
+    let w = |depth, ios| job(RwMode::Randwrite, 16 * K, depth, ios);
+    // 4 MiB of writes fit in the 8 MiB cache: they complete at the controller's speed.
+    let small = run(&spec(a.clone(), vec![w(1, 256)])).unwrap();
+    let lat = small.jobs[0].write.clat.mean;
+    // 4 µs of command and 16 KiB at 1.2 GB/s.
+    assert!((17_000.0..20_000.0).contains(&lat), "cached writes take {lat} ns");
+    let rep = small.devices[0].internal.array.clone().unwrap();
+    // The run's results are taken when the host is done; the cache drains after.
+    assert!(rep.cache_dirty_bytes > 0);
+    // Far more than the cache: the destage rate (one stripe update at a time) sets the pace,
+    // and more outstanding writes do not help.
+    let iops = |depth| {
+        let r = run(&spec(a.clone(), vec![w(depth, 6000)])).unwrap();
+        let j = &r.jobs[0];
+        j.write.ios as f64 / ((j.end_ns - j.start_ns) as f64 / 1e9)
+    };
+    let (q1, q32) = (iops(1), iops(32));
+    assert!((q32 / q1 - 1.0).abs() < 0.15, "QD1 {q1:.0} IOPS vs QD32 {q32:.0}");
+}
+
+#[test]
+fn a_hardware_controller_caps_reads_at_its_data_path() {
+    let mut a = array(RaidLevel::Raid5, 6, 128 * K);
+    a.engine = hwraid(8 << 20);
+    let r = run(&spec(a, vec![job(RwMode::Randread, 256 * K, 32, 4000)])).unwrap();
+    let j = &r.jobs[0];
+    let bw = j.read.bytes as f64 / ((j.end_ns - j.start_ns) as f64 / 1e9);
+    assert!(bw < 1.21e9 && bw > 1.0e9, "reads at {bw:.3e} B/s against a 1.2 GB/s data path");
 }

@@ -142,6 +142,7 @@ pub struct StreamingConfig {
 pub enum EngineConfig {
     Md(MdConfig),
     Streaming(StreamingConfig),
+    Hwraid(super::hwraid::HwRaidConfig),
 }
 
 impl EngineConfig {
@@ -149,6 +150,7 @@ impl EngineConfig {
         match self {
             EngineConfig::Md(_) => "md",
             EngineConfig::Streaming(_) => "streaming",
+            EngineConfig::Hwraid(_) => "hwraid",
         }
     }
 
@@ -177,6 +179,7 @@ impl EngineConfig {
                 }
                 Ok(())
             }
+            EngineConfig::Hwraid(h) => h.validate().map_err(|m| ConfigError::new("engine", m)),
             EngineConfig::Streaming(s) => {
                 if !(1..=4096).contains(&s.cores) {
                     return Err(ConfigError::new("engine.cores", format!("must be 1 to 4096, got {}", s.cores)));

@@ -16,6 +16,7 @@ use super::config::{ArrayConfig, EngineConfig, RaidLevel, PAGE};
 use super::layout::Layout;
 use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
 use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
+use super::hwraid::Controller;
 use super::share::{RebuildShare, REBUILD_PROCESS};
 use crate::block::{BlockQueue, HostTag, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
@@ -36,6 +37,8 @@ pub enum ArrayEvent<E> {
     Fail(u16),
     /// The rebuild may go on (after md's sleep for running too fast).
     RebuildWake,
+    /// A hardware controller has taken request slot `.0` (into its cache, or from it).
+    Accepted(u32),
 }
 
 /// What the array did, beyond what its members report.
@@ -67,6 +70,13 @@ pub struct ArrayReport {
     /// The rebuild onto a spare, if one started.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuild: Option<RebuildReport>,
+    /// A hardware controller's cache: reads served from it, host writes that waited for
+    /// space, bytes destaged, bytes dirty now; and its processor's busy time.
+    pub cache_read_hits: u64,
+    pub cache_write_waits: u64,
+    pub destaged_bytes: u64,
+    pub cache_dirty_bytes: u64,
+    pub controller_busy_ns: u64,
 }
 
 const NO_UPPER: Tag = Tag::MAX;
@@ -95,6 +105,10 @@ struct Slot {
     handling_ns: Time,
     /// A rebuild unit: its rows stay locked until the rebuild's synced part passes them.
     rebuild: bool,
+    /// A hardware controller's destage of cached writes.
+    destage: bool,
+    /// Read data still to cross a hardware controller's data path to the host.
+    to_transfer: bool,
     stripe_heads: u64,
     rows: Option<(u64, u64)>,
     writes: Vec<MemberIo>,
@@ -145,6 +159,17 @@ impl Handler {
                     }),
                 }
             }
+            EngineConfig::Hwraid(h) => Handler {
+                // The controller's parity engine; commands and data have their own servers.
+                threads: MultiServer::new(1),
+                stripe_head_ns: 0,
+                request_ns: 0,
+                parity_bytes_per_s: h.parity_bytes_per_s,
+                cache_size: u64::MAX,
+                rebuild_unit: MD_SYNC_WINDOW.div_ceil(chunk).max(1) * chunk,
+                rebuild_depth: 4,
+                throttle: None,
+            },
             EngineConfig::Streaming(s) => Handler {
                 threads: MultiServer::new(s.cores as usize),
                 stripe_head_ns: 0,
@@ -183,6 +208,8 @@ pub struct Array<D> {
     rebuild_stopped: bool,
     /// Bytes of host requests the array has taken (md's idle detection looks at it).
     host_submitted: u64,
+    /// A hardware RAID controller's command path and write-back cache.
+    controller: Option<Controller>,
     slots: Vec<Slot>,
     free: Vec<u32>,
     waiting: VecDeque<u32>,
@@ -237,12 +264,15 @@ impl<D: BlockDevice> Array<D> {
             .chain(&cfg.spares)
             .zip(devices)
             .map(|(spec, device)| {
-                let sched = match &cfg.engine {
+                let (sched, depth) = match &cfg.engine {
                     // The engine's own arbitration between host and rebuild I/O.
-                    EngineConfig::Streaming(s) => Scheduler::Custom(Box::new(RebuildShare::new(s.rebuild_share))),
-                    EngineConfig::Md(_) => spec.scheduler.build(),
+                    EngineConfig::Streaming(s) => {
+                        (Scheduler::Custom(Box::new(RebuildShare::new(s.rebuild_share))), device.queue_depth())
+                    }
+                    EngineConfig::Md(_) => (spec.scheduler.build(), device.queue_depth()),
+                    EngineConfig::Hwraid(h) => (spec.scheduler.build(), device.queue_depth().min(h.member_queue_depth)),
                 };
-                Member { name: spec.name.clone(), queue: BlockQueue::new(device.queue_depth(), hz, sched), device }
+                Member { name: spec.name.clone(), queue: BlockQueue::new(depth, hz, sched), device }
             })
             .collect();
         let index = |name: &str| cfg.members.iter().position(|m| m.name == name).expect("validated") as u16;
@@ -268,6 +298,10 @@ impl<D: BlockDevice> Array<D> {
             rebuild_limit: cfg.rebuild_limit_bytes,
             rebuild_stopped: false,
             host_submitted: 0,
+            controller: match &cfg.engine {
+                EngineConfig::Hwraid(h) => Some(Controller::new(h.clone())),
+                _ => None,
+            },
             slots: Vec::new(),
             free: Vec::new(),
             waiting: VecDeque::new(),
@@ -302,6 +336,7 @@ impl<D: BlockDevice> Array<D> {
             rebuild_limit: self.rebuild_limit,
             rebuild_stopped: self.rebuild_stopped,
             host_submitted: self.host_submitted,
+            controller: self.controller,
             slots: self.slots,
             free: self.free,
             waiting: self.waiting,
@@ -400,6 +435,84 @@ impl<D: BlockDevice> Array<D> {
                 Next::Wait | Next::Done => return,
             }
         }
+    }
+
+    /// A hardware controller takes a host request: writes (and flushes) complete once in its
+    /// battery-backed cache, reads of cached data come from it, other reads and discards go
+    /// to the members behind its command and data path.
+    fn controller_submit(&mut self, s: u32, req: DeviceRequest, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let now = ctx.now();
+        let c = self.controller.as_mut().expect("a controller");
+        match req.op {
+            Op::Write => {
+                if !c.waiting.is_empty() || !c.has_room(req.len) {
+                    c.write_waits += 1;
+                    c.waiting.push_back((s, req.offset, req.len));
+                    self.slots[s as usize].stage = Stage::Waiting;
+                    return;
+                }
+                c.add(req.offset, req.len);
+                let at = c.accept(now, req.len);
+                self.slots[s as usize].stage = Stage::Handling;
+                ctx.schedule(at, ArrayEvent::Accepted(s));
+                self.pump_destage(ctx);
+            }
+            Op::Read if c.overlaps(req.offset, req.len) => {
+                c.read_hits += 1;
+                let at = c.accept(now, req.len);
+                self.slots[s as usize].stage = Stage::Handling;
+                ctx.schedule(at, ArrayEvent::Accepted(s));
+            }
+            Op::Flush => {
+                // The cache is battery-backed: a flush has nothing to wait for.
+                let at = c.accept(now, 0);
+                self.slots[s as usize].stage = Stage::Handling;
+                ctx.schedule(at, ArrayEvent::Accepted(s));
+            }
+            Op::Read | Op::Trim => {
+                // The data crosses the controller once the members have read it (`finish`).
+                c.command(now);
+                self.slots[s as usize].to_transfer = req.op == Op::Read;
+                self.start(s, req.op, req.offset, req.len, ctx);
+            }
+        }
+    }
+
+    /// Destage cached writes while the controller allows more at once.
+    fn pump_destage(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        loop {
+            let Some(c) = self.controller.as_mut() else { return };
+            if c.destaging >= c.config().destage_depth {
+                return;
+            }
+            let Some((offset, len)) = c.next_destage() else { return };
+            c.destaging += 1;
+            let s = self.alloc();
+            let slot = &mut self.slots[s as usize];
+            slot.upper = NO_UPPER;
+            slot.op = Some(Op::Write);
+            slot.len = len;
+            slot.destage = true;
+            self.start(s, Op::Write, offset, len, ctx);
+        }
+    }
+
+    /// A destage finished: its cache space is free for the host writes waiting.
+    fn destage_done(&mut self, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let now = ctx.now();
+        let c = self.controller.as_mut().expect("a controller");
+        c.destaged(len);
+        while let Some(&(s, offset, wlen)) = c.waiting.front() {
+            if !c.has_room(wlen) {
+                break;
+            }
+            c.waiting.pop_front();
+            c.add(offset, wlen);
+            let at = c.accept(now, wlen);
+            self.slots[s as usize].stage = Stage::Handling;
+            ctx.schedule(at, ArrayEvent::Accepted(s));
+        }
+        self.pump_destage(ctx);
     }
 
     /// A rebuild unit's writes are done.
@@ -613,9 +726,17 @@ impl<D: BlockDevice> Array<D> {
     /// Slot `s` is done: release its stripes, report it, start requests that waited.
     fn finish(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let slot = &mut self.slots[s as usize];
+        if slot.to_transfer {
+            // A read through a hardware controller: its data now crosses the data path.
+            slot.to_transfer = false;
+            let at = self.controller.as_mut().expect("a controller").transfer(ctx.now(), slot.len);
+            ctx.schedule(at, ArrayEvent::Accepted(s));
+            return;
+        }
         slot.stage = Stage::Free;
         let released = slot.rows.take();
         let rebuild = std::mem::take(&mut slot.rebuild);
+        let destage = std::mem::take(&mut slot.destage);
         let op = slot.op.take().expect("a request in work has an operation");
         if let Some((first, last)) = released {
             self.stripe_heads_in_use -= slot.stripe_heads;
@@ -631,9 +752,13 @@ impl<D: BlockDevice> Array<D> {
             }
             ctx.complete(slot.upper);
         }
+        let len = slot.len;
         self.free.push(s);
         if rebuild {
             self.rebuild_unit_done(released.expect("a rebuild unit locks its rows"), ctx);
+        }
+        if destage {
+            self.destage_done(len, ctx);
         }
         if released.is_some() && !self.waiting.is_empty() {
             self.admit_waiting(ctx);
@@ -666,6 +791,13 @@ impl<D: BlockDevice> Array<D> {
         array.handler_busy_ns = self.handler.threads.busy_by(at);
         if let Some(rb) = &self.rebuild {
             array.rebuild = Some(rb.report().clone());
+        }
+        if let Some(c) = &self.controller {
+            array.cache_read_hits = c.read_hits;
+            array.cache_write_waits = c.write_waits;
+            array.destaged_bytes = c.destaged_bytes;
+            array.cache_dirty_bytes = c.dirty_bytes();
+            array.controller_busy_ns = c.busy_ns(at);
         }
         DeviceReport {
             kind: DeviceKind::Array,
@@ -703,7 +835,11 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         slot.op = Some(req.op);
         slot.len = req.len;
         self.host_submitted += req.len;
-        self.start(s, req.op, req.offset, req.len, ctx);
+        if self.controller.is_some() {
+            self.controller_submit(s, req, ctx);
+        } else {
+            self.start(s, req.op, req.offset, req.len, ctx);
+        }
         self.drain(ctx);
     }
 
@@ -723,6 +859,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
             }
             ArrayEvent::Fail(role) => self.fail(role, ctx),
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
+            ArrayEvent::Accepted(s) => self.finish(s, ctx),
         }
         self.drain(ctx);
     }
@@ -766,7 +903,9 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
     }
 
     fn has_internal_work(&self) -> bool {
-        self.slots.iter().any(|s| s.stage != Stage::Free) || self.members.iter().any(|m| m.device.has_internal_work())
+        self.slots.iter().any(|s| s.stage != Stage::Free)
+            || self.controller.as_ref().is_some_and(|c| c.pending())
+            || self.members.iter().any(|m| m.device.has_internal_work())
     }
 
     fn rebuild_done(&self) -> Option<bool> {

@@ -9,6 +9,7 @@ pub mod config;
 pub mod data;
 pub mod device;
 pub mod gf;
+pub mod hwraid;
 pub mod layout;
 pub mod plan;
 pub mod rebuild;
@@ -16,4 +17,5 @@ pub mod share;
 
 pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, StreamingConfig};
 pub use device::{Array, ArrayEvent, ArrayReport};
+pub use hwraid::HwRaidConfig;
 pub use rebuild::RebuildReport;
