@@ -465,7 +465,7 @@ impl<D: BlockDevice> Array<D> {
             }
             Op::Flush => {
                 // The cache is battery-backed: a flush has nothing to wait for.
-                let at = c.accept(now, 0);
+                let at = c.command(now);
                 self.slots[s as usize].stage = Stage::Handling;
                 ctx.schedule(at, ArrayEvent::Accepted(s));
             }

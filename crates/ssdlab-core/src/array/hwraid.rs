@@ -193,7 +193,7 @@ mod tests {
     fn commands_queue_on_the_processor_then_the_data_path() {
         let mut c = ctl();
         assert_eq!(c.accept(0, 1_000_000), 1_000 + 1_000_000);
-        assert_eq!(c.accept(0, 0), 2_000, "the processor is free after 1 µs");
+        assert_eq!(c.command(0), 2_000, "the processor is free after 1 µs");
         assert_eq!(c.accept(0, 1000), 1_001_000 + 1_000, "the data path is busy until 1.001 ms");
     }
 }
