@@ -333,6 +333,7 @@ fn hwraid(cache_bytes: u64) -> EngineConfig {
     EngineConfig::Hwraid(HwRaidConfig {
         cache_bytes,
         command_ns: 4_000,
+        member_command_ns: 0,
         data_bytes_per_s: 1_200_000_000,
         parity_bytes_per_s: 2e9,
         destage_depth: 1,

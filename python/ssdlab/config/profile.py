@@ -412,7 +412,35 @@ class StreamingEngine(_Section):
         }
 
 
-EngineProfile = Annotated[MdEngine | StreamingEngine, Field(discriminator="kind")]
+class HwRaidEngine(_Section):
+    """A hardware RAID controller: command and data-path ceilings, a battery-backed write-back
+    cache destaged a set number of stripes at a time, parity on the controller."""
+
+    name: str
+    description: str
+    kind: Literal["hwraid"] = "hwraid"
+    cache: Size = Field(gt=0)
+    command_cpu: TimeNs
+    member_command_cpu: TimeNs
+    data_rate: Rate
+    parity_rate: Rate
+    destage_depth: int = Field(ge=1)
+    member_queue_depth: int = Field(ge=1)
+
+    def to_core(self) -> dict[str, Any]:
+        return {
+            "kind": "hwraid",
+            "cache_bytes": self.cache,
+            "command_ns": self.command_cpu,
+            "member_command_ns": self.member_command_cpu,
+            "data_bytes_per_s": int(self.data_rate),
+            "parity_bytes_per_s": self.parity_rate,
+            "destage_depth": self.destage_depth,
+            "member_queue_depth": self.member_queue_depth,
+        }
+
+
+EngineProfile = Annotated[MdEngine | StreamingEngine | HwRaidEngine, Field(discriminator="kind")]
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -553,14 +581,14 @@ def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
 
 
 def load_engine(name_or_path: str | Path,
-                overrides: Mapping[str, str] | None = None) -> tuple[MdEngine | StreamingEngine, dict[str, str]]:
+                overrides: Mapping[str, str] | None = None) -> tuple[EngineProfile, dict[str, str]]:
     """An array engine profile (built-in name such as ``md``, or a TOML path) and its sources;
     ``overrides`` set its keys, e.g. ``{"stripe_cache_size": "4096"}``."""
     origin, text = _read(name_or_path, _builtin_dir("engines"), engine_names(), "engine")
     return _parse(origin, text, lambda values: _ENGINES.get(values.get("kind"), MdEngine), overrides)
 
 
-_ENGINES = {"md": MdEngine, "streaming": StreamingEngine}
+_ENGINES = {"md": MdEngine, "streaming": StreamingEngine, "hwraid": HwRaidEngine}
 
 
 def profile_text(name_or_path: str | Path) -> str:

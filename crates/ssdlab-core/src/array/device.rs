@@ -39,6 +39,8 @@ pub enum ArrayEvent<E> {
     RebuildWake,
     /// A hardware controller has taken request slot `.0` (into its cache, or from it).
     Accepted(u32),
+    /// A hardware controller has processed planned slot `.0`'s commands: it starts.
+    Launch(u32),
 }
 
 /// What the array did, beyond what its members report.
@@ -471,9 +473,9 @@ impl<D: BlockDevice> Array<D> {
             }
             Op::Read | Op::Trim => {
                 // The data crosses the controller once the members have read it (`finish`).
-                c.command(now);
                 self.slots[s as usize].to_transfer = req.op == Op::Read;
-                self.start(s, req.op, req.offset, req.len, ctx);
+                self.prepare(s, req.op, req.offset, req.len);
+                self.launch_after_controller(s, true, ctx);
             }
         }
     }
@@ -493,7 +495,8 @@ impl<D: BlockDevice> Array<D> {
             slot.op = Some(Op::Write);
             slot.len = len;
             slot.destage = true;
-            self.start(s, Op::Write, offset, len, ctx);
+            self.prepare(s, Op::Write, offset, len);
+            self.launch_after_controller(s, false, ctx);
         }
     }
 
@@ -544,6 +547,12 @@ impl<D: BlockDevice> Array<D> {
 
     /// Plan request slot `s` and start it, or queue it behind the stripes it needs.
     fn start(&mut self, s: u32, op: Op, offset: u64, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        self.prepare(s, op, offset, len);
+        self.launch(s, false, ctx);
+    }
+
+    /// Plan request slot `s` (its member I/O, stripes and handling time).
+    fn prepare(&mut self, s: u32, op: Op, offset: u64, len: u64) {
         let members = &self.members;
         let roles = &self.roles;
         plan(&self.layout, &self.health, op, offset, len, |m| {
@@ -560,6 +569,10 @@ impl<D: BlockDevice> Array<D> {
         r.reconstructed_bytes += p.reconstructed_bytes;
         r.discard_dropped_bytes += p.discard_dropped_bytes;
         self.stage(s);
+    }
+
+    /// Start planned slot `s`, or queue it behind the stripes it needs.
+    fn launch(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let slot = &self.slots[s as usize];
         if slot.rows.is_some() && !self.waiting.is_empty() || !self.admit(s) {
             self.slots[s as usize].stage = Stage::Waiting;
@@ -567,7 +580,18 @@ impl<D: BlockDevice> Array<D> {
             self.report.stripe_waits += 1;
             return;
         }
-        self.read(s, false, ctx);
+        self.read(s, in_event, ctx);
+    }
+
+    /// A hardware controller's processor takes time for each member command of planned slot
+    /// `s` (and `host` more for the host's own): the slot starts when it has.
+    fn launch_after_controller(&mut self, s: u32, host: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let slot = &self.slots[s as usize];
+        let commands = (slot.reads.len() + slot.writes.len()) as u64;
+        let c = self.controller.as_mut().expect("a controller");
+        let at = c.commands(ctx.now(), host, commands);
+        self.slots[s as usize].stage = Stage::Waiting;
+        ctx.schedule(at, ArrayEvent::Launch(s));
     }
 
     /// Give slot `s` the plan just made.
@@ -860,6 +884,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
             ArrayEvent::Fail(role) => self.fail(role, ctx),
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
             ArrayEvent::Accepted(s) => self.finish(s, ctx),
+            ArrayEvent::Launch(s) => self.launch(s, true, ctx),
         }
         self.drain(ctx);
     }

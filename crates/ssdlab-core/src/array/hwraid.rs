@@ -17,6 +17,8 @@ pub struct HwRaidConfig {
     pub cache_bytes: u64,
     /// Controller processor time per host command, ns (its command-rate ceiling).
     pub command_ns: Time,
+    /// Controller processor time per command it sends a member, ns.
+    pub member_command_ns: Time,
     /// The controller's data path, bytes per second (its throughput ceiling).
     pub data_bytes_per_s: u64,
     /// The controller's parity engine, bytes of source data per second.
@@ -88,6 +90,13 @@ impl Controller {
     /// When a command arriving at `now` has had its processor time.
     pub fn command(&mut self, now: Time) -> Time {
         self.command.reserve(now, self.cfg.command_ns)
+    }
+
+    /// When the processor, from `now`, has handled `members` member commands (and the
+    /// host's command, if `host`).
+    pub fn commands(&mut self, now: Time, host: bool, members: u64) -> Time {
+        let ns = if host { self.cfg.command_ns } else { 0 } + members * self.cfg.member_command_ns;
+        self.command.reserve(now, ns)
     }
 
     /// When `len` bytes ready at `now` have crossed the data path.
@@ -163,6 +172,7 @@ mod tests {
         Controller::new(HwRaidConfig {
             cache_bytes: 1 << 20,
             command_ns: 1_000,
+            member_command_ns: 500,
             data_bytes_per_s: 1_000_000_000,
             parity_bytes_per_s: 1e9,
             destage_depth: 1,
