@@ -152,7 +152,7 @@ def _drive_info(d: Drive) -> TargetInfo:
 def _target_info(t: Drive | Array) -> TargetInfo:
     if isinstance(t, Drive):
         return _drive_info(t)
-    members = [_drive_info(d) for d in t.members]
+    members = [_drive_info(d) for d in (*t.members, *t.spares)]
     profiles = sorted({m.profile for m in members})
     return TargetInfo(name=t.name, profile=profiles[0] if len(profiles) == 1 else "+".join(profiles),
                       kind="array", scale=members[0].scale, members=members,

@@ -102,8 +102,9 @@ def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, syst
                  precondition):
     """The system ``--raid`` describes, or None without it."""
     if level is None:
-        if drives is not None or spares or engine_set:
-            raise ValueError("--drives, --spares and --engine-set describe a --raid array; add --raid LEVEL")
+        if drives is not None or spares or engine_set or chunk != "512k" or engine != "md":
+            raise ValueError("--drives, --chunk, --engine, --spares and --engine-set describe a --raid array; "
+                             "add --raid LEVEL")
         return None
     if system is not None:
         raise ValueError("--raid builds the system from --profile; with --system, describe the array in the file")
@@ -477,10 +478,17 @@ def rebuild(
     try:
         if host_job is not None and not host_job.is_file():
             raise ValueError(f"{host_job}: no such job file")
+        if not (0 < mttf_hours < float("inf") and 0 < ure_bits < float("inf")):
+            raise ValueError("--mttf-hours and --ure-bits must be positive and finite")
         sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         if system is not None:
-            if raid is not None:
-                raise ValueError("--raid builds the system from --profile; with --system, describe the array in the file")
+            given = [flag for flag, on in [("--raid", raid is not None), ("--drives", drives is not None),
+                                           ("--chunk", chunk != "512k"), ("--engine", engine != "md"),
+                                           ("--spares", spares != 1), ("--engine-set", bool(engine_set)),
+                                           ("--profile", profile != api.DEFAULT_PROFILE)] if on]
+            if given:
+                raise ValueError(f"{', '.join(given)} describe a --raid array; with --system, describe the array "
+                                 "in the file (engine_set for engine keys)")
             sysd = load_system(system, scale=scale, precondition=precondition, profile_set=sets)
         else:
             if raid is None or drives is None:
@@ -496,6 +504,8 @@ def rebuild(
         return
     if as_json:
         sys.stdout.write(json.dumps(r.to_dict(), indent=2) + "\n")
+        for w in r.warnings:
+            _err.print(f"ssdlab: warning: {w}", markup=False)
         return
     hours = r.rebuild_time_s / 3600
     how = f" (extrapolated from {format_bytes(r.simulated_bytes)} simulated)" if r.extrapolated else ""
@@ -512,6 +522,8 @@ def rebuild(
         f"unrecoverable read {100 * e['p_ure']:.4g} %",
     ]
     sys.stdout.write("\n".join(lines) + "\n")
+    for w in r.warnings:
+        _err.print(f"ssdlab: warning: {w}", markup=False)
 
 
 def main() -> None:

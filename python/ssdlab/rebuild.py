@@ -11,7 +11,7 @@ fraction; the time is extrapolated to the drive's full size the same way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .api import build, execute
@@ -41,9 +41,10 @@ class RebuildResult:
     mttf_hours: float
     ure_bits: float
     run: RunResult
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "run"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("run", "warnings")}
         out["rebuild_time_h"] = self.rebuild_time_s / 3600
         return out
 
@@ -74,12 +75,19 @@ def rebuild(system: System, *, host_job: Any = None, array: str | None = None, f
         raise ValueError(f"--fail {victim}: not a member of {target.name} (members: {', '.join(names)})")
     if sample is not None and sample <= 0:
         raise ValueError("--sample must be a positive size")
+    warnings = []
+    if target.failures and target.failures != [(victim, 0)]:
+        told = ", ".join(f"{m} at {at / 1e9:g} s" for m, at in target.failures)
+        warnings.append(f"array {target.name}: the rebuild fails {victim} at the start instead of the "
+                        f"failures described ({told})")
     arrays = [replace(a, failures=[(victim, 0)], rebuild_limit=sample) if a is target else a for a in system.arrays]
     sysd = replace(system, arrays=arrays)
     job = host_job if host_job is not None else JobSet(jobs=[], job_options=[], global_options={},
                                                          group_reporting={})
     result = execute(build(job, system=sysd, seed=seed, interval=interval, until="rebuild"))
-    return summarise(result, target, sample, mttf_hours, ure_bits)
+    out = summarise(result, target, sample, mttf_hours, ure_bits)
+    out.warnings = warnings + out.run.warnings
+    return out
 
 
 def summarise(result: RunResult, target: Array, sample: int | None, mttf_hours: float,

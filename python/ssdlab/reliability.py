@@ -43,8 +43,9 @@ def exposure(level: int, members: int, member_bytes: float, rebuild_hours: float
     """Exposure of an array of ``members`` drives of ``member_bytes`` while one is rebuilt in
     ``rebuild_hours``."""
     n, t, f = members, rebuild_hours, mttf_hours
-    if n < 2 or t < 0 or f <= 0:
-        raise ValueError("need at least two members, a rebuild time >= 0 and a positive MTTF")
+    if n < 2 or t < 0 or not f > 0 or not ure_bits > 0 or math.isinf(f) or math.isinf(ure_bits):
+        raise ValueError("need at least two members, a rebuild time >= 0, and a positive, finite MTTF and "
+                         "bits per unrecoverable read error")
     p_second = 1.0 - math.exp(-(n - 1) * t / f)
     ure = p_ure((n - 1) * member_bytes, ure_bits)
     if level == 5:
@@ -54,8 +55,10 @@ def exposure(level: int, members: int, member_bytes: float, rebuild_hours: float
         mttdl, loses = f**3 / (n * (n - 1) * (n - 2) * max(t, 1e-12) ** 2), False
         # The URE term of a doubly degraded rebuild is left out (it needs a second failure first).
     elif level == 1:
-        # n copies: data is lost when the other n - 1 fail within the window.
-        mttdl, loses = f**n / (math.factorial(n) * max(t, 1e-12) ** (n - 1)) * (n - 1), n == 2
+        # n copies, repaired one at a time: data is lost when the other n - 1 fail within the
+        # window. A rebuild reads one surviving copy.
+        mttdl, loses = f**n / (math.factorial(n) * max(t, 1e-12) ** (n - 1)), n == 2
+        ure = p_ure(member_bytes, ure_bits)
     elif level == 10:
         # n/2 mirrored pairs.
         mttdl, loses = f**2 / (n * max(t, 1e-12)), True

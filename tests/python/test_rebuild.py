@@ -68,3 +68,25 @@ def test_seed004_idle_rebuild_times_within_15_percent(case):
     table = seed004.reproduce([case], samples={case: 1 << 30})
     t = table[table.quantity == "rebuild_time_h"].iloc[0]
     assert abs(t.error_pct) < 15, t.to_dict()
+
+
+def test_the_rebuilt_drive_reports_like_any_member():
+    sysd = ssdlab.raid("samsung-850-pro", level=1, drives=2, chunk="64k", spares=1, scale=0.02)
+    r = rebuild(sysd, sample=64 << 20)
+    run = r.run
+    assert "sdc" in run.all_device_names
+    assert run.internal("sdc")["host_bytes_written"] == 64 << 20
+    assert run.iostat("sdc")["w/s"] > 0
+
+
+def test_bad_exposure_options_are_refused_before_simulating():
+    out = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--ure-bits", "0"])
+    assert out.exit_code == 2 and "--mttf-hours and --ure-bits must be positive" in out.output
+    out = CliRunner().invoke(app, ["run", "--chunk", "64k"])
+    assert out.exit_code == 2 and "add --raid LEVEL" in out.output
+
+
+def test_raid1_exposure_with_three_copies():
+    e = exposure(1, 3, 1e12, 10.0, mttf_hours=1e5, ure_bits=1e15)
+    assert e.mttdl_hours == pytest.approx(1e15 / (6 * 100))
+    assert e.p_ure == pytest.approx(p_ure(1e12, 1e15)), "a mirror rebuild reads one copy"

@@ -233,9 +233,6 @@ pub fn simulate<D: BlockDevice>(seed: u64, host: Host, targets: Vec<Target<D>>) 
     simulate_until(seed, host, targets, Until::JobsDone)
 }
 
-/// Events between checks whether the rebuilds are done (a run until then).
-const REBUILD_CHECK_EVENTS: u32 = 256;
-
 /// [`simulate`], ending as `until` says.
 pub fn simulate_until<D: BlockDevice>(
     seed: u64,
@@ -259,16 +256,12 @@ pub fn simulate_until<D: BlockDevice>(
     assert!(none_done.is_empty(), "a device completed a request before any was submitted");
     host.start(&mut sched);
     let mut watch_rebuild = until == Until::RebuildDone;
-    let mut since_check = 0u32;
     loop {
         if watch_rebuild {
-            since_check += 1;
-            if since_check >= REBUILD_CHECK_EVENTS {
-                since_check = 0;
-                if rebuilds_done(&devs) {
-                    watch_rebuild = false;
-                    host.stop_jobs(&mut sched);
-                }
+            // Checked after every event, so that the run ends when the rebuild does.
+            if rebuilds_done(&devs) {
+                watch_rebuild = false;
+                host.stop_jobs(&mut sched);
             }
         } else if host.finished() {
             break;

@@ -374,3 +374,33 @@ fn a_hardware_controller_caps_reads_at_its_data_path() {
     let bw = j.read.bytes as f64 / ((j.end_ns - j.start_ns) as f64 / 1e9);
     assert!(bw < 1.21e9 && bw > 1.0e9, "reads at {bw:.3e} B/s against a 1.2 GB/s data path");
 }
+
+#[test]
+fn an_odd_raid10_rebuilds_its_last_member_to_the_end() {
+    // 3 members of 5461 rows (192 KiB chunks): the very last chunk position holds nothing.
+    let a = array(RaidLevel::Raid10, 3, 192 * K);
+    let member_bytes = a.member_bytes();
+    let rb = rebuild_report(&run(&rebuilding(a, "sdc", vec![])).unwrap());
+    assert_eq!(rb.done_bytes, member_bytes);
+}
+
+#[test]
+fn a_second_failure_is_rebuilt_onto_the_next_spare_after_the_first() {
+    let mut a = array(RaidLevel::Raid6, 5, 64 * K);
+    a.spares = vec![spare("sdy"), spare("sdz")];
+    a.failures = vec![
+        MemberFailure { member: "sdb".into(), at_ns: 0 },
+        MemberFailure { member: "sdd".into(), at_ns: 1_000_000 },
+    ];
+    a.rebuild_limit_bytes = Some(64 << 20);
+    let mut s = spec(a, vec![]);
+    s.until = Until::RebuildDone;
+    let r = run(&s).unwrap();
+    let ms = members(&r);
+    for name in ["sdy", "sdz"] {
+        let m = ms.iter().find(|m| m.name == name).unwrap();
+        assert_eq!(m.disk.write_sectors * 512, 64 << 20, "{name} rebuilt its sample");
+    }
+    let rb = rebuild_report(&r);
+    assert_eq!((rb.member.as_str(), rb.replaces.as_str()), ("sdz", "sdd"), "the last rebuild is reported");
+}

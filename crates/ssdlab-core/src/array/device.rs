@@ -111,6 +111,12 @@ struct Slot {
     destage: bool,
     /// Read data still to cross a hardware controller's data path to the host.
     to_transfer: bool,
+    /// Where the request starts, and the health epoch its plan was made in.
+    offset: u64,
+    epoch: u64,
+    /// Its plan's stripe heads (all, RMW, RCW, full), parity bytes, reconstructed and
+    /// dropped bytes: counted when it is carried out.
+    stats: [u64; 7],
     stripe_heads: u64,
     rows: Option<(u64, u64)>,
     writes: Vec<MemberIo>,
@@ -208,6 +214,10 @@ pub struct Array<D> {
     rebuild: Option<Rebuild>,
     rebuild_limit: Option<u64>,
     rebuild_stopped: bool,
+    /// Roles without current data waiting for a spare and a rebuild, oldest first.
+    degraded_roles: VecDeque<u16>,
+    /// Changes whenever members' health does: a plan made before is re-made.
+    health_epoch: u64,
     /// Bytes of host requests the array has taken (md's idle detection looks at it).
     host_submitted: u64,
     /// A hardware RAID controller's command path and write-back cache.
@@ -299,6 +309,8 @@ impl<D: BlockDevice> Array<D> {
             rebuild: None,
             rebuild_limit: cfg.rebuild_limit_bytes,
             rebuild_stopped: false,
+            degraded_roles: VecDeque::new(),
+            health_epoch: 0,
             host_submitted: 0,
             controller: match &cfg.engine {
                 EngineConfig::Hwraid(h) => Some(Controller::new(h.clone())),
@@ -337,6 +349,8 @@ impl<D: BlockDevice> Array<D> {
             rebuild: self.rebuild,
             rebuild_limit: self.rebuild_limit,
             rebuild_stopped: self.rebuild_stopped,
+            degraded_roles: self.degraded_roles,
+            health_epoch: self.health_epoch,
             host_submitted: self.host_submitted,
             controller: self.controller,
             slots: self.slots,
@@ -376,11 +390,20 @@ impl<D: BlockDevice> Array<D> {
     fn fail(&mut self, role: u16, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let failed = self.roles[role as usize];
         self.health.fail(role as u32);
+        self.health_epoch += 1;
         self.report.failed.push(self.members[failed as usize].name.clone());
-        if self.rebuild.is_some() || self.rebuild_stopped {
-            return; // one rebuild at a time; this role stays degraded
+        self.degraded_roles.push_back(role);
+        self.start_next_rebuild(ctx);
+    }
+
+    /// Rebuild the next degraded role onto a free spare, one rebuild at a time.
+    fn start_next_rebuild(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        if self.rebuild.is_some() || self.rebuild_stopped || self.spares.is_empty() {
+            return;
         }
-        let Some(spare) = self.spares.pop_front() else { return };
+        let Some(role) = self.degraded_roles.pop_front() else { return };
+        let failed = self.roles[role as usize];
+        let spare = self.spares.pop_front().expect("checked");
         self.roles[role as usize] = spare;
         let names = (self.members[spare as usize].name.clone(), self.members[failed as usize].name.clone());
         let member_bytes = self.layout.rows * self.layout.chunk;
@@ -406,24 +429,15 @@ impl<D: BlockDevice> Array<D> {
             }
             match rb.next(ctx.now(), self.host_submitted) {
                 Next::Issue(start, len) => {
-                    let role = rb.role;
-                    let (first, last) = (start / self.layout.chunk, (start + len - 1) / self.layout.chunk);
                     let s = self.alloc();
-                    let members = &self.members;
-                    let roles = &self.roles;
-                    plan_rebuild(&self.layout, &self.health, role, first, last, |m| {
-                        let q = &members[roles[m as usize] as usize].queue;
-                        q.in_device() + q.queued() as u32
-                    }, &mut self.plan);
-                    self.report.stripe_heads += self.plan.stripe_heads;
-                    self.report.parity_bytes += self.plan.parity_bytes;
                     let slot = &mut self.slots[s as usize];
                     slot.upper = NO_UPPER;
                     slot.op = Some(Op::Write);
                     slot.len = len;
                     slot.rebuild = true;
-                    self.stage(s);
-                    if !self.admit(s) {
+                    self.prepare(s, Op::Write, start, len);
+                    // In turn with host requests waiting for stripes.
+                    if !self.waiting.is_empty() || !self.admit(s) {
                         self.slots[s as usize].stage = Stage::Waiting;
                         self.waiting.push_back(s);
                         continue;
@@ -459,7 +473,7 @@ impl<D: BlockDevice> Array<D> {
                 ctx.schedule(at, ArrayEvent::Accepted(s));
                 self.pump_destage(ctx);
             }
-            Op::Read if c.overlaps(req.offset, req.len) => {
+            Op::Read if c.holds(req.offset, req.len) => {
                 c.read_hits += 1;
                 let at = c.accept(now, req.len);
                 self.slots[s as usize].stage = Stage::Handling;
@@ -533,6 +547,7 @@ impl<D: BlockDevice> Array<D> {
             }
             let whole = after >= self.layout.rows * self.layout.chunk;
             self.health.set_in_sync_below(role, if whole { u64::MAX } else { after });
+            self.health_epoch += 1;
             if !self.waiting.is_empty() {
                 self.admit_waiting(ctx);
             }
@@ -540,6 +555,7 @@ impl<D: BlockDevice> Array<D> {
         if self.rebuild.as_ref().is_some_and(|r| r.finished()) {
             let report = self.rebuild.take().expect("checked").report().clone();
             self.report.rebuild = Some(report);
+            self.start_next_rebuild(ctx);
         } else {
             self.pump_rebuild(ctx);
         }
@@ -555,24 +571,36 @@ impl<D: BlockDevice> Array<D> {
     fn prepare(&mut self, s: u32, op: Op, offset: u64, len: u64) {
         let members = &self.members;
         let roles = &self.roles;
-        plan(&self.layout, &self.health, op, offset, len, |m| {
+        let load = |m: u32| {
             let q = &members[roles[m as usize] as usize].queue;
             q.in_device() + q.queued() as u32
-        }, &mut self.plan);
-        let p = &self.plan;
-        let r = &mut self.report;
-        r.stripe_heads += p.stripe_heads;
-        r.rmw_stripe_heads += p.rmw;
-        r.rcw_stripe_heads += p.rcw;
-        r.full_stripe_heads += p.full;
-        r.parity_bytes += p.parity_bytes;
-        r.reconstructed_bytes += p.reconstructed_bytes;
-        r.discard_dropped_bytes += p.discard_dropped_bytes;
+        };
+        if self.slots[s as usize].rebuild {
+            let role = self.rebuild.as_ref().expect("a rebuild unit without a rebuild").role;
+            let (first, last) = (offset / self.layout.chunk, (offset + len - 1) / self.layout.chunk);
+            plan_rebuild(&self.layout, &self.health, role, first, last, load, &mut self.plan);
+        } else {
+            plan(&self.layout, &self.health, op, offset, len, load, &mut self.plan);
+        }
+        let slot = &mut self.slots[s as usize];
+        slot.offset = offset;
+        slot.epoch = self.health_epoch;
         self.stage(s);
+    }
+
+    /// Re-plan waiting slot `s` if members' health changed since it was planned (a member
+    /// failed, or a rebuild brought rows in sync).
+    fn refresh(&mut self, s: u32) {
+        let slot = &self.slots[s as usize];
+        if slot.epoch != self.health_epoch {
+            let (op, offset, len) = (slot.op.expect("a request in work"), slot.offset, slot.len);
+            self.prepare(s, op, offset, len);
+        }
     }
 
     /// Start planned slot `s`, or queue it behind the stripes it needs.
     fn launch(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        self.refresh(s);
         let slot = &self.slots[s as usize];
         if slot.rows.is_some() && !self.waiting.is_empty() || !self.admit(s) {
             self.slots[s as usize].stage = Stage::Waiting;
@@ -604,6 +632,8 @@ impl<D: BlockDevice> Array<D> {
         slot.rows = self.plan.rows;
         slot.stripe_heads = self.plan.stripe_heads.min(self.handler.cache_size);
         slot.handling_ns = handling_ns;
+        let p = &self.plan;
+        slot.stats = [p.stripe_heads, p.rmw, p.rcw, p.full, p.parity_bytes, p.reconstructed_bytes, p.discard_dropped_bytes];
     }
 
     /// Take slot `s`'s stripe locks and stripe heads if they are free.
@@ -624,6 +654,15 @@ impl<D: BlockDevice> Array<D> {
     /// Issue slot `s`'s reads. `in_event`: called from an event rather than from `submit`
     /// (a request with nothing at all to do must not complete inside `submit`).
     fn read(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let [heads, rmw, rcw, full, parity, rebuilt, dropped] = self.slots[s as usize].stats;
+        let r = &mut self.report;
+        r.stripe_heads += heads;
+        r.rmw_stripe_heads += rmw;
+        r.rcw_stripe_heads += rcw;
+        r.full_stripe_heads += full;
+        r.parity_bytes += parity;
+        r.reconstructed_bytes += rebuilt;
+        r.discard_dropped_bytes += dropped;
         let slot = &mut self.slots[s as usize];
         slot.stage = Stage::Reading;
         let n = slot.reads.len();
@@ -790,16 +829,27 @@ impl<D: BlockDevice> Array<D> {
     }
 
     /// Start the waiting requests whose stripes are now free, oldest first.
+    ///
+    /// Stripe heads go first come, first served: once a request whose rows are free waits for
+    /// stripe heads, later ones needing stripe heads wait behind it. A request waiting for a
+    /// locked row does not hold up the others.
     fn admit_waiting(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let mut i = 0;
+        let mut heads_taken = false;
         while i < self.waiting.len() {
             let s = self.waiting[i];
-            if self.admit(s) {
+            self.refresh(s);
+            let needs_heads = self.slots[s as usize].stripe_heads > 0;
+            if !(heads_taken && needs_heads) && self.admit(s) {
                 self.waiting.remove(i);
                 self.read(s, true, ctx);
-            } else {
-                i += 1;
+                continue;
             }
+            let slot = &self.slots[s as usize];
+            if needs_heads && self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size {
+                heads_taken = true;
+            }
+            i += 1;
         }
     }
 
@@ -934,9 +984,10 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
     }
 
     fn rebuild_done(&self) -> Option<bool> {
+        let more = !self.degraded_roles.is_empty() && !self.spares.is_empty() && !self.rebuild_stopped;
         match (&self.rebuild, &self.report.rebuild) {
             (Some(_), _) => Some(false),
-            (None, Some(_)) => Some(true),
+            (None, Some(_)) => Some(!more),
             (None, None) => None,
         }
     }

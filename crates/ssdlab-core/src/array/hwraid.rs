@@ -117,9 +117,9 @@ impl Controller {
         self.dirty_bytes
     }
 
-    /// Whether any byte of `[offset, offset + len)` is dirty in the cache.
-    pub fn overlaps(&self, offset: u64, len: u64) -> bool {
-        self.dirty.range(..offset + len).next_back().is_some_and(|(_, &end)| end > offset)
+    /// Whether all of `[offset, offset + len)` is dirty in the cache (a read it can serve).
+    pub fn holds(&self, offset: u64, len: u64) -> bool {
+        self.dirty.range(..=offset).next_back().is_some_and(|(_, &end)| end >= offset + len)
     }
 
     /// Make `[offset, offset + len)` dirty, joining ranges it overlaps or touches.
@@ -135,9 +135,12 @@ impl Controller {
             removed += e - s;
             self.dirty.remove(&s);
         }
-        self.dirty.insert(start, end);
         self.dirty_bytes = self.dirty_bytes - removed + (end - start);
-        self.order.push_back(start);
+        // A range that keeps the start of one already queued keeps its place in the queue.
+        if removed == 0 || !self.order.contains(&start) {
+            self.order.push_back(start);
+        }
+        self.dirty.insert(start, end);
     }
 
     /// The oldest dirty range, taken out of the cache's dirty set (its bytes stay counted
@@ -188,7 +191,7 @@ mod tests {
         c.add(4096, 4096); // joins both neighbours
         c.add(65536, 4096);
         assert_eq!(c.dirty_bytes(), 16384);
-        assert!(c.overlaps(10_000, 10) && !c.overlaps(12288, 4096));
+        assert!(c.holds(10_000, 10) && !c.holds(12288, 4096) && !c.holds(8000, 8192), "partly cached is a miss");
         c.add(0, 4096); // an overwrite of cached data takes no new space
         assert_eq!(c.dirty_bytes(), 16384);
         c.destaging += 1;

@@ -462,7 +462,8 @@ pub fn plan_rebuild(l: &Layout, health: &Health, target: u32, first: u64, last: 
                 let pos = row * l.n as u64 + target as u64;
                 let partner = pos ^ 1;
                 if partner >= l.rows * l.n as u64 {
-                    continue; // the unused last position of an odd layout
+                    out.touch_row(row); // the unused last position of an odd layout: nothing to copy
+                    continue;
                 }
                 let (prow, pm) = (partner / l.n as u64, (partner % l.n as u64) as u32);
                 assert!(health.ok(pm, prow * c, c), "both copies of a RAID 10 chunk lost");
