@@ -111,16 +111,16 @@ struct Slot {
     destage: bool,
     /// Read data still to cross a hardware controller's data path to the host.
     to_transfer: bool,
+    stripe_heads: u64,
+    rows: Option<(u64, u64)>,
+    writes: Vec<MemberIo>,
+    reads: Vec<MemberIo>,
     /// Where the request starts, and the health epoch its plan was made in.
     offset: u64,
     epoch: u64,
     /// Its plan's stripe heads (all, RMW, RCW, full), parity bytes, reconstructed and
     /// dropped bytes: counted when it is carried out.
     stats: [u64; 7],
-    stripe_heads: u64,
-    rows: Option<(u64, u64)>,
-    writes: Vec<MemberIo>,
-    reads: Vec<MemberIo>,
 }
 
 struct Member<D> {
