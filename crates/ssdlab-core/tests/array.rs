@@ -28,7 +28,7 @@ fn array(level: RaidLevel, n: usize, chunk: u64) -> ArrayConfig {
             scheduler: Default::default(),
         })
         .collect();
-    ArrayConfig { level, chunk_bytes: chunk, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![], spares: vec![], rebuild_limit_bytes: None }
+    ArrayConfig { level, chunk_bytes: chunk, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![], spares: vec![], rebuild_limit_bytes: None, verify_data: false }
 }
 
 fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
@@ -403,4 +403,43 @@ fn a_second_failure_is_rebuilt_onto_the_next_spare_after_the_first() {
     }
     let rb = rebuild_report(&r);
     assert_eq!((rb.member.as_str(), rb.replaces.as_str()), ("sdz", "sdd"), "the last rebuild is reported");
+}
+
+/// Members of `mib` MiB: small enough to hold their bytes in a data-verified array.
+fn small_array(level: RaidLevel, n: usize, chunk: u64, mib: u64) -> ArrayConfig {
+    let mut a = array(level, n, chunk);
+    for m in &mut a.members {
+        if let DeviceConfig::NandSsd(s) = &mut m.device {
+            s.capacity_bytes = mib << 20;
+        }
+    }
+    a.verify_data = true;
+    a
+}
+
+#[test]
+fn every_read_of_a_timed_array_returns_what_was_written_through_a_failure_and_a_rebuild() {
+    for (level, n) in [(RaidLevel::Raid5, 5), (RaidLevel::Raid6, 6), (RaidLevel::Raid10, 4), (RaidLevel::Raid1, 3)] {
+        let mut a = small_array(level, n, 16 * K, 24);
+        let mut spare_drive = spare("sdz");
+        if let DeviceConfig::NandSsd(s) = &mut spare_drive.device {
+            s.capacity_bytes = 24 << 20;
+        }
+        a.spares = vec![spare_drive];
+        a.failures = vec![MemberFailure { member: "sdb".into(), at_ns: 2_000_000 }];
+        // Mixed reads and writes of 4-64 KiB, unaligned sizes included, over the whole array
+        // for longer than the rebuild takes.
+        let mut j = job(RwMode::Randrw, 4 * K, 16, 40_000);
+        j.region_size = u64::MAX;
+        j.block_sizes = [0, 1, 2].map(|_| BlockSizeDist { split: vec![], range_min: Some(512), range_max: Some(64 * K) });
+        j.block_align = [512; 3];
+        let mut s = spec(a, vec![j]);
+        s.jobs[0].region_size = s.targets[0].device.capacity_bytes();
+        let r = run(&s).unwrap();
+        let rep = r.devices[0].internal.array.clone().unwrap();
+        assert!(rep.verified_bytes > 10 << 20, "{level:?}: {} bytes checked", rep.verified_bytes);
+        assert_eq!(rep.data_errors, 0, "{level:?}: {:?}", rep.first_data_error);
+        let rb = rep.rebuild.expect("a rebuild");
+        assert!(rb.finished_ns.is_some(), "{level:?}: the rebuild ran to the end during the job");
+    }
 }

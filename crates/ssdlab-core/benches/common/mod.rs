@@ -147,6 +147,7 @@ impl Scenario {
             failures: vec![],
             spares: vec![],
             rebuild_limit_bytes: None,
+            verify_data: false,
         };
         let array = build_array(&acfg, seed, 1000, |c, s, pre| {
             let DeviceConfig::NandSsd(c) = c else { unreachable!() };

@@ -227,7 +227,14 @@ pub struct ArrayConfig {
     /// long, steady rebuild, to be extrapolated); none: rebuild it all.
     #[serde(default)]
     pub rebuild_limit_bytes: Option<u64>,
+    /// Keep real bytes on the members and check every read against what was written
+    /// (small arrays, md and streaming engines): a correctness check of the timed array.
+    #[serde(default)]
+    pub verify_data: bool,
 }
+
+/// The most member bytes a data-verified array may hold in memory.
+pub const VERIFY_MAX_BYTES: u64 = 1 << 30;
 
 impl ArrayConfig {
     /// Bytes of each member the array uses: the members' common size, whole chunks.
@@ -301,6 +308,18 @@ impl ArrayConfig {
             return Err(ConfigError::new("chunk", format!("a chunk of {} bytes is larger than a member", self.chunk_bytes)));
         }
         let mut failed = std::collections::HashSet::new();
+        if self.verify_data {
+            if matches!(self.engine, EngineConfig::Hwraid(_)) {
+                return Err(ConfigError::new("verify_data", "is for the md and streaming engines".into()));
+            }
+            let held = self.member_bytes() * n as u64;
+            if held > VERIFY_MAX_BYTES {
+                return Err(ConfigError::new(
+                    "verify_data",
+                    format!("the members hold {held} bytes; a data-verified array holds at most {VERIFY_MAX_BYTES}"),
+                ));
+            }
+        }
         if self.rebuild_limit_bytes == Some(0) {
             return Err(ConfigError::new("rebuild_limit_bytes", "must be positive".into()));
         }

@@ -14,11 +14,17 @@ use crate::device::Op;
 
 type Page = Vec<u8>;
 
+/// Bytes a plan's reads returned when they were issued, by read.
+pub type Captured = Vec<(MemberIo, Vec<u8>)>;
+
 pub struct DataArray {
     layout: Layout,
     gf: Gf,
     /// Bytes of each role.
     stores: Vec<Vec<u8>>,
+    /// While a plan that read earlier is carried out: what its reads returned then (a
+    /// member may have failed since).
+    captured: Option<Captured>,
 }
 
 /// What is known of one row's page column: per role slot (data 0..D, then P, then Q).
@@ -36,7 +42,7 @@ impl DataArray {
     /// An array of zeros (consistent: the parity of zeros is zero).
     pub fn new(layout: Layout) -> DataArray {
         let bytes = (layout.rows * layout.chunk) as usize;
-        DataArray { layout, gf: Gf::new(), stores: vec![vec![0; bytes]; layout.n as usize] }
+        DataArray { layout, gf: Gf::new(), stores: vec![vec![0; bytes]; layout.n as usize], captured: None }
     }
 
     /// Role `role` loses its data: its bytes become junk from `seed`.
@@ -67,7 +73,44 @@ impl DataArray {
     }
 
     fn page(&self, role: u32, offset: u64) -> Page {
+        if let Some(c) = &self.captured {
+            if let Some((io, bytes)) =
+                c.iter().find(|(io, _)| io.member as u32 == role && io.offset <= offset && offset + PAGE <= io.offset + io.len)
+            {
+                let at = (offset - io.offset) as usize;
+                return bytes[at..at + PAGE as usize].to_vec();
+            }
+        }
         self.stores[role as usize][offset as usize..(offset + PAGE) as usize].to_vec()
+    }
+
+    /// Check a plan's reads against `health` and keep what they return now, for carrying the
+    /// plan out later with [`DataArray::write_captured`] or [`DataArray::rebuild_captured`].
+    pub fn capture(&self, health: &Health, plan: &Plan) -> Result<Captured, String> {
+        self.check_ios(health, plan)?;
+        Ok(plan
+            .reads
+            .iter()
+            .map(|io| (*io, self.stores[io.member as usize][io.offset as usize..(io.offset + io.len) as usize].to_vec()))
+            .collect())
+    }
+
+    /// [`DataArray::write`] with the plan's reads as `captured` returned them.
+    pub fn write_captured(&mut self, captured: Captured, plan: &Plan, offset: u64, data: &[u8]) -> Result<(), String> {
+        self.captured = Some(captured);
+        let all = Health::all_in_sync(self.layout.n as usize);
+        let r = self.write(&all, plan, offset, data);
+        self.captured = None;
+        r
+    }
+
+    /// [`DataArray::rebuild`] with the plan's reads as `captured` returned them.
+    pub fn rebuild_captured(&mut self, captured: Captured, plan: &Plan, target: u32, first: u64, last: u64) -> Result<(), String> {
+        self.captured = Some(captured);
+        let all = Health::all_in_sync(self.layout.n as usize);
+        let r = self.rebuild(&all, plan, target, first, last);
+        self.captured = None;
+        r
     }
 
     /// Checks every planned I/O touches only member bytes with current data (reads) and
@@ -420,7 +463,7 @@ impl DataArray {
                     let Some((m, from)) = src else {
                         return Err(format!("row {row}: no copy of logical byte {want} was read"));
                     };
-                    self.stores[m as usize][from as usize..(from + PAGE) as usize].to_vec()
+                    self.page(m as u32, from)
                 };
                 self.stores[target as usize][page_off as usize..(page_off + PAGE) as usize].copy_from_slice(&value);
             }

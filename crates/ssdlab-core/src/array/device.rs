@@ -16,6 +16,7 @@ use super::config::{ArrayConfig, EngineConfig, RaidLevel, PAGE};
 use super::layout::Layout;
 use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
 use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
+use super::data::{Captured, DataArray};
 use super::hwraid::Controller;
 use super::share::{RebuildShare, REBUILD_PROCESS};
 use crate::block::{BlockQueue, HostTag, Scheduler};
@@ -79,6 +80,12 @@ pub struct ArrayReport {
     pub destaged_bytes: u64,
     pub cache_dirty_bytes: u64,
     pub controller_busy_ns: u64,
+    /// A data-verified array: host bytes read and checked, reads (or write stages) that went
+    /// wrong, and the first of them.
+    pub verified_bytes: u64,
+    pub data_errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_data_error: Option<String>,
 }
 
 const NO_UPPER: Tag = Tag::MAX;
@@ -121,6 +128,51 @@ struct Slot {
     /// Its plan's stripe heads (all, RMW, RCW, full), parity bytes, reconstructed and
     /// dropped bytes: counted when it is carried out.
     stats: [u64; 7],
+    /// What its plan's reads returned, kept for a data-verified array's write stage.
+    captured: Option<Captured>,
+    /// Under way when a member failed: a rebuild waits for it.
+    before_failure: bool,
+}
+
+/// A data-verified array's bytes: the members' ([`DataArray`]) and what the host wrote
+/// (`image`). Writes take effect when their member writes are issued, reads are checked when
+/// their member reads are; rows in work are locked, so nothing changes in between.
+pub struct Verifier {
+    data: DataArray,
+    image: Vec<u8>,
+    rng: u64,
+    checked_bytes: u64,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+impl Verifier {
+    fn new(layout: Layout) -> Verifier {
+        Verifier {
+            data: DataArray::new(layout),
+            image: vec![0; layout.capacity() as usize],
+            rng: 0x9E37_79B9_7F4A_7C15,
+            checked_bytes: 0,
+            errors: 0,
+            first_error: None,
+        }
+    }
+
+    fn error(&mut self, what: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(what);
+    }
+
+    fn bytes(&mut self, len: u64) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                self.rng as u8
+            })
+            .collect()
+    }
 }
 
 struct Member<D> {
@@ -218,10 +270,14 @@ pub struct Array<D> {
     degraded_roles: VecDeque<u16>,
     /// Changes whenever members' health does: a plan made before is re-made.
     health_epoch: u64,
+    /// Requests under way since before the last failure.
+    barrier: u32,
     /// Bytes of host requests the array has taken (md's idle detection looks at it).
     host_submitted: u64,
     /// A hardware RAID controller's command path and write-back cache.
     controller: Option<Controller>,
+    /// Real bytes on the members, checked on every read (`verify_data`).
+    verify: Option<Box<Verifier>>,
     slots: Vec<Slot>,
     free: Vec<u32>,
     waiting: VecDeque<u32>,
@@ -311,11 +367,13 @@ impl<D: BlockDevice> Array<D> {
             rebuild_stopped: false,
             degraded_roles: VecDeque::new(),
             health_epoch: 0,
+            barrier: 0,
             host_submitted: 0,
             controller: match &cfg.engine {
                 EngineConfig::Hwraid(h) => Some(Controller::new(h.clone())),
                 _ => None,
             },
+            verify: cfg.verify_data.then(|| Box::new(Verifier::new(layout))),
             slots: Vec::new(),
             free: Vec::new(),
             waiting: VecDeque::new(),
@@ -351,8 +409,10 @@ impl<D: BlockDevice> Array<D> {
             rebuild_stopped: self.rebuild_stopped,
             degraded_roles: self.degraded_roles,
             health_epoch: self.health_epoch,
+            barrier: self.barrier,
             host_submitted: self.host_submitted,
             controller: self.controller,
+            verify: self.verify,
             slots: self.slots,
             free: self.free,
             waiting: self.waiting,
@@ -391,7 +451,18 @@ impl<D: BlockDevice> Array<D> {
         let failed = self.roles[role as usize];
         self.health.fail(role as u32);
         self.health_epoch += 1;
+        if let Some(v) = self.verify.as_mut() {
+            v.data.fail(role as u32, 0xDEAD_BEEF ^ role as u64);
+        }
         self.report.failed.push(self.members[failed as usize].name.clone());
+        // Like md's resync barrier: the rebuild waits for the requests already under way,
+        // planned for the old health, to finish.
+        for slot in &mut self.slots {
+            if matches!(slot.stage, Stage::Reading | Stage::Handling | Stage::Writing) && !slot.before_failure {
+                slot.before_failure = true;
+                self.barrier += 1;
+            }
+        }
         self.degraded_roles.push_back(role);
         self.start_next_rebuild(ctx);
     }
@@ -424,7 +495,7 @@ impl<D: BlockDevice> Array<D> {
     fn pump_rebuild(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         loop {
             let Some(rb) = self.rebuild.as_mut() else { return };
-            if self.rebuild_stopped {
+            if self.rebuild_stopped || self.barrier > 0 {
                 return;
             }
             match rb.next(ctx.now(), self.host_submitted) {
@@ -663,6 +734,9 @@ impl<D: BlockDevice> Array<D> {
         r.parity_bytes += parity;
         r.reconstructed_bytes += rebuilt;
         r.discard_dropped_bytes += dropped;
+        if self.verify.is_some() {
+            self.verify_read_stage(s);
+        }
         let slot = &mut self.slots[s as usize];
         slot.stage = Stage::Reading;
         let n = slot.reads.len();
@@ -691,6 +765,9 @@ impl<D: BlockDevice> Array<D> {
     }
 
     fn write(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        if self.verify.is_some() {
+            self.verify_write_stage(s);
+        }
         let slot = &mut self.slots[s as usize];
         slot.stage = Stage::Writing;
         let n = slot.writes.len();
@@ -703,6 +780,58 @@ impl<D: BlockDevice> Array<D> {
         slot.writes.clear();
         if slot.pending == 0 {
             self.finish(s, ctx);
+        }
+    }
+
+    /// A data-verified array's read stage: a host read is checked now; the reads of a write or
+    /// a rebuild unit are kept for its write stage.
+    fn verify_read_stage(&mut self, s: u32) {
+        let v = self.verify.as_mut().expect("checked");
+        let slot = &mut self.slots[s as usize];
+        let mut p = Plan::default();
+        p.reads.extend_from_slice(&slot.reads);
+        let (offset, len) = (slot.offset, slot.len);
+        if slot.upper == NO_UPPER || slot.op != Some(Op::Read) {
+            // The reads a write or rebuild unit computes from: checked and kept as of now.
+            match v.data.capture(&self.health, &p) {
+                Ok(c) => slot.captured = Some(c),
+                Err(e) => v.error(format!("read stage at {offset}: {e}")),
+            }
+            return;
+        }
+        match v.data.read(&self.health, &p, offset, len) {
+            Ok(got) => {
+                v.checked_bytes += len;
+                if got[..] != v.image[offset as usize..(offset + len) as usize] {
+                    v.error(format!("a read of {len} bytes at {offset} returned other bytes than were written"));
+                }
+            }
+            Err(e) => v.error(format!("read at {offset}: {e}")),
+        }
+    }
+
+    /// A data-verified array's write stage: the new bytes (and parity) reach the members.
+    fn verify_write_stage(&mut self, s: u32) {
+        let v = self.verify.as_mut().expect("checked");
+        let slot = &mut self.slots[s as usize];
+        let Some(captured) = slot.captured.take() else { return };
+        let mut p = Plan::default();
+        p.reads.extend(captured.iter().map(|(io, _)| *io));
+        p.writes.extend_from_slice(&slot.writes);
+        let (offset, len) = (slot.offset, slot.len);
+        let result = if slot.rebuild {
+            let role = self.rebuild.as_ref().expect("a rebuild unit without a rebuild").role;
+            let c = self.layout.chunk;
+            v.data.rebuild_captured(captured, &p, role, offset / c, (offset + len - 1) / c)
+        } else if slot.op == Some(Op::Write) {
+            let bytes = v.bytes(len);
+            v.image[offset as usize..(offset + len) as usize].copy_from_slice(&bytes);
+            v.data.write_captured(captured, &p, offset, &bytes)
+        } else {
+            Ok(())
+        };
+        if let Err(e) = result {
+            v.error(format!("write stage at {offset}: {e}"));
         }
     }
 
@@ -800,6 +929,10 @@ impl<D: BlockDevice> Array<D> {
         let released = slot.rows.take();
         let rebuild = std::mem::take(&mut slot.rebuild);
         let destage = std::mem::take(&mut slot.destage);
+        let barrier_lifted = std::mem::take(&mut slot.before_failure) && {
+            self.barrier -= 1;
+            self.barrier == 0
+        };
         let op = slot.op.take().expect("a request in work has an operation");
         if let Some((first, last)) = released {
             self.stripe_heads_in_use -= slot.stripe_heads;
@@ -822,6 +955,9 @@ impl<D: BlockDevice> Array<D> {
         }
         if destage {
             self.destage_done(len, ctx);
+        }
+        if barrier_lifted {
+            self.pump_rebuild(ctx);
         }
         if released.is_some() && !self.waiting.is_empty() {
             self.admit_waiting(ctx);
@@ -865,6 +1001,11 @@ impl<D: BlockDevice> Array<D> {
         array.handler_busy_ns = self.handler.threads.busy_by(at);
         if let Some(rb) = &self.rebuild {
             array.rebuild = Some(rb.report().clone());
+        }
+        if let Some(v) = &self.verify {
+            array.verified_bytes = v.checked_bytes;
+            array.data_errors = v.errors;
+            array.first_data_error = v.first_error.clone();
         }
         if let Some(c) = &self.controller {
             array.cache_read_hits = c.read_hits;

@@ -222,8 +222,11 @@ fn plan_mirrored(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, loa
         return;
     }
     for m in 0..l.n {
-        if health.ok(m, offset, len) {
-            out.writes.push(MemberIo { member: m as u16, op, offset, len });
+        // A member being rebuilt takes the part of the write below its rebuild point; the
+        // rebuild copies the rest later.
+        let end = (offset + len).min(health.in_sync_below(m));
+        if end > offset {
+            out.writes.push(MemberIo { member: m as u16, op, offset, len: end - offset });
         }
     }
     if health.is_degraded() {
