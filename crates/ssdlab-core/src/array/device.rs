@@ -253,7 +253,6 @@ impl Handler {
 
 pub struct Array<D> {
     layout: Layout,
-    engine: &'static str,
     handler: Handler,
     /// Every device: the members, then the spares.
     members: Vec<Member<D>>,
@@ -355,7 +354,6 @@ impl<D: BlockDevice> Array<D> {
         };
         Ok(Array {
             layout,
-            engine: cfg.engine.label(),
             handler,
             health: Health::all_in_sync(n),
             roles: (0..n as u16).collect(),
@@ -393,7 +391,6 @@ impl<D: BlockDevice> Array<D> {
     pub fn map_members<E>(self, f: impl Fn(D) -> E) -> Array<E> {
         Array {
             layout: self.layout,
-            engine: self.engine,
             handler: self.handler,
             members: self
                 .members
@@ -737,19 +734,27 @@ impl<D: BlockDevice> Array<D> {
         if self.verify.is_some() {
             self.verify_read_stage(s);
         }
+        if self.issue_stage(s, Stage::Reading, ctx) {
+            self.handle_stripes(s, in_event, ctx);
+        }
+    }
+
+    /// Enter `stage` (reading or writing) and issue its member I/O; returns whether there was
+    /// none, so that the stage is already over.
+    fn issue_stage(&mut self, s: u32, stage: Stage, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
         let slot = &mut self.slots[s as usize];
-        slot.stage = Stage::Reading;
-        let n = slot.reads.len();
+        slot.stage = stage;
+        let ios = if stage == Stage::Reading { &slot.reads } else { &slot.writes };
+        let n = ios.len();
         slot.pending = n as u32;
         for i in 0..n {
-            let io = self.slots[s as usize].reads[i];
+            let slot = &self.slots[s as usize];
+            let io = if stage == Stage::Reading { slot.reads[i] } else { slot.writes[i] };
             self.issue(s, &io, ctx);
         }
         let slot = &mut self.slots[s as usize];
-        slot.reads.clear();
-        if slot.pending == 0 {
-            self.handle_stripes(s, in_event, ctx);
-        }
+        if stage == Stage::Reading { slot.reads.clear() } else { slot.writes.clear() }
+        slot.pending == 0
     }
 
     /// The reads are in: handle the stripes on a thread, then write.
@@ -768,17 +773,7 @@ impl<D: BlockDevice> Array<D> {
         if self.verify.is_some() {
             self.verify_write_stage(s);
         }
-        let slot = &mut self.slots[s as usize];
-        slot.stage = Stage::Writing;
-        let n = slot.writes.len();
-        slot.pending = n as u32;
-        for i in 0..n {
-            let io = self.slots[s as usize].writes[i];
-            self.issue(s, &io, ctx);
-        }
-        let slot = &mut self.slots[s as usize];
-        slot.writes.clear();
-        if slot.pending == 0 {
+        if self.issue_stage(s, Stage::Writing, ctx) {
             self.finish(s, ctx);
         }
     }
