@@ -4,7 +4,7 @@
 
 use crate::array::{Array, ArrayConfig, ArrayEvent};
 use crate::device::ssd::Precondition;
-use crate::device::{BlockDevice, DeviceConfig, DeviceCtx, DeviceReport, DeviceRequest, Drive, DriveEvent, Tag};
+use crate::device::{BlockDevice, DeviceConfig, DeviceCtx, DeviceReport, DeviceRequest, Drive, DriveEvent, Wrap};
 use crate::engine::rng::derive_seed;
 use crate::engine::Time;
 use crate::error::ConfigError;
@@ -61,27 +61,6 @@ impl TargetDevice {
     }
 }
 
-/// A context that wraps a target kind's own events into [`TargetEvent`]s.
-struct Wrap<'a, C, F> {
-    ctx: &'a mut C,
-    wrap: F,
-}
-
-impl<E, C: DeviceCtx<TargetEvent>, F: Fn(E) -> TargetEvent> DeviceCtx<E> for Wrap<'_, C, F> {
-    #[inline]
-    fn now(&self) -> Time {
-        self.ctx.now()
-    }
-    #[inline]
-    fn schedule(&mut self, at: Time, event: E) {
-        self.ctx.schedule(at, (self.wrap)(event));
-    }
-    #[inline]
-    fn complete(&mut self, tag: Tag) {
-        self.ctx.complete(tag);
-    }
-}
-
 macro_rules! each {
     ($self:expr, $d:ident => $e:expr) => {
         match $self {
@@ -104,15 +83,15 @@ impl BlockDevice for TargetDevice {
 
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<TargetEvent>) {
         match self {
-            TargetDevice::Drive(d) => d.submit(req, &mut Wrap { ctx, wrap: TargetEvent::Drive }),
-            TargetDevice::Array(a) => a.submit(req, &mut Wrap { ctx, wrap: TargetEvent::Array }),
+            TargetDevice::Drive(d) => d.submit(req, &mut Wrap::new(ctx, TargetEvent::Drive)),
+            TargetDevice::Array(a) => a.submit(req, &mut Wrap::new(ctx, TargetEvent::Array)),
         }
     }
 
     fn handle(&mut self, event: TargetEvent, ctx: &mut impl DeviceCtx<TargetEvent>) {
         match (self, event) {
-            (TargetDevice::Drive(d), TargetEvent::Drive(e)) => d.handle(e, &mut Wrap { ctx, wrap: TargetEvent::Drive }),
-            (TargetDevice::Array(a), TargetEvent::Array(e)) => a.handle(e, &mut Wrap { ctx, wrap: TargetEvent::Array }),
+            (TargetDevice::Drive(d), TargetEvent::Drive(e)) => d.handle(e, &mut Wrap::new(ctx, TargetEvent::Drive)),
+            (TargetDevice::Array(a), TargetEvent::Array(e)) => a.handle(e, &mut Wrap::new(ctx, TargetEvent::Array)),
             (_, e) => panic!("event {e:?} delivered to a target of another kind"),
         }
     }
@@ -123,8 +102,8 @@ impl BlockDevice for TargetDevice {
 
     fn start_run(&mut self, ctx: &mut impl DeviceCtx<TargetEvent>) {
         match self {
-            TargetDevice::Drive(d) => d.start_run(&mut Wrap { ctx, wrap: TargetEvent::Drive }),
-            TargetDevice::Array(a) => a.start_run(&mut Wrap { ctx, wrap: TargetEvent::Array }),
+            TargetDevice::Drive(d) => d.start_run(&mut Wrap::new(ctx, TargetEvent::Drive)),
+            TargetDevice::Array(a) => a.start_run(&mut Wrap::new(ctx, TargetEvent::Array)),
         }
     }
 

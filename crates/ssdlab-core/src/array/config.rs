@@ -3,8 +3,6 @@
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use crate::block::SchedulerConfig;
-use crate::device::ssd::Precondition;
 use crate::device::DeviceConfig;
 use crate::engine::Time;
 use crate::error::ConfigError;
@@ -67,18 +65,9 @@ impl RaidLevel {
     }
 }
 
-/// One member drive: its name (as iostat shows it), what it is, the state it starts in, and
-/// the I/O scheduler of its own block queue.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MemberSpec {
-    pub name: String,
-    pub device: DeviceConfig,
-    #[serde(default)]
-    pub precondition: Precondition,
-    #[serde(default)]
-    pub scheduler: SchedulerConfig,
-}
+/// One member drive is described as a target is: its name (as iostat shows it), what it is,
+/// the state it starts in, and the I/O scheduler of its own block queue.
+pub use crate::sim::TargetSpec as MemberSpec;
 
 /// Linux md's RAID 4/5/6 personality (drivers/md/raid5.c) as it handles stripes. Levels 0,
 /// 1 and 10 map requests straight onto members and use none of it.

@@ -734,26 +734,31 @@ impl<D: BlockDevice> Array<D> {
         if self.verify.is_some() {
             self.verify_read_stage(s);
         }
-        if self.issue_stage(s, Stage::Reading, ctx) {
+        if self.issue_stage::<false>(s, ctx) {
             self.handle_stripes(s, in_event, ctx);
         }
     }
 
-    /// Enter `stage` (reading or writing) and issue its member I/O; returns whether there was
-    /// none, so that the stage is already over.
-    fn issue_stage(&mut self, s: u32, stage: Stage, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
+    /// Enter the reading (`WRITES` false) or writing stage and issue its member I/O; returns
+    /// whether there was none, so that the stage is already over. (The stage is a constant so
+    /// that each use compiles to its own loop.)
+    #[inline(always)]
+    fn issue_stage<const WRITES: bool>(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
         let slot = &mut self.slots[s as usize];
-        slot.stage = stage;
-        let ios = if stage == Stage::Reading { &slot.reads } else { &slot.writes };
-        let n = ios.len();
+        slot.stage = if WRITES { Stage::Writing } else { Stage::Reading };
+        let n = if WRITES { slot.writes.len() } else { slot.reads.len() };
         slot.pending = n as u32;
         for i in 0..n {
             let slot = &self.slots[s as usize];
-            let io = if stage == Stage::Reading { slot.reads[i] } else { slot.writes[i] };
+            let io = if WRITES { slot.writes[i] } else { slot.reads[i] };
             self.issue(s, &io, ctx);
         }
         let slot = &mut self.slots[s as usize];
-        if stage == Stage::Reading { slot.reads.clear() } else { slot.writes.clear() }
+        if WRITES {
+            slot.writes.clear()
+        } else {
+            slot.reads.clear()
+        }
         slot.pending == 0
     }
 
@@ -773,7 +778,7 @@ impl<D: BlockDevice> Array<D> {
         if self.verify.is_some() {
             self.verify_write_stage(s);
         }
-        if self.issue_stage(s, Stage::Writing, ctx) {
+        if self.issue_stage::<true>(s, ctx) {
             self.finish(s, ctx);
         }
     }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use crate::array::ArrayConfig;
 use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
 use super::ssd::{precondition, Precondition, Ssd, SsdConfig, SsdEvent};
-use super::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Tag};
+use super::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Wrap};
 use crate::engine::Time;
 use crate::error::ConfigError;
 
@@ -85,26 +85,6 @@ impl Drive {
     }
 }
 
-/// A context that wraps a drive kind's own events into [`DriveEvent`]s.
-struct Wrap<'a, C, F> {
-    ctx: &'a mut C,
-    wrap: F,
-}
-
-impl<E, C: DeviceCtx<DriveEvent>, F: Fn(E) -> DriveEvent> DeviceCtx<E> for Wrap<'_, C, F> {
-    #[inline]
-    fn now(&self) -> Time {
-        self.ctx.now()
-    }
-    #[inline]
-    fn schedule(&mut self, at: Time, event: E) {
-        self.ctx.schedule(at, (self.wrap)(event));
-    }
-    #[inline]
-    fn complete(&mut self, tag: Tag) {
-        self.ctx.complete(tag);
-    }
-}
 
 impl BlockDevice for Drive {
     type Event = DriveEvent;
@@ -126,16 +106,16 @@ impl BlockDevice for Drive {
     #[inline]
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<DriveEvent>) {
         match self {
-            Drive::NandSsd(d) => d.submit(req, &mut Wrap { ctx, wrap: DriveEvent::NandSsd }),
-            Drive::InPlace(d) => d.submit(req, &mut Wrap { ctx, wrap: DriveEvent::InPlace }),
+            Drive::NandSsd(d) => d.submit(req, &mut Wrap::new(ctx, DriveEvent::NandSsd)),
+            Drive::InPlace(d) => d.submit(req, &mut Wrap::new(ctx, DriveEvent::InPlace)),
         }
     }
 
     #[inline]
     fn handle(&mut self, event: DriveEvent, ctx: &mut impl DeviceCtx<DriveEvent>) {
         match (self, event) {
-            (Drive::NandSsd(d), DriveEvent::NandSsd(e)) => d.handle(e, &mut Wrap { ctx, wrap: DriveEvent::NandSsd }),
-            (Drive::InPlace(d), DriveEvent::InPlace(e)) => d.handle(e, &mut Wrap { ctx, wrap: DriveEvent::InPlace }),
+            (Drive::NandSsd(d), DriveEvent::NandSsd(e)) => d.handle(e, &mut Wrap::new(ctx, DriveEvent::NandSsd)),
+            (Drive::InPlace(d), DriveEvent::InPlace(e)) => d.handle(e, &mut Wrap::new(ctx, DriveEvent::InPlace)),
             (_, e) => panic!("event {e:?} delivered to a drive of another kind"),
         }
     }

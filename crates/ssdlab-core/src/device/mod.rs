@@ -93,6 +93,37 @@ pub trait DeviceCtx<E> {
     fn complete(&mut self, tag: Tag);
 }
 
+/// A context that wraps a device's own events into an enclosing event type (a drive kind's
+/// into [`DriveEvent`], a target kind's into the target's), so that devices of several kinds
+/// share one event queue.
+pub(crate) struct Wrap<'a, C, F, O> {
+    ctx: &'a mut C,
+    wrap: F,
+    _outer: std::marker::PhantomData<O>,
+}
+
+impl<'a, C, F, O> Wrap<'a, C, F, O> {
+    #[inline]
+    pub(crate) fn new(ctx: &'a mut C, wrap: F) -> Self {
+        Wrap { ctx, wrap, _outer: std::marker::PhantomData }
+    }
+}
+
+impl<E, O, C: DeviceCtx<O>, F: Fn(E) -> O> DeviceCtx<E> for Wrap<'_, C, F, O> {
+    #[inline]
+    fn now(&self) -> Time {
+        self.ctx.now()
+    }
+    #[inline]
+    fn schedule(&mut self, at: Time, event: E) {
+        self.ctx.schedule(at, (self.wrap)(event));
+    }
+    #[inline]
+    fn complete(&mut self, tag: Tag) {
+        self.ctx.complete(tag);
+    }
+}
+
 /// A device behind the host block layer.
 pub trait BlockDevice {
     /// The device's internal events, carried by the engine's queue.
