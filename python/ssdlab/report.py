@@ -97,6 +97,9 @@ def format_normal(r: RunResult) -> str:
             out.extend(_array_lines(name, i))
             continue
         out.append(f"Inside {name} ({i['profile']}; host {r.host_name}):")
+        if i["kind"] == "hdd":
+            out.extend(_hdd_lines(i))
+            continue
         out.append(f"  internal utilisation (busy dies / dies): {100 * i['internal_utilization']:.1f}%   "
                    f"controller: {100 * i['controller_utilization']:.1f}%")
         chans = " ".join(f"{100 * c:.0f}" for c in i["channel_utilization"])
@@ -112,6 +115,21 @@ def format_normal(r: RunResult) -> str:
             out.append(f"  temperature {i['temperature_c']:.1f} C (max {i['max_temperature_c']:.1f} C), "
                        f"throttled {i['throttled_s']:.1f} s in {i['throttle_events']} spell(s)")
     return "\n".join(out) + "\n"
+
+
+def _hdd_lines(i: dict) -> list[str]:
+    """Where a disk's head time went, and what its cache saved it."""
+    lines = [f"  head busy {100 * i['internal_utilization']:.1f}%   controller: {100 * i['controller_utilization']:.1f}%"]
+    if i["media_accesses"]:
+        lines.append(f"  {i['media_accesses']} media accesses ({i['seeks']} with a seek): mean seek "
+                     f"{i['mean_seek_ms']:.2f} ms, rotation {i['mean_rotation_ms']:.2f} ms, "
+                     f"transfer {i['mean_transfer_ms']:.2f} ms")
+    lines.append(f"  cache: {i['cache_read_hits']} read hits, {i['read_ahead_hits']} read-ahead hits; "
+                 f"{i['cached_writes']} writes cached, {format_bytes(i['destaged_bytes'])} destaged, "
+                 f"{format_bytes(i['dirty_bytes'])} still dirty")
+    if i["starved_commands"]:
+        lines.append(f"  {i['starved_commands']} commands forced by the NCQ starvation bound")
+    return lines
 
 
 def _array_lines(name: str, i: dict) -> list[str]:

@@ -235,7 +235,22 @@ def _flat_internal(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict
         "throttle_events": th["throttle_events"] if th else None,
         # SMART "percentage used": average wear against the rated P/E cycles.
         "percentage_used": 100.0 * n.get("mean_block_erases", 0.0) / pe if pe else None,
+        **_flat_hdd(i.get("hdd")),
     }
+
+
+def _flat_hdd(h: dict[str, Any] | None) -> dict[str, Any]:
+    """A hard disk's head time and cache (None for other devices)."""
+    keys = ("media_accesses", "seeks", "mean_seek_ms", "mean_rotation_ms", "mean_transfer_ms",
+            "cache_read_hits", "read_ahead_hits", "cached_writes", "destaged_bytes", "dirty_bytes",
+            "starved_commands")
+    if h is None:
+        return dict.fromkeys(keys)
+    per = max(h["media_accesses"], 1)
+    return dict(zip(keys, (
+        h["media_accesses"], h["seeks"], h["seek_ns"] / per / 1e6, h["rotation_ns"] / per / 1e6,
+        h["transfer_ns"] / per / 1e6, h["cache_read_hits"], h["read_ahead_hits"], h["cached_writes"],
+        h["destaged_bytes"], h["dirty_bytes"], h["starved"])))
 
 
 def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[str, Any]:

@@ -146,7 +146,9 @@ def estimate_write_rate(prof) -> float:
         limits.append(itf.gbit_per_s * 1e9 / 10 * itf.efficiency)
     elif itf.gen and itf.lanes:
         limits.append(_PCIE_LANE_BYTES.get(itf.gen, 1969e6) * itf.lanes * itf.efficiency)
-    if prof.kind == "in-place":
+    if prof.kind == "hdd":
+        limits.append(float(prof.mechanics.outer_rate))
+    elif prof.kind == "in-place":
         m = prof.media
         limits.append(m.channels * float(m.channel_rate))
         limits.append(prof.dies * m.access_unit / (m.write_time / 1e9))

@@ -120,7 +120,7 @@ class Drive:
     """One drive of a system, resolved: its profile and the description the core runs."""
 
     name: str
-    profile: Any  # an SsdProfile or InPlaceProfile
+    profile: Any  # an SsdProfile, InPlaceProfile or HddProfile
     sources: dict[str, str]
     core: dict[str, Any]
     scale: float

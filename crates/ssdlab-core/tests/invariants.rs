@@ -594,6 +594,7 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
                 thermal: None,
                 nand: None,
                 array: None,
+                hdd: None,
             }
         }
         fn end_run(&mut self, _: Time) {}

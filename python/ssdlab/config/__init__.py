@@ -2,6 +2,7 @@
 
 from .profile import (
     HostProfile,
+    HddProfile,
     InPlaceProfile,
     MdEngine,
     ProfileError,
@@ -16,6 +17,7 @@ from .profile import (
 
 __all__ = [
     "HostProfile",
+    "HddProfile",
     "InPlaceProfile",
     "MdEngine",
     "ProfileError",

@@ -338,7 +338,118 @@ class InPlaceProfile(_Section):
         }
 
 
-DeviceProfile = Annotated[SsdProfile | InPlaceProfile, Field(discriminator="kind")]
+class Mechanics(_Section):
+    """A hard disk's spindle, zones and arm (see docs/hdd.md for the model)."""
+
+    rpm: int = Field(ge=3600, le=20000)
+    surfaces: int = Field(ge=1, description="recording surfaces (heads)")
+    zones: int = Field(ge=1, description="recording zones of equal cylinder counts, outer to inner")
+    sector_size: Literal[512, 4096] = Field(description="the medium's sector (4096 on Advanced Format drives)")
+    outer_rate: Rate = Field(description="sustained media rate of the outermost zone")
+    inner_rate: Rate = Field(description="sustained media rate of the innermost zone")
+    track_to_track_seek: TimeNs
+    average_seek: TimeNs = Field(description="mean over all seek distances, as datasheets define it")
+    full_stroke_seek: TimeNs
+    head_switch: TimeNs
+    write_settle: TimeNs = Field(description="extra settling of a seek before a write")
+
+    def revolution_ns(self) -> float:
+        return 60e9 / self.rpm
+
+    def sectors_per_track(self, rate: float) -> int:
+        """Sectors per track that stream at ``rate`` bytes/s, counting a head switch per track
+        and a one-cylinder seek per cylinder (what a sustained-rate figure includes)."""
+        s = self.surfaces
+        cylinder_ns = s * self.revolution_ns() + (s - 1) * self.head_switch + self.track_to_track_seek
+        return max(1, round(rate * cylinder_ns / 1e9 / (s * self.sector_size)))
+
+
+class DiskCache(_Section):
+    size: Size
+    segments: int = Field(ge=1, description="read segments the cache is cut into")
+    read_ahead: Size = Field(description="how far past a media read the idle head goes on reading")
+    write_back: bool = Field(description="write cache on (hdparm -W1) or off")
+    destage_window: int = Field(ge=1, description="oldest dirty extents considered for the next destage")
+
+
+class Ncq(_Section):
+    reorder: bool = Field(description="reorder queued commands by positioning time")
+    max_wait: TimeNs = Field(description="starvation bound: a command waiting longer goes next")
+
+
+class HddProfile(_Section):
+    """A hard disk: zoned platters, a seek curve, an on-board cache, NCQ."""
+
+    name: str
+    description: str
+    kind: Literal["hdd"]
+    default_host: str
+    capacity: Size
+    queue_depth: int = Field(ge=1, description="NCQ tags (1: no NCQ)")
+    interface: Interface
+    controller: Controller
+    mechanics: Mechanics
+    cache: DiskCache
+    ncq: Ncq
+    endurance: Endurance = Endurance()
+
+    @property
+    def write_buffer(self) -> int:
+        return self.cache.size if self.cache.write_back else 0
+
+    @property
+    def simulation_scale(self) -> float:
+        """Always simulated whole: a disk keeps no per-block state."""
+        return 1.0
+
+    @property
+    def dies(self) -> int:
+        return 1  # one head positioner serves every access
+
+    @property
+    def raw_bytes(self) -> int:
+        return self.capacity
+
+    def effective_scale(self, scale: float) -> float:
+        return 1.0
+
+    def scaled_capacity(self, scale: float) -> int:
+        return self.capacity
+
+    def to_core(self, scale: float = 1.0) -> dict[str, Any]:
+        m = self.mechanics
+        return {
+            "kind": "hdd",
+            "name": self.name,
+            "capacity_bytes": self.capacity,
+            "interface": self.interface.to_core(),
+            "queue_depth": self.queue_depth,
+            "controller": _controller_core(self.controller),
+            "mechanics": {
+                "rpm": m.rpm,
+                "surfaces": m.surfaces,
+                "zones": m.zones,
+                "sector_bytes": m.sector_size,
+                "outer_sectors_per_track": m.sectors_per_track(m.outer_rate),
+                "inner_sectors_per_track": m.sectors_per_track(m.inner_rate),
+                "track_to_track_ns": m.track_to_track_seek,
+                "average_seek_ns": m.average_seek,
+                "full_stroke_ns": m.full_stroke_seek,
+                "head_switch_ns": m.head_switch,
+                "write_settle_ns": m.write_settle,
+            },
+            "cache": {
+                "bytes": self.cache.size,
+                "segments": self.cache.segments,
+                "read_ahead_bytes": self.cache.read_ahead,
+                "write_back": self.cache.write_back,
+                "destage_window": self.cache.destage_window,
+            },
+            "ncq": {"reorder": self.ncq.reorder, "max_wait_ns": self.ncq.max_wait},
+        }
+
+
+DeviceProfile = Annotated[SsdProfile | InPlaceProfile | HddProfile, Field(discriminator="kind")]
 
 
 
@@ -546,7 +657,7 @@ def _apply_overrides(origin: str, values: dict[str, Any], sources: dict[str, str
 
 def _device_model(values: dict[str, Any]) -> type[BaseModel]:
     """The profile model a device profile's ``kind`` names (a NAND SSD unless it says otherwise)."""
-    return InPlaceProfile if values.get("kind") == "in-place" else SsdProfile
+    return {"in-place": InPlaceProfile, "hdd": HddProfile}.get(values.get("kind"), SsdProfile)
 
 
 def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = None):
@@ -566,7 +677,7 @@ def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = 
 
 
 def load_profile(name_or_path: str | Path,
-                 overrides: Mapping[str, str] | None = None) -> tuple[SsdProfile | InPlaceProfile, dict[str, str]]:
+                 overrides: Mapping[str, str] | None = None) -> tuple[SsdProfile | InPlaceProfile | HddProfile, dict[str, str]]:
     """A device profile (built-in name or TOML path) and the source of each parameter.
 
     ``overrides`` sets dotted keys over the file, e.g. ``{"thermal.ambient_temperature": "40"}``
@@ -625,6 +736,17 @@ _CORE_KEYS = {
     "media.read_ns": "media.read_time",
     "media.write_ns": "media.write_time",
     "media.channel_bytes_per_s": "media.channel_rate",
+    "mechanics.sector_bytes": "mechanics.sector_size",
+    "mechanics.outer_sectors_per_track": "mechanics.outer_rate",
+    "mechanics.inner_sectors_per_track": "mechanics.inner_rate",
+    "mechanics.track_to_track_ns": "mechanics.track_to_track_seek",
+    "mechanics.average_seek_ns": "mechanics.average_seek",
+    "mechanics.full_stroke_ns": "mechanics.full_stroke_seek",
+    "mechanics.head_switch_ns": "mechanics.head_switch",
+    "mechanics.write_settle_ns": "mechanics.write_settle",
+    "cache.bytes": "cache.size",
+    "cache.read_ahead_bytes": "cache.read_ahead",
+    "ncq.max_wait_ns": "ncq.max_wait",
 }
 
 
@@ -634,7 +756,7 @@ def profile_key(core_key: str) -> str:
 
 
 def device_core(name_or_path: str | Path, overrides: Mapping[str, str] | None = None,
-                scale: float | None = None) -> tuple[SsdProfile | InPlaceProfile, dict[str, str], dict[str, Any], float]:
+                scale: float | None = None) -> tuple[SsdProfile | InPlaceProfile | HddProfile, dict[str, str], dict[str, Any], float]:
     """A profile, its sources, the device description the core runs (checked by the core,
     whose errors name the profile's key, its line and the overrides that led to it), and the
     fraction of the drive simulated (``scale`` defaults to the profile's own)."""

@@ -1028,6 +1028,7 @@ impl<D: BlockDevice> Array<D> {
             thermal: None,
             nand: None,
             array: Some(array),
+            hdd: None,
         }
     }
 }

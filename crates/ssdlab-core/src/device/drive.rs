@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use crate::array::ArrayConfig;
+use super::hdd::{Hdd, HddConfig, HddEvent};
 use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
 use super::ssd::{precondition, Precondition, Ssd, SsdConfig, SsdEvent};
 use super::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Wrap};
@@ -18,6 +19,7 @@ use crate::error::ConfigError;
 pub enum DeviceConfig {
     NandSsd(SsdConfig),
     InPlace(InPlaceConfig),
+    Hdd(HddConfig),
     Array(ArrayConfig),
 }
 
@@ -26,6 +28,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(c) => &c.name,
             DeviceConfig::InPlace(c) => &c.name,
+            DeviceConfig::Hdd(c) => &c.name,
             DeviceConfig::Array(c) => c.level.label(),
         }
     }
@@ -34,6 +37,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(c) => c.capacity_bytes,
             DeviceConfig::InPlace(c) => c.capacity_bytes,
+            DeviceConfig::Hdd(c) => c.capacity_bytes,
             DeviceConfig::Array(c) => c.capacity_bytes(),
         }
     }
@@ -42,6 +46,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(_) => DeviceKind::NandSsd,
             DeviceConfig::InPlace(_) => DeviceKind::InPlace,
+            DeviceConfig::Hdd(_) => DeviceKind::Hdd,
             DeviceConfig::Array(_) => DeviceKind::Array,
         }
     }
@@ -50,6 +55,7 @@ impl DeviceConfig {
         match self {
             DeviceConfig::NandSsd(c) => c.validate(),
             DeviceConfig::InPlace(c) => c.validate(),
+            DeviceConfig::Hdd(c) => c.validate(),
             DeviceConfig::Array(c) => c.validate(),
         }
     }
@@ -58,18 +64,20 @@ impl DeviceConfig {
 pub enum Drive {
     NandSsd(Ssd),
     InPlace(InPlaceDrive),
+    Hdd(Hdd),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DriveEvent {
     NandSsd(SsdEvent),
     InPlace(InPlaceEvent),
+    Hdd(HddEvent),
 }
 
 impl Drive {
     /// Build a drive whose internal randomness comes from `seed`, in the state `pre` leaves
-    /// it (written in place, an in-place drive has no used state to reach: `pre` changes
-    /// nothing there).
+    /// it (written in place, an in-place drive or a hard disk has no used state to reach:
+    /// `pre` changes nothing there).
     pub fn build(cfg: &DeviceConfig, seed: u64, pre: Precondition) -> Result<Drive, ConfigError> {
         Ok(match cfg {
             DeviceConfig::NandSsd(c) => {
@@ -78,6 +86,7 @@ impl Drive {
                 Drive::NandSsd(ssd)
             }
             DeviceConfig::InPlace(c) => Drive::InPlace(InPlaceDrive::new(c.clone(), seed)?),
+            DeviceConfig::Hdd(c) => Drive::Hdd(Hdd::new(c.clone(), seed)?),
             DeviceConfig::Array(_) => {
                 return Err(ConfigError::new("kind", "an array is not a drive (build it as a target)".into()))
             }
@@ -93,6 +102,7 @@ impl BlockDevice for Drive {
         match self {
             Drive::NandSsd(d) => d.capacity(),
             Drive::InPlace(d) => d.capacity(),
+            Drive::Hdd(d) => d.capacity(),
         }
     }
 
@@ -100,6 +110,7 @@ impl BlockDevice for Drive {
         match self {
             Drive::NandSsd(d) => d.queue_depth(),
             Drive::InPlace(d) => d.queue_depth(),
+            Drive::Hdd(d) => d.queue_depth(),
         }
     }
 
@@ -108,6 +119,7 @@ impl BlockDevice for Drive {
         match self {
             Drive::NandSsd(d) => d.submit(req, &mut Wrap::new(ctx, DriveEvent::NandSsd)),
             Drive::InPlace(d) => d.submit(req, &mut Wrap::new(ctx, DriveEvent::InPlace)),
+            Drive::Hdd(d) => d.submit(req, &mut Wrap::new(ctx, DriveEvent::Hdd)),
         }
     }
 
@@ -116,6 +128,7 @@ impl BlockDevice for Drive {
         match (self, event) {
             (Drive::NandSsd(d), DriveEvent::NandSsd(e)) => d.handle(e, &mut Wrap::new(ctx, DriveEvent::NandSsd)),
             (Drive::InPlace(d), DriveEvent::InPlace(e)) => d.handle(e, &mut Wrap::new(ctx, DriveEvent::InPlace)),
+            (Drive::Hdd(d), DriveEvent::Hdd(e)) => d.handle(e, &mut Wrap::new(ctx, DriveEvent::Hdd)),
             (_, e) => panic!("event {e:?} delivered to a drive of another kind"),
         }
     }
@@ -124,6 +137,7 @@ impl BlockDevice for Drive {
         match self {
             Drive::NandSsd(d) => d.internal_report(at),
             Drive::InPlace(d) => d.internal_report(at),
+            Drive::Hdd(d) => d.internal_report(at),
         }
     }
 
@@ -131,6 +145,7 @@ impl BlockDevice for Drive {
         match self {
             Drive::NandSsd(d) => d.end_run(now),
             Drive::InPlace(d) => d.end_run(now),
+            Drive::Hdd(d) => d.end_run(now),
         }
     }
 
@@ -138,6 +153,7 @@ impl BlockDevice for Drive {
         match self {
             Drive::NandSsd(d) => d.has_internal_work(),
             Drive::InPlace(d) => d.has_internal_work(),
+            Drive::Hdd(d) => d.has_internal_work(),
         }
     }
 
@@ -145,6 +161,7 @@ impl BlockDevice for Drive {
         match self {
             Drive::NandSsd(d) => d.begin_run(),
             Drive::InPlace(d) => d.begin_run(),
+            Drive::Hdd(d) => d.begin_run(),
         }
     }
 }

@@ -266,6 +266,7 @@ impl BlockDevice for InPlaceDrive {
             thermal: self.thermal.as_ref().map(|t| t.report(at)),
             nand: None,
             array: None,
+            hdd: None,
         }
     }
 }

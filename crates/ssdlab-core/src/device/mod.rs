@@ -4,6 +4,7 @@
 
 pub mod drive;
 pub mod frontend;
+pub mod hdd;
 pub mod inplace;
 pub mod ssd;
 pub mod thermal;
@@ -169,6 +170,7 @@ pub trait BlockDevice {
 pub enum DeviceKind {
     NandSsd,
     InPlace,
+    Hdd,
     Array,
 }
 
@@ -198,6 +200,9 @@ pub struct DeviceReport {
     /// An array's stripe handling and member health (its members report on their own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub array: Option<crate::array::ArrayReport>,
+    /// A hard disk's head time by part and its cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hdd: Option<hdd::HddReport>,
 }
 
 impl DeviceReport {

@@ -848,6 +848,7 @@ impl BlockDevice for Ssd {
                 gc_owed_ns: self.backlogs.iter().map(|b| b.total_ns()).sum(),
             }),
             array: None,
+            hdd: None,
         }
     }
 }
