@@ -2,6 +2,7 @@
 
 pub mod generator;
 pub mod spec;
+pub mod trace;
 
 pub use generator::{Generator, Io};
 pub use spec::{BlockSizeDist, DistKind, Distribution, JobSpec, RateProcess, RwMode, Zone};
