@@ -251,7 +251,7 @@ def test_seed002_slc_drive_on_a_fraction_of_its_flash():
 def test_the_rate_estimate_covers_every_profile_kind(name):
     prof, _ = load_profile(name)
     rate = estimate_write_rate(prof)
-    assert 1e8 < rate < 2e10, rate
+    assert 5e7 < rate < 2e10, rate  # a 2008 MLC drive writes 70 MB/s
     if name == "intel-optane-905p-480":  # 7 channels x 320 MB/s is the narrowest part
         assert rate == pytest.approx(7 * 320e6)
 
