@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .config import load_host
 from .fio import JobSet, Targets, load_job_file, parse_job_text
 from .results import RunResult, TargetInfo, build_units
-from .system import Array, Drive, System, load_system, parse_precondition, raid, single
+from .iosched import check_name, split_host_sets
+from .system import Array, Drive, IoOverride, System, load_system, parse_precondition, raid, single
 from .units import parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
@@ -83,11 +84,15 @@ def build(
     scale: float | None = None,
     profile_set: Mapping[str, str] | None = None,
     until: str = "jobs",
+    scheduler: str | None = None,
+    host_set: Mapping[str, str] | None = None,
 ) -> RunSpec:
     """Parse the job, load the system (a system file, or ``profile`` as a one-drive system)
     and resolve everything into a :class:`RunSpec`. Bad input raises here, never later.
     ``until="rebuild"`` ends the run when the arrays' rebuilds are done (jobs still running
-    are stopped then, as fio stops them at their runtime)."""
+    are stopped then, as fio stops them at their runtime). ``scheduler`` and ``host_set``
+    (``{"iosched.slice_idle": "0", "queue.nomerges": "2"}``, sysfs names and units) apply to
+    every drive, over what a system file sets."""
     if until not in ("jobs", "rebuild"):
         raise ValueError(f"until {until!r}: expected 'jobs' or 'rebuild'")
     if scale is not None and not 0 < scale <= 1:
@@ -102,6 +107,12 @@ def build(
     else:
         sysd = load_system(system, scale=scale, precondition=precondition, profile_set=sets)
     strict = sysd.strict
+    io = None
+    if scheduler is not None or host_set:
+        if scheduler is not None:
+            check_name(scheduler)
+        io_sched, io_queue = split_host_sets(host_set)
+        io = IoOverride(scheduler, io_sched, io_queue)
     host_profile, host_sources = load_host(host or sysd.host or sysd.drives[0].profile.default_host)
     chosen = sysd.targets
     sizes = tuple(t.capacity if isinstance(t, Array) else t.core["capacity_bytes"] for t in chosen)
@@ -113,7 +124,7 @@ def build(
     core = {
         "seed": seed,
         "host": host_profile.to_core(),
-        "targets": [_core_target(t) for t in chosen],
+        "targets": [_core_target(t, io) for t in chosen],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
         "interval_ns": interval_ns,
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
@@ -137,11 +148,11 @@ def build(
                    warnings=warnings, sources=sources)
 
 
-def _core_target(t: Drive | Array) -> dict[str, Any]:
+def _core_target(t: Drive | Array, io: IoOverride | None) -> dict[str, Any]:
     if isinstance(t, Array):
-        return {"name": t.name, "device": t.core(), "scheduler": "none", "precondition": {"kind": "none"}}
-    return {"name": t.name, "device": t.core, "scheduler": t.scheduler,
-            "precondition": parse_precondition(t.precondition)}
+        # md is bio-based: no scheduler of its own; its members have theirs.
+        return {"name": t.name, "device": t.core(io), "scheduler": {"name": "none"}, "precondition": {"kind": "none"}}
+    return t.target_core(io)
 
 
 def _drive_info(d: Drive) -> TargetInfo:
@@ -204,6 +215,8 @@ def run(
     precondition: str | Mapping[str, Any] | None = None,
     scale: float | None = None,
     profile_set: Mapping[str, str] | None = None,
+    scheduler: str | None = None,
+    host_set: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``system`` (a
     system TOML file) or, without one, on ``profile`` alone.
@@ -216,8 +229,9 @@ def run(
     carry over, byte counts and fill times are those of the fraction. It defaults to each
     profile's ``simulation_scale``. ``profile_set`` overrides profile keys for this run, e.g.
     ``{"thermal.ambient_temperature": "40"}``. The system file's per-drive settings win over
-    these.
+    these. ``scheduler`` (e.g. ``"cfq"``) and ``host_set`` (e.g. ``{"iosched.slice_idle": "0"}``)
+    set every drive's I/O scheduler and its tunables, as sysfs names them.
     """
     return execute(build(job, profile=profile, system=system, host=host, seed=seed, overrides=overrides,
                          env=env, interval=interval, precondition=precondition, scale=scale,
-                         profile_set=profile_set))
+                         profile_set=profile_set, scheduler=scheduler, host_set=host_set))

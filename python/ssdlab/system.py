@@ -6,7 +6,8 @@
     name = "sda"                        # fio's filename=/dev/sda selects it
     profile = "samsung-850-pro"         # a built-in profile name or a profile TOML path
     # optional per drive: scale = 0.1, precondition = "random:2",
-    # profile_set = { "thermal.ambient_temperature" = "40" }, scheduler = "none"
+    # profile_set = { "thermal.ambient_temperature" = "40" }, scheduler = "cfq",
+    # iosched = { slice_idle = 0 }, queue = { nomerges = 2 }  (sysfs names and units)
 
     [[array]]                           # optional: drives joined into an array
     name = "md0"                        # fio's filename=/dev/md0 selects it
@@ -28,12 +29,13 @@ import tomllib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, place
+from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
 from .units import UnitError, parse_size, parse_time_ns
 
 DEVICE_NAME = r"^[A-Za-z][A-Za-z0-9_.\-]*$"
@@ -52,7 +54,17 @@ class DriveEntry(BaseModel):
     precondition: str | None = Field(default=None, description="none | sequential | random[:PASSES]")
     profile_set: dict[str, str | int | float | bool] = Field(default_factory=dict,
                                                             description="profile keys overridden")
-    scheduler: Literal["none"] = "none"
+    scheduler: str = Field(default="none", description="none | noop | deadline | mq-deadline | cfq")
+    iosched: dict[str, int | str | bool] = Field(default_factory=dict,
+                                                 description="scheduler tunables, sysfs names and units")
+    queue: dict[str, int | str] = Field(default_factory=dict, description="nomerges, max_sectors_kb")
+
+    @field_validator("scheduler")
+    @classmethod
+    def _known_scheduler(cls, v: str) -> str:
+        if v not in SCHEDULERS:
+            raise ValueError(f"expected one of {', '.join(SCHEDULERS)}")
+        return v
 
 
 LEVELS = (0, 1, 10, 5, 6)
@@ -115,6 +127,15 @@ class SystemFile(BaseModel):
         return drives
 
 
+@dataclass(frozen=True)
+class IoOverride:
+    """A scheduler and settings for every drive of a run (``--scheduler``, ``--host-set``)."""
+
+    scheduler: str | None = None
+    iosched: dict[str, Any] = field(default_factory=dict)
+    queue: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Drive:
     """One drive of a system, resolved: its profile and the description the core runs."""
@@ -126,6 +147,21 @@ class Drive:
     scale: float
     precondition: str | dict[str, Any] | None = None
     scheduler: str = "none"
+    #: Scheduler tunables and queue settings, by their sysfs names and in sysfs units.
+    iosched: dict[str, Any] = field(default_factory=dict)
+    queue: dict[str, Any] = field(default_factory=dict)
+
+    def target_core(self, io: IoOverride | None = None) -> dict[str, Any]:
+        """The core's description of this drive as a target or an array member; ``io``
+        (the command line's ``--scheduler`` and ``--host-set``) wins over the drive's own."""
+        name, iosched, queue = self.scheduler, self.iosched, self.queue
+        if io is not None:
+            if io.scheduler is not None and io.scheduler != name:
+                name, iosched = io.scheduler, {}
+            iosched = {**iosched, **io.iosched}
+            queue = {**queue, **io.queue}
+        return {"name": self.name, "device": self.core, "scheduler": scheduler_core(name, iosched),
+                "queue": queue_core(queue), "precondition": parse_precondition(self.precondition)}
 
 
 @dataclass
@@ -143,20 +179,16 @@ class Array:
     #: Stop a rebuild after this many bytes of the replacement (a sample to extrapolate).
     rebuild_limit: int | None = None
 
-    def core(self) -> dict[str, Any]:
+    def core(self, io: IoOverride | None = None) -> dict[str, Any]:
         """The core's description of the array (its members' and spares' inside)."""
-        def member(d: Drive) -> dict[str, Any]:
-            return {"name": d.name, "device": d.core, "scheduler": d.scheduler,
-                    "precondition": parse_precondition(d.precondition)}
-
         return {
             "kind": "array",
             "level": f"raid{self.level}",
             "chunk_bytes": self.chunk,
             "engine": self.engine.to_core(),
-            "members": [member(d) for d in self.members],
+            "members": [d.target_core(io) for d in self.members],
             "failures": [{"member": m, "at_ns": at} for m, at in self.failures],
-            "spares": [member(d) for d in self.spares],
+            "spares": [d.target_core(io) for d in self.spares],
             "rebuild_limit_bytes": self.rebuild_limit,
         }
 
@@ -249,7 +281,13 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
             parse_precondition(pre)
         except ValueError as e:
             raise SystemFileError(f"{place(origin, text, ('drive', i, 'precondition'))}: {e}") from None
-        drives.append(Drive(d.name, prof, sources, core, eff, pre, d.scheduler))
+        drive = Drive(d.name, prof, sources, core, eff, pre, d.scheduler, dict(d.iosched), dict(d.queue))
+        try:
+            drive.target_core()
+        except SchedulerError as e:
+            key = "queue" if str(e).startswith("queue.") else "iosched"
+            raise SystemFileError(f"{place(origin, text, ('drive', i, key))}: drive '{d.name}': {e}") from None
+        drives.append(drive)
     arrays = [_load_array(a, i, drives, sf, origin, text, p.parent) for i, a in enumerate(sf.array)]
     host = sf.host
     if host is not None:

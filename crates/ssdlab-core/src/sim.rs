@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use crate::block::SchedulerConfig;
+use crate::block::{QueueLimits, SchedulerConfig};
 use crate::device::ssd::Precondition;
 use crate::device::{BlockDevice, DeviceConfig, DeviceReport, Drive};
 use crate::target::TargetDevice;
@@ -29,6 +29,9 @@ pub struct TargetSpec {
     pub precondition: Precondition,
     #[serde(default)]
     pub scheduler: SchedulerConfig,
+    /// The block queue's own settings (merging, request size).
+    #[serde(default)]
+    pub queue: QueueLimits,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -68,6 +71,7 @@ impl SimSpec {
             device,
             precondition: Precondition::None,
             scheduler: SchedulerConfig::None,
+            queue: QueueLimits::default(),
         };
         SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone }
     }
@@ -136,6 +140,8 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
             return Err(SimError::Input(format!("device name '{}' is used twice", t.name)));
         }
         t.device.validate().map_err(SimError::Device)?;
+        t.scheduler.validate().map_err(SimError::Device)?;
+        t.queue.validate().map_err(SimError::Device)?;
     }
     for job in &spec.jobs {
         let target = spec.targets.get(job.target as usize).ok_or_else(|| SimError::Job {
@@ -165,18 +171,19 @@ pub const MAX_TARGETS: usize = 1 << 16;
 pub struct Target<D> {
     pub name: String,
     pub scheduler: SchedulerConfig,
+    pub queue: QueueLimits,
     pub device: D,
 }
 
 impl<D> Target<D> {
     /// A target behind blk-mq's `none` scheduler.
     pub fn new(name: impl Into<String>, device: D) -> Self {
-        Target { name: name.into(), scheduler: SchedulerConfig::None, device }
+        Target { name: name.into(), scheduler: SchedulerConfig::None, queue: QueueLimits::default(), device }
     }
 
     /// The same target with its device transformed.
     pub fn map<E>(self, f: impl FnOnce(D) -> E) -> Target<E> {
-        Target { name: self.name, scheduler: self.scheduler, device: f(self.device) }
+        Target { name: self.name, scheduler: self.scheduler, queue: self.queue, device: f(self.device) }
     }
 }
 
@@ -192,7 +199,7 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
         .map(|(i, t)| {
             let device = TargetDevice::build(&t.device, target_seed(spec.seed, i), t.precondition, hz)
                 .map_err(SimError::Device)?;
-            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, device })
+            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, device })
         })
         .collect::<Result<Vec<_>, SimError>>()?;
     // One kind of device throughout (the usual case: NAND SSDs, or arrays of them): run the
@@ -241,8 +248,8 @@ pub fn simulate_until<D: BlockDevice>(
     until: Until,
 ) -> Result<SimResult, SimError> {
     let (mut meta, mut devs): (Vec<_>, Vec<D>) =
-        targets.into_iter().map(|t| ((t.name, t.scheduler), t.device)).unzip();
-    let queues: Vec<_> = devs.iter().zip(&meta).map(|(d, (_, s))| (d.queue_depth(), *s)).collect();
+        targets.into_iter().map(|t| ((t.name, t.scheduler, t.queue), t.device)).unzip();
+    let queues: Vec<_> = devs.iter().zip(&meta).map(|(d, (_, s, l))| (d.queue_depth(), *s, *l)).collect();
     if devs.len() > MAX_TARGETS {
         return Err(SimError::Input(format!("{} target devices; at most {MAX_TARGETS}", devs.len())));
     }
@@ -285,7 +292,7 @@ pub fn simulate_until<D: BlockDevice>(
     }
     let end = sched.now();
     let mut devices = Vec::with_capacity(devs.len());
-    for (i, (d, (name, _))) in devs.iter().zip(meta.iter_mut()).enumerate() {
+    for (i, (d, (name, _, _))) in devs.iter().zip(meta.iter_mut()).enumerate() {
         let internal = d.internal_report(end);
         devices.push(DeviceResult {
             name: std::mem::take(name),

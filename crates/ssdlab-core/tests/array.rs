@@ -26,6 +26,7 @@ fn array(level: RaidLevel, n: usize, chunk: u64) -> ArrayConfig {
             device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
             precondition: Precondition::None,
             scheduler: Default::default(),
+            queue: Default::default(),
         })
         .collect();
     ArrayConfig { level, chunk_bytes: chunk, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![], spares: vec![], rebuild_limit_bytes: None, verify_data: false }
@@ -38,7 +39,7 @@ fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
 }
 
 fn spec(a: ArrayConfig, jobs: Vec<JobSpec>) -> SimSpec {
-    let target = TargetSpec { name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default() };
+    let target = TargetSpec { name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default(), queue: Default::default() };
     SimSpec { seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default() }
 }
 
@@ -197,6 +198,7 @@ fn an_array_and_a_drive_side_by_side() {
         device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
         precondition: Precondition::None,
         scheduler: Default::default(),
+            queue: Default::default(),
     };
     let mut s = spec(array(RaidLevel::Raid0, 2, 64 * K), vec![job(RwMode::Randread, 4 * K, 4, 1000)]);
     s.targets.push(drive);
@@ -215,6 +217,7 @@ fn spare(name: &str) -> MemberSpec {
         device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
         precondition: Precondition::None,
         scheduler: Default::default(),
+            queue: Default::default(),
     }
 }
 

@@ -144,6 +144,7 @@ fn same_seed_same_results_through_the_system() {
             device: DeviceConfig::Hdd(barracuda()),
             precondition: Precondition::None,
             scheduler: Default::default(),
+            queue: Default::default(),
         }],
         jobs: vec![{
             let mut j = job(RwMode::Randrw, 4096, 8, 1_500);

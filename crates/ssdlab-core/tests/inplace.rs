@@ -21,6 +21,7 @@ fn spec(rw: RwMode, bs: u64, qd: u64) -> SimSpec {
             device: DeviceConfig::InPlace(xpoint()),
             precondition: Precondition::Sequential,
             scheduler: Default::default(),
+            queue: Default::default(),
         }],
         jobs: vec![job],
         interval_ns: None,

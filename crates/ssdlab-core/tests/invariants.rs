@@ -356,7 +356,7 @@ proptest! {
 
 /// A fresh NAND target named `dev0` in the state `pre` leaves it.
 fn target(cfg: SsdConfig, pre: Precondition) -> TargetSpec {
-    TargetSpec { name: "dev0".into(), device: DeviceConfig::NandSsd(cfg), precondition: pre, scheduler: Default::default() }
+    TargetSpec { name: "dev0".into(), device: DeviceConfig::NandSsd(cfg), precondition: pre, scheduler: Default::default(), queue: Default::default() }
 }
 
 /// `ssdlab_core::run` (the public entry point) is deterministic too, for a mixed workload.

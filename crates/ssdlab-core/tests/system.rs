@@ -19,7 +19,7 @@ fn jittery_drive() -> SsdConfig {
 }
 
 fn target(name: &str, device: DeviceConfig) -> TargetSpec {
-    TargetSpec { name: name.into(), device, precondition: Precondition::Sequential, scheduler: Default::default() }
+    TargetSpec { name: name.into(), device, precondition: Precondition::Sequential, scheduler: Default::default(), queue: Default::default() }
 }
 
 fn reader(name: &str, target: u32, seed: u64, ios: u64) -> JobSpec {

@@ -137,6 +137,7 @@ impl Scenario {
                 device: DeviceConfig::NandSsd(cfg.clone()),
                 precondition: self.precondition(),
                 scheduler: Default::default(),
+            queue: Default::default(),
             })
             .collect();
         let acfg = ArrayConfig {

@@ -108,6 +108,8 @@ struct Slot {
     upper: Tag,
     /// Member I/O of the current stage still under way.
     pending: u32,
+    /// The process whose I/O it is (member schedulers queue per process).
+    process: u32,
     stage: Stage,
     op: Option<Op>,
     len: u64,
@@ -336,10 +338,10 @@ impl<D: BlockDevice> Array<D> {
                     EngineConfig::Streaming(s) => {
                         (Scheduler::Custom(Box::new(RebuildShare::new(s.rebuild_share))), device.queue_depth())
                     }
-                    EngineConfig::Md(_) => (spec.scheduler.build(), device.queue_depth()),
-                    EngineConfig::Hwraid(h) => (spec.scheduler.build(), device.queue_depth().min(h.member_queue_depth)),
+                    EngineConfig::Md(_) => (spec.scheduler.build(hz), device.queue_depth()),
+                    EngineConfig::Hwraid(h) => (spec.scheduler.build(hz), device.queue_depth().min(h.member_queue_depth)),
                 };
-                Member { name: spec.name.clone(), queue: BlockQueue::new(depth, hz, sched), device }
+                Member { name: spec.name.clone(), queue: BlockQueue::with_limits(depth, hz, sched, spec.queue), device }
             })
             .collect();
         let index = |name: &str| cfg.members.iter().position(|m| m.name == name).expect("validated") as u16;
@@ -434,7 +436,10 @@ impl<D: BlockDevice> Array<D> {
 
     fn alloc(&mut self) -> u32 {
         match self.free.pop() {
-            Some(s) => s,
+            Some(s) => {
+                self.slots[s as usize].process = 0;
+                s
+            }
             None => {
                 self.slots.push(Slot::default());
                 (self.slots.len() - 1) as u32
@@ -840,7 +845,8 @@ impl<D: BlockDevice> Array<D> {
     fn issue(&mut self, s: u32, io: &MemberIo, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let now = ctx.now();
         let m = self.roles[io.member as usize];
-        let process = if self.slots[s as usize].rebuild { REBUILD_PROCESS } else { 0 };
+        let slot = &self.slots[s as usize];
+        let process = if slot.rebuild { REBUILD_PROCESS } else { slot.process };
         let parts = self.members[m as usize].queue.submit(s, io.op, io.offset, io.len, process, now);
         debug_assert_eq!(parts, 1, "member queues do not split");
         self.feed(m, ctx);
@@ -1048,6 +1054,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         let s = self.alloc();
         let slot = &mut self.slots[s as usize];
         slot.upper = req.tag;
+        slot.process = req.process;
         slot.op = Some(req.op);
         slot.len = req.len;
         self.host_submitted += req.len;

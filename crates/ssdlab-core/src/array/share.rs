@@ -9,7 +9,7 @@ use crate::block::{IoScheduler, Request, SchedCtx};
 use crate::device::Tag;
 
 /// The process number an array gives its rebuild I/O at the members.
-pub const REBUILD_PROCESS: u32 = 1;
+pub const REBUILD_PROCESS: u32 = u32::MAX;
 
 pub struct RebuildShare {
     share: f64,

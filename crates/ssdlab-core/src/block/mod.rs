@@ -10,8 +10,8 @@
 pub mod iosched;
 mod queue;
 
-pub use iosched::{IoScheduler, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
-pub use queue::{BlockQueue, Bio, Request};
+pub use iosched::{CfqTunables, DeadlineTunables, IoScheduler, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
+pub use queue::{BlockQueue, Bio, QueueLimits, Request};
 
 /// A host request's number: unique among the host's requests in flight.
 pub type HostTag = u32;

@@ -1,11 +1,45 @@
 //! One device's block queue: device requests and the bios they carry, the I/O scheduler, the
 //! device's queue-depth gate and its /proc/diskstats counters.
 
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
 use super::iosched::{ArmedTimer, IoScheduler, SchedCtx, Scheduler};
 use super::HostTag;
 use crate::device::{DeviceRequest, Op, Tag};
 use crate::engine::Time;
+use crate::error::ConfigError;
 use crate::metrics::DiskStats;
+
+/// A queue's own sysfs settings (`/sys/block/*/queue/`), with the kernel's defaults.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct QueueLimits {
+    /// The largest request merging may build (KiB); BLK_DEF_MAX_SECTORS is 2,560 sectors.
+    pub max_sectors_kb: u32,
+    /// 0: merge bios into any queued request that they continue; 1: only into the request
+    /// last merged into or queued (the one-hit cache); 2: never.
+    pub nomerges: u8,
+}
+
+impl Default for QueueLimits {
+    fn default() -> Self {
+        QueueLimits { max_sectors_kb: 1280, nomerges: 0 }
+    }
+}
+
+impl QueueLimits {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_sectors_kb < 4 {
+            return Err(ConfigError::new("queue.max_sectors_kb", "at least 4 (one page)".into()));
+        }
+        if self.nomerges > 2 {
+            return Err(ConfigError::new("queue.nomerges", format!("0, 1 or 2 expected, got {}", self.nomerges)));
+        }
+        Ok(())
+    }
+}
 
 const NO_BIO: u32 = u32::MAX;
 
@@ -36,6 +70,11 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request carrying one host request's bio.
+    pub fn new(op: Op, offset: u64, len: u64, process: u32, started_at: Time, host: HostTag) -> Request {
+        Request { op, offset, len, process, started_at, host, merged: NO_BIO }
+    }
+
     /// Whether it carries bios of more than one host request.
     pub fn is_merged(&self) -> bool {
         self.merged != NO_BIO
@@ -52,13 +91,33 @@ pub struct BlockQueue {
     free_bios: Vec<u32>,
     disk: DiskStats,
     armed: Vec<ArmedTimer>,
+    limits: QueueLimits,
+    /// Whether bios may merge here at all (the scheduler takes merges, `nomerges` < 2).
+    merging: bool,
+    /// Queued (not yet dispatched) requests by where they end and where they start, per
+    /// operation: what a bio may merge into at the back or front.
+    ends: FxHashMap<(u64, u8), Tag>,
+    starts: FxHashMap<(u64, u8), Tag>,
+    /// The request last queued or merged into (the one-hit cache of `nomerges` = 1).
+    last_merge: Option<Tag>,
 }
 
 impl BlockQueue {
     /// A queue in front of a device taking `depth` requests at once; `hz` is the kernel tick
     /// rate that gives diskstats' io_ticks their resolution.
     pub fn new(depth: u32, hz: u32, sched: Scheduler) -> BlockQueue {
+        BlockQueue::with_limits(depth, hz, sched, QueueLimits::default())
+    }
+
+    /// [`BlockQueue::new`] with the queue's own settings.
+    pub fn with_limits(depth: u32, hz: u32, sched: Scheduler, limits: QueueLimits) -> BlockQueue {
+        let merging = sched.merges() && limits.nomerges < 2;
         BlockQueue {
+            limits,
+            merging,
+            ends: FxHashMap::default(),
+            starts: FxHashMap::default(),
+            last_merge: None,
             depth: depth.max(1),
             in_device: 0,
             sched,
@@ -95,6 +154,9 @@ impl BlockQueue {
     /// Returns how many device requests carry it; the host request is done when all are.
     #[inline]
     pub fn submit(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> u32 {
+        if self.merging && matches!(op, Op::Read | Op::Write) && self.try_merge(host, op, offset, len, process) {
+            return 1;
+        }
         let tag = self.alloc_rq();
         // Filled field by field in place: a whole-struct copy through the stack costs a
         // store-forwarding stall on this path.
@@ -107,8 +169,79 @@ impl BlockQueue {
         rq.host = host;
         rq.merged = NO_BIO;
         self.disk.start(now);
+        if self.merging && matches!(op, Op::Read | Op::Write) {
+            self.ends.insert((offset + len, op as u8), tag);
+            self.starts.insert((offset, op as u8), tag);
+            self.last_merge = Some(tag);
+        }
         self.sched.insert(tag, &self.rqs[tag as usize], &mut SchedCtx::new(now, &mut self.armed));
         1
+    }
+
+    /// Merge a bio into a queued request it continues (back) or precedes (front), if the
+    /// size limit, `nomerges` and the scheduler allow. Returns whether it merged.
+    fn try_merge(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32) -> bool {
+        let max = self.limits.max_sectors_kb as u64 * 1024;
+        let one_hit = self.limits.nomerges == 1;
+        let fits = |q: &BlockQueue, tag: Tag, front: bool| {
+            let rq = &q.rqs[tag as usize];
+            rq.op == op && rq.len + len <= max && (!one_hit || q.last_merge == Some(tag)) && q.sched.allow_merge(rq, process, front)
+        };
+        let key = op as u8;
+        if let Some(&tag) = self.ends.get(&(offset, key)) {
+            if fits(self, tag, false) && self.back_merge(tag, host, op, offset, len) {
+                self.ends.remove(&(offset, key));
+                self.ends.insert((offset + len, key), tag);
+                self.merged(tag, false, self.rqs[tag as usize].offset);
+                return true;
+            }
+        }
+        if let Some(&tag) = self.starts.get(&(offset + len, key)) {
+            if fits(self, tag, true) {
+                let (old, first, chain) = {
+                    let rq = &self.rqs[tag as usize];
+                    (rq.offset, rq.host, rq.merged)
+                };
+                // The new bio leads; the old first bio heads the chain behind it.
+                let mut first_len = self.rqs[tag as usize].len;
+                let mut b = chain;
+                while b != NO_BIO {
+                    first_len -= self.bios[b as usize].len;
+                    b = self.bios[b as usize].next;
+                }
+                let b = self.alloc_bio(Bio { host: first, offset: old, len: first_len, next: chain });
+                let rq = &mut self.rqs[tag as usize];
+                rq.merged = b;
+                rq.host = host;
+                rq.offset = offset;
+                rq.len += len;
+                self.starts.remove(&(old, key));
+                self.starts.insert((offset, key), tag);
+                self.merged(tag, true, old);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Bookkeeping after a merge into request `tag`.
+    fn merged(&mut self, tag: Tag, front: bool, old_offset: u64) {
+        self.disk.merge(self.rqs[tag as usize].op);
+        self.last_merge = Some(tag);
+        self.sched.merged(tag, &self.rqs[tag as usize], front, old_offset);
+    }
+
+    fn alloc_bio(&mut self, bio: Bio) -> u32 {
+        match self.free_bios.pop() {
+            Some(b) => {
+                self.bios[b as usize] = bio;
+                b
+            }
+            None => {
+                self.bios.push(bio);
+                (self.bios.len() - 1) as u32
+            }
+        }
     }
 
     /// The next request for the device at `now`, if the device has a free slot and the
@@ -120,8 +253,26 @@ impl BlockQueue {
         }
         let tag = self.sched.dispatch(&mut SchedCtx::new(now, &mut self.armed))?;
         self.in_device += 1;
+        if self.merging {
+            self.unmergeable(tag);
+        }
         let r = &self.rqs[tag as usize];
-        Some(DeviceRequest { tag, op: r.op, offset: r.offset, len: r.len })
+        Some(DeviceRequest { tag, op: r.op, offset: r.offset, len: r.len, process: r.process })
+    }
+
+    /// Request `tag` left the scheduler: nothing merges into it any more.
+    fn unmergeable(&mut self, tag: Tag) {
+        let r = &self.rqs[tag as usize];
+        let (end, start) = ((r.offset + r.len, r.op as u8), (r.offset, r.op as u8));
+        if self.ends.get(&end) == Some(&tag) {
+            self.ends.remove(&end);
+        }
+        if self.starts.get(&start) == Some(&tag) {
+            self.starts.remove(&start);
+        }
+        if self.last_merge == Some(tag) {
+            self.last_merge = None;
+        }
     }
 
     /// The device completed request `tag` at `now`; returns it. Its first host request is
@@ -146,17 +297,7 @@ impl BlockQueue {
         if rq.op != op || rq.offset + rq.len != offset || !matches!(op, Op::Read | Op::Write | Op::Trim) {
             return false;
         }
-        let bio = Bio { host, offset, len, next: NO_BIO };
-        let b = match self.free_bios.pop() {
-            Some(b) => {
-                self.bios[b as usize] = bio;
-                b
-            }
-            None => {
-                self.bios.push(bio);
-                (self.bios.len() - 1) as u32
-            }
-        };
+        let b = self.alloc_bio(Bio { host, offset, len, next: NO_BIO });
         // Append at the end of the chain, so that bios complete in the order they joined.
         let rq = &mut self.rqs[tag as usize];
         rq.len += len;
@@ -279,6 +420,94 @@ mod tests {
         // Freed bios are reused by the next merge.
         q.submit(12, Op::Read, 0, 4096, 1, 100);
         assert!(q.back_merge(0, 13, Op::Read, 4096, 4096));
+    }
+
+    fn noop_queue(depth: u32, limits: QueueLimits) -> BlockQueue {
+        BlockQueue::with_limits(depth, 1000, Scheduler::Noop(Default::default()), limits)
+    }
+
+    #[test]
+    fn contiguous_bios_merge_back_and_front_into_waiting_requests() {
+        let mut q = noop_queue(1, QueueLimits::default());
+        q.submit(0, Op::Write, 0, 4096, 0, 0);
+        let busy = q.next_for_device(0).unwrap(); // the device is busy with the first
+        // Eight more, each continuing the last: one request carries them all.
+        for h in 1..9u32 {
+            assert_eq!(q.submit(h, Op::Write, h as u64 * 4096, 4096, 0, 1), 1);
+        }
+        // One that ends where the waiting request starts joins it at the front; one at the
+        // other end of the disk, and a read, do not.
+        q.submit(20, Op::Write, 1 << 30, 4096, 0, 1);
+        assert_eq!(q.queued(), 2);
+        q.complete(busy.tag, 10);
+        let r = q.next_for_device(10).unwrap();
+        assert_eq!((r.offset, r.len), (4096, 8 * 4096));
+        let done = q.complete(r.tag, 20);
+        let mut hosts = vec![done.host];
+        q.take_merged(&done, &mut hosts);
+        assert_eq!(hosts, (1..9).collect::<Vec<_>>());
+        let d = q.disk().snapshot(20);
+        assert_eq!((d.write_ios, d.write_merges, d.write_sectors), (2, 7, 9 * 8), "9 bios in 2 requests, 7 merges");
+        // Front merge.
+        let mut q = noop_queue(1, QueueLimits::default());
+        q.submit(0, Op::Read, 0, 4096, 0, 0);
+        let busy = q.next_for_device(0).unwrap();
+        q.submit(1, Op::Read, 8192, 4096, 0, 1);
+        q.submit(2, Op::Read, 4096, 4096, 0, 1); // ends where request 1 starts
+        q.complete(busy.tag, 2);
+        let r = q.next_for_device(2).unwrap();
+        assert_eq!((r.offset, r.len), (4096, 8192));
+        let done = q.complete(r.tag, 3);
+        let mut hosts = vec![done.host];
+        q.take_merged(&done, &mut hosts);
+        assert_eq!(hosts, vec![2, 1], "the front bio leads");
+        assert_eq!(q.disk().snapshot(3).read_merges, 1);
+    }
+
+    #[test]
+    fn merging_stops_at_max_sectors_kb_and_as_nomerges_says() {
+        let limits = QueueLimits { max_sectors_kb: 16, nomerges: 0 };
+        let mut q = noop_queue(1, limits);
+        q.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+        q.next_for_device(0).unwrap();
+        for h in 0..8u32 {
+            q.submit(h + 1, Op::Write, h as u64 * 4096, 4096, 0, 1);
+        }
+        assert_eq!(q.queued(), 2, "16 KiB requests: 4 bios each");
+        // nomerges = 2: none; `none` never merges either.
+        let mut q = noop_queue(1, QueueLimits { nomerges: 2, ..Default::default() });
+        let mut n = none_queue(1);
+        for queue in [&mut q, &mut n] {
+            queue.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+            queue.next_for_device(0).unwrap();
+            for h in 0..4u32 {
+                queue.submit(h + 1, Op::Write, h as u64 * 4096, 4096, 0, 1);
+            }
+            assert_eq!(queue.queued(), 4);
+        }
+        // nomerges = 1: only into the request last queued or merged into.
+        let mut q = noop_queue(1, QueueLimits { nomerges: 1, ..Default::default() });
+        q.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+        q.next_for_device(0).unwrap();
+        q.submit(1, Op::Write, 0, 4096, 0, 1);
+        q.submit(2, Op::Write, 1 << 20, 4096, 0, 1);
+        q.submit(3, Op::Write, 4096, 4096, 0, 1); // continues request 1, but 2 was queued last
+        q.submit(4, Op::Write, 8192, 4096, 0, 1); // continues 3, the last one queued
+        assert_eq!(q.queued(), 3);
+        assert_eq!(q.disk().snapshot(1).write_merges, 1);
+    }
+
+    #[test]
+    fn cfq_keeps_processes_bios_apart() {
+        use crate::block::iosched::SchedulerConfig;
+        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000));
+        q.submit(0, Op::Read, 1 << 30, 4096, 1, 0);
+        q.next_for_device(0).unwrap();
+        q.submit(1, Op::Read, 0, 4096, 1, 1);
+        q.submit(2, Op::Read, 4096, 4096, 2, 1); // another process: its own request
+        q.submit(3, Op::Read, 4096, 4096, 1, 1); // same process: merges
+        assert_eq!(q.queued(), 2);
+        assert_eq!(q.disk().snapshot(1).read_merges, 1);
     }
 
     /// A scheduler that holds requests until it has two, or until 1 µs after the first

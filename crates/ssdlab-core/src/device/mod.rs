@@ -45,6 +45,8 @@ pub struct DeviceRequest {
     pub op: Op,
     pub offset: u64,
     pub len: u64,
+    /// The process whose I/O it is (an array passes it on to its members' schedulers).
+    pub process: u32,
 }
 
 /// A request inside a device: what the host asked, and how many of its parts (page reads,

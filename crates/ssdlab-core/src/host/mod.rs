@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use crate::block::iosched::ArmedTimer;
-use crate::block::{BlockQueue, HostTag, SchedulerConfig};
+use crate::block::{BlockQueue, HostTag, QueueLimits, SchedulerConfig};
 use crate::device::{BlockDevice, DeviceCtx, DeviceReport, Op, Tag};
 use crate::engine::{Scheduler, Time};
 use crate::metrics::diskstats::DiskCounters;
@@ -186,9 +186,12 @@ impl Host {
 
     /// Give the host a block queue for each target device (their queue depths and I/O
     /// schedulers, in the system's order). Every job's target must be among them.
-    pub fn attach(&mut self, devices: &[(u32, SchedulerConfig)]) -> Result<(), String> {
-        self.queues =
-            devices.iter().map(|&(depth, sched)| BlockQueue::new(depth, self.cfg.hz, sched.build())).collect();
+    pub fn attach(&mut self, devices: &[(u32, SchedulerConfig, QueueLimits)]) -> Result<(), String> {
+        let hz = self.cfg.hz;
+        self.queues = devices
+            .iter()
+            .map(|&(depth, sched, limits)| BlockQueue::with_limits(depth, hz, sched.build(hz), limits))
+            .collect();
         match self.jobs.iter().find(|j| j.spec.target as usize >= devices.len()) {
             Some(j) => Err(format!("job '{}' targets device {}, but the system has {}", j.spec.name, j.spec.target, devices.len())),
             None => Ok(()),

@@ -44,6 +44,7 @@ pub struct DiskStats {
     ticks_ns: [u64; 4],
     queue_ns: u64,
     ios: [u64; 4],
+    merges: [u64; 3],
     sectors: [u64; 3],
     area_ns: u128,
     area_stamp: Time,
@@ -60,6 +61,7 @@ impl DiskStats {
             ticks_ns: [0; 4],
             queue_ns: 0,
             ios: [0; 4],
+            merges: [0; 3],
             sectors: [0; 3],
             area_ns: 0,
             area_stamp: 0,
@@ -80,6 +82,13 @@ impl DiskStats {
     pub fn start(&mut self, now: Time) {
         self.round(now);
         self.in_flight += 1;
+    }
+
+    /// A bio merged into a queued request (iostat's rrqm/wrqm).
+    pub fn merge(&mut self, op: Op) {
+        if let Some(m) = self.merges.get_mut(op.index()) {
+            *m += 1;
+        }
     }
 
     /// A request finished after `latency` ns in the block layer and device.
@@ -105,18 +114,18 @@ impl DiskStats {
         let ms = |ns: u64| ns / NS_PER_MS;
         DiskCounters {
             read_ios: self.ios[0],
-            read_merges: 0,
+            read_merges: self.merges[0],
             read_sectors: self.sectors[0],
             read_ticks_ms: ms(self.ticks_ns[0]),
             write_ios: self.ios[1],
-            write_merges: 0,
+            write_merges: self.merges[1],
             write_sectors: self.sectors[1],
             write_ticks_ms: ms(self.ticks_ns[1]),
             in_flight: self.in_flight,
             io_ticks_ms: io_ticks * self.jiffy_ns / NS_PER_MS,
             time_in_queue_ms: ms(self.queue_ns),
             discard_ios: self.ios[2],
-            discard_merges: 0,
+            discard_merges: self.merges[2],
             discard_sectors: self.sectors[2],
             discard_ticks_ms: ms(self.ticks_ns[2]),
             flush_ios: self.ios[3],

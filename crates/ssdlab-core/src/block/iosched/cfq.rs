@@ -1,0 +1,531 @@
+//! Completely Fair Queuing as Linux 2.6.28 had it (block/cfq-iosched.c, December 2008, the
+//! kernel of seed 000's measurements).
+//!
+//! Each process has its own queue, sorted by sector. One queue at a time is active and
+//! dispatches, for a time slice (`slice_sync`) that starts when its first request completes,
+//! at most `quantum` requests at once while other queues wait. When the active queue runs
+//! empty, CFQ waits for its requests in the device and then idles up to `slice_idle` (2 ms
+//! for a seeky process) for that process's next request, so that a process that reads,
+//! thinks briefly and reads again keeps the disk: the device is left idle meanwhile. A queue
+//! whose process is seeky on queuing hardware, or thinks longer than `slice_idle`, gets no
+//! idling ("idle window" off). Whether the device queues ("hw_tag") is learned from how many
+//! requests it has held at once. Queues are served round robin; a queue's oldest request
+//! goes first once per slice if it has waited past `fifo_expire_*`.
+//!
+//! Not modelled: I/O priorities and classes (every process is best-effort, priority 4),
+//! preemption by a close request of another queue, async (buffered) queues: all I/O here is
+//! direct and synchronous, so every request belongs to its process's sync queue.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
+use super::{IoScheduler, SchedCtx};
+use crate::block::queue::Request;
+use crate::device::Tag;
+use crate::engine::timer::Timer;
+use crate::engine::{Time, NS_PER_MS, NS_PER_S};
+use crate::error::ConfigError;
+
+/// `/sys/block/*/queue/iosched/` of CFQ (times in ns; sysfs shows ms), with 2.6.28's defaults.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct CfqTunables {
+    /// Requests the active queue may have in the device at once (while others wait).
+    pub quantum: u32,
+    pub fifo_expire_sync_ns: Time,
+    pub fifo_expire_async_ns: Time,
+    /// How far behind the head (KiB) a request may be chosen next, at `back_seek_penalty`
+    /// times its distance.
+    pub back_seek_max_kb: u64,
+    pub back_seek_penalty: u64,
+    pub slice_sync_ns: Time,
+    pub slice_async_ns: Time,
+    pub slice_async_rq: u32,
+    /// How long an emptied queue waits for its process's next request (0: never).
+    pub slice_idle_ns: Time,
+}
+
+impl Default for CfqTunables {
+    fn default() -> Self {
+        CfqTunables {
+            quantum: 4,
+            fifo_expire_sync_ns: 125 * NS_PER_MS,
+            fifo_expire_async_ns: 250 * NS_PER_MS,
+            back_seek_max_kb: 16 * 1024,
+            back_seek_penalty: 2,
+            slice_sync_ns: 100 * NS_PER_MS,
+            slice_async_ns: 40 * NS_PER_MS,
+            slice_async_rq: 2,
+            slice_idle_ns: 8 * NS_PER_MS,
+        }
+    }
+}
+
+impl CfqTunables {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.quantum == 0 {
+            return Err(ConfigError::new("iosched.quantum", "must be at least 1".into()));
+        }
+        if self.slice_sync_ns == 0 {
+            return Err(ConfigError::new("iosched.slice_sync", "must be positive".into()));
+        }
+        if self.back_seek_penalty == 0 {
+            return Err(ConfigError::new("iosched.back_seek_penalty", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Idling for a seeky process is capped at this (CFQ_MIN_TT).
+const MIN_TT_NS: Time = 2 * NS_PER_MS;
+/// Device depth at which CFQ decides the device queues (CFQ_HW_QUEUE_MIN).
+const HW_QUEUE_MIN: u32 = 5;
+/// A process whose mean seek exceeds this many sectors is seeky (CIC_SEEKY).
+const SEEKY_SECTORS: u64 = 8 * 1024;
+
+/// A decaying mean as cfq_io_context keeps them: samples and total weighted 7/8 per update,
+/// valid once the weight passes 80.
+#[derive(Clone, Copy, Debug, Default)]
+struct Decayed {
+    samples: u64,
+    total: u64,
+    mean: u64,
+}
+
+impl Decayed {
+    fn add(&mut self, x: u64) {
+        self.samples = (7 * self.samples + 256) / 8;
+        self.total = (7 * self.total + 256 * x) / 8;
+        self.mean = (self.total + self.samples / 2) / self.samples;
+    }
+    fn valid(&self) -> bool {
+        self.samples > 80
+    }
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    sorted: BTreeSet<(u64, Tag)>,
+    /// (tag, insertion number, expiry): tags are reused, so an entry names both.
+    fifo: VecDeque<(Tag, u64, Time)>,
+    dispatched: u32,
+    /// Set at the first completion of the slice.
+    slice_end: Option<Time>,
+    on_rr: bool,
+    fifo_checked: bool,
+    idle_window: bool,
+    think: Decayed,
+    seek: Decayed,
+    last_end_request: Option<Time>,
+    /// Where its last request ended, in sectors.
+    last_pos: Option<u64>,
+}
+
+impl Queue {
+    fn seeky(&self) -> bool {
+        self.seek.mean > SEEKY_SECTORS
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    queue: u32,
+    offset: u64,
+    end: u64,
+    seq: u64,
+    queued: bool,
+}
+
+pub struct Cfq {
+    t: CfqTunables,
+    jiffy_ns: Time,
+    queues: Vec<Queue>,
+    by_process: FxHashMap<u32, u32>,
+    /// Busy queues in service order (round robin).
+    rr: VecDeque<u32>,
+    active: Option<u32>,
+    /// The active queue is idling for its process's next request.
+    wait_request: bool,
+    idle_timer: Timer,
+    entries: Vec<Entry>,
+    queued: usize,
+    inserted: u64,
+    rq_in_driver: u32,
+    hw_tag: bool,
+    hw_samples: u32,
+    in_driver_peak: u32,
+    /// The head's position after the last dispatch (bytes), for choosing the next request.
+    head: u64,
+    report: CfqCounters,
+}
+
+/// What CFQ did, for the curious (not reported by Linux).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CfqCounters {
+    pub slices: u64,
+    pub idle_waits: u64,
+    pub idle_timeouts: u64,
+}
+
+impl Cfq {
+    pub fn new(t: CfqTunables, hz: u32) -> Cfq {
+        Cfq {
+            t,
+            jiffy_ns: NS_PER_S / hz.max(1) as u64,
+            queues: Vec::new(),
+            by_process: FxHashMap::default(),
+            rr: VecDeque::new(),
+            active: None,
+            wait_request: false,
+            idle_timer: Timer::default(),
+            entries: Vec::new(),
+            queued: 0,
+            inserted: 0,
+            rq_in_driver: 0,
+            // Assume queuing hardware until the device shows otherwise.
+            hw_tag: true,
+            hw_samples: 0,
+            in_driver_peak: 0,
+            head: 0,
+            report: CfqCounters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> CfqCounters {
+        self.report
+    }
+
+    /// A kernel timer fires on a tick: `ns` from now, rounded up to the next jiffy.
+    fn jiffies_after(&self, now: Time, ns: Time) -> Time {
+        (now + ns).div_ceil(self.jiffy_ns) * self.jiffy_ns
+    }
+
+    fn queue_of(&mut self, process: u32) -> u32 {
+        if let Some(&q) = self.by_process.get(&process) {
+            return q;
+        }
+        let q = self.queues.len() as u32;
+        let idle = self.t.slice_idle_ns > 0;
+        self.queues.push(Queue { idle_window: idle, ..Queue::default() });
+        self.by_process.insert(process, q);
+        q
+    }
+
+    /// cfq_update_hw_tag: whether the device holds several requests at once.
+    fn update_hw_tag(&mut self) {
+        self.in_driver_peak = self.in_driver_peak.max(self.rq_in_driver);
+        if self.queued as u32 <= HW_QUEUE_MIN && self.rq_in_driver <= HW_QUEUE_MIN {
+            return;
+        }
+        self.hw_samples += 1;
+        if self.hw_samples < 50 {
+            return;
+        }
+        self.hw_tag = self.in_driver_peak >= HW_QUEUE_MIN;
+        self.hw_samples = 0;
+        self.in_driver_peak = 0;
+    }
+
+    fn slice_used(&self, q: u32, now: Time) -> bool {
+        matches!(self.queues[q as usize].slice_end, Some(end) if now >= end)
+    }
+
+    fn expire(&mut self) {
+        if let Some(a) = self.active.take() {
+            let q = &mut self.queues[a as usize];
+            q.slice_end = None;
+            // Back in line behind the other busy queues if it still has work.
+            if !q.sorted.is_empty() && !q.on_rr {
+                q.on_rr = true;
+                self.rr.push_back(a);
+            }
+        }
+        self.wait_request = false;
+        self.idle_timer.cancel();
+    }
+
+    /// cfq_select_queue: the queue to dispatch from now, if any.
+    fn select(&mut self, now: Time) -> Option<u32> {
+        if let Some(a) = self.active {
+            let q = &self.queues[a as usize];
+            if !self.slice_used(a, now) {
+                if !q.sorted.is_empty() {
+                    return Some(a);
+                }
+                // Empty: wait for its requests in flight or its idle window.
+                if self.wait_request || (q.dispatched > 0 && q.idle_window) {
+                    return None;
+                }
+            }
+            self.expire();
+        }
+        let next = self.rr.pop_front()?;
+        self.queues[next as usize].on_rr = false;
+        let q = &mut self.queues[next as usize];
+        q.slice_end = None;
+        q.fifo_checked = false;
+        self.active = Some(next);
+        self.report.slices += 1;
+        Some(next)
+    }
+
+    /// The request queue `q` sends next: its expired oldest (checked once a slice), else the
+    /// nearest to the head going forward, or behind it within `back_seek_max` at a penalty.
+    fn choose(&mut self, q: u32, now: Time) -> Tag {
+        let head = self.head;
+        let back_max = self.t.back_seek_max_kb * 1024;
+        let penalty = self.t.back_seek_penalty;
+        let entries = &self.entries;
+        let queue = &mut self.queues[q as usize];
+        if !queue.fifo_checked {
+            queue.fifo_checked = true;
+            while let Some(&(tag, seq, expire)) = queue.fifo.front() {
+                if entries[tag as usize].queued && entries[tag as usize].seq == seq {
+                    if now >= expire {
+                        return tag;
+                    }
+                    break;
+                }
+                queue.fifo.pop_front();
+            }
+        }
+        let ahead = queue.sorted.range((head, 0)..).next().copied();
+        let behind = queue.sorted.range(..(head, 0)).next_back().copied().filter(|&(o, _)| head - o <= back_max);
+        match (ahead, behind) {
+            (Some(a), Some(b)) => {
+                if (a.0 - head) <= (head - b.0) * penalty {
+                    a.1
+                } else {
+                    b.1
+                }
+            }
+            (Some(a), None) => a.1,
+            (None, Some(b)) => b.1,
+            // Everything is further behind than back_seek_max: wrap to the lowest.
+            (None, None) => queue.sorted.iter().next().expect("a queued request").1,
+        }
+    }
+}
+
+impl IoScheduler for Cfq {
+    fn name(&self) -> &'static str {
+        "cfq"
+    }
+
+    fn insert(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
+        let now = ctx.now;
+        let q = self.queue_of(rq.process);
+        let i = tag as usize;
+        if i >= self.entries.len() {
+            self.entries.resize(i + 1, Entry::default());
+        }
+        self.inserted += 1;
+        let seq = self.inserted;
+        self.entries[i] = Entry { queue: q, offset: rq.offset, end: rq.offset + rq.len, seq, queued: true };
+        self.queued += 1;
+        let (slice_idle, hw_tag) = (self.t.slice_idle_ns, self.hw_tag);
+        let queue = &mut self.queues[q as usize];
+        // cfq_update_io_thinktime / _seektime / _idle_window.
+        if let Some(end) = queue.last_end_request {
+            queue.think.add(now.saturating_sub(end).min(2 * slice_idle));
+        }
+        let sector = rq.offset / 512;
+        if let Some(last) = queue.last_pos {
+            let mut d = sector.abs_diff(last);
+            let cap = if queue.seek.samples <= 60 { 2 * 1024 * 1024 } else { 2 * 1024 * 64 };
+            if queue.seek.samples > 0 {
+                d = d.min(queue.seek.mean * 4 + cap);
+            }
+            queue.seek.add(d);
+        }
+        queue.last_pos = Some(sector + rq.len / 512);
+        if slice_idle == 0 || (hw_tag && queue.seek.valid() && queue.seeky()) {
+            queue.idle_window = false;
+        } else if queue.think.valid() {
+            queue.idle_window = queue.think.mean <= slice_idle;
+        }
+        queue.sorted.insert((rq.offset, tag));
+        queue.fifo.push_back((tag, seq, now + self.t.fifo_expire_sync_ns));
+        if self.active == Some(q) {
+            if self.wait_request {
+                // The awaited request came: stop idling and dispatch it.
+                self.wait_request = false;
+                self.idle_timer.cancel();
+            }
+        } else if !queue.on_rr {
+            queue.on_rr = true;
+            self.rr.push_back(q);
+        }
+        self.update_hw_tag();
+    }
+
+    fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
+        let now = ctx.now;
+        let q = self.select(now)?;
+        let busy = self.rr.len() + 1;
+        let queue = &self.queues[q as usize];
+        let max = self.t.quantum;
+        if queue.dispatched >= max && (busy > 1 || queue.dispatched >= 4 * max) {
+            return None;
+        }
+        self.wait_request = false;
+        self.idle_timer.cancel();
+        let tag = self.choose(q, now);
+        let e = &mut self.entries[tag as usize];
+        e.queued = false;
+        let queue = &mut self.queues[q as usize];
+        queue.sorted.remove(&(e.offset, tag));
+        queue.dispatched += 1;
+        self.queued -= 1;
+        self.rq_in_driver += 1;
+        self.head = e.end;
+        Some(tag)
+    }
+
+    fn completed(&mut self, tag: Tag, _rq: &Request, ctx: &mut SchedCtx) {
+        let now = ctx.now;
+        let q = self.entries[tag as usize].queue;
+        self.rq_in_driver -= 1;
+        let slice_sync = self.t.slice_sync_ns;
+        let queue = &mut self.queues[q as usize];
+        queue.dispatched -= 1;
+        queue.last_end_request = Some(now);
+        self.update_hw_tag();
+        if self.active != Some(q) {
+            return;
+        }
+        let queue = &mut self.queues[q as usize];
+        if queue.slice_end.is_none() {
+            queue.slice_end = Some(now + slice_sync);
+        }
+        if self.slice_used(q, now) {
+            self.expire();
+            return;
+        }
+        let queue = &self.queues[q as usize];
+        // cfq_arm_slice_timer: idle for this process's next request once nothing of any
+        // queue is left in the device.
+        if queue.sorted.is_empty() && queue.idle_window && self.t.slice_idle_ns > 0 && self.rq_in_driver == 0 {
+            let sl = if queue.seek.valid() && queue.seeky() {
+                self.t.slice_idle_ns.min(MIN_TT_NS)
+            } else {
+                self.t.slice_idle_ns
+            };
+            self.wait_request = true;
+            self.idle_timer.cancel();
+            self.report.idle_waits += 1;
+            ctx.arm(self.jiffies_after(now, sl), 0, self.idle_timer.token());
+        }
+    }
+
+    fn timer(&mut self, _key: u16, token: u32, ctx: &mut SchedCtx) {
+        if !self.idle_timer.is_current(token) || !self.wait_request {
+            return;
+        }
+        // cfq_idle_slice_timer: the process did not come back in time.
+        self.report.idle_timeouts += 1;
+        self.wait_request = false;
+        if let Some(a) = self.active {
+            if !self.slice_used(a, ctx.now) && !self.queues[a as usize].sorted.is_empty() {
+                return;
+            }
+        }
+        self.expire();
+    }
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    fn merges(&self) -> bool {
+        true
+    }
+
+    fn allow_merge(&self, rq: &Request, process: u32, _front: bool) -> bool {
+        // cfq_allow_merge: a synchronous bio joins only its own process's requests.
+        rq.process == process
+    }
+
+    fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
+        let e = &mut self.entries[tag as usize];
+        e.end = rq.offset + rq.len;
+        if front {
+            let queue = &mut self.queues[e.queue as usize];
+            queue.sorted.remove(&(old_offset, tag));
+            queue.sorted.insert((rq.offset, tag));
+            e.offset = rq.offset;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::iosched::ArmedTimer;
+    use crate::device::Op;
+
+    fn rq(process: u32, offset: u64) -> Request {
+        Request::new(Op::Read, offset, 4096, process, 0, 0)
+    }
+
+    #[test]
+    fn one_process_at_a_time_with_idling_between_its_requests() {
+        let mut c = Cfq::new(CfqTunables::default(), 1000);
+        c.hw_tag = false; // a device without queuing: idling stays on
+        let mut armed: Vec<ArmedTimer> = vec![];
+        // Two processes, each with one request.
+        c.insert(0, &rq(1, 0), &mut SchedCtx::new(0, &mut armed));
+        c.insert(1, &rq(2, 1 << 20), &mut SchedCtx::new(0, &mut armed));
+        let first = c.dispatch(&mut SchedCtx::new(0, &mut armed)).unwrap();
+        assert_eq!(first, 0);
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), None, "process 2 waits for process 1's slice");
+        c.completed(0, &rq(1, 0), &mut SchedCtx::new(100_000, &mut armed));
+        assert_eq!(armed.len(), 1, "idling for process 1's next request");
+        assert_eq!(armed[0].at, 9 * NS_PER_MS, "8 ms from 0.1 ms, on the next jiffy");
+        assert_eq!(c.dispatch(&mut SchedCtx::new(150_000, &mut armed)), None, "the disk idles");
+        // Process 1 comes back: served at once, the idle wait ends.
+        c.insert(2, &rq(1, 8192), &mut SchedCtx::new(200_000, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(200_000, &mut armed)), Some(2));
+        c.completed(2, &rq(1, 8192), &mut SchedCtx::new(300_000, &mut armed));
+        // This time it does not: the timer fires, the slice ends and process 2 goes.
+        let t = armed.last().copied().unwrap();
+        c.timer(t.key, t.token, &mut SchedCtx::new(t.at, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(t.at, &mut armed)), Some(1));
+        assert_eq!(c.counters().idle_timeouts, 1);
+    }
+
+    #[test]
+    fn seeky_processes_on_queuing_hardware_get_no_idle_window() {
+        let mut c = Cfq::new(CfqTunables::default(), 1000);
+        let mut armed: Vec<ArmedTimer> = vec![];
+        let mut now = 0;
+        // Process 1 reads all over the disk; after a few samples it is seeky.
+        for i in 0..8u32 {
+            let off = (i as u64 * 7_919 % 1_000) << 30;
+            c.insert(i, &rq(1, off), &mut SchedCtx::new(now, &mut armed));
+            assert_eq!(c.dispatch(&mut SchedCtx::new(now, &mut armed)), Some(i));
+            now += 100_000;
+            c.completed(i, &rq(1, off), &mut SchedCtx::new(now, &mut armed));
+        }
+        let q = &c.queues[0];
+        assert!(q.seeky() && q.seek.valid() && !q.idle_window);
+        // With process 2 waiting, process 1's empty queue is expired at once.
+        c.insert(20, &rq(2, 0), &mut SchedCtx::new(now, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(now, &mut armed)), Some(20));
+    }
+
+    #[test]
+    fn the_active_queue_sends_at_most_quantum_while_others_wait() {
+        let mut c = Cfq::new(CfqTunables::default(), 1000);
+        let mut armed: Vec<ArmedTimer> = vec![];
+        for i in 0..10u32 {
+            c.insert(i, &rq(1, i as u64 * 4096), &mut SchedCtx::new(0, &mut armed));
+        }
+        c.insert(10, &rq(2, 1 << 30), &mut SchedCtx::new(0, &mut armed));
+        let got: Vec<Tag> = std::iter::from_fn(|| c.dispatch(&mut SchedCtx::new(0, &mut armed))).collect();
+        assert_eq!(got, vec![0, 1, 2, 3], "quantum 4, sorted by sector");
+    }
+}

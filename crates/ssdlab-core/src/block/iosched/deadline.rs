@@ -1,0 +1,298 @@
+//! The deadline elevator (Linux's `deadline`, and blk-mq's `mq-deadline`, which keeps its
+//! algorithm and defaults): requests sorted by sector per direction and dispatched in
+//! batches that sweep upward, reads preferred over writes until writes have been passed over
+//! `writes_starved` times, and a request whose expiry time has passed starts the next batch.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
+use super::{IoScheduler, SchedCtx};
+use crate::block::queue::Request;
+use crate::device::{Op, Tag};
+use crate::engine::{Time, NS_PER_MS};
+use crate::error::ConfigError;
+
+/// `/sys/block/*/queue/iosched/` of deadline (times in ns; sysfs shows ms).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeadlineTunables {
+    pub read_expire_ns: Time,
+    pub write_expire_ns: Time,
+    /// Requests in one sorted batch before the expiry lists are checked again.
+    pub fifo_batch: u32,
+    /// Read batches that may pass over waiting writes before writes get one.
+    pub writes_starved: u32,
+    /// Whether bios may merge at the front of a queued request.
+    pub front_merges: bool,
+}
+
+impl Default for DeadlineTunables {
+    /// The kernel's defaults (block/deadline-iosched.c, block/mq-deadline.c).
+    fn default() -> Self {
+        DeadlineTunables {
+            read_expire_ns: 500 * NS_PER_MS,
+            write_expire_ns: 5_000 * NS_PER_MS,
+            fifo_batch: 16,
+            writes_starved: 2,
+            front_merges: true,
+        }
+    }
+}
+
+impl DeadlineTunables {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.fifo_batch == 0 {
+            return Err(ConfigError::new("iosched.fifo_batch", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    offset: u64,
+    /// Which insertion this is: tags are reused, so an expiry-list entry names both.
+    seq: u64,
+    dir: u8,
+    queued: bool,
+}
+
+pub struct Deadline {
+    name: &'static str,
+    t: DeadlineTunables,
+    /// Per direction (read, write): queued requests by (sector, tag), and in arrival order
+    /// with their expiry (entries of dispatched requests are skipped when met).
+    sorted: [BTreeSet<(u64, Tag)>; 2],
+    fifo: [VecDeque<(Tag, u64, Time)>; 2],
+    /// Flushes go first, in order.
+    flushes: VecDeque<Tag>,
+    entries: Vec<Entry>,
+    /// Where the current batch's sweep is: the key of the last request it dispatched.
+    next_after: Option<(u8, (u64, Tag))>,
+    batching: u32,
+    starved: u32,
+    queued: usize,
+    inserted: u64,
+}
+
+impl Deadline {
+    pub fn new(t: DeadlineTunables, name: &'static str) -> Deadline {
+        Deadline {
+            name,
+            t,
+            sorted: [BTreeSet::new(), BTreeSet::new()],
+            fifo: [VecDeque::new(), VecDeque::new()],
+            flushes: VecDeque::new(),
+            entries: Vec::new(),
+            next_after: None,
+            batching: 0,
+            starved: 0,
+            queued: 0,
+            inserted: 0,
+        }
+    }
+
+    /// The queued request after `key` in sector order, in direction `dir`.
+    fn next_in_sort(&self, dir: u8, key: (u64, Tag)) -> Option<(u64, Tag)> {
+        self.sorted[dir as usize].range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)).next().copied()
+    }
+
+    /// The oldest queued request of `dir` and whether its expiry has passed.
+    fn fifo_head(&mut self, dir: u8, now: Time) -> Option<(Tag, bool)> {
+        let f = &mut self.fifo[dir as usize];
+        while let Some(&(tag, seq, expire)) = f.front() {
+            let e = &self.entries[tag as usize];
+            if e.queued && e.seq == seq {
+                return Some((tag, now >= expire));
+            }
+            f.pop_front();
+        }
+        None
+    }
+
+    fn take(&mut self, tag: Tag) -> Tag {
+        let e = &mut self.entries[tag as usize];
+        e.queued = false;
+        let (dir, key) = (e.dir, (e.offset, tag));
+        self.sorted[dir as usize].remove(&key);
+        self.queued -= 1;
+        self.next_after = Some((dir, key));
+        self.batching += 1;
+        tag
+    }
+}
+
+impl IoScheduler for Deadline {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn insert(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
+        let i = tag as usize;
+        if i >= self.entries.len() {
+            self.entries.resize(i + 1, Entry::default());
+        }
+        self.queued += 1;
+        self.inserted += 1;
+        let seq = self.inserted;
+        if rq.op == Op::Flush {
+            self.entries[i] = Entry { offset: 0, seq, dir: 2, queued: true };
+            self.flushes.push_back(tag);
+            return;
+        }
+        let dir = if rq.op == Op::Read { 0 } else { 1 };
+        self.entries[i] = Entry { offset: rq.offset, seq, dir, queued: true };
+        self.sorted[dir as usize].insert((rq.offset, tag));
+        let expire = if dir == 0 { self.t.read_expire_ns } else { self.t.write_expire_ns };
+        self.fifo[dir as usize].push_back((tag, seq, ctx.now + expire));
+    }
+
+    fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
+        if let Some(tag) = self.flushes.pop_front() {
+            self.entries[tag as usize].queued = false;
+            self.queued -= 1;
+            return Some(tag);
+        }
+        // Go on with the batch: the next request up from the last one dispatched.
+        if let Some((dir, key)) = self.next_after {
+            if self.batching < self.t.fifo_batch {
+                if let Some((_, tag)) = self.next_in_sort(dir, key) {
+                    return Some(self.take(tag));
+                }
+            }
+        }
+        // A new batch: reads unless writes have waited through `writes_starved` of them.
+        let reads = !self.sorted[0].is_empty();
+        let writes = !self.sorted[1].is_empty();
+        let dir = if reads && !(writes && self.starved >= self.t.writes_starved) {
+            if writes {
+                self.starved += 1;
+            }
+            0
+        } else if writes {
+            self.starved = 0;
+            1
+        } else {
+            return None;
+        };
+        // Start from the oldest request if it has expired or the sweep has nothing further up.
+        let (oldest, expired) = self.fifo_head(dir, ctx.now).expect("a queued request of the chosen direction");
+        let further = match self.next_after {
+            Some((d, key)) if d == dir => self.next_in_sort(dir, key).map(|(_, t)| t),
+            _ => None,
+        };
+        let tag = match further {
+            Some(t) if !expired => t,
+            _ => oldest,
+        };
+        self.batching = 0;
+        Some(self.take(tag))
+    }
+
+    fn completed(&mut self, _tag: Tag, _rq: &Request, _ctx: &mut SchedCtx) {}
+
+    fn timer(&mut self, _key: u16, _token: u32, _ctx: &mut SchedCtx) {}
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    fn merges(&self) -> bool {
+        true
+    }
+
+    fn allow_merge(&self, _rq: &Request, _process: u32, front: bool) -> bool {
+        !front || self.t.front_merges
+    }
+
+    fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
+        if front {
+            let e = &mut self.entries[tag as usize];
+            let dir = e.dir as usize;
+            self.sorted[dir].remove(&(old_offset, tag));
+            self.sorted[dir].insert((rq.offset, tag));
+            e.offset = rq.offset;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::iosched::{ArmedTimer, SchedCtx};
+
+    fn rq(op: Op, offset: u64) -> Request {
+        Request::new(op, offset, 4096, 0, 0, 0)
+    }
+
+    fn sched() -> Deadline {
+        Deadline::new(DeadlineTunables { fifo_batch: 4, ..Default::default() }, "deadline")
+    }
+
+    fn run(d: &mut Deadline, now: Time) -> Vec<Tag> {
+        let mut armed: Vec<ArmedTimer> = vec![];
+        let mut out = vec![];
+        while let Some(t) = d.dispatch(&mut SchedCtx::new(now, &mut armed)) {
+            out.push(t);
+        }
+        out
+    }
+
+    #[test]
+    fn batches_sweep_upward_by_sector() {
+        let mut d = sched();
+        let mut armed = vec![];
+        for (tag, off) in [(0, 50), (1, 10), (2, 40), (3, 20)] {
+            d.insert(tag, &rq(Op::Read, off * 4096), &mut SchedCtx::new(0, &mut armed));
+        }
+        // The first batch starts at the oldest (50), sweeps up (nothing above), then the next
+        // batch starts at the oldest again.
+        assert_eq!(run(&mut d, 1), vec![0, 1, 3, 2]);
+    }
+
+    #[test]
+    fn an_expired_read_starts_the_next_batch() {
+        let mut d = sched(); // batches of 4
+        let mut armed = vec![];
+        let mut at = |d: &mut Deadline, now: Time, n: usize| -> Vec<Tag> {
+            let mut c = SchedCtx::new(now, &mut armed);
+            (0..n).map(|_| d.dispatch(&mut c).unwrap()).collect()
+        };
+        let mut armed2 = vec![];
+        d.insert(0, &rq(Op::Read, 1_000 * 4096), &mut SchedCtx::new(0, &mut armed2));
+        assert_eq!(at(&mut d, 0, 1), vec![0]);
+        d.insert(1, &rq(Op::Read, 0), &mut SchedCtx::new(1, &mut armed2)); // low: behind the sweep
+        for tag in 2..10u32 {
+            d.insert(tag, &rq(Op::Read, tag as u64 * 1_000 * 4096), &mut SchedCtx::new(2, &mut armed2));
+        }
+        assert_eq!(at(&mut d, 3, 3), vec![2, 3, 4], "the batch sweeps up past the low request");
+        assert_eq!(at(&mut d, 4, 4), vec![5, 6, 7, 8], "a new batch goes on up: nothing has expired");
+        let late = 1 + 500 * NS_PER_MS;
+        assert_eq!(at(&mut d, late, 2), vec![1, 9], "the expired read starts the next batch");
+    }
+
+    #[test]
+    fn a_reused_tag_does_not_inherit_an_old_expiry() {
+        let mut d = Deadline::new(DeadlineTunables { fifo_batch: 1, ..Default::default() }, "deadline");
+        let mut armed = vec![];
+        d.insert(0, &rq(Op::Read, 100 * 4096), &mut SchedCtx::new(0, &mut armed));
+        assert_eq!(d.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(0));
+        d.insert(1, &rq(Op::Read, 0), &mut SchedCtx::new(1, &mut armed));
+        d.insert(0, &rq(Op::Read, 200 * 4096), &mut SchedCtx::new(2, &mut armed)); // tag 0 again
+        let late = 1 + 500 * NS_PER_MS;
+        assert_eq!(d.dispatch(&mut SchedCtx::new(late, &mut armed)), Some(1), "the oldest live request expired");
+    }
+
+    #[test]
+    fn writes_get_a_batch_after_writes_starved_read_batches() {
+        let mut d = Deadline::new(DeadlineTunables { fifo_batch: 1, ..Default::default() }, "deadline");
+        let mut armed = vec![];
+        for tag in 0..4 {
+            d.insert(tag, &rq(Op::Read, tag as u64 * 4096), &mut SchedCtx::new(0, &mut armed));
+        }
+        d.insert(9, &rq(Op::Write, 1 << 30), &mut SchedCtx::new(0, &mut armed));
+        assert_eq!(run(&mut d, 1), vec![0, 1, 9, 2, 3], "two read batches, then the write");
+    }
+}

@@ -1,0 +1,124 @@
+"""Linux I/O schedulers and block-queue settings, by their sysfs names and units.
+
+A drive's scheduler is named as ``/sys/block/*/queue/scheduler`` names it; its tunables as
+the files of ``/sys/block/*/queue/iosched/`` (times in ms, sizes in KiB, as sysfs takes
+them), the queue's own settings as ``/sys/block/*/queue/`` (``nomerges``,
+``max_sectors_kb``). On the command line they are ``--scheduler cfq --host-set
+iosched.slice_idle=0 --host-set queue.nomerges=2``; in a system file ``scheduler = "cfq"``,
+``iosched = { slice_idle = 0 }`` and ``queue = { nomerges = 2 }`` on a drive.
+
+Defaults are the kernels': ``noop``, ``deadline`` and ``cfq`` as Linux 2.6.28 shipped them
+(December 2008, the legacy single-queue block layer), ``none`` and ``mq-deadline`` as in
+Linux 6.x (blk-mq).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# name -> tunable -> (unit, default). Units: "ms" (sysfs milliseconds), "kb", "int", "bool".
+_DEADLINE = {
+    "read_expire": ("ms", 500),
+    "write_expire": ("ms", 5000),
+    "fifo_batch": ("int", 16),
+    "writes_starved": ("int", 2),
+    "front_merges": ("bool", 1),
+}
+SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
+    "none": {},
+    "noop": {},
+    "deadline": _DEADLINE,
+    "mq-deadline": _DEADLINE,
+    "cfq": {
+        "quantum": ("int", 4),
+        "fifo_expire_sync": ("ms", 125),
+        "fifo_expire_async": ("ms", 250),
+        "back_seek_max": ("kb", 16384),
+        "back_seek_penalty": ("int", 2),
+        "slice_sync": ("ms", 100),
+        "slice_async": ("ms", 40),
+        "slice_async_rq": ("int", 2),
+        "slice_idle": ("ms", 8),
+    },
+}
+# setting -> (least, most, default)
+QUEUE = {"nomerges": (0, 2, 0), "max_sectors_kb": (4, 1 << 22, 1280)}
+_UNIT_WORDS = {"ms": "milliseconds", "kb": "KiB", "int": "a whole number", "bool": "0 or 1"}
+
+
+class SchedulerError(ValueError):
+    """A scheduler or setting that does not exist, or a value it cannot take."""
+
+
+def check_name(name: str) -> str:
+    if name not in SCHEDULERS:
+        raise SchedulerError(f"scheduler {name!r}: expected one of {', '.join(SCHEDULERS)}")
+    return name
+
+
+def _int(key: str, value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    try:
+        v = int(str(value).strip(), 0)
+    except ValueError:
+        raise SchedulerError(f"{key}={value!r}: expected {what}") from None
+    if v < 0:
+        raise SchedulerError(f"{key}={value!r}: expected {what}, not negative")
+    return v
+
+
+def scheduler_core(name: str, tunables: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The core's description of scheduler ``name`` with ``tunables`` (sysfs names and units);
+    every tunable is sent, the kernel's default where not set."""
+    table = SCHEDULERS[check_name(name)]
+    for key in tunables or {}:
+        if key not in table:
+            known = ", ".join(table) if table else "none"
+            raise SchedulerError(f"iosched.{key}: {name} has no such tunable (it has: {known})")
+    core: dict[str, Any] = {"name": name}
+    for key, (unit, default) in table.items():
+        value = (tunables or {}).get(key, default)
+        v = _int(f"iosched.{key}", value, _UNIT_WORDS[unit])
+        if unit == "ms":
+            core[f"{key}_ns"] = v * 1_000_000
+        elif unit == "kb":
+            core[f"{key}_kb"] = v
+        elif unit == "bool":
+            if v > 1:
+                raise SchedulerError(f"iosched.{key}={value!r}: expected 0 or 1")
+            core[key] = bool(v)
+        else:
+            core[key] = v
+    return core
+
+
+def queue_core(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The core's description of a block queue's own settings (defaults where not set)."""
+    for key in settings or {}:
+        if key not in QUEUE:
+            raise SchedulerError(f"queue.{key}: no such setting (known: {', '.join(QUEUE)})")
+    core: dict[str, Any] = {}
+    for key, (lo, hi, default) in QUEUE.items():
+        value = (settings or {}).get(key, default)
+        v = _int(f"queue.{key}", value, f"a whole number from {lo} to {hi}")
+        if not lo <= v <= hi:
+            raise SchedulerError(f"queue.{key}={value!r}: expected {lo} to {hi}")
+        core[key] = v
+    return core
+
+
+def split_host_sets(sets: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``--host-set`` keys split into scheduler tunables and queue settings."""
+    iosched: dict[str, Any] = {}
+    queue: dict[str, Any] = {}
+    for key, value in (sets or {}).items():
+        group, _, name = key.partition(".")
+        if group == "iosched" and name:
+            iosched[name] = value
+        elif group == "queue" and name:
+            queue[name] = value
+        else:
+            raise SchedulerError(f"--host-set {key}={value}: expected iosched.TUNABLE=VALUE or queue.SETTING=VALUE")
+    return iosched, queue
