@@ -6,7 +6,6 @@ use rand_distr::{Distribution as _, Normal, Zipf};
 
 use super::spec::{BlockSizeDist, DistKind, JobSpec, RwMode};
 use crate::device::Op;
-use crate::engine::memory::huge_vec;
 use crate::engine::rng::{splitmix64, Rng};
 use rand::SeedableRng;
 
@@ -61,29 +60,49 @@ impl SizeChooser {
 }
 
 /// fio's random map: each block is hit once per pass unless `norandommap`.
+///
+/// A bit per block, kept in chunks allocated when first touched: a job that reads a few
+/// thousand blocks of a many-terabyte region holds a few thousand chunks, not a bitmap of
+/// the whole region (256 MiB for 8 TiB at 4 KiB, per job). A block in a chunk never touched
+/// is free.
 #[derive(Clone, Debug)]
 struct RandomMap {
-    words: Vec<u64>,
+    chunks: Vec<Option<Box<[u64]>>>,
+    words: usize,
     blocks: u64,
     used: u64,
 }
 
+/// Words per chunk of the random map (32,768 blocks, 4 KiB of bits).
+const MAP_CHUNK_WORDS: usize = 512;
+
 impl RandomMap {
     fn new(blocks: u64) -> Self {
-        RandomMap { words: huge_vec(blocks.div_ceil(64) as usize, 0), blocks, used: 0 }
+        let words = blocks.div_ceil(64) as usize;
+        RandomMap { chunks: vec![None; words.div_ceil(MAP_CHUNK_WORDS)], words, blocks, used: 0 }
+    }
+
+    #[inline]
+    fn word(&self, w: usize) -> u64 {
+        match &self.chunks[w / MAP_CHUNK_WORDS] {
+            Some(c) => c[w % MAP_CHUNK_WORDS],
+            None => 0,
+        }
     }
 
     /// The first unused block at or after `b` (wrapping), starting a new pass when full.
     fn claim_from(&mut self, b: u64, count: u64) -> u64 {
         if self.used >= self.blocks {
-            self.words.iter_mut().for_each(|w| *w = 0);
+            self.chunks.iter_mut().for_each(|c| *c = None);
             self.used = 0;
         }
         let free = self.find_free(b);
         for i in free..(free + count).min(self.blocks) {
             let (w, bit) = ((i / 64) as usize, i % 64);
-            if self.words[w] & (1 << bit) == 0 {
-                self.words[w] |= 1 << bit;
+            let chunk = self.chunks[w / MAP_CHUNK_WORDS].get_or_insert_with(|| vec![0; MAP_CHUNK_WORDS].into_boxed_slice());
+            let word = &mut chunk[w % MAP_CHUNK_WORDS];
+            if *word & (1 << bit) == 0 {
+                *word |= 1 << bit;
                 self.used += 1;
             }
         }
@@ -91,12 +110,12 @@ impl RandomMap {
     }
 
     fn find_free(&self, start: u64) -> u64 {
-        let n = self.words.len();
+        let n = self.words;
         let mut w = (start / 64) as usize;
         // Mask off bits before `start` in the first word.
         let mut mask = !0u64 << (start % 64);
         for _ in 0..=n {
-            let free = !self.words[w] & mask;
+            let free = !self.word(w) & mask;
             if free != 0 {
                 let b = w as u64 * 64 + free.trailing_zeros() as u64;
                 if b < self.blocks {
