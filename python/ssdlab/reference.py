@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# ---- seed 000: "SSD and servers" (technical blog, December 2008) -----------------------------
+# Random reads by a growing number of processes on one disk and one SSD under Linux's
+# schedulers of the day; the blog gives the process counts and trends, not IOPS: the disk
+# peaks between 16 and 32 processes, then stays roughly flat.
+
+SEED000_PROCESSES = (1, 4, 8, 16, 32, 64, 128)
+SEED000_HDD_PEAK = (16, 32)
+
+
 # ---- seed 002: "NVMe SSD write performance" (data-recorder white paper) ------------------
 # Each drive written with SPDK (no file system, one thread per drive keeping the queue full):
 # fill from empty, then overwrite the whole drive; and the RAID 0 drive count the paper

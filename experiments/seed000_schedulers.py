@@ -1,0 +1,7 @@
+"""Seed 000: Linux I/O schedulers on a 2008 hard disk and a 2008 SSD, alone and eight of each
+in RAID 0; each trend the blog reports checked on the simulator's runs, and figures drawn."""
+
+from ssdlab.experiments.seed000 import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
