@@ -11,9 +11,10 @@ workers as JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from .config import load_host
 from .fio import JobSet, Targets, load_job_file, parse_job_text
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
+from .workload import Replay
 from .system import Array, Drive, IoOverride, System, load_system, parse_precondition, raid, single
 from .units import parse_time_ns
 
@@ -86,13 +88,15 @@ def build(
     until: str = "jobs",
     scheduler: str | None = None,
     host_set: Mapping[str, str] | None = None,
+    replay: Sequence[tuple[Replay, str | None, int]] | None = None,
 ) -> RunSpec:
     """Parse the job, load the system (a system file, or ``profile`` as a one-drive system)
     and resolve everything into a :class:`RunSpec`. Bad input raises here, never later.
     ``until="rebuild"`` ends the run when the arrays' rebuilds are done (jobs still running
     are stopped then, as fio stops them at their runtime). ``scheduler`` and ``host_set``
     (``{"iosched.slice_idle": "0", "queue.nomerges": "2"}``, sysfs names and units) apply to
-    every drive, over what a system file sets."""
+    every drive, over what a system file sets. ``replay`` replaces ``job``: one job per
+    (trace, target device name or None for the first, iodepth)."""
     if until not in ("jobs", "rebuild"):
         raise ValueError(f"until {until!r}: expected 'jobs' or 'rebuild'")
     if scale is not None and not 0 < scale <= 1:
@@ -117,7 +121,15 @@ def build(
     chosen = sysd.targets
     sizes = tuple(t.capacity if isinstance(t, Array) else t.core["capacity_bytes"] for t in chosen)
     targets = Targets(tuple(sysd.names), sizes, strict=strict, members=sysd.members)
+    if replay:
+        job = "".join(f"[replay{i}]\nioengine=libaio\niodepth={qd}\nsize=100%\n"
+                      + (f"filename=/dev/{name}\n" if name else "") for i, (_, name, qd) in enumerate(replay))
     jobset = _load_jobs(job, targets, overrides, env, seed)
+    if replay:
+        jobs = [j.model_copy(update={"replay": r, "io_limit": 1 << 62, "name": "replay"})
+                for j, (r, _, _) in zip(jobset.jobs, replay, strict=True)]
+        # The generated job text's own options are not the user's to be warned about.
+        jobset = dataclasses.replace(jobset, jobs=jobs, warnings=[w for w in jobset.warnings if "ioengine" not in w])
     interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     if interval_ns is not None and interval_ns <= 0:
         raise ValueError("interval must be positive")

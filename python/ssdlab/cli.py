@@ -87,6 +87,11 @@ def run(
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return
+    _emit(result, output_format, output)
+
+
+def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None:
+    """The report as fio prints it (or its JSON), to stdout or ``output``; warnings to stderr."""
     if output_format == OutputFormat.json:
         text = json.dumps(result.to_fio_json(), indent=2) + "\n"
     else:
@@ -99,6 +104,75 @@ def run(
         output.write_text(text)
     else:
         sys.stdout.write(text)
+
+
+class TraceFormatName(str, Enum):
+    fio = "fio"
+    disksim = "disksim"
+    msr = "msr"
+    snia = "snia"
+    blkparse = "blkparse"
+
+
+@app.command()
+def replay(
+    trace: Annotated[Path, typer.Argument(help="block trace to replay")],
+    format: Annotated[TraceFormatName, typer.Option("--format", help="the trace's format")],
+    timing: Annotated[str, typer.Option(help="recorded | scaled:X (X times as fast) | closed:QD (QD outstanding, times ignored)")] = "recorded",
+    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    system: Annotated[Optional[Path], typer.Option(help="system TOML (instead of --profile)")] = None,
+    host: Annotated[Optional[str], typer.Option(help="host profile")] = None,
+    seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal or json")] = OutputFormat.normal,
+    map_: Annotated[list[str], typer.Option("--map", help="trace device id to a target, e.g. 0=sda (one job each; unmapped ids are skipped)")] = [],
+    wrap: Annotated[bool, typer.Option(help="fold records past a device's end onto it (offset modulo its size)")] = False,
+    disksim_unit: Annotated[str, typer.Option(help="DiskSim arrival-time unit: ns (MQSim's traces) or ms (classic DiskSim)")] = "ns",
+    iodepth: Annotated[Optional[int], typer.Option(help="most records outstanding (default: 4096 for recorded/scaled timing, an open loop)")] = None,
+    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES]")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler")] = None,
+    host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting, e.g. iosched.slice_idle=0")] = [],
+    interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s")] = None,
+) -> None:
+    """Replay a block trace on a simulated system and report as `run` does (one job per trace,
+    or per trace device with --map)."""
+    from .workload import Replay, ReplayTiming
+
+    if not trace.is_file():
+        _fail(f"{trace}: no such trace file")
+    kind, _, arg = timing.partition(":")
+    try:
+        if kind == "closed":
+            qd = int(arg) if arg else (iodepth or 1)
+            if qd < 1:
+                raise ValueError
+            t = ReplayTiming(kind="closed")
+        else:
+            t = ReplayTiming.parse(timing)
+            qd = iodepth or 4096
+    except ValueError:
+        _fail(f"--timing {timing!r}: expected recorded, scaled:X or closed:QD")
+        return
+    if disksim_unit not in ("ns", "ms"):
+        _fail(f"--disksim-unit {disksim_unit!r}: expected ns or ms")
+    pairs: list[tuple[int | None, str | None]] = []
+    for m in map_:
+        dev, eq, name = m.partition("=")
+        if not eq or not dev.strip().isdigit() or not name.strip():
+            _fail(f"--map {m!r}: expected DEVICE_ID=TARGET, e.g. 0=sda")
+        pairs.append((int(dev), name.strip().removeprefix("/dev/")))
+    if not pairs:
+        pairs = [(None, None)]
+    jobs = [(Replay(path=str(trace), format=format.value, timing=t, device=dev, wrap=wrap,
+                    disksim_time_unit=disksim_unit), name, qd) for dev, name in pairs]
+    try:
+        spec = api.build(None, profile=profile, system=system, host=host, seed=seed, interval=interval,
+                         precondition=precondition, scheduler=scheduler,
+                         host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), replay=jobs)
+        result = api.execute(spec)
+    except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
+        _fail(str(e).splitlines()[0])
+        return
+    _emit(result, output_format, None)
 
 
 def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, system, profile_set, scale,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, model_validator
 
 Direction = Literal["read", "write", "trim"]
 
@@ -77,6 +77,51 @@ class Distribution(_Strict):
     zones: list[Zone] = Field(default_factory=list)
 
 
+class ReplayTiming(_Strict):
+    """When a replayed record is issued: at its trace time, at it divided by ``speed``, or as
+    fast as the job's iodepth allows."""
+
+    kind: Literal["recorded", "scaled", "closed"] = "recorded"
+    speed: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _speed(self) -> "ReplayTiming":
+        if (self.kind == "scaled") != (self.speed is not None):
+            raise ValueError("a speed goes with kind 'scaled' only")
+        return self
+
+    @classmethod
+    def parse(cls, text: str) -> "ReplayTiming":
+        """``recorded``, ``scaled:X`` (X times as fast) or ``closed``."""
+        kind, _, arg = text.strip().partition(":")
+        if kind == "scaled":
+            try:
+                return cls(kind="scaled", speed=float(arg))
+            except (ValueError, ValidationError):
+                raise ValueError(f"timing {text!r}: expected scaled:X with X a positive factor") from None
+        if kind in ("recorded", "closed") and not arg:
+            return cls(kind=kind)
+        raise ValueError(f"timing {text!r}: expected recorded, scaled:X or closed")
+
+    def core(self) -> dict:
+        return {"kind": self.kind, "speed": self.speed} if self.kind == "scaled" else {"kind": self.kind}
+
+
+class Replay(_Strict):
+    """A job's I/O from a block trace (fio's read_iolog, ``ssdlab replay``)."""
+
+    path: str
+    format: Literal["fio", "disksim", "msr", "snia", "blkparse"]
+    timing: ReplayTiming = Field(default_factory=ReplayTiming)
+    device: int | None = Field(default=None, ge=0, description="only this device id of the trace")
+    wrap: bool = False
+    disksim_time_unit: Literal["ns", "ms"] = "ns"
+
+    @field_serializer("timing")
+    def _timing(self, t: ReplayTiming) -> dict:
+        return t.core()
+
+
 class JobSpec(_Strict):
     """One job clone, fully resolved. Times in ns, sizes in bytes."""
 
@@ -114,6 +159,7 @@ class JobSpec(_Strict):
 
     random_map: bool = True  # False with norandommap
     distribution: Distribution = Field(default_factory=Distribution)
+    replay: Replay | None = None  # I/O from a trace instead of the generator
 
     @model_validator(mode="after")
     def _sane(self) -> "JobSpec":

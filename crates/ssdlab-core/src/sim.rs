@@ -290,6 +290,9 @@ pub fn simulate_until<D: BlockDevice>(
             Event::Device(d, e) => host.device_event(d as u32, e, &mut devs, &mut sched),
         }
     }
+    if let Some(e) = host.job_error() {
+        return Err(SimError::Input(e));
+    }
     let end = sched.now();
     let mut devices = Vec::with_capacity(devs.len());
     for (i, (d, (name, _, _))) in devs.iter().zip(meta.iter_mut()).enumerate() {

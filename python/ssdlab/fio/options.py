@@ -128,6 +128,10 @@ class JobState:
     do_verify: bool = True
     verify_backlog: int = 0
     nrfiles: int = 1
+    read_iolog: str | None = None
+    replay_no_stall: bool = False
+    replay_time_scale: int = 100
+    replay_redirect: str | None = None
     # where modelled options were set: canonical name -> Where
     where: dict[str, Where] = field(default_factory=dict)
     # options written in this section (canonical name -> value), for fio's "job options"
@@ -213,8 +217,8 @@ sync write_barrier sync_file_range end_fsync fsync_on_close end_syncfs
 rw_sequencer percentage_random percentage_sequential file_service_type openfiles
 file_append offset_align bs_unaligned bs_is_seq_rand
 thinktime_spin thinktime_blocks_type thinktime_iotime thinkcycles
-verify_only pre_read read_iolog replay_redirect replay_scale replay_align
-replay_time_scale replay_skip replay_no_stall read_iolog_chunked merge_blktrace_file
+verify_only pre_read replay_scale replay_align
+replay_skip read_iolog_chunked merge_blktrace_file
 merge_blktrace_scalars merge_blktrace_iters opendir
 prio prioclass priohint cmdprio cmdprio_class cmdprio_percentage cmdprio_bssplit cmdprio_hint
 write_hint fdp plids plid_select dataplacement dp_scheme num_range write_mode
@@ -731,6 +735,10 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "do_verify": _h_flag("do_verify"),
     "verify_backlog": _h_count("verify_backlog"),
     "nrfiles": _h_count("nrfiles", minimum=1),
+    "read_iolog": _h_string("read_iolog"),
+    "replay_no_stall": _h_flag("replay_no_stall"),
+    "replay_time_scale": _h_count("replay_time_scale", minimum=1),
+    "replay_redirect": _h_string("replay_redirect"),
 }
 
 # ioengine, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have

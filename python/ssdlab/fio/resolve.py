@@ -15,7 +15,7 @@ from typing import Mapping
 
 from pydantic import ValidationError
 
-from ..workload import BlockSizeDist, Distribution, JobSpec, Zone
+from ..workload import BlockSizeDist, Distribution, JobSpec, Replay, ReplayTiming, Zone
 from .errors import FioJobError
 from .grammar import RawOption, Section
 from .options import (
@@ -187,6 +187,10 @@ def resolve(
             thread_number = index + 1
             clone_seed = _clone_seed(st, seed, thread_number)
             target, region_offset, region_size, io_limit = layout.region(number, clone)
+            replay = None
+            if st.read_iolog is not None:
+                replay, target = _replay(entry, layout, target)
+                region_offset, region_size, io_limit = 0, targets.sizes[target], 1 << 62
             spec = dict(common)
             spec.update(
                 name=entry.name,
@@ -200,6 +204,7 @@ def resolve(
                 region_size=region_size,
                 io_limit=io_limit,
                 distribution=_distribution(entry, region_size, warnings),
+                replay=replay,
             )
             _check_block_sizes(entry, spec, region_size)
             try:
@@ -212,6 +217,31 @@ def resolve(
             phase.append(index)
             group_jobs += 1
     return out
+
+
+def _replay(entry: JobEntry, layout: "_Layout", target: int) -> tuple[Replay, int]:
+    """fio's ``read_iolog``: the log (a path relative to the job file, else to the working
+    directory), its timing (``replay_no_stall``, ``replay_time_scale``) and the device
+    (``replay_redirect``, else the job's own)."""
+    from pathlib import Path
+
+    st = entry.state
+    path = Path(st.read_iolog or "")
+    near_job = Path(entry.section.path).parent / path if entry.section.path else path
+    if not path.is_absolute() and near_job.is_file():
+        path = near_job
+    if not path.is_file():
+        _raise(entry, "read_iolog", f"{st.read_iolog}: no such I/O log")
+    if st.replay_no_stall:
+        timing = ReplayTiming(kind="closed")
+    elif st.replay_time_scale != 100:
+        # fio: a percentage of the original rate (50 runs at half the speed).
+        timing = ReplayTiming(kind="scaled", speed=st.replay_time_scale / 100)
+    else:
+        timing = ReplayTiming()
+    if st.replay_redirect:
+        target = layout._target_of(entry, [st.replay_redirect])
+    return Replay(path=str(path), format="fio", timing=timing, wrap=False), target
 
 
 def _fio_clone_order(numjobs: int) -> list[int]:

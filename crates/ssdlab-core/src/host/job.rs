@@ -7,6 +7,7 @@ use crate::device::Op;
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{transfer_ns, Time, NS_PER_S};
 use crate::metrics::JobStats;
+use crate::workload::replay::{Next, Replayer};
 use crate::workload::{Generator, Io, JobSpec, RateProcess};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,11 +51,17 @@ pub struct JobRun {
     pub wake_at: Option<Time>,
     pending_wake: Option<Time>,
     pub stats: JobStats,
+    /// A trace the job replays instead of generating I/O.
+    replay: Option<Replayer>,
 }
 
 impl JobRun {
     pub fn new(spec: JobSpec, master_seed: u64, index: u64) -> Result<JobRun, String> {
         let generator = Generator::new(&spec)?;
+        let replay = match &spec.replay {
+            Some(r) => Some(Replayer::open(r, spec.region_offset, spec.region_size)?),
+            None => None,
+        };
         let rng = Rng::seed_from_u64(derive_seed(master_seed ^ spec.seed, "host-thread", index));
         let stats = JobStats { name: spec.name.clone(), clone: spec.clone, group_id: spec.group_id, ..JobStats::default() };
         Ok(JobRun {
@@ -78,6 +85,7 @@ impl JobRun {
             wake_at: None,
             pending_wake: None,
             stats,
+            replay,
             spec,
         })
     }
@@ -94,6 +102,14 @@ impl JobRun {
         self.deadline = self.spec.runtime_ns.map(|r| self.measure_start + r);
         self.thread_free = now;
         self.rate_next = [now; 3];
+        if let Some(r) = &mut self.replay {
+            r.begin(now);
+        }
+    }
+
+    /// Why the job's trace could not be replayed to its end (file, line, field).
+    pub fn error(&self) -> Option<&str> {
+        self.replay.as_ref().and_then(|r| r.error())
     }
 
     pub fn finish(&mut self, now: Time) {
@@ -149,7 +165,17 @@ impl JobRun {
         }
         let io = match self.next_io.take() {
             Some(io) => io,
-            None => self.generator.next_io(),
+            None => match &mut self.replay {
+                None => self.generator.next_io(),
+                Some(r) => match r.next(now) {
+                    Next::Issue(io) => io,
+                    Next::At(t) => return self.wake(t),
+                    Next::End => {
+                        self.state = JobState::Draining;
+                        return if self.inflight == 0 { Action::Finished } else { Action::Wait };
+                    }
+                },
+            },
         };
         let d = io.op.index();
         if d < 3 {

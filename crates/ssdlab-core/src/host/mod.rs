@@ -219,6 +219,11 @@ impl Host {
         format!("jobs {names:?} are unfinished with {in_devices} requests in the devices")
     }
 
+    /// The first job that could not go on (a trace record it could not read or place).
+    pub fn job_error(&self) -> Option<String> {
+        self.jobs.iter().find_map(|j| j.error().map(|e| format!("job '{}': {e}", j.spec.name)))
+    }
+
     pub fn finished(&self) -> bool {
         self.jobs_done == self.jobs.len()
     }

@@ -1,6 +1,7 @@
 //! Workload generation: what the next I/O of a job is (direction, offset, size).
 
 pub mod generator;
+pub mod replay;
 pub mod spec;
 pub mod trace;
 

@@ -162,6 +162,9 @@ pub struct JobSpec {
     pub random_map: bool,
     #[serde(default)]
     pub distribution: Distribution,
+    /// I/O from a block trace instead of the generator (fio's `read_iolog`).
+    #[serde(default)]
+    pub replay: Option<super::replay::ReplaySpec>,
 }
 
 impl JobSpec {
@@ -197,6 +200,7 @@ impl JobSpec {
             fsync_every: 0,
             random_map: true,
             distribution: Distribution::default(),
+            replay: None,
         }
     }
 
@@ -240,6 +244,9 @@ impl JobSpec {
         }
         if self.distribution.kind == DistKind::Zoned && self.distribution.zones.is_empty() {
             return Err("zoned distribution needs zones".into());
+        }
+        if let Some(r) = &self.replay {
+            r.validate()?;
         }
         Ok(())
     }

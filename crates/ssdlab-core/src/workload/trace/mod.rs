@@ -61,12 +61,17 @@ pub struct TraceRecord {
 }
 
 /// The trace formats a [`TraceReader`] understands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub enum TraceFormat {
+    #[serde(rename = "fio")]
     FioIolog,
+    #[serde(rename = "disksim")]
     DiskSim,
+    #[serde(rename = "msr")]
     Msr,
+    #[serde(rename = "snia")]
     Snia,
+    #[serde(rename = "blkparse")]
     Blkparse,
 }
 
@@ -114,7 +119,8 @@ impl FromStr for TraceFormat {
 }
 
 /// Unit of a DiskSim trace's arrival-time column.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum TimeUnit {
     /// Nanoseconds, as in MQSim's traces (the default).
     #[default]
@@ -239,6 +245,15 @@ impl<R: BufRead> TraceReader<R> {
             first_time_ns: None,
             done: false,
         }
+    }
+
+    /// The file as errors name it, and the line last read (1-based).
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    pub fn line(&self) -> u64 {
+        self.line
     }
 
     fn error(&mut self, line: u64, e: FieldError) -> TraceError {

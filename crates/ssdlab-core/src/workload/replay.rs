@@ -1,0 +1,155 @@
+//! A job whose I/O comes from a block trace instead of the generator: fio's `read_iolog`,
+//! and `ssdlab replay`. The trace is read as the job goes (one record ahead), so memory stays
+//! flat however long it is.
+//!
+//! Timing: `recorded` issues each record at its trace time after the job starts (as long as
+//! the job's `iodepth` allows: give it a deep one for an open loop); `scaled` divides the
+//! trace's times by a speed factor; `closed` ignores them and keeps `iodepth` records
+//! outstanding (fio's `replay_no_stall`).
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
+use super::trace::{TimeUnit, TraceFormat, TraceOptions, TraceReader};
+use super::Io;
+use crate::device::Op;
+use crate::engine::Time;
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ReplayTiming {
+    /// At the trace's own times.
+    #[default]
+    Recorded,
+    /// At the trace's times divided by `speed` (2: twice as fast).
+    Scaled { speed: f64 },
+    /// As fast as the job's queue depth allows.
+    Closed,
+}
+
+/// Where a job's records come from.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaySpec {
+    pub path: String,
+    pub format: TraceFormat,
+    pub timing: ReplayTiming,
+    /// Only the records of this device (or file) of the trace; None: all of them.
+    pub device: Option<u32>,
+    /// A record past the end of the job's region wraps around into it (offset modulo the
+    /// region, kept 512-byte aligned) instead of being an error: for traces of larger disks.
+    pub wrap: bool,
+    /// DiskSim's arrival-time unit (MQSim's traces: ns; classic DiskSim: ms).
+    pub disksim_time_unit: TimeUnit,
+}
+
+impl ReplaySpec {
+    pub fn validate(&self) -> Result<(), String> {
+        if let ReplayTiming::Scaled { speed } = self.timing {
+            if !(speed > 0.0 && speed.is_finite()) {
+                return Err(format!("replay speed {speed}: expected a positive factor"));
+            }
+        }
+        if !Path::new(&self.path).is_file() {
+            return Err(format!("{}: no such trace file", self.path));
+        }
+        Ok(())
+    }
+}
+
+/// What a replaying job does next.
+pub enum Next {
+    Issue(Io),
+    /// The next record is due at this time.
+    At(Time),
+    /// The trace is over (or unreadable: see [`Replayer::error`]).
+    End,
+}
+
+pub struct Replayer {
+    spec: ReplaySpec,
+    reader: TraceReader<BufReader<File>>,
+    base: u64,
+    size: u64,
+    start: Time,
+    pending: Option<(Io, u64)>,
+    error: Option<String>,
+    /// Records issued, and records of other devices passed over.
+    pub issued: u64,
+    pub skipped: u64,
+}
+
+impl Replayer {
+    /// Open the trace for a job over `[base, base + size)` of its device.
+    pub fn open(spec: &ReplaySpec, base: u64, size: u64) -> Result<Replayer, String> {
+        spec.validate()?;
+        let opts = TraceOptions { disksim_time_unit: spec.disksim_time_unit, ..TraceOptions::default() };
+        let reader = TraceReader::open(Path::new(&spec.path), spec.format, opts).map_err(|e| e.to_string())?;
+        Ok(Replayer { spec: spec.clone(), reader, base, size, start: 0, pending: None, error: None, issued: 0, skipped: 0 })
+    }
+
+    /// The job starts at `now`: the trace's time 0.
+    pub fn begin(&mut self, now: Time) {
+        self.start = now;
+    }
+
+    /// Why the trace stopped early, naming file, line and field.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// The next record as an I/O on the job's region, with its trace time.
+    fn read(&mut self) -> Option<(Io, u64)> {
+        loop {
+            let rec = match self.reader.next()? {
+                Ok(r) => r,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    return None;
+                }
+            };
+            if self.spec.device.is_some_and(|d| d != rec.device) {
+                self.skipped += 1;
+                continue;
+            }
+            let mut offset = rec.offset;
+            if rec.op != Op::Flush && offset + rec.len > self.size {
+                if !self.spec.wrap || rec.len > self.size {
+                    let (file, line) = (self.reader.file(), self.reader.line());
+                    self.error = Some(format!(
+                        "{file}:{line}: offset: {}+{} bytes is past the end of the device's {} bytes \
+                         (replay with wrap to fold larger traces onto it)",
+                        rec.offset, rec.len, self.size
+                    ));
+                    return None;
+                }
+                offset = (offset % (self.size - rec.len + 1)) / 512 * 512;
+            }
+            let base = if rec.op == Op::Flush { 0 } else { self.base };
+            return Some((Io { op: rec.op, offset: base + offset, len: rec.len }, rec.time_ns));
+        }
+    }
+
+    /// What to do at `now`.
+    pub fn next(&mut self, now: Time) -> Next {
+        if self.pending.is_none() {
+            self.pending = self.read();
+        }
+        let Some((io, t)) = self.pending else { return Next::End };
+        let due = match self.spec.timing {
+            ReplayTiming::Recorded => self.start + t,
+            ReplayTiming::Scaled { speed } => self.start + (t as f64 / speed) as Time,
+            ReplayTiming::Closed => now,
+        };
+        if due > now {
+            return Next::At(due);
+        }
+        self.pending = None;
+        self.issued += 1;
+        Next::Issue(io)
+    }
+}
