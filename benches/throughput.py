@@ -4,8 +4,8 @@
     python3 benches/throughput.py [--runs N] [--check] [--json FILE] [SCENARIO ...]
 
 Runs ``cargo run --release -p ssdlab-core --example throughput -- N [SCENARIO ...]``, which
-prepares each scenario (a 64 GiB generic drive, or md arrays of eight 8 GiB drives,
-preconditioned outside the timed part) and
+prepares each scenario (a 64 GiB generic drive, md arrays of eight 8 GiB drives, or a 1 TB
+disk, preconditioned outside the timed part) and
 simulates it N times, printing one JSON line per scenario. This script reads those lines and
 prints the median simulated requests per wall-clock second with min/max, the preconditioning
 time and the mapping memory per logical 4 KiB page, next to the project's targets:
@@ -14,6 +14,9 @@ time and the mapping memory per logical 4 KiB page, next to the project's target
 * 4 KiB random write at GC steady state, QD32: >= 1 M requests/s on one core
 * md RAID 5 of 8 fresh drives, 4 KiB random write: >= 500 k host writes/s (>= 2 M member I/Os/s)
 * md RAID 0 of 8 drives, 4 KiB random read at QD256: >= 2 M requests/s
+* a 7200 rpm disk, 4 KiB random read at QD32 with NCQ: >= 1.5 M requests/s
+* 128 processes under CFQ on one drive, 4 KiB random reads: >= 1 M requests/s
+* trace replay (a DiskSim trace, parsing included), closed loop at QD32: >= 1 M records/s
 * mapping memory: <= 8 bytes per mapped 4 KiB page
 
 ``--check`` makes the exit status non-zero when a target is missed. Only the Python standard
@@ -36,6 +39,9 @@ RATE_TARGETS = {
     "randwrite_4k_qd32_gc_steady": 1_000_000,
     "raid5x8_randwrite_4k_qd64": 500_000,
     "raid0x8_randread_4k_qd256": 2_000_000,
+    "hdd_randread_4k_qd32": 1_500_000,
+    "cfq_128_processes_randread_4k": 1_000_000,
+    "replay_disksim_qd32": 1_000_000,
 }
 MAP_BYTES_PER_PAGE_TARGET = 8.0
 

@@ -29,6 +29,7 @@ fn simulation(c: &mut Criterion) {
             Scenario::RandWrite4kSteady => 35,
             Scenario::Raid5RandWrite4k => 10,
             Scenario::Raid0RandRead4kQd256 => 15,
+            Scenario::HddRandRead4kQd32 | Scenario::Cfq128Procs | Scenario::ReplayDiskSim => 10,
         };
         g.sample_size(10)
             .sampling_mode(SamplingMode::Flat)

@@ -9,6 +9,11 @@
 use std::time::{Duration, Instant};
 
 use ssdlab_core::array::{Array, ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
+use ssdlab_core::block::{CfqTunables, QueueLimits, SchedulerConfig};
+use ssdlab_core::device::frontend::{ControllerConfig, HostInterface};
+use ssdlab_core::device::hdd::{Hdd, HddCacheConfig, HddConfig, HddMechanics, NcqConfig};
+use ssdlab_core::workload::replay::{ReplaySpec, ReplayTiming};
+use ssdlab_core::workload::trace::{TimeUnit, TraceFormat};
 use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
 use ssdlab_core::device::{BlockDevice, DeviceConfig};
 use ssdlab_core::target::build_array;
@@ -32,12 +37,21 @@ pub enum Scenario {
     Raid5RandWrite4k,
     /// md RAID 0 of 8 sequentially filled 8 GiB drives: 4 KiB random reads at QD256.
     Raid0RandRead4kQd256,
+    /// A 1 TB 7200 rpm disk: 4 KiB random reads at QD32, NCQ reordering.
+    HddRandRead4kQd32,
+    /// 128 processes, one 4 KiB random read each at a time, on the filled 64 GiB drive
+    /// behind CFQ.
+    Cfq128Procs,
+    /// A 1 M-record DiskSim trace replayed closed-loop at QD32 on the filled 64 GiB drive,
+    /// parsing included.
+    ReplayDiskSim,
 }
 
 /// A scenario's device, ready to run.
 pub enum Prepared {
     Drive(Ssd),
     Array(Array<Ssd>),
+    Hdd(Hdd),
 }
 
 impl Prepared {
@@ -45,6 +59,7 @@ impl Prepared {
         match self {
             Prepared::Drive(s) => s.ftl().map_bytes(),
             Prepared::Array(a) => a.members().map(|s| s.ftl().map_bytes()).sum(),
+            Prepared::Hdd(_) => 0,
         }
     }
 
@@ -52,13 +67,21 @@ impl Prepared {
         match self {
             Prepared::Drive(s) => s.capacity(),
             Prepared::Array(a) => a.members().map(|s| s.capacity()).sum(),
+            Prepared::Hdd(d) => d.capacity(),
         }
     }
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 4] =
-        [Scenario::RandRead4kQd32, Scenario::RandWrite4kSteady, Scenario::Raid5RandWrite4k, Scenario::Raid0RandRead4kQd256];
+    pub const ALL: [Scenario; 7] = [
+        Scenario::RandRead4kQd32,
+        Scenario::RandWrite4kSteady,
+        Scenario::Raid5RandWrite4k,
+        Scenario::Raid0RandRead4kQd256,
+        Scenario::HddRandRead4kQd32,
+        Scenario::Cfq128Procs,
+        Scenario::ReplayDiskSim,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -66,14 +89,18 @@ impl Scenario {
             Scenario::RandWrite4kSteady => "randwrite_4k_qd32_gc_steady",
             Scenario::Raid5RandWrite4k => "raid5x8_randwrite_4k_qd64",
             Scenario::Raid0RandRead4kQd256 => "raid0x8_randread_4k_qd256",
+            Scenario::HddRandRead4kQd32 => "hdd_randread_4k_qd32",
+            Scenario::Cfq128Procs => "cfq_128_processes_randread_4k",
+            Scenario::ReplayDiskSim => "replay_disksim_qd32",
         }
     }
 
     /// Capacity of one drive.
     pub fn capacity_gib(self) -> u64 {
         match self {
-            Scenario::RandRead4kQd32 | Scenario::RandWrite4kSteady => 64,
+            Scenario::RandRead4kQd32 | Scenario::RandWrite4kSteady | Scenario::Cfq128Procs | Scenario::ReplayDiskSim => 64,
             Scenario::Raid5RandWrite4k | Scenario::Raid0RandRead4kQd256 => 8,
+            Scenario::HddRandRead4kQd32 => 1000,
         }
     }
 
@@ -87,7 +114,10 @@ impl Scenario {
 
     pub fn precondition(self) -> Precondition {
         match self {
-            Scenario::RandRead4kQd32 | Scenario::Raid0RandRead4kQd256 => Precondition::Sequential,
+            Scenario::RandRead4kQd32 | Scenario::Raid0RandRead4kQd256 | Scenario::Cfq128Procs | Scenario::ReplayDiskSim => {
+                Precondition::Sequential
+            }
+            Scenario::HddRandRead4kQd32 => Precondition::None,
             // One random pass after the fill is enough to reach the GC steady state (the WAF
             // measured after 1 and after 3 passes agrees within 1 % on the 1 GiB drive).
             Scenario::RandWrite4kSteady => Precondition::Random { passes: 1.0 },
@@ -99,8 +129,11 @@ impl Scenario {
     /// make the simulation dominate a profile over the preconditioning.
     pub fn requests(self) -> u64 {
         let base = match self {
-            Scenario::RandRead4kQd32 | Scenario::Raid0RandRead4kQd256 => 1_000_000,
+            Scenario::RandRead4kQd32 | Scenario::Raid0RandRead4kQd256 | Scenario::ReplayDiskSim => 1_000_000,
+            // 128 processes × 8,000.
+            Scenario::Cfq128Procs => 1_024_000,
             Scenario::RandWrite4kSteady | Scenario::Raid5RandWrite4k => 500_000,
+            Scenario::HddRandRead4kQd32 => 500_000,
         };
         let scale: f64 = std::env::var("SSDLAB_BENCH_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0);
         ((base as f64 * scale) as u64).max(1)
@@ -108,10 +141,11 @@ impl Scenario {
 
     pub fn job(self, capacity: u64) -> JobSpec {
         let (rw, depth) = match self {
-            Scenario::RandRead4kQd32 => (RwMode::Randread, 32),
+            Scenario::RandRead4kQd32 | Scenario::HddRandRead4kQd32 | Scenario::ReplayDiskSim => (RwMode::Randread, 32),
             Scenario::RandWrite4kSteady => (RwMode::Randwrite, 32),
             Scenario::Raid5RandWrite4k => (RwMode::Randwrite, 64),
             Scenario::Raid0RandRead4kQd256 => (RwMode::Randread, 256),
+            Scenario::Cfq128Procs => (RwMode::Randread, 1),
         };
         let mut j = JobSpec::simple(self.name(), rw, 4096, depth, capacity);
         // Independent uniform offsets (no fio random map), as the preconditioner draws them.
@@ -119,13 +153,51 @@ impl Scenario {
         j.number_ios = Some(self.requests());
         j.io_limit = u64::MAX;
         j.seed = 42;
+        if self == Scenario::ReplayDiskSim {
+            j.number_ios = None;
+            j.replay = Some(ReplaySpec {
+                path: replay_trace(self.requests(), capacity).display().to_string(),
+                format: TraceFormat::DiskSim,
+                timing: ReplayTiming::Closed,
+                device: None,
+                wrap: false,
+                disksim_time_unit: TimeUnit::Ns,
+            });
+        }
         j
+    }
+
+    /// The scenario's jobs: one, or 128 processes for the CFQ scenario.
+    pub fn jobs(self, capacity: u64) -> Vec<JobSpec> {
+        let base = self.job(capacity);
+        if self != Scenario::Cfq128Procs {
+            return vec![base];
+        }
+        (0..128u32)
+            .map(|i| {
+                let mut j = base.clone();
+                j.clone = i;
+                j.seed = 42 + i as u64;
+                j.number_ios = Some(self.requests() / 128);
+                j
+            })
+            .collect()
+    }
+
+    fn scheduler(self) -> SchedulerConfig {
+        match self {
+            Scenario::Cfq128Procs => SchedulerConfig::Cfq(CfqTunables::default()),
+            _ => SchedulerConfig::None,
+        }
     }
 
     /// Build and precondition the drives; returns the device and the time that took.
     pub fn prepare(self, seed: u64) -> (Prepared, Duration) {
-        let cfg = SsdConfig::generic(self.capacity_gib());
         let t = Instant::now();
+        if self == Scenario::HddRandRead4kQd32 {
+            return (Prepared::Hdd(Hdd::new(disk(), seed).expect("a valid disk")), t.elapsed());
+        }
+        let cfg = SsdConfig::generic(self.capacity_gib());
         let Some((level, n)) = self.array() else {
             let mut ssd = Ssd::new(cfg, seed).expect("generic drive is valid");
             precondition(&mut ssd, self.precondition(), seed);
@@ -167,17 +239,74 @@ impl Scenario {
             // One kind of device per system runs the loop for that kind, as `sim::run` does.
             Prepared::Drive(ssd) => timed(self, seed, Target::new(ssd.config().name.clone(), ssd)),
             Prepared::Array(a) => timed(self, seed, Target::new("md0", a)),
+            Prepared::Hdd(d) => timed(self, seed, Target::new("sda", d)),
         };
         assert_eq!(r.completed(), self.requests(), "{}: every request completes", self.name());
         (r, el)
     }
 }
 
-fn timed<D: BlockDevice>(sc: Scenario, seed: u64, target: Target<D>) -> (SimResult, Duration) {
-    let host = Host::new(HostConfig::ideal(), vec![sc.job(target.device.capacity())], seed, None).expect("host");
+fn timed<D: BlockDevice>(sc: Scenario, seed: u64, mut target: Target<D>) -> (SimResult, Duration) {
+    target.scheduler = sc.scheduler();
+    target.queue = QueueLimits::default();
+    let host = Host::new(HostConfig::ideal(), sc.jobs(target.device.capacity()), seed, None).expect("host");
     let t = Instant::now();
     let r = simulate(seed, host, vec![target]).expect("simulation");
     (r, t.elapsed())
+}
+
+/// A 1 TB 7200 rpm disk shaped after the Barracuda 7200.11 (its profile has the sources).
+pub fn disk() -> HddConfig {
+    HddConfig {
+        name: "bench-disk".into(),
+        capacity_bytes: 1_000_204_886_016,
+        interface: HostInterface::Sata { gbit_per_s: 3.0, efficiency: 0.9 },
+        queue_depth: 32,
+        controller: ControllerConfig {
+            cores: 1,
+            read_busy_ns: 60_000,
+            write_busy_ns: 60_000,
+            trim_busy_ns: 10_000,
+            flush_busy_ns: 20_000,
+            busy_cv: 0.0,
+            latency_ns: 20_000,
+        },
+        mechanics: HddMechanics {
+            rpm: 7200,
+            surfaces: 8,
+            zones: 16,
+            sector_bytes: 512,
+            outer_sectors_per_track: 2_141,
+            inner_sectors_per_track: 1_017,
+            track_to_track_ns: 800_000,
+            average_seek_ns: 8_500_000,
+            full_stroke_ns: 17_000_000,
+            head_switch_ns: 800_000,
+            write_settle_ns: 1_000_000,
+        },
+        cache: HddCacheConfig { bytes: 32 << 20, segments: 16, read_ahead_bytes: 1 << 20, write_back: true, destage_window: 64 },
+        ncq: NcqConfig { reorder: true, max_wait_ns: 500_000_000 },
+    }
+}
+
+/// A DiskSim trace of `records` 4 KiB random reads and writes over `capacity`, written once
+/// to the temporary directory and reused.
+fn replay_trace(records: u64, capacity: u64) -> std::path::PathBuf {
+    use std::io::Write as _;
+    let path = std::env::temp_dir().join(format!("ssdlab-bench-{records}-{capacity}.trace"));
+    if path.is_file() {
+        return path;
+    }
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("a temporary trace"));
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let sectors = capacity / 512 - 8;
+    for i in 0..records {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        writeln!(out, "{} 0 {} 8 {}", i * 10_000, (x % sectors) / 8 * 8, (x >> 60) & 1).expect("trace written");
+    }
+    path
 }
 
 /// The scheduler benchmark: a steady population of `pending` events, each pop followed by a

@@ -303,21 +303,39 @@ impl Hdd {
             }
         }
         // Shortest positioning time first among the commands held (and dirty extents when
-        // they may go).
+        // they may go). The platter's angle now is taken once; a candidate whose seek alone
+        // is longer than the best total so far needs no rotation worked out.
+        let rev = self.geo.revolution_ns;
+        let now_angle = now % rev;
+        let cost = |seek: Time, angle: Time| {
+            let mut at = now_angle + seek;
+            while at >= rev {
+                at -= rev;
+            }
+            seek + if angle >= at { angle - at } else { angle + rev - at }
+        };
         let mut best: Option<(Time, bool, usize)> = None;
         for (i, w) in self.waiting.iter().enumerate() {
-            let (s, r) = self.positioning(now, &w.place, w.angle, w.write);
-            if best.is_none_or(|b| s + r < b.0) {
-                best = Some((s + r, false, i));
+            let seek = self.seek_to(&w.place, w.write);
+            if best.is_some_and(|b| seek >= b.0) {
+                continue;
+            }
+            let total = cost(seek, w.angle);
+            if best.is_none_or(|b| total < b.0) {
+                best = Some((total, false, i));
             }
         }
         if destage_ok {
             let window = self.cfg.cache.destage_window as usize;
             for (i, x) in self.cache.dirty().iter().take(window).enumerate() {
                 let p = self.geo.place(x.lba);
-                let (s, r) = self.positioning(now, &p, self.geo.angle_ns(&p), true);
-                if best.is_none_or(|b| s + r < b.0) {
-                    best = Some((s + r, true, i));
+                let seek = self.seek_to(&p, true);
+                if best.is_some_and(|b| seek >= b.0) {
+                    continue;
+                }
+                let total = cost(seek, self.geo.angle_ns(&p));
+                if best.is_none_or(|b| total < b.0) {
+                    best = Some((total, true, i));
                 }
             }
         }
