@@ -136,7 +136,7 @@ def build(
     core = {
         "seed": seed,
         "host": host_profile.to_core(),
-        "targets": [_core_target(t, io) for t in chosen],
+        "targets": [_core_target(t, _job_scheduler(t, i, jobset, io)) for i, t in enumerate(chosen)],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
         "interval_ns": interval_ns,
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
@@ -158,6 +158,18 @@ def build(
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    warnings=warnings, sources=sources)
+
+
+def _job_scheduler(t: Drive | Array, i: int, jobset: JobSet, io: IoOverride | None) -> IoOverride | None:
+    """fio's ``ioscheduler=`` for target ``i``; ``--scheduler`` wins over it."""
+    name = jobset.ioschedulers.get(i)
+    if name is None or (io is not None and io.scheduler is not None):
+        return io
+    if isinstance(t, Array):
+        raise ValueError(f"ioscheduler={name}: /dev/{t.name} is an md array, which has no I/O scheduler "
+                         "(set its members' with --scheduler or in the system file)")
+    base = io or IoOverride()
+    return IoOverride(name, base.iosched, base.queue)
 
 
 def _core_target(t: Drive | Array, io: IoOverride | None) -> dict[str, Any]:

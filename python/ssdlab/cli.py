@@ -21,7 +21,7 @@ from .system import raid as raid_system
 from .units import UnitError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
-                  help="Simulate SSDs behind a Linux block layer, driven by fio job files.")
+                  help="Simulate SSDs, hard disks and arrays behind a Linux block layer, driven by fio job files or block traces.")
 profiles_app = typer.Typer(help="Built-in device profiles.", invoke_without_command=True)
 app.add_typer(profiles_app, name="profiles")
 

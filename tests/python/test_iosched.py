@@ -89,3 +89,16 @@ def test_merges_show_in_iostat_and_disk_util():
     assert u["write_merges"] > 1000 and u["write_ios"] + u["write_merges"] == 2048
     assert noop.iostat("sda")["wrqm/s"] > 0 and noop.iostat("sda")["%wrqm"] > 50
     assert none.to_fio_json()["disk_util"][0]["write_merges"] == 0
+
+
+def test_fios_ioscheduler_option_switches_the_jobs_device(tmp_path):
+    job = "[r]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=1\nnumjobs=2\nsize=100%\nio_size=8k\nioscheduler=cfq\n"
+    spec = build(job, profile=DISK)
+    assert spec.core["targets"][0]["scheduler"]["name"] == "cfq"
+    assert build(job, profile=DISK, scheduler="noop").core["targets"][0]["scheduler"]["name"] == "noop"
+    from ssdlab.fio import FioJobError
+    with pytest.raises(FioJobError, match=r"<job text>:6: option 'ioscheduler': 'cfq': another job sets this device's"):
+        build("[a]\nioscheduler=noop\nrw=read\nsize=1m\n[b]\nioscheduler=cfq\nrw=read\nsize=1m\n", profile=DISK)
+    from ssdlab.system import raid
+    with pytest.raises(ValueError, match="md array, which has no I/O scheduler"):
+        build("[a]\nioscheduler=noop\nrw=read\nsize=1m\n", system=raid(DISK, 0, 2))

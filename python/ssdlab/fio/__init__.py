@@ -66,6 +66,8 @@ class JobSet:
     group_reporting: dict[int, bool]  # per group_id
     percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
     warnings: list[str] = field(default_factory=list)
+    #: fio's ``ioscheduler=``: target index -> the scheduler its jobs switch it to.
+    ioschedulers: dict[int, str] = field(default_factory=dict)
 
 
 def load_job_file(
@@ -150,4 +152,5 @@ def _build(sources, targets: Targets, overrides, env, seed, host) -> JobSet:
         group_reporting=out.group_reporting,
         percentiles=out.percentiles,
         warnings=warnings.lines,
+        ioschedulers=out.ioschedulers,
     )

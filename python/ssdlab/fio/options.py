@@ -132,6 +132,7 @@ class JobState:
     replay_no_stall: bool = False
     replay_time_scale: int = 100
     replay_redirect: str | None = None
+    ioscheduler: str | None = None
     # where modelled options were set: canonical name -> Where
     where: dict[str, Where] = field(default_factory=dict)
     # options written in this section (canonical name -> value), for fio's "job options"
@@ -222,7 +223,7 @@ replay_skip read_iolog_chunked merge_blktrace_file
 merge_blktrace_scalars merge_blktrace_iters opendir
 prio prioclass priohint cmdprio cmdprio_class cmdprio_percentage cmdprio_bssplit cmdprio_hint
 write_hint fdp plids plid_select dataplacement dp_scheme num_range write_mode
-readfua writefua ioscheduler
+readfua writefua
 sprandom spr_op spr_num_regions spr_cs random_sequence_stride ramp_size
 unified_rw_reporting trim_percentage trim_backlog trim_backlog_batch
 """.split())
@@ -739,6 +740,7 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "replay_no_stall": _h_flag("replay_no_stall"),
     "replay_time_scale": _h_count("replay_time_scale", minimum=1),
     "replay_redirect": _h_string("replay_redirect"),
+    "ioscheduler": _h_string("ioscheduler"),
 }
 
 # ioengine, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have

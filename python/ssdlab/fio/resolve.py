@@ -63,6 +63,8 @@ class Resolved:
     global_options: dict[str, str] = field(default_factory=dict)
     group_reporting: dict[int, bool] = field(default_factory=dict)
     percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
+    #: fio's ``ioscheduler=``: the scheduler a job switches its device to (target -> name).
+    ioschedulers: dict[int, str] = field(default_factory=dict)
 
 
 class Warnings:
@@ -191,6 +193,8 @@ def resolve(
             if st.read_iolog is not None:
                 replay, target = _replay(entry, layout, target)
                 region_offset, region_size, io_limit = 0, targets.sizes[target], 1 << 62
+            if st.ioscheduler is not None:
+                _set_ioscheduler(entry, out.ioschedulers, target)
             spec = dict(common)
             spec.update(
                 name=entry.name,
@@ -217,6 +221,18 @@ def resolve(
             phase.append(index)
             group_jobs += 1
     return out
+
+
+def _set_ioscheduler(entry: JobEntry, chosen: dict[int, str], target: int) -> None:
+    """fio's ``ioscheduler=``: the job's device runs that scheduler (one per device)."""
+    from ..iosched import SCHEDULERS
+
+    name = (entry.state.ioscheduler or "").strip()
+    if name not in SCHEDULERS:
+        _raise(entry, "ioscheduler", f"'{name}': expected one of {', '.join(SCHEDULERS)}")
+    if chosen.get(target, name) != name:
+        _raise(entry, "ioscheduler", f"'{name}': another job sets this device's scheduler to '{chosen[target]}'")
+    chosen[target] = name
 
 
 def _replay(entry: JobEntry, layout: "_Layout", target: int) -> tuple[Replay, int]:
