@@ -7,7 +7,8 @@ them), the queue's own settings as ``/sys/block/*/queue/`` (``nomerges``,
 iosched.slice_idle=0 --host-set queue.nomerges=2``; in a system file ``scheduler = "cfq"``,
 ``iosched = { slice_idle = 0 }`` and ``queue = { nomerges = 2 }`` on a drive.
 
-Defaults are the kernels': ``noop``, ``deadline`` and ``cfq`` as Linux 2.6.28 shipped them
+Defaults are the kernels': ``noop``, ``deadline``, ``anticipatory`` and ``cfq`` as Linux 2.6.28
+shipped them
 (December 2008, the legacy single-queue block layer), ``none`` and ``mq-deadline`` as in
 Linux 6.x (blk-mq).
 """
@@ -30,6 +31,13 @@ SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
     "noop": {},
     "deadline": _DEADLINE,
     "mq-deadline": _DEADLINE,
+    "anticipatory": {
+        "read_expire": ("ms", 125),
+        "write_expire": ("ms", 250),
+        "read_batch_expire": ("ms", 500),
+        "write_batch_expire": ("ms", 125),
+        "antic_expire": ("ms", 6),
+    },
     "cfq": {
         "quantum": ("int", 4),
         "fifo_expire_sync": ("ms", 125),

@@ -16,12 +16,13 @@
 //! preemption by a close request of another queue, async (buffered) queues: all I/O here is
 //! direct and synchronous, so every request belongs to its process's sync queue.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
+use super::lists::SortedFifo;
 use super::{IoScheduler, SchedCtx};
 use crate::block::queue::Request;
 use crate::device::Tag;
@@ -108,9 +109,8 @@ impl Decayed {
 
 #[derive(Debug, Default)]
 struct Queue {
-    sorted: BTreeSet<(u64, Tag)>,
-    /// (tag, insertion number, expiry): tags are reused, so an entry names both.
-    fifo: VecDeque<(Tag, u64, Time)>,
+    /// Its waiting requests by sector and by arrival.
+    lists: SortedFifo,
     dispatched: u32,
     /// Set at the first completion of the slice.
     slice_end: Option<Time>,
@@ -238,7 +238,7 @@ impl Cfq {
             let q = &mut self.queues[a as usize];
             q.slice_end = None;
             // Back in line behind the other busy queues if it still has work.
-            if !q.sorted.is_empty() && !q.on_rr {
+            if !q.lists.is_empty() && !q.on_rr {
                 q.on_rr = true;
                 self.rr.push_back(a);
             }
@@ -252,7 +252,7 @@ impl Cfq {
         if let Some(a) = self.active {
             let q = &self.queues[a as usize];
             if !self.slice_used(a, now) {
-                if !q.sorted.is_empty() {
+                if !q.lists.is_empty() {
                     return Some(a);
                 }
                 // Empty: wait for its requests in flight or its idle window.
@@ -282,31 +282,14 @@ impl Cfq {
         let queue = &mut self.queues[q as usize];
         if !queue.fifo_checked {
             queue.fifo_checked = true;
-            while let Some(&(tag, seq, expire)) = queue.fifo.front() {
-                if entries[tag as usize].queued && entries[tag as usize].seq == seq {
-                    if now >= expire {
-                        return tag;
-                    }
-                    break;
-                }
-                queue.fifo.pop_front();
-            }
-        }
-        let ahead = queue.sorted.range((head, 0)..).next().copied();
-        let behind = queue.sorted.range(..(head, 0)).next_back().copied().filter(|&(o, _)| head - o <= back_max);
-        match (ahead, behind) {
-            (Some(a), Some(b)) => {
-                if (a.0 - head) <= (head - b.0) * penalty {
-                    a.1
-                } else {
-                    b.1
+            let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
+            if let Some((tag, expire)) = queue.lists.oldest(live) {
+                if now >= expire {
+                    return tag;
                 }
             }
-            (Some(a), None) => a.1,
-            (None, Some(b)) => b.1,
-            // Everything is further behind than back_seek_max: wrap to the lowest.
-            (None, None) => queue.sorted.iter().next().expect("a queued request").1,
         }
+        queue.lists.nearest(head, back_max, penalty).expect("a queued request")
     }
 }
 
@@ -347,8 +330,7 @@ impl IoScheduler for Cfq {
         } else if queue.think.valid() {
             queue.idle_window = queue.think.mean <= slice_idle;
         }
-        queue.sorted.insert((rq.offset, tag));
-        queue.fifo.push_back((tag, seq, now + self.t.fifo_expire_sync_ns));
+        queue.lists.insert(tag, rq.offset, seq, now + self.t.fifo_expire_sync_ns);
         if self.active == Some(q) {
             if self.wait_request {
                 // The awaited request came: stop idling and dispatch it.
@@ -377,7 +359,7 @@ impl IoScheduler for Cfq {
         let e = &mut self.entries[tag as usize];
         e.queued = false;
         let queue = &mut self.queues[q as usize];
-        queue.sorted.remove(&(e.offset, tag));
+        queue.lists.remove(tag, e.offset);
         queue.dispatched += 1;
         self.queued -= 1;
         self.rq_in_driver += 1;
@@ -408,7 +390,7 @@ impl IoScheduler for Cfq {
         let queue = &self.queues[q as usize];
         // cfq_arm_slice_timer: idle for this process's next request once nothing of any
         // queue is left in the device.
-        if queue.sorted.is_empty() && queue.idle_window && self.t.slice_idle_ns > 0 && self.rq_in_driver == 0 {
+        if queue.lists.is_empty() && queue.idle_window && self.t.slice_idle_ns > 0 && self.rq_in_driver == 0 {
             let sl = if queue.seek.valid() && queue.seeky() {
                 self.t.slice_idle_ns.min(MIN_TT_NS)
             } else {
@@ -429,7 +411,7 @@ impl IoScheduler for Cfq {
         self.report.idle_timeouts += 1;
         self.wait_request = false;
         if let Some(a) = self.active {
-            if !self.slice_used(a, ctx.now) && !self.queues[a as usize].sorted.is_empty() {
+            if !self.slice_used(a, ctx.now) && !self.queues[a as usize].lists.is_empty() {
                 return;
             }
         }
@@ -454,8 +436,7 @@ impl IoScheduler for Cfq {
         e.end = rq.offset + rq.len;
         if front {
             let queue = &mut self.queues[e.queue as usize];
-            queue.sorted.remove(&(old_offset, tag));
-            queue.sorted.insert((rq.offset, tag));
+            queue.lists.moved(tag, old_offset, rq.offset);
             e.offset = rq.offset;
         }
     }
@@ -465,11 +446,8 @@ impl IoScheduler for Cfq {
 mod tests {
     use super::*;
     use crate::block::iosched::ArmedTimer;
-    use crate::device::Op;
 
-    fn rq(process: u32, offset: u64) -> Request {
-        Request::new(Op::Read, offset, 4096, process, 0, 0)
-    }
+    use crate::block::iosched::test_read as rq;
 
     #[test]
     fn one_process_at_a_time_with_idling_between_its_requests() {

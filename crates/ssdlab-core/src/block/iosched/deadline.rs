@@ -3,11 +3,12 @@
 //! batches that sweep upward, reads preferred over writes until writes have been passed over
 //! `writes_starved` times, and a request whose expiry time has passed starts the next batch.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
+use super::lists::SortedFifo;
 use super::{IoScheduler, SchedCtx};
 use crate::block::queue::Request;
 use crate::device::{Op, Tag};
@@ -62,10 +63,8 @@ struct Entry {
 pub struct Deadline {
     name: &'static str,
     t: DeadlineTunables,
-    /// Per direction (read, write): queued requests by (sector, tag), and in arrival order
-    /// with their expiry (entries of dispatched requests are skipped when met).
-    sorted: [BTreeSet<(u64, Tag)>; 2],
-    fifo: [VecDeque<(Tag, u64, Time)>; 2],
+    /// Per direction (read, write): queued requests by sector and by arrival.
+    lists: [SortedFifo; 2],
     /// Flushes go first, in order.
     flushes: VecDeque<Tag>,
     entries: Vec<Entry>,
@@ -82,8 +81,7 @@ impl Deadline {
         Deadline {
             name,
             t,
-            sorted: [BTreeSet::new(), BTreeSet::new()],
-            fifo: [VecDeque::new(), VecDeque::new()],
+            lists: Default::default(),
             flushes: VecDeque::new(),
             entries: Vec::new(),
             next_after: None,
@@ -94,29 +92,18 @@ impl Deadline {
         }
     }
 
-    /// The queued request after `key` in sector order, in direction `dir`.
-    fn next_in_sort(&self, dir: u8, key: (u64, Tag)) -> Option<(u64, Tag)> {
-        self.sorted[dir as usize].range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)).next().copied()
-    }
-
     /// The oldest queued request of `dir` and whether its expiry has passed.
     fn fifo_head(&mut self, dir: u8, now: Time) -> Option<(Tag, bool)> {
-        let f = &mut self.fifo[dir as usize];
-        while let Some(&(tag, seq, expire)) = f.front() {
-            let e = &self.entries[tag as usize];
-            if e.queued && e.seq == seq {
-                return Some((tag, now >= expire));
-            }
-            f.pop_front();
-        }
-        None
+        let entries = &self.entries;
+        let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
+        self.lists[dir as usize].oldest(live).map(|(tag, expire)| (tag, now >= expire))
     }
 
     fn take(&mut self, tag: Tag) -> Tag {
         let e = &mut self.entries[tag as usize];
         e.queued = false;
         let (dir, key) = (e.dir, (e.offset, tag));
-        self.sorted[dir as usize].remove(&key);
+        self.lists[dir as usize].remove(tag, e.offset);
         self.queued -= 1;
         self.next_after = Some((dir, key));
         self.batching += 1;
@@ -144,9 +131,8 @@ impl IoScheduler for Deadline {
         }
         let dir = if rq.op == Op::Read { 0 } else { 1 };
         self.entries[i] = Entry { offset: rq.offset, seq, dir, queued: true };
-        self.sorted[dir as usize].insert((rq.offset, tag));
         let expire = if dir == 0 { self.t.read_expire_ns } else { self.t.write_expire_ns };
-        self.fifo[dir as usize].push_back((tag, seq, ctx.now + expire));
+        self.lists[dir as usize].insert(tag, rq.offset, seq, ctx.now + expire);
     }
 
     fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
@@ -158,14 +144,14 @@ impl IoScheduler for Deadline {
         // Go on with the batch: the next request up from the last one dispatched.
         if let Some((dir, key)) = self.next_after {
             if self.batching < self.t.fifo_batch {
-                if let Some((_, tag)) = self.next_in_sort(dir, key) {
+                if let Some(tag) = self.lists[dir as usize].after(key) {
                     return Some(self.take(tag));
                 }
             }
         }
         // A new batch: reads unless writes have waited through `writes_starved` of them.
-        let reads = !self.sorted[0].is_empty();
-        let writes = !self.sorted[1].is_empty();
+        let reads = !self.lists[0].is_empty();
+        let writes = !self.lists[1].is_empty();
         let dir = if reads && !(writes && self.starved >= self.t.writes_starved) {
             if writes {
                 self.starved += 1;
@@ -180,7 +166,7 @@ impl IoScheduler for Deadline {
         // Start from the oldest request if it has expired or the sweep has nothing further up.
         let (oldest, expired) = self.fifo_head(dir, ctx.now).expect("a queued request of the chosen direction");
         let further = match self.next_after {
-            Some((d, key)) if d == dir => self.next_in_sort(dir, key).map(|(_, t)| t),
+            Some((d, key)) if d == dir => self.lists[dir as usize].after(key),
             _ => None,
         };
         let tag = match further {
@@ -210,9 +196,7 @@ impl IoScheduler for Deadline {
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
         if front {
             let e = &mut self.entries[tag as usize];
-            let dir = e.dir as usize;
-            self.sorted[dir].remove(&(old_offset, tag));
-            self.sorted[dir].insert((rq.offset, tag));
+            self.lists[e.dir as usize].moved(tag, old_offset, rq.offset);
             e.offset = rq.offset;
         }
     }

@@ -9,13 +9,16 @@
 //! scheduler holds, as far as the scheduler allows, and tells it when one grew.
 //!
 //! The schedulers: blk-mq's `none` and `mq-deadline` (Linux 6.x), and the legacy
-//! single-queue set that 2008's kernels ran — `noop`, `deadline` and `cfq` as in Linux
-//! 2.6.28. Their tunables carry their sysfs names (times in ns here; the Python layer takes
+//! single-queue set that 2008's kernels ran — `noop`, `deadline`, `anticipatory` and `cfq`
+//! as in Linux 2.6.28. Their tunables carry their sysfs names (times in ns here; the Python layer takes
 //! them in the units sysfs uses) and the kernels' defaults.
 
+mod anticipatory;
 mod cfq;
 mod deadline;
+mod lists;
 
+pub use anticipatory::{Anticipatory, AnticipatoryTunables};
 pub use cfq::{Cfq, CfqTunables};
 pub use deadline::{Deadline, DeadlineTunables};
 
@@ -99,6 +102,9 @@ pub enum SchedulerConfig {
     MqDeadline(DeadlineTunables),
     /// Completely Fair Queuing as in Linux 2.6.28: per-process queues, time slices, idling.
     Cfq(CfqTunables),
+    /// The anticipatory elevator of Linux 2.6.28: deadline's lists, timed batches, and a
+    /// short wait after a read for the same process's next one.
+    Anticipatory(AnticipatoryTunables),
 }
 
 impl SchedulerConfig {
@@ -110,6 +116,7 @@ impl SchedulerConfig {
             SchedulerConfig::Deadline(t) => Scheduler::Deadline(Deadline::new(t, "deadline")),
             SchedulerConfig::MqDeadline(t) => Scheduler::Deadline(Deadline::new(t, "mq-deadline")),
             SchedulerConfig::Cfq(t) => Scheduler::Cfq(Box::new(Cfq::new(t, hz))),
+            SchedulerConfig::Anticipatory(t) => Scheduler::Custom(Box::new(Anticipatory::new(t))),
         }
     }
 
@@ -118,6 +125,7 @@ impl SchedulerConfig {
         match self {
             SchedulerConfig::Deadline(t) | SchedulerConfig::MqDeadline(t) => t.validate(),
             SchedulerConfig::Cfq(t) => t.validate(),
+            SchedulerConfig::Anticipatory(t) => t.validate(),
             SchedulerConfig::None | SchedulerConfig::Noop => Ok(()),
         }
     }
@@ -234,4 +242,10 @@ impl IoScheduler for NoopScheduler {
     fn merges(&self) -> bool {
         true
     }
+}
+
+/// A 4 KiB read of `process` at `offset`, for the schedulers' tests.
+#[cfg(test)]
+pub(crate) fn test_read(process: u32, offset: u64) -> Request {
+    Request::new(crate::device::Op::Read, offset, 4096, process, 0, 0)
 }
