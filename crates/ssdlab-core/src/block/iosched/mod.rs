@@ -113,8 +113,8 @@ impl SchedulerConfig {
         match self {
             SchedulerConfig::None => Scheduler::None(NoneScheduler::default()),
             SchedulerConfig::Noop => Scheduler::Noop(NoopScheduler::default()),
-            SchedulerConfig::Deadline(t) => Scheduler::Deadline(Deadline::new(t, "deadline")),
-            SchedulerConfig::MqDeadline(t) => Scheduler::Deadline(Deadline::new(t, "mq-deadline")),
+            SchedulerConfig::Deadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "deadline"))),
+            SchedulerConfig::MqDeadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "mq-deadline"))),
             SchedulerConfig::Cfq(t) => Scheduler::Cfq(Box::new(Cfq::new(t, hz))),
             SchedulerConfig::Anticipatory(t) => Scheduler::Custom(Box::new(Anticipatory::new(t))),
         }
@@ -136,7 +136,7 @@ impl SchedulerConfig {
 pub enum Scheduler {
     None(NoneScheduler),
     Noop(NoopScheduler),
-    Deadline(Deadline),
+    Deadline(Box<Deadline>),
     Cfq(Box<Cfq>),
     Custom(Box<dyn IoScheduler>),
 }
