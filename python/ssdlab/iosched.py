@@ -3,7 +3,7 @@
 A drive's scheduler is named as ``/sys/block/*/queue/scheduler`` names it; its tunables as
 the files of ``/sys/block/*/queue/iosched/`` (times in ms, sizes in KiB, as sysfs takes
 them), the queue's own settings as ``/sys/block/*/queue/`` (``nomerges``,
-``max_sectors_kb``). On the command line they are ``--scheduler cfq --host-set
+``max_sectors_kb``, ``nr_requests``). On the command line they are ``--scheduler cfq --host-set
 iosched.slice_idle=0 --host-set queue.nomerges=2``; in a system file ``scheduler = "cfq"``,
 ``iosched = { slice_idle = 0 }`` and ``queue = { nomerges = 2 }`` on a drive.
 
@@ -51,7 +51,9 @@ SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
     },
 }
 # setting -> (least, most, default)
-QUEUE = {"nomerges": (0, 2, 0), "max_sectors_kb": (4, 1 << 22, 1280)}
+# nr_requests 0: the kernel's default for the scheduler (128 on the legacy block layer, twice
+# the device's depth up to 256 under mq-deadline, no limit of its own under none).
+QUEUE = {"nomerges": (0, 2, 0), "max_sectors_kb": (4, 1 << 22, 1280), "nr_requests": (0, 1 << 20, 0)}
 _UNIT_WORDS = {"ms": "milliseconds", "kb": "KiB", "int": "a whole number", "bool": "0 or 1"}
 
 
@@ -111,8 +113,9 @@ def queue_core(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     for key, (lo, hi, default) in QUEUE.items():
         value = (settings or {}).get(key, default)
         v = _int(f"queue.{key}", value, f"a whole number from {lo} to {hi}")
-        if not lo <= v <= hi:
-            raise SchedulerError(f"queue.{key}={value!r}: expected {lo} to {hi}")
+        if not lo <= v <= hi or (key == "nr_requests" and 0 < v < 4):
+            raise SchedulerError(f"queue.{key}={value!r}: expected {lo} to {hi}"
+                                 + (" (and at least 4 unless 0)" if key == "nr_requests" else ""))
         core[key] = v
     return core
 

@@ -21,11 +21,15 @@ pub struct QueueLimits {
     /// 0: merge bios into any queued request that they continue; 1: only into the request
     /// last merged into or queued (the one-hit cache); 2: never.
     pub nomerges: u8,
+    /// Requests the queue may hold (waiting and in the device) before a submitter sleeps
+    /// with its bio; 0: the kernel's default for the scheduler (see
+    /// [`IoScheduler::default_nr_requests`]).
+    pub nr_requests: u32,
 }
 
 impl Default for QueueLimits {
     fn default() -> Self {
-        QueueLimits { max_sectors_kb: 1280, nomerges: 0 }
+        QueueLimits { max_sectors_kb: 1280, nomerges: 0, nr_requests: 0 }
     }
 }
 
@@ -36,6 +40,12 @@ impl QueueLimits {
         }
         if self.nomerges > 2 {
             return Err(ConfigError::new("queue.nomerges", format!("0, 1 or 2 expected, got {}", self.nomerges)));
+        }
+        if (1..4).contains(&self.nr_requests) {
+            return Err(ConfigError::new(
+                "queue.nr_requests",
+                format!("at least 4 (BLKDEV_MIN_RQ), or 0 for the scheduler's default; got {}", self.nr_requests),
+            ));
         }
         Ok(())
     }
@@ -100,6 +110,21 @@ pub struct BlockQueue {
     starts: FxHashMap<(u64, u8), Tag>,
     /// The request last queued or merged into (the one-hit cache of `nomerges` = 1).
     last_merge: Option<Tag>,
+    /// Requests allocated (waiting or in the device), the most there may be, and the bios
+    /// whose submitters sleep until one is freed, in order.
+    allocated: u32,
+    nr_requests: Option<u32>,
+    blocked: std::collections::VecDeque<Blocked>,
+}
+
+/// A bio waiting for a request to be freed (its submitter sleeps in the kernel meanwhile).
+#[derive(Clone, Copy, Debug)]
+struct Blocked {
+    host: HostTag,
+    op: Op,
+    offset: u64,
+    len: u64,
+    process: u32,
 }
 
 impl BlockQueue {
@@ -112,7 +137,14 @@ impl BlockQueue {
     /// [`BlockQueue::new`] with the queue's own settings.
     pub fn with_limits(depth: u32, hz: u32, sched: Scheduler, limits: QueueLimits) -> BlockQueue {
         let merging = sched.merges() && limits.nomerges < 2;
+        let nr_requests = match limits.nr_requests {
+            0 => sched.default_nr_requests(depth),
+            n => Some(n),
+        };
         BlockQueue {
+            allocated: 0,
+            nr_requests,
+            blocked: std::collections::VecDeque::new(),
             limits,
             merging,
             ends: FxHashMap::default(),
@@ -157,6 +189,18 @@ impl BlockQueue {
         if self.merging && matches!(op, Op::Read | Op::Write) && self.try_merge(host, op, offset, len, process) {
             return 1;
         }
+        if self.nr_requests.is_some_and(|n| self.allocated >= n) {
+            self.blocked.push_back(Blocked { host, op, offset, len, process });
+            return 1;
+        }
+        self.insert_request(host, op, offset, len, process, now);
+        1
+    }
+
+    /// A new request for one bio, into the scheduler.
+    #[inline]
+    fn insert_request(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) {
+        self.allocated += 1;
         let tag = self.alloc_rq();
         // Filled field by field in place: a whole-struct copy through the stack costs a
         // store-forwarding stall on this path.
@@ -175,7 +219,17 @@ impl BlockQueue {
             self.last_merge = Some(tag);
         }
         self.sched.insert(tag, &self.rqs[tag as usize], &mut SchedCtx::new(now, &mut self.armed));
-        1
+    }
+
+    /// A request was freed: sleeping submitters take their turn (merging if they can).
+    fn admit_blocked(&mut self, now: Time) {
+        while self.nr_requests.is_some_and(|n| self.allocated < n) {
+            let Some(b) = self.blocked.pop_front() else { return };
+            if self.merging && matches!(b.op, Op::Read | Op::Write) && self.try_merge(b.host, b.op, b.offset, b.len, b.process) {
+                continue;
+            }
+            self.insert_request(b.host, b.op, b.offset, b.len, b.process, now);
+        }
     }
 
     /// Merge a bio into a queued request it continues (back) or precedes (front), if the
@@ -285,6 +339,10 @@ impl BlockQueue {
         self.disk.done(now, rq.op, rq.len, now - rq.started_at);
         self.sched.completed(tag, &rq, &mut SchedCtx::new(now, &mut self.armed));
         self.free_rqs.push(tag);
+        self.allocated -= 1;
+        if !self.blocked.is_empty() {
+            self.admit_blocked(now);
+        }
         rq
     }
 
@@ -358,9 +416,9 @@ impl BlockQueue {
         self.in_device
     }
 
-    /// Requests waiting in the scheduler.
+    /// Requests waiting in the scheduler, and bios waiting for a request.
     pub fn queued(&self) -> usize {
-        self.sched.queued()
+        self.sched.queued() + self.blocked.len()
     }
 
     pub fn scheduler(&self) -> &'static str {
@@ -466,7 +524,7 @@ mod tests {
 
     #[test]
     fn merging_stops_at_max_sectors_kb_and_as_nomerges_says() {
-        let limits = QueueLimits { max_sectors_kb: 16, nomerges: 0 };
+        let limits = QueueLimits { max_sectors_kb: 16, ..Default::default() };
         let mut q = noop_queue(1, limits);
         q.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
         q.next_for_device(0).unwrap();
@@ -495,6 +553,33 @@ mod tests {
         q.submit(4, Op::Write, 8192, 4096, 0, 1); // continues 3, the last one queued
         assert_eq!(q.queued(), 3);
         assert_eq!(q.disk().snapshot(1).write_merges, 1);
+    }
+
+    #[test]
+    fn submitters_sleep_when_nr_requests_are_allocated_and_merge_when_woken() {
+        let limits = QueueLimits { nr_requests: 4, ..Default::default() };
+        let mut q = noop_queue(1, limits);
+        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        let busy = q.next_for_device(0).unwrap();
+        for h in 1..8u32 {
+            q.submit(h, Op::Read, h as u64 * (1 << 20), 4096, h, 1); // far apart: no merging
+        }
+        q.submit(8, Op::Read, 7 * (1 << 20) + 4096, 4096, 8, 1); // continues bio 7 (asleep)
+        assert_eq!(q.queued(), 8, "3 requests in the scheduler, 5 bios asleep");
+        assert_eq!(q.disk().snapshot(1).in_flight, 4, "diskstats count requests, not sleeping bios");
+        q.complete(busy.tag, 10);
+        assert_eq!(q.disk().snapshot(10).in_flight, 4, "one freed, one woken");
+        // Drain: every bio gets served; bio 8 rides with bio 7.
+        let mut served = 0;
+        let mut t = 10;
+        while let Some(r) = q.next_for_device(t) {
+            t += 10;
+            q.complete(r.tag, t);
+            served += 1;
+        }
+        assert_eq!(served, 7, "8 bios after the first, one merged");
+        assert_eq!(q.disk().snapshot(t).read_merges, 1);
+        assert_eq!(q.queued(), 0);
     }
 
     #[test]

@@ -122,7 +122,7 @@ impl Replayer {
                     let (file, line) = (self.reader.file(), self.reader.line());
                     self.error = Some(format!(
                         "{file}:{line}: offset: {}+{} bytes is past the end of the device's {} bytes \
-                         (replay with wrap to fold larger traces onto it)",
+                         (--wrap folds a larger trace onto the device)",
                         rec.offset, rec.len, self.size
                     ));
                     return None;

@@ -82,6 +82,12 @@ pub trait IoScheduler {
     fn allow_merge(&self, _rq: &Request, _process: u32, _front: bool) -> bool {
         true
     }
+    /// Requests a queue with this scheduler holds by default (`nr_requests`) in front of a
+    /// device taking `depth`; None: no limit of its own (blk-mq's `none`: a submitter waits
+    /// for a driver tag, which the device-depth gate already models).
+    fn default_nr_requests(&self, _depth: u32) -> Option<u32> {
+        None
+    }
     /// Queued request `tag` grew by a merged bio; `front`: at its start, which moved from
     /// `old_offset` (schedulers that sort by position re-sort it).
     fn merged(&mut self, _tag: Tag, _rq: &Request, _front: bool, _old_offset: u64) {}
@@ -116,7 +122,7 @@ impl SchedulerConfig {
             SchedulerConfig::Deadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "deadline"))),
             SchedulerConfig::MqDeadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "mq-deadline"))),
             SchedulerConfig::Cfq(t) => Scheduler::Cfq(Box::new(Cfq::new(t, hz))),
-            SchedulerConfig::Anticipatory(t) => Scheduler::Custom(Box::new(Anticipatory::new(t))),
+            SchedulerConfig::Anticipatory(t) => Scheduler::Anticipatory(Box::new(Anticipatory::new(t))),
         }
     }
 
@@ -138,6 +144,7 @@ pub enum Scheduler {
     Noop(NoopScheduler),
     Deadline(Box<Deadline>),
     Cfq(Box<Cfq>),
+    Anticipatory(Box<Anticipatory>),
     Custom(Box<dyn IoScheduler>),
 }
 
@@ -148,6 +155,7 @@ macro_rules! each {
             Scheduler::Noop($x) => $e,
             Scheduler::Deadline($x) => $e,
             Scheduler::Cfq($x) => $e,
+            Scheduler::Anticipatory($x) => $e,
             Scheduler::Custom($x) => $e,
         }
     };
@@ -185,7 +193,20 @@ impl IoScheduler for Scheduler {
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
         each!(self, s => s.merged(tag, rq, front, old_offset))
     }
+    fn default_nr_requests(&self, depth: u32) -> Option<u32> {
+        match self {
+            Scheduler::None(_) | Scheduler::Custom(_) => None,
+            // The legacy block layer: BLKDEV_MAX_RQ.
+            Scheduler::Noop(_) | Scheduler::Cfq(_) | Scheduler::Anticipatory(_) => Some(LEGACY_NR_REQUESTS),
+            Scheduler::Deadline(d) if d.name() == "deadline" => Some(LEGACY_NR_REQUESTS),
+            // blk-mq with an elevator: twice the device's depth, at most 2 × BLKDEV_DEFAULT_RQ.
+            Scheduler::Deadline(_) => Some(2 * depth.min(128)),
+        }
+    }
 }
+
+/// Requests per queue on the legacy (single-queue) block layer (BLKDEV_MAX_RQ).
+pub const LEGACY_NR_REQUESTS: u32 = 128;
 
 /// blk-mq's `none`: requests go to the device in the order they entered the queue.
 #[derive(Debug, Default)]
