@@ -117,3 +117,30 @@ fn anticipation_keeps_two_sequential_readers_from_seeking_between_each_other() {
     eprintln!("two sequential readers: anticipatory {antic:.3e} B/s, deadline {deadline:.3e} B/s");
     assert!(antic > 2.0 * deadline, "anticipatory {antic:.3e} B/s vs deadline {deadline:.3e}");
 }
+
+#[test]
+fn a_heavy_scheduler_caps_a_fast_device_at_its_lock() {
+    use common::xpoint;
+    let iops = |sched: SchedulerConfig, cpu: Option<u64>| {
+        let mut j = job("r", RwMode::Randread, 4096, 64, 1);
+        j.region_size = 1 << 30;
+        j.io_limit = 128 << 20;
+        let target = TargetSpec {
+            name: "nvme0n1".into(),
+            device: DeviceConfig::InPlace(xpoint()),
+            precondition: Precondition::None,
+            scheduler: sched,
+            queue: QueueLimits { sched_cpu_ns: cpu, ..Default::default() },
+        };
+        let r = run_on(target, vec![j]);
+        r.jobs[0].read.ios as f64 / ((r.jobs[0].end_ns - r.jobs[0].start_ns) as f64 / 1e9)
+    };
+    let none = iops(SchedulerConfig::None, None);
+    let cfq_free = iops(SchedulerConfig::Cfq(CfqTunables::default()), Some(0));
+    let cfq = iops(SchedulerConfig::Cfq(CfqTunables::default()), None);
+    let heavy = iops(SchedulerConfig::Cfq(CfqTunables::default()), Some(5_000));
+    eprintln!("fast device: none {none:.0}, cfq without CPU cost {cfq_free:.0}, cfq {cfq:.0}, cfq at 5 µs {heavy:.0} IOPS");
+    assert!(none > 700_000.0, "the device itself is fast: {none:.0}");
+    assert!((heavy - 200_000.0).abs() / 200_000.0 < 0.02, "one lock, 5 µs a bio: 200 k IOPS at most, got {heavy:.0}");
+    assert!(cfq < none && heavy < cfq);
+}

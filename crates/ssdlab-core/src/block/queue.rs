@@ -25,11 +25,15 @@ pub struct QueueLimits {
     /// with its bio; 0: the kernel's default for the scheduler (see
     /// [`IoScheduler::default_nr_requests`]).
     pub nr_requests: u32,
+    /// Host CPU time the scheduler spends on one bio (insert, dispatch and completion
+    /// hooks), under the queue's one lock; None: the scheduler's own figure
+    /// ([`IoScheduler::default_cpu_ns`]). Not a sysfs setting: ssdlab's.
+    pub sched_cpu_ns: Option<Time>,
 }
 
 impl Default for QueueLimits {
     fn default() -> Self {
-        QueueLimits { max_sectors_kb: 1280, nomerges: 0, nr_requests: 0 }
+        QueueLimits { max_sectors_kb: 1280, nomerges: 0, nr_requests: 0, sched_cpu_ns: None }
     }
 }
 
@@ -115,6 +119,9 @@ pub struct BlockQueue {
     allocated: u32,
     nr_requests: Option<u32>,
     blocked: std::collections::VecDeque<Blocked>,
+    /// The scheduler's CPU time per bio and the lock it runs under (one per queue).
+    cpu_ns: Time,
+    lock: crate::engine::FifoServer,
 }
 
 /// A bio waiting for a request to be freed (its submitter sleeps in the kernel meanwhile).
@@ -141,7 +148,10 @@ impl BlockQueue {
             0 => sched.default_nr_requests(depth),
             n => Some(n),
         };
+        let cpu_ns = limits.sched_cpu_ns.unwrap_or_else(|| sched.default_cpu_ns());
         BlockQueue {
+            cpu_ns,
+            lock: Default::default(),
             allocated: 0,
             nr_requests,
             blocked: std::collections::VecDeque::new(),
@@ -180,6 +190,21 @@ impl BlockQueue {
                 (self.rqs.len() - 1) as Tag
             }
         }
+    }
+
+    /// The scheduler's host CPU time per bio.
+    pub fn sched_cpu_ns(&self) -> Time {
+        self.cpu_ns
+    }
+
+    /// When a bio arriving at `now` is through the scheduler's code: it waits for the
+    /// queue's lock, then holds it for the scheduler's CPU time (`now` for `none`).
+    #[inline]
+    pub fn through_scheduler(&mut self, now: Time) -> Time {
+        if self.cpu_ns == 0 {
+            return now;
+        }
+        self.lock.reserve(now, self.cpu_ns)
     }
 
     /// Host request `host` reaches the block layer at `now` and is queued for the device.

@@ -52,14 +52,14 @@ pub struct JobRun {
     pending_wake: Option<Time>,
     pub stats: JobStats,
     /// A trace the job replays instead of generating I/O.
-    replay: Option<Replayer>,
+    replay: Option<Box<Replayer>>,
 }
 
 impl JobRun {
     pub fn new(spec: JobSpec, master_seed: u64, index: u64) -> Result<JobRun, String> {
         let generator = Generator::new(&spec)?;
         let replay = match &spec.replay {
-            Some(r) => Some(Replayer::open(r, spec.region_offset, spec.region_size)?),
+            Some(r) => Some(Box::new(Replayer::open(r, spec.region_offset, spec.region_size)?)),
             None => None,
         };
         let rng = Rng::seed_from_u64(derive_seed(master_seed ^ spec.seed, "host-thread", index));

@@ -55,6 +55,8 @@ pub enum HostEvent {
     JobWake(u32),
     /// A submitted host request reaches the block layer.
     Arrive(HostTag),
+    /// The scheduler's code has run for a request: it enters the queue.
+    Enter(HostTag),
     /// Take a time-series sample.
     Sample,
     /// An I/O scheduler's timer on device `dev`'s queue.
@@ -133,6 +135,8 @@ pub struct Host {
     free_tags: Vec<HostTag>,
     /// The block layer: one queue per target device, in the system's order.
     queues: Vec<BlockQueue>,
+    /// Whether any queue's scheduler costs host CPU time (else bios enter without a check).
+    sched_costs: bool,
     jobs_done: usize,
     done_buf: Vec<Tag>,
     hosts_buf: Vec<HostTag>,
@@ -173,6 +177,7 @@ impl Host {
             reqs: Vec::new(),
             free_tags: Vec::new(),
             queues: Vec::new(),
+            sched_costs: false,
             jobs_done: 0,
             done_buf: Vec::new(),
             hosts_buf: Vec::new(),
@@ -192,6 +197,7 @@ impl Host {
             .iter()
             .map(|&(depth, sched, limits)| BlockQueue::with_limits(depth, hz, sched.build(hz), limits))
             .collect();
+        self.sched_costs = self.queues.iter().any(|q| q.sched_cpu_ns() > 0);
         match self.jobs.iter().find(|j| j.spec.target as usize >= devices.len()) {
             Some(j) => Err(format!("job '{}' targets device {}, but the system has {}", j.spec.name, j.spec.target, devices.len())),
             None => Ok(()),
@@ -249,6 +255,11 @@ impl Host {
             }
             HostEvent::Arrive(tag) => {
                 debug_assert_eq!(self.reqs[tag as usize].arrived_at, sched.now());
+                if let Some(target) = self.arrive(tag, sched) {
+                    self.feed_device(target, devs, sched);
+                }
+            }
+            HostEvent::Enter(tag) => {
                 let target = self.enter(tag, sched.now());
                 self.feed_device(target, devs, sched);
             }
@@ -284,6 +295,24 @@ impl Host {
                 self.feed_device(dev as u32, devs, sched);
             }
         }
+    }
+
+    /// Host request `tag` reaches its device's block layer at now: it enters the queue once
+    /// the scheduler's code has run for it (at once under `none`; else an event then).
+    /// Returns the device if it entered now.
+    #[inline]
+    fn arrive<DE: Copy>(&mut self, tag: HostTag, sched: &mut Scheduler<Event<DE>>) -> Option<u32> {
+        let now = sched.now();
+        if !self.sched_costs {
+            return Some(self.enter(tag, now));
+        }
+        let target = self.reqs[tag as usize].target;
+        let ready = self.queues[target as usize].through_scheduler(now);
+        if ready > now {
+            sched.schedule(ready, Event::Host(HostEvent::Enter(tag)));
+            return None;
+        }
+        Some(self.enter(tag, now))
     }
 
     /// Host request `tag` enters its device's block queue; returns the device.
@@ -441,8 +470,7 @@ impl Host {
                     };
                     if arrive == now {
                         // No host time to wait for: enter the block layer without an event.
-                        self.enter(tag, now);
-                        entered = true;
+                        entered |= self.arrive(tag, sched).is_some();
                     } else {
                         sched.schedule(arrive, Event::Host(HostEvent::Arrive(tag)));
                     }

@@ -687,6 +687,7 @@ impl BlockDevice for Ssd {
         self.cfg.queue_depth
     }
 
+    #[inline]
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<SsdEvent>) {
         debug_assert!(req.offset + req.len <= self.cfg.capacity_bytes);
         self.reqs.insert(&req);
@@ -704,6 +705,7 @@ impl BlockDevice for Ssd {
         ctx.schedule(done, SsdEvent::ControllerDone { tag: req.tag });
     }
 
+    #[inline]
     fn handle(&mut self, event: SsdEvent, ctx: &mut impl DeviceCtx<SsdEvent>) {
         match event {
             SsdEvent::ControllerDone { tag } => {
