@@ -48,9 +48,11 @@ fn main() {
             last = Some((r, map_bytes, logical_pages));
         }
         let (r, map_bytes, pages) = last.expect("at least one run");
-        let j = &r.jobs[0];
-        let ios = j.read.ios + j.write.ios;
-        let sim_s = (j.end_ns - j.measure_start_ns) as f64 / 1e9;
+        // Every job's I/O over the span from the first start to the last end.
+        let ios: u64 = r.jobs.iter().map(|j| j.read.ios + j.write.ios).sum();
+        let start = r.jobs.iter().map(|j| j.measure_start_ns).min().unwrap_or(0);
+        let end = r.jobs.iter().map(|j| j.end_ns).max().unwrap_or(0);
+        let sim_s = (end - start) as f64 / 1e9;
         let int = &r.devices[0].internal;
         let member_ios: u64 = r.devices[0].members.iter().map(|m| m.disk.read_ios + m.disk.write_ios).sum();
         let (min, max) = (
