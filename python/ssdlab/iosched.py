@@ -74,7 +74,7 @@ def _int(key: str, value: Any, what: str) -> int:
     if isinstance(value, bool):
         return int(value)
     try:
-        v = int(str(value).strip(), 0)
+        v = int(str(value).strip(), 10)
     except ValueError:
         raise SchedulerError(f"{key}={value!r}: expected {what}") from None
     if v < 0:

@@ -171,3 +171,41 @@ fn bad_mechanics_name_their_key() {
     let cfg = barracuda();
     assert_eq!(Hdd::new(cfg, 1).unwrap().capacity(), 1_000_204_886_016);
 }
+
+#[test]
+fn without_reordering_a_write_waiting_for_cache_room_is_not_starved_by_reads() {
+    let mut cfg = barracuda();
+    cfg.ncq.reorder = false;
+    cfg.cache.bytes = 1 << 20;
+    let mut reads = job(RwMode::Randread, 4096, 30, 3_000);
+    reads.time_based = false;
+    let mut writes = job(RwMode::Randwrite, 64 << 10, 1, 64);
+    writes.clone = 1;
+    let r = run_on(cfg, vec![reads, writes]);
+    let w = &r.jobs[1].write;
+    assert_eq!(w.ios, 64);
+    // Each waits for a destage or two (~15-30 ms each), not for the reads to run out.
+    assert!(w.clat.max < 500_000_000, "a cached write waited {} ns", w.clat.max);
+    assert!(r.jobs[1].end_ns < r.jobs[0].end_ns / 2, "the writer finished long before the readers");
+}
+
+#[test]
+fn a_flush_waits_for_the_writes_before_it_not_for_later_ones() {
+    // A steady writer keeps a 1 MiB cache full for 3 s; another job flushes after each of
+    // its writes. A flush waits for the (at most 1 MiB of) data cached before it, not for
+    // the steady writer to stop.
+    let mut cfg = barracuda();
+    cfg.cache.bytes = 1 << 20;
+    let mut steady = job(RwMode::Randwrite, 64 << 10, 8, 1);
+    steady.time_based = true;
+    steady.runtime_ns = Some(3_000_000_000);
+    steady.io_limit = u64::MAX / 4;
+    let mut syncing = job(RwMode::Randwrite, 4096, 1, 20);
+    syncing.clone = 1;
+    syncing.fsync_every = 1;
+    let r = run_on(cfg, vec![steady, syncing]);
+    let s = &r.jobs[1];
+    assert!(s.sync.ios >= 19, "{} flushes", s.sync.ios);
+    // 16 extents of 64 KiB destage in well under half a second.
+    assert!(s.sync.clat.mean < 500_000_000.0, "a flush took {} ns on average", s.sync.clat.mean);
+}

@@ -41,7 +41,8 @@ pub struct ReplaySpec {
     /// Only the records of this device (or file) of the trace; None: all of them.
     pub device: Option<u32>,
     /// A record past the end of the job's region wraps around into it (offset modulo the
-    /// region, kept 512-byte aligned) instead of being an error: for traces of larger disks.
+    /// region, moved back to fit if it would run off the end, 512-byte aligned) instead of
+    /// being an error: for traces of larger disks.
     pub wrap: bool,
     /// DiskSim's arrival-time unit (MQSim's traces: ns; classic DiskSim: ms).
     pub disksim_time_unit: TimeUnit,
@@ -127,7 +128,9 @@ impl Replayer {
                     ));
                     return None;
                 }
-                offset = (offset % (self.size - rec.len + 1)) / 512 * 512;
+                // Offset modulo the region, kept inside it and 512-byte aligned: the same trace
+                // offset lands in the same place whatever the length.
+                offset = (offset % self.size).min(self.size - rec.len) / 512 * 512;
             }
             let base = if rec.op == Op::Flush { 0 } else { self.base };
             return Some((Io { op: rec.op, offset: base + offset, len: rec.len }, rec.time_ns));

@@ -4,13 +4,18 @@
 //! Like deadline it keeps requests sorted by sector and in arrival order per direction, and
 //! serves a request whose expiry has passed first. Batches are timed (`read_batch_expire`,
 //! `write_batch_expire`) rather than counted, and within a batch the next request is the
-//! nearest forward of the head, or one behind it within 1 GiB at twice the distance. What
+//! nearest forward of the head, or one behind it within 512 MiB at twice the distance. What
 //! sets it apart: when a process's read completes, the disk is kept idle for up to
 //! `antic_expire` in the expectation ("anticipation") that the same process reads again
 //! nearby, which a process reading a file sequentially does after a short think. A request
-//! breaks the wait if it comes from that process, lies close to the head (closer as the wait
-//! goes on), or is nearer than the process's own mean seek; a process that thinks longer
-//! than `antic_expire` is not waited for.
+//! breaks the wait if it comes from that process, lies close to the head (a window that
+//! widens as the wait goes on), or is nearer than the process's own mean seek; a process
+//! that thinks longer than `antic_expire` is not waited for.
+//!
+//! Departures from the kernel, known: the wait starts only once nothing is in the device
+//! (2.6.28 also holds other processes' requests while the awaited read is still in flight,
+//! ANTIC_WAIT_REQ), so on a queuing disk it anticipates less; think and seek statistics take
+//! writes too; `antic_expire` is kept in ns, not whole jiffies.
 
 use std::collections::VecDeque;
 
@@ -59,8 +64,9 @@ impl AnticipatoryTunables {
     }
 }
 
-/// How far behind the head a request may be taken next (bytes), at twice its distance.
-const MAX_BACK: u64 = 1 << 30;
+/// How far behind the head a request may be taken next (bytes), at twice its distance:
+/// the kernel's MAXBACK, 1,048,576 sectors.
+const MAX_BACK: u64 = 512 << 20;
 
 /// What the scheduler knows of a process: think time and seek distance, decaying means.
 #[derive(Clone, Copy, Debug, Default)]

@@ -198,9 +198,10 @@ impl Cfq {
         self.report
     }
 
-    /// A kernel timer fires on a tick: `ns` from now, rounded up to the next jiffy.
+    /// A kernel timer armed now for `ns` (msecs_to_jiffies: rounded up to whole jiffies)
+    /// fires that many ticks after the current one: `mod_timer(jiffies + sl)`.
     fn jiffies_after(&self, now: Time, ns: Time) -> Time {
-        (now + ns).div_ceil(self.jiffy_ns) * self.jiffy_ns
+        (now / self.jiffy_ns + ns.div_ceil(self.jiffy_ns)) * self.jiffy_ns
     }
 
     fn queue_of(&mut self, process: u32) -> u32 {
@@ -325,7 +326,7 @@ impl IoScheduler for Cfq {
             queue.seek.add(d);
         }
         queue.last_pos = Some(sector + rq.len / 512);
-        if slice_idle == 0 || (hw_tag && queue.seek.valid() && queue.seeky()) {
+        if slice_idle == 0 || (hw_tag && queue.seeky()) {
             queue.idle_window = false;
         } else if queue.think.valid() {
             queue.idle_window = queue.think.mean <= slice_idle;
@@ -341,7 +342,6 @@ impl IoScheduler for Cfq {
             queue.on_rr = true;
             self.rr.push_back(q);
         }
-        self.update_hw_tag();
     }
 
     fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
@@ -349,8 +349,8 @@ impl IoScheduler for Cfq {
         let q = self.select(now)?;
         let busy = self.rr.len() + 1;
         let queue = &self.queues[q as usize];
-        let max = self.t.quantum;
-        if queue.dispatched >= max && (busy > 1 || queue.dispatched >= 4 * max) {
+        // 2.6.28: at most `quantum` in the device while other queues wait; alone, no limit.
+        if queue.dispatched >= self.t.quantum && busy > 1 {
             return None;
         }
         self.wait_request = false;
@@ -411,7 +411,8 @@ impl IoScheduler for Cfq {
         self.report.idle_timeouts += 1;
         self.wait_request = false;
         if let Some(a) = self.active {
-            if !self.slice_used(a, ctx.now) && !self.queues[a as usize].lists.is_empty() {
+            // Its request came meanwhile, or no other queue waits: the slice goes on.
+            if !self.slice_used(a, ctx.now) && (!self.queues[a as usize].lists.is_empty() || self.rr.is_empty()) {
                 return;
             }
         }
@@ -462,7 +463,7 @@ mod tests {
         assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), None, "process 2 waits for process 1's slice");
         c.completed(0, &rq(1, 0), &mut SchedCtx::new(100_000, &mut armed));
         assert_eq!(armed.len(), 1, "idling for process 1's next request");
-        assert_eq!(armed[0].at, 9 * NS_PER_MS, "8 ms from 0.1 ms, on the next jiffy");
+        assert_eq!(armed[0].at, 8 * NS_PER_MS, "jiffies + 8 at HZ = 1000, armed in jiffy 0");
         assert_eq!(c.dispatch(&mut SchedCtx::new(150_000, &mut armed)), None, "the disk idles");
         // Process 1 comes back: served at once, the idle wait ends.
         c.insert(2, &rq(1, 8192), &mut SchedCtx::new(200_000, &mut armed));
@@ -504,6 +505,6 @@ mod tests {
         }
         c.insert(10, &rq(2, 1 << 30), &mut SchedCtx::new(0, &mut armed));
         let got: Vec<Tag> = std::iter::from_fn(|| c.dispatch(&mut SchedCtx::new(0, &mut armed))).collect();
-        assert_eq!(got, vec![0, 1, 2, 3], "quantum 4, sorted by sector");
+        assert_eq!(got, vec![0, 1, 2, 3], "quantum 4 while another queue waits, sorted by sector");
     }
 }

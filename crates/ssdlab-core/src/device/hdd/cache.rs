@@ -34,6 +34,9 @@ struct ReadAhead {
     from_lba: u64,
     limit: u64,
     sectors_per_ns: f64,
+    /// The furthest sector a read waiting for the read-ahead needs: the head reads at least
+    /// that far before it goes elsewhere.
+    promised: u64,
 }
 
 /// How a read is served.
@@ -52,6 +55,8 @@ pub enum ReadHit {
 pub struct Extent {
     pub lba: u64,
     pub sectors: u64,
+    /// The last write admitted into it (a flush waits for every write admitted before it).
+    pub seq: u64,
 }
 
 pub struct DiskCache {
@@ -65,6 +70,9 @@ pub struct DiskCache {
     write_sectors: u64,
     dirty: VecDeque<Extent>,
     dirty_sectors: u64,
+    admitted: u64,
+    /// Extents taken for destaging and not yet on the media (their oldest write).
+    destaging: Vec<u64>,
 }
 
 impl DiskCache {
@@ -83,6 +91,8 @@ impl DiskCache {
             write_sectors: cache_sectors,
             dirty: VecDeque::new(),
             dirty_sectors: 0,
+            admitted: 0,
+            destaging: Vec::new(),
         }
     }
 
@@ -109,6 +119,7 @@ impl DiskCache {
                     return ReadHit::Cached;
                 }
                 let wait = ((end - got) as f64 / ra.sectors_per_ns).ceil() as Time;
+                ra.promised = ra.promised.max(end);
                 return ReadHit::Streaming(now + wait);
             }
         }
@@ -138,19 +149,26 @@ impl DiskCache {
             from_lba: end,
             limit: (end + self.read_ahead_sectors).min(self.capacity_sectors),
             sectors_per_ns,
+            promised: end,
         });
     }
 
-    /// The head is sent elsewhere at `now`: read-ahead ends with what it has read. Returns
-    /// the last sector it read, if any (where the head is).
-    pub fn stop_read_ahead(&mut self, now: Time) -> Option<u64> {
-        let ra = self.read_ahead.take()?;
-        let got = Self::progress(&ra, now);
+    /// The head is wanted elsewhere at `now`: read-ahead ends once it has read what waiting
+    /// reads were promised. Returns the last sector read (where the head is), if any, and
+    /// when the head is free.
+    pub fn stop_read_ahead(&mut self, now: Time) -> (Option<u64>, Time) {
+        let Some(ra) = self.read_ahead.take() else { return (None, now) };
+        let mut got = Self::progress(&ra, now);
+        let mut free = now;
+        if ra.promised > got {
+            free = ra.from_time + ((ra.promised - ra.from_lba) as f64 / ra.sectors_per_ns).ceil() as Time;
+            got = ra.promised;
+        }
         let seg = &mut self.segments[ra.seg];
         seg.end = got;
         // A segment holds at most its share of the cache: the oldest sectors go.
         seg.start = seg.start.max(got.saturating_sub(self.segment_sectors));
-        (got > ra.from_lba).then_some(got - 1)
+        ((got > ra.from_lba).then_some(got - 1), free)
     }
 
     pub fn write_back(&self) -> bool {
@@ -164,10 +182,15 @@ impl DiskCache {
             return false;
         }
         self.dirty_sectors += sectors;
+        self.admitted += 1;
+        let seq = self.admitted;
         match self.dirty.back_mut() {
             // A write continuing the last one joins it: one destage writes both.
-            Some(last) if last.lba + last.sectors == lba => last.sectors += sectors,
-            _ => self.dirty.push_back(Extent { lba, sectors }),
+            Some(last) if last.lba + last.sectors == lba => {
+                last.sectors += sectors;
+                last.seq = seq;
+            }
+            _ => self.dirty.push_back(Extent { lba, sectors, seq }),
         }
         true
     }
@@ -179,12 +202,29 @@ impl DiskCache {
 
     /// Take dirty extent `i` for destaging; its room is free once written ([`Self::destaged`]).
     pub fn take_dirty(&mut self, i: usize) -> Extent {
-        self.dirty.remove(i).expect("a dirty extent")
+        let x = self.dirty.remove(i).expect("a dirty extent");
+        self.destaging.push(x.seq);
+        x
     }
 
     /// An extent taken for destaging is on the media: its room is free.
     pub fn destaged(&mut self, x: Extent) {
         self.dirty_sectors -= x.sectors;
+        if let Some(i) = self.destaging.iter().position(|&s| s == x.seq) {
+            self.destaging.swap_remove(i);
+        }
+    }
+
+    /// Writes admitted so far (a flush arriving now covers these).
+    pub fn admitted(&self) -> u64 {
+        self.admitted
+    }
+
+    /// Whether every write admitted up to number `upto` is on the media. Extents are kept
+    /// in admission order and a joined extent takes its newest write's number, so it
+    /// suffices to look at the front and at those being destaged.
+    pub fn clean_up_to(&self, upto: u64) -> bool {
+        self.dirty.front().is_none_or(|x| x.seq > upto) && self.destaging.iter().all(|&s| s > upto)
     }
 
     pub fn dirty_sectors(&self) -> u64 {
@@ -213,9 +253,10 @@ mod tests {
         assert_eq!(c.lookup(180, 8, 1_800), ReadHit::Streaming(1_800 + 72 * 100));
         assert_eq!(c.lookup(5_000, 8, 1_800), ReadHit::Miss);
         // Sent elsewhere at 3,000: 20 sectors read ahead, kept; nothing more comes.
-        assert_eq!(c.stop_read_ahead(3_000), Some(127));
-        assert_eq!(c.lookup(120, 8, 9_000), ReadHit::Cached);
-        assert_eq!(c.lookup(124, 8, 9_000), ReadHit::Miss);
+        // The streaming reads were promised up to sector 188: the head reads that far first.
+        assert_eq!(c.stop_read_ahead(3_000), (Some(187), 1_000 + 80 * 100));
+        assert_eq!(c.lookup(180, 8, 9_000), ReadHit::Cached);
+        assert_eq!(c.lookup(184, 8, 9_000), ReadHit::Miss);
     }
 
     #[test]
@@ -240,9 +281,12 @@ mod tests {
         assert!(!c.admit_write(3_000, 8), "full");
         assert_eq!(c.lookup(2_000, 8, 0), ReadHit::Cached, "dirty data reads from the cache");
         let x = c.take_dirty(0);
-        assert_eq!(x, Extent { lba: 0, sectors: 768 });
+        assert_eq!(x, Extent { lba: 0, sectors: 768, seq: 2 });
+        assert!(!c.clean_up_to(2), "being destaged");
         assert!(!c.admit_write(3_000, 8), "room comes when the extent is on the media");
         c.destaged(x);
+        assert!(c.clean_up_to(2), "writes 1 and 2 are on the media; 3 is not needed");
+        assert!(!c.clean_up_to(3));
         assert!(c.admit_write(3_000, 8));
         assert_eq!(c.dirty_sectors(), 264);
         let mut off = DiskCache::new(1_024, 4, 64, false, 10_000);

@@ -196,8 +196,8 @@ pub struct Hdd {
     waiting: Vec<Waiting>,
     /// Writes waiting for room in the write-back cache, in arrival order.
     blocked_writes: std::collections::VecDeque<Tag>,
-    /// Flushes waiting for the cache to be clean.
-    flushes: Vec<Tag>,
+    /// Flushes waiting for the writes cached before them (up to that admission number).
+    flushes: Vec<(Tag, u64)>,
     access: Option<Access>,
     /// Where the head is (cylinder, surface) when idle or after the current access.
     head: Place,
@@ -280,17 +280,28 @@ impl Hdd {
         (seek, rotation)
     }
 
-    /// The next access for the idle head, if any work waits for it.
-    fn pick(&mut self, now: Time) -> Option<Access> {
+    /// The next access for the idle head, if any work waits for it, and when the head can
+    /// start it (read-ahead first reads what waiting reads were promised).
+    fn pick(&mut self, now: Time) -> Option<(Access, Time)> {
         let must_destage = !self.blocked_writes.is_empty() || !self.flushes.is_empty();
         let destage_ok = self.waiting.is_empty() || must_destage;
         if self.waiting.is_empty() && (self.cache.dirty().is_empty() || !destage_ok) {
             return None;
         }
-        if let Some(lba) = self.cache.stop_read_ahead(now) {
+        let (last, free) = self.cache.stop_read_ahead(now);
+        if let Some(lba) = last {
             self.head = self.geo.place(lba);
         }
+        self.pick_at(free, must_destage, destage_ok).map(|a| (a, free))
+    }
+
+    fn pick_at(&mut self, now: Time, must_destage: bool, destage_ok: bool) -> Option<Access> {
         let fifo = !self.cfg.ncq.reorder || self.cfg.queue_depth == 1;
+        // Without reordering, a write or flush waiting for cache room gets the oldest dirty
+        // extent destaged before the next host command.
+        if fifo && must_destage && !self.cache.dirty().is_empty() {
+            return Some(Access::Destage(self.cache.take_dirty(0)));
+        }
         // The oldest host command goes first when it has waited too long, or without NCQ.
         if let Some(first) = self.waiting.first() {
             let starved = now.saturating_sub(first.arrived) > self.cfg.ncq.max_wait_ns;
@@ -354,13 +365,13 @@ impl Hdd {
             return;
         }
         let now = ctx.now();
-        let Some(access) = self.pick(now) else { return };
+        let Some((access, start)) = self.pick(now) else { return };
         let (lba, sectors, write) = match access {
             Access::Host { lba, sectors, write, .. } => (lba, sectors, write),
             Access::Destage(x) => (x.lba, x.sectors, true),
         };
         let place = self.geo.place(lba);
-        let (seek, rotation) = self.positioning(now, &place, self.geo.angle_ns(&place), write);
+        let (seek, rotation) = self.positioning(start, &place, self.geo.angle_ns(&place), write);
         let (transfer, last) = self.geo.transfer_ns(lba, sectors);
         let r = &mut self.report;
         r.media_accesses += 1;
@@ -378,7 +389,7 @@ impl Hdd {
         } else {
             self.media_bytes_read += bytes;
         }
-        let done = self.head_busy.reserve(now, seek + rotation + transfer);
+        let done = self.head_busy.reserve(now, (start - now) + seek + rotation + transfer);
         self.head = last;
         self.access = Some(access);
         ctx.schedule(done, HddEvent::HeadDone);
@@ -396,11 +407,14 @@ impl Hdd {
             self.report.cached_writes += 1;
             ctx.complete(tag);
         }
-        if self.cache.dirty_sectors() == 0 && self.blocked_writes.is_empty() {
-            for tag in self.flushes.drain(..) {
+        let cache = &self.cache;
+        self.flushes.retain(|&(tag, upto)| {
+            let done = cache.clean_up_to(upto);
+            if done {
                 ctx.complete(tag);
             }
-        }
+            !done
+        });
     }
 
     fn wait_for_head(&mut self, tag: Tag, write: bool, now: Time) {
@@ -455,11 +469,13 @@ impl BlockDevice for Hdd {
                     Op::Write => ctx.schedule(self.front.from_host(now, r.len), HddEvent::DataIn { tag }),
                     // No mapping to update on a conventional disk.
                     Op::Trim => ctx.complete(tag),
+                    // A flush covers the writes the cache took before it (not later ones).
                     Op::Flush => {
-                        if self.cache.dirty_sectors() == 0 && self.blocked_writes.is_empty() {
+                        let upto = self.cache.admitted();
+                        if self.cache.clean_up_to(upto) {
                             ctx.complete(tag);
                         } else {
-                            self.flushes.push(tag);
+                            self.flushes.push((tag, upto));
                             self.kick(ctx);
                         }
                     }
