@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use ssdlab_core::array::{Array, ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
 use ssdlab_core::block::{CfqTunables, QueueLimits, SchedulerConfig};
-use ssdlab_core::device::frontend::{ControllerConfig, HostInterface};
-use ssdlab_core::device::hdd::{Hdd, HddCacheConfig, HddConfig, HddMechanics, NcqConfig};
+use ssdlab_core::device::hdd::{Hdd, HddConfig};
 use ssdlab_core::workload::replay::{ReplaySpec, ReplayTiming};
 use ssdlab_core::workload::trace::{TimeUnit, TraceFormat};
 use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
@@ -195,7 +194,7 @@ impl Scenario {
     pub fn prepare(self, seed: u64) -> (Prepared, Duration) {
         let t = Instant::now();
         if self == Scenario::HddRandRead4kQd32 {
-            return (Prepared::Hdd(Hdd::new(disk(), seed).expect("a valid disk")), t.elapsed());
+            return (Prepared::Hdd(Hdd::new(HddConfig::generic(), seed).expect("a valid disk")), t.elapsed());
         }
         let cfg = SsdConfig::generic(self.capacity_gib());
         let Some((level, n)) = self.array() else {
@@ -253,40 +252,6 @@ fn timed<D: BlockDevice>(sc: Scenario, seed: u64, mut target: Target<D>) -> (Sim
     let t = Instant::now();
     let r = simulate(seed, host, vec![target]).expect("simulation");
     (r, t.elapsed())
-}
-
-/// A 1 TB 7200 rpm disk shaped after the Barracuda 7200.11 (its profile has the sources).
-pub fn disk() -> HddConfig {
-    HddConfig {
-        name: "bench-disk".into(),
-        capacity_bytes: 1_000_204_886_016,
-        interface: HostInterface::Sata { gbit_per_s: 3.0, efficiency: 0.9 },
-        queue_depth: 32,
-        controller: ControllerConfig {
-            cores: 1,
-            read_busy_ns: 60_000,
-            write_busy_ns: 60_000,
-            trim_busy_ns: 10_000,
-            flush_busy_ns: 20_000,
-            busy_cv: 0.0,
-            latency_ns: 20_000,
-        },
-        mechanics: HddMechanics {
-            rpm: 7200,
-            surfaces: 8,
-            zones: 16,
-            sector_bytes: 512,
-            outer_sectors_per_track: 2_141,
-            inner_sectors_per_track: 1_017,
-            track_to_track_ns: 800_000,
-            average_seek_ns: 8_500_000,
-            full_stroke_ns: 17_000_000,
-            head_switch_ns: 800_000,
-            write_settle_ns: 1_000_000,
-        },
-        cache: HddCacheConfig { bytes: 32 << 20, segments: 16, read_ahead_bytes: 1 << 20, write_back: true, destage_window: 64 },
-        ncq: NcqConfig { reorder: true, max_wait_ns: 500_000_000 },
-    }
 }
 
 /// A DiskSim trace of `records` 4 KiB random reads and writes over `capacity`, written once

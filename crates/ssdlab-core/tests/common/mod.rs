@@ -248,47 +248,10 @@ pub fn run_audited_device<D: BlockDevice>(
     (result, audit)
 }
 
-/// A 2008 7200 rpm SATA disk of 1 TB, shaped after the Barracuda 7200.11 (see the
-/// profile for sources): 8 surfaces, 16 zones, 8.5 ms average seek, NCQ 32.
+/// A 2008 7200 rpm SATA disk of 1 TB (the core's generic disk, shaped after the Barracuda
+/// 7200.11): 8 surfaces, 16 zones, 8.5 ms average seek, NCQ 32.
 pub fn barracuda() -> ssdlab_core::device::hdd::HddConfig {
-    use ssdlab_core::device::frontend::{ControllerConfig, HostInterface};
-    use ssdlab_core::device::hdd::{HddCacheConfig, HddConfig, HddMechanics, NcqConfig};
-    HddConfig {
-        name: "barracuda-test".into(),
-        capacity_bytes: 1_000_204_886_016,
-        interface: HostInterface::Sata { gbit_per_s: 3.0, efficiency: 0.9 },
-        queue_depth: 32,
-        controller: ControllerConfig {
-            cores: 1,
-            read_busy_ns: 50_000,
-            write_busy_ns: 50_000,
-            trim_busy_ns: 10_000,
-            flush_busy_ns: 10_000,
-            busy_cv: 0.0,
-            latency_ns: 20_000,
-        },
-        mechanics: HddMechanics {
-            rpm: 7200,
-            surfaces: 8,
-            zones: 16,
-            sector_bytes: 512,
-            outer_sectors_per_track: 2_100,
-            inner_sectors_per_track: 1_050,
-            track_to_track_ns: 800_000,
-            average_seek_ns: 8_500_000,
-            full_stroke_ns: 17_000_000,
-            head_switch_ns: 800_000,
-            write_settle_ns: 500_000,
-        },
-        cache: HddCacheConfig {
-            bytes: 32 << 20,
-            segments: 16,
-            read_ahead_bytes: 1 << 20,
-            write_back: true,
-            destage_window: 64,
-        },
-        ncq: NcqConfig { reorder: true, max_wait_ns: 1_000_000_000 },
-    }
+    ssdlab_core::device::hdd::HddConfig::generic()
 }
 
 /// A small 3D XPoint drive: in-place media, 4 KiB units on 7 channels x 4 dies, no buffer.

@@ -20,6 +20,7 @@
 //! time, a full stroke its full-stroke time, and the mean over seeks between uniformly
 //! random cylinders its average seek time (how datasheets define the average).
 
+use super::HddMechanics;
 use crate::engine::Time;
 use crate::error::ConfigError;
 
@@ -61,26 +62,10 @@ pub struct Geometry {
     seek_beta: f64,
 }
 
-/// The mechanical figures a geometry is built from (ns, sectors).
-#[derive(Clone, Copy, Debug)]
-pub struct Mechanics {
-    pub capacity_sectors: u64,
-    pub sector_bytes: u64,
-    pub rpm: u32,
-    pub surfaces: u32,
-    pub zones: u32,
-    pub outer_sectors_per_track: u32,
-    pub inner_sectors_per_track: u32,
-    pub track_to_track_ns: Time,
-    pub average_seek_ns: Time,
-    pub full_stroke_ns: Time,
-    pub head_switch_ns: Time,
-}
-
 impl Geometry {
     /// Lay out `capacity_sectors` over the zones and fit the seek curve. Errors name the
     /// profile key that cannot hold.
-    pub fn new(m: &Mechanics) -> Result<Geometry, ConfigError> {
+    pub fn new(m: &HddMechanics, capacity_sectors: u64) -> Result<Geometry, ConfigError> {
         let err = |key: &str, msg: String| Err(ConfigError::new(key, msg));
         if m.inner_sectors_per_track > m.outer_sectors_per_track {
             return err(
@@ -102,7 +87,7 @@ impl Geometry {
             (o - ((o - n) * i + (z - 1) / 2) / (z - 1)) as u32
         };
         let sectors_per_zone_cylinder: u64 = (0..z).map(|i| spt(i) as u64 * m.surfaces as u64).sum();
-        let cylinders_per_zone = m.capacity_sectors.div_ceil(sectors_per_zone_cylinder).max(1);
+        let cylinders_per_zone = capacity_sectors.div_ceil(sectors_per_zone_cylinder).max(1);
         if cylinders_per_zone * z > u32::MAX as u64 / 2 {
             return err("mechanics.outer_sectors_per_track", "too few sectors per track for the capacity".into());
         }
@@ -304,26 +289,16 @@ fn fit_seek(cylinders: u32, t1: Time, avg: Time, full: Time) -> Result<(f64, f64
 mod tests {
     use super::*;
 
-    fn barracuda() -> Mechanics {
-        Mechanics {
-            capacity_sectors: 1_953_525_168,
-            sector_bytes: 512,
-            rpm: 7200,
-            surfaces: 8,
-            zones: 16,
-            outer_sectors_per_track: 2_100,
-            inner_sectors_per_track: 1_050,
-            track_to_track_ns: 800_000,
-            average_seek_ns: 8_500_000,
-            full_stroke_ns: 17_000_000,
-            head_switch_ns: 800_000,
-        }
+    const SECTORS: u64 = 1_953_525_168;
+
+    fn barracuda() -> HddMechanics {
+        crate::device::hdd::HddConfig::generic().mechanics
     }
 
     #[test]
     fn layout_covers_the_capacity_and_every_lba_maps_into_it() {
-        let g = Geometry::new(&barracuda()).unwrap();
-        assert!(g.capacity_sectors() >= 1_953_525_168);
+        let g = Geometry::new(&barracuda(), SECTORS).unwrap();
+        assert!(g.capacity_sectors() >= SECTORS);
         assert_eq!(g.revolution_ns, 8_333_334);
         let last = g.place(1_953_525_167);
         assert!(last.cylinder < g.cylinders);
@@ -343,7 +318,7 @@ mod tests {
 
     #[test]
     fn seek_curve_meets_its_three_points() {
-        let g = Geometry::new(&barracuda()).unwrap();
+        let g = Geometry::new(&barracuda(), SECTORS).unwrap();
         assert_eq!(g.seek_ns(0), 0);
         assert_eq!(g.seek_ns(1), 800_000);
         let full = g.seek_ns(g.cylinders - 1) as f64;
@@ -362,18 +337,18 @@ mod tests {
     fn impossible_seek_figures_are_refused_by_key() {
         let mut m = barracuda();
         m.average_seek_ns = 16_900_000; // almost the full stroke: no concave curve gets there
-        assert_eq!(Geometry::new(&m).unwrap_err().key, "mechanics.average_seek_ns");
+        assert_eq!(Geometry::new(&m, SECTORS).unwrap_err().key, "mechanics.average_seek_ns");
         let mut m = barracuda();
         m.average_seek_ns = 500_000;
-        assert_eq!(Geometry::new(&m).unwrap_err().key, "mechanics.average_seek_ns");
+        assert_eq!(Geometry::new(&m, SECTORS).unwrap_err().key, "mechanics.average_seek_ns");
         let mut m = barracuda();
         m.inner_sectors_per_track = 3_000;
-        assert_eq!(Geometry::new(&m).unwrap_err().key, "mechanics.inner_sectors_per_track");
+        assert_eq!(Geometry::new(&m, SECTORS).unwrap_err().key, "mechanics.inner_sectors_per_track");
     }
 
     #[test]
     fn a_track_crossing_costs_its_switch_and_lands_on_the_skewed_first_sector() {
-        let g = Geometry::new(&barracuda()).unwrap();
+        let g = Geometry::new(&barracuda(), SECTORS).unwrap();
         let spt = g.zones[0].sectors_per_track as u64;
         let (ns, end) = g.transfer_ns(spt - 8, 16);
         let sector = g.zones[0].sector_ns;
@@ -390,7 +365,7 @@ mod tests {
 
     #[test]
     fn an_access_ends_exactly_where_the_next_sector_starts() {
-        let g = Geometry::new(&barracuda()).unwrap();
+        let g = Geometry::new(&barracuda(), SECTORS).unwrap();
         let rev = g.revolution_ns;
         for start in (0..200_000u64).step_by(977) {
             let p = g.place(start);
@@ -405,7 +380,7 @@ mod tests {
 
     #[test]
     fn outer_zones_stream_faster_than_inner_ones() {
-        let g = Geometry::new(&barracuda()).unwrap();
+        let g = Geometry::new(&barracuda(), SECTORS).unwrap();
         let outer = g.zone_rate(0);
         let inner = g.zone_rate(g.zones.len() - 1);
         // 2,100 sectors × 512 B per 8.33 ms revolution, less one switch in 8.33 ms + 0.8 ms.

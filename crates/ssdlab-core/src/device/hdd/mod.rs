@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use self::cache::{DiskCache, Extent, ReadHit};
-use self::geometry::{Geometry, Mechanics, Place};
+use self::geometry::{Geometry, Place};
 use crate::device::frontend::{validate_front, ControllerConfig, FrontEnd, HostInterface};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, RequestTable, Tag};
 use crate::engine::{FifoServer, Time};
@@ -82,20 +82,48 @@ pub struct HddConfig {
 }
 
 impl HddConfig {
-    fn mechanics(&self) -> Mechanics {
-        let m = &self.mechanics;
-        Mechanics {
-            capacity_sectors: self.capacity_bytes.div_ceil(m.sector_bytes.max(1)),
-            sector_bytes: m.sector_bytes,
-            rpm: m.rpm,
-            surfaces: m.surfaces,
-            zones: m.zones,
-            outer_sectors_per_track: m.outer_sectors_per_track,
-            inner_sectors_per_track: m.inner_sectors_per_track,
-            track_to_track_ns: m.track_to_track_ns,
-            average_seek_ns: m.average_seek_ns,
-            full_stroke_ns: m.full_stroke_ns,
-            head_switch_ns: m.head_switch_ns,
+    fn capacity_sectors(&self) -> u64 {
+        self.capacity_bytes.div_ceil(self.mechanics.sector_bytes.max(1))
+    }
+
+    /// A 1 TB 7200 rpm SATA disk of 2008, shaped after the Barracuda 7200.11 profile
+    /// (which has the sources), for tests and benchmarks.
+    pub fn generic() -> HddConfig {
+        HddConfig {
+            name: "generic-7200rpm-1tb".into(),
+            capacity_bytes: 1_000_204_886_016,
+            interface: HostInterface::Sata { gbit_per_s: 3.0, efficiency: 0.9 },
+            queue_depth: 32,
+            controller: ControllerConfig {
+                cores: 1,
+                read_busy_ns: 60_000,
+                write_busy_ns: 60_000,
+                trim_busy_ns: 10_000,
+                flush_busy_ns: 20_000,
+                busy_cv: 0.0,
+                latency_ns: 20_000,
+            },
+            mechanics: HddMechanics {
+                rpm: 7200,
+                surfaces: 8,
+                zones: 16,
+                sector_bytes: 512,
+                outer_sectors_per_track: 2_100,
+                inner_sectors_per_track: 1_050,
+                track_to_track_ns: 800_000,
+                average_seek_ns: 8_500_000,
+                full_stroke_ns: 17_000_000,
+                head_switch_ns: 800_000,
+                write_settle_ns: 1_000_000,
+            },
+            cache: HddCacheConfig {
+                bytes: 32 << 20,
+                segments: 16,
+                read_ahead_bytes: 1 << 20,
+                write_back: true,
+                destage_window: 64,
+            },
+            ncq: NcqConfig { reorder: true, max_wait_ns: 500_000_000 },
         }
     }
 
@@ -123,7 +151,7 @@ impl HddConfig {
         if self.capacity_bytes % m.sector_bytes != 0 {
             return Err(ConfigError::new("capacity_bytes", format!("not a whole number of {} B sectors", m.sector_bytes)));
         }
-        Geometry::new(&self.mechanics()).map(|_| ())
+        Geometry::new(&self.mechanics, self.capacity_sectors()).map(|_| ())
     }
 }
 
@@ -213,7 +241,7 @@ pub struct Hdd {
 impl Hdd {
     pub fn new(cfg: HddConfig, seed: u64) -> Result<Hdd, ConfigError> {
         cfg.validate()?;
-        let geo = Geometry::new(&cfg.mechanics())?;
+        let geo = Geometry::new(&cfg.mechanics, cfg.capacity_sectors())?;
         let sb = cfg.mechanics.sector_bytes;
         let capacity_sectors = cfg.capacity_bytes / sb;
         let report = HddReport {
