@@ -89,3 +89,13 @@ def test_records_past_the_end_fail_unless_wrapped(tmp_path):
     r = ssdlab.api.execute(ssdlab.api.build(None, profile=SSD,
                                              replay=[(Replay(path=str(t), format="disksim", wrap=True), None, 8)]))
     assert r.to_fio_json()["jobs"][0]["read"]["total_ios"] == 3
+
+
+def test_replay_to_a_device_the_system_lacks_is_named(cli, tmp_path):
+    t = tmp_path / "t.trace"
+    _disksim(t, 2)
+    sysf = tmp_path / "sys.toml"
+    sysf.write_text(f'[[drive]]\nname = "sda"\nprofile = "{SSD}"\n')
+    p = cli("replay", str(t), "--format", "disksim", "--system", str(sysf), "--map", "0=sdz")
+    assert p.returncode == 2
+    assert "replay to /dev/sdz: no such device in the system (it has /dev/sda)" in p.stderr
