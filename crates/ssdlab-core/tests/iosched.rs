@@ -144,3 +144,79 @@ fn a_heavy_scheduler_caps_a_fast_device_at_its_lock() {
     assert!((heavy - 200_000.0).abs() / 200_000.0 < 0.02, "one lock, 5 µs a bio: 200 k IOPS at most, got {heavy:.0}");
     assert!(cfq < none && heavy < cfq);
 }
+
+mod merging_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arb_scheduler() -> impl Strategy<Value = SchedulerConfig> {
+        prop_oneof![
+            Just(SchedulerConfig::None),
+            Just(SchedulerConfig::Noop),
+            (1u32..32, any::<bool>()).prop_map(|(fifo_batch, front_merges)| SchedulerConfig::Deadline(DeadlineTunables {
+                fifo_batch,
+                front_merges,
+                ..Default::default()
+            })),
+            Just(SchedulerConfig::MqDeadline(DeadlineTunables::default())),
+            Just(SchedulerConfig::Cfq(CfqTunables::default())),
+            Just(SchedulerConfig::Anticipatory(AnticipatoryTunables::default())),
+        ]
+    }
+
+    fn arb_limits() -> impl Strategy<Value = QueueLimits> {
+        (prop_oneof![Just(8u32), Just(64), Just(1280)], 0u8..3, prop_oneof![Just(0u32), Just(4), Just(16)])
+            .prop_map(|(max_sectors_kb, nomerges, nr_requests)| QueueLimits { max_sectors_kb, nomerges, nr_requests, ..Default::default() })
+    }
+
+    fn arb_jobs() -> impl Strategy<Value = Vec<JobSpec>> {
+        let rw = prop_oneof![Just(RwMode::Read), Just(RwMode::Write), Just(RwMode::Rw), Just(RwMode::Randrw), Just(RwMode::Randread), Just(RwMode::Randwrite)];
+        // Small regions crowd random bios together: some fill the gap between two queued
+        // requests, which then merge.
+        let region = prop_oneof![Just(64u64 << 10), Just(8 << 20)];
+        let one = (rw, prop_oneof![Just(4096u64), Just(8192), Just(65536)], 1u64..33, 0u64..4, region);
+        proptest::collection::vec(one, 1..4).prop_map(|js| {
+            js.into_iter()
+                .enumerate()
+                .map(|(i, (rw, bs, qd, region, region_size))| {
+                    let mut j = job(&format!("p{i}"), rw, bs, qd, i as u64 + 1);
+                    j.clone = i as u32;
+                    // Some jobs share a region, so that their bios meet.
+                    j.region_offset = region * (1 << 20);
+                    j.region_size = region_size;
+                    j.io_limit = 1 << 20;
+                    j
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(common::proptest_config(48))]
+
+        /// Whatever the scheduler and queue settings: every bio is carried by exactly one
+        /// request (a request of its own, or a merge into one — including merges of whole
+        /// requests), every byte arrives, and the queue time equals the in-flight area.
+        #[test]
+        fn every_bio_is_a_request_or_a_merge(sched in arb_scheduler(), limits in arb_limits(), depth in prop_oneof![Just(1u32), Just(2), Just(32)], jobs in arb_jobs()) {
+            let mut target = disk(sched, depth);
+            target.queue = limits;
+            let r = run_on(target, jobs);
+            let d = &r.devices[0].disk;
+            let (reads, writes): (u64, u64) = (r.jobs.iter().map(|j| j.read.ios).sum(), r.jobs.iter().map(|j| j.write.ios).sum());
+            prop_assert_eq!(d.read_ios + d.read_merges, reads);
+            prop_assert_eq!(d.write_ios + d.write_merges, writes);
+            let bytes: u64 = r.jobs.iter().map(|j| j.read.bytes + j.write.bytes).sum();
+            prop_assert_eq!((d.read_sectors + d.write_sectors) * 512, bytes);
+            prop_assert_eq!(r.devices[0].internal.host_bytes_read + r.devices[0].internal.host_bytes_written, bytes);
+            prop_assert_eq!(d.in_flight, 0);
+            prop_assert_eq!(d.time_in_queue_ms as u128, d.in_flight_area_ns / 1_000_000);
+            if limits.nomerges == 2 || r.devices[0].scheduler == "none" {
+                prop_assert_eq!(d.read_merges + d.write_merges, 0);
+            }
+            for j in &r.jobs {
+                prop_assert_eq!(j.issued, j.completed);
+            }
+        }
+    }
+}

@@ -61,6 +61,12 @@ impl IoScheduler for RebuildShare {
     fn queued(&self) -> usize {
         self.host.len() + self.rebuild.len()
     }
+
+    /// Never asked: it takes no merges.
+    fn requests_merged(&mut self, _kept: Tag, _kept_rq: &Request, gone: Tag) {
+        self.host.retain(|&t| t != gone);
+        self.rebuild.retain(|&t| t != gone);
+    }
 }
 
 #[cfg(test)]

@@ -211,7 +211,10 @@ impl BlockQueue {
     /// Returns how many device requests carry it; the host request is done when all are.
     #[inline]
     pub fn submit(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> u32 {
-        if self.merging && matches!(op, Op::Read | Op::Write) && self.try_merge(host, op, offset, len, process) {
+        if self.merging && matches!(op, Op::Read | Op::Write) && self.try_merge(host, op, offset, len, process, now) {
+            if !self.blocked.is_empty() {
+                self.admit_blocked(now); // two requests may have become one
+            }
             return 1;
         }
         if self.nr_requests.is_some_and(|n| self.allocated >= n) {
@@ -250,7 +253,7 @@ impl BlockQueue {
     fn admit_blocked(&mut self, now: Time) {
         while self.nr_requests.is_some_and(|n| self.allocated < n) {
             let Some(b) = self.blocked.pop_front() else { return };
-            if self.merging && matches!(b.op, Op::Read | Op::Write) && self.try_merge(b.host, b.op, b.offset, b.len, b.process) {
+            if self.merging && matches!(b.op, Op::Read | Op::Write) && self.try_merge(b.host, b.op, b.offset, b.len, b.process, now) {
                 continue;
             }
             self.insert_request(b.host, b.op, b.offset, b.len, b.process, now);
@@ -258,8 +261,10 @@ impl BlockQueue {
     }
 
     /// Merge a bio into a queued request it continues (back) or precedes (front), if the
-    /// size limit, `nomerges` and the scheduler allow. Returns whether it merged.
-    fn try_merge(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32) -> bool {
+    /// size limit, `nomerges` and the scheduler allow; a request that then meets another
+    /// end to start merges with it too (attempt_back_merge / attempt_front_merge). Returns
+    /// whether the bio merged.
+    fn try_merge(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> bool {
         let max = self.limits.max_sectors_kb as u64 * 1024;
         let one_hit = self.limits.nomerges == 1;
         let fits = |q: &BlockQueue, tag: Tag, front: bool| {
@@ -272,6 +277,9 @@ impl BlockQueue {
                 self.ends.remove(&(offset, key));
                 self.ends.insert((offset + len, key), tag);
                 self.merged(tag, false, self.rqs[tag as usize].offset);
+                if let Some(&next) = self.starts.get(&(offset + len, key)) {
+                    self.try_merge_requests(tag, next, now);
+                }
                 return true;
             }
         }
@@ -297,10 +305,57 @@ impl BlockQueue {
                 self.starts.remove(&(old, key));
                 self.starts.insert((offset, key), tag);
                 self.merged(tag, true, old);
+                if let Some(&prev) = self.ends.get(&(offset, key)) {
+                    self.try_merge_requests(prev, tag, now);
+                }
                 return true;
             }
         }
         false
+    }
+
+    /// Queued request `next` starts where queued request `rq` ends: make them one (`rq`
+    /// carries `next`'s bios after its own), if the size limit and the scheduler allow.
+    fn try_merge_requests(&mut self, rq: Tag, next: Tag, now: Time) {
+        let (a, b) = (self.rqs[rq as usize], self.rqs[next as usize]);
+        let max = self.limits.max_sectors_kb as u64 * 1024;
+        if rq == next || a.op != b.op || a.len + b.len > max || !self.sched.allow_merge(&a, b.process, false) {
+            return;
+        }
+        debug_assert_eq!(a.offset + a.len, b.offset);
+        let key = a.op as u8;
+        // `next`'s first bio, then its chain, go to the end of `rq`'s chain.
+        let mut first_len = b.len;
+        let mut c = b.merged;
+        while c != NO_BIO {
+            first_len -= self.bios[c as usize].len;
+            c = self.bios[c as usize].next;
+        }
+        let head = self.alloc_bio(Bio { host: b.host, offset: b.offset, len: first_len, next: b.merged });
+        let r = &mut self.rqs[rq as usize];
+        r.len += b.len;
+        // Linux keeps the earlier start time (attempt_merge), as the merged request
+        // carries I/O waiting since then.
+        r.started_at = r.started_at.min(b.started_at);
+        if r.merged == NO_BIO {
+            r.merged = head;
+        } else {
+            let mut last = r.merged;
+            while self.bios[last as usize].next != NO_BIO {
+                last = self.bios[last as usize].next;
+            }
+            self.bios[last as usize].next = head;
+        }
+        self.ends.remove(&(b.offset, key));
+        self.starts.remove(&(b.offset, key));
+        self.ends.insert((b.offset + b.len, key), rq);
+        if self.last_merge == Some(next) {
+            self.last_merge = Some(rq);
+        }
+        self.sched.requests_merged(rq, &self.rqs[rq as usize], next);
+        self.disk.merged_away(now, b.op, a.started_at, b.started_at);
+        self.free_rqs.push(next);
+        self.allocated -= 1;
     }
 
     /// Bookkeeping after a merge into request `tag`.
@@ -580,6 +635,99 @@ mod tests {
         assert_eq!(q.disk().snapshot(1).write_merges, 1);
     }
 
+    /// Drains the queue, returning each device request's extent and the host requests it
+    /// carried, in order.
+    fn drain(q: &mut BlockQueue, mut t: Time) -> Vec<((u64, u64), Vec<HostTag>)> {
+        let mut out = vec![];
+        while let Some(r) = q.next_for_device(t) {
+            t += 10;
+            let done = q.complete(r.tag, t);
+            let mut hosts = vec![done.host];
+            q.take_merged(&done, &mut hosts);
+            out.push(((r.offset, r.len), hosts));
+        }
+        out
+    }
+
+    #[test]
+    fn a_bio_filling_the_gap_between_two_requests_makes_them_one() {
+        let mut q = noop_queue(1, QueueLimits::default());
+        q.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+        let busy = q.next_for_device(0).unwrap();
+        q.submit(1, Op::Write, 0, 4096, 0, 1);
+        q.submit(3, Op::Write, 8192, 4096, 0, 2);
+        assert_eq!(q.disk().snapshot(2).in_flight, 3);
+        q.submit(2, Op::Write, 4096, 4096, 0, 3); // joins 1 at its back, which then meets 3
+        assert_eq!(q.queued(), 1);
+        let d = q.disk().snapshot(3);
+        assert_eq!((d.in_flight, d.write_merges), (2, 2), "one bio merge, one request merge");
+        q.complete(busy.tag, 5);
+        assert_eq!(drain(&mut q, 5), vec![((0, 12288), vec![1, 2, 3])]);
+        let d = q.disk().snapshot(100);
+        assert_eq!((d.write_ios, d.write_sectors, d.in_flight), (2, 8 + 24, 0));
+        // Little's law: the queue time equals the in-flight area once all is done.
+        assert_eq!(d.time_in_queue_ms as u128, d.in_flight_area_ns / 1_000_000);
+        // The same through a front merge: with nomerges = 1 the bio may join only the last
+        // request queued (3), at its front; 3 then meets 1 and they merge.
+        let mut q = noop_queue(1, QueueLimits { nomerges: 1, ..Default::default() });
+        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        let busy = q.next_for_device(0).unwrap();
+        q.submit(1, Op::Read, 0, 4096, 0, 1);
+        q.submit(3, Op::Read, 8192, 4096, 0, 1);
+        q.submit(2, Op::Read, 4096, 4096, 0, 1);
+        q.complete(busy.tag, 5);
+        assert_eq!(drain(&mut q, 5), vec![((0, 12288), vec![1, 2, 3])]);
+        // Not past max_sectors_kb, and not across processes under CFQ.
+        let mut q = noop_queue(1, QueueLimits { max_sectors_kb: 8, ..Default::default() });
+        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        let busy = q.next_for_device(0).unwrap();
+        for h in [1u32, 3, 2] {
+            q.submit(h, Op::Read, (h as u64 - 1) * 4096, 4096, 0, 1);
+        }
+        q.complete(busy.tag, 5);
+        assert_eq!(drain(&mut q, 5).len(), 2);
+        use crate::block::iosched::SchedulerConfig;
+        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000));
+        q.submit(0, Op::Read, 1 << 30, 4096, 1, 0);
+        let busy = q.next_for_device(0).unwrap();
+        q.submit(1, Op::Read, 0, 4096, 1, 1);
+        q.submit(3, Op::Read, 8192, 4096, 2, 1);
+        q.submit(2, Op::Read, 4096, 4096, 1, 1);
+        assert_eq!(q.queued(), 2, "process 2's request stays its own");
+        q.complete(busy.tag, 5);
+        let mut t = 5;
+        let mut served = 0;
+        while served < 2 {
+            t += 1_000_000;
+            q.timer(0, 0, t); // idle timers aside, CFQ serves both in the end
+            while let Some(r) = q.next_for_device(t) {
+                q.complete(r.tag, t + 1);
+                served += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn merged_requests_keep_the_earlier_expiry_under_deadline() {
+        use crate::block::iosched::SchedulerConfig;
+        let t = crate::block::iosched::DeadlineTunables { fifo_batch: 1, ..Default::default() };
+        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Deadline(t).build(1000));
+        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        let busy = q.next_for_device(0).unwrap();
+        q.submit(1, Op::Read, 8192, 4096, 0, 1); // the oldest, high on the disk
+        q.submit(2, Op::Read, 100 << 20, 4096, 0, 2);
+        q.submit(3, Op::Read, 0, 4096, 0, 3);
+        q.submit(4, Op::Read, 4096, 4096, 0, 4); // 3 + 4 + 1 become one request at 0
+        assert_eq!(q.queued(), 2);
+        // Past the read expiry of request 1: the merged request, which carries it, goes first
+        // although the sweep (after 1 GiB: nothing; then the oldest) would agree, and 2 second.
+        let late = 1 + 500 * crate::engine::NS_PER_MS;
+        q.complete(busy.tag, late);
+        let first = q.next_for_device(late).unwrap();
+        assert_eq!((first.offset, first.len), (0, 12288));
+        assert_eq!(q.disk().snapshot(late).read_merges, 2);
+    }
+
     #[test]
     fn submitters_sleep_when_nr_requests_are_allocated_and_merge_when_woken() {
         let limits = QueueLimits { nr_requests: 4, ..Default::default() };
@@ -659,6 +807,7 @@ mod tests {
         fn queued(&self) -> usize {
             self.held.len() + self.ready.len()
         }
+        fn requests_merged(&mut self, _: Tag, _: &Request, _: Tag) {}
     }
 
     #[test]

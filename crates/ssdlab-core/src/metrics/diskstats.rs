@@ -91,6 +91,19 @@ impl DiskStats {
         }
     }
 
+    /// A queued request merged into another at `now` and is no more: it counts as a merge,
+    /// not as an I/O. The request it joined now dates from the earlier of their two starts
+    /// (`kept_started`, `gone_started`), so its own latency will cover the earlier one's
+    /// wait; the queue time gets the rest of their overlap now, which keeps time_in_queue
+    /// equal to the in-flight area (Little's law).
+    pub fn merged_away(&mut self, now: Time, op: Op, kept_started: Time, gone_started: Time) {
+        self.round(now);
+        debug_assert!(self.in_flight > 0);
+        self.in_flight -= 1;
+        self.merge(op);
+        self.queue_ns += now - kept_started.max(gone_started);
+    }
+
     /// A request finished after `latency` ns in the block layer and device.
     pub fn done(&mut self, now: Time, op: Op, bytes: u64, latency: Time) {
         self.round(now);

@@ -309,6 +309,21 @@ impl IoScheduler for Anticipatory {
             e.offset = rq.offset;
         }
     }
+
+    fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
+        let g = self.entries[gone as usize];
+        self.entries[gone as usize].queued = false;
+        self.queued -= 1;
+        self.inserted += 1;
+        if self.awaited == Some(gone) {
+            self.awaited = Some(kept);
+        }
+        let k = &mut self.entries[kept as usize];
+        k.end = kept_rq.offset + kept_rq.len;
+        if self.lists[g.dir as usize].absorb((kept, k.seq), (gone, g.seq), g.offset, self.inserted) {
+            k.seq = self.inserted;
+        }
+    }
 }
 
 #[cfg(test)]

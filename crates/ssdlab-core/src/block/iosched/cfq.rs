@@ -441,6 +441,19 @@ impl IoScheduler for Cfq {
             e.offset = rq.offset;
         }
     }
+
+    fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
+        // Both are one process's (allow_merge), so in one queue, which stays busy.
+        let g = self.entries[gone as usize];
+        self.entries[gone as usize].queued = false;
+        self.queued -= 1;
+        self.inserted += 1;
+        let k = &mut self.entries[kept as usize];
+        k.end = kept_rq.offset + kept_rq.len;
+        if self.queues[g.queue as usize].lists.absorb((kept, k.seq), (gone, g.seq), g.offset, self.inserted) {
+            k.seq = self.inserted;
+        }
+    }
 }
 
 #[cfg(test)]

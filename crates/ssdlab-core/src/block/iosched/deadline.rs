@@ -200,6 +200,17 @@ impl IoScheduler for Deadline {
             e.offset = rq.offset;
         }
     }
+
+    fn requests_merged(&mut self, kept: Tag, _kept_rq: &Request, gone: Tag) {
+        let g = self.entries[gone as usize];
+        self.entries[gone as usize].queued = false;
+        self.queued -= 1;
+        self.inserted += 1;
+        let k = &mut self.entries[kept as usize];
+        if self.lists[g.dir as usize].absorb((kept, k.seq), (gone, g.seq), g.offset, self.inserted) {
+            k.seq = self.inserted;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,25 @@ impl SortedFifo {
         self.sorted.insert((new, tag));
     }
 
+    /// Waiting request `gone` (insertion `gone_seq`, at `gone_offset`) merged into waiting
+    /// request `kept` (insertion `kept_seq`) and leaves. If `gone` arrived first, `kept` takes
+    /// its place in the arrival list and so its expiry (elv_merge_requests keeps the earlier
+    /// one): `gone`'s entry is renamed to `kept` under insertion number `new_seq`, which the
+    /// caller records (`kept`'s own entry is stale from then on). Returns whether it did.
+    pub fn absorb(&mut self, kept: (Tag, u64), gone: (Tag, u64), gone_offset: u64, new_seq: u64) -> bool {
+        self.sorted.remove(&(gone_offset, gone.0));
+        for e in self.fifo.iter_mut() {
+            if (e.0, e.1) == kept {
+                return false; // kept is the older: it keeps its own expiry
+            }
+            if (e.0, e.1) == gone {
+                *e = (kept.0, new_seq, e.2);
+                return true;
+            }
+        }
+        false
+    }
+
     pub fn is_empty(&self) -> bool {
         self.sorted.is_empty()
     }
@@ -91,6 +110,24 @@ mod tests {
         assert_eq!(l.nearest(300, 50, 2), Some(2), "40 behind, within 50");
         assert_eq!(l.nearest(300, 30, 2), Some(0), "all too far behind: the lowest");
         assert_eq!(l.after((100, 0)), Some(1));
+    }
+
+    #[test]
+    fn a_merged_request_takes_the_earlier_expiry() {
+        let mut l = SortedFifo::default();
+        l.insert(1, 4096, 1, 10); // arrives first, higher on the disk
+        l.insert(2, 0, 2, 20);
+        // 1 merges into 2 (which precedes it on the disk): 2 now expires at 10.
+        assert!(l.absorb((2, 2), (1, 1), 4096, 3));
+        let live = |tag: Tag, seq: u64| (tag, seq) == (2, 3);
+        assert_eq!(l.oldest(live), Some((2, 10)));
+        assert_eq!(l.iter().count(), 1);
+        // The other way round: the older request keeps its own expiry.
+        let mut l = SortedFifo::default();
+        l.insert(1, 0, 1, 10);
+        l.insert(2, 4096, 2, 20);
+        assert!(!l.absorb((1, 1), (2, 2), 4096, 3));
+        assert_eq!(l.oldest(|tag, seq| (tag, seq) == (1, 1)), Some((1, 10)));
     }
 
     #[test]

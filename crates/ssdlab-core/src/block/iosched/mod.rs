@@ -95,6 +95,11 @@ pub trait IoScheduler {
     /// Queued request `tag` grew by a merged bio; `front`: at its start, which moved from
     /// `old_offset` (schedulers that sort by position re-sort it).
     fn merged(&mut self, _tag: Tag, _rq: &Request, _front: bool, _old_offset: u64) {}
+    /// Queued request `gone` was merged into queued request `kept`, which it continued
+    /// (`kept_rq` now ends where `gone` ended), and is gone: forget it. `kept` takes the
+    /// earlier of the two expiry times, as Linux's elv_merge_requests has it. Only
+    /// schedulers that take merges are asked.
+    fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag);
 }
 
 /// Which scheduler a block queue runs, and its tunables, as a system description names it.
@@ -197,6 +202,9 @@ impl IoScheduler for Scheduler {
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
         each!(self, s => s.merged(tag, rq, front, old_offset))
     }
+    fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
+        each!(self, s => s.requests_merged(kept, kept_rq, gone))
+    }
     /// Assumed figures, ordered by the work each hook does; the one measured figure is BFQ's
     /// 1.9 µs per request on a Core i7-2760QM (Documentation/block/bfq-iosched.rst), which
     /// bounds them from above: CFQ's service trees and per-process lookups come closest.
@@ -258,6 +266,11 @@ impl IoScheduler for NoneScheduler {
     fn queued(&self) -> usize {
         self.fifo.len()
     }
+
+    /// Never asked: nothing merges under `none`.
+    fn requests_merged(&mut self, _kept: Tag, _kept_rq: &Request, gone: Tag) {
+        self.fifo.retain(|&t| t != gone);
+    }
 }
 
 /// The legacy `noop` elevator: first come, first served; bios merge into queued requests.
@@ -283,6 +296,12 @@ impl IoScheduler for NoopScheduler {
     }
     fn merges(&self) -> bool {
         true
+    }
+    fn requests_merged(&mut self, _kept: Tag, _kept_rq: &Request, gone: Tag) {
+        // A queue served in order: `kept` keeps its own place (noop has no expiry).
+        if let Some(i) = self.fifo.iter().position(|&t| t == gone) {
+            self.fifo.remove(i);
+        }
     }
 }
 
