@@ -140,6 +140,9 @@ class JobSpec(_Strict):
     block_sizes: tuple[BlockSizeDist, BlockSizeDist, BlockSizeDist]  # read, write, trim
     block_align: tuple[int, int, int]  # ba per direction (bytes)
     iodepth: int = 1
+    # I/Os submitted at once (fio's iodepth_batch_submit; 0: iodepth); a batch of more than
+    # two enters the block layer under one plug, where contiguous bios merge.
+    iodepth_batch_submit: int = 1
 
     region_offset: int = 0  # absolute byte offset of this clone's region on the device
     region_size: int  # bytes addressed by this clone

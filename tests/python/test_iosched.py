@@ -102,3 +102,16 @@ def test_fios_ioscheduler_option_switches_the_jobs_device(tmp_path):
     from ssdlab.system import raid
     with pytest.raises(ValueError, match="md array, which has no I/O scheduler"):
         build("[a]\nioscheduler=noop\nrw=read\nsize=1m\n", system=raid(DISK, 0, 2))
+
+
+def test_iodepth_batch_submit_plugs_its_batches_so_they_merge_even_under_none():
+    # A sequential writer 32 deep, submitting 8 at a time (io_submit of 8 iocbs under a plug):
+    # the plug merges contiguous bios whatever the scheduler; one at a time nothing merges
+    # under `none`.
+    job = "[w]\nioengine=libaio\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
+    batched = ssdlab.run(job + "iodepth_batch_submit=8\n", profile=DISK)
+    single = ssdlab.run(job, profile=DISK)
+    u = batched.to_fio_json()["disk_util"][0]
+    assert u["write_ios"] + u["write_merges"] == 2048 and u["write_merges"] >= 2048 * 7 // 8 - 32
+    assert single.to_fio_json()["disk_util"][0]["write_merges"] == 0
+    assert build(job + "iodepth_batch=0\n", profile=DISK).core["jobs"][0]["iodepth_batch_submit"] == 0

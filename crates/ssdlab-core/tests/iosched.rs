@@ -92,6 +92,31 @@ fn merged_bios_are_counted_once_each_and_every_byte_arrives() {
 
 
 #[test]
+fn a_batch_submitted_under_a_plug_merges_even_under_none() {
+    let run_batch = |rw: RwMode, batch: u64| {
+        let mut w = job("w", rw, 4096, 32, 1);
+        w.io_limit = 16 << 20;
+        w.region_size = 1 << 30;
+        w.iodepth_batch_submit = batch;
+        let r = run_on(disk(SchedulerConfig::None, 32), vec![w]);
+        let d = r.devices[0].disk.clone();
+        assert_eq!(d.write_ios + d.write_merges, 4096, "every bio is a request or a merge");
+        assert_eq!(d.write_sectors * 512, 16 << 20);
+        assert_eq!(r.jobs[0].write.ios, 4096);
+        d
+    };
+    assert_eq!(run_batch(RwMode::Write, 1).write_merges, 0, "one I/O per submission: nothing to merge");
+    assert_eq!(run_batch(RwMode::Write, 2).write_merges, 0, "io_submit plugs only more than 2");
+    let d = run_batch(RwMode::Write, 8);
+    // Batches of 8 contiguous bios make 32 KiB requests; a merged request completes its 8
+    // bios together, so the job has 8 slots again for its next batch (fio commits what it
+    // has when it must wait, so a partial batch goes too).
+    assert!((512..4096 / 2).contains(&d.write_ios), "sequential 4 KiB bios in batches of 8: {} requests", d.write_ios);
+    assert_eq!(run_batch(RwMode::Write, 0).write_ios, run_batch(RwMode::Write, 32).write_ios, "0 means iodepth");
+    assert!(run_batch(RwMode::Randwrite, 8).write_merges < 40, "random bios rarely meet");
+}
+
+#[test]
 fn anticipation_keeps_two_sequential_readers_from_seeking_between_each_other() {
     // Two processes read their own files sequentially, one 64 KiB read at a time, far apart,
     // on a disk without NCQ. Deadline alternates between them (a seek each read);
@@ -174,12 +199,13 @@ mod merging_properties {
         // Small regions crowd random bios together: some fill the gap between two queued
         // requests, which then merge.
         let region = prop_oneof![Just(64u64 << 10), Just(8 << 20)];
-        let one = (rw, prop_oneof![Just(4096u64), Just(8192), Just(65536)], 1u64..33, 0u64..4, region);
+        let one = ((rw, prop_oneof![Just(4096u64), Just(8192), Just(65536)], 1u64..33, 0u64..4, region), 0u64..9);
         proptest::collection::vec(one, 1..4).prop_map(|js| {
             js.into_iter()
                 .enumerate()
-                .map(|(i, (rw, bs, qd, region, region_size))| {
+                .map(|(i, ((rw, bs, qd, region, region_size), batch))| {
                     let mut j = job(&format!("p{i}"), rw, bs, qd, i as u64 + 1);
+                    j.iodepth_batch_submit = batch;
                     j.clone = i as u32;
                     // Some jobs share a region, so that their bios meet.
                     j.region_offset = region * (1 << 20);
@@ -194,13 +220,16 @@ mod merging_properties {
     proptest! {
         #![proptest_config(common::proptest_config(48))]
 
-        /// Whatever the scheduler and queue settings: every bio is carried by exactly one
-        /// request (a request of its own, or a merge into one — including merges of whole
-        /// requests), every byte arrives, and the queue time equals the in-flight area.
+        /// Whatever the scheduler, queue settings and submission batches: every bio is carried
+        /// by exactly one request (a request of its own, or a merge into one — in a plug, into
+        /// a queued request, or of two requests into one), every byte arrives, and the queue
+        /// time equals the in-flight area.
         #[test]
         fn every_bio_is_a_request_or_a_merge(sched in arb_scheduler(), limits in arb_limits(), depth in prop_oneof![Just(1u32), Just(2), Just(32)], jobs in arb_jobs()) {
             let mut target = disk(sched, depth);
             target.queue = limits;
+            let batch = |j: &JobSpec| if j.iodepth_batch_submit == 0 { j.iodepth } else { j.iodepth_batch_submit.min(j.iodepth) };
+            let plugs = jobs.iter().any(|j| batch(j) > 2);
             let r = run_on(target, jobs);
             let d = &r.devices[0].disk;
             let (reads, writes): (u64, u64) = (r.jobs.iter().map(|j| j.read.ios).sum(), r.jobs.iter().map(|j| j.write.ios).sum());
@@ -211,7 +240,7 @@ mod merging_properties {
             prop_assert_eq!(r.devices[0].internal.host_bytes_read + r.devices[0].internal.host_bytes_written, bytes);
             prop_assert_eq!(d.in_flight, 0);
             prop_assert_eq!(d.time_in_queue_ms as u128, d.in_flight_area_ns / 1_000_000);
-            if limits.nomerges == 2 || r.devices[0].scheduler == "none" {
+            if limits.nomerges == 2 || (r.devices[0].scheduler == "none" && !plugs) {
                 prop_assert_eq!(d.read_merges + d.write_merges, 0);
             }
             for j in &r.jobs {

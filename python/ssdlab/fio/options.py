@@ -91,6 +91,7 @@ class JobState:
     bssplit: list[list[tuple[int, float]] | None] = field(default_factory=lambda: [None] * 3)
     ba: list[int | None] = field(default_factory=lambda: [None] * 3)
     iodepth: int = 1
+    iodepth_batch: int = 1  # iodepth_batch_submit; 0: iodepth
     numjobs: int = 1
     size: Size | None = None
     io_size: Size | None = None
@@ -212,7 +213,7 @@ steadystate steadystate_duration steadystate_ramp_time steadystate_check_interva
 rate_min rate_iops_min rate_cycle rate_ignore_thinktime
 latency_target latency_window latency_percentile latency_run max_latency
 exitall exit_what exitall_on_error
-iodepth_batch iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
+iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low
 serialize_overlap
 sync write_barrier sync_file_range end_fsync fsync_on_close end_syncfs
 rw_sequencer percentage_random percentage_sequential file_service_type openfiles
@@ -355,7 +356,7 @@ _EXPECTED = {
     **{n: "a size like 4k" for n in ("bs", "ba", "bsrange", "bssplit", "size", "io_size",
                                       "filesize", "offset", "offset_increment", "rate",
                                       "zonesize")},
-    **{n: "a whole number" for n in ("iodepth", "numjobs", "number_ios", "loops", "rate_iops",
+    **{n: "a whole number" for n in ("iodepth", "iodepth_batch", "numjobs", "number_ios", "loops", "rate_iops",
                                       "thinktime_blocks", "fsync", "fdatasync", "rwmixread",
                                       "rwmixwrite", "randseed", "nrfiles", "verify_backlog")},
     **{n: "a time like 10s" for n in ("runtime", "ramp_time", "startdelay", "thinktime")},
@@ -700,6 +701,7 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "bsrange": _h_bsrange,
     "bssplit": _h_bssplit,
     "iodepth": _h_count("iodepth", minimum=1),
+    "iodepth_batch": _h_count("iodepth_batch"),
     "numjobs": _h_count("numjobs", minimum=1),
     "size": _h_size("size"),
     "io_size": _h_size("io_size", zero_unsets=True),
@@ -750,7 +752,7 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
 # --------------------------------------------------------------------------- fio comparison
 
 SIZE_OPTIONS = frozenset({"bs", "ba", "size", "io_size", "filesize", "offset", "offset_increment",
-                          "rate", "number_ios", "iodepth", "numjobs", "loops", "rate_iops",
+                          "rate", "number_ios", "iodepth", "iodepth_batch", "numjobs", "loops", "rate_iops",
                           "thinktime_blocks", "fsync", "fdatasync", "rwmixread", "rwmixwrite",
                           "zonesize", "randseed", "nrfiles", "verify_backlog"})
 TIME_SECONDS_OPTIONS = frozenset({"runtime", "ramp_time", "startdelay"})

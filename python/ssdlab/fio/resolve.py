@@ -392,6 +392,7 @@ def _common_fields(entry: JobEntry, warnings: Warnings) -> dict:
         block_sizes=tuple(dists),
         block_align=tuple(align),
         iodepth=st.iodepth,
+        iodepth_batch_submit=st.iodepth_batch,
         loops=st.loops,
         number_ios=st.number_ios or None,
         runtime_ns=us_to_ns(st.runtime_us) or None,

@@ -11,7 +11,7 @@ pub mod iosched;
 mod queue;
 
 pub use iosched::{AnticipatoryTunables, CfqTunables, DeadlineTunables, IoScheduler, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
-pub use queue::{BlockQueue, Bio, QueueLimits, Request};
+pub use queue::{BlockQueue, Bio, PluggedBio, QueueLimits, Request};
 
 /// A host request's number: unique among the host's requests in flight.
 pub type HostTag = u32;

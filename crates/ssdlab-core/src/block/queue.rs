@@ -122,6 +122,27 @@ pub struct BlockQueue {
     /// The scheduler's CPU time per bio and the lock it runs under (one per queue).
     cpu_ns: Time,
     lock: crate::engine::FifoServer,
+    /// Requests being built in a plug (kept to reuse its allocation).
+    plug: Vec<PlugRequest>,
+}
+
+/// A bio submitted under a plug.
+#[derive(Clone, Copy, Debug)]
+pub struct PluggedBio {
+    pub host: HostTag,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    pub process: u32,
+}
+
+/// A request built in a plug: its extent and its bios (indices into the batch) in disk order.
+#[derive(Debug)]
+struct PlugRequest {
+    op: Op,
+    offset: u64,
+    len: u64,
+    bios: std::collections::VecDeque<u32>,
 }
 
 /// A bio waiting for a request to be freed (its submitter sleeps in the kernel meanwhile).
@@ -152,6 +173,7 @@ impl BlockQueue {
         BlockQueue {
             cpu_ns,
             lock: Default::default(),
+            plug: Vec::new(),
             allocated: 0,
             nr_requests,
             blocked: std::collections::VecDeque::new(),
@@ -228,7 +250,6 @@ impl BlockQueue {
     /// A new request for one bio, into the scheduler.
     #[inline]
     fn insert_request(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) {
-        self.allocated += 1;
         let tag = self.alloc_rq();
         // Filled field by field in place: a whole-struct copy through the stack costs a
         // store-forwarding stall on this path.
@@ -240,6 +261,85 @@ impl BlockQueue {
         rq.started_at = now;
         rq.host = host;
         rq.merged = NO_BIO;
+        self.enqueue(tag, op, offset, len, now);
+    }
+
+    /// Bios a task submitted under one plug (io_submit of a batch): each joins the last
+    /// request built in the plug if it continues it at the back or front (blk-mq's
+    /// blk_attempt_plug_merge looks at that one only; any scheduler, `none` included, unless
+    /// `nomerges` = 2), else merges into a request the scheduler holds as a lone bio would,
+    /// else starts a request of its own in the plug. When the plug is flushed (here, at
+    /// once: the batch arrives as one), its requests enter the scheduler in order. Each bio
+    /// rides exactly one request.
+    pub fn submit_plugged(&mut self, bios: &[PluggedBio], now: Time) {
+        let max = self.limits.max_sectors_kb as u64 * 1024;
+        let plug_merges = self.limits.nomerges < 2;
+        self.plug.clear();
+        for (i, b) in bios.iter().enumerate() {
+            let rw = matches!(b.op, Op::Read | Op::Write);
+            if let Some(last) = self.plug.last_mut() {
+                if plug_merges && rw && last.op == b.op && last.len + b.len <= max {
+                    if last.offset + last.len == b.offset {
+                        last.len += b.len;
+                        last.bios.push_back(i as u32);
+                        continue;
+                    }
+                    if b.offset + b.len == last.offset {
+                        last.offset = b.offset;
+                        last.len += b.len;
+                        last.bios.push_front(i as u32);
+                        continue;
+                    }
+                }
+            }
+            if self.merging && rw && self.try_merge(b.host, b.op, b.offset, b.len, b.process, now) {
+                continue;
+            }
+            let mut group = std::collections::VecDeque::with_capacity(1);
+            group.push_back(i as u32);
+            self.plug.push(PlugRequest { op: b.op, offset: b.offset, len: b.len, bios: group });
+        }
+        let plug = std::mem::take(&mut self.plug);
+        for p in &plug {
+            let first = bios[p.bios[0] as usize];
+            if self.nr_requests.is_some_and(|n| self.allocated >= n) {
+                // No request free: the submitter sleeps; its bios queue as lone bios.
+                for &i in &p.bios {
+                    let b = bios[i as usize];
+                    self.blocked.push_back(Blocked { host: b.host, op: b.op, offset: b.offset, len: b.len, process: b.process });
+                }
+                continue;
+            }
+            let tag = self.alloc_rq();
+            // The lowest bio leads; the others follow in disk order.
+            let mut chain = NO_BIO;
+            for &i in p.bios.iter().skip(1).rev() {
+                let b = bios[i as usize];
+                chain = self.alloc_bio(Bio { host: b.host, offset: b.offset, len: b.len, next: chain });
+            }
+            // The bios that joined it are merges (counted once the request exists: bios of
+            // a request that found no room above go in alone).
+            for _ in 1..p.bios.len() {
+                self.disk.merge(p.op);
+            }
+            self.rqs[tag as usize] = Request {
+                op: p.op,
+                offset: p.offset,
+                len: p.len,
+                process: first.process,
+                started_at: now,
+                host: first.host,
+                merged: chain,
+            };
+            self.enqueue(tag, p.op, p.offset, p.len, now);
+        }
+        self.plug = plug;
+    }
+
+    /// Request `tag`, filled in (`op` at `offset` for `len`), enters the scheduler.
+    #[inline]
+    fn enqueue(&mut self, tag: Tag, op: Op, offset: u64, len: u64, now: Time) {
+        self.allocated += 1;
         self.disk.start(now);
         if self.merging && matches!(op, Op::Read | Op::Write) {
             self.ends.insert((offset + len, op as u8), tag);
@@ -705,6 +805,44 @@ mod tests {
                 served += 1;
             }
         }
+    }
+
+    fn plugged(host: HostTag, op: Op, offset: u64) -> PluggedBio {
+        PluggedBio { host, op, offset, len: 4096, process: 0 }
+    }
+
+    #[test]
+    fn a_plug_merges_contiguous_bios_under_any_scheduler_unless_nomerges_is_2() {
+        // Under `none`, which merges nothing else: bios continuing the plug's last request,
+        // at its back or front, ride in it; the request lists them in disk order.
+        let mut q = none_queue(1);
+        let batch = [plugged(1, Op::Write, 4096), plugged(0, Op::Write, 0), plugged(2, Op::Write, 8192), plugged(3, Op::Read, 12288)];
+        q.submit_plugged(&batch, 0);
+        assert_eq!(q.queued(), 2, "the writes in one request, the read in another");
+        let d = q.disk().snapshot(0);
+        assert_eq!((d.in_flight, d.write_merges), (2, 2));
+        assert_eq!(drain(&mut q, 0), vec![((0, 12288), vec![0, 1, 2]), ((12288, 4096), vec![3])]);
+        // Only the last request of the plug is tried: a bio going back to an earlier one
+        // does not join it.
+        let mut q = none_queue(1);
+        q.submit_plugged(&[plugged(0, Op::Write, 0), plugged(1, Op::Write, 1 << 20), plugged(2, Op::Write, 4096)], 0);
+        assert_eq!(q.queued(), 3);
+        // nomerges = 2: nothing merges; max_sectors_kb bounds a plugged request too.
+        let eight: Vec<PluggedBio> = (0..8).map(|i| plugged(i, Op::Write, i as u64 * 4096)).collect();
+        let mut q = BlockQueue::with_limits(1, 1000, Scheduler::None(NoneScheduler::default()), QueueLimits { nomerges: 2, ..Default::default() });
+        q.submit_plugged(&eight, 0);
+        assert_eq!(q.queued(), 8);
+        let mut q = BlockQueue::with_limits(1, 1000, Scheduler::None(NoneScheduler::default()), QueueLimits { max_sectors_kb: 16, ..Default::default() });
+        q.submit_plugged(&eight, 0);
+        assert_eq!(drain(&mut q, 0).iter().map(|(e, _)| e.1).collect::<Vec<_>>(), vec![16384, 16384]);
+        // A bio that continues a request the scheduler already holds joins that one.
+        let mut q = noop_queue(1, QueueLimits::default());
+        q.submit(9, Op::Write, 1 << 30, 4096, 0, 0);
+        q.next_for_device(0).unwrap();
+        q.submit(10, Op::Write, 0, 4096, 0, 0);
+        q.submit_plugged(&[plugged(11, Op::Write, 4096), plugged(12, Op::Write, 8192)], 1);
+        assert_eq!(q.queued(), 1);
+        assert_eq!(q.disk().snapshot(1).write_merges, 2);
     }
 
     #[test]

@@ -90,6 +90,14 @@ impl JobRun {
         })
     }
 
+    /// I/Os it submits at once (fio: 0 or more than `iodepth` mean `iodepth`).
+    pub fn batch(&self) -> u64 {
+        match self.spec.iodepth_batch_submit {
+            0 => self.spec.iodepth,
+            b => b.min(self.spec.iodepth),
+        }
+    }
+
     pub fn rng(&mut self) -> &mut Rng {
         &mut self.rng
     }

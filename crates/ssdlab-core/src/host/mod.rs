@@ -46,6 +46,10 @@ impl HostConfig {
     }
 }
 
+/// The most I/Os one submission sends without a plug: io_submit (AIO_PLUG_THRESHOLD) and
+/// io_uring (`need_plug = max_ios > 2`) plug only larger batches.
+const PLUG_THRESHOLD: usize = 2;
+
 /// Events the host handles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostEvent {
@@ -61,6 +65,9 @@ pub enum HostEvent {
     Sample,
     /// An I/O scheduler's timer on device `dev`'s queue.
     SchedTimer { dev: u16, key: u16, token: u32 },
+    /// A batch of I/O submitted under one plug reaches the block layer (`through`: the
+    /// scheduler's code has run for it).
+    Unplug { plug: u32, through: bool },
 }
 
 /// The engine's event type: the host's, or device `.0`'s own.
@@ -146,6 +153,13 @@ pub struct Host {
     samples: Vec<Sample>,
     /// Completed bytes and I/Os per direction across all jobs (for samples).
     totals: [(u64, u64); 2],
+    /// Batches of host requests on their way to the block layer under a plug, and the
+    /// free slots among them.
+    plugs: Vec<Vec<HostTag>>,
+    free_plugs: Vec<u32>,
+    plug_buf: Vec<crate::block::PluggedBio>,
+    /// The batch the job being pumped is preparing.
+    plug_tags: Vec<HostTag>,
 }
 
 impl Host {
@@ -186,6 +200,10 @@ impl Host {
             interval,
             samples: Vec::new(),
             totals: [(0, 0); 2],
+            plugs: Vec::new(),
+            free_plugs: Vec::new(),
+            plug_buf: Vec::new(),
+            plug_tags: Vec::new(),
         })
     }
 
@@ -294,7 +312,86 @@ impl Host {
                 self.schedule_timers(dev as u32, sched);
                 self.feed_device(dev as u32, devs, sched);
             }
+            HostEvent::Unplug { plug, through } => {
+                if let Some(target) = self.unplug(plug, through, sched) {
+                    self.feed_device(target, devs, sched);
+                }
+            }
         }
+    }
+
+    /// Batch `plug` reaches its device's block layer at now. The scheduler's code runs for
+    /// each of its bios in turn under the queue's lock; then (`through`) they enter the queue
+    /// together. Returns the device if they entered now.
+    fn unplug<DE: Copy>(&mut self, plug: u32, through: bool, sched: &mut Scheduler<Event<DE>>) -> Option<u32> {
+        let now = sched.now();
+        let tags = &self.plugs[plug as usize];
+        let target = self.reqs[tags[0] as usize].target;
+        let queue = &mut self.queues[target as usize];
+        if !through && queue.sched_cpu_ns() > 0 {
+            let mut ready = now;
+            for _ in 0..tags.len() {
+                ready = queue.through_scheduler(now);
+            }
+            if ready > now {
+                sched.schedule(ready, Event::Host(HostEvent::Unplug { plug, through: true }));
+                return None;
+            }
+        }
+        if tags.len() <= PLUG_THRESHOLD {
+            // Too few to plug: each goes in as a lone bio.
+            for &t in tags {
+                let r = self.reqs[t as usize];
+                let parts = queue.submit(t, r.op.expect("batched request"), r.offset, r.len, r.job, now);
+                self.reqs[t as usize].parts = parts;
+            }
+            self.plugs[plug as usize].clear();
+            self.free_plugs.push(plug);
+            return Some(target);
+        }
+        let mut bios = std::mem::take(&mut self.plug_buf);
+        bios.clear();
+        for &t in tags {
+            let r = &mut self.reqs[t as usize];
+            r.parts = 1;
+            bios.push(crate::block::PluggedBio {
+                host: t,
+                op: r.op.expect("plugged request"),
+                offset: r.offset,
+                len: r.len,
+                process: r.job,
+            });
+        }
+        queue.submit_plugged(&bios, now);
+        self.plug_buf = bios;
+        self.plugs[plug as usize].clear();
+        self.free_plugs.push(plug);
+        Some(target)
+    }
+
+    /// Host request `tag`, ready at `arrive`, joins the batch its job is preparing; a full
+    /// batch goes. Returns whether requests entered a block queue now.
+    #[cold]
+    fn add_to_plug<DE: Copy>(&mut self, tag: HostTag, arrive: Time, batch: u64, sched: &mut Scheduler<Event<DE>>) -> bool {
+        self.plug_tags.push(tag);
+        self.plug_tags.len() as u64 >= batch && self.commit_plug(arrive, sched).is_some()
+    }
+
+    /// The batch being prepared leaves its thread at `at` under one plug.
+    fn commit_plug<DE: Copy>(&mut self, at: Time, sched: &mut Scheduler<Event<DE>>) -> Option<u32> {
+        let plug = match self.free_plugs.pop() {
+            Some(p) => p,
+            None => {
+                self.plugs.push(Vec::new());
+                (self.plugs.len() - 1) as u32
+            }
+        };
+        std::mem::swap(&mut self.plugs[plug as usize], &mut self.plug_tags);
+        if at == sched.now() {
+            return self.unplug(plug, false, sched);
+        }
+        sched.schedule(at, Event::Host(HostEvent::Unplug { plug, through: false }));
+        None
     }
 
     /// Host request `tag` reaches its device's block layer at now: it enters the queue once
@@ -437,11 +534,14 @@ impl Host {
         Some(r.job)
     }
 
-    /// Let job `j` issue as much as its limits allow right now.
+    /// Let job `j` issue as much as its limits allow right now. A job that submits in
+    /// batches sends each batch under one plug once its thread has prepared all of it (or
+    /// when it can issue no more for now).
     fn pump<D: BlockDevice>(&mut self, j: u32, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
         let now = sched.now();
         let mut entered = false;
         let target = self.jobs[j as usize].spec.target;
+        let batch = self.jobs[j as usize].batch();
         loop {
             let job = &mut self.jobs[j as usize];
             match job.next_action(now) {
@@ -468,7 +568,9 @@ impl Host {
                         arrived_at: arrive,
                         parts: 0,
                     };
-                    if arrive == now {
+                    if batch > 1 {
+                        entered |= self.add_to_plug(tag, arrive, batch, sched);
+                    } else if arrive == now {
                         // No host time to wait for: enter the block layer without an event.
                         entered |= self.arrive(tag, sched).is_some();
                     } else {
@@ -485,6 +587,10 @@ impl Host {
                     break;
                 }
             }
+        }
+        if batch > 1 && !self.plug_tags.is_empty() {
+            let at = self.reqs[*self.plug_tags.last().expect("a plugged request") as usize].arrived_at;
+            entered |= self.commit_plug(at, sched).is_some();
         }
         if entered {
             self.feed_device(target, devs, sched);

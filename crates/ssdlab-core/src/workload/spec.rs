@@ -132,6 +132,10 @@ pub struct JobSpec {
     pub block_align: [u64; 3],
     #[serde(default = "one")]
     pub iodepth: u64,
+    /// I/Os submitted at once (fio's `iodepth_batch_submit`; 0: `iodepth`). A batch of more
+    /// than two goes to the block layer under one plug, where contiguous bios merge.
+    #[serde(default = "one")]
+    pub iodepth_batch_submit: u64,
     #[serde(default)]
     pub region_offset: u64,
     pub region_size: u64,
@@ -184,6 +188,7 @@ impl JobSpec {
             block_sizes: [BlockSizeDist::fixed(bs), BlockSizeDist::fixed(bs), BlockSizeDist::fixed(bs)],
             block_align: [bs, bs, bs],
             iodepth,
+            iodepth_batch_submit: 1,
             region_offset: 0,
             region_size,
             io_limit: region_size,
