@@ -1,4 +1,5 @@
-"""Seed 002: sustained sequential write of five NVMe drives (data-recorder white paper).
+"""Seed 002: sustained sequential write of five NVMe drives (BittWare's data-recorder white
+paper "NVMe SSD Write Performance").
 
 Runs ssdlab.experiments.seed002 (fill each drive from empty, then overwrite it, one thread
 keeping the queue full), prints published vs simulated with the error of each row and the drive

@@ -3,16 +3,34 @@
 Data only, so that product code can quote a figure (``ssdlab size`` compares its drive count
 with seed 002's) without importing an experiment; :mod:`ssdlab.experiments` compares the
 simulation with the same numbers. Each table or constant names the public source it was taken
-from (white paper, paper or review) and, where the source gives one, the table or page.
+from (white paper, paper, blog or review) and, where the source gives one, the table or page.
 Figures a source does not give (an assumed case temperature, say) are not here: they stay with
 the experiment that assumes them.
+
+"Seed 000" to "seed 004" are the project's labels for the five publications below; the same
+list, with what each one measured, is in ``docs/references.md``.
+
+- seed 000: Kim In-sung ("Minix"), "SSD 이야기 7. SSD와 서버" ("SSD story 7: SSDs and
+  servers"), blog post, 26 December 2008, http://minix.tistory.com/93 (Korean).
+- seed 001: Sang-Su Lee and Dongkun Shin, "SSD로 구성된 RAID 장치의 성능 분석" ("Performance
+  Analysis on SSD RAID Device"), Proceedings of the KIISE conference 39(1A), June 2012,
+  pp. 367-369, http://www.dbpia.co.kr/Article/NODE01901539 (Korean).
+- seed 002: BittWare, "NVMe SSD Write Performance", white paper (undated web page),
+  https://www.bittware.com/resources/ssd-write-performance/.
+- seed 003: Jae-Hun Lee and Sang-Won Lee (Sungkyunkwan University), "플래시메모리 SSD 상에서
+  IOSTAT 지표의 한계점" ("Limitations of IOSTAT Metrics on Flash Memory SSDs"), KIISE
+  conference paper (Korean; the paper carries no year, it cites Linux 4.10.13 of 2017).
+- seed 004: Sarika Mehta (Solidigm) and Daniel Landau (Xinnor), "Accelerating RAID Rebuild
+  and Reducing Write Amplification on High Density Solidigm QLC Drives with xiRAID",
+  Solidigm solution brief, 2025,
+  https://www.solidigm.com/products/technology/raid-rebuild-with-xiraid-and-qlc-ssds.html.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# ---- seed 000: "SSD and servers" (technical blog, December 2008) -----------------------------
+# ---- seed 000: Kim, "SSD story 7: SSDs and servers" (blog, December 2008) -----------------
 # Random reads by a growing number of processes on one disk and one SSD under Linux's
 # schedulers of the day; the blog gives the process counts and trends, not IOPS: the disk
 # peaks between 16 and 32 processes, then stays roughly flat.
@@ -20,13 +38,37 @@ from dataclasses import dataclass
 SEED000_PROCESSES = (1, 4, 8, 16, 32, 64, 128)
 SEED000_HDD_PEAK = (16, 32)
 
+# The blog's third test runs Iometer's "File Server" access pattern (reads only, as the blog
+# ran it) from 1 to 256 outstanding I/Os. Its transfer-size mix, as fio's bssplit: the
+# blog's own table is garbled, so this is the pattern as Iometer defines it, in the form fio
+# ships it (examples/iometer-file-access-server.fio in github.com/axboe/fio: 512 B 10 %,
+# 1 KiB 5 %, 2 KiB 5 %, 4 KiB 60 %, 8 KiB 2 %, 16 KiB 4 %, 32 KiB 4 %, 64 KiB 10 %).
+IOMETER_FILE_SERVER_BSSPLIT = "512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10"
 
-# ---- seed 002: "NVMe SSD write performance" (data-recorder white paper) ------------------
+
+# ---- seed 001: Lee & Shin, "Performance Analysis on SSD RAID Device" (KIISE 2012) ---------
+# Hardware RAID 5 (Adaptec 6805, 512 MB cache) of Samsung SSD 830 64 GB, Iometer. The paper
+# shows trends in figures without numbers in its text; the one quantitative claim: random
+# writes are slowest when the request is about half the stripe (chunk) size.
+
+SEED001_WORST_WRITE_SHARE = 0.5  # request size / stripe size at the worst random write
+
+
+# ---- seed 002: BittWare, "NVMe SSD Write Performance" (data-recorder white paper) ----------
 # Each drive written with SPDK (no file system, one thread per drive keeping the queue full):
 # fill from empty, then overwrite the whole drive; and the RAID 0 drive count the paper
 # recommends for a 100 Gb/s recorder.
 
 SEED002_TARGET = 12.5e9  # B/s: the recorder's 100 Gb/s
+
+# The paper's endurance example ("Drive lifetime"): a 1 DWPD drive takes about 1,800 full
+# overwrites over its warranty; 12 enterprise SSDs of 30 TB hold about 8 hours of saturated
+# 100 GbE, and at 1 DWPD such an array wears out in a little over 1.5 years.
+SEED002_DWPD_OVERWRITES = 1800      # "~1,800" for 1 DWPD
+SEED002_EXAMPLE_DRIVES = 12
+SEED002_EXAMPLE_CAPACITY = 30e12    # B per drive
+SEED002_EXAMPLE_RETENTION_S = 8 * 3600.0
+SEED002_EXAMPLE_LIFETIME_YEARS = 1.5  # "a little over" this
 
 
 @dataclass(frozen=True)
@@ -101,7 +143,7 @@ SEED002_PUBLISHED: dict[str, Drive] = {
 SEED002_FULL = 1.7e9
 SEED002_DIP = 1.3e9
 
-# ---- seed 003: "Limitations of IOSTAT metrics on flash SSDs" (Lee & Lee, KIISE) ----------
+# ---- seed 003: Lee & Lee, "Limitations of IOSTAT Metrics on Flash Memory SSDs" (KIISE) ----
 # fio 4 KiB random writes at iodepth 1 per job on a Samsung 850 PRO, 300 s per point.
 
 # numjobs -> (IOPS, iostat %util), Table 2 of the paper.
@@ -114,7 +156,8 @@ SEED003_PUBLISHED: dict[int, tuple[int, float]] = {
     16: (49675, 99.79),
 }
 
-# ---- TechPowerUp, Samsung 970 Pro 512 GB review (thermal page) ---------------------------
+# ---- TechPowerUp, "Samsung 970 Pro 512 GB Review", thermal throttling page -----------------
+# https://www.techpowerup.com/review/samsung-970-pro-ssd-512-gb/7.html
 # Sequential writes in a case without a fan: the drive throttles when SMART reports ~80 C.
 
 TPU_ONSET_S = 150.0       # throttling begins after about 150 s ...
@@ -122,7 +165,7 @@ TPU_ONSET_BYTES = 300e9   # ... and 300 GB at 2 GB/s
 TPU_LEVEL = 1.5 / 2.0     # writes drop from 2.0 to 1.5 GB/s
 
 
-# ---- seed 004: "RAID rebuild of high-density QLC SSDs" (Solidigm + Xinnor solution brief) -----
+# ---- seed 004: Mehta & Landau, Solidigm/Xinnor xiRAID rebuild solution brief (2025) -------
 # RAID 5 of 9 Solidigm D5-P5336 61.44 TB (a tenth drive is the replacement), Linux md vs
 # xiRAID Classic 4.3; rebuild time from the system log, the rebuilt drive's WAF from its SMART
 # host and NAND bytes written. Under load: the brief's fio job (38 sequential 1 MB writers, 90

@@ -20,3 +20,28 @@ def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> sub
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def _skip_reason(report) -> str:
+    """The reason of a skipped test report (``longrepr`` is (path, line, "Skipped: why"))."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say why tests were skipped, one line per reason, even under ``-q`` (which hides skip
+    reasons): first those that need the optional external data (they cover fio compatibility
+    and are easy to miss), then any other reason (fio not installed, say)."""
+    from collections import Counter
+
+    from shared_data import REASON, SUMMARY
+
+    reasons = Counter(_skip_reason(r).removeprefix("Skipped: ")
+                      for r in terminalreporter.stats.get("skipped", []))
+    n = sum(count for reason, count in reasons.items() if REASON in reason)
+    lines = [(n, SUMMARY)] if n else []
+    lines += [(count, reason) for reason, count in reasons.most_common() if REASON not in reason]
+    for count, why in lines:
+        terminalreporter.write_line(f"{count} test{'s' if count != 1 else ''} skipped: {why}", yellow=True)

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import ssdlab
-from shared_data import DATA
+from shared_data import DATA, REASON
 
 
 JOB = """
@@ -51,7 +51,7 @@ def test_group_reporting_merges_clones(result):
 def test_fio_json_keys_follow_real_fio(result):
     sample = json.loads((DATA / "fio-output-sample.json").read_text()) if DATA else None
     if sample is None:
-        pytest.skip("shared/ not beside the repository")
+        pytest.skip(REASON)
     ours = result.to_fio_json()
     assert set(sample) - {"global options"} <= set(ours)
     fio_job, our_job = sample["jobs"][0], ours["jobs"][0]

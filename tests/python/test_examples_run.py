@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import ssdlab
-from shared_data import DATA
+from shared_data import DATA, REASON
 
 EXAMPLES = DATA / "fio-examples" if DATA else Path("/nonexistent")
 
@@ -37,7 +37,7 @@ ENV = {"FIO_BS": "4k", "FIO_RW": "randread", "FIO_IODEPTH": "4"}
 MAY_NOT_RUN = {"exitwhat.fio": {"runsnever"}}
 
 
-needs_examples = pytest.mark.skipif(not EXAMPLES.exists(), reason="shared/ not beside the repository")
+needs_examples = pytest.mark.skipif(not EXAMPLES.exists(), reason=REASON)
 
 
 @needs_examples

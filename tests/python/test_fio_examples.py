@@ -1,4 +1,5 @@
-"""fio's own example job files (shared/data/fio-examples) and the seed jobs.
+"""fio's own example job files and the seed jobs as first transcribed (optional test data
+outside the repository, see shared_data.py).
 
 Every file either parses or fails with a FioJobError that names the file, the line and the
 option; every file INDEX.md tags [core] (or [core+eng]) must parse.
@@ -10,7 +11,7 @@ import re
 
 import pytest
 
-from shared_data import DATA
+from shared_data import DATA, needs_shared_data
 
 from ssdlab.fio import FioJobError, JobSet, load_job_file
 
@@ -18,7 +19,7 @@ DEVICE = 4 * 2**40  # big enough for cross-stripe-verify's 30 x 124g stripes
 ENV = {"FIO_BS": "4k", "FIO_RW": "randread", "FIO_IODEPTH": "8", "NUMJOBS": "4"}
 SHORT = {"runtime": "0.2", "size": "1g"}  # 1g: zbd-rand-write-trim-gc trims 256M blocks
 
-needs_shared = pytest.mark.skipif(DATA is None, reason="shared/data (fio examples) not found beside the repo")
+needs_shared = needs_shared_data
 
 
 def _index() -> dict[str, str]:

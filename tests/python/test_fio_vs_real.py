@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shared_data import shared_data
+from shared_data import REASON, shared_data
 
 from ssdlab.fio.grammar import parse_sources
 from ssdlab.fio.options import (
@@ -135,7 +135,7 @@ EXAMPLES = ["fio-rand-RW.fio", "fio-seq-read.fio", "iometer-file-access-server.f
             "1mbs_clients.fio", "fsx.fio", "waitfor.fio", "aio-read.fio"]
 
 
-@pytest.mark.skipif(shared_data() is None, reason="shared/data (fio examples) not found beside the repo")
+@pytest.mark.skipif(shared_data() is None, reason=REASON)
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_numbers_match_fio(name):
     _compare(shared_data() / "fio-examples" / name)
@@ -144,5 +144,5 @@ def test_example_numbers_match_fio(name):
 def test_seed_job_numbers_match_fio():
     data = shared_data()
     if data is None:
-        pytest.skip("shared/data not found beside the repo")
+        pytest.skip(REASON)
     _compare(data / "seed-jobs" / "seed004-host-workload.fio")

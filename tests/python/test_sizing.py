@@ -8,6 +8,13 @@ from pathlib import Path
 import pytest
 
 from ssdlab import load_profile, sizing
+from ssdlab.reference import (
+    SEED002_DWPD_OVERWRITES,
+    SEED002_EXAMPLE_CAPACITY,
+    SEED002_EXAMPLE_DRIVES,
+    SEED002_EXAMPLE_LIFETIME_YEARS,
+    SEED002_EXAMPLE_RETENTION_S,
+)
 from ssdlab.reference import SEED002_PUBLISHED as PUBLISHED
 
 TARGET = 12.5e9  # 100 Gb/s
@@ -85,7 +92,8 @@ def test_product_code_never_imports_an_experiment():
 
 def test_capacity_and_retention():
     # Seed 002: 12 x 30 TB hold about 8 h of 12.5 GB/s.
-    assert sizing.retention_s(12, 30e12, TARGET) == pytest.approx(8 * 3600)
+    assert sizing.retention_s(SEED002_EXAMPLE_DRIVES, SEED002_EXAMPLE_CAPACITY, TARGET) == pytest.approx(
+        SEED002_EXAMPLE_RETENTION_S)
     assert sizing.drives_for_capacity(TARGET, 8 * 3600, 30e12) == 12
     assert sizing.drives_for_capacity(TARGET, 8 * 3600 + 1, 30e12) == 13
     s = sizing.size_array(TARGET, 8 * 3600, 1.6e9, 30e12, margin=0.1)
@@ -100,11 +108,12 @@ def test_seed002_lifetime_example():
     # 3 drive writes a day against 1 rated -> 5 y / 3 = 1.67 y ("a little over 1.5 years").
     e = sizing.endurance_from_dwpd(1, 30e12, 5)
     assert e.basis == "dwpd" and not e.waf_applied
-    assert e.host_bytes / 30e12 == pytest.approx(1825)  # "~1,800 full overwrites"
+    assert e.host_bytes / 30e12 == pytest.approx(1825)
+    assert e.host_bytes / 30e12 == pytest.approx(SEED002_DWPD_OVERWRITES, rel=0.02)  # "~1,800 full overwrites"
     assert sizing.drive_writes_per_day(TARGET, 12, 30e12) == pytest.approx(3.0)
     years = sizing.lifetime_years(e.host_bytes, sizing.bytes_per_drive_per_day(TARGET, 12))
     assert years == pytest.approx(5 / 3)
-    assert 1.5 < years < 1.8
+    assert SEED002_EXAMPLE_LIFETIME_YEARS < years < 1.8  # "a little over 1.5 years"
     assert sizing.lifetime_years(e.host_bytes, sizing.bytes_per_drive_per_day(TARGET, 12, duty=0.5)) == pytest.approx(10 / 3)
 
 

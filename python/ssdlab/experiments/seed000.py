@@ -1,5 +1,5 @@
-"""Seed 000 — "SSD and servers" (technical blog, December 2008): host I/O scheduling helps
-hard disks and hurts SSDs.
+"""Seed 000 — Kim In-sung, "SSD story 7: SSDs and servers" (blog, December 2008;
+http://minix.tistory.com/93): host I/O scheduling helps hard disks and hurts SSDs.
 
 Three measurements, each rerun on the simulator and its trends checked:
 
@@ -34,14 +34,12 @@ import pandas as pd
 
 from ..api import run
 from ..plotting import pyplot, save
-from ..reference import SEED000_HDD_PEAK, SEED000_PROCESSES
+from ..reference import IOMETER_FILE_SERVER_BSSPLIT as FILE_SERVER_BSSPLIT, SEED000_HDD_PEAK, SEED000_PROCESSES
 from ..system import raid
 
 HDD = "seagate-barracuda-7200.11-1tb"
 SSD = "intel-x25-m-80"
 SCHEDULERS = ("noop", "deadline", "anticipatory", "cfq")
-# Iometer's File Server transfer sizes (the Iometer distribution's access specification).
-FILE_SERVER_BSSPLIT = "512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10"
 LOADS = (1, 4, 8, 16, 64, 256)
 
 

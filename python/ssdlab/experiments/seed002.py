@@ -1,4 +1,5 @@
-"""Seed 002 — "NVMe SSD write performance" (data-recorder white paper).
+"""Seed 002 — BittWare, "NVMe SSD Write Performance" (data-recorder white paper;
+https://www.bittware.com/resources/ssd-write-performance/).
 
 How many NVMe drives does a 100 Gb/s (12.5 GB/s) recorder need in RAID 0? The paper wrote each
 drive with SPDK (no file system, one thread per drive keeping the queue full, large aligned

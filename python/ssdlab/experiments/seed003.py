@@ -1,4 +1,5 @@
-"""Seed 003 — "Limitations of IOSTAT metrics on flash SSDs" (Lee & Lee, KIISE).
+"""Seed 003 — Lee & Lee, "Limitations of IOSTAT Metrics on Flash Memory SSDs" (KIISE
+conference paper, Sungkyunkwan University).
 
 fio ``bs=4K time_based runtime=300 rw=randwrite ioengine=libaio iodepth=1 fsync=0 direct=1
 numjobs=N`` on a Samsung 850 PRO. iostat's %util reaches ~100 % at two jobs while IOPS keeps

@@ -1,4 +1,6 @@
-"""Seed 004 — RAID rebuild of high-density QLC SSDs (Solidigm + Xinnor solution brief).
+"""Seed 004 — RAID rebuild of high-density QLC SSDs: Mehta & Landau, "Accelerating RAID
+Rebuild and Reducing Write Amplification on High Density Solidigm QLC Drives with xiRAID"
+(Solidigm/Xinnor solution brief, 2025).
 
 RAID 5 of 9 Solidigm D5-P5336 61.44 TB, one member replaced by a tenth drive and rebuilt,
 with Linux md and with xiRAID (the ``streaming`` engine), idle and under the brief's host job.

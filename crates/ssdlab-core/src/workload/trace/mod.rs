@@ -555,19 +555,37 @@ mod tests {
         assert_eq!(recs[3].offset, 24 * 512);
     }
 
-    // ---- the MQSim sample traces (present on the development machine only) ----
+    // ---- the MQSim sample traces (optional test data, not part of the repository) ----
+    //
+    // Two small DiskSim-format traces from the MQSim simulator's repository (CMU SAFARI,
+    // github.com/CMU-SAFARI/MQSim, MIT licence, folder traces/), renamed with an "mqsim_"
+    // prefix. The tests look for them in shared/data/traces beside the checkout (or inside
+    // it), as the Python tests look for their optional data; without them they skip.
 
-    /// Path, records, distinct device ids, read share in per mille (rounded), as the
-    /// samples' README gives them.
+    /// File name, records, distinct device ids, read share in per mille (rounded), counted
+    /// from the two files.
     const SAMPLES: [(&str, usize, usize, u64); 2] = [
-        ("/work/shared/data/traces/mqsim_tpcc-small.trace", 6_999, 16, 626),
-        ("/work/shared/data/traces/mqsim_wsrch-small.trace", 24_783, 6, 1000),
+        ("mqsim_tpcc-small.trace", 6_999, 16, 626),
+        ("mqsim_wsrch-small.trace", 24_783, 6, 1000),
     ];
+
+    /// Where a sample trace would be: shared/data/traces beside the repository checkout,
+    /// else inside it.
+    fn sample_path(name: &str) -> std::path::PathBuf {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let beside = root.join("../shared/data/traces").join(name);
+        if beside.exists() {
+            beside
+        } else {
+            root.join("shared/data/traces").join(name)
+        }
+    }
 
     #[test]
     fn mqsim_samples_parse_fully() {
-        for (path, count, n_devices, read_permille) in SAMPLES {
-            let path = Path::new(path);
+        for (name, count, n_devices, read_permille) in SAMPLES {
+            let path = sample_path(name);
+            let path = path.as_path();
             if !path.exists() {
                 println!("skipping: {} not present", path.display());
                 continue;
@@ -605,7 +623,8 @@ mod tests {
     #[test]
     #[ignore]
     fn parse_speed() {
-        let src = Path::new(SAMPLES[1].0);
+        let src = sample_path(SAMPLES[1].0);
+        let src = src.as_path();
         if !src.exists() {
             println!("skipping: {} not present", src.display());
             return;
