@@ -25,7 +25,14 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_
 profiles_app = typer.Typer(help="Built-in device profiles.", invoke_without_command=True)
 app.add_typer(profiles_app, name="profiles")
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+def _console(**kw) -> Console:
+    """A console that prints text as given: no markup, no emoji codes (``:100:`` stays
+    ``:100:``), no highlighting. Messages carry paths, option values and profile names the
+    user wrote; none of it is rich markup."""
+    return Console(markup=False, emoji=False, highlight=False, **kw)
+
+
+_err = _console(stderr=True, soft_wrap=True)
 
 
 class OutputFormat(str, Enum):
@@ -201,7 +208,7 @@ def profiles(ctx: typer.Context) -> None:
     for name in profile_names():
         p, _ = load_profile(name)
         table.add_row(name, p.description, f"{p.capacity / 1e9:.0f} GB")
-    Console().print(table)
+    _console().print(table)
 
 
 @profiles_app.command("show")
@@ -311,7 +318,7 @@ def _sz_print(title: str, rows: list[tuple[str, str]], notes: list[str]) -> None
     table = Table("quantity", "value", title=title, box=None, title_justify="left")
     for k, v in rows:
         table.add_row(k, v)
-    console = Console(highlight=False, soft_wrap=True)
+    console = _console(soft_wrap=True)
     console.print(table)
     for n in notes:
         console.print(f"note: {n}", markup=False)
