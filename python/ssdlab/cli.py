@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from pathlib import Path
@@ -12,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from . import api
+from . import api, jsonout
 from .config import ProfileError, load_profile, profile_names
 from .config.profile import profile_text
 from .fio import FioJobError
@@ -100,7 +99,7 @@ def run(
 def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None:
     """The report as fio prints it (or its JSON), to stdout or ``output``; warnings to stderr."""
     if output_format == OutputFormat.json:
-        text = json.dumps(result.to_fio_json(), indent=2) + "\n"
+        text = jsonout.dumps(result.to_fio_json(), indent=2) + "\n"
     else:
         from .report import format_normal
 
@@ -418,7 +417,7 @@ def size(
         note += "; no endurance rating known, so no lifetime (give --tbw, --dwpd with --warranty-years, or --pe-cycles)"
     out["note"] = note
     if json_out:
-        sys.stdout.write(json.dumps(_jsonable(out), indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(_jsonable(out), indent=2) + "\n")
         return
     rows = [
         ("target", f"{target_rate / 1e9:.3f} GB/s for {duration} ({duration_s / 3600:g} h)"),
@@ -510,7 +509,7 @@ def endurance(
         "pe_years": pe_years, "note": note,
     }
     if json_out:
-        sys.stdout.write(json.dumps(_jsonable(out), indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(_jsonable(out), indent=2) + "\n")
         return
     rows = [
         ("drive", f"{out['profile']} ({d['capacity'] / 1e12:.4g} TB) x {drives}"),
@@ -587,7 +586,7 @@ def rebuild(
         _fail(str(e).splitlines()[0])
         return
     if as_json:
-        sys.stdout.write(json.dumps(r.to_dict(), indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(r.to_dict(), indent=2) + "\n")
         for w in r.warnings:
             _err.print(f"ssdlab: warning: {w}", markup=False)
         return

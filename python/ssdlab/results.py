@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from .iostat import iostat_fields
+from .jsonout import finite
 
 FIO_VERSION = "fio-3.42"  # the JSON layout follows this fio release
 _DIRS = ("read", "write", "trim")
@@ -505,7 +506,7 @@ class RunResult:
         }
         if self.core["samples"]:
             ssdlab["timeseries"] = self.timeseries()
-        return {
+        return finite({
             "fio version": FIO_VERSION,
             "timestamp": int(now),
             "timestamp_ms": int(now * 1000),
@@ -514,7 +515,7 @@ class RunResult:
             "jobs": jobs,
             "disk_util": disk_util,
             "ssdlab": ssdlab,
-        }
+        })
 
     # ---- pandas ------------------------------------------------------------------------
 

@@ -47,3 +47,34 @@ def test_table_cells_from_a_profile_file_are_literal(cli, tmp_path):
     p = cli("size", "--target", "1GB/s", "--duration", "1h", "--profile", str(prof), "--drive-rate", "500MB/s")
     assert p.returncode == 0, p.stderr
     assert name in p.stdout
+
+
+# --------------------------------------------------------------------------- output for tools
+
+
+def _strict_json(text: str):
+    def refuse(name):
+        raise ValueError(f"not JSON: {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_time_series_is_strict_json_when_an_interval_writes_nothing(cli, tmp_path):
+    # Reads only: no interval writes to the NAND, so its WAF is undefined (null, not NaN).
+    job = tmp_path / "reads.fio"
+    job.write_text("[j]\nrw=randread\nbs=4k\nsize=16m\nruntime=0.03\ntime_based\ndirect=1\n")
+    p = cli("run", str(job), "--interval", "10ms", "--output-format", "json")
+    assert p.returncode == 0, p.stderr
+    d = _strict_json(p.stdout)
+    rows = d["ssdlab"]["timeseries"]
+    assert rows and all(row["waf"] is None for row in rows)
+
+
+def test_api_fio_json_dumps_strictly():
+    import ssdlab
+
+    r = ssdlab.run("[j]\nrw=randread\nbs=4k\nsize=16m\nruntime=0.03\ntime_based\n", interval="10ms")
+    d = r.to_fio_json()
+    json.dumps(d, allow_nan=False)
+    assert d["ssdlab"]["timeseries"][0]["waf"] is None
+    # pandas keeps NaN, its own missing value.
+    assert r.timeseries_table()["waf"].isna().all()
