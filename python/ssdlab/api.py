@@ -57,6 +57,7 @@ class RunSpec(BaseModel):
     job_options: list[dict[str, str]]
     global_options: dict[str, str]
     percentiles: list[float]
+    percentile_precision: int = 2
     warnings: list[str] = Field(default_factory=list)
     sources: dict[str, str] = Field(default_factory=dict)
 
@@ -161,6 +162,7 @@ def build(
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
+                   percentile_precision=jobset.percentile_precision,
                    warnings=warnings, sources=sources)
 
 

@@ -326,6 +326,11 @@ class RunResult:
         return list(self.spec.percentiles)
 
     @property
+    def percentile_precision(self) -> int:
+        """Decimals of the percentile labels in fio's text report."""
+        return getattr(self.spec, "percentile_precision", 2)
+
+    @property
     def host_name(self) -> str:
         return self.spec.host_name
 

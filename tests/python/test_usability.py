@@ -78,3 +78,76 @@ def test_api_fio_json_dumps_strictly():
     assert d["ssdlab"]["timeseries"][0]["waf"] is None
     # pandas keeps NaN, its own missing value.
     assert r.timeseries_table()["waf"].isna().all()
+
+
+# --------------------------------------------------------------------------- fio's text report
+
+
+def _unit(hist: dict[int, int], lat=None):
+    from ssdlab.results import DirResult, LatSummary, Unit
+
+    n = sum(hist.values())
+    lat = lat or LatSummary(n, min(hist), max(hist), sum(v * c for v, c in hist.items()) / n, 0.0)
+    d = DirResult(n, 4096 * n, lat, lat, lat, dict(hist))
+    empty = DirResult()
+    return Unit("j", 0, [0], {"read": d, "write": empty, "trim": empty}, empty, 10**9, [n, 0, 0, 0, 0, 0, 0], {})
+
+
+def test_percentile_unit_follows_fio_the_smallest_value_matters():
+    from ssdlab.report import _percentile_block
+
+    # 20-30 us with a 12 ms tail: fio stays in usec (msec needs every value above 2 ms and
+    # one above 100 ms) and rounds up when it divides.
+    u = _unit({20_000: 50, 30_500: 45, 12_000_000: 5})
+    lines = _percentile_block(u, "read", [50.0, 90.0, 99.0], 2)
+    assert lines == ["    clat percentiles (usec):",
+                     "     | 50.00th=[   20], 90.00th=[   31], 99.00th=[12000]"]
+    # Everything above 2 ms and a tail past 100 ms: msec.
+    u = _unit({3_000_000: 90, 150_000_000: 10})
+    assert _percentile_block(u, "read", [50.0, 99.0], 2) == [
+        "    clat percentiles (msec):", "     | 50.00th=[    3], 99.00th=[  150]"]
+    # A tail past 100 ms but a fast median: usec, not '[0]'.
+    u = _unit({1_500_000: 90, 150_000_000: 10})
+    assert _percentile_block(u, "read", [50.0, 99.0], 2)[1] == "     | 50.00th=[  1500], 99.00th=[150000]"
+    # Below 2 us: nsec, as fio prints a null-engine run.
+    u = _unit({29: 60, 40: 39, 11_584: 1})
+    assert _percentile_block(u, "read", [1.0, 99.99], 2)[0] == "    clat percentiles (nsec):"
+
+
+def test_percentile_rows_wrap_like_fio():
+    from ssdlab.report import _percentile_block
+
+    u = _unit({20_000: 99, 200_000: 1})
+    plist = [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99]
+    lines = _percentile_block(u, "read", plist, 2)
+    assert lines[1] == "     |  1.00th=[   20],  5.00th=[   20], 10.00th=[   20], 20.00th=[   20],"
+    assert lines[-1] == "     | 99.99th=[  200]"
+    assert len(lines) == 1 + 5
+
+
+def test_latency_line_units_follow_fio():
+    from ssdlab.report import _lat_line
+    from ssdlab.results import LatSummary
+
+    # fio moves to usec only when min > 2 us, max > 99.999 us and stdev > 1 us.
+    assert _lat_line("slat", LatSummary(10, 1_896, 127_000, 6_610.0, 14_430.0**2 * 9)).startswith(
+        "    slat (nsec): min=1896, max=127000")
+    assert _lat_line("clat", LatSummary(10, 54_000, 8_481_000, 487_260.0, 1_377_280.0**2 * 9)) == (
+        "    clat (usec): min=54, max=8481, avg=487.26, stdev=1377.28")
+    assert _lat_line("clat", LatSummary(10, 2_192_000, 147_527_000, 10_224_800.0, 12_187_970.0**2 * 9)) == (
+        "    clat (msec): min=2, max=147, avg=10.22, stdev=12.19")
+
+
+def test_percentile_labels_keep_the_precision_written(tmp_path):
+    import ssdlab
+    from ssdlab.report import format_normal
+
+    def labels(plist: str) -> list[str]:
+        r = ssdlab.run(f"[j]\nrw=randread\nsize=8m\nnumber_ios=64\npercentile_list={plist}\n")
+        text = format_normal(r)
+        block = text[text.index("clat percentiles"):].splitlines()[1]
+        return [cell.split("th=")[0].strip() for cell in block.strip(" |,").split(", ")]
+
+    assert labels("50:99:99.999") == ["50.000", "99.000", "99.999"]
+    assert labels("50:99") == ["50", "99"]
+    assert labels("50.5:99") == ["50.5", "99.0"]

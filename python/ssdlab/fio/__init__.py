@@ -65,6 +65,8 @@ class JobSet:
     global_options: dict[str, str]
     group_reporting: dict[int, bool]  # per group_id
     percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
+    #: decimals of fio's percentile labels: the longest fraction in ``percentile_list``
+    percentile_precision: int = 2
     warnings: list[str] = field(default_factory=list)
     #: fio's ``ioscheduler=``: target index -> the scheduler its jobs switch it to.
     ioschedulers: dict[int, str] = field(default_factory=dict)
@@ -151,6 +153,7 @@ def _build(sources, targets: Targets, overrides, env, seed, host) -> JobSet:
         global_options=out.global_options,
         group_reporting=out.group_reporting,
         percentiles=out.percentiles,
+        percentile_precision=out.percentile_precision,
         warnings=warnings.lines,
         ioschedulers=out.ioschedulers,
     )

@@ -121,6 +121,7 @@ class JobState:
     filename: str | None = None
     name: str | None = None
     percentile_list: list[float] | None = None
+    percentile_precision: int = 2  # decimals of the labels fio prints
     ioengine: str = "psync"
     zonesize: int = 0
     fill_device: bool = False
@@ -669,6 +670,19 @@ def _h_percentile_list(st: JobState, v: _Value) -> None:
         if not 0.0 <= p <= 100.0:
             raise ValueProblem(f"percentiles must be between 0 and 100, got {p:g}")
     st.percentile_list = values
+    # fio prints labels with as many decimals as the longest fraction written ("99.999th").
+    st.percentile_precision = max(len(_fraction_digits(p)) for p in items)
+
+
+def _fraction_digits(text: str) -> str:
+    """The digits right after the decimal point of a number as written."""
+    _, dot, rest = text.strip().partition(".")
+    digits = ""
+    for c in rest if dot else "":
+        if not c.isdigit():
+            break
+        digits += c
+    return digits
 
 
 def _h_randseed(st: JobState, v: _Value) -> None:

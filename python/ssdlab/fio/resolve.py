@@ -63,6 +63,7 @@ class Resolved:
     global_options: dict[str, str] = field(default_factory=dict)
     group_reporting: dict[int, bool] = field(default_factory=dict)
     percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
+    percentile_precision: int = 2
     #: fio's ``ioscheduler=``: the scheduler a job switches its device to (target -> name).
     ioschedulers: dict[int, str] = field(default_factory=dict)
 
@@ -182,6 +183,7 @@ def resolve(
         out.group_reporting[groupid] = out.group_reporting.get(groupid, False) or st.group_reporting
         if st.percentile_list is not None and out.percentiles == DEFAULT_PERCENTILES:
             out.percentiles = list(st.percentile_list)
+            out.percentile_precision = st.percentile_precision
         common = _common_fields(entry, warnings)
         clones_of[number] = []
         for clone in _fio_clone_order(st.numjobs):
