@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -81,6 +82,8 @@ def run(
     """Run a fio job file on a simulated device and report as fio and iostat would."""
     if job is not None and not job.is_file():
         _fail(f"{job}: no such job file")
+    if output is not None:
+        _check_output(output, "--output")
     try:
         sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
@@ -96,6 +99,18 @@ def run(
     _emit(result, output_format, output)
 
 
+def _check_output(path: Path, option: str) -> None:
+    """Fail now, not after the simulation, if the report cannot be written to ``path``."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        _fail(f"{option} {path}: is a directory; give a file name")
+    if not parent.is_dir():
+        why = "not a directory" if parent.exists() else "no such directory"
+        _fail(f"{option} {path}: {why} ({parent})")
+    if path.exists() and not os.access(path, os.W_OK) or not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        _fail(f"{option} {path}: permission denied")
+
+
 def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None:
     """The report as fio prints it (or its JSON), to stdout or ``output``; warnings to stderr."""
     if output_format == OutputFormat.json:
@@ -107,7 +122,10 @@ def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None
         for w in result.warnings:
             _err.print(f"ssdlab: warning: {w}", markup=False)
     if output:
-        output.write_text(text)
+        try:
+            output.write_text(text)
+        except OSError as e:
+            _fail(f"--output {output}: {e.strerror or e}")
     else:
         sys.stdout.write(text)
 

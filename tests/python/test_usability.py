@@ -151,3 +151,19 @@ def test_percentile_labels_keep_the_precision_written(tmp_path):
     assert labels("50:99:99.999") == ["50.000", "99.000", "99.999"]
     assert labels("50:99") == ["50", "99"]
     assert labels("50.5:99") == ["50.5", "99.0"]
+
+
+def test_an_unwritable_output_fails_before_simulating(cli, tmp_path):
+    # A job that would simulate for long: the check must come first.
+    job = tmp_path / "long.fio"
+    job.write_text("[j]\nrw=randwrite\nsize=100%\ntime_based\nruntime=600\ndirect=1\n")
+    for target, why in ((tmp_path / "no" / "such" / "x.json", "no such directory"),
+                        (tmp_path, "is a directory")):
+        p = cli("run", str(job), "--output", str(target))
+        assert p.returncode == 2, p.stderr
+        lines = _stderr_lines(p)
+        assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+        assert lines[0].startswith(f"ssdlab: error: --output {target}: ") and why in lines[0]
+    good = tmp_path / "out.txt"
+    p = cli("run", "--output", str(good), *SHORT)
+    assert p.returncode == 0 and "Run status group 0" in good.read_text()
