@@ -127,7 +127,7 @@ def build(
             if name is not None and strict and name not in sysd.names:
                 raise ValueError(f"replay to /dev/{name}: no such device in the system "
                                  f"(it has {', '.join('/dev/' + n for n in sysd.names)})")
-        job = "".join(f"[replay{i}]\nioengine=libaio\niodepth={qd}\nsize=100%\n"
+        job = "".join(f"[replay{i}]\nioengine=libaio\ndirect=1\niodepth={qd}\nsize=100%\n"
                       + (f"filename=/dev/{name}\n" if name else "") for i, (_, name, qd) in enumerate(replay))
     jobset = _load_jobs(job, targets, overrides, env, seed)
     if replay:

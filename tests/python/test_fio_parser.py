@@ -142,13 +142,13 @@ def test_parenthesised_arithmetic():
 def test_include_nesting_and_relative_paths(tmp_path: Path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "common.fio").write_text("bs=8k\ninclude sub/deep.fio\n")
-    (tmp_path / "sub" / "deep.fio").write_text("; deep\niodepth=4\nioengine=libaio\n")
+    (tmp_path / "sub" / "deep.fio").write_text("; deep\niodepth=4\nioengine=libaio\nthread\n")
     job_file = tmp_path / "main.fio"
     job_file.write_text("[global]\ninclude common.fio\n[j]\nrw=randread\n")
     js = load_job_file(job_file, device_size=DEV, env={})
     assert js.jobs[0].block_sizes[0].split == [(8192, 100.0)]
     assert js.jobs[0].iodepth == 4
-    assert any("sub/deep.fio:3: option 'ioengine=libaio' is accepted but not modelled" in w
+    assert any("sub/deep.fio:4: option 'thread' is accepted but not modelled" in w
                for w in js.warnings)
 
 
@@ -259,7 +259,7 @@ def test_fractional_times_are_honoured_and_flagged_in_files_only():
     js = jobs("[j]\nruntime=1.5\n")
     assert js.jobs[0].runtime_ns == 1_500_000_000
     assert any("1.5" in w and "truncates" not in w for w in js.warnings)
-    js = jobs("[j]\nruntime=100\n", overrides={"runtime": "0.2"})
+    js = jobs("[j]\nruntime=100\ndirect=1\n", overrides={"runtime": "0.2"})
     assert js.jobs[0].runtime_ns == 200_000_000 and js.warnings == []
 
 
@@ -551,15 +551,51 @@ def test_percentile_list_and_default():
 
 def test_unmodelled_options_warn_once_per_file_and_never_vanish():
     js = jobs("[global]\nioengine=libaio\ndirect=1\n[a]\ndirect=1\nflow=2\n[b]\nzonemode=strided\n"
-              "zonesize=64m\nsteadystate=iops:10%\nverify=crc32c\nrw=write\n")
+              "zonesize=64m\nsteadystate=iops:10%\nverify=crc32c\nrw=write\nwrite_bw_log=bw\n[c]\nwrite_bw_log=bw\n")
     w = "\n".join(js.warnings)
-    assert "jobs/x.fio:2: option 'ioengine=libaio' is accepted but not modelled" in w
-    assert w.count("direct=1") == 1
+    assert "jobs/x.fio:13: option 'write_bw_log=bw' is accepted but not modelled" in w
+    assert w.count("write_bw_log") == 1
+    assert "ioengine" not in w and "direct" not in w  # both modelled
     assert re.search(r"jobs/x\.fio:6: option 'flow=2' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:8: option 'zonemode=strided' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:10: option 'steadystate=iops:10%' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:11: option 'verify=crc32c' .*ignores it", w)
     assert all("\n" not in line for line in js.warnings)
+
+
+def test_modelled_engine_and_direct_io_do_not_warn():
+    # A realistic job: libaio at depth 32 with direct I/O is exactly what is simulated.
+    for text in ("[global]\nioengine=libaio\ndirect=1\niodepth=32\n[a]\nrw=randread\n[b]\nrw=write\n",
+                 "[j]\nioengine=io_uring\nbuffered=0\niodepth=8\n",
+                 "[j]\nioengine=psync\ndirect=1\n",
+                 "[j]\nioengine=sg\n"):  # sg bypasses the page cache whatever direct says
+        w = jobs(text).warnings
+        assert not [x for x in w if "ioengine" in x or "direct" in x or "buffered" in x], (text, w)
+
+
+def test_buffered_io_warns_once_saying_what_is_simulated():
+    js = jobs("[global]\nioengine=libaio\n[a]\nrw=randread\n[b]\nrw=write\n")
+    w = [x for x in js.warnings if "direct" in x]
+    assert w == ["jobs/x.fio:3: job 'a': direct=0 (buffered I/O, fio's default): the page cache is not "
+                 "modelled; simulated as direct=1"]
+    w = [x for x in jobs("[j]\ndirect=0\n").warnings if "direct" in x]
+    assert w == ["jobs/x.fio:2: option 'direct=0' (buffered I/O): the page cache is not modelled; "
+                 "simulated as direct=1"]
+    assert [x for x in jobs("[j]\nbuffered=1\n").warnings if "buffered" in x] == [
+        "jobs/x.fio:2: option 'buffered=1' (buffered I/O): the page cache is not modelled; simulated as direct=1"]
+    # A later job file's direct=1 does not hide an earlier job's buffered I/O, and the other
+    # way round: one warning for the run.
+    w = [x for x in jobs("[a]\ndirect=1\n[b]\n[c]\n").warnings if "direct" in x]
+    assert len(w) == 1 and w[0].startswith("jobs/x.fio:3: job 'b': ")
+
+
+def test_engines_say_what_is_done_instead():
+    w = jobs("[j]\nioengine=null\ndirect=1\n").warnings
+    assert any("ioengine=null' is not modelled" in x for x in w)
+    w = jobs("[j]\nioengine=rbd\ndirect=1\niodepth=4\n").warnings
+    assert [x for x in w if "ioengine" in x] == [
+        "jobs/x.fio:2: option 'ioengine=rbd': simulated as block I/O to the device with up to iodepth=4"
+        " requests in flight; what the rbd engine itself does is not modelled"]
 
 
 def test_verify_without_a_write_phase_is_harmless():

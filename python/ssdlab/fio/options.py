@@ -4,8 +4,9 @@ Every option line ends up in one of three bins:
 
 * **modelled** — parsed into :class:`JobState` and used to build the ``JobSpec``;
 * **accepted** — a valid fio option that does not change what the simulated device sees
-  (``ioengine=libaio``, ``direct``, logging, CPU affinity...): one warning per option per
-  file saying it is accepted but not modelled;
+  (logging, CPU affinity...): one warning per option per file saying it is accepted but not
+  modelled. ``ioengine`` and ``direct`` are modelled: a synchronous engine caps iodepth at 1,
+  and direct I/O is what is simulated (buffered I/O warns that it is simulated as direct);
 * **ignored** — a valid fio option that *would* change the result but is not simulated
   (``zonemode``, ``flow``, ``steadystate``, ``latency_target``...): one warning per option
   per file saying the result ignores it. Some options only land here in some jobs
@@ -123,6 +124,7 @@ class JobState:
     percentile_list: list[float] | None = None
     percentile_precision: int = 2  # decimals of the labels fio prints
     ioengine: str = "psync"
+    direct: bool = False  # fio's default: buffered I/O through the page cache
     zonesize: int = 0
     fill_device: bool = False
     verify: str = "0"
@@ -693,6 +695,10 @@ def _h_ioengine(st: JobState, v: _Value) -> None:
     st.ioengine = v.text().strip()
 
 
+def _h_buffered(st: JobState, v: _Value) -> None:
+    st.direct = not v.flag()
+
+
 def _h_zonesize(st: JobState, v: _Value) -> None:
     st.zonesize = parse_bytes(v.single(), st.kb_base, notes=v.notes)
 
@@ -744,6 +750,8 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "filename": _h_string("filename"),
     "percentile_list": _h_percentile_list,
     "ioengine": _h_ioengine,
+    "direct": _h_flag("direct"),
+    "buffered": _h_buffered,
     "zonesize": _h_zonesize,
     "fill_device": _h_flag("fill_device"),
     "verify": _h_verify,
@@ -757,7 +765,7 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "ioscheduler": _h_string("ioscheduler"),
 }
 
-# ioengine, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have
+# ioengine, direct, buffered, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have
 # handlers so that resolve.py, which sees the whole job, can word their warnings.
 
 

@@ -42,6 +42,14 @@ null cpuio net netsplice netsplice filecreate filestat filedelete dircreate dirs
 exec falloc ftruncate e4defrag page_fault http rdma rados nfs dfs gfapi gfapi_async libhdfs
 ime_psync ime_psyncv ime_aio libpmem dev-dax pmemblk cpp_null libcufile libhipfile
 """.split())
+# Block engines whose queue is modelled as it is: up to iodepth requests in flight.
+ASYNC_BLOCK_ENGINES = frozenset("""
+libaio io_uring io_uring_cmd posixaio windowsaio solarisaio sg xnvme libblkio
+""".split())
+# Engines that read and write files through the page cache unless direct=1.
+PAGE_CACHE_ENGINES = frozenset("""
+sync psync vsync pvsync pvsync2 libaio io_uring posixaio mmap splice windowsaio solarisaio
+""".split())
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "randrw", "trimwrite", "randtrimwrite"})
 READ_MODES = frozenset({"read", "randread", "rw", "randrw"})
 TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite", "randtrimwrite"})
@@ -332,8 +340,12 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
         if engine in NON_BLOCK_ENGINES:
             _warn(warnings, st, "ioengine", f"option '{text}' is not modelled: fio's {engine}"
                   " engine does not do block I/O to the device; the simulation does", entry)
-        else:
-            _warn(warnings, st, "ioengine", f"option '{text}' is accepted but not modelled", entry)
+        elif engine not in SYNC_ENGINES and engine not in ASYNC_BLOCK_ENGINES:
+            _warn(warnings, st, "ioengine", f"option '{text}': simulated as block I/O to the device"
+                  f" with up to iodepth={st.iodepth} requests in flight; what the {engine} engine itself"
+                  " does is not modelled", entry)
+    if not st.direct and engine in PAGE_CACHE_ENGINES:
+        _warn_buffered(entry, warnings)
     if engine in SYNC_ENGINES and st.iodepth > 1:
         default = "" if "ioengine" in st.where else " (fio's default)"
         _warn(warnings, st, "iodepth", f"fio caps iodepth={st.iodepth} at 1 with the"
@@ -375,6 +387,21 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
     if st.fsync and st.fdatasync and st.fsync != st.fdatasync:
         _warn(warnings, st, "fdatasync", "fsync and fdatasync are both set; ssdlab issues one"
               f" flush every {min(st.fsync, st.fdatasync)} writes", entry)
+
+
+def _warn_buffered(entry: JobEntry, warnings: Warnings) -> None:
+    """Buffered I/O (fio's default) is simulated as direct I/O: said once per run."""
+    st = entry.state
+    written = st.where.get("direct") or st.where.get("buffered")
+    what = "the page cache is not modelled; simulated as direct=1"
+    if written is not None:
+        message = f"{written.prefix()}: option '{written.text}' (buffered I/O): {what}"
+        path = written.path
+    else:
+        path = entry.section.path
+        message = (f"{path}:{entry.section.line}: job '{entry.name}': direct=0 (buffered I/O, fio's"
+                   f" default): {what}")
+    warnings("buffered-io", path, message)
 
 
 def _common_fields(entry: JobEntry, warnings: Warnings) -> dict:
