@@ -444,13 +444,47 @@ def test_files_are_laid_out_in_order_and_shared():
 def test_filesize_and_escaped_colons():
     js = jobs("[a]\nfilename=x\\:y\nfilesize=128m\nsize=1g\n[b]\nfilename=x\\:y\nrw=write\n")
     a, b = js.jobs
-    assert (a.region_offset, a.region_size, a.io_limit) == (0, 128 * 2**20, GIB)
+    # fio caps the job's size at its files' (real fio: filesize=1M size=2M moves 1 MiB).
+    assert (a.region_offset, a.region_size, a.io_limit) == (0, 128 * 2**20, 128 * 2**20)
     assert (b.region_offset, b.region_size) == (0, 128 * 2**20)
     js = jobs("[a]\nfilename=f\nfilesize=1m-4m\n")
     assert js.jobs[0].region_size == 2**20 and any("random file sizes" in w for w in js.warnings)
     js = jobs("[a]\nfilename=f1:f2\nsize=2g\n")
     assert js.jobs[0].region_size == 2 * GIB
     assert any("contiguous" in w for w in js.warnings)
+
+
+# (job options, io bytes of each clone): what real fio 3.33 moves with ioengine=null, rw=write,
+# bs=4k (tests/python/test_fio_vs_real.py checks these against fio when it is installed).
+FILESIZE_CASES = [
+    ("filesize=1M", [2**20]),
+    ("filesize=1M size=512k", [2**19]),
+    ("filesize=1M size=2M", [2**20]),
+    ("filesize=1M size=50%", [2**19]),
+    ("filesize=1M numjobs=2", [2**20, 2**20]),
+    ("filesize=1M nrfiles=2 offset=256k", [3 * 2**19]),
+    ("filesize=1M io_size=3M", [3 * 2**20]),
+    ("filesize=1M filename=foo size=2M", [2**20]),
+    ("filesize=1M filename=foo:bar size=3M", [2**21]),
+]
+
+
+@pytest.mark.parametrize("options,io_bytes", FILESIZE_CASES)
+def test_filesize_sets_the_job_size_as_in_fio(options, io_bytes):
+    js = jobs("[x]\nrw=write\nbs=4k\n" + "\n".join(options.split()) + "\n")
+    assert [j.io_limit for j in js.jobs] == io_bytes
+    assert all(j.region_size <= 2**21 for j in js.jobs)
+
+
+def test_filesize_without_filename_gives_each_clone_its_own_files():
+    # fio's default files are $jobname.$jobnum.$filenum: clones do not share them.
+    js = jobs("[x]\nrw=randwrite\nfilesize=1M\nnumjobs=3\n[y]\nrw=read\nfilesize=2M\n[z]\nrw=read\nsize=4M\n")
+    regions = [(j.name, j.region_offset, j.region_size) for j in js.jobs]
+    assert sorted(regions) == [("x", 0, 2**20), ("x", 2**20, 2**20), ("x", 2 * 2**20, 2**20),
+                               ("y", 3 * 2**20, 2**21), ("z", 0, 4 * 2**20)]
+    js = jobs("[x]\nrw=write\nfilesize=1M\nnrfiles=4\n")
+    assert js.jobs[0].io_limit == 4 * 2**20
+    assert any("nrfiles=4' sizes the job's 4 files of 1048576 bytes each" in w for w in js.warnings)
 
 
 def test_io_size_limits_and_percent_of_size():

@@ -167,3 +167,10 @@ def test_an_unwritable_output_fails_before_simulating(cli, tmp_path):
     good = tmp_path / "out.txt"
     p = cli("run", "--output", str(good), *SHORT)
     assert p.returncode == 0 and "Run status group 0" in good.read_text()
+
+
+def test_a_job_sized_by_filesize_moves_that_much():
+    import ssdlab
+
+    r = ssdlab.run("[x]\nrw=write\nbs=4k\nfilesize=1M\ndirect=1\n")
+    assert r.to_fio_json()["jobs"][0]["write"]["io_bytes"] == 2**20  # as real fio

@@ -372,8 +372,13 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
             _warn(warnings, st, "verify_backlog", f"option '{st.where['verify_backlog'].text}'"
                   " is accepted but not modelled", entry)
     if "nrfiles" in st.where:
-        kind = ("changes what fio does but is not modelled; the simulated result ignores it"
-                if st.nrfiles > 1 else "is accepted but not modelled")
+        if st.nrfiles > 1 and st.filesize and not st.filename:
+            kind = (f"sizes the job's {st.nrfiles} files of {st.filesize[0]} bytes each, modelled as"
+                    " one contiguous region")
+        elif st.nrfiles > 1:
+            kind = "changes what fio does but is not modelled; the simulated result ignores it"
+        else:
+            kind = "is accepted but not modelled"
         _warn(warnings, st, "nrfiles", f"option '{st.where['nrfiles'].text}' {kind}", entry)
     if "zonesize" in st.where and st.zonesize:
         _warn(warnings, st, "zonesize", f"option '{st.where['zonesize'].text}' is only used to"
@@ -570,7 +575,7 @@ class _Layout:
                 for name in region.files:
                     need = None if region.size is None else region.start + region.size
                     if entry.state.filesize:
-                        need = max(need or 0, entry.state.filesize[0])
+                        need = entry.state.filesize[0]  # each file is filesize bytes
                     known = self.extent_need.get(name)
                     if need is None:
                         self.extent_need.setdefault(name, None)
@@ -601,18 +606,35 @@ class _Layout:
         names = split_filenames(st.filename) if st.filename else []
         devices = [n for n in names if is_device(n)]
         files = [] if (not names or devices) else names
+        if not names and st.filesize:
+            # fio's default files, $jobname.$jobnum.$filenum: nrfiles of them per clone.
+            files = [f"{entry.name}.{clone}.{k}" for k in range(st.nrfiles)]
         target = self._target_of(entry, devices)
         start = self._bytes(entry, "offset", st.offset, round_up=True, target=target)
         start += clone * self._bytes(entry, "offset_increment", st.offset_increment, round_up=True, target=target)
-        size = None if st.size is None else self._bytes(entry, "size", st.size, round_up=False, target=target)
         io_default = None
-        if files and len(files) > 1 and size is not None:
-            size = size // len(files) * len(files)
         if files and st.filesize:
-            if size is not None:
-                io_default = size
-            size = st.filesize[0] * len(files) - start if start < st.filesize[0] else 0
+            size = self._files_size(entry, len(files), start)
+        else:
+            size = None if st.size is None else self._bytes(entry, "size", st.size, round_up=False, target=target)
+            if files and len(files) > 1 and size is not None:
+                size = size // len(files) * len(files)
         return _CloneRegion(target, files, devices, start, size, st.io_size, io_default, entry, clone)
+
+    def _files_size(self, entry: JobEntry, count: int, start: int) -> int:
+        """fio's size of a job on ``count`` files of ``filesize`` bytes: each file from the
+        offset to its end, or less when ``size`` asks for less (a percentage is of the files)."""
+        st = entry.state
+        each = st.filesize[0] if st.filesize else 0
+        total = count * (each - start) if start < each else 0
+        if st.size is None:
+            return total
+        if isinstance(st.size, Percent):
+            align = min(_block_sizes(st, d).min_size for d in range(3))
+            asked = count * each * st.size.value // 100 // align * align
+        else:
+            asked = self._bytes(entry, "size", st.size, round_up=False)
+        return min(asked, total)
 
     def _target_of(self, entry: JobEntry, devices: list[str]) -> int:
         """The device a job's ``/dev`` names select (the first device without one)."""
@@ -664,7 +686,7 @@ class _Layout:
                              " every name is mapped to the one simulated device")
         elif r.devices and len(r.devices) != len(named):
             _raise(entry, "filename", "mixing /dev names and file names in one job is not modelled")
-        if len(r.files) > 1:
+        if len(r.files) > 1 and st.filename:  # fio's default files: the nrfiles warning says it
             names = ":".join(r.files)
             where = st.where.get("filename")
             self.warnings.at(where, "filename", f"filename '{names}': the {len(r.files)} files"
