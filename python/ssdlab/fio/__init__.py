@@ -15,7 +15,11 @@ Device mapping (ssdlab's rule, as fio has no single device):
 * ``filename=/dev/NAME`` selects the system's device of that name (a name the system does
   not have is an error; with a single drive given only by its profile, every ``/dev`` name
   means that drive); a job without a ``filename`` uses the first device. Such a job uses the
-  raw device from byte 0; its default size is the device's size minus ``offset``;
+  raw device from byte 0; its default size is the device's size minus ``offset``. With
+  ``filesize`` it has fio's default files instead: ``nrfiles`` files of ``filesize`` bytes per
+  clone (``jobname.clone.N``), laid out like named files;
+* with ``filesize``, a job's size is that of its files from ``offset`` on, or ``size`` when
+  smaller (a ``size`` in ``%`` is a share of the files), as fio caps it;
 * any other file name is a file laid out on the first device, contiguously and in order of first
   appearance; it is as large as the biggest ``offset + size`` (or ``filesize``) any job asks
   of it, or, when no job gives a size, the rest of the device. Jobs and clones naming the
