@@ -174,3 +174,115 @@ def test_a_job_sized_by_filesize_moves_that_much():
 
     r = ssdlab.run("[x]\nrw=write\nbs=4k\nfilesize=1M\ndirect=1\n")
     assert r.to_fio_json()["jobs"][0]["write"]["io_bytes"] == 2**20  # as real fio
+
+
+# --------------------------------------------------------------------------- smaller ones
+
+
+def test_a_negative_seed_names_the_option(cli):
+    for args in (["run", "--seed", "-1"], ["run", "--seed", str(2**64)], ["replay", "x", "--format", "fio", "--seed", "-1"]):
+        p = cli(*args)
+        assert p.returncode == 2, p.stderr
+        assert _stderr_lines(p) == [f"ssdlab: error: --seed {args[-1]}: expected a whole number from 0 to {2**64 - 1}"]
+
+
+def test_the_api_checks_the_seed():
+    import pytest
+
+    import ssdlab
+
+    with pytest.raises(ValueError, match=r"^seed -1: expected a whole number from 0 to 18446744073709551615$"):
+        ssdlab.build("[j]\nsize=1m\n", seed=-1)
+    with pytest.raises(TypeError, match=r"^seed: expected a whole number, got str$"):
+        ssdlab.build("[j]\nsize=1m\n", seed="3")
+
+
+def test_a_directory_given_as_the_job_file(cli, tmp_path):
+    p = cli("run", str(tmp_path))
+    assert p.returncode == 2
+    assert _stderr_lines(p) == [f"ssdlab: error: {tmp_path}: is a directory, not a job file"]
+
+
+def test_percentage_random_must_be_a_percentage(cli, tmp_path):
+    job = tmp_path / "j.fio"
+    for value in ("200", "50,101", "-1"):
+        job.write_text(f"[j]\nrw=randread\nsize=1m\npercentage_random={value}\n")
+        p = cli("run", str(job))
+        assert p.returncode == 2, p.stderr
+        lines = _stderr_lines(p)
+        assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {job}:4: option 'percentage_random': "), lines
+        assert "between 0 and 100" in lines[0]
+    # Still a valid option that is not modelled.
+    job.write_text("[j]\nrw=randread\nsize=1m\ndirect=1\npercentage_random=50,20\n")
+    p = cli("run", str(job), *SHORT)
+    assert p.returncode == 0 and "percentage_random=50,20' changes what fio does" in p.stderr
+
+
+def test_api_mapping_arguments_are_checked():
+    import pytest
+
+    import ssdlab
+
+    for name in ("profile_set", "overrides", "host_set", "env"):
+        with pytest.raises(TypeError, match=rf"^{name}: expected a mapping"):
+            ssdlab.build("[j]\nsize=1m\n", **{name: "thermal.ambient_temperature=40"})
+    with pytest.raises(TypeError, match=r"^profile_set: .*got list$"):
+        ssdlab.run("[j]\nsize=1m\n", profile_set=["nand.read_time=50us"])
+
+
+def test_api_needs_a_job():
+    import pytest
+
+    import ssdlab
+
+    for call in (ssdlab.run, ssdlab.build):
+        with pytest.raises(TypeError, match=r"^job: .*quickstart_job\(\)"):
+            call(None)
+
+
+def test_profiles_lists_hosts_and_engines_with_their_kind(cli):
+    import ssdlab
+
+    p = cli("profiles")
+    assert p.returncode == 0
+    rows = {line.split()[0]: line.split()[1] for line in p.stdout.splitlines()[1:] if line.strip() and
+            not line.startswith("   ")}
+    assert rows["samsung-850-pro"] == "ssd" and rows["seagate-exos-x18-18tb"] == "hdd"
+    assert rows["intel-optane-905p-480"] == "in-place"
+    for host in ssdlab.host_names():
+        assert rows[host] == "host"
+    assert rows["md"] == "engine"
+    p = cli("profiles", "show", "generic-linux")
+    assert p.returncode == 0 and p.stdout.startswith('name = "generic-linux"')
+
+
+def test_version(cli):
+    import ssdlab
+    from ssdlab import _core
+
+    p = cli("--version")
+    assert p.returncode == 0
+    assert p.stdout == f"ssdlab {ssdlab.__version__}\n" and ssdlab.__version__ == _core.core_version()
+
+
+def test_core_errors_in_a_host_file_name_the_file(cli, tmp_path):
+    host = tmp_path / "host.toml"
+    host.write_text('name = "h"\ndescription = "d"\nio_overhead = "4us"\nio_overhead_cv = 0.3\n'
+                    "hz = 5000000000\n")
+    p = cli("run", "--host", str(host), *SHORT)
+    assert p.returncode == 2
+    lines = _stderr_lines(p)
+    assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {host}:5: key 'hz': "), lines
+    assert "5000000000" in lines[0]
+
+
+def test_core_errors_in_a_profile_file_name_the_file(cli, tmp_path):
+    src = cli("profiles", "show", "samsung-850-pro").stdout
+    prof = tmp_path / "p.toml"
+    prof.write_text("\n".join("queue_depth = 5000000000" if line.startswith("queue_depth") else line
+                              for line in src.splitlines()) + "\n")
+    p = cli("run", "--profile", str(prof), *SHORT)
+    assert p.returncode == 2
+    lines = _stderr_lines(p)
+    assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {prof}: "), lines
+    assert "5000000000" in lines[0] and "key ''" not in lines[0]

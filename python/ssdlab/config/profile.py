@@ -691,6 +691,18 @@ def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
     return _parse(origin, text, HostProfile)
 
 
+# The core's host keys -> the host profile's own.
+_HOST_CORE_KEYS = {"name": "name", "io_overhead_ns": "io_overhead", "io_overhead_cv": "io_overhead_cv", "hz": "hz"}
+
+
+def host_places(name_or_path: str | Path) -> dict[str, list[str]]:
+    """For each key of the core's host description (``host.hz``): where the host profile sets
+    it (``file.toml:LINE``) and its name there, so that an error the core finds in the host
+    names the file."""
+    origin, text = _read(name_or_path, _builtin_dir("hosts"), host_names(), "host")
+    return {f"host.{core}": [place(origin, text, (key,)), key] for core, key in _HOST_CORE_KEYS.items()}
+
+
 def load_engine(name_or_path: str | Path,
                 overrides: Mapping[str, str] | None = None) -> tuple[EngineProfile, dict[str, str]]:
     """An array engine profile (built-in name such as ``md``, or a TOML path) and its sources;
@@ -705,6 +717,17 @@ _ENGINES = {"md": MdEngine, "streaming": StreamingEngine, "hwraid": HwRaidEngine
 def profile_text(name_or_path: str | Path) -> str:
     """The profile's TOML as written (for ``ssdlab profiles show``)."""
     return _read(name_or_path, _builtin_dir(), profile_names(), "profile")[1]
+
+
+def builtin_text(name_or_path: str | Path) -> str:
+    """A device profile's TOML, or a built-in host's or RAID engine's of that name."""
+    try:
+        return profile_text(name_or_path)
+    except ProfileError:
+        for sub, names, what in (("hosts", host_names(), "host"), ("engines", engine_names(), "engine")):
+            if str(name_or_path) in names:
+                return _read(name_or_path, _builtin_dir(sub), names, what)[1]
+        raise
 
 
 # --- the core's view of a profile -----------------------------------------------------------
@@ -778,5 +801,6 @@ def device_core(name_or_path: str | Path, overrides: Mapping[str, str] | None = 
         after = ""
         if overrides and key not in overrides:
             after = " (with --profile-set " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")"
-        raise ProfileError(f"{where}: key '{key}': {message}{after}")
+        named = f"key '{key}': " if key else ""  # a value the core could not even read names no key
+        raise ProfileError(f"{where}: {named}{message}{after}")
     return prof, sources, core, prof.effective_scale(scale)

@@ -275,6 +275,12 @@ class Applier:
             )
         handler = _HANDLERS.get(name)
         if handler is None:
+            check = _RANGE_CHECKS.get(name)
+            if check is not None:
+                try:
+                    check(_Value(opt, name, [], overriding))
+                except ValueProblem as exc:
+                    raise FioJobError(str(exc), path=opt.path, line=opt.line, option=opt.key) from None
             st.where[name] = where
             if name in IGNORED:
                 self._warn(
@@ -763,6 +769,34 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "replay_time_scale": _h_count("replay_time_scale", minimum=1),
     "replay_redirect": _h_string("replay_redirect"),
     "ioscheduler": _h_string("ioscheduler"),
+}
+
+
+
+def _percentages(most: int, *, whole: bool = True) -> Callable[[_Value], None]:
+    """A check of an option ssdlab does not model but fio range-checks: up to ``most``
+    comma-separated percentages (read,write,trim), each from 0 to 100."""
+    def check(v: _Value) -> None:
+        parts = v.numeric().split(",")
+        if len(parts) > most:
+            raise ValueProblem(f"expected at most {most} value{'s' if most > 1 else ''}, got '{v.text()}'")
+        for raw in parts:
+            if not raw.strip():
+                continue
+            value = _float(raw, "a percentage")
+            if not 0 <= value <= 100:
+                raise ValueProblem(f"must be between 0 and 100, got {raw.strip()}")
+    return check
+
+
+# Valid fio options that are not modelled but that fio rejects out of range: ssdlab rejects
+# what fio rejects, then warns that the rest is not modelled.
+_RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
+    "percentage_random": _percentages(3),
+    "percentage_sequential": _percentages(3),
+    "cmdprio_percentage": _percentages(2),
+    "trim_percentage": _percentages(1),
+    "latency_percentile": _percentages(1),
 }
 
 # ioengine, direct, buffered, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have
