@@ -284,5 +284,19 @@ def test_core_errors_in_a_profile_file_name_the_file(cli, tmp_path):
     p = cli("run", "--profile", str(prof), *SHORT)
     assert p.returncode == 2
     lines = _stderr_lines(p)
-    assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {prof}: "), lines
+    assert len(lines) == 1, lines
+    line = prof.read_text().splitlines().index("queue_depth = 5000000000") + 1
+    assert lines[0].startswith(f"ssdlab: error: {prof}:{line}: key 'queue_depth': "), lines
     assert "5000000000" in lines[0] and "key ''" not in lines[0]
+
+
+def test_core_errors_in_an_engine_file_name_the_file(cli, tmp_path):
+    src = cli("profiles", "show", "md").stdout
+    eng = tmp_path / "e.toml"
+    eng.write_text("\n".join("stripe_head_cpu = 100000000000000000000" if line.startswith("stripe_head_cpu")
+                             else line for line in src.splitlines()) + "\n")
+    line = eng.read_text().splitlines().index("stripe_head_cpu = 100000000000000000000") + 1
+    p = cli("run", "--raid", "5", "--drives", "4", "--engine", str(eng), *SHORT)
+    assert p.returncode == 2
+    lines = _stderr_lines(p)
+    assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: --engine {eng}:{line}: key 'stripe_head_cpu': "), lines
