@@ -6,12 +6,31 @@
     >>> md = ssdlab.run("job.fio", system=ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="64k"))
 """
 
+
+def _version() -> str:
+    """The package's version: the compiled core's (both come from the same Cargo version)."""
+    try:
+        from ._core import core_version
+
+        return core_version()
+    except ImportError:  # the core is not built: what the installed metadata says
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("ssdlab")
+        except PackageNotFoundError:
+            return "unknown"
+
+
+__version__ = _version()
+
 from .api import DEFAULT_PROFILE, RunSpec, SimulationError, build, execute, run
 from .config import ProfileError, host_names, load_host, load_profile, profile_names
 from .results import RunResult
 from .system import SystemFileError, load_system, raid
 
 __all__ = [
+    "__version__",
     "DEFAULT_PROFILE",
     "ProfileError",
     "RunResult",

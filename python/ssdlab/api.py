@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .arguments import check_mapping, check_seed
 from .config import load_host
+from .config.profile import host_places
 from .fio import JobSet, Targets, load_job_file, parse_job_text
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
@@ -57,15 +60,16 @@ class RunSpec(BaseModel):
     job_options: list[dict[str, str]]
     global_options: dict[str, str]
     percentiles: list[float]
+    percentile_precision: int = 2
     warnings: list[str] = Field(default_factory=list)
     sources: dict[str, str] = Field(default_factory=dict)
+    #: a key of ``core`` (dotted) -> [where the user set it, its name there], for core errors
+    places: dict[str, list[str]] = Field(default_factory=dict)
 
 
 def _load_jobs(job: str | os.PathLike[str] | JobSet | None, targets: Targets, overrides, env, seed) -> JobSet:
     if isinstance(job, JobSet):
         return job
-    if job is None:
-        job = quickstart_job()
     text = str(job)
     if isinstance(job, os.PathLike) or ("\n" not in text and "=" not in text):
         return load_job_file(Path(job), targets=targets, overrides=overrides, env=env, seed=seed)
@@ -96,7 +100,16 @@ def build(
     are stopped then, as fio stops them at their runtime). ``scheduler`` and ``host_set``
     (``{"iosched.slice_idle": "0", "queue.nomerges": "2"}``, sysfs names and units) apply to
     every drive, over what a system file sets. ``replay`` replaces ``job``: one job per
-    (trace, target device name or None for the first, iodepth)."""
+    (trace, target device name or None for the first, iodepth). Without ``replay`` a ``job``
+    is required (``quickstart_job()`` is the built-in example)."""
+    if job is None and not replay:
+        raise TypeError("job: expected a fio job file path, job text or a parsed JobSet, got None "
+                        "(ssdlab.api.quickstart_job() is the built-in example job)")
+    check_seed(seed)
+    check_mapping(profile_set, "profile_set", {"thermal.ambient_temperature": "40"})
+    check_mapping(overrides, "overrides", {"runtime": "10"})
+    check_mapping(host_set, "host_set", {"iosched.slice_idle": "0"})
+    check_mapping(env, "env", {"NUMJOBS": "4"})
     if until not in ("jobs", "rebuild"):
         raise ValueError(f"until {until!r}: expected 'jobs' or 'rebuild'")
     if scale is not None and not 0 < scale <= 1:
@@ -117,7 +130,8 @@ def build(
             check_name(scheduler)
         io_sched, io_queue = split_host_sets(host_set)
         io = IoOverride(scheduler, io_sched, io_queue)
-    host_profile, host_sources = load_host(host or sysd.host or sysd.drives[0].profile.default_host)
+    host_ref = host or sysd.host or sysd.drives[0].profile.default_host
+    host_profile, host_sources = load_host(host_ref)
     chosen = sysd.targets
     sizes = tuple(t.capacity if isinstance(t, Array) else t.core["capacity_bytes"] for t in chosen)
     targets = Targets(tuple(sysd.names), sizes, strict=strict, members=sysd.members)
@@ -126,7 +140,7 @@ def build(
             if name is not None and strict and name not in sysd.names:
                 raise ValueError(f"replay to /dev/{name}: no such device in the system "
                                  f"(it has {', '.join('/dev/' + n for n in sysd.names)})")
-        job = "".join(f"[replay{i}]\nioengine=libaio\niodepth={qd}\nsize=100%\n"
+        job = "".join(f"[replay{i}]\nioengine=libaio\ndirect=1\niodepth={qd}\nsize=100%\n"
                       + (f"filename=/dev/{name}\n" if name else "") for i, (_, name, qd) in enumerate(replay))
     jobset = _load_jobs(job, targets, overrides, env, seed)
     if replay:
@@ -161,7 +175,8 @@ def build(
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
-                   warnings=warnings, sources=sources)
+                   percentile_precision=jobset.percentile_precision,
+                   warnings=warnings, sources=sources, places=host_places(host_ref))
 
 
 def _job_scheduler(t: Drive | Array, i: int, jobset: JobSet, io: IoOverride | None) -> IoOverride | None:
@@ -221,13 +236,67 @@ def execute(spec: RunSpec) -> RunResult:
     """Run the simulation a :class:`RunSpec` describes (the GIL is released meanwhile)."""
     from . import _core
 
+    text = json.dumps(spec.core)
     try:
-        raw = _core.run_json(json.dumps(spec.core))
+        raw = _core.run_json(text)
     except ValueError as e:
-        raise SimulationError(str(e)) from None
+        raise SimulationError(_place_core_error(str(e), spec, text)) from None
     core = json.loads(raw)
     units = build_units(core, spec.group_reporting, spec.job_options)
     return RunResult(core=core, units=units, spec=spec)
+
+
+_AT = re.compile(r"^(?P<message>.*) at line (?P<line>\d+) column (?P<column>\d+)$")
+
+
+def _place_core_error(message: str, spec: RunSpec, text: str) -> str:
+    """The core's message about its input, said where the user wrote the value: the core
+    reads the JSON ``text`` and names a column in it; the key there is looked up in
+    ``spec.places`` (a host profile's file and line), else named as the run's key."""
+    m = _AT.match(message)
+    if m is None or m["line"] != "1":
+        return message
+    path = _json_path_at(spec.core, text, int(m["column"]) - 1)
+    if not path:
+        return message
+    what = m["message"].removeprefix("invalid simulation input: ")
+    for n in range(len(path), 0, -1):
+        place = spec.places.get(".".join(str(p) for p in path[:n]))
+        if place is not None:
+            where, key = place
+            return f"{where}: key '{key}': {what}"
+    key = ".".join(str(p) for p in path)
+    return f"{key}: {what}"
+
+
+def _json_path_at(value: Any, text: str, offset: int) -> tuple | None:
+    """The deepest key path of ``value`` whose JSON (as ``json.dumps`` writes it, ``text``)
+    covers character ``offset``; None if the text is not that serialisation."""
+    spans: list[tuple[int, int, tuple]] = []
+
+    def walk(v: Any, path: tuple, pos: int) -> int:
+        if isinstance(v, dict):
+            pos += 1
+            for i, (k, item) in enumerate(v.items()):
+                pos += (2 if i else 0) + len(json.dumps(k if isinstance(k, str) else str(k))) + 2
+                end = walk(item, path + (k,), pos)
+                spans.append((pos, end, path + (k,)))
+                pos = end
+            return pos + 1
+        if isinstance(v, list):
+            pos += 1
+            for i, item in enumerate(v):
+                pos += 2 if i else 0
+                end = walk(item, path + (i,), pos)
+                spans.append((pos, end, path + (i,)))
+                pos = end
+            return pos + 1
+        return pos + len(json.dumps(v))
+
+    if walk(value, (), 0) != len(text):
+        return None
+    inside = [p for start, end, p in spans if start <= offset <= end]
+    return max(inside, key=len) if inside else None
 
 
 def run(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -12,9 +12,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from . import api
-from .config import ProfileError, load_profile, profile_names
-from .config.profile import profile_text
+from . import api, jsonout
+from .arguments import SEED_MAX
+from .config import (ProfileError, engine_names, host_names, load_engine, load_host, load_profile,
+                     profile_names)
+from .config.profile import builtin_text
 from .fio import FioJobError
 from .system import SystemFileError
 from .system import raid as raid_system
@@ -25,7 +27,30 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_
 profiles_app = typer.Typer(help="Built-in device profiles.", invoke_without_command=True)
 app.add_typer(profiles_app, name="profiles")
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+def _console(**kw) -> Console:
+    """A console that prints text as given: no markup, no emoji codes (``:100:`` stays
+    ``:100:``), no highlighting. Messages carry paths, option values and profile names the
+    user wrote; none of it is rich markup."""
+    return Console(markup=False, emoji=False, highlight=False, **kw)
+
+
+_err = _console(stderr=True, soft_wrap=True)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        sys.stdout.write(f"ssdlab {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    pass
 
 
 class OutputFormat(str, Enum):
@@ -37,6 +62,11 @@ def _fail(message: str) -> None:
     """Bad input: one line on stderr, exit status 2, no traceback."""
     _err.print(f"ssdlab: error: {message}", markup=False)
     raise typer.Exit(2)
+
+
+def _check_seed(seed: int) -> None:
+    if not 0 <= seed <= SEED_MAX:
+        _fail(f"--seed {seed}: expected a whole number from 0 to {SEED_MAX}")
 
 
 def _overrides(pairs: list[str], flag: str = "--set", form: str = "OPTION=VALUE") -> dict[str, str]:
@@ -73,13 +103,19 @@ def run(
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would."""
+    _check_seed(seed)
+    if job is not None and job.is_dir():
+        _fail(f"{job}: is a directory, not a job file")
     if job is not None and not job.is_file():
         _fail(f"{job}: no such job file")
+    if output is not None:
+        _check_output(output, "--output")
     try:
         sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
                             precondition)
-        spec = api.build(job, profile=profile, system=sysd if sysd is not None else system, host=host, seed=seed,
+        spec = api.build(job if job is not None else api.quickstart_job(), profile=profile,
+                         system=sysd if sysd is not None else system, host=host, seed=seed,
                          overrides=_overrides(set_), interval=interval, precondition=precondition, scale=scale,
                          profile_set=sets, scheduler=scheduler,
                          host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"))
@@ -90,10 +126,22 @@ def run(
     _emit(result, output_format, output)
 
 
+def _check_output(path: Path, option: str) -> None:
+    """Fail now, not after the simulation, if the report cannot be written to ``path``."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        _fail(f"{option} {path}: is a directory; give a file name")
+    if not parent.is_dir():
+        why = "not a directory" if parent.exists() else "no such directory"
+        _fail(f"{option} {path}: {why} ({parent})")
+    if path.exists() and not os.access(path, os.W_OK) or not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        _fail(f"{option} {path}: permission denied")
+
+
 def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None:
     """The report as fio prints it (or its JSON), to stdout or ``output``; warnings to stderr."""
     if output_format == OutputFormat.json:
-        text = json.dumps(result.to_fio_json(), indent=2) + "\n"
+        text = jsonout.dumps(result.to_fio_json(), indent=2) + "\n"
     else:
         from .report import format_normal
 
@@ -101,7 +149,10 @@ def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None
         for w in result.warnings:
             _err.print(f"ssdlab: warning: {w}", markup=False)
     if output:
-        output.write_text(text)
+        try:
+            output.write_text(text)
+        except OSError as e:
+            _fail(f"--output {output}: {e.strerror or e}")
     else:
         sys.stdout.write(text)
 
@@ -135,8 +186,11 @@ def replay(
 ) -> None:
     """Replay a block trace on a simulated system and report as `run` does (one job per trace,
     or per trace device with --map)."""
+    _check_seed(seed)
     from .workload import Replay, ReplayTiming
 
+    if trace.is_dir():
+        _fail(f"{trace}: is a directory, not a trace file")
     if not trace.is_file():
         _fail(f"{trace}: no such trace file")
     kind, _, arg = timing.partition(":")
@@ -194,21 +248,27 @@ def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, syst
 
 @profiles_app.callback()
 def profiles(ctx: typer.Context) -> None:
-    """List the built-in device profiles."""
+    """List the built-in profiles: drives (--profile), hosts (--host) and RAID engines (--engine)."""
     if ctx.invoked_subcommand is not None:
         return
-    table = Table("name", "description", "capacity", box=None)
+    table = Table("name", "kind", "description", "capacity", box=None)
     for name in profile_names():
         p, _ = load_profile(name)
-        table.add_row(name, p.description, f"{p.capacity / 1e9:.0f} GB")
-    Console().print(table)
+        table.add_row(name, p.kind, p.description, f"{p.capacity / 1e9:.0f} GB")
+    for name in host_names():
+        h, _ = load_host(name)
+        table.add_row(name, "host", h.description, "-")
+    for name in engine_names():
+        e, _ = load_engine(name)
+        table.add_row(name, "engine", f"{e.description} ({e.kind})", "-")
+    _console().print(table)
 
 
 @profiles_app.command("show")
-def profiles_show(name: Annotated[str, typer.Argument(help="profile name")]) -> None:
+def profiles_show(name: Annotated[str, typer.Argument(help="profile name (a drive, host or engine)")]) -> None:
     """Print a profile as TOML, with the source of every value."""
     try:
-        sys.stdout.write(profile_text(name))
+        sys.stdout.write(builtin_text(name))
     except ProfileError as e:
         _fail(str(e))
 
@@ -311,7 +371,7 @@ def _sz_print(title: str, rows: list[tuple[str, str]], notes: list[str]) -> None
     table = Table("quantity", "value", title=title, box=None, title_justify="left")
     for k, v in rows:
         table.add_row(k, v)
-    console = Console(highlight=False, soft_wrap=True)
+    console = _console(soft_wrap=True)
     console.print(table)
     for n in notes:
         console.print(f"note: {n}", markup=False)
@@ -353,6 +413,7 @@ def size(
     json_out: _Json = False,
 ) -> None:
     """How many drives a RAID 0 array needs to take a sustained write stream, and how long they last."""
+    _check_seed(seed)
     from . import sizing
     from .units import parse_time_ns
 
@@ -411,7 +472,7 @@ def size(
         note += "; no endurance rating known, so no lifetime (give --tbw, --dwpd with --warranty-years, or --pe-cycles)"
     out["note"] = note
     if json_out:
-        sys.stdout.write(json.dumps(_jsonable(out), indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(_jsonable(out), indent=2) + "\n")
         return
     rows = [
         ("target", f"{target_rate / 1e9:.3f} GB/s for {duration} ({duration_s / 3600:g} h)"),
@@ -452,6 +513,7 @@ def endurance(
     json_out: _Json = False,
 ) -> None:
     """Years until the drives' rated endurance is used up by a write stream."""
+    _check_seed(seed)
     from . import sizing
 
     rate = _sz_rate(write_rate, "--write-rate")
@@ -503,7 +565,7 @@ def endurance(
         "pe_years": pe_years, "note": note,
     }
     if json_out:
-        sys.stdout.write(json.dumps(_jsonable(out), indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(_jsonable(out), indent=2) + "\n")
         return
     rows = [
         ("drive", f"{out['profile']} ({d['capacity'] / 1e12:.4g} TB) x {drives}"),
@@ -548,11 +610,14 @@ def rebuild(
 ) -> None:
     """Fail a member of an array, rebuild it onto a spare and report the rebuild time, its
     rate, the rebuilt drive's WAF, the host's bandwidth meanwhile and the data-loss exposure."""
+    _check_seed(seed)
     from .rebuild import rebuild as run_rebuild
     from .system import load_system
     from .units import format_bytes, parse_size
 
     try:
+        if host_job is not None and host_job.is_dir():
+            raise ValueError(f"--host-job {host_job}: is a directory, not a job file")
         if host_job is not None and not host_job.is_file():
             raise ValueError(f"{host_job}: no such job file")
         if not (0 < mttf_hours < float("inf") and 0 < ure_bits < float("inf")):
@@ -580,7 +645,7 @@ def rebuild(
         _fail(str(e).splitlines()[0])
         return
     if as_json:
-        sys.stdout.write(json.dumps(r.to_dict(), indent=2) + "\n")
+        sys.stdout.write(jsonout.dumps(r.to_dict(), indent=2) + "\n")
         for w in r.warnings:
             _err.print(f"ssdlab: warning: {w}", markup=False)
         return

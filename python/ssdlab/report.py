@@ -14,28 +14,48 @@ def _si(x: float) -> str:
     return f"{x:.0f}"
 
 
-def _lat_unit(max_ns: float) -> tuple[str, float]:
-    if max_ns >= 10_000_000:
-        return "msec", 1e6
-    if max_ns >= 10_000:
-        return "usec", 1e3
-    return "nsec", 1.0
+def _lat_unit(s) -> tuple[str, int]:
+    """fio's unit for a min/max/avg/stdev line: usec only when the minimum is above 2 us, the
+    maximum above 99.999 us and the deviation above 1 us; msec likewise a thousand times up."""
+    if s.min > 2_000_000 and s.max > 99_999_999 and s.stddev > 1e6:
+        return "msec", 1_000_000
+    if s.min > 2_000 and s.max > 99_999 and s.stddev > 1e3:
+        return "usec", 1_000
+    return "nsec", 1
 
 
 def _lat_line(label: str, s, indent: str = "    ") -> str:
-    unit, div = _lat_unit(s.max)
-    return (f"{indent}{label} ({unit}): min={s.min / div:.0f}, max={s.max / div:.0f}, "
+    unit, div = _lat_unit(s)
+    return (f"{indent}{label} ({unit}): min={int(s.min) // div}, max={int(s.max) // div}, "
             f"avg={s.mean / div:.2f}, stdev={s.stddev / div:.2f}")
 
 
-def _percentile_block(u: Unit, d: str, plist: list[float]) -> list[str]:
-    r = u.dirs[d]
-    pct = r.percentiles(plist)
-    unit, div = _lat_unit(max(pct.values() or [0]))
-    cells = [f"{float(k):5.2f}th=[{v / div:6.0f}]" for k, v in pct.items()]
+def _percentile_block(u: Unit, d: str, plist: list[float], precision: int = 2) -> list[str]:
+    """fio's percentile rows. The unit follows the smallest and the largest value shown (usec
+    once the smallest is above 2 us and the largest above 99.999 us, msec a thousand times
+    up), so a fast median never prints as 0; scaled values are rounded up, as fio does. Labels
+    have as many decimals as the longest fraction written in ``percentile_list``."""
+    pct = [(float(k), v) for k, v in u.dirs[d].percentiles(plist).items()]
+    if not pct:
+        return []
+    low, high = min(v for _, v in pct), max(v for _, v in pct)
+    if low > 2_000_000 and high > 99_999_999:
+        unit, steps = "msec", 2
+    elif low > 2_000 and high > 99_999:
+        unit, steps = "usec", 1
+    else:
+        unit, steps = "nsec", 0
+    width = max(5, len(str(int(high) // 1000**steps)))
+    per_line = (80 - 7) // (precision + 10 + width)
+    cells = []
+    for p, v in pct:
+        v = int(v)
+        for _ in range(steps):
+            v = -(-v // 1000)
+        cells.append(f" {p:{precision + 3}.{precision}f}th=[{v:{width}d}]")
     lines = [f"    clat percentiles ({unit}):"]
-    for i in range(0, len(cells), 4):
-        lines.append("     | " + ", ".join(cells[i:i + 4]) + ("," if i + 4 < len(cells) else ""))
+    for i in range(0, len(cells), per_line):
+        lines.append("     |" + ",".join(cells[i:i + per_line]) + ("," if i + per_line < len(cells) else ""))
     return lines
 
 
@@ -54,7 +74,7 @@ def format_normal(r: RunResult) -> str:
             out.append(_lat_line("slat", res.slat))
             out.append(_lat_line("clat", res.clat))
             out.append(_lat_line(" lat", res.lat, "    "))
-            out.extend(_percentile_block(u, d, r.percentiles_list))
+            out.extend(_percentile_block(u, d, r.percentiles_list, r.percentile_precision))
         if u.sync.ios:
             out.append(f"  fsync/fdatasync/sync_file_range: {u.sync.ios} syncs")
             out.append(_lat_line("sync", u.sync.lat))

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from .iostat import iostat_fields
+from .jsonout import finite
 
 FIO_VERSION = "fio-3.42"  # the JSON layout follows this fio release
 _DIRS = ("read", "write", "trim")
@@ -325,6 +326,11 @@ class RunResult:
         return list(self.spec.percentiles)
 
     @property
+    def percentile_precision(self) -> int:
+        """Decimals of the percentile labels in fio's text report."""
+        return getattr(self.spec, "percentile_precision", 2)
+
+    @property
     def host_name(self) -> str:
         return self.spec.host_name
 
@@ -505,7 +511,7 @@ class RunResult:
         }
         if self.core["samples"]:
             ssdlab["timeseries"] = self.timeseries()
-        return {
+        return finite({
             "fio version": FIO_VERSION,
             "timestamp": int(now),
             "timestamp_ms": int(now * 1000),
@@ -514,7 +520,7 @@ class RunResult:
             "jobs": jobs,
             "disk_util": disk_util,
             "ssdlab": ssdlab,
-        }
+        })
 
     # ---- pandas ------------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .config import ProfileError, load_engine, load_host
-from .config.profile import _describe, device_core, place
+from .config.profile import _describe, device_core, engine_place, place, value_key
 from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
 from .units import UnitError, parse_size, parse_time_ns
 
@@ -340,18 +340,24 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
         failures.append((f.member, at))
     arr = Array(a.name, a.level, a.chunk, engine, sources, [by_name[m] for m in a.members],
                 [by_name[m] for m in a.spares], failures)
-    _check_array(arr, where)
+    _check_array(arr, where, ref)
     return arr
 
 
-def _check_array(arr: Array, where) -> None:
-    """What the core would refuse, said in the system file's terms."""
+def _check_array(arr: Array, where, engine_ref: str | Path | None = None, engine_option: str = "") -> None:
+    """What the core would refuse, said in the system file's terms (or at the engine file's
+    line, for an engine value the core cannot read)."""
     from . import _core
 
     problem = _core.check_device(json.dumps(arr.core()))
     if problem is None:
         return
     key, message = problem
+    engine_key = None if key or engine_ref is None else value_key(arr.engine.to_core(), message)
+    if engine_key is not None:
+        at, name = engine_place(engine_ref, engine_key)
+        head = f"{engine_option} {at}" if engine_option else f"{where('engine')}: array '{arr.name}': {at}"
+        raise SystemFileError(f"{head}: key '{name}': {message}")
     head, _, rest = key.partition(".")
     loc = {"members": ("members",), "chunk": ("chunk",), "failures": ("fail",), "engine": ("engine",)}.get(head, ())
     raise SystemFileError(f"{where(*loc)}: array '{arr.name}': {message}")
@@ -387,7 +393,7 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEF
         return f"--raid {level} --drives {drives}"
 
     try:
-        _check_array(arr, where)
+        _check_array(arr, where, engine, "--engine")
     except SystemFileError as e:
         raise ValueError(str(e)) from None
     return System(disks, origin=f"profile '{profile}' × {drives}", arrays=[arr], strict=False)

@@ -170,3 +170,16 @@ def test_seed_jobs():
     with pytest.raises(FioJobError) as info:
         load_job_file(seeds / "seed003-iostat.fio", device_size=DEVICE, env={})
     assert info.value.option == "numjobs" and "${NUMJOBS}" in str(info.value)
+
+
+@needs_shared
+def test_filesize_examples_get_fios_size():
+    # No size= and no filename=: fio's job moves nrfiles x filesize, one set of files per clone.
+    for name, files, each in (("dircreate-ioengine.fio", 30, 4096), ("dirdelete-ioengine.fio", 200, 4096),
+                              ("dirstat-ioengine.fio", 5, 4096)):
+        js = load(name)
+        assert {(j.region_size, j.io_limit) for j in js.jobs} == {(files * each, files * each)}, name
+        assert len({j.region_offset for j in js.jobs}) == len(js.jobs), name  # nothing shared
+    # size=999g over 128 GiB files: fio caps the size at the files'.
+    js = load("enospc-pressure.fio")
+    assert {j.io_limit for j in js.jobs} == {128 * 2**30}

@@ -142,13 +142,13 @@ def test_parenthesised_arithmetic():
 def test_include_nesting_and_relative_paths(tmp_path: Path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "common.fio").write_text("bs=8k\ninclude sub/deep.fio\n")
-    (tmp_path / "sub" / "deep.fio").write_text("; deep\niodepth=4\nioengine=libaio\n")
+    (tmp_path / "sub" / "deep.fio").write_text("; deep\niodepth=4\nioengine=libaio\nthread\n")
     job_file = tmp_path / "main.fio"
     job_file.write_text("[global]\ninclude common.fio\n[j]\nrw=randread\n")
     js = load_job_file(job_file, device_size=DEV, env={})
     assert js.jobs[0].block_sizes[0].split == [(8192, 100.0)]
     assert js.jobs[0].iodepth == 4
-    assert any("sub/deep.fio:3: option 'ioengine=libaio' is accepted but not modelled" in w
+    assert any("sub/deep.fio:4: option 'thread' is accepted but not modelled" in w
                for w in js.warnings)
 
 
@@ -259,7 +259,7 @@ def test_fractional_times_are_honoured_and_flagged_in_files_only():
     js = jobs("[j]\nruntime=1.5\n")
     assert js.jobs[0].runtime_ns == 1_500_000_000
     assert any("1.5" in w and "truncates" not in w for w in js.warnings)
-    js = jobs("[j]\nruntime=100\n", overrides={"runtime": "0.2"})
+    js = jobs("[j]\nruntime=100\ndirect=1\n", overrides={"runtime": "0.2"})
     assert js.jobs[0].runtime_ns == 200_000_000 and js.warnings == []
 
 
@@ -444,13 +444,47 @@ def test_files_are_laid_out_in_order_and_shared():
 def test_filesize_and_escaped_colons():
     js = jobs("[a]\nfilename=x\\:y\nfilesize=128m\nsize=1g\n[b]\nfilename=x\\:y\nrw=write\n")
     a, b = js.jobs
-    assert (a.region_offset, a.region_size, a.io_limit) == (0, 128 * 2**20, GIB)
+    # fio caps the job's size at its files' (real fio: filesize=1M size=2M moves 1 MiB).
+    assert (a.region_offset, a.region_size, a.io_limit) == (0, 128 * 2**20, 128 * 2**20)
     assert (b.region_offset, b.region_size) == (0, 128 * 2**20)
     js = jobs("[a]\nfilename=f\nfilesize=1m-4m\n")
     assert js.jobs[0].region_size == 2**20 and any("random file sizes" in w for w in js.warnings)
     js = jobs("[a]\nfilename=f1:f2\nsize=2g\n")
     assert js.jobs[0].region_size == 2 * GIB
     assert any("contiguous" in w for w in js.warnings)
+
+
+# (job options, io bytes of each clone): what real fio 3.33 moves with ioengine=null, rw=write,
+# bs=4k (tests/python/test_fio_vs_real.py checks these against fio when it is installed).
+FILESIZE_CASES = [
+    ("filesize=1M", [2**20]),
+    ("filesize=1M size=512k", [2**19]),
+    ("filesize=1M size=2M", [2**20]),
+    ("filesize=1M size=50%", [2**19]),
+    ("filesize=1M numjobs=2", [2**20, 2**20]),
+    ("filesize=1M nrfiles=2 offset=256k", [3 * 2**19]),
+    ("filesize=1M io_size=3M", [3 * 2**20]),
+    ("filesize=1M filename=foo size=2M", [2**20]),
+    ("filesize=1M filename=foo:bar size=3M", [2**21]),
+]
+
+
+@pytest.mark.parametrize("options,io_bytes", FILESIZE_CASES)
+def test_filesize_sets_the_job_size_as_in_fio(options, io_bytes):
+    js = jobs("[x]\nrw=write\nbs=4k\n" + "\n".join(options.split()) + "\n")
+    assert [j.io_limit for j in js.jobs] == io_bytes
+    assert all(j.region_size <= 2**21 for j in js.jobs)
+
+
+def test_filesize_without_filename_gives_each_clone_its_own_files():
+    # fio's default files are $jobname.$jobnum.$filenum: clones do not share them.
+    js = jobs("[x]\nrw=randwrite\nfilesize=1M\nnumjobs=3\n[y]\nrw=read\nfilesize=2M\n[z]\nrw=read\nsize=4M\n")
+    regions = [(j.name, j.region_offset, j.region_size) for j in js.jobs]
+    assert sorted(regions) == [("x", 0, 2**20), ("x", 2**20, 2**20), ("x", 2 * 2**20, 2**20),
+                               ("y", 3 * 2**20, 2**21), ("z", 0, 4 * 2**20)]
+    js = jobs("[x]\nrw=write\nfilesize=1M\nnrfiles=4\n")
+    assert js.jobs[0].io_limit == 4 * 2**20
+    assert any("nrfiles=4' sizes the job's 4 files of 1048576 bytes each" in w for w in js.warnings)
 
 
 def test_io_size_limits_and_percent_of_size():
@@ -551,15 +585,51 @@ def test_percentile_list_and_default():
 
 def test_unmodelled_options_warn_once_per_file_and_never_vanish():
     js = jobs("[global]\nioengine=libaio\ndirect=1\n[a]\ndirect=1\nflow=2\n[b]\nzonemode=strided\n"
-              "zonesize=64m\nsteadystate=iops:10%\nverify=crc32c\nrw=write\n")
+              "zonesize=64m\nsteadystate=iops:10%\nverify=crc32c\nrw=write\nwrite_bw_log=bw\n[c]\nwrite_bw_log=bw\n")
     w = "\n".join(js.warnings)
-    assert "jobs/x.fio:2: option 'ioengine=libaio' is accepted but not modelled" in w
-    assert w.count("direct=1") == 1
+    assert "jobs/x.fio:13: option 'write_bw_log=bw' is accepted but not modelled" in w
+    assert w.count("write_bw_log") == 1
+    assert "ioengine" not in w and "direct" not in w  # both modelled
     assert re.search(r"jobs/x\.fio:6: option 'flow=2' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:8: option 'zonemode=strided' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:10: option 'steadystate=iops:10%' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:11: option 'verify=crc32c' .*ignores it", w)
     assert all("\n" not in line for line in js.warnings)
+
+
+def test_modelled_engine_and_direct_io_do_not_warn():
+    # A realistic job: libaio at depth 32 with direct I/O is exactly what is simulated.
+    for text in ("[global]\nioengine=libaio\ndirect=1\niodepth=32\n[a]\nrw=randread\n[b]\nrw=write\n",
+                 "[j]\nioengine=io_uring\nbuffered=0\niodepth=8\n",
+                 "[j]\nioengine=psync\ndirect=1\n",
+                 "[j]\nioengine=sg\n"):  # sg bypasses the page cache whatever direct says
+        w = jobs(text).warnings
+        assert not [x for x in w if "ioengine" in x or "direct" in x or "buffered" in x], (text, w)
+
+
+def test_buffered_io_warns_once_saying_what_is_simulated():
+    js = jobs("[global]\nioengine=libaio\n[a]\nrw=randread\n[b]\nrw=write\n")
+    w = [x for x in js.warnings if "direct" in x]
+    assert w == ["jobs/x.fio:3: job 'a': direct=0 (buffered I/O, fio's default): the page cache is not "
+                 "modelled; simulated as direct=1"]
+    w = [x for x in jobs("[j]\ndirect=0\n").warnings if "direct" in x]
+    assert w == ["jobs/x.fio:2: option 'direct=0' (buffered I/O): the page cache is not modelled; "
+                 "simulated as direct=1"]
+    assert [x for x in jobs("[j]\nbuffered=1\n").warnings if "buffered" in x] == [
+        "jobs/x.fio:2: option 'buffered=1' (buffered I/O): the page cache is not modelled; simulated as direct=1"]
+    # A later job file's direct=1 does not hide an earlier job's buffered I/O, and the other
+    # way round: one warning for the run.
+    w = [x for x in jobs("[a]\ndirect=1\n[b]\n[c]\n").warnings if "direct" in x]
+    assert len(w) == 1 and w[0].startswith("jobs/x.fio:3: job 'b': ")
+
+
+def test_engines_say_what_is_done_instead():
+    w = jobs("[j]\nioengine=null\ndirect=1\n").warnings
+    assert any("ioengine=null' is not modelled" in x for x in w)
+    w = jobs("[j]\nioengine=rbd\ndirect=1\niodepth=4\n").warnings
+    assert [x for x in w if "ioengine" in x] == [
+        "jobs/x.fio:2: option 'ioengine=rbd': simulated as block I/O to the device with up to iodepth=4"
+        " requests in flight; what the rbd engine itself does is not modelled"]
 
 
 def test_verify_without_a_write_phase_is_harmless():
@@ -590,6 +660,9 @@ ERROR_CASES = [
     ("[j]\nrw=randread\nba=0\n", 3, "ba", "positive"),
     ("[j]\nrw=randrw\nrwmixwrite=-5\n", 3, "rwmixwrite", "negative"),
     ("[j]\niodepth=0\n", 2, "iodepth", "at least 1"),
+    ("[j]\nrw=randread\npercentage_random=200\n", 3, "percentage_random", "between 0 and 100, got 200"),
+    ("[j]\npercentage_random=50,101\n", 2, "percentage_random", "between 0 and 100, got 101"),
+    ("[j]\ntrim_percentage=1,2\n", 2, "trim_percentage", "at most 1 value"),
     ("[j]\nnumjobs=0\n", 2, "numjobs", "at least 1"),
     ("[j]\nruntime=abc\n", 2, "runtime", "expected a time like 10s"),
     ("[j]\nruntime=-1\n", 2, "runtime", "negative"),

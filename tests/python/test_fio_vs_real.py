@@ -146,3 +146,20 @@ def test_seed_job_numbers_match_fio():
     if data is None:
         pytest.skip(REASON)
     _compare(data / "seed-jobs" / "seed004-host-workload.fio")
+
+
+def test_filesize_io_bytes_match_fio(tmp_path):
+    """How much each clone moves with ``filesize``: fio's null engine, which creates no files."""
+    import json
+
+    from test_fio_parser import FILESIZE_CASES, jobs
+
+    for options, expected in FILESIZE_CASES:
+        args = [f"--{o}" for o in options.split()]
+        proc = subprocess.run([FIO, "--name=x", "--ioengine=null", "--rw=write", "--bs=4k",
+                               "--output-format=json", *args],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        fio_bytes = [j["write"]["io_bytes"] for j in json.loads(proc.stdout)["jobs"]]
+        ours = [j.io_limit for j in jobs("[x]\nrw=write\nbs=4k\n" + "\n".join(options.split()) + "\n").jobs]
+        assert (options, ours) == (options, fio_bytes) == (options, expected)

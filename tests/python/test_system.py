@@ -136,12 +136,12 @@ def test_core_errors_name_the_key_the_user_wrote():
     # A 6 KiB page cannot hold whole 4 KiB indirection units: the core finds it; the message
     # names the profile's keys (not the core's) and the override that caused it.
     with pytest.raises(ProfileError) as e:
-        build(None, profile="samsung-850-pro", profile_set={"nand.page_size": "6KiB"})
+        build("[j]\nsize=1m\n", profile="samsung-850-pro", profile_set={"nand.page_size": "6KiB"})
     msg = _one_line(e)
     assert "key 'ftl.indirection_unit'" in msg
     assert "--profile-set nand.page_size=6KiB" in msg
     assert "iu_bytes" not in msg
     # A key the override names directly is reported as that override.
     with pytest.raises(ProfileError) as e:
-        build(None, profile="samsung-850-pro", profile_set={"nand.read_time": "0us"})
+        build("[j]\nsize=1m\n", profile="samsung-850-pro", profile_set={"nand.read_time": "0us"})
     assert "--profile-set nand.read_time=0us: key 'nand.read_time'" in _one_line(e)

@@ -9,6 +9,7 @@ measurement, or ``assumed: why``. Unknown keys are errors that name the key.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from importlib import resources
 from collections.abc import Mapping
@@ -691,6 +692,18 @@ def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
     return _parse(origin, text, HostProfile)
 
 
+# The core's host keys -> the host profile's own.
+_HOST_CORE_KEYS = {"name": "name", "io_overhead_ns": "io_overhead", "io_overhead_cv": "io_overhead_cv", "hz": "hz"}
+
+
+def host_places(name_or_path: str | Path) -> dict[str, list[str]]:
+    """For each key of the core's host description (``host.hz``): where the host profile sets
+    it (``file.toml:LINE``) and its name there, so that an error the core finds in the host
+    names the file."""
+    origin, text = _read(name_or_path, _builtin_dir("hosts"), host_names(), "host")
+    return {f"host.{core}": [place(origin, text, (key,)), key] for core, key in _HOST_CORE_KEYS.items()}
+
+
 def load_engine(name_or_path: str | Path,
                 overrides: Mapping[str, str] | None = None) -> tuple[EngineProfile, dict[str, str]]:
     """An array engine profile (built-in name such as ``md``, or a TOML path) and its sources;
@@ -705,6 +718,17 @@ _ENGINES = {"md": MdEngine, "streaming": StreamingEngine, "hwraid": HwRaidEngine
 def profile_text(name_or_path: str | Path) -> str:
     """The profile's TOML as written (for ``ssdlab profiles show``)."""
     return _read(name_or_path, _builtin_dir(), profile_names(), "profile")[1]
+
+
+def builtin_text(name_or_path: str | Path) -> str:
+    """A device profile's TOML, or a built-in host's or RAID engine's of that name."""
+    try:
+        return profile_text(name_or_path)
+    except ProfileError:
+        for sub, names, what in (("hosts", host_names(), "host"), ("engines", engine_names(), "engine")):
+            if str(name_or_path) in names:
+                return _read(name_or_path, _builtin_dir(sub), names, what)[1]
+        raise
 
 
 # --- the core's view of a profile -----------------------------------------------------------
@@ -750,6 +774,53 @@ _CORE_KEYS = {
 }
 
 
+# The same for RAID engines (all kinds).
+_ENGINE_CORE_KEYS = {
+    "stripe_head_ns": "stripe_head_cpu",
+    "parity_bytes_per_s": "parity_rate",
+    "sync_speed_min_bytes_per_s": "sync_speed_min",
+    "sync_speed_max_bytes_per_s": "sync_speed_max",
+    "request_ns": "request_cpu",
+    "rebuild_unit_bytes": "rebuild_unit",
+    "cache_bytes": "cache",
+    "command_ns": "command_cpu",
+    "member_command_ns": "member_command_cpu",
+    "data_bytes_per_s": "data_rate",
+}
+
+
+def value_key(core: Mapping[str, Any], message: str) -> str | None:
+    """The dotted key of ``core`` holding the value a core error quotes (``integer
+    `5000000000`, expected u32``), when exactly one key holds it: the core names no key for a
+    value it cannot read at all."""
+    m = re.search(r"`([^`]+)`", message)
+    if m is None:
+        return None
+    try:
+        quoted = float(m.group(1))  # a whole number past u64 reaches the core as a float
+    except ValueError:
+        return None
+    hits = []
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, Mapping):
+            for k, item in v.items():
+                walk(item, f"{path}.{k}" if path else str(k))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) == quoted:
+            hits.append(path)
+
+    walk(core, "")
+    return hits[0] if len(hits) == 1 else None
+
+
+def engine_place(name_or_path: str | Path, core_key: str) -> tuple[str, str]:
+    """Where an engine profile sets the value behind a key of its core description, and the
+    profile's name for that key."""
+    origin, text = _read(name_or_path, _builtin_dir("engines"), engine_names(), "engine")
+    key = _ENGINE_CORE_KEYS.get(core_key, core_key)
+    return place(origin, text, (key,)), key
+
+
 def profile_key(core_key: str) -> str:
     """The profile key behind a key of the core's device description."""
     return _CORE_KEYS.get(core_key, core_key)
@@ -773,10 +844,11 @@ def device_core(name_or_path: str | Path, overrides: Mapping[str, str] | None = 
     problem = _core.check_device(json.dumps(core))
     if problem is not None:
         core_key, message = problem
-        key = profile_key(core_key)
-        where = place(origin, text, tuple(key.split(".")), overrides)
+        key = profile_key(core_key or value_key(core, message) or "")
+        where = place(origin, text, tuple(key.split(".")), overrides) if key else origin
         after = ""
         if overrides and key not in overrides:
             after = " (with --profile-set " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")"
-        raise ProfileError(f"{where}: key '{key}': {message}{after}")
+        named = f"key '{key}': " if key else ""  # a value the core could not even read names no key
+        raise ProfileError(f"{where}: {named}{message}{after}")
     return prof, sources, core, prof.effective_scale(scale)

@@ -134,7 +134,7 @@ def job_text(runtime: float, reader: bool = True, write_iops: float | None = Non
     """fio jobs: a QD4 random reader and/or a random writer (rate-limited, or flat out at QD32).
     Each job draws its own offsets, so reads rarely hit data still in the write buffer."""
     plist = ":".join(f"{p:g}" for p in PERCENTILES)
-    text = (f"[global]\nioengine=libaio\nbs={IO_BYTES}\nnorandommap\nruntime={runtime:g}\ntime_based\n"
+    text = (f"[global]\nioengine=libaio\ndirect=1\nbs={IO_BYTES}\nnorandommap\nruntime={runtime:g}\ntime_based\n"
             f"ramp_time={ramp:g}\npercentile_list={plist}\n")
     if reader:
         text += "[reader]\nrw=randread\niodepth=4\n"

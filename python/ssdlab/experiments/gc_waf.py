@@ -26,7 +26,7 @@ from ..api import run
 from ..config import load_profile
 from ..plotting import pyplot, save
 
-JOB = "[w]\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=32\nnorandommap\nruntime={runtime}\ntime_based\n"
+JOB = "[w]\nrw=randwrite\nbs=4k\nioengine=libaio\ndirect=1\niodepth=32\nnorandommap\nruntime={runtime}\ntime_based\n"
 BLOCKS = [68, 72, 80, 90, 104, 130]
 
 

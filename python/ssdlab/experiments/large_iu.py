@@ -39,7 +39,7 @@ def analytic_waf(size: int, offset: int, iu: int) -> float:
 def job_text(size: int, misalign: int, writes: int) -> str:
     # Random offsets aligned to the write size (or the IU, whichever is larger), then shifted.
     return (f"[w]\nrw=randwrite\nbs={size}\nba={max(size, 16384)}\noffset={misalign}\n"
-            f"ioengine=libaio\niodepth=32\nnumber_ios={writes}\nnorandommap\n")
+            f"ioengine=libaio\ndirect=1\niodepth=32\nnumber_ios={writes}\nnorandommap\n")
 
 
 def reproduce(profile: str = PROFILE, writes: int = 4000, seed: int = 0) -> pd.DataFrame:

@@ -15,7 +15,11 @@ Device mapping (ssdlab's rule, as fio has no single device):
 * ``filename=/dev/NAME`` selects the system's device of that name (a name the system does
   not have is an error; with a single drive given only by its profile, every ``/dev`` name
   means that drive); a job without a ``filename`` uses the first device. Such a job uses the
-  raw device from byte 0; its default size is the device's size minus ``offset``;
+  raw device from byte 0; its default size is the device's size minus ``offset``. With
+  ``filesize`` it has fio's default files instead: ``nrfiles`` files of ``filesize`` bytes per
+  clone (``jobname.clone.N``), laid out like named files;
+* with ``filesize``, a job's size is that of its files from ``offset`` on, or ``size`` when
+  smaller (a ``size`` in ``%`` is a share of the files), as fio caps it;
 * any other file name is a file laid out on the first device, contiguously and in order of first
   appearance; it is as large as the biggest ``offset + size`` (or ``filesize``) any job asks
   of it, or, when no job gives a size, the rest of the device. Jobs and clones naming the
@@ -65,6 +69,8 @@ class JobSet:
     global_options: dict[str, str]
     group_reporting: dict[int, bool]  # per group_id
     percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
+    #: decimals of fio's percentile labels: the longest fraction in ``percentile_list``
+    percentile_precision: int = 2
     warnings: list[str] = field(default_factory=list)
     #: fio's ``ioscheduler=``: target index -> the scheduler its jobs switch it to.
     ioschedulers: dict[int, str] = field(default_factory=dict)
@@ -151,6 +157,7 @@ def _build(sources, targets: Targets, overrides, env, seed, host) -> JobSet:
         global_options=out.global_options,
         group_reporting=out.group_reporting,
         percentiles=out.percentiles,
+        percentile_precision=out.percentile_precision,
         warnings=warnings.lines,
         ioschedulers=out.ioschedulers,
     )

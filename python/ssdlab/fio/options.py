@@ -4,8 +4,9 @@ Every option line ends up in one of three bins:
 
 * **modelled** — parsed into :class:`JobState` and used to build the ``JobSpec``;
 * **accepted** — a valid fio option that does not change what the simulated device sees
-  (``ioengine=libaio``, ``direct``, logging, CPU affinity...): one warning per option per
-  file saying it is accepted but not modelled;
+  (logging, CPU affinity...): one warning per option per file saying it is accepted but not
+  modelled. ``ioengine`` and ``direct`` are modelled: a synchronous engine caps iodepth at 1,
+  and direct I/O is what is simulated (buffered I/O warns that it is simulated as direct);
 * **ignored** — a valid fio option that *would* change the result but is not simulated
   (``zonemode``, ``flow``, ``steadystate``, ``latency_target``...): one warning per option
   per file saying the result ignores it. Some options only land here in some jobs
@@ -122,7 +123,9 @@ class JobState:
     filename: str | None = None
     name: str | None = None
     percentile_list: list[float] | None = None
+    percentile_precision: int = 2  # decimals of the labels fio prints
     ioengine: str = "psync"
+    direct: bool = False  # fio's default: buffered I/O through the page cache
     zonesize: int = 0
     fill_device: bool = False
     verify: str = "0"
@@ -273,6 +276,12 @@ class Applier:
             )
         handler = _HANDLERS.get(name)
         if handler is None:
+            check = _RANGE_CHECKS.get(name)
+            if check is not None:
+                try:
+                    check(_Value(opt, name, [], overriding))
+                except ValueProblem as exc:
+                    raise FioJobError(str(exc), path=opt.path, line=opt.line, option=opt.key) from None
             st.where[name] = where
             if name in IGNORED:
                 self._warn(
@@ -670,6 +679,19 @@ def _h_percentile_list(st: JobState, v: _Value) -> None:
         if not 0.0 <= p <= 100.0:
             raise ValueProblem(f"percentiles must be between 0 and 100, got {p:g}")
     st.percentile_list = values
+    # fio prints labels with as many decimals as the longest fraction written ("99.999th").
+    st.percentile_precision = max(len(_fraction_digits(p)) for p in items)
+
+
+def _fraction_digits(text: str) -> str:
+    """The digits right after the decimal point of a number as written."""
+    _, dot, rest = text.strip().partition(".")
+    digits = ""
+    for c in rest if dot else "":
+        if not c.isdigit():
+            break
+        digits += c
+    return digits
 
 
 def _h_randseed(st: JobState, v: _Value) -> None:
@@ -678,6 +700,10 @@ def _h_randseed(st: JobState, v: _Value) -> None:
 
 def _h_ioengine(st: JobState, v: _Value) -> None:
     st.ioengine = v.text().strip()
+
+
+def _h_buffered(st: JobState, v: _Value) -> None:
+    st.direct = not v.flag()
 
 
 def _h_zonesize(st: JobState, v: _Value) -> None:
@@ -732,6 +758,8 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "filename": _h_string("filename"),
     "percentile_list": _h_percentile_list,
     "ioengine": _h_ioengine,
+    "direct": _h_flag("direct"),
+    "buffered": _h_buffered,
     "zonesize": _h_zonesize,
     "fill_device": _h_flag("fill_device"),
     "verify": _h_verify,
@@ -745,7 +773,35 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "ioscheduler": _h_string("ioscheduler"),
 }
 
-# ioengine, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have
+
+
+def _percentages(most: int, *, whole: bool = True) -> Callable[[_Value], None]:
+    """A check of an option ssdlab does not model but fio range-checks: up to ``most``
+    comma-separated percentages (read,write,trim), each from 0 to 100."""
+    def check(v: _Value) -> None:
+        parts = v.numeric().split(",")
+        if len(parts) > most:
+            raise ValueProblem(f"expected at most {most} value{'s' if most > 1 else ''}, got '{v.text()}'")
+        for raw in parts:
+            if not raw.strip():
+                continue
+            value = _float(raw, "a percentage")
+            if not 0 <= value <= 100:
+                raise ValueProblem(f"must be between 0 and 100, got {raw.strip()}")
+    return check
+
+
+# Valid fio options that are not modelled but that fio rejects out of range: ssdlab rejects
+# what fio rejects, then warns that the rest is not modelled.
+_RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
+    "percentage_random": _percentages(3),
+    "percentage_sequential": _percentages(3),
+    "cmdprio_percentage": _percentages(2),
+    "trim_percentage": _percentages(1),
+    "latency_percentile": _percentages(1),
+}
+
+# ioengine, direct, buffered, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have
 # handlers so that resolve.py, which sees the whole job, can word their warnings.
 
 

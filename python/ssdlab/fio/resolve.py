@@ -42,6 +42,14 @@ null cpuio net netsplice netsplice filecreate filestat filedelete dircreate dirs
 exec falloc ftruncate e4defrag page_fault http rdma rados nfs dfs gfapi gfapi_async libhdfs
 ime_psync ime_psyncv ime_aio libpmem dev-dax pmemblk cpp_null libcufile libhipfile
 """.split())
+# Block engines whose queue is modelled as it is: up to iodepth requests in flight.
+ASYNC_BLOCK_ENGINES = frozenset("""
+libaio io_uring io_uring_cmd posixaio windowsaio solarisaio sg xnvme libblkio
+""".split())
+# Engines that read and write files through the page cache unless direct=1.
+PAGE_CACHE_ENGINES = frozenset("""
+sync psync vsync pvsync pvsync2 libaio io_uring posixaio mmap splice windowsaio solarisaio
+""".split())
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "randrw", "trimwrite", "randtrimwrite"})
 READ_MODES = frozenset({"read", "randread", "rw", "randrw"})
 TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite", "randtrimwrite"})
@@ -63,6 +71,7 @@ class Resolved:
     global_options: dict[str, str] = field(default_factory=dict)
     group_reporting: dict[int, bool] = field(default_factory=dict)
     percentiles: list[float] = field(default_factory=lambda: list(DEFAULT_PERCENTILES))
+    percentile_precision: int = 2
     #: fio's ``ioscheduler=``: the scheduler a job switches its device to (target -> name).
     ioschedulers: dict[int, str] = field(default_factory=dict)
 
@@ -182,6 +191,7 @@ def resolve(
         out.group_reporting[groupid] = out.group_reporting.get(groupid, False) or st.group_reporting
         if st.percentile_list is not None and out.percentiles == DEFAULT_PERCENTILES:
             out.percentiles = list(st.percentile_list)
+            out.percentile_precision = st.percentile_precision
         common = _common_fields(entry, warnings)
         clones_of[number] = []
         for clone in _fio_clone_order(st.numjobs):
@@ -330,8 +340,12 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
         if engine in NON_BLOCK_ENGINES:
             _warn(warnings, st, "ioengine", f"option '{text}' is not modelled: fio's {engine}"
                   " engine does not do block I/O to the device; the simulation does", entry)
-        else:
-            _warn(warnings, st, "ioengine", f"option '{text}' is accepted but not modelled", entry)
+        elif engine not in SYNC_ENGINES and engine not in ASYNC_BLOCK_ENGINES:
+            _warn(warnings, st, "ioengine", f"option '{text}': simulated as block I/O to the device"
+                  f" with up to iodepth={st.iodepth} requests in flight; what the {engine} engine itself"
+                  " does is not modelled", entry)
+    if not st.direct and engine in PAGE_CACHE_ENGINES:
+        _warn_buffered(entry, warnings)
     if engine in SYNC_ENGINES and st.iodepth > 1:
         default = "" if "ioengine" in st.where else " (fio's default)"
         _warn(warnings, st, "iodepth", f"fio caps iodepth={st.iodepth} at 1 with the"
@@ -358,8 +372,13 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
             _warn(warnings, st, "verify_backlog", f"option '{st.where['verify_backlog'].text}'"
                   " is accepted but not modelled", entry)
     if "nrfiles" in st.where:
-        kind = ("changes what fio does but is not modelled; the simulated result ignores it"
-                if st.nrfiles > 1 else "is accepted but not modelled")
+        if st.nrfiles > 1 and st.filesize and not st.filename:
+            kind = (f"sizes the job's {st.nrfiles} files of {st.filesize[0]} bytes each, modelled as"
+                    " one contiguous region")
+        elif st.nrfiles > 1:
+            kind = "changes what fio does but is not modelled; the simulated result ignores it"
+        else:
+            kind = "is accepted but not modelled"
         _warn(warnings, st, "nrfiles", f"option '{st.where['nrfiles'].text}' {kind}", entry)
     if "zonesize" in st.where and st.zonesize:
         _warn(warnings, st, "zonesize", f"option '{st.where['zonesize'].text}' is only used to"
@@ -373,6 +392,21 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
     if st.fsync and st.fdatasync and st.fsync != st.fdatasync:
         _warn(warnings, st, "fdatasync", "fsync and fdatasync are both set; ssdlab issues one"
               f" flush every {min(st.fsync, st.fdatasync)} writes", entry)
+
+
+def _warn_buffered(entry: JobEntry, warnings: Warnings) -> None:
+    """Buffered I/O (fio's default) is simulated as direct I/O: said once per run."""
+    st = entry.state
+    written = st.where.get("direct") or st.where.get("buffered")
+    what = "the page cache is not modelled; simulated as direct=1"
+    if written is not None:
+        message = f"{written.prefix()}: option '{written.text}' (buffered I/O): {what}"
+        path = written.path
+    else:
+        path = entry.section.path
+        message = (f"{path}:{entry.section.line}: job '{entry.name}': direct=0 (buffered I/O, fio's"
+                   f" default): {what}")
+    warnings("buffered-io", path, message)
 
 
 def _common_fields(entry: JobEntry, warnings: Warnings) -> dict:
@@ -542,7 +576,7 @@ class _Layout:
                 for name in region.files:
                     need = None if region.size is None else region.start + region.size
                     if entry.state.filesize:
-                        need = max(need or 0, entry.state.filesize[0])
+                        need = entry.state.filesize[0]  # each file is filesize bytes
                     known = self.extent_need.get(name)
                     if need is None:
                         self.extent_need.setdefault(name, None)
@@ -573,18 +607,35 @@ class _Layout:
         names = split_filenames(st.filename) if st.filename else []
         devices = [n for n in names if is_device(n)]
         files = [] if (not names or devices) else names
+        if not names and st.filesize:
+            # fio's default files, $jobname.$jobnum.$filenum: nrfiles of them per clone.
+            files = [f"{entry.name}.{clone}.{k}" for k in range(st.nrfiles)]
         target = self._target_of(entry, devices)
         start = self._bytes(entry, "offset", st.offset, round_up=True, target=target)
         start += clone * self._bytes(entry, "offset_increment", st.offset_increment, round_up=True, target=target)
-        size = None if st.size is None else self._bytes(entry, "size", st.size, round_up=False, target=target)
         io_default = None
-        if files and len(files) > 1 and size is not None:
-            size = size // len(files) * len(files)
         if files and st.filesize:
-            if size is not None:
-                io_default = size
-            size = st.filesize[0] * len(files) - start if start < st.filesize[0] else 0
+            size = self._files_size(entry, len(files), start)
+        else:
+            size = None if st.size is None else self._bytes(entry, "size", st.size, round_up=False, target=target)
+            if files and len(files) > 1 and size is not None:
+                size = size // len(files) * len(files)
         return _CloneRegion(target, files, devices, start, size, st.io_size, io_default, entry, clone)
+
+    def _files_size(self, entry: JobEntry, count: int, start: int) -> int:
+        """fio's size of a job on ``count`` files of ``filesize`` bytes: each file from the
+        offset to its end, or less when ``size`` asks for less (a percentage is of the files)."""
+        st = entry.state
+        each = st.filesize[0] if st.filesize else 0
+        total = count * (each - start) if start < each else 0
+        if st.size is None:
+            return total
+        if isinstance(st.size, Percent):
+            align = min(_block_sizes(st, d).min_size for d in range(3))
+            asked = count * each * st.size.value // 100 // align * align
+        else:
+            asked = self._bytes(entry, "size", st.size, round_up=False)
+        return min(asked, total)
 
     def _target_of(self, entry: JobEntry, devices: list[str]) -> int:
         """The device a job's ``/dev`` names select (the first device without one)."""
@@ -636,7 +687,7 @@ class _Layout:
                              " every name is mapped to the one simulated device")
         elif r.devices and len(r.devices) != len(named):
             _raise(entry, "filename", "mixing /dev names and file names in one job is not modelled")
-        if len(r.files) > 1:
+        if len(r.files) > 1 and st.filename:  # fio's default files: the nrfiles warning says it
             names = ":".join(r.files)
             where = st.where.get("filename")
             self.warnings.at(where, "filename", f"filename '{names}': the {len(r.files)} files"

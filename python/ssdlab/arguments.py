@@ -1,0 +1,26 @@
+"""Checks of the Python API's arguments, so that a wrong type or value is named in the error
+instead of surfacing as an AttributeError or as the core's deserialiser text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+SEED_MAX = 2**64 - 1  # the core's seeds are unsigned 64-bit
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"{name}: expected a whole number, got {type(seed).__name__}")
+    if not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"{name} {seed}: expected a whole number from 0 to {SEED_MAX}")
+    return seed
+
+
+def check_mapping(value: Any, name: str, example: Mapping[str, str]) -> Mapping[str, Any] | None:
+    """``value`` if it is a mapping (or None); else a TypeError naming ``name``."""
+    if value is None or isinstance(value, Mapping):
+        return value
+    shown = ", ".join(f"{k!r}: {v!r}" for k, v in example.items())
+    raise TypeError(f"{name}: expected a mapping of names to values, e.g. {{{shown}}}; "
+                    f"got {type(value).__name__}")
