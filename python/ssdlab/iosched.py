@@ -9,8 +9,8 @@ iosched.slice_idle=0 --host-set queue.nomerges=2``; in a system file ``scheduler
 
 Defaults are the kernels': ``noop``, ``deadline``, ``anticipatory`` and ``cfq`` as Linux 2.6.28
 shipped them
-(December 2008, the legacy single-queue block layer), ``none`` and ``mq-deadline`` as in
-Linux 6.x (blk-mq).
+(December 2008, the legacy single-queue block layer), ``none``, ``mq-deadline``, ``kyber`` and
+``bfq`` as in Linux 6.x (blk-mq).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# name -> tunable -> (unit, default). Units: "ms" (sysfs milliseconds), "kb", "int", "bool".
+# name -> tunable -> (unit, default). Units: "ms" (sysfs milliseconds), "ns" (nanoseconds, as
+# kyber's files take them), "kb", "int", "bool".
 _DEADLINE = {
     "read_expire": ("ms", 500),
     "write_expire": ("ms", 5000),
@@ -37,6 +38,10 @@ SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
         "read_batch_expire": ("ms", 500),
         "write_batch_expire": ("ms", 125),
         "antic_expire": ("ms", 6),
+    },
+    "kyber": {
+        "read_lat_nsec": ("ns", 2_000_000),
+        "write_lat_nsec": ("ns", 10_000_000),
     },
     "cfq": {
         "quantum": ("int", 4),
@@ -57,7 +62,7 @@ SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
 # lock; unset: the scheduler's own figure (docs/hdd-and-schedulers.md).
 QUEUE = {"nomerges": (0, 2, 0), "max_sectors_kb": (4, 1 << 22, 1280), "nr_requests": (0, 1 << 20, 0),
          "sched_cpu_ns": (0, 1 << 30, None)}
-_UNIT_WORDS = {"ms": "milliseconds", "kb": "KiB", "int": "a whole number", "bool": "0 or 1"}
+_UNIT_WORDS = {"ms": "milliseconds", "ns": "nanoseconds", "kb": "KiB", "int": "a whole number", "bool": "0 or 1"}
 
 
 class SchedulerError(ValueError):

@@ -8,7 +8,7 @@
 //! that keep per-process queues can. The block queue merges bios into the requests a
 //! scheduler holds, as far as the scheduler allows, and tells it when one grew.
 //!
-//! The schedulers: blk-mq's `none` and `mq-deadline` (Linux 6.x), and the legacy
+//! The schedulers: blk-mq's `none`, `mq-deadline` and `kyber` (Linux 6.x), and the legacy
 //! single-queue set that 2008's kernels ran — `noop`, `deadline`, `anticipatory` and `cfq`
 //! as in Linux 2.6.28. Their tunables carry their sysfs names (times in ns here; the Python layer takes
 //! them in the units sysfs uses) and the kernels' defaults.
@@ -16,11 +16,13 @@
 mod anticipatory;
 mod cfq;
 mod deadline;
+mod kyber;
 mod lists;
 
 pub use anticipatory::{Anticipatory, AnticipatoryTunables};
 pub use cfq::{Cfq, CfqTunables};
 pub use deadline::{Deadline, DeadlineTunables};
+pub use kyber::{Kyber, KyberTunables};
 
 use std::collections::VecDeque;
 
@@ -115,6 +117,8 @@ pub enum SchedulerConfig {
     Deadline(DeadlineTunables),
     /// blk-mq's `mq-deadline`: the same algorithm and defaults on the multi-queue layer.
     MqDeadline(DeadlineTunables),
+    /// blk-mq's `kyber`: per-domain token depths adapted to target latencies.
+    Kyber(KyberTunables),
     /// Completely Fair Queuing as in Linux 2.6.28: per-process queues, time slices, idling.
     Cfq(CfqTunables),
     /// The anticipatory elevator of Linux 2.6.28: deadline's lists, timed batches, and a
@@ -130,6 +134,7 @@ impl SchedulerConfig {
             SchedulerConfig::Noop => Scheduler::Noop(NoopScheduler::default()),
             SchedulerConfig::Deadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "deadline"))),
             SchedulerConfig::MqDeadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "mq-deadline"))),
+            SchedulerConfig::Kyber(t) => Scheduler::Kyber(Box::new(Kyber::new(t, hz))),
             SchedulerConfig::Cfq(t) => Scheduler::Cfq(Box::new(Cfq::new(t, hz))),
             SchedulerConfig::Anticipatory(t) => Scheduler::Anticipatory(Box::new(Anticipatory::new(t))),
         }
@@ -140,6 +145,7 @@ impl SchedulerConfig {
         match self {
             SchedulerConfig::Deadline(t) | SchedulerConfig::MqDeadline(t) => t.validate(),
             SchedulerConfig::Cfq(t) => t.validate(),
+            SchedulerConfig::Kyber(t) => t.validate(),
             SchedulerConfig::Anticipatory(t) => t.validate(),
             SchedulerConfig::None | SchedulerConfig::Noop => Ok(()),
         }
@@ -152,6 +158,7 @@ pub enum Scheduler {
     None(NoneScheduler),
     Noop(NoopScheduler),
     Deadline(Box<Deadline>),
+    Kyber(Box<Kyber>),
     Cfq(Box<Cfq>),
     Anticipatory(Box<Anticipatory>),
     Custom(Box<dyn IoScheduler>),
@@ -163,6 +170,7 @@ macro_rules! each {
             Scheduler::None($x) => $e,
             Scheduler::Noop($x) => $e,
             Scheduler::Deadline($x) => $e,
+            Scheduler::Kyber($x) => $e,
             Scheduler::Cfq($x) => $e,
             Scheduler::Anticipatory($x) => $e,
             Scheduler::Custom($x) => $e,
@@ -214,6 +222,9 @@ impl IoScheduler for Scheduler {
             Scheduler::None(_) | Scheduler::Custom(_) => 0,
             // A list append and pop under the queue lock.
             Scheduler::Noop(_) => 200,
+            // A list append and a token (sbitmap) per request, latency bookkeeping at
+            // completion: built for fast multi-queue devices.
+            Scheduler::Kyber(_) => 300,
             // Two rb-tree operations and a FIFO, under one lock.
             Scheduler::Deadline(_) => 500,
             // Deadline's lists plus per-process statistics.
@@ -229,7 +240,7 @@ impl IoScheduler for Scheduler {
             Scheduler::Noop(_) | Scheduler::Cfq(_) | Scheduler::Anticipatory(_) => Some(LEGACY_NR_REQUESTS),
             Scheduler::Deadline(d) if d.name() == "deadline" => Some(LEGACY_NR_REQUESTS),
             // blk-mq with an elevator: twice the device's depth, at most 2 × BLKDEV_DEFAULT_RQ.
-            Scheduler::Deadline(_) => Some(2 * depth.min(128)),
+            Scheduler::Deadline(_) | Scheduler::Kyber(_) => Some(2 * depth.min(128)),
         }
     }
 }
