@@ -99,7 +99,7 @@ def run(
     engine: Annotated[str, typer.Option(help="RAID engine of the --raid array: md, or an engine TOML")] = "md",
     spares: Annotated[int, typer.Option(help="hot spares of the --raid array")] = 0,
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
-    scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, noop, deadline, anticipatory, cfq")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would."""

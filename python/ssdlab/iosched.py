@@ -43,6 +43,16 @@ SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
         "read_lat_nsec": ("ns", 2_000_000),
         "write_lat_nsec": ("ns", 10_000_000),
     },
+    "bfq": {
+        "slice_idle": ("ms", 8),
+        "timeout_sync": ("ms", 125),
+        "max_budget": ("int", 0),
+        "back_seek_max": ("kb", 16384),
+        "back_seek_penalty": ("int", 2),
+        "fifo_expire_sync": ("ms", 125),
+        "fifo_expire_async": ("ms", 250),
+        "strict_guarantees": ("bool", 0),
+    },
     "cfq": {
         "quantum": ("int", 4),
         "fifo_expire_sync": ("ms", 125),
@@ -87,10 +97,23 @@ def _int(key: str, value: Any, what: str) -> int:
     return v
 
 
+# Tunables Linux has that ssdlab does not model: the value it behaves as, and why.
+_FIXED = {
+    ("bfq", "low_latency"): (0, "bfq's weight raising of interactive and soft real-time processes is"
+                                " not modelled; ssdlab runs bfq as with low_latency=0"),
+}
+
+
 def scheduler_core(name: str, tunables: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The core's description of scheduler ``name`` with ``tunables`` (sysfs names and units);
     every tunable is sent, the kernel's default where not set."""
     table = SCHEDULERS[check_name(name)]
+    tunables = dict(tunables or {})
+    for (sched, key), (value, why) in _FIXED.items():
+        if sched == name and key in tunables:
+            given = tunables.pop(key)
+            if _int(f"iosched.{key}", given, "a whole number") != value:
+                raise SchedulerError(f"iosched.{key}={given!r}: {why}")
     for key in tunables or {}:
         if key not in table:
             known = ", ".join(table) if table else "none"

@@ -54,7 +54,7 @@ class DriveEntry(BaseModel):
     precondition: str | None = Field(default=None, description="none | sequential | random[:PASSES]")
     profile_set: dict[str, str | int | float | bool] = Field(default_factory=dict,
                                                             description="profile keys overridden")
-    scheduler: str = Field(default="none", description="none | mq-deadline | kyber | noop | deadline | anticipatory | cfq")
+    scheduler: str = Field(default="none", description="none | mq-deadline | kyber | bfq | noop | deadline | anticipatory | cfq")
     iosched: dict[str, int | str | bool] = Field(default_factory=dict,
                                                  description="scheduler tunables, sysfs names and units")
     queue: dict[str, int | str] = Field(default_factory=dict, description="nomerges, max_sectors_kb")

@@ -28,6 +28,10 @@ def test_defaults_are_the_cores(name):
     assert queue_core() == {k: q[k].get("default") for k in q}
 
 
+def test_bfq_takes_low_latency_0_which_is_what_it_models():
+    assert "low_latency" not in scheduler_core("bfq", {"low_latency": "0"})
+
+
 def test_sysfs_units_become_the_cores():
     core = scheduler_core("cfq", {"slice_idle": 0, "back_seek_max": "32768", "quantum": 8})
     assert (core["slice_idle_ns"], core["back_seek_max_kb"], core["quantum"]) == (0, 32768, 8)
@@ -40,6 +44,9 @@ def test_sysfs_units_become_the_cores():
     ("noop", {"fifo_batch": 1}, "noop has no such tunable (it has: none)"),
     ("deadline", {"read_expire": "fast"}, "iosched.read_expire='fast': expected milliseconds"),
     ("deadline", {"front_merges": 2}, "expected 0 or 1"),
+    ("bfq", {"low_latency": 1}, "iosched.low_latency=1: bfq's weight raising of interactive and soft"
+                                " real-time processes is not modelled; ssdlab runs bfq as with low_latency=0"),
+    ("kyber", {"read_lat_nsec": "2ms"}, "iosched.read_lat_nsec='2ms': expected nanoseconds"),
 ])
 def test_bad_tunables_are_named(name, sets, expect):
     with pytest.raises(SchedulerError, match=None) as e:

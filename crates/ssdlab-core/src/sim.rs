@@ -249,7 +249,7 @@ pub fn simulate_until<D: BlockDevice>(
 ) -> Result<SimResult, SimError> {
     let (mut meta, mut devs): (Vec<_>, Vec<D>) =
         targets.into_iter().map(|t| ((t.name, t.scheduler, t.queue), t.device)).unzip();
-    let queues: Vec<_> = devs.iter().zip(&meta).map(|(d, (_, s, l))| (d.queue_depth(), *s, *l)).collect();
+    let queues: Vec<_> = devs.iter().zip(&meta).map(|(d, (_, s, l))| (d.queue_depth(), d.rotational(), *s, *l)).collect();
     if devs.len() > MAX_TARGETS {
         return Err(SimError::Input(format!("{} target devices; at most {MAX_TARGETS}", devs.len())));
     }

@@ -81,6 +81,10 @@ impl BlockDevice for TargetDevice {
         each!(self, d => d.queue_depth())
     }
 
+    fn rotational(&self) -> bool {
+        each!(self, d => d.rotational())
+    }
+
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<TargetEvent>) {
         match self {
             TargetDevice::Drive(d) => d.submit(req, &mut Wrap::new(ctx, TargetEvent::Drive)),

@@ -143,6 +143,46 @@ fn anticipation_keeps_two_sequential_readers_from_seeking_between_each_other() {
     assert!(antic > 2.0 * deadline, "anticipatory {antic:.3e} B/s vs deadline {deadline:.3e}");
 }
 
+/// Two sequential readers (64 KiB, one at a time, far apart) on a disk with NCQ depth
+/// `depth` under `sched`: their aggregate rate, and each one's bytes.
+fn two_readers(sched: SchedulerConfig, depth: u32, bs: [u64; 2]) -> (f64, [u64; 2]) {
+    let jobs: Vec<JobSpec> = (0..2u32)
+        .map(|i| {
+            let mut j = job(&format!("s{i}"), RwMode::Read, bs[i as usize], 1, 7 + i as u64);
+            j.clone = i;
+            j.region_offset = i as u64 * (400 << 30);
+            j.region_size = 4 << 30;
+            j.runtime_ns = Some(4_000 * NS_PER_MS);
+            j.time_based = true;
+            j
+        })
+        .collect();
+    let r = run_on(disk(sched, depth), jobs);
+    let bytes = [r.jobs[0].read.bytes, r.jobs[1].read.bytes];
+    let end = r.jobs.iter().map(|j| j.end_ns).max().unwrap();
+    ((bytes[0] + bytes[1]) as f64 / (end as f64 / 1e9), bytes)
+}
+
+#[test]
+fn bfq_idles_for_sequential_readers_on_a_disk_and_shares_it_by_sectors() {
+    let bfq = SchedulerConfig::Bfq(Default::default());
+    let mq = SchedulerConfig::MqDeadline(DeadlineTunables::default());
+    // As anticipatory does: waiting for each reader's next read beats seeking between them,
+    // with NCQ as without (bfq idles for sequential processes on rotational devices).
+    for depth in [1, 32] {
+        let (b, _) = two_readers(bfq, depth, [64 << 10, 64 << 10]);
+        let (d, _) = two_readers(mq, depth, [64 << 10, 64 << 10]);
+        assert!(b > 2.0 * d, "NCQ {depth}: bfq {b:.3e} B/s vs mq-deadline {d:.3e} B/s");
+    }
+    // Budgets count sectors: a reader of 16 KiB requests gets about the bytes of one reading
+    // 128 KiB, not an eighth of them.
+    let (_, bytes) = two_readers(bfq, 1, [128 << 10, 16 << 10]);
+    let share = bytes[1] as f64 / bytes[0] as f64;
+    assert!((0.7..1.3).contains(&share), "16 KiB reader / 128 KiB reader = {share:.2} ({bytes:?})");
+    let (_, by_requests) = two_readers(mq, 1, [128 << 10, 16 << 10]);
+    assert!((by_requests[1] as f64) < 0.2 * by_requests[0] as f64, "mq-deadline alternates requests: {by_requests:?}");
+}
+
 #[test]
 fn a_heavy_scheduler_caps_a_fast_device_at_its_lock() {
     use common::xpoint;
@@ -186,6 +226,10 @@ mod merging_properties {
             Just(SchedulerConfig::MqDeadline(DeadlineTunables::default())),
             Just(SchedulerConfig::Cfq(CfqTunables::default())),
             Just(SchedulerConfig::Anticipatory(AnticipatoryTunables::default())),
+            Just(SchedulerConfig::Kyber(Default::default())),
+            (prop_oneof![Just(0u64), Just(64), Just(4096)], any::<bool>()).prop_map(|(max_budget, strict_guarantees)| {
+                SchedulerConfig::Bfq(ssdlab_core::block::BfqTunables { max_budget, strict_guarantees, ..Default::default() })
+            }),
         ]
     }
 

@@ -338,8 +338,10 @@ impl<D: BlockDevice> Array<D> {
                     EngineConfig::Streaming(s) => {
                         (Scheduler::Custom(Box::new(RebuildShare::new(s.rebuild_share))), device.queue_depth())
                     }
-                    EngineConfig::Md(_) => (spec.scheduler.build(hz), device.queue_depth()),
-                    EngineConfig::Hwraid(h) => (spec.scheduler.build(hz), device.queue_depth().min(h.member_queue_depth)),
+                    EngineConfig::Md(_) => (spec.scheduler.build(hz, device.rotational()), device.queue_depth()),
+                    EngineConfig::Hwraid(h) => {
+                        (spec.scheduler.build(hz, device.rotational()), device.queue_depth().min(h.member_queue_depth))
+                    }
                 };
                 Member { name: spec.name.clone(), queue: BlockQueue::with_limits(depth, hz, sched, spec.queue), device }
             })

@@ -10,7 +10,7 @@
 pub mod iosched;
 mod queue;
 
-pub use iosched::{AnticipatoryTunables, CfqTunables, DeadlineTunables, IoScheduler, KyberTunables, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
+pub use iosched::{AnticipatoryTunables, BfqTunables, CfqTunables, DeadlineTunables, IoScheduler, KyberTunables, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
 pub use queue::{BlockQueue, Bio, PluggedBio, QueueLimits, Request};
 
 /// A host request's number: unique among the host's requests in flight.

@@ -787,7 +787,7 @@ mod tests {
         q.complete(busy.tag, 5);
         assert_eq!(drain(&mut q, 5).len(), 2);
         use crate::block::iosched::SchedulerConfig;
-        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000));
+        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000, true));
         q.submit(0, Op::Read, 1 << 30, 4096, 1, 0);
         let busy = q.next_for_device(0).unwrap();
         q.submit(1, Op::Read, 0, 4096, 1, 1);
@@ -849,7 +849,7 @@ mod tests {
     fn merged_requests_keep_the_earlier_expiry_under_deadline() {
         use crate::block::iosched::SchedulerConfig;
         let t = crate::block::iosched::DeadlineTunables { fifo_batch: 1, ..Default::default() };
-        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Deadline(t).build(1000));
+        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Deadline(t).build(1000, true));
         q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
         let busy = q.next_for_device(0).unwrap();
         q.submit(1, Op::Read, 8192, 4096, 0, 1); // the oldest, high on the disk
@@ -896,7 +896,7 @@ mod tests {
     #[test]
     fn cfq_keeps_processes_bios_apart() {
         use crate::block::iosched::SchedulerConfig;
-        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000));
+        let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000, true));
         q.submit(0, Op::Read, 1 << 30, 4096, 1, 0);
         q.next_for_device(0).unwrap();
         q.submit(1, Op::Read, 0, 4096, 1, 1);

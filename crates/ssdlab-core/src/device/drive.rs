@@ -114,6 +114,10 @@ impl BlockDevice for Drive {
         }
     }
 
+    fn rotational(&self) -> bool {
+        matches!(self, Drive::Hdd(_))
+    }
+
     #[inline]
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<DriveEvent>) {
         match self {

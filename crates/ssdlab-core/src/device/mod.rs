@@ -136,6 +136,11 @@ pub trait BlockDevice {
     fn capacity(&self) -> u64;
     /// Requests the device accepts at once (NCQ 32, an NVMe queue's depth, …).
     fn queue_depth(&self) -> u32;
+    /// Whether it is a spinning disk (the block queue's `rotational` flag, which some
+    /// schedulers consult).
+    fn rotational(&self) -> bool {
+        false
+    }
     /// Accept a request. Must not complete it synchronously: completion comes from an event.
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<Self::Event>);
     /// Handle one of the device's own events.

@@ -207,13 +207,14 @@ impl Host {
         })
     }
 
-    /// Give the host a block queue for each target device (their queue depths and I/O
-    /// schedulers, in the system's order). Every job's target must be among them.
-    pub fn attach(&mut self, devices: &[(u32, SchedulerConfig, QueueLimits)]) -> Result<(), String> {
+    /// Give the host a block queue for each target device (their queue depths, whether they
+    /// spin, their I/O schedulers and queue settings, in the system's order). Every job's
+    /// target must be among them.
+    pub fn attach(&mut self, devices: &[(u32, bool, SchedulerConfig, QueueLimits)]) -> Result<(), String> {
         let hz = self.cfg.hz;
         self.queues = devices
             .iter()
-            .map(|&(depth, sched, limits)| BlockQueue::with_limits(depth, hz, sched.build(hz), limits))
+            .map(|&(depth, rotational, sched, limits)| BlockQueue::with_limits(depth, hz, sched.build(hz, rotational), limits))
             .collect();
         self.sched_costs = self.queues.iter().any(|q| q.sched_cpu_ns() > 0);
         match self.jobs.iter().find(|j| j.spec.target as usize >= devices.len()) {

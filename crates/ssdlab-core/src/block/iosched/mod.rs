@@ -8,18 +8,20 @@
 //! that keep per-process queues can. The block queue merges bios into the requests a
 //! scheduler holds, as far as the scheduler allows, and tells it when one grew.
 //!
-//! The schedulers: blk-mq's `none`, `mq-deadline` and `kyber` (Linux 6.x), and the legacy
+//! The schedulers: blk-mq's `none`, `mq-deadline`, `kyber` and `bfq` (Linux 6.x), and the legacy
 //! single-queue set that 2008's kernels ran — `noop`, `deadline`, `anticipatory` and `cfq`
 //! as in Linux 2.6.28. Their tunables carry their sysfs names (times in ns here; the Python layer takes
 //! them in the units sysfs uses) and the kernels' defaults.
 
 mod anticipatory;
+mod bfq;
 mod cfq;
 mod deadline;
 mod kyber;
 mod lists;
 
 pub use anticipatory::{Anticipatory, AnticipatoryTunables};
+pub use bfq::{Bfq, BfqTunables};
 pub use cfq::{Cfq, CfqTunables};
 pub use deadline::{Deadline, DeadlineTunables};
 pub use kyber::{Kyber, KyberTunables};
@@ -119,6 +121,8 @@ pub enum SchedulerConfig {
     MqDeadline(DeadlineTunables),
     /// blk-mq's `kyber`: per-domain token depths adapted to target latencies.
     Kyber(KyberTunables),
+    /// blk-mq's `bfq`: per-process queues served by budgets in B-WF2Q+ order, with idling.
+    Bfq(BfqTunables),
     /// Completely Fair Queuing as in Linux 2.6.28: per-process queues, time slices, idling.
     Cfq(CfqTunables),
     /// The anticipatory elevator of Linux 2.6.28: deadline's lists, timed batches, and a
@@ -127,14 +131,16 @@ pub enum SchedulerConfig {
 }
 
 impl SchedulerConfig {
-    /// The scheduler, on a kernel ticking at `hz` (CFQ's slices and idle timers are jiffies).
-    pub fn build(self, hz: u32) -> Scheduler {
+    /// The scheduler, on a kernel ticking at `hz` (CFQ's slices and idle timers are jiffies),
+    /// in front of a device that is `rotational` (a hard disk: bfq idles differently).
+    pub fn build(self, hz: u32, rotational: bool) -> Scheduler {
         match self {
             SchedulerConfig::None => Scheduler::None(NoneScheduler::default()),
             SchedulerConfig::Noop => Scheduler::Noop(NoopScheduler::default()),
             SchedulerConfig::Deadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "deadline"))),
             SchedulerConfig::MqDeadline(t) => Scheduler::Deadline(Box::new(Deadline::new(t, "mq-deadline"))),
             SchedulerConfig::Kyber(t) => Scheduler::Kyber(Box::new(Kyber::new(t, hz))),
+            SchedulerConfig::Bfq(t) => Scheduler::Bfq(Box::new(Bfq::new(t, rotational))),
             SchedulerConfig::Cfq(t) => Scheduler::Cfq(Box::new(Cfq::new(t, hz))),
             SchedulerConfig::Anticipatory(t) => Scheduler::Anticipatory(Box::new(Anticipatory::new(t))),
         }
@@ -146,6 +152,7 @@ impl SchedulerConfig {
             SchedulerConfig::Deadline(t) | SchedulerConfig::MqDeadline(t) => t.validate(),
             SchedulerConfig::Cfq(t) => t.validate(),
             SchedulerConfig::Kyber(t) => t.validate(),
+            SchedulerConfig::Bfq(t) => t.validate(),
             SchedulerConfig::Anticipatory(t) => t.validate(),
             SchedulerConfig::None | SchedulerConfig::Noop => Ok(()),
         }
@@ -159,6 +166,7 @@ pub enum Scheduler {
     Noop(NoopScheduler),
     Deadline(Box<Deadline>),
     Kyber(Box<Kyber>),
+    Bfq(Box<Bfq>),
     Cfq(Box<Cfq>),
     Anticipatory(Box<Anticipatory>),
     Custom(Box<dyn IoScheduler>),
@@ -171,6 +179,7 @@ macro_rules! each {
             Scheduler::Noop($x) => $e,
             Scheduler::Deadline($x) => $e,
             Scheduler::Kyber($x) => $e,
+            Scheduler::Bfq($x) => $e,
             Scheduler::Cfq($x) => $e,
             Scheduler::Anticipatory($x) => $e,
             Scheduler::Custom($x) => $e,
@@ -231,6 +240,8 @@ impl IoScheduler for Scheduler {
             Scheduler::Anticipatory(_) => 700,
             // Per-process queue lookup, service tree, rb-tree, idle and hw_tag bookkeeping.
             Scheduler::Cfq(_) => 1_500,
+            // The measured figure itself.
+            Scheduler::Bfq(_) => 1_900,
         }
     }
     fn default_nr_requests(&self, depth: u32) -> Option<u32> {
@@ -240,7 +251,7 @@ impl IoScheduler for Scheduler {
             Scheduler::Noop(_) | Scheduler::Cfq(_) | Scheduler::Anticipatory(_) => Some(LEGACY_NR_REQUESTS),
             Scheduler::Deadline(d) if d.name() == "deadline" => Some(LEGACY_NR_REQUESTS),
             // blk-mq with an elevator: twice the device's depth, at most 2 × BLKDEV_DEFAULT_RQ.
-            Scheduler::Deadline(_) | Scheduler::Kyber(_) => Some(2 * depth.min(128)),
+            Scheduler::Deadline(_) | Scheduler::Kyber(_) | Scheduler::Bfq(_) => Some(2 * depth.min(128)),
         }
     }
 }

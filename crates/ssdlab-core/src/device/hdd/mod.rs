@@ -465,6 +465,10 @@ impl BlockDevice for Hdd {
         self.cfg.queue_depth
     }
 
+    fn rotational(&self) -> bool {
+        true
+    }
+
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<HddEvent>) {
         self.reqs.insert(&req);
         let done = self.front.command(ctx.now(), req.op);
