@@ -293,3 +293,19 @@ mod merging_properties {
         }
     }
 }
+
+#[test]
+fn batched_random_reads_under_deadline_on_a_shallow_disk() {
+    // Found by the merging property test in a debug build: a read behind a read-ahead
+    // stream's front pulled its limit back below what it had promised earlier reads, and
+    // the disk's head was then reserved from before now (an overflow; a wrap in release).
+    let mut j = job("p0", RwMode::Randread, 8192, 16, 1);
+    j.iodepth_batch_submit = 0;
+    j.region_size = 8 << 20;
+    j.io_limit = 1 << 20;
+    let mut target = disk(SchedulerConfig::Deadline(DeadlineTunables { fifo_batch: 1, front_merges: false, ..Default::default() }), 2);
+    target.queue = QueueLimits { max_sectors_kb: 8, nr_requests: 16, ..Default::default() };
+    let r = run_on(target, vec![j]);
+    assert_eq!(r.jobs[0].read.bytes, 1 << 20);
+    assert!(r.end_ns < 10 * 1_000 * NS_PER_MS, "128 reads took {} ns", r.end_ns);
+}

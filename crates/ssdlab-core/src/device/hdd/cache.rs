@@ -113,8 +113,10 @@ impl DiskCache {
             // Inside what the head has read, or ahead of it within the limit (it gets there).
             if seg.start <= lba && end <= ra.limit {
                 seg.last_used = self.clock;
-                // A sequential stream: keep reading ahead past what it asked for.
-                ra.limit = (end + self.read_ahead_sectors).min(self.capacity_sectors);
+                // A sequential stream: keep reading ahead past what it asked for. The limit
+                // only moves on: a read behind the stream's front must not pull it back
+                // below what earlier reads were promised.
+                ra.limit = ra.limit.max((end + self.read_ahead_sectors).min(self.capacity_sectors));
                 if end <= got {
                     return ReadHit::Cached;
                 }
@@ -162,6 +164,9 @@ impl DiskCache {
         let mut free = now;
         if ra.promised > got {
             free = ra.from_time + ((ra.promised - ra.from_lba) as f64 / ra.sectors_per_ns).ceil() as Time;
+            // Promises lie within the limit, so the head is not there yet (float rounding aside).
+            debug_assert!(free + 1 >= now, "read-ahead promised {} past its limit {}", ra.promised, ra.limit);
+            free = free.max(now);
             got = ra.promised;
         }
         let seg = &mut self.segments[ra.seg];
