@@ -86,7 +86,7 @@ def log_lines(r: "RunResult") -> dict[str, list[tuple[int, str]]]:
             add(prefix, kind, entries)
         if rep.lat_log:
             lat, clat, slat = [], [], []
-            sync = is_sync_engine(rep.ioengine)
+            sync = is_sync_engine(rep.ioengine) or (rep.ioengine == "null" and int(job["iodepth"]) == 1)
             for k, d in enumerate(DIRS):
                 if not st[d]["ios"]:
                     continue
@@ -112,8 +112,7 @@ def write_logs(r: "RunResult", directory: str | Path = ".") -> list[Path]:
     out = []
     for fname, lines in log_lines(r).items():
         path = Path(directory) / fname
-        if path.parent != Path(directory):
-            path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         lines.sort(key=lambda x: x[0])
         path.write_text("".join(line + "\n" for _, line in lines))
         out.append(path)

@@ -95,7 +95,9 @@ class FioUnit:
 
     @property
     def sync_engine(self) -> bool:
-        return is_sync_engine(self.report.ioengine)
+        """fio completes each I/O inside the submitting call: a synchronous engine, or the
+        null engine at depth 1 (deeper, it queues)."""
+        return is_sync_engine(self.report.ioengine) or (self.report.ioengine == "null" and self.iodepth == 1)
 
     @property
     def iodepth(self) -> int:
