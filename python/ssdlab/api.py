@@ -171,7 +171,7 @@ def build(
         "host": host_profile.to_core(),
         "targets": [_core_target(t, _job_scheduler(t, i, jobset, io)) for i, t in enumerate(chosen)],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
-        "interval_ns": _sampling_ns(interval_ns, jobset),
+        "interval_ns": _sampling_ns(interval_ns, jobset, until),
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
     }
     warnings = list(jobset.warnings)
@@ -201,21 +201,38 @@ def build(
 PER_IO_LOG_WINDOW_MS = 100
 
 
-def _sampling_ns(interval_ns: int | None, jobset: JobSet) -> int | None:
-    """How often the core samples: every window fio's report needs (each job's bandwidth
-    and IOPS windows, its log windows) and the asked interval fall on sample times. Their
-    greatest common divisor, unless that is under a millisecond (an interval in odd
-    nanoseconds): then the asked interval, and fio's windows are interpolated."""
-    wanted = [interval_ns] if interval_ns else []
-    for r in jobset.reports:
-        wanted += [r.bw_avg_msec * 1_000_000, r.iops_avg_msec * 1_000_000]
-        if r.bw_log or r.iops_log or r.lat_log:
-            wanted.append((r.log_avg_msec or PER_IO_LOG_WINDOW_MS) * 1_000_000)
-    if not wanted:
+#: at most this many samples for fio's windows alone (a sample holds every device's counters)
+MAX_FIO_SAMPLES = 20_000
+
+
+def _sampling_ns(interval_ns: int | None, jobset: JobSet, until: str = "jobs") -> int | None:
+    """How often the core samples: so that every window fio's report needs (each job's
+    bandwidth and IOPS windows, its log windows) and the asked interval fall on sample
+    times, i.e. their greatest common divisor. Not finer than a tenth of an asked interval
+    nor than a millisecond (then the asked interval, and fio's windows are interpolated);
+    for a run whose length the jobs bound, not more than ``MAX_FIO_SAMPLES`` samples (then a
+    multiple of the windows); none for a rebuild run."""
+    if until != "jobs":
         return interval_ns
-    g = math.gcd(*wanted)
-    if g < 1_000_000:
-        return interval_ns or min(wanted)
+    windows = []
+    for r in jobset.reports:
+        windows += [r.bw_avg_msec * 1_000_000, r.iops_avg_msec * 1_000_000]
+        if r.bw_log or r.iops_log or r.lat_log:
+            windows.append((r.log_avg_msec or PER_IO_LOG_WINDOW_MS) * 1_000_000)
+    if not windows:
+        return interval_ns
+    g = math.gcd(*windows, *([interval_ns] if interval_ns else []))
+    if interval_ns and (g < 1_000_000 or g * 10 < interval_ns):
+        return interval_ns
+    if not interval_ns:
+        bound = 0
+        for j in jobset.jobs:
+            if not j.runtime_ns:
+                bound = 0
+                break
+            bound += j.start_delay_ns + j.ramp_time_ns + j.runtime_ns
+        if bound and bound // g > MAX_FIO_SAMPLES:
+            g *= -(-bound // (g * MAX_FIO_SAMPLES))
     return g
 
 

@@ -58,31 +58,32 @@ class CloneSeries:
 
 def clone_series(core: dict[str, Any]) -> list[CloneSeries]:
     """Split the host's time series among the job clones (see the module's docstring)."""
+    import numpy as np
+
     samples = core.get("fio_samples", core.get("samples")) or []
     jobs = core["jobs"]
-    ts = [int(s["t_ns"]) for s in samples]
-    out = [CloneSeries(ts, {d: [0.0] for d in DIRS}, {d: [0.0] for d in DIRS}) for _ in jobs]
     if not samples:
-        for c in out:
-            c.t = []
-        return out
-    rates = []
-    for j in jobs:
-        runtime = max(1, j["end_ns"] - j["measure_start_ns"])
-        rates.append({d: (j[d]["bytes"] / runtime, j[d]["ios"] / runtime) for d in DIRS})
-    for prev, cur in zip(samples, samples[1:]):
-        a, b = int(prev["t_ns"]), int(cur["t_ns"])
-        overlap = [max(0, min(b, j["end_ns"]) - max(a, j["start_ns"])) for j in jobs]
-        for d in DIRS:
-            host = (cur[f"{d}_bytes"] - prev[f"{d}_bytes"], cur[f"{d}_ios"] - prev[f"{d}_ios"])
-            for k, what in enumerate(("bytes", "ios")):
-                weights = [rates[i][d][k] * overlap[i] for i in range(len(jobs))]
-                total = sum(weights)
-                for i, c in enumerate(out):
-                    series = c.bytes if what == "bytes" else c.ios
-                    share = host[k] * weights[i] / total if total else 0.0
-                    series[d].append(series[d][-1] + share)
-    return out
+        return [CloneSeries([], {d: [0.0] for d in DIRS}, {d: [0.0] for d in DIRS}) for _ in jobs]
+    ts = np.array([int(s["t_ns"]) for s in samples], dtype=np.int64)
+    start = np.array([j["start_ns"] for j in jobs], dtype=np.int64)
+    end = np.array([j["end_ns"] for j in jobs], dtype=np.int64)
+    runtime = np.maximum(1, end - np.array([j["measure_start_ns"] for j in jobs], dtype=np.int64)).astype(float)
+    # overlap of each job's active time with each sample interval: (intervals, jobs)
+    overlap = np.clip(np.minimum(ts[1:, None], end[None, :]) - np.maximum(ts[:-1, None], start[None, :]),
+                      0, None).astype(float)
+    out: dict[str, dict[str, np.ndarray]] = {"bytes": {}, "ios": {}}
+    for d in DIRS:
+        for what, key in (("bytes", "bytes"), ("ios", "ios")):
+            host = np.diff(np.array([s[f"{d}_{key}"] for s in samples], dtype=float))
+            rate = np.array([j[d][key] for j in jobs], dtype=float) / runtime
+            weights = overlap * rate[None, :]
+            total = weights.sum(axis=1, keepdims=True)
+            share = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0) * host[:, None]
+            cum = np.vstack([np.zeros((1, len(jobs))), np.cumsum(share, axis=0)])
+            out[what][d] = cum
+    t_list = ts.tolist()
+    return [CloneSeries(t_list, {d: out["bytes"][d][:, i].tolist() for d in DIRS},
+                        {d: out["ios"][d][:, i].tolist() for d in DIRS}) for i in range(len(jobs))]
 
 
 def window_edges(start_ns: int, end_ns: int, avg_ms: int) -> list[int]:

@@ -164,7 +164,7 @@ def _group_lines(g: FioGroup) -> list[str]:
 def _disk_lines(r: RunResult) -> list[str]:
     """fio's print_disk_util for each device (an array with its members' averages)."""
     out = []
-    for u in r.to_fio_json(plus=False)["disk_util"]:
+    for u in r.disk_util():
         line = ("    " if "aggr_util" in u else "  ") + (
             f"{u['name']}: ios={u['read_ios']}/{u['write_ios']}, sectors={u['read_sectors']}/{u['write_sectors']}, "
             f"merge={u['read_merges']}/{u['write_merges']}, ticks={u['read_ticks']}/{u['write_ticks']}, "
@@ -235,10 +235,11 @@ def _device_depth_lines(r: RunResult) -> list[str]:
     out = ["Device-side queue depth (ssdlab; fio's \"IO depths\" above are the jobs' own):"]
     elapsed = max(r.elapsed_ns, 1)
     jobs = r.spec.core["jobs"]
-    for i, d in enumerate(r.devices):
+    for path, d, _, _ in r._walk():
         disk = d["disk"]
         mean = disk.get("in_flight_area_ns", 0) / elapsed
-        asked = [f"{j['name']}.{j['clone']} {j['iodepth']}" for j in jobs if j.get("target", 0) == i]
+        asked = [f"{j['name']}.{j['clone']} {j['iodepth']}" for j in jobs
+                 if len(path) == 1 and j.get("target", 0) == path[0]]
         out.append(f"  {d['name']}: mean in flight {mean:.2f}, aqu-sz {disk['time_in_queue_ms'] / (elapsed / 1e6):.2f}"
                    + (f"; jobs' iodepth: {', '.join(asked[:8])}{', ...' if len(asked) > 8 else ''}" if asked else ""))
     return out

@@ -499,19 +499,7 @@ class RunResult:
             if rep.description:
                 job["desc"] = rep.description
             jobs.append(job)
-        elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
-        disk_util = []
-        for d in self.devices:
-            entry = _disk_util(d["name"], d["disk"], elapsed_ms)
-            members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d.get("members", [])]
-            if members:
-                # As fio reports a device with slaves: their counters averaged, the busiest's util.
-                n = len(members)
-                for key, src in _AGGR:
-                    entry[f"aggr_{key}"] = sum(m["disk"][src] for m in d["members"]) // n
-                entry["aggr_util"] = max(m["util"] for m in members)
-            disk_util.append(entry)
-            disk_util.extend(members)
+        disk_util = self.disk_util()
         ssdlab: dict[str, Any] = {
             "profile": self.profile_name,
             "host": self.host_name,
@@ -539,6 +527,24 @@ class RunResult:
             out["global options"] = self.global_options
         out.update({"jobs": jobs, "disk_util": disk_util, "ssdlab": ssdlab})
         return finite(out)
+
+    def disk_util(self) -> list[dict[str, Any]]:
+        """fio's ``disk_util``: each device's diskstats over the run (an array with its
+        members' averages and the busiest member's util, as fio reports md and its slaves),
+        then its members."""
+        elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
+        disk_util = []
+        for d in self.devices:
+            entry = _disk_util(d["name"], d["disk"], elapsed_ms)
+            members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d.get("members", [])]
+            if members:
+                n = len(members)
+                for key, src in _AGGR:
+                    entry[f"aggr_{key}"] = sum(m["disk"][src] for m in d["members"]) // n
+                entry["aggr_util"] = max(m["util"] for m in members)
+            disk_util.append(entry)
+            disk_util.extend(members)
+        return disk_util
 
     def iostat_intervals(self) -> list[tuple[float, float, list[tuple[str, dict[str, float]]]]]:
         """``iostat -x INTERVAL``: per interval of the time series (``interval`` given),

@@ -54,7 +54,7 @@ def _ddir(fu: FioUnit, g: FioGroup, d: str, plist: list[float]) -> str:
 
 def _disks(r: RunResult) -> str:
     out = ""
-    for u in r.to_fio_json()["disk_util"]:
+    for u in r.disk_util():
         out += (f";{u['name']};{u['read_ios']};{u['write_ios']};{u['read_merges']};{u['write_merges']};"
                 f"{u['read_ticks']};{u['write_ticks']};{u['in_queue']};{u['util']:3.2f}%")
         if "aggr_util" in u:
