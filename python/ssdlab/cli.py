@@ -136,10 +136,8 @@ def run(
 def _write_logs(result) -> None:
     """The log files the jobs ask for (write_bw_log, write_iops_log, write_lat_log), in the
     working directory as fio writes them."""
-    from .fiologs import write_logs
-
     try:
-        write_logs(result)
+        result.write_fio_logs()
     except OSError as e:
         _fail(f"cannot write a log file: {e.strerror or e} ({e.filename})")
 

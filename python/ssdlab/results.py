@@ -528,6 +528,13 @@ class RunResult:
         out.update({"jobs": jobs, "disk_util": disk_util, "ssdlab": ssdlab})
         return finite(out)
 
+    def write_fio_logs(self, directory: str = ".") -> list:
+        """The log files the jobs ask for (``write_bw_log``, ``write_iops_log``,
+        ``write_lat_log``), as fio names and writes them (see :mod:`ssdlab.fiologs`)."""
+        from .fiologs import write_logs
+
+        return write_logs(self, directory)
+
     def disk_util(self) -> list[dict[str, Any]]:
         """fio's ``disk_util``: each device's diskstats over the run (an array with its
         members' averages and the busiest member's util, as fio reports md and its slaves),
