@@ -179,3 +179,32 @@ def test_terse_has_fio_fields(job, tmp_path):
         for i, (a, b) in enumerate(zip(f, o)):
             assert ("%=" in a) == ("%=" in b), i
             assert a.endswith("%") == b.endswith("%"), i
+
+
+@pytest.mark.skipif(shutil.which("fio_jsonplus_clat2csv") is None, reason="fio's fio_jsonplus_clat2csv is not installed")
+def test_fios_json_plus_tool_reads_ours(tmp_path):
+    job = tmp_path / "rr.fio"
+    job.write_text("[rr]\nioengine=libaio\ndirect=1\nrw=randrw\nbs=4k\niodepth=4\nsize=4m\n")
+    (tmp_path / "out.json").write_text(_ssdlab(job, "json+", tmp_path))
+    p = subprocess.run([sys.executable, shutil.which("fio_jsonplus_clat2csv"), "out.json", "out.csv"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    rows = (tmp_path / "out_job0.csv").read_text().splitlines()
+    header = [c.strip() for c in rows[0].split(",")]
+    last = [c.strip() for c in rows[-1].split(",")]
+    # the cumulative clat percentile of the last bin reaches 1 in both directions
+    for d in ("read", "write"):
+        assert float(last[header.index(f"{d}_clat_ns_percentile")] or 1.0) == pytest.approx(1.0)
+
+
+@pytest.mark.skipif(shutil.which("fio2gnuplot") is None, reason="fio's fio2gnuplot is not installed")
+def test_fios_log_tool_reads_our_logs(tmp_path):
+    job = tmp_path / "w.fio"
+    job.write_text("[w]\nioengine=psync\ndirect=1\nrw=write\nbs=64k\nsize=32m\nwrite_bw_log\nlog_avg_msec=20\n")
+    _ssdlab(job, "terse", tmp_path)
+    assert (tmp_path / "w_bw.1.log").is_file()
+    p = subprocess.run([shutil.which("fio2gnuplot"), "-b"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "w_bw.1.log" in p.stdout
+    average = (tmp_path / "result.average").read_text().split()
+    assert len(average) >= 2 and float(average[-1]) > 0
