@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -25,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .arguments import check_mapping, check_seed
 from .config import load_host
 from .config.profile import host_places
-from .fio import JobSet, Targets, load_job_file, parse_job_text
+from .fio import JobSet, Targets, load_job_file, load_job_files, parse_job_text
+from .fio.reporting import JobReport
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
 from .workload import Replay
@@ -63,13 +65,26 @@ class RunSpec(BaseModel):
     percentile_precision: int = 2
     warnings: list[str] = Field(default_factory=list)
     sources: dict[str, str] = Field(default_factory=dict)
+    #: per clone: fio's reporting options (sampling windows, log files, latency target)
+    job_reports: list[JobReport] = Field(default_factory=list)
+    #: the time-series interval asked for (the core may sample more often, for fio's
+    #: bandwidth and IOPS windows; ``core["samples"]`` keeps only this interval's)
+    interval_ns: int | None = None
+    #: whether the core's ``interval_ns`` was chosen for fio's windows (see ``interval_ns``)
+    fio_sampling: bool = False
     #: a key of ``core`` (dotted) -> [where the user set it, its name there], for core errors
     places: dict[str, list[str]] = Field(default_factory=dict)
 
 
-def _load_jobs(job: str | os.PathLike[str] | JobSet | None, targets: Targets, overrides, env, seed) -> JobSet:
+def _load_jobs(job, targets: Targets, overrides, env, seed) -> JobSet:
     if isinstance(job, JobSet):
         return job
+    if isinstance(job, (list, tuple)):
+        # several job files, as fio takes them (``-`` is standard input)
+        return load_job_files([Path(p) if str(p) != "-" else "-" for p in job], targets=targets,
+                              overrides=overrides, env=env, seed=seed)
+    if str(job) == "-":
+        return load_job_files(["-"], targets=targets, overrides=overrides, env=env, seed=seed)
     text = str(job)
     if isinstance(job, os.PathLike) or ("\n" not in text and "=" not in text):
         return load_job_file(Path(job), targets=targets, overrides=overrides, env=env, seed=seed)
@@ -156,7 +171,7 @@ def build(
         "host": host_profile.to_core(),
         "targets": [_core_target(t, _job_scheduler(t, i, jobset, io)) for i, t in enumerate(chosen)],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
-        "interval_ns": interval_ns,
+        "interval_ns": _sampling_ns(interval_ns, jobset, until),
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
     }
     warnings = list(jobset.warnings)
@@ -176,7 +191,49 @@ def build(
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    percentile_precision=jobset.percentile_precision,
-                   warnings=warnings, sources=sources, places=host_places(host_ref))
+                   warnings=warnings, sources=sources, places=host_places(host_ref),
+                   job_reports=list(jobset.reports), interval_ns=interval_ns,
+                   fio_sampling=True)
+
+
+#: the window of a log file that fio writes a line per I/O into (no ``log_avg_msec``): the
+#: core returns no per-I/O times, so such logs get a line per window of this length
+PER_IO_LOG_WINDOW_MS = 100
+
+
+#: at most this many samples for fio's windows alone (a sample holds every device's counters)
+MAX_FIO_SAMPLES = 20_000
+
+
+def _sampling_ns(interval_ns: int | None, jobset: JobSet, until: str = "jobs") -> int | None:
+    """How often the core samples: so that every window fio's report needs (each job's
+    bandwidth and IOPS windows, its log windows) and the asked interval fall on sample
+    times, i.e. their greatest common divisor. Not finer than a tenth of an asked interval
+    nor than a millisecond (then the asked interval, and fio's windows are interpolated);
+    for a run whose length the jobs bound, not more than ``MAX_FIO_SAMPLES`` samples (then a
+    multiple of the windows); none for a rebuild run."""
+    if until != "jobs":
+        return interval_ns
+    windows = []
+    for r in jobset.reports:
+        windows += [r.bw_avg_msec * 1_000_000, r.iops_avg_msec * 1_000_000]
+        if r.bw_log or r.iops_log or r.lat_log:
+            windows.append((r.log_avg_msec or PER_IO_LOG_WINDOW_MS) * 1_000_000)
+    if not windows:
+        return interval_ns
+    g = math.gcd(*windows, *([interval_ns] if interval_ns else []))
+    if interval_ns and (g < 1_000_000 or g * 10 < interval_ns):
+        return interval_ns
+    if not interval_ns:
+        bound = 0
+        for j in jobset.jobs:
+            if not j.runtime_ns:
+                bound = 0
+                break
+            bound += j.start_delay_ns + j.ramp_time_ns + j.runtime_ns
+        if bound and bound // g > MAX_FIO_SAMPLES:
+            g *= -(-bound // (g * MAX_FIO_SAMPLES))
+    return g
 
 
 def _job_scheduler(t: Drive | Array, i: int, jobset: JobSet, io: IoOverride | None) -> IoOverride | None:
@@ -242,8 +299,22 @@ def execute(spec: RunSpec) -> RunResult:
     except ValueError as e:
         raise SimulationError(_place_core_error(str(e), spec, text)) from None
     core = json.loads(raw)
+    _keep_asked_samples(core, spec)
     units = build_units(core, spec.group_reporting, spec.job_options)
     return RunResult(core=core, units=units, spec=spec)
+
+
+def _keep_asked_samples(core: dict[str, Any], spec: RunSpec) -> None:
+    """The core's samples go to ``core["fio_samples"]``; ``core["samples"]`` keeps those at
+    the asked interval (none without one), as the core would have taken them."""
+    every = spec.core.get("interval_ns")
+    asked = spec.interval_ns
+    if not spec.fio_sampling or every is None or every == asked:
+        return
+    samples = core["samples"]
+    core["fio_samples"] = samples
+    origin = samples[0]["t_ns"] if samples else 0
+    core["samples"] = [s for s in samples if (s["t_ns"] - origin) % asked == 0] if asked else []
 
 
 _AT = re.compile(r"^(?P<message>.*) at line (?P<line>\d+) column (?P<column>\d+)$")

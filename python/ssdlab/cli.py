@@ -56,6 +56,8 @@ def _main(
 class OutputFormat(str, Enum):
     normal = "normal"
     json = "json"
+    json_plus = "json+"
+    terse = "terse"
 
 
 def _fail(message: str) -> None:
@@ -81,13 +83,13 @@ def _overrides(pairs: list[str], flag: str = "--set", form: str = "OPTION=VALUE"
 
 @app.command()
 def run(
-    job: Annotated[Optional[Path], typer.Argument(help="fio job file (default: the built-in quickstart job)")] = None,
+    job: Annotated[Optional[list[str]], typer.Argument(help="fio job files, run one after the other as fio runs them; - reads one from standard input (default: the built-in quickstart job)")] = None,
     profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
     system: Annotated[Optional[Path], typer.Option(help="system TOML: a host and its drives (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile (default: the system's, else the first drive's calibration host)")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
-    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal or json")] = OutputFormat.normal,
-    interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s or 500ms")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal, json, json+ or terse")] = OutputFormat.normal,
+    interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s or 500ms (the normal output then has an iostat -x table per interval)")] = None,
     precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES]")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="override a job option in every job, e.g. runtime=10")] = [],
     scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of the flash (default: the profile's)")] = None,
@@ -104,17 +106,21 @@ def run(
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would."""
     _check_seed(seed)
-    if job is not None and job.is_dir():
-        _fail(f"{job}: is a directory, not a job file")
-    if job is not None and not job.is_file():
-        _fail(f"{job}: no such job file")
+    jobs = [j if j == "-" else Path(j) for j in job or []]
+    if jobs.count("-") > 1:
+        _fail("-: standard input can hold only one job file")
+    for j in jobs:
+        if isinstance(j, Path) and j.is_dir():
+            _fail(f"{j}: is a directory, not a job file")
+        if isinstance(j, Path) and not j.is_file():
+            _fail(f"{j}: no such job file")
     if output is not None:
         _check_output(output, "--output")
     try:
         sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
                             precondition)
-        spec = api.build(job if job is not None else api.quickstart_job(), profile=profile,
+        spec = api.build(jobs if len(jobs) > 1 else jobs[0] if jobs else api.quickstart_job(), profile=profile,
                          system=sysd if sysd is not None else system, host=host, seed=seed,
                          overrides=_overrides(set_), interval=interval, precondition=precondition, scale=scale,
                          profile_set=sets, scheduler=scheduler,
@@ -124,6 +130,16 @@ def run(
         _fail(str(e).splitlines()[0])
         return
     _emit(result, output_format, output)
+    _write_logs(result)
+
+
+def _write_logs(result) -> None:
+    """The log files the jobs ask for (write_bw_log, write_iops_log, write_lat_log), in the
+    working directory as fio writes them."""
+    try:
+        result.write_fio_logs()
+    except OSError as e:
+        _fail(f"cannot write a log file: {e.strerror or e} ({e.filename})")
 
 
 def _check_output(path: Path, option: str) -> None:
@@ -140,8 +156,12 @@ def _check_output(path: Path, option: str) -> None:
 
 def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None:
     """The report as fio prints it (or its JSON), to stdout or ``output``; warnings to stderr."""
-    if output_format == OutputFormat.json:
-        text = jsonout.dumps(result.to_fio_json(), indent=2) + "\n"
+    if output_format in (OutputFormat.json, OutputFormat.json_plus):
+        text = jsonout.dumps(result.to_fio_json(plus=output_format == OutputFormat.json_plus), indent=2) + "\n"
+    elif output_format == OutputFormat.terse:
+        from .terse import format_terse
+
+        text = format_terse(result)
     else:
         from .report import format_normal
 
@@ -174,7 +194,7 @@ def replay(
     system: Annotated[Optional[Path], typer.Option(help="system TOML (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
-    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal or json")] = OutputFormat.normal,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal, json, json+ or terse")] = OutputFormat.normal,
     map_: Annotated[list[str], typer.Option("--map", help="trace device id to a target, e.g. 0=sda (one job each; unmapped ids are skipped)")] = [],
     wrap: Annotated[bool, typer.Option(help="fold records past a device's end onto it (offset modulo its size)")] = False,
     disksim_unit: Annotated[str, typer.Option(help="DiskSim arrival-time unit: ns (MQSim's traces) or ms (classic DiskSim)")] = "ns",

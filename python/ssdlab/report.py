@@ -1,17 +1,18 @@
-"""fio's "normal" text output, followed by an iostat -x table and what iostat cannot see."""
+"""fio's "normal" text output, as fio prints it, followed by what fio does not print:
+the queue depth each device saw, iostat -x tables and each device's insides.
+
+The fio part follows fio's own layout line by line (``stat.c``'s show_thread_status_normal,
+show_group_stats and show_disk_util, in the release of ``results.FIO_VERSION``), with the
+numbers from :mod:`ssdlab.fioview`."""
 
 from __future__ import annotations
 
+from .fionum import ctime, is_power_of_2, now, num2str
+from .fioview import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit,
+                      block_size_ranges, build_view, dist)
 from .iostat import format_table
-from .results import RunResult, Unit
+from .results import FIO_VERSION, RunResult, Unit
 from .units import format_bytes
-
-
-def _si(x: float) -> str:
-    for unit, div in (("M", 1e6), ("k", 1e3)):
-        if x >= div:
-            return f"{x / div:.1f}{unit}"
-    return f"{x:.0f}"
 
 
 def _lat_unit(s) -> tuple[str, int]:
@@ -25,17 +26,20 @@ def _lat_unit(s) -> tuple[str, int]:
 
 
 def _lat_line(label: str, s, indent: str = "    ") -> str:
+    """fio's display_lat: min and max in at most six digits (num2str), then mean and stdev."""
     unit, div = _lat_unit(s)
-    return (f"{indent}{label} ({unit}): min={int(s.min) // div}, max={int(s.max) // div}, "
-            f"avg={s.mean / div:.2f}, stdev={s.stddev / div:.2f}")
+    return (f"{indent}{label} ({unit}): min={num2str(int(s.min) // div, 6)}, max={num2str(int(s.max) // div, 6)}, "
+            f"avg={s.mean / div:5.2f}, stdev={s.stddev / div:5.2f}")
 
 
-def _percentile_block(u: Unit, d: str, plist: list[float], precision: int = 2) -> list[str]:
+def _percentile_block(u: Unit, d: str, plist: list[float], precision: int = 2, res=None,
+                      pre: str = "clat") -> list[str]:
     """fio's percentile rows. The unit follows the smallest and the largest value shown (usec
     once the smallest is above 2 us and the largest above 99.999 us, msec a thousand times
     up), so a fast median never prints as 0; scaled values are rounded up, as fio does. Labels
     have as many decimals as the longest fraction written in ``percentile_list``."""
-    pct = [(float(k), v) for k, v in u.dirs[d].percentiles(plist).items()]
+    res = res if res is not None else u.dirs[d]
+    pct = [(float(k), v) for k, v in res.percentiles(plist).items()]
     if not pct:
         return []
     low, high = min(v for _, v in pct), max(v for _, v in pct)
@@ -53,61 +57,203 @@ def _percentile_block(u: Unit, d: str, plist: list[float], precision: int = 2) -
         for _ in range(steps):
             v = -(-v // 1000)
         cells.append(f" {p:{precision + 3}.{precision}f}th=[{v:{width}d}]")
-    lines = [f"    clat percentiles ({unit}):"]
+    lines = [f"    {pre} percentiles ({unit}):"]
     for i in range(0, len(cells), per_line):
         lines.append("     |" + ",".join(cells[i:i + per_line]) + ("," if i + per_line < len(cells) else ""))
     return lines
 
 
-def format_normal(r: RunResult) -> str:
-    out: list[str] = []
-    for u in r.units:
-        out.append(f"{u.name}: (groupid={u.group_id}, jobs={len(u.members)}): err= 0: pid=0")
-        for d in ("read", "write", "trim"):
-            res = u.dirs[d]
-            if res.ios == 0:
-                continue
-            bw = u.bw_bytes(d)
-            out.append(
-                f"  {d}: IOPS={_si(u.iops(d))}, BW={format_bytes(bw)}/s ({format_bytes(bw, False)}/s)"
-                f"({format_bytes(res.bytes)}/{u.runtime_ns / 1e6:.0f}msec)")
-            out.append(_lat_line("slat", res.slat))
-            out.append(_lat_line("clat", res.clat))
-            out.append(_lat_line(" lat", res.lat, "    "))
-            out.extend(_percentile_block(u, d, r.percentiles_list, r.percentile_precision))
-        if u.sync.ios:
-            out.append(f"  fsync/fdatasync/sync_file_range: {u.sync.ios} syncs")
-            out.append(_lat_line("sync", u.sync.lat))
-        depth_total = sum(u.iodepth_level) or 1
-        levels = ", ".join(f"{k}={100.0 * v / depth_total:.1f}%" for k, v in
-                           zip(["1", "2", "4", "8", "16", "32", ">=64"], u.iodepth_level))
-        out.append(f"  IO depths    : {levels}")
-        out.append("")
-    groups = sorted({u.group_id for u in r.units})
-    for g in groups:
-        members = [u for u in r.units if u.group_id == g]
-        out.append(f"Run status group {g} (all jobs):")
-        for d in ("read", "write", "trim"):
-            total = sum(u.dirs[d].bytes for u in members)
-            if not total:
-                continue
-            runtime = max(u.runtime_ns for u in members)
-            bw = total / (runtime / 1e9) if runtime else 0.0
-            out.append(f"  {d.upper():>5}: bw={format_bytes(bw)}/s ({format_bytes(bw, False)}/s), "
-                       f"io={format_bytes(total)} ({format_bytes(total, False)}), run={runtime / 1e6:.0f}msec")
-    out.append("")
-    out.append("Disk stats (read/write):")
-    for u in r.to_fio_json()["disk_util"]:
-        line = (f"  {u['name']}: ios={u['read_ios']}/{u['write_ios']}, "
-                f"merge={u['read_merges']}/{u['write_merges']}, ticks={u['read_ticks']}/{u['write_ticks']}, "
-                f"in_queue={u['in_queue']}, util={u['util']:.2f}%")
+def _ddir_lines(r: RunResult, fu: FioUnit, g: FioGroup, d: str) -> list[str]:
+    """fio's show_ddir_status: the IOPS/BW line, latencies, percentiles, bw and iops samples."""
+    fd = fu.dirs[d]
+    i2p = is_power_of_2(g.kb_base)
+    bw = fd.bw_bytes()
+    out = [f"  {d}: IOPS={num2str(fd.iops_int())}, BW={num2str(bw, 4, 1, i2p, 'B/s')} "
+           f"({num2str(bw, 4, 1, not i2p, 'B/s')})({num2str(fd.res.bytes, 4, 1, i2p, 'B')}/{fd.runtime_ms}msec)"]
+    slat = fu.slat(d)
+    if slat.n:
+        out.append(_lat_line("slat", slat))
+    if fd.res.clat.n:
+        out.append(_lat_line("clat", fd.res.clat))
+    if fd.res.lat.n:
+        out.append(_lat_line(" lat", fd.res.lat))
+    if fd.res.clat.n:
+        out.extend(_percentile_block(fu.unit, d, r.percentiles_list, r.percentile_precision))
+    if fd.bw.samples:
+        s = fd.bw
+        lo, hi, mean, dev = s.min, s.max, s.mean, s.stddev
+        per = g.bw_share(d, mean)
+        unit = "KiB" if i2p else "kB"
+        base = float(g.kb_base)
+        if mean > base * base:
+            lo, hi, mean, dev, unit = int(lo / base), int(hi / base), mean / base, dev / base, "MiB"
+        out.append(f"   bw ({unit:>5s}/s): min={lo:5d}, max={hi:5d}, per={per:3.2f}%, avg={mean:5.2f}, "
+                   f"stdev={dev:5.2f}, samples={s.samples}")
+    if fd.iops.samples:
+        s = fd.iops
+        out.append(f"   iops        : min={s.min:5d}, max={s.max:5d}, avg={s.mean:5.2f}, "
+                   f"stdev={s.stddev:5.2f}, samples={s.samples}")
+    return out
+
+
+def _lat_dist_lines(values: list[float], ranges: list[str], unit: str) -> list[str]:
+    """fio's show_lat: the non-empty buckets, five to a line."""
+    shown = [f"{k}={v:3.2f}%" for k, v in zip(ranges, values) if v > 0]
+    return [f"  lat ({unit})   : " + ", ".join(shown[i:i + 5]) for i in range(0, len(shown), 5)]
+
+
+def _scale_down_ns(ns: int) -> str:
+    """fio's scale_down_ns: a time in the largest of ns, us, ms, s that keeps it at 2 or more."""
+    for div, unit in ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")):
+        if ns >= 2 * div:
+            return f"{ns / div:.2f}{unit}"
+    return f"{float(ns):.2f}ns"
+
+
+def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
+    """fio's show_thread_status_normal for one unit."""
+    u = fu.unit
+    out = [f"{u.name}: (groupid={u.group_id}, jobs={len(u.members)}): err= 0: pid={fu.pid}: {date}"]
+    if fu.report.description:
+        out.append(f"  Description  : [{fu.report.description}]")
+    for d in DIRS:
+        if u.dirs[d].bytes:
+            out.extend(_ddir_lines(r, fu, g, d))
+    lat_n, lat_u, lat_m = fu.latency_dist()
+    out.extend(_lat_dist_lines(lat_n, [f"{k}" for k in LAT_KEYS], "nsec"))
+    out.extend(_lat_dist_lines(lat_u, [f"{k}" for k in LAT_KEYS], "usec"))
+    out.extend(_lat_dist_lines(lat_m, [f"{k}" for k in LAT_MS_KEYS] + [">=2000"], "msec"))
+    if u.sync.ios:
+        out.append("  fsync/fdatasync/sync_file_range/syncfs:")
+        out.append(_lat_line("sync", u.sync.lat))
+        out.extend(_percentile_block(u, "sync", r.percentiles_list, r.percentile_precision, u.sync, "sync"))
+    out.append(f"  cpu          : usr={fu.usr_cpu:3.2f}%, sys={fu.sys_cpu:3.2f}%, ctx={fu.ctx}, "
+               f"majf={fu.majf}, minf={fu.minf}")
+    out.append("  IO depths    : " + ", ".join(f"{k}={v:3.1f}%" for k, v in zip(DEPTH_KEYS, fu.depth_dist())))
+    out.append("     submit    : " + ", ".join(f"{k}={v:3.1f}%" for k, v in zip(SUBMIT_KEYS, dist(fu.submit))))
+    out.append("     complete  : " + ", ".join(f"{k}={v:3.1f}%" for k, v in zip(SUBMIT_KEYS, dist(fu.complete))))
+    t = fu.total_ios()
+    out.append(f"     issued rwts: total={t[0]},{t[1]},{t[2]},{t[3]} short=0,0,0,0 dropped=0,0,0,0")
+    rep = fu.report
+    out.append(f"     latency   : target={_scale_down_ns(rep.latency_target_ns)}, "
+               f"window={_scale_down_ns(rep.latency_window_us * 1000)}, "
+               f"percentile={rep.latency_percentile:.2f}%, depth={fu.iodepth}")
+    return out
+
+
+def _group_lines(g: FioGroup) -> list[str]:
+    """fio's show_group_stats."""
+    i2p = is_power_of_2(g.kb_base)
+    out = [f"Run status group {g.groupid} (all jobs):"]
+    for d, label in zip(DIRS, ("   READ", "  WRITE", "   TRIM")):
+        if not g.max_run.get(d):
+            continue
+
+        def two(n: int, unit: str) -> tuple[str, str]:
+            return num2str(n, 4, 1, i2p, unit), num2str(n, 4, 1, not i2p, unit)
+
+        agg, aggalt = two(g.agg(d), "B/s")
+        lo, loalt = two(g.min_bw[d], "B/s")
+        hi, hialt = two(g.max_bw[d], "B/s")
+        io, ioalt = two(g.iobytes[d], "B")
+        out.append(f"{label}: bw={agg} ({aggalt}), {lo}-{hi} ({loalt}-{hialt}), io={io} ({ioalt}), "
+                   f"run={g.min_run[d]}-{g.max_run[d]}msec")
+    return out
+
+
+def _disk_lines(r: RunResult) -> list[str]:
+    """fio's print_disk_util for each device (an array with its members' averages)."""
+    out = []
+    for u in r.disk_util():
+        line = ("    " if "aggr_util" in u else "  ") + (
+            f"{u['name']}: ios={u['read_ios']}/{u['write_ios']}, sectors={u['read_sectors']}/{u['write_sectors']}, "
+            f"merge={u['read_merges']}/{u['write_merges']}, ticks={u['read_ticks']}/{u['write_ticks']}, "
+            f"in_queue={u['in_queue']}, util={u['util']:3.2f}%")
         if "aggr_util" in u:
             line += (f", aggrios={u['aggr_read_ios']}/{u['aggr_write_ios']}, "
+                     f"aggsectors={u['aggr_read_sectors']}/{u['aggr_write_sectors']}, "
                      f"aggrmerge={u['aggr_read_merges']}/{u['aggr_write_merge']}, "
                      f"aggrticks={u['aggr_read_ticks']}/{u['aggr_write_ticks']}, "
-                     f"aggrin_queue={u['aggr_in_queue']}, aggrutil={u['aggr_util']:.2f}%")
+                     f"aggrin_queue={u['aggr_in_queue']}, aggrutil={u['aggr_util']:3.2f}%")
         out.append(line)
+    return out
+
+
+def header_lines(r: RunResult) -> list[str]:
+    """What fio prints before running: a line per job section (``...`` for its other
+    clones), its version, and how many processes it starts."""
+    out = []
+    reports = list(getattr(r.spec, "job_reports", []) or [])
+    jobs = r.spec.core["jobs"]
+    threads = 0
+    for i, job in enumerate(jobs):
+        rep = reports[i] if i < len(reports) else None
+        threads += bool(rep and rep.thread)
+        if job["clone"] != 0:
+            if i and jobs[i - 1]["clone"] == 0 and jobs[i - 1]["name"] == job["name"]:
+                out.append("...")
+            continue
+        kb = rep.kb_base if rep else 1024
+        i2p = is_power_of_2(kb)
+        from .fioview import _block_sizes
+
+        bs = [f"({k}) {num2str(lo, 4, 1, i2p, 'B')}-{num2str(hi, 4, 1, i2p, 'B')}"
+              for k, (lo, hi) in zip("RWT", _block_sizes(job))]
+        out.append(f"{job['name']}: (g={job['group_id']}): rw={job['rw']}, bs={', '.join(bs)}, "
+                   f"ioengine={rep.ioengine if rep else 'psync'}, iodepth={job['iodepth']}")
+    out.append(FIO_VERSION)
+    procs = len(jobs) - threads
+    parts = []
+    if threads:
+        parts.append(f"{threads} thread{'s' if threads > 1 else ''}")
+    if procs:
+        parts.append(f"{procs} process{'es' if procs > 1 else ''}")
+    out.append("Starting " + " and ".join(parts))
+    return out
+
+
+def format_fio_normal(r: RunResult) -> str:
+    """Exactly the part of the report fio itself prints."""
+    units, groups = build_view(r)
+    date = ctime(now())
+    out = header_lines(r)
     out.append("")
+    for fu in units:
+        out.extend(_unit_lines(r, fu, groups[fu.unit.group_id], date))
+    for gid in sorted(groups):
+        out.append("")
+        out.extend(_group_lines(groups[gid]))
+    out.append("")
+    out.append("Disk stats (read/write):")
+    out.extend(_disk_lines(r))
+    return "\n".join(out) + "\n"
+
+
+def _device_depth_lines(r: RunResult) -> list[str]:
+    """The queue depth each device saw (its mean requests in flight, from the area under its
+    in-flight count), next to the depth its jobs asked for: fio's IO depths are the jobs'."""
+    out = ["Device-side queue depth (ssdlab; fio's \"IO depths\" above are the jobs' own):"]
+    elapsed = max(r.elapsed_ns, 1)
+    jobs = r.spec.core["jobs"]
+    for path, d, _, _ in r._walk():
+        disk = d["disk"]
+        mean = disk.get("in_flight_area_ns", 0) / elapsed
+        asked = [f"{j['name']}.{j['clone']} {j['iodepth']}" for j in jobs
+                 if len(path) == 1 and j.get("target", 0) == path[0]]
+        out.append(f"  {d['name']}: mean in flight {mean:.2f}, aqu-sz {disk['time_in_queue_ms'] / (elapsed / 1e6):.2f}"
+                   + (f"; jobs' iodepth: {', '.join(asked[:8])}{', ...' if len(asked) > 8 else ''}" if asked else ""))
+    return out
+
+
+def format_normal(r: RunResult) -> str:
+    out = [format_fio_normal(r).rstrip("\n"), ""]
+    out.extend(_device_depth_lines(r))
+    out.append("")
+    if r.core["samples"] and len(r.core["samples"]) > 1:
+        for t0, t1, rows in r.iostat_intervals():
+            out.append(f"iostat -x, {t0:.3f}-{t1:.3f} s:")
+            out.append(format_table(rows))
+            out.append("")
     out.append(f"iostat -x over the run ({r.elapsed_ns / 1e9:.3f} s):")
     out.append(format_table([(n, r.iostat(n)) for n in r.all_device_names]))
     for name in r.all_device_names:

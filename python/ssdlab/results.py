@@ -19,8 +19,6 @@ from .jsonout import finite
 
 FIO_VERSION = "fio-3.42"  # the JSON layout follows this fio release
 _DIRS = ("read", "write", "trim")
-_LAT_NS_KEYS = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]
-_LAT_MS_KEYS = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000]
 
 
 @dataclass
@@ -143,38 +141,38 @@ def build_units(core: dict[str, Any], group_reporting: dict[int, bool],
     return units
 
 
-def _lat_buckets(hist: dict[int, int], scale: int, keys: list[int], last_open: bool) -> dict[str, float]:
-    """fio's latency_{ns,us,ms} maps: percent of I/Os with latency in (previous key, key]."""
-    total = sum(hist.values())
-    out: dict[str, float] = {}
-    prev = 0.0
-    for k in keys:
-        hi = k * scale
-        share = sum(c for v, c in hist.items() if prev < v <= hi)
-        out[str(k)] = 100.0 * share / total if total else 0.0
-        prev = hi
-    if last_open:
-        share = sum(c for v, c in hist.items() if v > prev)
-        out[f">={keys[-1]}"] = 100.0 * share / total if total else 0.0
+def _lat_json(summary: LatSummary, res: "DirResult | None", plist: list[float], plus: bool) -> dict[str, Any]:
+    """fio's latency object: min, max, mean, stddev, N; with the percentiles (and, for json+,
+    the histogram's bins: fio's bucket value in ns -> count) where ``res`` holds them."""
+    out = summary.to_fio()
+    if res is not None and summary.n:
+        out["percentile"] = res.percentiles(plist)
+        if plus:
+            out["bins"] = {str(v): c for v, c in sorted(res.hist.items()) if c}
     return out
 
 
-def _dir_json(u: Unit, d: str, plist: list[float]) -> dict[str, Any]:
-    r = u.dirs[d]
-    runtime_ms = int(round(u.runtime_ns / 1e6)) if r.ios else 0
-    bw = u.bw_bytes(d)
-    iops = u.iops(d)
-    clat = r.clat.to_fio()
-    clat["percentile"] = r.percentiles(plist) if r.ios else {}
-    return {
-        "io_bytes": r.bytes, "io_kbytes": r.bytes // 1024, "bw_bytes": int(bw), "bw": int(bw / 1024),
-        "iops": iops, "runtime": runtime_ms, "total_ios": r.ios, "short_ios": 0, "drop_ios": 0,
-        "slat_ns": r.slat.to_fio(), "clat_ns": clat, "lat_ns": r.lat.to_fio(),
-        "bw_min": int(bw / 1024), "bw_max": int(bw / 1024), "bw_agg": 100.0 if r.ios else 0.0,
-        "bw_mean": bw / 1024, "bw_dev": 0.0, "bw_samples": 1 if r.ios else 0,
-        "iops_min": int(iops), "iops_max": int(iops), "iops_mean": iops, "iops_stddev": 0.0,
-        "iops_samples": 1 if r.ios else 0,
+def _dir_json(fu, g, d: str, plist: list[float], plus: bool) -> dict[str, Any]:
+    """One direction as fio's add_ddir_status_json writes it."""
+    fd = fu.dirs[d]
+    r = fd.res
+    bw_bytes = fd.bw_bytes()
+    out: dict[str, Any] = {
+        "io_bytes": r.bytes, "io_kbytes": r.bytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
+        "iops": fd.iops_float(), "runtime": fd.runtime_ms, "total_ios": r.ios, "short_ios": 0, "drop_ios": 0,
+        "slat_ns": _lat_json(fu.slat(d), None, plist, plus),
+        "clat_ns": _lat_json(r.clat, r, plist, plus),
+        "lat_ns": _lat_json(r.lat, None, plist, plus),
     }
+    bw, iops = fd.bw, fd.iops
+    out.update({
+        "bw_min": bw.min, "bw_max": bw.max,
+        "bw_agg": g.bw_share(d, bw.mean) if bw.samples else 0.0,
+        "bw_mean": bw.mean, "bw_dev": bw.stddev, "bw_samples": bw.samples,
+        "iops_min": iops.min, "iops_max": iops.max, "iops_mean": iops.mean,
+        "iops_stddev": iops.stddev, "iops_samples": iops.samples,
+    })
+    return out
 
 
 class TargetInfo(BaseModel):
@@ -460,41 +458,48 @@ class RunResult:
 
     # ---- fio-compatible JSON -----------------------------------------------------------
 
-    def to_fio_json(self) -> dict[str, Any]:
-        now = time.time()
+    def to_fio_json(self, plus: bool = False) -> dict[str, Any]:
+        """fio's JSON output (``plus``: json+, with each latency histogram's bins), keys in
+        fio's order, and ssdlab's own section."""
+        from .fionum import now as wall_now
+        from .fioview import DEPTH_KEYS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, build_view, dist
+
+        now = wall_now()
+        units, groups = build_view(self)
+        plist = self.percentiles_list
         jobs = []
-        for u in self.units:
-            sync = u.sync
-            depth_total = sum(u.iodepth_level) or 1
-            clat_hist = u.dirs["read"].merge(u.dirs["write"]).merge(u.dirs["trim"]).hist
-            job = {
-                "jobname": u.name, "groupid": u.group_id, "error": 0, "eta": 0,
-                "elapsed": int(u.runtime_ns / 1e9),
-                "job options": u.options,
-                **{d: _dir_json(u, d, self.percentiles_list) for d in _DIRS},
-                "sync": {"total_ios": sync.ios, "lat_ns": sync.lat.to_fio()},
-                "job_runtime": int(round(u.runtime_ns / 1e6)),
-                "usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0,
-                "iodepth_level": {k: 100.0 * v / depth_total for k, v in
-                                  zip(["1", "2", "4", "8", "16", "32", ">=64"], u.iodepth_level)},
-                "latency_ns": _lat_buckets(clat_hist, 1, _LAT_NS_KEYS, False),
-                "latency_us": _lat_buckets(clat_hist, 1000, _LAT_NS_KEYS, False),
-                "latency_ms": _lat_buckets(clat_hist, 1_000_000, _LAT_MS_KEYS, True),
+        for fu in units:
+            u = fu.unit
+            g = groups[u.group_id]
+            job: dict[str, Any] = {
+                "jobname": u.name, "groupid": u.group_id, "job_start": fu.job_start_ms, "error": 0,
+                "eta": 0, "elapsed": int(round(self.elapsed_ns / 1e9)),
             }
+            if u.options:
+                job["job options"] = u.options
+            for d in _DIRS:
+                job[d] = _dir_json(fu, g, d, plist, plus)
+            job["sync"] = {"total_ios": u.sync.ios, "lat_ns": _lat_json(u.sync.lat, u.sync, plist, plus)}
+            lat_n, lat_u, lat_m = fu.latency_dist()
+            rep = fu.report
+            job.update({
+                "job_runtime": fu.total_run_ms,
+                "usr_cpu": fu.usr_cpu, "sys_cpu": fu.sys_cpu, "ctx": fu.ctx, "majf": fu.majf, "minf": fu.minf,
+                "iodepth_level": dict(zip(DEPTH_KEYS, fu.depth_dist())),
+                "iodepth_submit": dict(zip(SUBMIT_KEYS, dist(fu.submit))),
+                "iodepth_complete": dict(zip(SUBMIT_KEYS, dist(fu.complete))),
+                "latency_ns": dict(zip(map(str, LAT_KEYS), lat_n)),
+                "latency_us": dict(zip(map(str, LAT_KEYS), lat_u)),
+                "latency_ms": dict(zip([*map(str, LAT_MS_KEYS), ">=2000"], lat_m)),
+                "latency_depth": fu.iodepth,
+                "latency_target": rep.latency_target_ns,
+                "latency_percentile": rep.latency_percentile,
+                "latency_window": rep.latency_window_us,
+            })
+            if rep.description:
+                job["desc"] = rep.description
             jobs.append(job)
-        elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
-        disk_util = []
-        for d in self.devices:
-            entry = _disk_util(d["name"], d["disk"], elapsed_ms)
-            members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d.get("members", [])]
-            if members:
-                # As fio reports a device with slaves: their counters averaged, the busiest's util.
-                n = len(members)
-                for key, src in _AGGR:
-                    entry[f"aggr_{key}"] = sum(m["disk"][src] for m in d["members"]) // n
-                entry["aggr_util"] = max(m["util"] for m in members)
-            disk_util.append(entry)
-            disk_util.extend(members)
+        disk_util = self.disk_util()
         ssdlab: dict[str, Any] = {
             "profile": self.profile_name,
             "host": self.host_name,
@@ -504,6 +509,7 @@ class RunResult:
             "events": self.core["events"],
             "devices": [{**_flat_internal(d, self.elapsed_ns, info), "scheduler": d["scheduler"],
                          "scale": info.scale, "capacity_bytes": d["capacity_bytes"],
+                         "mean_in_flight": d["disk"].get("in_flight_area_ns", 0) / max(self.elapsed_ns, 1),
                          **({"array": parent} if parent else {})}
                         for _, d, info, parent in self._walk()],
             "iostat": [{"name": n, **self.iostat(n)} for n in self.all_device_names],
@@ -511,16 +517,55 @@ class RunResult:
         }
         if self.core["samples"]:
             ssdlab["timeseries"] = self.timeseries()
-        return finite({
+        out: dict[str, Any] = {
             "fio version": FIO_VERSION,
             "timestamp": int(now),
             "timestamp_ms": int(now * 1000),
             "time": time.ctime(now),
-            "global options": self.global_options,
-            "jobs": jobs,
-            "disk_util": disk_util,
-            "ssdlab": ssdlab,
-        })
+        }
+        if self.global_options:
+            out["global options"] = self.global_options
+        out.update({"jobs": jobs, "disk_util": disk_util, "ssdlab": ssdlab})
+        return finite(out)
+
+    def write_fio_logs(self, directory: str = ".") -> list:
+        """The log files the jobs ask for (``write_bw_log``, ``write_iops_log``,
+        ``write_lat_log``), as fio names and writes them (see :mod:`ssdlab.fiologs`)."""
+        from .fiologs import write_logs
+
+        return write_logs(self, directory)
+
+    def disk_util(self) -> list[dict[str, Any]]:
+        """fio's ``disk_util``: each device's diskstats over the run (an array with its
+        members' averages and the busiest member's util, as fio reports md and its slaves),
+        then its members."""
+        elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
+        disk_util = []
+        for d in self.devices:
+            entry = _disk_util(d["name"], d["disk"], elapsed_ms)
+            members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d.get("members", [])]
+            if members:
+                n = len(members)
+                for key, src in _AGGR:
+                    entry[f"aggr_{key}"] = sum(m["disk"][src] for m in d["members"]) // n
+                entry["aggr_util"] = max(m["util"] for m in members)
+            disk_util.append(entry)
+            disk_util.extend(members)
+        return disk_util
+
+    def iostat_intervals(self) -> list[tuple[float, float, list[tuple[str, dict[str, float]]]]]:
+        """``iostat -x INTERVAL``: per interval of the time series (``interval`` given),
+        (start s, end s, [(device, iostat fields)]) for every device."""
+        samples = self.core["samples"]
+        out = []
+        for prev, cur in zip(samples, samples[1:]):
+            dt_ms = (cur["t_ns"] - prev["t_ns"]) / 1e6
+            if dt_ms <= 0:
+                continue
+            rows = [(d["name"], iostat_fields(self._sampled(prev, path)["disk"], self._sampled(cur, path)["disk"], dt_ms))
+                    for path, d, _, _ in self._walk()]
+            out.append((prev["t_ns"] / 1e9, cur["t_ns"] / 1e9, rows))
+        return out
 
     # ---- pandas ------------------------------------------------------------------------
 

@@ -31,10 +31,10 @@ def test_command_line_values_are_printed_as_given(cli):
 
 def test_warnings_print_option_text_literally(cli, tmp_path):
     job = tmp_path / "j.fio"
-    job.write_text("[j]\nrw=read\nsize=1m\ndirect=1\nwrite_bw_log=:100:[bold]x[/bold]:thumbs_down:\n")
+    job.write_text("[j]\nrw=read\nsize=1m\ndirect=1\nexec_prerun=:100:[bold]x[/bold]:thumbs_down:\n")
     p = cli("run", str(job), *SHORT)
     assert p.returncode == 0, p.stderr
-    assert (f"ssdlab: warning: {job}:5: option 'write_bw_log=:100:[bold]x[/bold]:thumbs_down:' "
+    assert (f"ssdlab: warning: {job}:5: option 'exec_prerun=:100:[bold]x[/bold]:thumbs_down:' "
             "is accepted but not modelled") in p.stderr.splitlines()
 
 

@@ -47,6 +47,7 @@ Other ssdlab choices, where fio depends on the machine or on chance:
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -55,6 +56,7 @@ from ..workload import JobSpec
 from .errors import FioJobError
 from .grammar import parse_sources
 from .options import DEFAULT_PERCENTILES
+from .reporting import JobReport
 from .resolve import Targets, Warnings, parse_sections, resolve
 
 __all__ = ["FioJobError", "JobSet", "Targets", "load_job_file", "load_job_files", "parse_job_text"]
@@ -74,6 +76,8 @@ class JobSet:
     warnings: list[str] = field(default_factory=list)
     #: fio's ``ioscheduler=``: target index -> the scheduler its jobs switch it to.
     ioschedulers: dict[int, str] = field(default_factory=dict)
+    #: per clone: its options for fio's report and log files (sampling windows, logs)
+    reports: list[JobReport] = field(default_factory=list)
 
 
 def load_job_file(
@@ -105,9 +109,13 @@ def load_job_files(
     host: Mapping[str, int] | None = None,
 ) -> JobSet:
     """Several job files, each later one starting after the earlier ones (fio's implicit
-    stonewall) and with its own ``[global]`` defaults."""
+    stonewall) and with its own ``[global]`` defaults. A path ``-`` is standard input."""
     sources = []
     for p in paths:
+        if str(p) == "-":
+            # fio reads a job file named '-' from standard input (includes: the working directory)
+            sources.append((sys.stdin.read(), "<stdin>", Path(".")))
+            continue
         p = Path(p)
         try:
             text = p.read_text(encoding="utf-8", errors="replace")
@@ -160,4 +168,5 @@ def _build(sources, targets: Targets, overrides, env, seed, host) -> JobSet:
         percentile_precision=out.percentile_precision,
         warnings=warnings.lines,
         ioschedulers=out.ioschedulers,
+        reports=out.reports,
     )

@@ -137,6 +137,9 @@ class JobState:
     replay_time_scale: int = 100
     replay_redirect: str | None = None
     ioscheduler: str | None = None
+    # options that shape fio's report and log files (canonical name -> value as written;
+    # "" for a bare switch), inherited like the others; read by ``report_options``
+    report: dict[str, str] = field(default_factory=dict)
     # where modelled options were set: canonical name -> Where
     where: dict[str, Where] = field(default_factory=dict)
     # options written in this section (canonical name -> value), for fio's "job options"
@@ -232,6 +235,19 @@ sprandom spr_op spr_num_regions spr_cs random_sequence_stride ramp_size
 unified_rw_reporting trim_percentage trim_backlog trim_backlog_batch
 """.split())
 
+# Options that shape fio's report or its log files rather than the I/O: kept per job for
+# the report (see ``report_options``).
+REPORT_OPTIONS = frozenset("""
+bwavgtime iopsavgtime log_avg_msec write_bw_log write_iops_log write_lat_log log_offset
+per_job_logs log_window_value thread description latency_target latency_window
+latency_percentile ioengine iodepth_batch_complete_min
+""".split())
+# Of those, the ones ssdlab's report honours in full (no "not modelled" warning).
+REPORTED = frozenset("""
+bwavgtime iopsavgtime log_avg_msec write_bw_log write_iops_log write_lat_log log_offset
+per_job_logs log_window_value thread
+""".split())
+
 # Options read by ssdlab that need no warning even though they are not in JobSpec.
 SILENT = frozenset({"name", "description", "kb_base", "unit_base"})
 
@@ -274,6 +290,11 @@ class Applier:
                 f"{where.prefix()}: blanks around '=' in '{opt.text}': fio keeps them in the"
                 " value and reads e.g. 'size = 4k' as 4 bytes; ssdlab strips them",
             )
+        if name in REPORT_OPTIONS:
+            st.report[name] = opt.value if opt.value is not None else ""
+            if name in REPORTED:
+                st.where[name] = where
+                return
         handler = _HANDLERS.get(name)
         if handler is None:
             check = _RANGE_CHECKS.get(name)

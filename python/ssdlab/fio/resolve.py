@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ..workload import BlockSizeDist, Distribution, JobSpec, Replay, ReplayTiming, Zone
 from .errors import FioJobError
 from .grammar import RawOption, Section
+from .reporting import JobReport, job_report
 from .options import (
     DEFAULT_PERCENTILES,
     DIRECTIONS,
@@ -74,6 +75,8 @@ class Resolved:
     percentile_precision: int = 2
     #: fio's ``ioscheduler=``: the scheduler a job switches its device to (target -> name).
     ioschedulers: dict[int, str] = field(default_factory=dict)
+    #: per clone: what its options say about fio's report and log files
+    reports: list[JobReport] = field(default_factory=list)
 
 
 class Warnings:
@@ -193,6 +196,7 @@ def resolve(
             out.percentiles = list(st.percentile_list)
             out.percentile_precision = st.percentile_precision
         common = _common_fields(entry, warnings)
+        report = job_report(st, entry.name)
         clones_of[number] = []
         for clone in _fio_clone_order(st.numjobs):
             index = len(out.jobs)
@@ -227,6 +231,7 @@ def resolve(
                 raise FioJobError(f"job '{entry.name}': {exc.errors()[0]['msg']}",
                                   path=entry.section.path, line=entry.section.line) from None
             out.job_options.append(dict(entry.state.written))
+            out.reports.append(report)
             clones_of[number].append(index)
             phase.append(index)
             group_jobs += 1

@@ -1,0 +1,116 @@
+"""What a job's options say about fio's report and log files, as opposed to its I/O.
+
+fio keeps these per job: how often it samples bandwidth and IOPS (``bwavgtime``,
+``iopsavgtime``, 500 ms by default), which log files it writes (``write_bw_log``,
+``write_iops_log``, ``write_lat_log``, averaged over ``log_avg_msec``), the latency target it
+reports, the engine and the depth it prints. :func:`job_report` reads them from a job's
+options into a :class:`JobReport`.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from .errors import FioJobError, ValueProblem
+from .options import JobState
+from .units import parse_count, parse_time_us
+
+DEFAULT_AVG_MSEC = 500  # fio's bwavgtime and iopsavgtime
+
+
+class JobReport(BaseModel):
+    """One clone's reporting options, in fio's units."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ioengine: str = "psync"
+    kb_base: int = 1024
+    #: bandwidth and IOPS sampling windows (fio's bw_avg_time, iops_avg_time), ms
+    bw_avg_msec: int = DEFAULT_AVG_MSEC
+    iops_avg_msec: int = DEFAULT_AVG_MSEC
+    #: log averaging window, ms; 0 = a line per I/O
+    log_avg_msec: int = 0
+    #: log file prefixes (None: no such log; the job's name when the option is bare)
+    bw_log: str | None = None
+    iops_log: str | None = None
+    lat_log: str | None = None
+    log_offset: bool = False
+    per_job_logs: bool = True
+    #: fio's log_max_value: 0 the window's mean, 1 its maximum, 2 both
+    log_max_value: int = 0
+    thread: bool = False
+    description: str = ""
+    latency_target_ns: int = 0
+    latency_window_us: int = 0
+    latency_percentile: float = 100.0
+    iodepth_batch_complete_min: int = 1
+
+
+def _int(st: JobState, name: str, default: int, minimum: int = 0) -> int:
+    raw = st.report.get(name)
+    if raw is None:
+        return default
+    try:
+        value = parse_count(raw, st.kb_base) if raw.strip() else default
+    except ValueProblem as exc:
+        raise _error(st, name, str(exc)) from None
+    if value < minimum:
+        raise _error(st, name, f"must be at least {minimum}, got {value}")
+    return value
+
+
+def _flag(st: JobState, name: str, default: bool) -> bool:
+    raw = st.report.get(name)
+    if raw is None:
+        return default
+    return raw.strip() in ("", "1") or (raw.strip().isdigit() and int(raw) != 0)
+
+
+def _time_us(st: JobState, name: str) -> int:
+    raw = st.report.get(name)
+    if raw is None or not raw.strip():
+        return 0
+    try:
+        return int(parse_time_us(raw, seconds_default=False, notes=[]))
+    except ValueProblem as exc:
+        raise _error(st, name, str(exc)) from None
+
+
+def _error(st: JobState, name: str, message: str) -> FioJobError:
+    where = st.where.get(name)
+    return FioJobError(message, path=where.path if where else None, line=where.line if where else None,
+                       option=name)
+
+
+def job_report(st: JobState, name: str) -> JobReport:
+    """The reporting options of a job named ``name`` (its clones share them)."""
+    logs = {}
+    for key, option in (("bw_log", "write_bw_log"), ("iops_log", "write_iops_log"), ("lat_log", "write_lat_log")):
+        if option in st.report:
+            logs[key] = st.report[option].strip() or name
+    percentile = st.report.get("latency_percentile", "").strip()
+    log_avg = _int(st, "log_avg_msec", 0)
+    bw_avg = _int(st, "bwavgtime", DEFAULT_AVG_MSEC, 1)
+    iops_avg = _int(st, "iopsavgtime", DEFAULT_AVG_MSEC, 1)
+    # fio samples a logged quantity at the log's window
+    if log_avg and "bw_log" in logs:
+        bw_avg = log_avg
+    if log_avg and "iops_log" in logs:
+        iops_avg = log_avg
+    return JobReport(
+        ioengine=st.ioengine,
+        kb_base=st.kb_base,
+        bw_avg_msec=bw_avg,
+        iops_avg_msec=iops_avg,
+        log_avg_msec=log_avg,
+        log_offset=_flag(st, "log_offset", False),
+        per_job_logs=_flag(st, "per_job_logs", True),
+        log_max_value=min(_int(st, "log_window_value", 0), 2),
+        thread=_flag(st, "thread", False),
+        description=st.report.get("description", ""),
+        latency_target_ns=_time_us(st, "latency_target") * 1000,
+        latency_window_us=_time_us(st, "latency_window"),
+        latency_percentile=float(percentile) if percentile else 100.0,
+        iodepth_batch_complete_min=_int(st, "iodepth_batch_complete_min", 1),
+        **logs,
+    )

@@ -1,0 +1,210 @@
+"""ssdlab's report against the real fio's, format by format, on the same null-engine jobs.
+
+fio runs each job with ``ioengine=null`` (no device: it completes I/O at once); ssdlab
+simulates the same job on a drive. Numbers differ by nature; the layout must not:
+
+* JSON (and json+) parses strictly (no NaN or Infinity), and every key fio writes exists in
+  ssdlab's at the same place, walking fio's tree key by key (maps keyed by data, such as a
+  histogram's bins or the job's options, are compared as present, not key by key);
+* the normal output has fio's lines in fio's order: section headers and key names, with
+  numbers, units and padding set aside;
+* terse has fio's fields: as many, with the same fixed ones.
+
+ssdlab follows the fio release its JSON names (``results.FIO_VERSION``); where that release
+prints a line differently from the installed fio, the difference is normalised here and
+named in ``VERSION_NOTES``. Skipped when fio is not installed (``apt-get install fio``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIO = shutil.which("fio")
+pytestmark = pytest.mark.skipif(FIO is None, reason="fio is not installed (apt-get install fio)")
+
+JOBS = {
+    "randread-qd8": "[global]\nioengine=null\nsize=16m\nbs=4k\n[rr]\nrw=randread\niodepth=8\n",
+    "randrw-latency-target": ("[rw]\nioengine=null\nsize=16m\nbs=4k\nrw=randrw\niodepth=4\n"
+                              "latency_target=10ms\nlatency_window=1s\n"),
+    "group-reporting": ("[global]\nioengine=null\nsize=8m\nbs=64k\n[w]\nrw=write\nnumjobs=2\n"
+                        "group_reporting\n"),
+    "fsync": "[s]\nioengine=null\nsize=4m\nbs=4k\nrw=write\nfsync=8\n",
+    "two-groups": ("[global]\nioengine=null\nsize=8m\n[a]\nrw=read\nbs=16k\n[b]\nstonewall\n"
+                   "rw=randwrite\nbs=4k\nnumjobs=2\n"),
+}
+
+#: fio releases differ in a few lines; what the installed fio prints is mapped to the
+#: layout of the release ssdlab follows.
+VERSION_NOTES = {
+    "zone resets": "fio before 3.35 ends a write line with '; 0 zone resets' on every device",
+    "sync header": "later fio names the sync section fsync/fdatasync/sync_file_range/syncfs",
+    "disk sectors": "later fio prints sectors= in the disk stats lines",
+}
+
+
+def _fio(job: Path, fmt: str, cwd: Path) -> str:
+    p = subprocess.run([FIO, f"--output-format={fmt}", str(job)], capture_output=True, text=True,
+                       timeout=120, cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _ssdlab(job: Path, fmt: str, cwd: Path) -> str:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "python")}
+    p = subprocess.run([sys.executable, "-m", "ssdlab", "run", str(job), "--output-format", fmt],
+                       capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _strict(text: str):
+    def bad(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=bad)
+
+
+DATA_KEYED = {"bins", "job options", "global options"}
+
+
+def missing_keys(fio, ours, path: str = "") -> list[str]:
+    """Keys of ``fio`` not found at the same place in ``ours``."""
+    out = []
+    if isinstance(fio, dict):
+        if not isinstance(ours, dict):
+            return [f"{path} (not an object)"]
+        for k, v in fio.items():
+            if k not in ours:
+                out.append(f"{path}/{k}")
+            elif k not in DATA_KEYED:
+                out += missing_keys(v, ours[k], f"{path}/{k}")
+    elif isinstance(fio, list):
+        if not isinstance(ours, list):
+            return [f"{path} (not an array)"]
+        for i, item in enumerate(fio):
+            if i >= len(ours):
+                out.append(f"{path}[{i}]")
+            else:
+                out += missing_keys(item, ours[i], f"{path}[{i}]")
+    return out
+
+
+_NUM = re.compile(r"\d[\d.]*[A-Za-z]*")
+
+
+def shape(line: str) -> str:
+    """A line's layout: numbers (with their unit suffix), time units and padding set aside."""
+    line = line.rstrip()
+    line = re.sub(r"; \d+ zone resets$", "", line)  # VERSION_NOTES["zone resets"]
+    line = line.replace("fsync/fdatasync/sync_file_range:", "fsync/fdatasync/sync_file_range/syncfs:")
+    line = re.sub(r", sectors=\d+/\d+", "", line)  # VERSION_NOTES["disk sectors"]
+    line = re.sub(r"(pid=\d+: ).*$", r"\1DATE", line)
+    if line.startswith("     |"):
+        return "PERCENTILES"
+    if re.match(r"  lat \((nsec|usec|msec)\)\s+:", line):
+        return "LATENCY BUCKETS"
+    line = re.sub(r"\((nsec|usec|msec)\)", "(UNIT)", line)
+    line = re.sub(r"\(\s*(KiB|MiB|kB)/s\)", "(UNIT/s)", line)
+    line = re.sub(r"=\s+", "=", line)
+    line = _NUM.sub("#", line)
+    line = re.sub(r"#(ns|us|ms|s)\b", "#", line)
+    return line
+
+
+def shapes(text: str, stop: str | None = None) -> list[str]:
+    out: list[str] = []
+    for line in text.splitlines():
+        if stop is not None and line.startswith(stop):
+            break
+        s = shape(line)
+        if out and s == out[-1] and s in ("PERCENTILES", "LATENCY BUCKETS"):
+            continue
+        out.append(s)
+    while out and out[-1] == "":
+        out.pop()
+    return out
+
+
+@pytest.fixture(params=sorted(JOBS))
+def job(request, tmp_path):
+    path = tmp_path / f"{request.param}.fio"
+    path.write_text(JOBS[request.param])
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["json", "json+"])
+def test_json_has_every_key_fio_writes(job, fmt, tmp_path):
+    fio = _strict(_fio(job, fmt, tmp_path))
+    ours = _strict(_ssdlab(job, fmt, tmp_path))
+    assert missing_keys(fio, ours) == []
+    assert len(ours["jobs"]) == len(fio["jobs"])
+    for f, o in zip(fio["jobs"], ours["jobs"]):
+        assert (o["jobname"], o["groupid"]) == (f["jobname"], f["groupid"])
+        for d in ("read", "write", "trim"):
+            assert (o[d]["total_ios"] > 0) == (f[d]["total_ios"] > 0), d
+            if fmt == "json+" and f[d]["total_ios"]:
+                assert sum(o[d]["clat_ns"]["bins"].values()) == o[d]["total_ios"]
+
+
+def test_normal_output_has_fio_lines_in_fio_order(job, tmp_path):
+    fio = shapes(_fio(job, "normal", tmp_path))
+    ours = shapes(_ssdlab(job, "normal", tmp_path), stop="Device-side queue depth")
+    # The version line is the release's own; fio's null engine has no disk to report.
+    fio = [s for s in fio if not s.startswith("fio-")]
+    ours = [s for s in ours if not s.startswith("fio-")]
+    cut = ours.index("Disk stats (read/write):")
+    assert ours[:cut] == fio[:cut] + [""] * (cut - len(fio)), "\n".join(
+        f"{a!r:90} {b!r}" for a, b in zip(fio, ours))
+    assert ours[cut + 1].startswith("  sda: ios=#/#, merge=#/#, ticks=#/#, in_queue=#, util=#%")
+
+
+def test_terse_has_fio_fields(job, tmp_path):
+    fio = [line.split(";") for line in _fio(job, "terse", tmp_path).splitlines()]
+    ours = [line.split(";") for line in _ssdlab(job, "terse", tmp_path).splitlines()]
+    assert len(ours) == len(fio)
+    for f, o in zip(fio, ours):
+        disk_fields = 9  # ssdlab's one drive; fio's null engine reports none
+        assert len(o) == len(f) + disk_fields
+        assert o[0] == f[0] == "3" and o[2:4] == f[2:4]
+        # percentiles are P%=value in the same places
+        for i, (a, b) in enumerate(zip(f, o)):
+            assert ("%=" in a) == ("%=" in b), i
+            assert a.endswith("%") == b.endswith("%"), i
+
+
+@pytest.mark.skipif(shutil.which("fio_jsonplus_clat2csv") is None, reason="fio's fio_jsonplus_clat2csv is not installed")
+def test_fios_json_plus_tool_reads_ours(tmp_path):
+    job = tmp_path / "rr.fio"
+    job.write_text("[rr]\nioengine=libaio\ndirect=1\nrw=randrw\nbs=4k\niodepth=4\nsize=4m\n")
+    (tmp_path / "out.json").write_text(_ssdlab(job, "json+", tmp_path))
+    p = subprocess.run([sys.executable, shutil.which("fio_jsonplus_clat2csv"), "out.json", "out.csv"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    rows = (tmp_path / "out_job0.csv").read_text().splitlines()
+    header = [c.strip() for c in rows[0].split(",")]
+    last = [c.strip() for c in rows[-1].split(",")]
+    # the cumulative clat percentile of the last bin reaches 1 in both directions
+    for d in ("read", "write"):
+        assert float(last[header.index(f"{d}_clat_ns_percentile")] or 1.0) == pytest.approx(1.0)
+
+
+@pytest.mark.skipif(shutil.which("fio2gnuplot") is None, reason="fio's fio2gnuplot is not installed")
+def test_fios_log_tool_reads_our_logs(tmp_path):
+    job = tmp_path / "w.fio"
+    job.write_text("[w]\nioengine=psync\ndirect=1\nrw=write\nbs=64k\nsize=32m\nwrite_bw_log\nlog_avg_msec=20\n")
+    _ssdlab(job, "terse", tmp_path)
+    assert (tmp_path / "w_bw.1.log").is_file()
+    p = subprocess.run([shutil.which("fio2gnuplot"), "-b"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "w_bw.1.log" in p.stdout
+    average = (tmp_path / "result.average").read_text().split()
+    assert len(average) >= 2 and float(average[-1]) > 0
