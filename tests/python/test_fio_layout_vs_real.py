@@ -57,11 +57,9 @@ def _fio(job: Path, fmt: str, cwd: Path) -> str:
 
 
 def _ssdlab(job: Path, fmt: str, cwd: Path) -> str:
-    import os
-
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "python")}
+    # The installed package, as a user runs it (the source tree has no compiled core).
     p = subprocess.run([sys.executable, "-m", "ssdlab", "run", str(job), "--output-format", fmt],
-                       capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
+                       capture_output=True, text=True, timeout=300, cwd=cwd)
     assert p.returncode == 0, p.stderr
     return p.stdout
 
