@@ -45,6 +45,15 @@ RUNS: dict[str, tuple[str, str]] = {
         "850 PRO at --scale 0.01, random reads for 10 s, --interval 250us (40,001 samples)",
         "'[j]\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=10\\ntime_based\\n', profile='samsung-850-pro', "
         "scale=0.01, interval='250us'"),
+    "512jobs": (
+        "850 PRO at --scale 0.01, 512 jobs of 4 KiB random reads for 0.5 s (the jobs' own state)",
+        "'[j]\\nrw=randread\\nbs=4k\\nnumjobs=512\\nruntime=0.5\\ntime_based\\n', profile='samsung-850-pro', "
+        "scale=0.01"),
+    "sized-1ms": (
+        "970 EVO Plus at --scale 0.05, 8 GiB of 128 KiB sequential writes at QD32, --interval 1ms "
+        "(no runtime: the length, so the sample count, estimated from a rough rate)",
+        "'[j]\\nrw=write\\nbs=128k\\niodepth=32\\nsize=8g\\n', profile='samsung-970-evo-plus-1tb', "
+        "scale=0.05, interval='1ms'"),
 }
 
 # The peak is the process's VmHWM: a child's ru_maxrss starts from its parent's resident set

@@ -44,7 +44,10 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     thermal report). The count is the run's length over the core's sampling interval
     (``core["interval_ns"]``, which may be finer than ``--interval`` for fio's bandwidth
     windows), plus one: exact when every job has a runtime, else the length is estimated
-    from the bytes the jobs move and a rough rate of their devices (:func:`rate_estimate`).
+    from the bytes the jobs move and a rough rate of their devices (:func:`rate_estimate`,
+    which can be off ten times either way). An ``--interval`` is refused when the count
+    passes :data:`MAX_SAMPLES`; for a run of estimated length, only when it does at the
+    devices' fastest rates (link and media bandwidth), so that a guess never refuses a run.
 ``replay`` (``workload/replay.rs``, ``workload/trace/mod.rs``)
     Per replaying job, a 256 KiB read buffer; the trace is read as the job goes.
 
@@ -125,6 +128,8 @@ class Estimate:
     #: is exact (every job has a runtime) or estimated from a rough rate
     samples: int | None = None
     samples_exact: bool = True
+    #: the fewest samples the run can take (at the fastest rates; = ``samples`` when exact)
+    min_samples: int | None = None
     #: the run's length in ns (None when unknown), and the core's sampling interval
     length_ns: int | None = None
     interval_ns: int | None = None
@@ -304,11 +309,14 @@ def _clone_ios(core: Mapping[str, Any]) -> list[float | None]:
 _PCIE_LANE = {1: 250e6, 2: 500e6, 3: 985e6, 4: 1969e6, 5: 3938e6, 6: 7877e6}
 
 
-def rate_estimate(device: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], host: Mapping[str, Any]) -> float:
+def rate_estimate(device: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], host: Mapping[str, Any],
+                  fastest: bool = False) -> float:
     """A rough rate (B/s) at which ``jobs`` move data on ``device``: the least of its link,
     its media's parallel bandwidth and what the jobs' queue depths allow at a per-I/O latency
-    of host overhead, controller and one media operation (a disk: a seek and half a turn). Only
-    used to guess how long a run that no runtime bounds lasts; it can be off several times."""
+    of host overhead, controller and one media operation (a disk: a seek and half a turn; a
+    RAID 5/6 small random write: a read-modify-write). Only used to guess how long a run that
+    no runtime bounds lasts; it can be off ten times either way (caches, GC, md's stripe
+    handling). ``fastest``: link and media bandwidth alone, an upper bound on the rate."""
     size = sum(_job_sizes(j) for j in jobs) / max(len(jobs), 1)
     qd = sum(max(j.get("iodepth", 1), 1) for j in jobs)
     reads = sum(1 for j in jobs if "read" in j["rw"] or j["rw"] in ("rw", "randrw")) >= len(jobs) / 2
@@ -318,8 +326,13 @@ def rate_estimate(device: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], 
         members = [m["device"] for m in device.get("members", [])]
         if not members:
             return 1e9
-        each = rate_estimate(members[0], jobs, host)
-        return each * max(len(members) - (1 if device.get("level") == "raid5" else 2 if device.get("level") == "raid6" else 0), 1)
+        each = rate_estimate(members[0], jobs, host, fastest)
+        level = device.get("level")
+        parity = {"raid5": 1, "raid6": 2}.get(level, 0)
+        rate = each * max(len(members) - parity - (len(members) // 2 if level == "raid10" else 0), 1)
+        if parity and not reads and random and not fastest:
+            rate /= 2 + 2 * parity  # read old data and parity, write both back
+        return rate
     limits = []
     itf = device.get("interface", {})
     if itf.get("kind") == "sata":
@@ -336,7 +349,7 @@ def rate_estimate(device: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], 
         if reads:
             limits.append(dies * n["planes_per_die"] * n["page_bytes"] / (n["read_ns"] / 1e9))
             latency += n["read_ns"]
-        else:
+        elif not fastest:  # a write buffer and an SLC cache take bursts faster
             limits.append(dies * n["planes_per_die"] * n["page_bytes"] * n.get("program_pages", 1) / (n["program_ns"] / 1e9))
     elif kind == "in-place":
         m = device["media"]
@@ -348,17 +361,21 @@ def rate_estimate(device: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], 
     elif kind == "hdd":
         mech = device["mechanics"]
         turn_ns = 60e9 / mech["rpm"]
-        limits.append(mech["outer_sectors_per_track"] * mech["sector_bytes"] / (turn_ns / 1e9))
+        if not fastest:  # the disk's cache answers faster than the platters
+            limits.append(mech["outer_sectors_per_track"] * mech["sector_bytes"] / (turn_ns / 1e9))
         if random:
             latency += mech["average_seek_ns"] + turn_ns / 2
             qd = min(qd, 4)  # NCQ shortens seeks, but one head serves them
-    limits.append(qd * size / (latency / 1e9))
+    if not fastest:
+        limits.append(qd * size / (latency / 1e9))
     return max(min(limits), 1e5)
 
 
-def run_length(core: Mapping[str, Any]) -> tuple[int | None, bool]:
+def run_length(core: Mapping[str, Any], fastest: bool = False) -> tuple[int | None, bool]:
     """The run's length in ns and whether it is exact (every job bounded by its runtime: an
-    upper bound, the end of the last job along its start_after chain), else an estimate."""
+    upper bound, the end of the last job along its start_after chain), else an estimate
+    (``fastest``: at the fastest rates, a lower bound; a rebuild is guessed at its
+    engine's maximum speed either way)."""
     jobs = core["jobs"]
     ends: list[int | None] = [None] * len(jobs)
 
@@ -388,7 +405,7 @@ def run_length(core: Mapping[str, Any]) -> tuple[int | None, bool]:
         ios = [_job_ios(j) for j in mine]
         if mine and all(n is not None for n in ios):
             moved = sum(n * _job_sizes(j) for n, j in zip(ios, mine))  # type: ignore[operator]
-            guess = max(guess, int(moved / rate_estimate(target["device"], mine, host) * 1e9))
+            guess = max(guess, int(moved / rate_estimate(target["device"], mine, host, fastest) * 1e9))
         elif mine:
             return None, False  # a trace's length: unknown here
         dev = target["device"]
@@ -428,17 +445,21 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
                           replays * REPLAY_BYTES, 0))
     interval = core.get("interval_ns")
     length, exact = run_length(core)
-    samples = None
+    samples = fewest = None
     if interval:
         samples = (length // interval + 1) if length is not None else None
+        fewest = samples
+        if not exact:
+            shortest, _ = run_length(core, fastest=True)
+            fewest = shortest // interval + 1 if shortest is not None else None
         if samples is not None:
             per = SAMPLE_BYTES + sum(_record_bytes(d) for d in records)
             what = (f"{samples:,} time-series samples{'' if exact else ' (estimated)'} x {len(records)} device "
                     f"record{'s' * (len(records) != 1)}, one every {_time(interval)}")
             terms.append(Term("time series", what, samples * len(records) * SAMPLE_RUST_BYTES, samples * per,
                               "use a longer --interval"))
-    return Estimate(tuple(terms), samples=samples, samples_exact=exact, length_ns=length, interval_ns=interval,
-                    records_per_sample=len(records))
+    return Estimate(tuple(terms), samples=samples, samples_exact=exact, min_samples=fewest, length_ns=length,
+                    interval_ns=interval, records_per_sample=len(records))
 
 
 def _time(ns: float) -> str:
@@ -525,11 +546,15 @@ def check(est: Estimate, limit: int | None, origin: str = "", *, asked_interval_
     if the run takes more than :data:`MAX_SAMPLES` samples at an asked interval, or more
     memory than ``limit``. ``scales`` (device name -> simulated fraction) sharpens the
     suggested ``--scale``."""
-    if asked_interval_ns and est.samples is not None and est.samples > MAX_SAMPLES and est.length_ns:
-        smallest = _nice_interval(est.length_ns / (MAX_SAMPLES - 1))
-        run = f"a {_time(est.length_ns)} run" if est.samples_exact else f"a run of about {_time(est.length_ns)} (estimated)"
+    fewest = est.min_samples
+    if asked_interval_ns and fewest is not None and fewest > MAX_SAMPLES and est.interval_ns:
+        # A run whose length is a guess is refused only if it is too long at its fastest.
+        length = (fewest - 1) * est.interval_ns
+        smallest = _nice_interval(length / (MAX_SAMPLES - 1))
+        run = f"a {_time(length)} run" if est.samples_exact else f"a run of at least {_time(length)} (at the devices' fastest)"
+        some = "" if est.samples_exact else "at least "
         raise MemoryLimitError(
-            f"--interval {_time(asked_interval_ns)}: {run} would take {est.samples:,} time-series samples, "
+            f"--interval {_time(asked_interval_ns)}: {run} would take {some}{fewest:,} time-series samples, "
             f"more than {MAX_SAMPLES:,}; use --interval {_time(smallest)} or longer")
     if limit is None or est.total <= limit:
         return

@@ -71,6 +71,21 @@ def test_an_interval_of_1us_on_a_1s_job_is_refused_with_the_smallest_interval():
     api.build(api.quickstart_job(), overrides={"runtime": "1"}, interval="20us", memory_limit="none")
 
 
+def test_a_run_that_its_size_bounds_is_refused_only_if_too_long_at_its_fastest():
+    # 2 GB through a 6 Gb/s link takes at least ~3.6 s: at least 3.6 million samples at 1us.
+    with pytest.raises(memory.MemoryLimitError, match=r"--interval 1us: a run of at least 3\.\d+s \(at the "
+                                                      r"devices' fastest\) would take at least 3,\d{3},\d{3} "
+                                                      r"time-series samples, more than 100,000; use --interval 50us"):
+        api.build("[j]\nrw=write\nbs=128k\nsize=2g\n", profile="samsung-850-pro", scale=0.01, interval="1us",
+                  memory_limit="none")
+    # 8 MiB of random reads on a disk: guessed at seconds (seeks), done at its cache's speed;
+    # the guess (250,000 samples at 100us) does not refuse it.
+    spec = api.build("[j]\nrw=randread\nbs=4k\niodepth=4\nsize=8m\n", profile="seagate-exos-x18-18tb",
+                     interval="100us", memory_limit="none")
+    est = memory.estimate(spec.core)
+    assert est.samples > memory.MAX_SAMPLES > est.min_samples
+
+
 def test_cli_interval_refusal_is_one_line(cli):
     p = cli("run", "--set", "runtime=1", "--interval", "1us")
     assert p.returncode == 2
