@@ -67,7 +67,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .units import UnitError, format_bytes, parse_size
@@ -134,7 +134,6 @@ class Estimate:
     length_ns: int | None = None
     interval_ns: int | None = None
     records_per_sample: int = 0
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def sim_bytes(self) -> int:
