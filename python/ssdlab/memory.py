@@ -115,6 +115,8 @@ class Term:
     sim_bytes: int
     result_bytes: int = 0
     remedy: str = ""
+    #: the device it belongs to (/dev name), for terms counted per device
+    device: str = ""
 
     @property
     def bytes(self) -> int:
@@ -155,9 +157,21 @@ class Estimate:
         return out
 
     def largest(self) -> Term:
-        """The term that weighs most in the phase that makes the peak."""
-        key = (lambda t: t.sim_bytes) if self.sim_bytes >= self.result_bytes else (lambda t: t.result_bytes)
-        return max(self.terms, key=key)
+        """The kind of term that weighs most in the phase that makes the peak, as one term
+        (the flash maps of an array's drives together, say)."""
+        sim = self.sim_bytes >= self.result_bytes
+        groups: dict[str, list[Term]] = {}
+        for t in self.terms:
+            groups.setdefault(t.kind, []).append(t)
+        kind = max(groups, key=lambda k: sum(t.sim_bytes if sim else t.result_bytes for t in groups[k]))
+        parts = groups[kind]
+        if len(parts) == 1:
+            return parts[0]
+        names = ", ".join(f"/dev/{t.device}" for t in parts if t.device)
+        plural = {"flash map": f"the flash maps of {len(parts)} SSDs", "device": f"{len(parts)} devices",
+                  "verify": f"the data of {len(parts)} arrays"}.get(kind, f"{len(parts)} {kind} terms")
+        return Term(kind, f"{plural} ({names})" if names else plural, sum(t.sim_bytes for t in parts),
+                    sum(t.result_bytes for t in parts), parts[0].remedy)
 
     def table(self) -> str:
         """One line per term, for people."""
@@ -207,17 +221,17 @@ def _record_bytes(device: Mapping[str, Any]) -> int:
 
 def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str]) -> list[Term]:
     label = labels.get(name, device.get("name", device["kind"]))
-    terms = [Term("device", f"/dev/{name} ({label})", DEVICE_BYTES, 0)]
+    terms = [Term("device", f"/dev/{name} ({label})", DEVICE_BYTES, 0, device=name)]
     if device["kind"] == "nand-ssd":
         b = ftl_bytes(device)
         terms.append(Term("flash map", f"the flash map of /dev/{name} ({label}, "
                                        f"{format_bytes(device['capacity_bytes'], binary=False)} simulated)", b, 0,
-                          "simulate a fraction of the flash with --scale"))
+                          "simulate a fraction of the flash with --scale", device=name))
     elif device["kind"] == "array":
         if device.get("verify_data"):
             cap = _array_capacity(device)
             terms.append(Term("verify", f"the data /dev/{name} verifies (verify_data)", 2 * cap, 0,
-                              "turn verify_data off"))
+                              "turn verify_data off", device=name))
         for m in _members(device):
             terms += _device_terms(m["name"], m["device"], labels)
     return terms

@@ -194,3 +194,10 @@ def test_the_estimate_is_within_30_percent_of_the_measured_peak(args):
     measured = out["peak"] - out["base"]
     assert measured > 20 << 20, out  # large enough to compare
     assert abs(out["estimate"] - measured) <= 0.3 * measured, (out, measured)
+
+
+def test_an_array_names_its_drives_flash_maps_together():
+    with pytest.raises(memory.MemoryLimitError) as e:
+        api.build(api.quickstart_job(), system=ssdlab.raid("samsung-970-evo-plus-1tb", 5, 4), memory_limit="4GiB")
+    assert ("the flash maps of 4 SSDs (/dev/nvme0n1, /dev/nvme1n1, /dev/nvme2n1, /dev/nvme3n1), 6.8GiB: "
+            "simulate a fraction of the flash with --scale 0.25") in str(e.value)
