@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from . import memory
 from .arguments import check_mapping, check_seed
 from .config import load_host
 from .config.profile import host_places
@@ -108,6 +109,7 @@ def build(
     scheduler: str | None = None,
     host_set: Mapping[str, str] | None = None,
     replay: Sequence[tuple[Replay, str | None, int]] | None = None,
+    memory_limit: str | int | None = None,
 ) -> RunSpec:
     """Parse the job, load the system (a system file, or ``profile`` as a one-drive system)
     and resolve everything into a :class:`RunSpec`. Bad input raises here, never later.
@@ -116,7 +118,14 @@ def build(
     (``{"iosched.slice_idle": "0", "queue.nomerges": "2"}``, sysfs names and units) apply to
     every drive, over what a system file sets. ``replay`` replaces ``job``: one job per
     (trace, target device name or None for the first, iodepth). Without ``replay`` a ``job``
-    is required (``quickstart_job()`` is the built-in example)."""
+    is required (``quickstart_job()`` is the built-in example).
+
+    The memory the run will need is estimated here (:mod:`ssdlab.memory`), and a run that
+    needs more than ``memory_limit`` (a size like ``"16GiB"``, a share of the available
+    memory like ``"90%"``, or ``"none"``; default ``$SSDLAB_MEMORY_LIMIT``, else 75 % of
+    MemAvailable) is refused with :class:`ssdlab.memory.MemoryLimitError` (a ValueError)
+    naming what takes the memory and how to need less; so is an ``interval`` that would take
+    more than :data:`ssdlab.memory.MAX_SAMPLES` samples."""
     if job is None and not replay:
         raise TypeError("job: expected a fio job file path, job text or a parsed JobSet, got None "
                         "(ssdlab.api.quickstart_job() is the built-in example job)")
@@ -174,6 +183,7 @@ def build(
         "interval_ns": _sampling_ns(interval_ns, jobset, until),
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
     }
+    _bound_fio_samples(core, interval_ns)
     warnings = list(jobset.warnings)
     sources = {f"host.{k}": v for k, v in host_sources.items()}
     used = [d for t in chosen for d in (t.members if isinstance(t, Array) else [t])]
@@ -186,6 +196,15 @@ def build(
             warnings.append(f"array {a.name}: no member fails, so spares {', '.join(d.name for d in a.spares)} "
                             "stay idle")
     warnings.extend(_scale_warnings(used))
+    spares = [d for a in sysd.arrays for d in a.spares]
+    estimate = memory.estimate(core, {d.name: d.profile.name + (f" at scale {d.scale:g}" if d.scale < 1 else "")
+                                      for d in (*used, *spares)})
+    limit, origin = memory.memory_limit(memory_limit)
+    scales = {d.name: d.scale for d in (*used, *spares) if d.core.get("kind") == "nand-ssd"}
+    memory.check(estimate, limit, origin, asked_interval_ns=interval_ns, scales=scales)
+    big = memory.warning(estimate, scales)
+    if big is not None:
+        warnings.append(big)
     infos = [_target_info(t) for t in chosen]
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
@@ -234,6 +253,18 @@ def _sampling_ns(interval_ns: int | None, jobset: JobSet, until: str = "jobs") -
         if bound and bound // g > MAX_FIO_SAMPLES:
             g *= -(-bound // (g * MAX_FIO_SAMPLES))
     return g
+
+
+def _bound_fio_samples(core: dict[str, Any], interval_ns: int | None) -> None:
+    """A run that some job's size bounds (no runtime) gets at most about ``MAX_FIO_SAMPLES``
+    samples for fio's windows too, by its length as :func:`ssdlab.memory.run_length`
+    estimates it (then a multiple of the windows, as for a run its runtimes bound)."""
+    g = core["interval_ns"]
+    if interval_ns is not None or not g or core["until"] != "jobs-done":
+        return
+    length, exact = memory.run_length(core)
+    if not exact and length and length // g > MAX_FIO_SAMPLES:
+        core["interval_ns"] = g * -(-length // (g * MAX_FIO_SAMPLES))
 
 
 def _job_scheduler(t: Drive | Array, i: int, jobset: JobSet, io: IoOverride | None) -> IoOverride | None:
@@ -385,6 +416,7 @@ def run(
     profile_set: Mapping[str, str] | None = None,
     scheduler: str | None = None,
     host_set: Mapping[str, str] | None = None,
+    memory_limit: str | int | None = None,
 ) -> RunResult:
     """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``system`` (a
     system TOML file) or, without one, on ``profile`` alone.
@@ -398,8 +430,11 @@ def run(
     profile's ``simulation_scale``. ``profile_set`` overrides profile keys for this run, e.g.
     ``{"thermal.ambient_temperature": "40"}``. The system file's per-drive settings win over
     these. ``scheduler`` (e.g. ``"cfq"``) and ``host_set`` (e.g. ``{"iosched.slice_idle": "0"}``)
-    set every drive's I/O scheduler and its tunables, as sysfs names them.
+    set every drive's I/O scheduler and its tunables, as sysfs names them. ``memory_limit``
+    (e.g. ``"16GiB"``, ``"90%"``, ``"none"``) replaces the default limit on the memory the
+    run may need (see :func:`build`).
     """
     return execute(build(job, profile=profile, system=system, host=host, seed=seed, overrides=overrides,
                          env=env, interval=interval, precondition=precondition, scale=scale,
-                         profile_set=profile_set, scheduler=scheduler, host_set=host_set))
+                         profile_set=profile_set, scheduler=scheduler, host_set=host_set,
+                         memory_limit=memory_limit))

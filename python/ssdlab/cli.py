@@ -103,6 +103,7 @@ def run(
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
+    memory_limit: Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")] = None,
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would."""
     _check_seed(seed)
@@ -124,7 +125,8 @@ def run(
                          system=sysd if sysd is not None else system, host=host, seed=seed,
                          overrides=_overrides(set_), interval=interval, precondition=precondition, scale=scale,
                          profile_set=sets, scheduler=scheduler,
-                         host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"))
+                         host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
+                         memory_limit=memory_limit)
         result = api.execute(spec)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
@@ -203,6 +205,7 @@ def replay(
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting, e.g. iosched.slice_idle=0")] = [],
     interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s")] = None,
+    memory_limit: Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")] = None,
 ) -> None:
     """Replay a block trace on a simulated system and report as `run` does (one job per trace,
     or per trace device with --map)."""
@@ -241,7 +244,8 @@ def replay(
     try:
         spec = api.build(None, profile=profile, system=system, host=host, seed=seed, interval=interval,
                          precondition=precondition, scheduler=scheduler,
-                         host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), replay=jobs)
+                         host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), replay=jobs,
+                         memory_limit=memory_limit)
         result = api.execute(spec)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
@@ -627,6 +631,7 @@ def rebuild(
     ure_bits: Annotated[float, typer.Option(help="bits read per unrecoverable read error")] = 1e17,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    memory_limit: Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")] = None,
 ) -> None:
     """Fail a member of an array, rebuild it onto a spare and report the rebuild time, its
     rate, the rebuilt drive's WAF, the host's bandwidth meanwhile and the data-loss exposure."""
@@ -660,7 +665,7 @@ def rebuild(
                                engine_set=_overrides(engine_set, "--engine-set", "KEY=VALUE"))
         r = run_rebuild(sysd, host_job=host_job, array=array, fail=fail,
                         sample=parse_size(sample) if sample is not None else None, seed=seed,
-                        mttf_hours=mttf_hours, ure_bits=ure_bits)
+                        mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return

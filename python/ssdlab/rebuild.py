@@ -62,8 +62,10 @@ def _target_array(system: System, name: str | None) -> Array:
 
 def rebuild(system: System, *, host_job: Any = None, array: str | None = None, fail: str | None = None,
             sample: int | None = None, seed: int = 0, interval: str | None = None,
-            mttf_hours: float = DEFAULT_MTTF_HOURS, ure_bits: float = DEFAULT_URE_BITS) -> RebuildResult:
-    """Rebuild one member of ``array`` (default: the system's first) onto its first spare."""
+            mttf_hours: float = DEFAULT_MTTF_HOURS, ure_bits: float = DEFAULT_URE_BITS,
+            memory_limit: str | int | None = None) -> RebuildResult:
+    """Rebuild one member of ``array`` (default: the system's first) onto its first spare.
+    ``memory_limit`` is :func:`ssdlab.api.build`'s."""
     target = _target_array(system, array)
     if not target.spares:
         raise ValueError(f"array {target.name} has no spare to rebuild onto (add --spares 1)")
@@ -84,7 +86,8 @@ def rebuild(system: System, *, host_job: Any = None, array: str | None = None, f
     sysd = replace(system, arrays=arrays)
     job = host_job if host_job is not None else JobSet(jobs=[], job_options=[], global_options={},
                                                          group_reporting={})
-    result = execute(build(job, system=sysd, seed=seed, interval=interval, until="rebuild"))
+    result = execute(build(job, system=sysd, seed=seed, interval=interval, until="rebuild",
+                           memory_limit=memory_limit))
     out = summarise(result, target, sample, mttf_hours, ure_bits)
     out.warnings = warnings + out.run.warnings
     return out

@@ -1,0 +1,613 @@
+"""How much memory a run will take, estimated from its core input before anything is built,
+and the limit it has to fit in.
+
+A run's memory is held in two phases, and its peak is the larger of the two:
+
+* **while simulating** (in the Rust core): the SSDs' flash translation layers, the jobs'
+  random maps and statistics, and the time series as the core keeps it;
+* **after**: the result as Python objects (the time series above all) next to its JSON text.
+  The core's devices are freed before its result is serialised.
+
+Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
+
+``flash map`` (``device/ssd/ftl.rs``, ``engine/memory.rs``)
+    Per NAND SSD: the logical-to-physical map (one entry per logical IU, packed to
+    ``bit_length(slots)`` bits) and the physical-to-logical map (one entry per slot, i.e. per
+    IU-sized place in the raw flash, packed to ``bit_length(logical IUs)`` bits), as
+    ``PackedArray`` words of 8 bytes; 32 bytes of ``Block`` state per multi-plane block and
+    4 bytes of free-list entry per block; the write buffer's index (about 48 bytes per
+    buffered IU). Both maps are filled with their sentinel when the drive is built, so all of
+    it is resident from the start. This is exactly the core's ``map_bytes`` plus the free
+    lists. It scales with ``--scale`` (the number of blocks stays, each gets smaller).
+``device`` (``device/``, ``block/``, ``array/``)
+    Per device, drive or array, its servers, queues, counters and caches: a constant
+    ``DEVICE_BYTES`` (a hard disk or an array keeps no per-sector or per-stripe state; an
+    HDD's cache holds extents, not data). An array with ``verify_data`` holds real bytes:
+    its whole capacity once as the reference image and once more spread over its members.
+``random map`` (``workload/generator.rs``)
+    Per job clone with a random pattern, uniform offsets and no ``norandommap``: a bit per
+    block of its region (the block is the smallest ``blockalign``), kept in chunks of
+    32,768 blocks (4 KiB) allocated when first touched, plus a 16-byte slot per chunk. A
+    job touches about ``chunks * (1 - exp(-ios / chunks))`` of them after ``ios`` I/Os: its
+    count when ``size=`` or ``number_ios=`` bound it, else (time-based) twice its runtime at
+    its share of :func:`rate_estimate`; a trace replay has no map.
+``jobs`` (``host/job.rs``, ``metrics/``)
+    Per job clone: four latency histograms of 1856 buckets of 8 bytes (59 KiB) and the
+    job's state, its spec and statistics as Python objects, and a host request per queued
+    I/O: ``CLONE_BYTES`` + ``iodepth`` x ``REQUEST_BYTES``.
+``time series`` (``host/mod.rs`` ``Sample``, ``sim.rs`` ``DeviceResult``)
+    Samples x device records x what one record holds. A sample holds, per target device,
+    its block-layer counters and internal report, and an array's sample holds a full result
+    of every member too, so a record per device and per member. The core keeps about
+    ``SAMPLE_RUST_BYTES`` per record; the result keeps the record as JSON text and as
+    Python dicts: ``RECORD_BYTES`` by kind (a NAND SSD's grows with its channels and its
+    thermal report). The count is the run's length over the core's sampling interval
+    (``core["interval_ns"]``, which may be finer than ``--interval`` for fio's bandwidth
+    windows), plus one: exact when every job has a runtime, else the length is estimated
+    from the bytes the jobs move and a rough rate of their devices (:func:`rate_estimate`,
+    which can be off ten times either way). An ``--interval`` is refused when the count
+    passes :data:`MAX_SAMPLES`; for a run of estimated length, only when it does at the
+    devices' fastest rates (link and media bandwidth), so that a guess never refuses a run.
+``replay`` (``workload/replay.rs``, ``workload/trace/mod.rs``)
+    Per replaying job, a 256 KiB read buffer; the trace is read as the job goes.
+
+The per-record and per-clone constants were measured with CPython 3.11 on x86-64 Linux
+(``benches/memory.py`` compares the estimate with measured peaks). The estimate excludes the
+Python interpreter and ssdlab's imports (about 40 MB; the command line with its report adds
+more).
+
+The limit is :data:`DEFAULT_SHARE` of ``MemAvailable`` in ``/proc/meminfo`` when the run is
+built (memory the kernel can give without swapping, so other programs' use counts), or what
+``memory_limit=`` / ``--memory-limit`` / the ``SSDLAB_MEMORY_LIMIT`` environment variable
+says: a size (``12GiB``, ``16GB``), a share of MemAvailable (``90%``) or ``none``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .units import UnitError, format_bytes, parse_size
+
+__all__ = ["DEFAULT_SHARE", "ENV_VAR", "MAX_SAMPLES", "Estimate", "MemoryLimitError", "Term", "check",
+           "estimate", "memory_limit", "rate_estimate"]
+
+#: the default limit, as a share of MemAvailable
+DEFAULT_SHARE = 0.75
+#: the environment variable that sets the limit (as ``memory_limit=`` does)
+ENV_VAR = "SSDLAB_MEMORY_LIMIT"
+#: at most this many time-series samples for an asked ``--interval``
+MAX_SAMPLES = 100_000
+#: estimates above this get a warning with the run's result, so that no large run is silent
+WARN_BYTES = 2 << 30
+
+# ---- per-unit costs (see the module's doc) -------------------------------------------------
+BLOCK_BYTES = 32 + 4          # ftl.rs Block (4 x u32, u64, state, slc) + free-list entry
+BUFFERED_IU_BYTES = 48        # ssd/mod.rs BufferedIu in a VecDeque + HashMap<u32, u32> entry
+DEVICE_BYTES = 256 << 10      # servers, queues, counters, caches of one device
+MAP_CHUNK_BLOCKS = 32_768     # generator.rs MAP_CHUNK_WORDS x 64
+MAP_CHUNK_BYTES = 4096 + 16   # one chunk of bits and its allocation header
+MAP_SLOT_BYTES = 16           # Option<Box<[u64]>> per chunk, allocated up front
+CLONE_BYTES = 80 << 10        # 4 x 1856 x 8 B histograms, job state, spec and stats in Python
+REQUEST_BYTES = 128           # a HostReq and its tags per queued I/O
+REPLAY_BYTES = 256 << 10      # trace/mod.rs BufReader::with_capacity(1 << 18)
+SAMPLE_RUST_BYTES = 1250      # host/mod.rs DeviceSample (counters, report, channel Vec)
+SAMPLE_BYTES = 400            # a sample's own fields (time, host totals), JSON and Python
+#: one device record of a sample, as JSON text and Python objects together, by kind
+RECORD_BYTES = {"nand-ssd": 4300, "in-place": 3300, "hdd": 3800, "array": 3700}
+CHANNEL_BYTES = 60            # one more entry of channel_busy_ns
+THERMAL_BYTES = 300           # a thermal report in a record
+
+
+class MemoryLimitError(ValueError):
+    """The run would need more memory than the limit allows (or more samples than allowed)."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One part of the estimate: bytes held while simulating and after."""
+
+    kind: str  # "flash map", "device", "random map", "jobs", "time series", "replay", "verify"
+    what: str
+    sim_bytes: int
+    result_bytes: int = 0
+    remedy: str = ""
+    #: the device it belongs to (/dev name), for terms counted per device
+    device: str = ""
+
+    @property
+    def bytes(self) -> int:
+        return max(self.sim_bytes, self.result_bytes)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    terms: tuple[Term, ...]
+    #: time-series samples the core will take (None without sampling), and whether the count
+    #: is exact (every job has a runtime) or estimated from a rough rate
+    samples: int | None = None
+    samples_exact: bool = True
+    #: the fewest samples the run can take (at the fastest rates; = ``samples`` when exact)
+    min_samples: int | None = None
+    #: the run's length in ns (None when unknown), and the core's sampling interval
+    length_ns: int | None = None
+    interval_ns: int | None = None
+    records_per_sample: int = 0
+
+    @property
+    def sim_bytes(self) -> int:
+        return sum(t.sim_bytes for t in self.terms)
+
+    @property
+    def result_bytes(self) -> int:
+        return sum(t.result_bytes for t in self.terms)
+
+    @property
+    def total(self) -> int:
+        """The peak: the larger of the two phases."""
+        return max(self.sim_bytes, self.result_bytes)
+
+    def by_kind(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for t in self.terms:
+            out[t.kind] = out.get(t.kind, 0) + t.bytes
+        return out
+
+    def largest(self) -> Term:
+        """The kind of term that weighs most in the phase that makes the peak, as one term
+        (the flash maps of an array's drives together, say)."""
+        sim = self.sim_bytes >= self.result_bytes
+        groups: dict[str, list[Term]] = {}
+        for t in self.terms:
+            groups.setdefault(t.kind, []).append(t)
+        kind = max(groups, key=lambda k: sum(t.sim_bytes if sim else t.result_bytes for t in groups[k]))
+        parts = groups[kind]
+        if len(parts) == 1:
+            return parts[0]
+        names = ", ".join(f"/dev/{t.device}" for t in parts if t.device)
+        plural = {"flash map": f"the flash maps of {len(parts)} SSDs", "device": f"{len(parts)} devices",
+                  "verify": f"the data of {len(parts)} arrays"}.get(kind, f"{len(parts)} {kind} terms")
+        return Term(kind, f"{plural} ({names})" if names else plural, sum(t.sim_bytes for t in parts),
+                    sum(t.result_bytes for t in parts), parts[0].remedy)
+
+    def table(self) -> str:
+        """One line per term, for people."""
+        lines = [f"{'term':<12} {'while simulating':>16} {'after':>10}  what"]
+        for t in self.terms:
+            lines.append(f"{t.kind:<12} {_gb(t.sim_bytes):>16} {_gb(t.result_bytes):>10}  {t.what}")
+        lines.append(f"{'total':<12} {_gb(self.sim_bytes):>16} {_gb(self.result_bytes):>10}  "
+                     f"peak {_gb(self.total)}")
+        return "\n".join(lines)
+
+
+def _gb(n: float) -> str:
+    return format_bytes(n) if n else "0"
+
+
+# ---- the estimate ----------------------------------------------------------------------------
+
+def ftl_bytes(device: Mapping[str, Any]) -> int:
+    """Bytes of a NAND SSD's flash translation layer, as ``Ftl::new`` allocates them."""
+    n, f = device["nand"], device["ftl"]
+    iu = f["iu_bytes"]
+    dies = n["channels"] * n["dies_per_channel"]
+    blocks = dies * n["blocks_per_plane"]
+    ius_per_block = n["page_bytes"] // iu * n["planes_per_die"] * n["pages_per_block"]
+    slots = blocks * ius_per_block
+    logical = device["capacity_bytes"] // iu
+    l2p = (-(-logical * slots.bit_length() // 64) + 1) * 8
+    p2l = (-(-slots * max(logical.bit_length(), 1) // 64) + 1) * 8
+    buffer = device.get("write_buffer_bytes", 0) // iu * BUFFERED_IU_BYTES
+    return l2p + p2l + blocks * BLOCK_BYTES + buffer
+
+
+def _members(device: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """An array's member and spare targets (each ``{"name", "device", ...}``)."""
+    return [*device.get("members", []), *device.get("spares", [])]
+
+
+def _record_bytes(device: Mapping[str, Any]) -> int:
+    kind = device["kind"]
+    base = RECORD_BYTES.get(kind, RECORD_BYTES["nand-ssd"])
+    channels = (device.get("nand") or device.get("media") or {}).get("channels", 0)
+    extra = max(channels - 8, 0) * CHANNEL_BYTES if kind == "nand-ssd" else channels * CHANNEL_BYTES
+    if device.get("thermal"):
+        extra += THERMAL_BYTES
+    return base + extra
+
+
+def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str]) -> list[Term]:
+    label = labels.get(name, device.get("name", device["kind"]))
+    terms = [Term("device", f"/dev/{name} ({label})", DEVICE_BYTES, 0, device=name)]
+    if device["kind"] == "nand-ssd":
+        b = ftl_bytes(device)
+        terms.append(Term("flash map", f"the flash map of /dev/{name} ({label}, "
+                                       f"{format_bytes(device['capacity_bytes'], binary=False)} simulated)", b, 0,
+                          "simulate a fraction of the flash with --scale", device=name))
+    elif device["kind"] == "array":
+        if device.get("verify_data"):
+            cap = _array_capacity(device)
+            terms.append(Term("verify", f"the data /dev/{name} verifies (verify_data)", 2 * cap, 0,
+                              "turn verify_data off", device=name))
+        for m in _members(device):
+            terms += _device_terms(m["name"], m["device"], labels)
+    return terms
+
+
+def _array_capacity(device: Mapping[str, Any]) -> int:
+    members = device.get("members", [])
+    if not members:
+        return 0
+    smallest = min(m["device"]["capacity_bytes"] for m in members)
+    n = len(members)
+    data = {"raid0": n, "raid1": 1, "raid10": n // 2, "raid5": n - 1, "raid6": n - 2}.get(device.get("level"), n)
+    return smallest * data
+
+
+def _records(device: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The device records one sample holds for a target: itself, and an array's members."""
+    if device["kind"] != "array":
+        return [device]
+    return [device, *(d for m in _members(device) for d in _records(m["device"]))]
+
+
+def _mean_size(dist: Mapping[str, Any]) -> float:
+    if dist.get("range_min") is not None and dist.get("range_max") is not None:
+        return (dist["range_min"] + dist["range_max"]) / 2
+    split = [(s, w) for s, w in dist.get("split", []) if w > 0]
+    total = sum(w for _, w in split)
+    return sum(s * w for s, w in split) / total if total else 4096.0
+
+
+def _job_sizes(job: Mapping[str, Any]) -> float:
+    """Mean bytes per I/O of a job (reads and writes as its mix has them)."""
+    rw = job["rw"]
+    read, write = _mean_size(job["block_sizes"][0]), _mean_size(job["block_sizes"][1])
+    if rw in ("read", "randread"):
+        return read
+    if rw in ("rw", "randrw"):
+        f = job.get("rwmix_read", 50.0) / 100
+        return f * read + (1 - f) * write
+    return write
+
+
+def _job_ios(job: Mapping[str, Any]) -> float | None:
+    """I/Os a job issues, when its size bounds it (None for a time-based job)."""
+    if job.get("time_based") or job.get("replay") is not None:
+        return None
+    total = job["io_limit"] * max(job.get("loops", 1), 1) / max(_job_sizes(job), 1)
+    if job.get("number_ios"):
+        total = min(total, job["number_ios"])
+    return total
+
+
+def _random_map_bytes(job: Mapping[str, Any], ios: float | None) -> int:
+    """A job clone's random map after ``ios`` uniformly random I/Os (None: all of it)."""
+    if not (job["rw"].startswith("rand") and job.get("random_map", True)
+            and job.get("distribution", {}).get("kind", "random") == "random"):
+        return 0
+    unit = min(job["block_align"]) or 4096
+    blocks = max(job["region_size"] // unit, 1)
+    chunks = -(-blocks // MAP_CHUNK_BLOCKS)
+    touched = chunks if ios is None else chunks * (1 - math.exp(-ios / chunks))
+    return int(chunks * MAP_SLOT_BYTES + math.ceil(touched) * MAP_CHUNK_BYTES)
+
+
+#: a time-based job's I/O count is guessed as this many times its runtime at its share of
+#: :func:`rate_estimate` (a margin: the rate is rough)
+IOS_MARGIN = 2.0
+
+
+def _clone_ios(core: Mapping[str, Any]) -> list[float | None]:
+    """I/Os each job clone issues: from its size, else from its runtime and a rough rate."""
+    jobs = core["jobs"]
+    out: list[float | None] = []
+    rates: dict[int, float] = {}
+    for j in jobs:
+        n = _job_ios(j)
+        if n is None and j.get("runtime_ns") and j.get("replay") is None:
+            t = j["target"]
+            mine = [x for x in jobs if x["target"] == t]
+            if t not in rates:
+                rates[t] = rate_estimate(core["targets"][t]["device"], mine, core.get("host", {}))
+            per_s = rates[t] / len(mine) / max(_job_sizes(j), 1)
+            n = IOS_MARGIN * per_s * (j["runtime_ns"] + j.get("ramp_time_ns", 0)) / 1e9
+        out.append(n)
+    return out
+
+
+_PCIE_LANE = {1: 250e6, 2: 500e6, 3: 985e6, 4: 1969e6, 5: 3938e6, 6: 7877e6}
+
+
+def rate_estimate(device: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], host: Mapping[str, Any],
+                  fastest: bool = False) -> float:
+    """A rough rate (B/s) at which ``jobs`` move data on ``device``: the least of its link,
+    its media's parallel bandwidth and what the jobs' queue depths allow at a per-I/O latency
+    of host overhead, controller and one media operation (a disk: a seek and half a turn; a
+    RAID 5/6 small random write: a read-modify-write). Only used to guess how long a run that
+    no runtime bounds lasts; it can be off ten times either way (caches, GC, md's stripe
+    handling). ``fastest``: link and media bandwidth alone, an upper bound on the rate."""
+    size = sum(_job_sizes(j) for j in jobs) / max(len(jobs), 1)
+    qd = sum(max(j.get("iodepth", 1), 1) for j in jobs)
+    reads = sum(1 for j in jobs if "read" in j["rw"] or j["rw"] in ("rw", "randrw")) >= len(jobs) / 2
+    random = sum(1 for j in jobs if j["rw"].startswith("rand")) >= len(jobs) / 2
+    kind = device["kind"]
+    if kind == "array":
+        members = [m["device"] for m in device.get("members", [])]
+        if not members:
+            return 1e9
+        each = rate_estimate(members[0], jobs, host, fastest)
+        level = device.get("level")
+        parity = {"raid5": 1, "raid6": 2}.get(level, 0)
+        rate = each * max(len(members) - parity - (len(members) // 2 if level == "raid10" else 0), 1)
+        if parity and not reads and random and not fastest:
+            rate /= 2 + 2 * parity  # read old data and parity, write both back
+        return rate
+    limits = []
+    itf = device.get("interface", {})
+    if itf.get("kind") == "sata":
+        limits.append(itf.get("gbit_per_s", 6.0) * 1e8 * itf.get("efficiency", 1.0))
+    elif itf.get("kind") == "pcie":
+        limits.append(_PCIE_LANE.get(itf.get("gen", 3), 985e6) * itf.get("lanes", 4) * itf.get("efficiency", 1.0))
+    ctl = device.get("controller", {})
+    latency = host.get("io_overhead_ns", 10_000) + ctl.get("latency_ns", 10_000) \
+        + ctl.get("read_busy_ns" if reads else "write_busy_ns", 10_000)
+    if kind == "nand-ssd":
+        n = device["nand"]
+        dies = n["channels"] * n["dies_per_channel"]
+        limits.append(n["channels"] * n["channel_bytes_per_s"])
+        if reads:
+            limits.append(dies * n["planes_per_die"] * n["page_bytes"] / (n["read_ns"] / 1e9))
+            latency += n["read_ns"]
+        elif not fastest:  # a write buffer and an SLC cache take bursts faster
+            limits.append(dies * n["planes_per_die"] * n["page_bytes"] * n.get("program_pages", 1) / (n["program_ns"] / 1e9))
+    elif kind == "in-place":
+        m = device["media"]
+        dies = m["channels"] * m["dies_per_channel"]
+        op = m["read_ns"] if reads else m["write_ns"]
+        limits.append(m["channels"] * m["channel_bytes_per_s"])
+        limits.append(dies * m["unit_bytes"] / (op / 1e9))
+        latency += op
+    elif kind == "hdd":
+        mech = device["mechanics"]
+        turn_ns = 60e9 / mech["rpm"]
+        if not fastest:  # the disk's cache answers faster than the platters
+            limits.append(mech["outer_sectors_per_track"] * mech["sector_bytes"] / (turn_ns / 1e9))
+        if random:
+            latency += mech["average_seek_ns"] + turn_ns / 2
+            qd = min(qd, 4)  # NCQ shortens seeks, but one head serves them
+    if not fastest:
+        limits.append(qd * size / (latency / 1e9))
+    return max(min(limits), 1e5)
+
+
+def run_length(core: Mapping[str, Any], fastest: bool = False) -> tuple[int | None, bool]:
+    """The run's length in ns and whether it is exact (every job bounded by its runtime: an
+    upper bound, the end of the last job along its start_after chain), else an estimate
+    (``fastest``: at the fastest rates, a lower bound; a rebuild is guessed at its
+    engine's maximum speed either way)."""
+    jobs = core["jobs"]
+    ends: list[int | None] = [None] * len(jobs)
+
+    def end(i: int, seen: frozenset[int] = frozenset()) -> int | None:
+        if ends[i] is not None:
+            return ends[i]
+        j = jobs[i]
+        if j.get("runtime_ns") is None or i in seen:
+            return None
+        start = 0
+        for d in j.get("start_after", []):
+            e = end(d, seen | {i})
+            if e is None:
+                return None
+            start = max(start, e)
+        ends[i] = start + j.get("start_delay_ns", 0) + j.get("ramp_time_ns", 0) + j["runtime_ns"]
+        return ends[i]
+
+    bounded = [end(i) for i in range(len(jobs))]
+    if core.get("until", "jobs-done") == "jobs-done" and jobs and all(e is not None for e in bounded):
+        return max(bounded), True  # type: ignore[type-var]
+    # Some job ends when its bytes are moved (or the run when a rebuild is done): a guess.
+    guess = max((e for e in bounded if e is not None), default=0)
+    host = core.get("host", {})
+    for t, target in enumerate(core["targets"]):
+        mine = [j for j in jobs if j["target"] == t and j.get("runtime_ns") is None]
+        ios = [_job_ios(j) for j in mine]
+        if mine and all(n is not None for n in ios):
+            moved = sum(n * _job_sizes(j) for n, j in zip(ios, mine))  # type: ignore[operator]
+            guess = max(guess, int(moved / rate_estimate(target["device"], mine, host, fastest) * 1e9))
+        elif mine:
+            return None, False  # a trace's length: unknown here
+        dev = target["device"]
+        if core.get("until") == "rebuild-done" and dev["kind"] == "array" and dev.get("failures"):
+            member = min(m["device"]["capacity_bytes"] for m in dev["members"])
+            member = min(member, dev.get("rebuild_limit_bytes") or member)
+            speed = dev.get("engine", {}).get("sync_speed_max_bytes_per_s") or 200e6
+            guess = max(guess, int(member / speed * 1e9))
+    return guess, False
+
+
+def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> Estimate:
+    """The memory a run of ``core`` (a RunSpec's ``core``) will need. ``labels`` names each
+    device (by its /dev name) for messages, e.g. its profile and scale."""
+    labels = labels or {}
+    terms: list[Term] = []
+    records: list[Mapping[str, Any]] = []
+    for t in core["targets"]:
+        terms += _device_terms(t["name"], t["device"], labels)
+        records += _records(t["device"])
+    jobs = core["jobs"]
+    maps = [_random_map_bytes(j, n) for j, n in zip(jobs, _clone_ios(core))]
+    if any(maps):
+        n = sum(1 for m in maps if m)
+        terms.append(Term("random map", f"the random maps of {n} job clone{'s' * (n != 1)} "
+                                        f"({_gb(max(maps))} each at most)", sum(maps), 0,
+                          "add norandommap to the job (fio keeps a bit per block of the region for "
+                          "each job clone), or use fewer jobs or a smaller size="))
+    clones = len(jobs)
+    requests = sum(max(j.get("iodepth", 1), 1) for j in jobs) * REQUEST_BYTES
+    clone = clones * CLONE_BYTES
+    terms.append(Term("jobs", f"{clones} job clone{'s' * (clones != 1)}", clone + requests, clone,
+                      "use fewer jobs (numjobs=)"))
+    replays = sum(1 for j in jobs if j.get("replay") is not None)
+    if replays:
+        terms.append(Term("replay", f"read buffers of {replays} trace replay{'s' * (replays != 1)}",
+                          replays * REPLAY_BYTES, 0))
+    interval = core.get("interval_ns")
+    length, exact = run_length(core)
+    samples = fewest = None
+    if interval:
+        samples = (length // interval + 1) if length is not None else None
+        fewest = samples
+        if not exact:
+            shortest, _ = run_length(core, fastest=True)
+            fewest = shortest // interval + 1 if shortest is not None else None
+        if samples is not None:
+            per = SAMPLE_BYTES + sum(_record_bytes(d) for d in records)
+            what = (f"{samples:,} time-series samples{'' if exact else ' (estimated)'} x {len(records)} device "
+                    f"record{'s' * (len(records) != 1)}, one every {_time(interval)}")
+            terms.append(Term("time series", what, samples * len(records) * SAMPLE_RUST_BYTES, samples * per,
+                              "use a longer --interval"))
+    return Estimate(tuple(terms), samples=samples, samples_exact=exact, min_samples=fewest, length_ns=length,
+                    interval_ns=interval, records_per_sample=len(records))
+
+
+def _time(ns: float) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:g}{unit}"
+    return f"{ns:g}ns"
+
+
+# ---- the limit -------------------------------------------------------------------------------
+
+def mem_available() -> int | None:
+    """MemAvailable from /proc/meminfo, bytes (None where there is none)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_limit(value: str | int | float | None = None) -> tuple[int | None, str]:
+    """The limit in bytes (None: no limit) and where it comes from, for messages. ``value``
+    (``memory_limit=``, ``--memory-limit``) wins over ``$SSDLAB_MEMORY_LIMIT``, which wins over
+    the default, :data:`DEFAULT_SHARE` of MemAvailable."""
+    origin = "--memory-limit"
+    if value is None:
+        value = os.environ.get(ENV_VAR) or None
+        origin = ENV_VAR
+    if value is None:
+        avail = mem_available()
+        if avail is None:
+            return None, "no limit (the machine's available memory is unknown)"
+        return int(avail * DEFAULT_SHARE), f"{DEFAULT_SHARE:.0%} of the {_gb(avail)} available"
+    if isinstance(value, bool):
+        raise UnitError(f"memory limit {value!r}: expected a size like 16GiB, a share like 90% or none")
+    text = str(value).strip()
+    if text.lower() in ("none", "off", "unlimited"):
+        return None, f"no limit ({origin})"
+    if text.endswith("%"):
+        try:
+            share = float(text[:-1]) / 100
+        except ValueError:
+            share = -1.0
+        if not share > 0:
+            raise UnitError(f"memory limit {text!r}: expected a positive share like 90%")
+        avail = mem_available()
+        if avail is None:
+            return None, "no limit (the machine's available memory is unknown)"
+        return int(avail * share), f"{text} of the {_gb(avail)} available ({origin})"
+    try:
+        n = parse_size(value if isinstance(value, (int, float)) else text)
+    except UnitError:
+        raise UnitError(f"memory limit {text!r}: expected a size like 16GiB, a share like 90% or none") from None
+    if n <= 0:
+        raise UnitError(f"memory limit {text!r}: expected a positive size (or none)")
+    return n, origin
+
+
+def _nice_interval(ns: float) -> int:
+    """The smallest of 1, 2, 5 x a power of ten (ns) at or above ``ns``."""
+    p = 10 ** max(math.floor(math.log10(max(ns, 1))), 0)
+    for m in (1, 2, 5, 10):
+        if m * p >= ns:
+            return int(m * p)
+    return int(10 * p)
+
+
+def _nice_scale(scale: float) -> float:
+    """``scale`` rounded down to a power of two (1/2, 1/4, ...), at least 1/4096."""
+    if scale >= 1:
+        return 1.0
+    return max(2.0 ** math.floor(math.log2(scale)), 1 / 4096)
+
+
+def check(est: Estimate, limit: int | None, origin: str = "", *, asked_interval_ns: int | None = None,
+          scales: Mapping[str, float] | None = None) -> None:
+    """Raise :class:`MemoryLimitError` with a one-line message naming the cause and its remedy
+    if the run takes more than :data:`MAX_SAMPLES` samples at an asked interval, or more
+    memory than ``limit``. ``scales`` (device name -> simulated fraction) sharpens the
+    suggested ``--scale``."""
+    fewest = est.min_samples
+    if asked_interval_ns and fewest is not None and fewest > MAX_SAMPLES and est.interval_ns:
+        # A run whose length is a guess is refused only if it is too long at its fastest.
+        length = (fewest - 1) * est.interval_ns
+        smallest = _nice_interval(length / (MAX_SAMPLES - 1))
+        run = f"a {_time(length)} run" if est.samples_exact else f"a run of at least {_time(length)} (at the devices' fastest)"
+        some = "" if est.samples_exact else "at least "
+        raise MemoryLimitError(
+            f"--interval {_time(asked_interval_ns)}: {run} would take {some}{fewest:,} time-series samples, "
+            f"more than {MAX_SAMPLES:,}; use --interval {_time(smallest)} or longer")
+    if limit is None or est.total <= limit:
+        return
+    big = est.largest()
+    remedy = _remedy(est, big, limit, scales, asked_interval_ns)
+    phase = "while simulating" if est.sim_bytes >= est.result_bytes else "for its result"
+    raise MemoryLimitError(
+        f"this run needs about {_gb(est.total)} of memory {phase}, more than the limit of {_gb(limit)}"
+        f" ({origin}); most of it is {big.what}, {_gb(big.bytes)}: {remedy}"
+        f"{'; or' if remedy else ';'} raise the limit with --memory-limit SIZE (or {ENV_VAR}, or memory_limit=)")
+
+
+def _remedy(est: Estimate, big: Term, limit: int, scales: Mapping[str, float] | None,
+            asked_interval_ns: int | None = None) -> str:
+    """What to change so that ``est`` fits ``limit``, with a number where one can be given."""
+    remedy = big.remedy
+    if big.kind == "flash map":
+        ftl = sum(t.sim_bytes for t in est.terms if t.kind == "flash map")
+        rest = est.sim_bytes - ftl
+        current = min((scales or {}).values(), default=1.0)
+        if limit > rest and ftl:
+            s = _nice_scale(current * (limit - rest) / ftl * 0.9)
+            need = rest + ftl * s / current
+            remedy = f"simulate a fraction of the flash with --scale {s:g} (about {_gb(need)})"
+    elif big.kind == "time series" and not asked_interval_ns:
+        remedy = "make the run shorter (runtime=, size=)"
+    elif big.kind == "time series" and est.samples and est.interval_ns and est.length_ns:
+        other = est.result_bytes - big.result_bytes
+        room = max(limit - other, 1)
+        per_sample = big.result_bytes / est.samples
+        fits = max(int(room / per_sample) - 1, 1)
+        remedy = f"use --interval {_time(_nice_interval(est.length_ns / fits))} or longer"
+    return remedy
+
+
+def warning(est: Estimate, scales: Mapping[str, float] | None = None) -> str | None:
+    """A word for a run that is allowed but large (over :data:`WARN_BYTES`)."""
+    if est.total < WARN_BYTES:
+        return None
+    big = est.largest()
+    remedy = _remedy(est, big, WARN_BYTES, scales)
+    return (f"this run needs about {_gb(est.total)} of memory, most of it {big.what} ({_gb(big.bytes)})"
+            + (f"; to need less, {remedy}" if remedy else ""))

@@ -1,0 +1,203 @@
+"""Memory: runs that would not fit are refused before anything large is allocated, with one
+line naming the cause and the remedy; time series are bounded; the estimate is close to what
+runs take. Limits are given explicitly so that the outcome does not depend on the machine."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ssdlab
+from ssdlab import api, memory
+
+REPO = Path(__file__).resolve().parents[2]
+HUGE = "solidigm-d5-p5336-61.44tb"
+FULL_RANDOM_4096 = "[j]\nrw=randread\nbs=4k\nnumjobs=4096\n"  # size= defaults to the whole drive
+
+
+#: the peak resident set of the process itself: VmHWM (ru_maxrss of a child starts from its
+#: parent's resident set at fork, which under pytest is large)
+PEAK = ("int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1]) * 1024")
+
+
+def _child(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter; it sets ``out`` (a dict); returns it with the
+    child's peak resident bytes as ``peak``."""
+    src = f"import json\nout = {{}}\n{code}\nout['peak'] = {PEAK}\nprint(json.dumps(out))\n"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "python"), os.environ.get("PYTHONPATH"))
+                                                      if p))
+    env.pop(memory.ENV_VAR, None)
+    p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ---- refusals ---------------------------------------------------------------------------------
+
+def test_a_huge_drive_at_full_scale_is_refused_before_any_large_allocation():
+    out = _child(
+        "from ssdlab import api\n"
+        "try:\n"
+        f"    api.run(api.quickstart_job(), profile='{HUGE}', scale=1, memory_limit='16GiB')\n"
+        "except ValueError as e:\n"
+        "    out['error'] = str(e)\n")
+    message = out.get("error", "")
+    assert "\n" not in message and message.startswith("this run needs about")
+    assert f"the flash map of /dev/nvme0n1 ({HUGE}" in message
+    assert "--scale 0." in message and "--memory-limit" in message
+    assert out["peak"] < 400 << 20  # the maps alone are ~32 GiB: nothing of them was allocated
+
+
+def test_cli_refuses_the_d7_p5510_over_a_limit_in_one_line(cli):
+    p = cli("run", "--profile", "intel-d7-p5510-3.84tb", "--memory-limit", "4GiB")
+    assert p.returncode == 2
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("ssdlab: error: this run needs about")
+    assert "flash map of /dev/nvme0n1 (intel-d7-p5510-3.84tb" in lines[0]
+    assert "--scale 0.25" in lines[0] and "limit of 4.0GiB (--memory-limit)" in lines[0]
+    assert p.stdout == ""
+
+
+def test_an_interval_of_1us_on_a_1s_job_is_refused_with_the_smallest_interval():
+    with pytest.raises(memory.MemoryLimitError) as e:
+        api.build(api.quickstart_job(), overrides={"runtime": "1"}, interval="1us", memory_limit="none")
+    assert str(e.value) == ("--interval 1us: a 1s run would take 1,000,001 time-series samples, more than "
+                            "100,000; use --interval 20us or longer")
+    # The smallest interval it names is accepted.
+    api.build(api.quickstart_job(), overrides={"runtime": "1"}, interval="20us", memory_limit="none")
+
+
+def test_a_run_that_its_size_bounds_is_refused_only_if_too_long_at_its_fastest():
+    # 2 GB through a 6 Gb/s link takes at least ~3.6 s: at least 3.6 million samples at 1us.
+    with pytest.raises(memory.MemoryLimitError, match=r"--interval 1us: a run of at least 3\.\d+s \(at the "
+                                                      r"devices' fastest\) would take at least 3,\d{3},\d{3} "
+                                                      r"time-series samples, more than 100,000; use --interval 50us"):
+        api.build("[j]\nrw=write\nbs=128k\nsize=2g\n", profile="samsung-850-pro", scale=0.01, interval="1us",
+                  memory_limit="none")
+    # 8 MiB of random reads on a disk: guessed at seconds (seeks), done at its cache's speed;
+    # the guess (250,000 samples at 100us) does not refuse it.
+    spec = api.build("[j]\nrw=randread\nbs=4k\niodepth=4\nsize=8m\n", profile="seagate-exos-x18-18tb",
+                     interval="100us", memory_limit="none")
+    est = memory.estimate(spec.core)
+    assert est.samples > memory.MAX_SAMPLES > est.min_samples
+
+
+def test_cli_interval_refusal_is_one_line(cli):
+    p = cli("run", "--set", "runtime=1", "--interval", "1us")
+    assert p.returncode == 2
+    assert p.stderr.startswith("ssdlab: error: --interval 1us:") and p.stderr.count("\n") == 1
+
+
+def test_many_samples_within_the_memory_limit_name_the_interval():
+    # 20,001 samples of a 4-drive RAID 5 (5 records each) under a 64 MiB limit.
+    with pytest.raises(memory.MemoryLimitError) as e:
+        api.build("[j]\nrw=randread\nruntime=20\ntime_based\n", interval="1ms", memory_limit="64MiB",
+                  system=ssdlab.raid("samsung-850-pro", 5, 4, scale=0.01))
+    assert "time-series samples x 5 device records" in str(e.value)
+    assert "use --interval" in str(e.value)
+
+
+def test_4096_clones_of_full_drive_random_io_are_refused_naming_random_maps():
+    with pytest.raises(memory.MemoryLimitError) as e:
+        api.build(FULL_RANDOM_4096, memory_limit="16GiB")
+    message = str(e.value)
+    assert "the random maps of 4096 job clones" in message and "norandommap" in message
+    # Without the maps it fits.
+    api.build(FULL_RANDOM_4096 + "norandommap\n", memory_limit="16GiB")
+
+
+def test_raising_the_limit_lets_a_small_run_through(monkeypatch):
+    job = "[j]\nrw=randread\nsize=1m\n"
+    with pytest.raises(memory.MemoryLimitError, match=r"limit of 1\.0MiB \(--memory-limit\)"):
+        api.run(job, profile="samsung-830-64gb", scale=0.01, memory_limit="1MiB")
+    monkeypatch.setenv(memory.ENV_VAR, "1MiB")
+    with pytest.raises(memory.MemoryLimitError, match=memory.ENV_VAR):
+        api.run(job, profile="samsung-830-64gb", scale=0.01)
+    r = api.run(job, profile="samsung-830-64gb", scale=0.01, memory_limit="1GiB")
+    assert r.units[0].dirs["read"].bytes == 1 << 20
+    monkeypatch.setenv(memory.ENV_VAR, "none")
+    api.run(job, profile="samsung-830-64gb", scale=0.01)
+
+
+def test_a_large_run_that_fits_says_so_in_a_warning():
+    spec = api.build(api.quickstart_job(), profile="samsung-pm1725b-1.6tb", memory_limit="none")
+    (w,) = [w for w in spec.warnings if "of memory" in w]
+    assert "the flash map of /dev/nvme0n1 (samsung-pm1725b-1.6tb" in w and "--scale 0." in w
+    small = api.build(api.quickstart_job(), profile="samsung-850-pro", memory_limit="none")
+    assert not [w for w in small.warnings if "of memory" in w]
+
+
+# ---- the limit --------------------------------------------------------------------------------
+
+def test_limit_forms(monkeypatch):
+    monkeypatch.delenv(memory.ENV_VAR, raising=False)
+    monkeypatch.setattr(memory, "mem_available", lambda: 8 << 30)
+    assert memory.memory_limit() == (6 << 30, "75% of the 8.0GiB available")
+    assert memory.memory_limit("50%")[0] == 4 << 30
+    assert memory.memory_limit("16GiB") == (16 << 30, "--memory-limit")
+    assert memory.memory_limit(1000)[0] == 1000
+    assert memory.memory_limit("none")[0] is None
+    monkeypatch.setenv(memory.ENV_VAR, "2GiB")
+    assert memory.memory_limit() == (2 << 30, memory.ENV_VAR)
+    assert memory.memory_limit("3GiB")[0] == 3 << 30  # the option wins over the variable
+    for bad in ("abc", "0", "-5%", "x%"):
+        with pytest.raises(ValueError, match="memory limit"):
+            memory.memory_limit(bad)
+
+
+def test_mem_available_reads_proc_meminfo():
+    n = memory.mem_available()
+    assert n is not None and n > 64 << 20
+
+
+# ---- the estimate -----------------------------------------------------------------------------
+
+def test_flash_map_term_is_the_cores_map_bytes():
+    r = api.run("[j]\nrw=read\nsize=1m\n", profile="samsung-850-pro", scale=0.01, memory_limit="none")
+    dev = r.spec.core["targets"][0]["device"]
+    n = dev["nand"]
+    blocks = n["channels"] * n["dies_per_channel"] * n["blocks_per_plane"]
+    extra = blocks * 4 + dev["write_buffer_bytes"] // dev["ftl"]["iu_bytes"] * memory.BUFFERED_IU_BYTES
+    assert memory.ftl_bytes(dev) - extra == r.device["internal"]["nand"]["map_bytes"]
+
+
+def test_run_length_and_samples_follow_the_jobs():
+    spec = api.build("[a]\nrw=read\nruntime=2\ntime_based\n[b]\nstonewall\nrw=read\nruntime=3\ntime_based\n",
+                     profile="samsung-850-pro", scale=0.01, interval="100ms", memory_limit="none")
+    est = memory.estimate(spec.core)
+    assert est.samples_exact and est.length_ns == 5_000_000_000 and est.samples == 51
+    sized = api.build("[j]\nrw=write\nbs=128k\nsize=1g\n", profile="samsung-850-pro", scale=0.01,
+                      interval="100ms", memory_limit="none")
+    est = memory.estimate(sized.core)
+    assert not est.samples_exact and 0.5e9 < est.length_ns < 20e9  # 1 GB at ~0.5 GB/s
+
+
+@pytest.mark.parametrize("args", [
+    # FTL, random maps and jobs
+    "api.quickstart_job(), profile='samsung-850-pro', scale=0.1, overrides={'runtime': '1'}",
+    # the time series: 8,001 samples
+    "'[j]\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=2\\ntime_based\\n', profile='samsung-850-pro', "
+    "scale=0.01, interval='250us'",
+])
+def test_the_estimate_is_within_30_percent_of_the_measured_peak(args):
+    # The baseline is the process's resident set just before the run (interpreter, imports,
+    # the built spec), read in the same process: it varies by several MB between processes.
+    out = _child("import os\nfrom ssdlab import api, memory\n"
+                 f"spec = api.build({args}, memory_limit='none')\n"
+                 "out['estimate'] = memory.estimate(spec.core).total\n"
+                 "out['base'] = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE')\n"
+                 "api.execute(spec)\n")
+    measured = out["peak"] - out["base"]
+    assert measured > 20 << 20, out  # large enough to compare
+    assert abs(out["estimate"] - measured) <= 0.3 * measured, (out, measured)
+
+
+def test_an_array_names_its_drives_flash_maps_together():
+    with pytest.raises(memory.MemoryLimitError) as e:
+        api.build(api.quickstart_job(), system=ssdlab.raid("samsung-970-evo-plus-1tb", 5, 4), memory_limit="4GiB")
+    assert ("the flash maps of 4 SSDs (/dev/nvme0n1, /dev/nvme1n1, /dev/nvme2n1, /dev/nvme3n1), 6.8GiB: "
+            "simulate a fraction of the flash with --scale 0.25") in str(e.value)
