@@ -61,22 +61,30 @@ pub fn precondition_watched(
         p
     };
     watch.tell(progress(0))?;
+    // In runs of CHECK_WRITES writes, the watch checked between them: the writes themselves
+    // are the loops they always were.
     let mut writer = Writer { die: 0, pending: Vec::new() };
-    for lpn in 0..logical {
-        writer.write(ftl, lpn);
-        if (lpn as u64 + 1) % CHECK_WRITES == 0 {
-            watch.check(|| progress(lpn as u64 + 1))?;
+    let mut done = 0u64;
+    while done < logical as u64 {
+        let end = (done + CHECK_WRITES).min(logical as u64);
+        for lpn in done as u32..end as u32 {
+            writer.write(ftl, lpn);
         }
+        done = end;
+        watch.check(|| progress(done))?;
     }
     writer.flush(ftl);
     if let Precondition::Random { .. } = p {
         let mut rng = stream(seed, "precondition", 0);
         let writes = (passes * logical as f64) as u64;
-        for i in 0..writes {
-            writer.write(ftl, rng.gen_range(0..logical));
-            if (i + 1) % CHECK_WRITES == 0 {
-                watch.check(|| progress(logical as u64 + i + 1))?;
+        let mut done = 0u64;
+        while done < writes {
+            let n = (writes - done).min(CHECK_WRITES);
+            for _ in 0..n {
+                writer.write(ftl, rng.gen_range(0..logical));
             }
+            done += n;
+            watch.check(|| progress(logical as u64 + done))?;
         }
         writer.flush(ftl);
     }
