@@ -24,7 +24,7 @@ def _version() -> str:
 
 __version__ = _version()
 
-from .api import DEFAULT_PROFILE, RunSpec, SimulationError, build, execute, run
+from .api import DEFAULT_PROFILE, Progress, RunSpec, SimulationError, build, execute, observe, run
 from .config import ProfileError, host_names, load_host, load_profile, profile_names
 from .results import RunResult
 from .system import SystemFileError, load_system, raid
@@ -33,6 +33,7 @@ __all__ = [
     "__version__",
     "DEFAULT_PROFILE",
     "ProfileError",
+    "Progress",
     "RunResult",
     "RunSpec",
     "SimulationError",
@@ -43,6 +44,7 @@ __all__ = [
     "load_host",
     "load_profile",
     "load_system",
+    "observe",
     "profile_names",
     "raid",
     "run",

@@ -11,12 +11,15 @@ workers as JSON.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import itertools
 import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,8 +40,8 @@ from .units import parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
 
-__all__ = ["DEFAULT_PROFILE", "RunSpec", "SimulationError", "build", "execute", "parse_precondition",
-           "quickstart_job", "run"]
+__all__ = ["DEFAULT_PROFILE", "Progress", "RunSpec", "SimulationError", "build", "execute", "observe",
+           "parse_precondition", "quickstart_job", "run"]
 
 
 class SimulationError(ValueError):
@@ -320,14 +323,84 @@ def _scale_warnings(drives: list[Drive]) -> list[str]:
     return out
 
 
-def execute(spec: RunSpec) -> RunResult:
-    """Run the simulation a :class:`RunSpec` describes (the GIL is released meanwhile)."""
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """How far a run is, as the core reports it: at the start of each phase, then about every
+    100 ms of wall clock. ``phase`` is ``"precondition"`` (a drive brought to its used state:
+    ``device``, the ``fill`` fraction done, ``passes_done`` of ``passes`` random overwrites),
+    ``"run"`` (the jobs) or ``"drain"`` (the devices finishing their own work). Times are
+    simulated ns; ``end_ns`` (every job has a runtime) and ``planned_bytes`` (every job has a
+    size) are None when unknown; ``fraction`` is the share of the phase done, where known.
+    ``run`` numbers the runs of this process, so one callback can follow several."""
+
+    run: int
+    phase: str
+    start_ns: int
+    now_ns: int
+    end_ns: int | None
+    planned_bytes: int | None
+    requests: int
+    bytes: int
+    events: int
+    fraction: float | None
+    rebuild_bytes: int | None
+    rebuild_target_bytes: int | None
+    device: str | None
+    fill: float | None
+    passes_done: float | None
+    passes: float | None
+
+    @property
+    def simulated_ns(self) -> int:
+        """Simulated time since the run began."""
+        return self.now_ns - self.start_ns
+
+
+ProgressCallback = Callable[[Progress], object]
+
+_observer: ContextVar[ProgressCallback | None] = ContextVar("ssdlab_progress", default=None)
+_run_numbers = itertools.count(1)
+
+
+@contextlib.contextmanager
+def observe(callback: ProgressCallback) -> Iterator[ProgressCallback]:
+    """Within the block, every simulation :func:`execute` runs (and so :func:`run`, the
+    sizing, rebuild and experiment code built on it) reports its :class:`Progress` to
+    ``callback``, unless given its own. An exception the callback raises ends the run and
+    propagates. ``ssdlab.progress.terminal_progress()`` shows it with rich."""
+    token = _observer.set(callback)
+    try:
+        yield callback
+    finally:
+        _observer.reset(token)
+
+
+def execute(spec: RunSpec, *, progress: ProgressCallback | None = None) -> RunResult:
+    """Run the simulation a :class:`RunSpec` describes (the GIL is released meanwhile).
+    ``progress`` (default: the one set by :func:`observe`, if any) is called with the run's
+    :class:`Progress`. Ctrl-C stops the run within about 100 ms (KeyboardInterrupt). The
+    result is the same with or without an observer."""
     from . import _core
+
+    callback = progress if progress is not None else _observer.get()
+    tell = None
+    failed: list[BaseException] = []  # what the callback raised, told apart from core errors
+    if callback is not None:
+        number = next(_run_numbers)
+
+        def tell(d: dict) -> None:
+            try:
+                callback(Progress(run=number, **d))
+            except BaseException as e:
+                failed.append(e)
+                raise
 
     text = json.dumps(spec.core)
     try:
-        raw = _core.run_json(text)
+        raw = _core.run_json(text, tell)
     except ValueError as e:
+        if failed and e is failed[-1]:
+            raise
         raise SimulationError(_place_core_error(str(e), spec, text)) from None
     core = json.loads(raw)
     _keep_asked_samples(core, spec)
@@ -417,6 +490,7 @@ def run(
     scheduler: str | None = None,
     host_set: Mapping[str, str] | None = None,
     memory_limit: str | int | None = None,
+    progress: ProgressCallback | None = None,
 ) -> RunResult:
     """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``system`` (a
     system TOML file) or, without one, on ``profile`` alone.
@@ -432,9 +506,10 @@ def run(
     these. ``scheduler`` (e.g. ``"cfq"``) and ``host_set`` (e.g. ``{"iosched.slice_idle": "0"}``)
     set every drive's I/O scheduler and its tunables, as sysfs names them. ``memory_limit``
     (e.g. ``"16GiB"``, ``"90%"``, ``"none"``) replaces the default limit on the memory the
-    run may need (see :func:`build`).
+    run may need (see :func:`build`). ``progress`` is called with the run's :class:`Progress`
+    (see :func:`execute`).
     """
     return execute(build(job, profile=profile, system=system, host=host, seed=seed, overrides=overrides,
                          env=env, interval=interval, precondition=precondition, scale=scale,
                          profile_set=profile_set, scheduler=scheduler, host_set=host_set,
-                         memory_limit=memory_limit))
+                         memory_limit=memory_limit), progress=progress)

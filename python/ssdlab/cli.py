@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from enum import Enum
@@ -66,6 +67,29 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def _interruptible(command):
+    """A command that may simulate for long: Ctrl-C ends it with one line on stderr and
+    exit status 130 (the shell's for SIGINT), no traceback, no partial output file."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            _err.print("ssdlab: interrupted", markup=False)
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+def _simulating():
+    """Around a simulation: its progress on the terminal (only when stdout and stderr are
+    terminals; see ``ssdlab.progress``)."""
+    from .progress import terminal_progress
+
+    return terminal_progress()
+
+
 def _check_seed(seed: int) -> None:
     if not 0 <= seed <= SEED_MAX:
         _fail(f"--seed {seed}: expected a whole number from 0 to {SEED_MAX}")
@@ -82,6 +106,7 @@ def _overrides(pairs: list[str], flag: str = "--set", form: str = "OPTION=VALUE"
 
 
 @app.command()
+@_interruptible
 def run(
     job: Annotated[Optional[list[str]], typer.Argument(help="fio job files, run one after the other as fio runs them; - reads one from standard input (default: the built-in quickstart job)")] = None,
     profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
@@ -127,7 +152,8 @@ def run(
                          profile_set=sets, scheduler=scheduler,
                          host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
                          memory_limit=memory_limit)
-        result = api.execute(spec)
+        with _simulating():
+            result = api.execute(spec)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return
@@ -172,11 +198,32 @@ def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None
             _err.print(f"ssdlab: warning: {w}", markup=False)
     if output:
         try:
-            output.write_text(text)
+            _write_whole(output, text)
         except OSError as e:
             _fail(f"--output {output}: {e.strerror or e}")
     else:
         sys.stdout.write(text)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that the file is either as it was or complete: into a
+    temporary file beside it, renamed over it once written. (A directory that takes no new
+    file but holds a writable ``path`` is written directly.)"""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:
+        path.write_text(text)
+        return
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class TraceFormatName(str, Enum):
@@ -188,6 +235,7 @@ class TraceFormatName(str, Enum):
 
 
 @app.command()
+@_interruptible
 def replay(
     trace: Annotated[Path, typer.Argument(help="block trace to replay")],
     format: Annotated[TraceFormatName, typer.Option("--format", help="the trace's format")],
@@ -246,7 +294,8 @@ def replay(
                          precondition=precondition, scheduler=scheduler,
                          host_set=_overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), replay=jobs,
                          memory_limit=memory_limit)
-        result = api.execute(spec)
+        with _simulating():
+            result = api.execute(spec)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return
@@ -356,8 +405,9 @@ def _sz_sustained(profile: str, no_cache: bool, passes: float, block_size: str, 
 
     try:
         announce = (lambda m: _err.print(f"ssdlab: {m}", markup=False)) if sys.stderr.isatty() else None
-        return sustained_summary(profile, use_cache=not no_cache, announce=announce, block_size=block_size,
-                                 iodepth=iodepth, passes=passes, seed=seed, size=sim_size)
+        with _simulating():
+            return sustained_summary(profile, use_cache=not no_cache, announce=announce, block_size=block_size,
+                                     iodepth=iodepth, passes=passes, seed=seed, size=sim_size)
     except (ProfileError, UnitError, api.SimulationError, FioJobError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         raise  # unreachable
@@ -415,6 +465,7 @@ def _jsonable(d: dict) -> dict:
 
 
 @app.command()
+@_interruptible
 def size(
     target: Annotated[str, typer.Option(help="sustained write rate the array must take, e.g. 100Gb/s or 12.5GB/s")],
     duration: Annotated[str, typer.Option(help="how long the array must hold at that rate, e.g. 8h or 7d")],
@@ -517,6 +568,7 @@ def size(
 
 
 @app.command()
+@_interruptible
 def endurance(
     write_rate: Annotated[str, typer.Option(help="write rate of the array (split evenly over --drives), e.g. 12.5GB/s")],
     profile: Annotated[Optional[str], typer.Option(help="device profile (its endurance rating; --waf auto simulates its WAF)")] = None,
@@ -611,6 +663,7 @@ def endurance(
 
 
 @app.command()
+@_interruptible
 def rebuild(
     profile: Annotated[str, typer.Option(help="drive profile of the --raid array")] = api.DEFAULT_PROFILE,
     raid: Annotated[Optional[int], typer.Option(help="RAID level (1, 10, 5, 6) of --drives of --profile")] = None,
@@ -663,9 +716,10 @@ def rebuild(
             sysd = raid_system(profile, raid, drives, chunk=chunk, engine=engine, spares=spares, profile_set=sets,
                                scale=scale, precondition=precondition,
                                engine_set=_overrides(engine_set, "--engine-set", "KEY=VALUE"))
-        r = run_rebuild(sysd, host_job=host_job, array=array, fail=fail,
-                        sample=parse_size(sample) if sample is not None else None, seed=seed,
-                        mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit)
+        with _simulating():
+            r = run_rebuild(sysd, host_job=host_job, array=array, fail=fail,
+                            sample=parse_size(sample) if sample is not None else None, seed=seed,
+                            mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return

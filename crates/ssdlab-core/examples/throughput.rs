@@ -6,7 +6,8 @@
 //! times (default 5); reported are the median, min and max simulated requests per
 //! wall-clock second of the simulation alone, the preconditioning time, the mapping memory
 //! per logical 4 KiB page, and what the simulated drive did (IOPS, WAF) as a sanity check.
-//! `benches/throughput.py` at the repository root runs this and prints a table.
+//! `benches/throughput.py` at the repository root runs this and prints a table. With
+//! `SSDLAB_BENCH_OBSERVE=1` each run has a progress observer, as runs from Python do.
 
 #[path = "../benches/common/mod.rs"]
 mod common;

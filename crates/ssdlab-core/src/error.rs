@@ -27,4 +27,7 @@ pub enum SimError {
     /// The model hit a state it should never reach: a bug, reported instead of crashing.
     #[error("internal model error (a bug; please report it with the job and profile): {0}")]
     Internal(String),
+    /// The run's observer asked it to stop (see [`crate::progress`]); no result.
+    #[error("interrupted")]
+    Interrupted,
 }

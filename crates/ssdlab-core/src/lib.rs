@@ -5,7 +5,8 @@
 //! and completions come back up; metrics are collected on the way. Layout follows that flow:
 //! [`workload`], [`host`], [`block`], [`device`] (or an [`array`] of devices, each with its
 //! own block queue), [`metrics`], all on top of the [`engine`]; [`sim`] puts a system together
-//! and runs it, its targets drives or arrays ([`target`]).
+//! and runs it, its targets drives or arrays ([`target`]), telling an observer how far it is
+//! ([`progress`]).
 
 pub mod array;
 pub mod block;
@@ -14,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod metrics;
+pub mod progress;
 pub mod schema;
 pub mod sim;
 pub mod target;
@@ -26,4 +28,4 @@ pub use error::{ConfigError, SimError};
 pub fn build_id() -> String {
     format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("SSDLAB_CORE_SOURCE_HASH"))
 }
-pub use sim::{run, run_json, SimResult, SimSpec};
+pub use sim::{run, run_json, run_observed, SimResult, SimSpec};

@@ -16,6 +16,7 @@ use crate::error::{ConfigError, SimError};
 use crate::host::{DevCtx, Event, Host, HostConfig, Sample};
 use crate::metrics::diskstats::DiskCounters;
 use crate::metrics::JobStats;
+use crate::progress::{fraction_of, Observer, Phase, Progress, Watch, CHECK_EVENTS};
 use crate::workload::JobSpec;
 
 /// One target device of the system: the name jobs select it by (fio's `filename=/dev/NAME`),
@@ -189,6 +190,18 @@ impl<D> Target<D> {
 
 /// Validate, build and run.
 pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
+    run_watched(spec, &mut Watch::off())
+}
+
+/// [`run`], telling `observer` how far it is (see [`crate::progress`]): the drives'
+/// preconditioning, then the run. The observer may stop it ([`SimError::Interrupted`]); it
+/// does not change the result.
+pub fn run_observed(spec: &SimSpec, observer: &mut dyn Observer) -> Result<SimResult, SimError> {
+    run_watched(spec, &mut Watch::new(observer))
+}
+
+/// [`run`] under `watch` (an observer and how often it is told).
+pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimError> {
     validate(spec)?;
     let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns).map_err(SimError::Input)?;
     let hz = spec.host.hz;
@@ -197,8 +210,7 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let device = TargetDevice::build(&t.device, target_seed(spec.seed, i), t.precondition, hz)
-                .map_err(SimError::Device)?;
+            let device = TargetDevice::build_watched(&t.device, target_seed(spec.seed, i), t.precondition, hz, watch, &t.name)?;
             Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, device })
         })
         .collect::<Result<Vec<_>, SimError>>()?;
@@ -216,7 +228,7 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
                 TargetDevice::Array(_) => unreachable!("checked above"),
             })
         });
-        return simulate_until(spec.seed, host, ssds.collect(), spec.until);
+        return simulate_watched(spec.seed, host, ssds.collect(), spec.until, watch);
     }
     if targets.iter().all(|t| matches!(&t.device, TargetDevice::Array(a) if a.members().all(nand))) {
         let arrays = targets.into_iter().map(|t| {
@@ -225,9 +237,9 @@ pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
                 TargetDevice::Drive(_) => unreachable!("checked above"),
             })
         });
-        return simulate_until(spec.seed, host, arrays.collect(), spec.until);
+        return simulate_watched(spec.seed, host, arrays.collect(), spec.until, watch);
     }
-    simulate_until(spec.seed, host, targets, spec.until)
+    simulate_watched(spec.seed, host, targets, spec.until, watch)
 }
 
 /// The event loop: pop the earliest event, hand it to its owner, until every job is done.
@@ -243,9 +255,20 @@ pub fn simulate<D: BlockDevice>(seed: u64, host: Host, targets: Vec<Target<D>>) 
 /// [`simulate`], ending as `until` says.
 pub fn simulate_until<D: BlockDevice>(
     seed: u64,
+    host: Host,
+    targets: Vec<Target<D>>,
+    until: Until,
+) -> Result<SimResult, SimError> {
+    simulate_watched(seed, host, targets, until, &mut Watch::off())
+}
+
+/// [`simulate_until`] under `watch` (an observer and how often it is told).
+pub fn simulate_watched<D: BlockDevice>(
+    seed: u64,
     mut host: Host,
     targets: Vec<Target<D>>,
     until: Until,
+    watch: &mut Watch,
 ) -> Result<SimResult, SimError> {
     let (mut meta, mut devs): (Vec<_>, Vec<D>) =
         targets.into_iter().map(|t| ((t.name, t.scheduler, t.queue), t.device)).unzip();
@@ -262,6 +285,11 @@ pub fn simulate_until<D: BlockDevice>(
     }
     assert!(none_done.is_empty(), "a device completed a request before any was submitted");
     host.start(&mut sched);
+    let (planned_end, planned_bytes) = host.plan();
+    let plan = RunPlan { start, end_ns: planned_end.map(|e| start.saturating_add(e)), planned_bytes, until };
+    watch.tell(plan.progress(Phase::Run, &host, &devs, &sched))?;
+    // The wall clock is looked at every CHECK_EVENTS events, and only with an observer.
+    let mut next_check = if watch.is_on() { CHECK_EVENTS } else { u64::MAX };
     let mut watch_rebuild = until == Until::RebuildDone;
     loop {
         if watch_rebuild {
@@ -289,10 +317,15 @@ pub fn simulate_until<D: BlockDevice>(
             Event::Host(h) => host.handle(h, &mut devs, &mut sched),
             Event::Device(d, e) => host.device_event(d as u32, e, &mut devs, &mut sched),
         }
+        if sched.dispatched() >= next_check {
+            next_check = sched.dispatched() + CHECK_EVENTS;
+            watch.check(|| plan.progress(Phase::Run, &host, &devs, &sched))?;
+        }
     }
     if let Some(e) = host.job_error() {
         return Err(SimError::Input(e));
     }
+    watch.tell(plan.progress(Phase::Run, &host, &devs, &sched))?;
     let end = sched.now();
     let mut devices = Vec::with_capacity(devs.len());
     for (i, (d, (name, _, _))) in devs.iter().zip(meta.iter_mut()).enumerate() {
@@ -309,6 +342,7 @@ pub fn simulate_until<D: BlockDevice>(
     for d in devs.iter_mut() {
         d.end_run(end);
     }
+    watch.tell(plan.progress(Phase::Drain, &host, &devs, &sched))?;
     while devs.iter().any(|d| d.has_internal_work()) {
         match sched.pop() {
             Some((_, Event::Device(d, e))) => host.device_event(d as u32, e, &mut devs, &mut sched),
@@ -319,10 +353,51 @@ pub fn simulate_until<D: BlockDevice>(
                 ))
             }
         }
+        if sched.dispatched() >= next_check {
+            next_check = sched.dispatched() + CHECK_EVENTS;
+            watch.check(|| plan.progress(Phase::Drain, &host, &devs, &sched))?;
+        }
     }
     let drained = sched.now();
     let (jobs, samples) = host.into_results();
     Ok(SimResult { seed, start_ns: start, end_ns: end, drained_ns: drained, events: sched.dispatched(), jobs, devices, samples })
+}
+
+/// What a run's progress is measured against.
+struct RunPlan {
+    start: Time,
+    end_ns: Option<Time>,
+    planned_bytes: Option<u64>,
+    until: Until,
+}
+
+impl RunPlan {
+    fn progress<D: BlockDevice, E>(&self, phase: Phase, host: &Host, devs: &[D], sched: &Scheduler<E>) -> Progress {
+        let now = sched.now();
+        let (requests, bytes) = host.completed_totals();
+        let rebuild = devs
+            .iter()
+            .filter_map(|d| d.rebuild_progress())
+            .reduce(|(a, b), (c, d)| (a + c, b + d));
+        let fraction = match (phase, self.until) {
+            (Phase::Run, Until::RebuildDone) => rebuild.and_then(|(done, of)| fraction_of(&[Some((done as f64, of as f64))])),
+            (Phase::Run, Until::JobsDone) => fraction_of(&[
+                self.end_ns.map(|e| ((now - self.start) as f64, e.saturating_sub(self.start) as f64)),
+                self.planned_bytes.map(|b| (bytes as f64, b as f64)),
+            ]),
+            _ => None,
+        };
+        Progress {
+            end_ns: self.end_ns,
+            planned_bytes: self.planned_bytes,
+            requests,
+            bytes,
+            events: sched.dispatched(),
+            rebuild_bytes: rebuild,
+            fraction,
+            ..Progress::at(phase, self.start, now)
+        }
+    }
 }
 
 /// Every rebuild that started is done, and one did.
@@ -359,8 +434,18 @@ pub fn device_capacity_json(device_json: &str) -> Result<u64, ConfigError> {
 
 /// Run from JSON text to JSON text (what the Python binding calls).
 pub fn run_json(spec_json: &str) -> Result<String, SimError> {
+    json_watched(spec_json, &mut Watch::off())
+}
+
+/// [`run_json`], telling `observer` how far it is (see [`run_observed`]).
+pub fn run_json_observed(spec_json: &str, observer: &mut dyn Observer) -> Result<String, SimError> {
+    json_watched(spec_json, &mut Watch::new(observer))
+}
+
+fn json_watched(spec_json: &str, watch: &mut Watch) -> Result<String, SimError> {
     let spec: SimSpec = serde_json::from_str(spec_json).map_err(|e| SimError::Input(e.to_string()))?;
-    let result = catch_model_panic(|| run(&spec))?;
+    // An observer that panics is as much a bug as a model that does: both become errors.
+    let result = catch_model_panic(std::panic::AssertUnwindSafe(|| run_watched(&spec, watch)))?;
     serde_json::to_string(&result).map_err(|e| SimError::Input(e.to_string()))
 }
 

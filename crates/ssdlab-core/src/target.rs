@@ -7,7 +7,8 @@ use crate::device::ssd::Precondition;
 use crate::device::{BlockDevice, DeviceConfig, DeviceCtx, DeviceReport, DeviceRequest, Drive, DriveEvent, Wrap};
 use crate::engine::rng::derive_seed;
 use crate::engine::Time;
-use crate::error::ConfigError;
+use crate::error::{ConfigError, SimError};
+use crate::progress::Watch;
 use crate::sim::DeviceResult;
 
 pub enum TargetDevice {
@@ -29,34 +30,65 @@ pub fn build_array<D: BlockDevice>(
     hz: u32,
     build: impl Fn(&DeviceConfig, u64, Precondition) -> Result<D, ConfigError>,
 ) -> Result<Array<D>, ConfigError> {
-    cfg.validate()?;
-    let devices = cfg
-        .members
-        .iter()
-        .chain(&cfg.spares)
-        .enumerate()
-        .map(|(i, m)| {
-            build(&m.device, derive_seed(seed, "member", i as u64), m.precondition)
-                .map_err(|e| ConfigError::new(&format!("members.{}.{}", m.name, e.key), e.message))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Array::new(cfg, devices, hz)
+    build_array_watched(cfg, seed, hz, |_, c, s, p| build(c, s, p).map_err(SimError::Device)).map_err(|e| match e {
+        SimError::Device(e) => e,
+        e => unreachable!("the member builder only fails on configuration: {e}"),
+    })
+}
+
+/// [`build_array`] with a builder that is told each member's name and may fail otherwise
+/// than on configuration (its preconditioning stopped).
+pub fn build_array_watched<D: BlockDevice>(
+    cfg: &ArrayConfig,
+    seed: u64,
+    hz: u32,
+    mut build: impl FnMut(&str, &DeviceConfig, u64, Precondition) -> Result<D, SimError>,
+) -> Result<Array<D>, SimError> {
+    cfg.validate().map_err(SimError::Device)?;
+    let mut devices = Vec::with_capacity(cfg.members.len() + cfg.spares.len());
+    for (i, m) in cfg.members.iter().chain(&cfg.spares).enumerate() {
+        let device = build(&m.name, &m.device, derive_seed(seed, "member", i as u64), m.precondition).map_err(|e| match e {
+            SimError::Device(e) => SimError::Device(ConfigError::new(&format!("members.{}.{}", m.name, e.key), e.message)),
+            e => e,
+        })?;
+        devices.push(device);
+    }
+    Array::new(cfg, devices, hz).map_err(SimError::Device)
 }
 
 impl TargetDevice {
     /// Build a target; `pre` applies to a drive (an array's members carry their own).
     pub fn build(cfg: &DeviceConfig, seed: u64, pre: Precondition, hz: u32) -> Result<TargetDevice, ConfigError> {
+        TargetDevice::build_watched(cfg, seed, pre, hz, &mut Watch::off(), "").map_err(|e| match e {
+            SimError::Device(e) => e,
+            e => unreachable!("only a configuration error can stop an unwatched build: {e}"),
+        })
+    }
+
+    /// [`TargetDevice::build`], telling `watch` how the preconditioning of its drives goes
+    /// (the target is called `name`).
+    pub fn build_watched(
+        cfg: &DeviceConfig,
+        seed: u64,
+        pre: Precondition,
+        hz: u32,
+        watch: &mut Watch,
+        name: &str,
+    ) -> Result<TargetDevice, SimError> {
         match cfg {
             DeviceConfig::Array(a) => {
                 if pre != Precondition::None {
-                    return Err(ConfigError::new(
+                    return Err(SimError::Device(ConfigError::new(
                         "precondition",
                         "an array is preconditioned through its members' own precondition".into(),
-                    ));
+                    )));
                 }
-                Ok(TargetDevice::Array(Box::new(build_array(a, seed, hz, Drive::build)?)))
+                let array = build_array_watched(a, seed, hz, |member, c, s, p| {
+                    Drive::build_watched(c, s, p, watch, &format!("{name}/{member}"))
+                })?;
+                Ok(TargetDevice::Array(Box::new(array)))
             }
-            drive => Ok(TargetDevice::Drive(Drive::build(drive, seed, pre)?)),
+            drive => Ok(TargetDevice::Drive(Drive::build_watched(drive, seed, pre, watch, name)?)),
         }
     }
 }
@@ -121,6 +153,10 @@ impl BlockDevice for TargetDevice {
 
     fn rebuild_done(&self) -> Option<bool> {
         each!(self, d => d.rebuild_done())
+    }
+
+    fn rebuild_progress(&self) -> Option<(u64, u64)> {
+        each!(self, d => d.rebuild_progress())
     }
 
     fn has_internal_work(&self) -> bool {

@@ -1,13 +1,68 @@
 //! Python bindings: a thin JSON-in/JSON-out wrapper around `ssdlab_core::run_json`.
 //! The GIL is released while simulating; core errors become `ValueError` with the message.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use ssdlab_core::progress::{Flow, Progress};
+use ssdlab_core::SimError;
 
 /// Run one simulation. `spec_json` is a serialised SimSpec; returns a serialised SimResult.
+///
+/// The GIL is released while the core runs; about every 100 ms the core stops to take it
+/// back, run Python's signal handlers (Ctrl-C raises KeyboardInterrupt here, and the run
+/// ends) and call `progress` with a dict of the run's progress (see
+/// `ssdlab_core::progress::Progress`). An exception raised by either ends the run and is
+/// raised from this call.
 #[pyfunction]
-fn run_json(py: Python<'_>, spec_json: String) -> PyResult<String> {
-    py.allow_threads(|| ssdlab_core::run_json(&spec_json)).map_err(|e| PyValueError::new_err(e.to_string()))
+#[pyo3(signature = (spec_json, progress=None))]
+fn run_json(py: Python<'_>, spec_json: String, progress: Option<PyObject>) -> PyResult<String> {
+    let mut raised: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut observer = |p: &Progress| {
+            Python::with_gil(|py| {
+                let told = py.check_signals().and_then(|()| match &progress {
+                    Some(callback) => callback.call1(py, (progress_dict(py, p)?,)).map(drop),
+                    None => Ok(()),
+                });
+                match told {
+                    Ok(()) => Flow::Continue,
+                    Err(e) => {
+                        raised = Some(e);
+                        Flow::Stop
+                    }
+                }
+            })
+        };
+        ssdlab_core::sim::run_json_observed(&spec_json, &mut observer)
+    });
+    match result {
+        Ok(text) => Ok(text),
+        Err(SimError::Interrupted) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"))),
+        Err(e) => Err(PyValueError::new_err(e.to_string())),
+    }
+}
+
+/// `p` as a dict of plain values (the names of `Progress`'s fields).
+fn progress_dict<'py>(py: Python<'py>, p: &Progress) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("phase", p.phase.as_str())?;
+    d.set_item("start_ns", p.start_ns)?;
+    d.set_item("now_ns", p.now_ns)?;
+    d.set_item("end_ns", p.end_ns)?;
+    d.set_item("planned_bytes", p.planned_bytes)?;
+    d.set_item("requests", p.requests)?;
+    d.set_item("bytes", p.bytes)?;
+    d.set_item("events", p.events)?;
+    d.set_item("fraction", p.fraction)?;
+    d.set_item("rebuild_bytes", p.rebuild_bytes.map(|r| r.0))?;
+    d.set_item("rebuild_target_bytes", p.rebuild_bytes.map(|r| r.1))?;
+    let pre = p.precondition.as_ref();
+    d.set_item("device", pre.map(|c| c.device.as_str()))?;
+    d.set_item("fill", pre.map(|c| c.fill))?;
+    d.set_item("passes_done", pre.map(|c| c.passes_done))?;
+    d.set_item("passes", pre.map(|c| c.passes))?;
+    Ok(d)
 }
 
 /// Check a device description (JSON): None if the core accepts it, else (key, message) with

@@ -18,7 +18,8 @@ use ssdlab_core::device::{BlockDevice, DeviceConfig};
 use ssdlab_core::target::build_array;
 use ssdlab_core::engine::Scheduler;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::{simulate, SimResult, Target};
+use ssdlab_core::progress::{Flow, Progress, Watch};
+use ssdlab_core::sim::{simulate, simulate_watched, SimResult, Target, Until};
 use ssdlab_core::workload::{JobSpec, RwMode};
 
 pub const GIB: u64 = 1 << 30;
@@ -250,7 +251,15 @@ fn timed<D: BlockDevice>(sc: Scenario, seed: u64, mut target: Target<D>) -> (Sim
     target.queue = QueueLimits::default();
     let host = Host::new(HostConfig::ideal(), sc.jobs(target.device.capacity()), seed, None).expect("host");
     let t = Instant::now();
-    let r = simulate(seed, host, vec![target]).expect("simulation");
+    // SSDLAB_BENCH_OBSERVE=1: run under an observer told every 100 ms, as the Python binding
+    // runs (the cost of the progress checks).
+    let r = if std::env::var_os("SSDLAB_BENCH_OBSERVE").is_some_and(|v| v == "1") {
+        let mut observer = |_: &Progress| Flow::Continue;
+        simulate_watched(seed, host, vec![target], Until::JobsDone, &mut Watch::new(&mut observer))
+    } else {
+        simulate(seed, host, vec![target])
+    }
+    .expect("simulation");
     (r, t.elapsed())
 }
 

@@ -1143,6 +1143,11 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         }
     }
 
+    fn rebuild_progress(&self) -> Option<(u64, u64)> {
+        let r = self.rebuild.as_ref().map(|r| r.report()).or(self.report.rebuild.as_ref())?;
+        Some((r.done_bytes, r.target_bytes))
+    }
+
     fn begin_run(&mut self) -> Time {
         debug_assert!(self.slots.iter().all(|s| s.stage == Stage::Free), "a request outlived its run");
         self.members.iter_mut().map(|m| m.device.begin_run()).max().unwrap_or(0)

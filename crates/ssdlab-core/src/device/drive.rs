@@ -8,10 +8,11 @@ use schemars::JsonSchema;
 use crate::array::ArrayConfig;
 use super::hdd::{Hdd, HddConfig, HddEvent};
 use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
-use super::ssd::{precondition, Precondition, Ssd, SsdConfig, SsdEvent};
+use super::ssd::{precondition_watched, Precondition, Ssd, SsdConfig, SsdEvent};
 use super::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Wrap};
 use crate::engine::Time;
-use crate::error::ConfigError;
+use crate::error::{ConfigError, SimError};
+use crate::progress::Watch;
 
 /// A device's description, tagged by its kind: a drive, or an array of drives.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -79,16 +80,33 @@ impl Drive {
     /// it (written in place, an in-place drive or a hard disk has no used state to reach:
     /// `pre` changes nothing there).
     pub fn build(cfg: &DeviceConfig, seed: u64, pre: Precondition) -> Result<Drive, ConfigError> {
+        Drive::build_watched(cfg, seed, pre, &mut Watch::off(), "").map_err(|e| match e {
+            SimError::Device(e) => e,
+            e => unreachable!("only a configuration error can stop an unwatched build: {e}"),
+        })
+    }
+
+    /// [`Drive::build`], telling `watch` how its preconditioning goes (as drive `name`).
+    pub fn build_watched(
+        cfg: &DeviceConfig,
+        seed: u64,
+        pre: Precondition,
+        watch: &mut Watch,
+        name: &str,
+    ) -> Result<Drive, SimError> {
         Ok(match cfg {
             DeviceConfig::NandSsd(c) => {
-                let mut ssd = Ssd::new(c.clone(), seed)?;
-                precondition(&mut ssd, pre, seed);
+                let mut ssd = Ssd::new(c.clone(), seed).map_err(SimError::Device)?;
+                precondition_watched(&mut ssd, pre, seed, watch, name)?;
                 Drive::NandSsd(ssd)
             }
-            DeviceConfig::InPlace(c) => Drive::InPlace(InPlaceDrive::new(c.clone(), seed)?),
-            DeviceConfig::Hdd(c) => Drive::Hdd(Hdd::new(c.clone(), seed)?),
+            DeviceConfig::InPlace(c) => Drive::InPlace(InPlaceDrive::new(c.clone(), seed).map_err(SimError::Device)?),
+            DeviceConfig::Hdd(c) => Drive::Hdd(Hdd::new(c.clone(), seed).map_err(SimError::Device)?),
             DeviceConfig::Array(_) => {
-                return Err(ConfigError::new("kind", "an array is not a drive (build it as a target)".into()))
+                return Err(SimError::Device(ConfigError::new(
+                    "kind",
+                    "an array is not a drive (build it as a target)".into(),
+                )))
             }
         })
     }

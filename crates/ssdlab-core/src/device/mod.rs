@@ -161,6 +161,11 @@ pub trait BlockDevice {
     fn rebuild_done(&self) -> Option<bool> {
         None
     }
+    /// The rebuild's bytes in sync and its target (the one under way, else the last one);
+    /// None: no rebuild started. For progress reports.
+    fn rebuild_progress(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// The results of the devices this one is made of (an array's members), as of `at`.
     fn member_results(&self, _at: Time) -> Vec<crate::sim::DeviceResult> {
         Vec::new()

@@ -630,6 +630,52 @@ impl Host {
         }
     }
 
+    /// Reads and writes completed across all jobs, and their bytes (for progress reports).
+    pub fn completed_totals(&self) -> (u64, u64) {
+        (self.totals[0].1 + self.totals[1].1, self.totals[0].0 + self.totals[1].0)
+    }
+
+    /// What the jobs plan, for progress reports: when the last ends at the latest, counted
+    /// from the start of the run (if every job has a runtime), and the bytes they transfer
+    /// at most (if every job is limited by size). None where a job has no such bound.
+    pub fn plan(&self) -> (Option<Time>, Option<u64>) {
+        if self.jobs.is_empty() {
+            return (None, None);
+        }
+        // A job's latest end: after its dependencies', its delay, ramp and runtime. Known
+        // once its dependencies' are; a pass per level of dependency (a cycle stays unknown).
+        let mut ends: Vec<Option<Time>> = vec![None; self.jobs.len()];
+        for _ in 0..self.jobs.len() {
+            let mut changed = false;
+            for (j, job) in self.jobs.iter().enumerate() {
+                let (spec, Some(runtime)) = (&job.spec, job.spec.runtime_ns) else { continue };
+                if ends[j].is_some() {
+                    continue;
+                }
+                let deps: Option<Vec<Time>> = spec.start_after.iter().map(|&d| ends[d as usize]).collect();
+                if let Some(deps) = deps {
+                    let begin = deps.into_iter().max().unwrap_or(0);
+                    ends[j] = Some(begin.saturating_add(spec.start_delay_ns + spec.ramp_time_ns).saturating_add(runtime));
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let end = ends.into_iter().collect::<Option<Vec<_>>>().and_then(|e| e.into_iter().max());
+        let bytes = self
+            .jobs
+            .iter()
+            .map(|j| {
+                let limit = j.spec.io_limit.saturating_mul(j.spec.loops.max(1));
+                // A replayed trace runs to its end: its size is not known here.
+                (!j.spec.time_based && j.spec.replay.is_none() && limit < 1 << 62).then_some(limit)
+            })
+            .try_fold(0u64, |sum, limit| limit.map(|l| sum.saturating_add(l)));
+        (end, bytes)
+    }
+
     /// Requests issued but not yet completed, across all jobs (for conservation checks).
     pub fn outstanding(&self) -> u64 {
         self.jobs.iter().map(|j| j.inflight).sum()

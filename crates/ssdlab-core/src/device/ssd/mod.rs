@@ -29,7 +29,7 @@ pub use config::{
 };
 use backlog::{Backlog, Step};
 use ftl::{Ftl, GcWork, Mode};
-pub use precondition::{precondition, Precondition};
+pub use precondition::{precondition, precondition_watched, Precondition};
 
 const NO_TAG: Tag = Tag::MAX;
 

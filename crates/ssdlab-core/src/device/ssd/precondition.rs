@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use super::ftl::Ftl;
 use super::Ssd;
 use crate::engine::rng::stream;
+use crate::error::SimError;
+use crate::progress::{Phase, PreconditionProgress, Progress, Watch, CHECK_WRITES};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Default, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
@@ -26,25 +28,68 @@ pub enum Precondition {
 /// Apply `p` to `ssd`. Counters of host and NAND traffic start again from zero afterwards;
 /// wear (per-block erase counts) is kept, as on a real used drive.
 pub fn precondition(ssd: &mut Ssd, p: Precondition, seed: u64) {
+    precondition_watched(ssd, p, seed, &mut Watch::off(), "")
+        .expect("no observer, so nothing can stop the preconditioning");
+}
+
+/// [`precondition`], telling `watch` how far it is (as drive `device`); its observer may
+/// stop it, and the drive is then left half-written.
+pub fn precondition_watched(
+    ssd: &mut Ssd,
+    p: Precondition,
+    seed: u64,
+    watch: &mut Watch,
+    device: &str,
+) -> Result<(), SimError> {
     if p == Precondition::None {
-        return;
+        return Ok(());
     }
+    let passes = match p {
+        Precondition::Random { passes } => passes.max(0.0),
+        _ => 0.0,
+    };
     let ftl = ssd.ftl_mut();
     let logical = ftl.logical_ius() as u32;
+    // Written so far: the fill, then the overwrites.
+    let progress = |written: u64| {
+        let whole = logical.max(1) as f64;
+        let fill = (written as f64 / whole).min(1.0);
+        let passes_done = ((written as f64 - whole) / whole).clamp(0.0, passes);
+        let mut p = Progress::at(Phase::Precondition, 0, 0);
+        p.precondition = Some(PreconditionProgress { device: device.to_string(), fill, passes_done, passes });
+        p.fraction = Some((fill + passes_done) / (1.0 + passes));
+        p
+    };
+    watch.tell(progress(0))?;
+    // In runs of CHECK_WRITES writes, the watch checked between them: the writes themselves
+    // are the loops they always were.
     let mut writer = Writer { die: 0, pending: Vec::new() };
-    for lpn in 0..logical {
-        writer.write(ftl, lpn);
+    let mut done = 0u64;
+    while done < logical as u64 {
+        let end = (done + CHECK_WRITES).min(logical as u64);
+        for lpn in done as u32..end as u32 {
+            writer.write(ftl, lpn);
+        }
+        done = end;
+        watch.check(|| progress(done))?;
     }
     writer.flush(ftl);
-    if let Precondition::Random { passes } = p {
+    if let Precondition::Random { .. } = p {
         let mut rng = stream(seed, "precondition", 0);
-        let writes = (passes.max(0.0) * logical as f64) as u64;
-        for _ in 0..writes {
-            writer.write(ftl, rng.gen_range(0..logical));
+        let writes = (passes * logical as f64) as u64;
+        let mut done = 0u64;
+        while done < writes {
+            let n = (writes - done).min(CHECK_WRITES);
+            for _ in 0..n {
+                writer.write(ftl, rng.gen_range(0..logical));
+            }
+            done += n;
+            watch.check(|| progress(logical as u64 + done))?;
         }
         writer.flush(ftl);
     }
     ftl.counters = Default::default();
+    Ok(())
 }
 
 /// Places host IUs as the timed write path does, without time: round-robin over the dies

@@ -1,0 +1,138 @@
+"""Progress of long simulations on a terminal.
+
+:func:`terminal_progress` shows, for every run inside its block (through :func:`ssdlab.api.observe`,
+so :func:`ssdlab.run`, the sizing and rebuild code and the experiments alike), what the core
+reports: the preconditioning's fill and passes, then the run's simulated time, requests and
+bytes, its rate and the time left where it can be told. It draws on stderr, and only when
+stdout and stderr are both terminals: output redirected to a file or a pipe stays as it was.
+
+    >>> from ssdlab.progress import terminal_progress
+    >>> with terminal_progress():
+    ...     result = ssdlab.run("job.fio", precondition="random:2")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as RichProgress
+
+from . import api
+from .units import format_bytes
+
+__all__ = ["TerminalProgress", "describe", "terminal_progress", "wanted"]
+
+
+def wanted() -> bool:
+    """Whether to show progress: stdout and stderr are both terminals."""
+    try:
+        return sys.stdout.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed streams
+        return False
+
+
+def _seconds(ns: float) -> str:
+    s = ns / 1e9
+    if s < 120:
+        return f"{s:.2f} s" if s < 10 else f"{s:.1f} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.2f} h"
+
+
+def _count(n: int) -> str:
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:.1f}{unit}"
+    return str(n)
+
+
+def describe(p: api.Progress, wall_s: float | None = None) -> str:
+    """One line on ``p``: the preconditioning's fill and passes, or the run's simulated time,
+    requests, bytes and rates (``wall_s``: wall-clock seconds the phase has taken)."""
+    if p.phase == "precondition":
+        if p.fill is not None and p.fill < 1:
+            return f"fill {100 * p.fill:.0f} %"
+        if p.passes:
+            return f"fill done, random pass {p.passes_done:.2f} of {p.passes:g}"
+        return "fill done"
+    sim = p.simulated_ns
+    if p.end_ns is not None:
+        parts = [f"sim {_seconds(sim).removesuffix(' s')}/{_seconds(p.end_ns - p.start_ns)}"]
+    else:
+        parts = [f"sim {_seconds(sim)}"]
+    if p.phase == "run":
+        if p.rebuild_target_bytes:
+            parts.append(f"rebuilt {format_bytes(p.rebuild_bytes or 0, False)}/"
+                         f"{format_bytes(p.rebuild_target_bytes, False)}")
+        if p.requests or not p.rebuild_target_bytes:  # a rebuild may run with no host I/O
+            parts.append(f"{_count(p.requests)} req")
+            parts.append(format_bytes(p.bytes, False) + (f"/{format_bytes(p.planned_bytes, False)}"
+                                                          if p.planned_bytes is not None else ""))
+            if sim > 0:
+                parts.append(f"{format_bytes(p.bytes / (sim / 1e9), False)}/s")
+        if wall_s:
+            speed = sim / 1e9 / wall_s
+            parts.append(f"{speed:.0f}x real time" if speed >= 10 else f"{speed:.2g}x real time")
+    else:
+        parts.append("devices finishing their own work")
+    return ", ".join(parts)
+
+
+class TerminalProgress:
+    """A progress callback that draws one rich progress line for the phase under way (on
+    ``console``; cleared when done)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._console = console or Console(stderr=True, markup=False, emoji=False, highlight=False)
+        self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(bar_width=12), TaskProgressColumn(),
+                                 TextColumn("{task.fields[detail]}"), TimeRemainingColumn(),
+                                 console=self._console, transient=True)
+        self._started = False
+        self._key: tuple | None = None
+        self._task: TaskID | None = None
+        self._since = 0.0
+
+    def __call__(self, p: api.Progress) -> None:
+        if not self._started:
+            self._bar.start()
+            self._started = True
+        key = (p.run, p.phase, p.device)
+        if key != self._key:
+            if self._task is not None:
+                self._bar.remove_task(self._task)
+            label = {"precondition": f"precondition {p.device}", "run": "run", "drain": "drain"}.get(p.phase, p.phase)
+            if p.run > 1:
+                label = f"#{p.run} {label}"
+            self._task = self._bar.add_task(label, total=1.0 if p.fraction is not None else None, detail="")
+            self._key = key
+            self._since = time.monotonic()
+        wall = time.monotonic() - self._since
+        self._bar.update(self._task, completed=p.fraction or 0.0, detail=describe(p, wall))
+
+    def close(self) -> None:
+        if self._started:
+            self._bar.stop()
+            self._started = False
+
+    def __enter__(self) -> TerminalProgress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def terminal_progress(enabled: bool | None = None) -> Iterator[TerminalProgress | None]:
+    """Within the block, show the progress of every simulation on stderr if ``enabled``
+    (default: :func:`wanted`, stdout and stderr both terminals); otherwise do nothing."""
+    if not (wanted() if enabled is None else enabled):
+        yield None
+        return
+    with TerminalProgress() as display, api.observe(display):
+        yield display
