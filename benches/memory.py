@@ -80,7 +80,11 @@ out = {{"estimate": est.total, "sim": est.sim_bytes, "result": est.result_bytes,
 
 def measure(body: str) -> dict:
     """Run ``body`` in a fresh interpreter; its output and peak resident bytes."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # The ssdlab this script imported, installed or from the source tree.
+    import ssdlab
+
+    here = str(Path(ssdlab.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", CHILD.format(body=body)], env=env, capture_output=True, text=True,
                        check=False)
     if p.returncode != 0:

@@ -27,8 +27,10 @@ def _child(code: str) -> dict:
     """Run ``code`` in a fresh interpreter; it sets ``out`` (a dict); returns it with the
     child's peak resident bytes as ``peak``."""
     src = f"import json\nout = {{}}\n{code}\nout['peak'] = {PEAK}\nprint(json.dumps(out))\n"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "python"), os.environ.get("PYTHONPATH"))
-                                                      if p))
+    # The child imports the ssdlab this process imported (the source tree has no compiled
+    # core on a clean checkout; an installed package lives elsewhere).
+    here = str(Path(ssdlab.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p))
     env.pop(memory.ENV_VAR, None)
     p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
