@@ -500,7 +500,7 @@ class MdEngine(_Section):
 
 class StreamingEngine(_Section):
     """A streaming RAID engine: parity on many cores, no stripe cache, a rebuild of large
-    units with a set share of each member's dispatches."""
+    units with a set share of each member's time (bytes dispatched)."""
 
     name: str
     description: str

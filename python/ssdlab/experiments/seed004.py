@@ -12,6 +12,9 @@ What is set, and why:
   out of the way (100 GB/s) and ``sync_speed_min`` keeps md's default, so idle md is bound by
   its own stripe handling on raid5d. That per-stripe cost is the md engine profile's one
   calibrated number, taken from the idle figure; the other three figures follow from the model.
+* streaming: its ``rebuild_share`` (xiRAID's reconstruction priority, a setting the brief does
+  not give) is the engine profile's one calibrated number, taken from the loaded rebuild time;
+  the host bandwidths under load and both idle figures follow from the model.
 * chunk: md's default 512 KiB; for xiRAID 16 KiB, the drive's indirection unit (the brief
   says xiRAID's chunk can be matched to it; its value is not given).
 * drives simulated at the profile's scale (1/64 of the flash); the rebuild of ``SAMPLE`` bytes

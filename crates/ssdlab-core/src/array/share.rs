@@ -1,7 +1,10 @@
 //! A streaming engine's arbitration at each member: host I/O and rebuild I/O wait in queues
-//! of their own, and when both have requests the rebuild gets its configured share of the
-//! dispatches (as NVMe's weighted round robin between submission queues gives a queue its
-//! weight), however deep the host's queue is. Within each queue, first come, first served.
+//! of their own, and while both have requests the rebuild gets its configured share of the
+//! member's time, however deep the host's queue is. Time is counted in bytes dispatched (the
+//! member's transfer time at its rate), so that the share does not depend on how large the
+//! engine's rebuild units are against the host's requests: a share of *commands*, as NVMe's
+//! weighted round robin gives, would hand a rebuild of 1 MiB units most of the bytes beside
+//! 128 KiB host pieces. Within each queue, first come, first served.
 
 use std::collections::VecDeque;
 
@@ -13,14 +16,22 @@ pub const REBUILD_PROCESS: u32 = u32::MAX;
 
 pub struct RebuildShare {
     share: f64,
-    credit: f64,
-    host: VecDeque<Tag>,
-    rebuild: VecDeque<Tag>,
+    /// Bytes dispatched to each side while both were waiting.
+    host_served: u64,
+    rebuild_served: u64,
+    /// Waiting requests and their lengths.
+    host: VecDeque<(Tag, u64)>,
+    rebuild: VecDeque<(Tag, u64)>,
 }
 
 impl RebuildShare {
     pub fn new(share: f64) -> RebuildShare {
-        RebuildShare { share, credit: 0.0, host: VecDeque::new(), rebuild: VecDeque::new() }
+        RebuildShare { share, host_served: 0, rebuild_served: 0, host: VecDeque::new(), rebuild: VecDeque::new() }
+    }
+
+    /// The rebuild is behind its share of the bytes served under contention.
+    fn rebuild_is_due(&self) -> bool {
+        self.rebuild_served as f64 * (1.0 - self.share) <= self.host_served as f64 * self.share
     }
 }
 
@@ -31,25 +42,26 @@ impl IoScheduler for RebuildShare {
 
     fn insert(&mut self, tag: Tag, rq: &Request, _ctx: &mut SchedCtx) {
         if rq.process == REBUILD_PROCESS {
-            self.rebuild.push_back(tag);
+            self.rebuild.push_back((tag, rq.len));
         } else {
-            self.host.push_back(tag);
+            self.host.push_back((tag, rq.len));
         }
     }
 
     fn dispatch(&mut self, _ctx: &mut SchedCtx) -> Option<Tag> {
         match (self.host.is_empty(), self.rebuild.is_empty()) {
             (true, true) => None,
-            (false, true) => self.host.pop_front(),
-            (true, false) => self.rebuild.pop_front(),
+            (false, true) => self.host.pop_front().map(|(t, _)| t),
+            (true, false) => self.rebuild.pop_front().map(|(t, _)| t),
             (false, false) => {
-                self.credit += self.share;
-                if self.credit >= 1.0 {
-                    self.credit -= 1.0;
-                    self.rebuild.pop_front()
+                let (side, served) = if self.rebuild_is_due() {
+                    (&mut self.rebuild, &mut self.rebuild_served)
                 } else {
-                    self.host.pop_front()
-                }
+                    (&mut self.host, &mut self.host_served)
+                };
+                let (tag, len) = side.pop_front()?;
+                *served += len;
+                Some(tag)
             }
         }
     }
@@ -64,8 +76,8 @@ impl IoScheduler for RebuildShare {
 
     /// Never asked: it takes no merges.
     fn requests_merged(&mut self, _kept: Tag, _kept_rq: &Request, gone: Tag) {
-        self.host.retain(|&t| t != gone);
-        self.rebuild.retain(|&t| t != gone);
+        self.host.retain(|&(t, _)| t != gone);
+        self.rebuild.retain(|&(t, _)| t != gone);
     }
 }
 
@@ -76,20 +88,38 @@ mod tests {
     use crate::device::Op;
 
     #[test]
-    fn the_rebuild_gets_its_share_of_dispatches_behind_a_deep_host_queue() {
-        let mut q = BlockQueue::new(1, 1000, Scheduler::Custom(Box::new(RebuildShare::new(0.25))));
-        for h in 0..100 {
+    fn the_rebuild_gets_its_share_of_bytes_behind_a_deep_host_queue() {
+        // 4 KiB host reads against 64 KiB rebuild writes: a quarter of the bytes, not of the
+        // commands, goes to the rebuild while both wait.
+        let mut q = BlockQueue::new(1, 10000, Scheduler::Custom(Box::new(RebuildShare::new(0.25))));
+        for h in 0..4000 {
             q.submit(h, Op::Read, h as u64 * 4096, 4096, 0, 0);
         }
-        for h in 100..120 {
-            q.submit(h, Op::Write, h as u64 * 4096, 4096, REBUILD_PROCESS, 0);
+        for h in 4000..4100 {
+            q.submit(h, Op::Write, (1 << 30) + (h as u64 - 4000) * 65536, 65536, REBUILD_PROCESS, 0);
         }
-        let mut rebuild = 0;
-        for _ in 0..40 {
+        let (mut host, mut rebuild) = (0u64, 0u64);
+        for _ in 0..2000 {
             let r = q.next_for_device(0).expect("queued");
-            rebuild += (r.op == Op::Write) as u32;
+            if r.op == Op::Write { rebuild += r.len } else { host += r.len }
             q.complete(r.tag, 1);
         }
-        assert_eq!(rebuild, 10, "a quarter of the dispatches while both wait");
+        let share = rebuild as f64 / (host + rebuild) as f64;
+        assert!((share - 0.25).abs() < 0.03, "rebuild share of bytes {share}");
+        assert!(rebuild < 100 * 65536, "the host was served too");
+    }
+
+    #[test]
+    fn alone_either_side_takes_everything() {
+        let mut q = BlockQueue::new(1, 1000, Scheduler::Custom(Box::new(RebuildShare::new(0.1))));
+        for h in 0..10 {
+            q.submit(h, Op::Write, h as u64 * 65536, 65536, REBUILD_PROCESS, 0);
+        }
+        for _ in 0..10 {
+            let r = q.next_for_device(0).expect("queued");
+            assert_eq!(r.op, Op::Write);
+            q.complete(r.tag, 1);
+        }
+        assert!(q.next_for_device(0).is_none());
     }
 }
