@@ -320,9 +320,7 @@ impl IoScheduler for Anticipatory {
         }
         let k = &mut self.entries[kept as usize];
         k.end = kept_rq.offset + kept_rq.len;
-        if self.lists[g.dir as usize].absorb((kept, k.seq), (gone, g.seq), g.offset, self.inserted) {
-            k.seq = self.inserted;
-        }
+        self.lists[g.dir as usize].absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
     }
 }
 

@@ -32,7 +32,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::lists::SortedFifo;
+use super::lists::{QueueingSampler, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::queue::Request;
 use crate::device::{Op, Tag};
@@ -165,9 +165,7 @@ pub struct Bfq {
     queued: usize,
     inserted: u64,
     rq_in_driver: u32,
-    hw_tag: bool,
-    hw_samples: u32,
-    in_driver_peak: u32,
+    hw_tag: QueueingSampler,
     head: u64,
 }
 
@@ -190,10 +188,9 @@ impl Bfq {
             queued: 0,
             inserted: 0,
             rq_in_driver: 0,
-            // Assume queuing hardware until the device shows otherwise (hw_tag = -1).
-            hw_tag: true,
-            hw_samples: 0,
-            in_driver_peak: 0,
+            // Queueing is assumed until the device shows otherwise (hw_tag = -1); a device
+            // queues if it held more than the threshold.
+            hw_tag: QueueingSampler::new(HW_QUEUE_SAMPLES, HW_QUEUE_THRESHOLD + 1),
             head: 0,
         }
     }
@@ -212,19 +209,11 @@ impl Bfq {
         q
     }
 
-    /// bfq_update_hw_tag: whether the device holds several requests at once.
+    /// bfq_update_hw_tag: a sample counts when more than the threshold wait or are in the
+    /// device together.
     fn update_hw_tag(&mut self) {
-        self.in_driver_peak = self.in_driver_peak.max(self.rq_in_driver);
-        if self.rq_in_driver + self.queued as u32 <= HW_QUEUE_THRESHOLD {
-            return;
-        }
-        self.hw_samples += 1;
-        if self.hw_samples < HW_QUEUE_SAMPLES {
-            return;
-        }
-        self.hw_tag = self.in_driver_peak > HW_QUEUE_THRESHOLD;
-        self.hw_samples = 0;
-        self.in_driver_peak = 0;
+        let busy = self.rq_in_driver + self.queued as u32 > HW_QUEUE_THRESHOLD;
+        self.hw_tag.sample(self.rq_in_driver, busy);
     }
 
     /// bfq_better_to_idle: whether idling for queue `q`'s process pays.
@@ -236,11 +225,11 @@ impl Bfq {
             return true;
         }
         let queue = &self.queues[q as usize];
-        let rot_without_queueing = self.rotational && !self.hw_tag;
+        let rot_without_queueing = self.rotational && !self.hw_tag.queues;
         let sequential = !queue.seeky() && queue.short_think(self.t.slice_idle_ns);
         // Equal weights, no groups: the scenario is symmetric, so idling is never needed for
         // service guarantees, only for throughput.
-        rot_without_queueing || ((self.rotational || !self.hw_tag) && sequential)
+        rot_without_queueing || ((self.rotational || !self.hw_tag.queues) && sequential)
     }
 
     /// Queue `q` (with requests, not in service) joins the service tree.
@@ -301,19 +290,11 @@ impl Bfq {
     /// The request queue `q` sends next: its expired oldest (checked once per service),
     /// else the nearest to the head going forward, or behind within `back_seek_max`.
     fn choose(&mut self, q: u32, now: Time) -> Tag {
-        let (head, back_max, penalty) = (self.head, self.t.back_seek_max_kb * 1024, self.t.back_seek_penalty);
+        let seek = (self.head, self.t.back_seek_max_kb * 1024, self.t.back_seek_penalty);
         let entries = &self.entries;
         let queue = &mut self.queues[q as usize];
-        if !queue.fifo_checked {
-            queue.fifo_checked = true;
-            let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
-            if let Some((tag, expire)) = queue.lists.oldest(live) {
-                if now >= expire {
-                    return tag;
-                }
-            }
-        }
-        queue.lists.nearest(head, back_max, penalty).expect("a queued request")
+        let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
+        queue.lists.expired_or_nearest(&mut queue.fifo_checked, now, seek, live).expect("a queued request")
     }
 }
 
@@ -480,9 +461,7 @@ impl IoScheduler for Bfq {
         self.inserted += 1;
         let k = &mut self.entries[kept as usize];
         k.end = kept_rq.offset + kept_rq.len;
-        if self.queues[g.queue as usize].lists.absorb((kept, k.seq), (gone, g.seq), g.offset, self.inserted) {
-            k.seq = self.inserted;
-        }
+        self.queues[g.queue as usize].lists.absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
     }
 }
 
@@ -535,7 +514,7 @@ mod tests {
     fn idles_for_a_sequential_reader_on_a_disk_but_not_on_an_ssd() {
         for (rotational, hw_tag, idles) in [(true, false, true), (true, true, true), (false, true, false)] {
             let mut b = Bfq::new(BfqTunables::default(), rotational);
-            b.hw_tag = hw_tag;
+            b.hw_tag.queues = hw_tag;
             let mut armed = vec![];
             let r = rq(1, 0, 4096);
             b.insert(0, &r, &mut SchedCtx::new(0, &mut armed));

@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::lists::SortedFifo;
+use super::lists::{QueueingSampler, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::queue::Request;
 use crate::device::Tag;
@@ -84,6 +84,8 @@ impl CfqTunables {
 const MIN_TT_NS: Time = 2 * NS_PER_MS;
 /// Device depth at which CFQ decides the device queues (CFQ_HW_QUEUE_MIN).
 const HW_QUEUE_MIN: u32 = 5;
+/// Busy samples per judgement (cfq_update_hw_tag counts to 50).
+const HW_QUEUE_SAMPLES: u32 = 50;
 /// A process whose mean seek exceeds this many sectors is seeky (CIC_SEEKY).
 const SEEKY_SECTORS: u64 = 8 * 1024;
 
@@ -154,9 +156,7 @@ pub struct Cfq {
     queued: usize,
     inserted: u64,
     rq_in_driver: u32,
-    hw_tag: bool,
-    hw_samples: u32,
-    in_driver_peak: u32,
+    hw_tag: QueueingSampler,
     /// The head's position after the last dispatch (bytes), for choosing the next request.
     head: u64,
     report: CfqCounters,
@@ -186,9 +186,7 @@ impl Cfq {
             inserted: 0,
             rq_in_driver: 0,
             // Assume queuing hardware until the device shows otherwise.
-            hw_tag: true,
-            hw_samples: 0,
-            in_driver_peak: 0,
+            hw_tag: QueueingSampler::new(HW_QUEUE_SAMPLES, HW_QUEUE_MIN),
             head: 0,
             report: CfqCounters::default(),
         }
@@ -215,19 +213,11 @@ impl Cfq {
         q
     }
 
-    /// cfq_update_hw_tag: whether the device holds several requests at once.
+    /// cfq_update_hw_tag: a sample counts when more than CFQ_HW_QUEUE_MIN requests wait or
+    /// are in the device.
     fn update_hw_tag(&mut self) {
-        self.in_driver_peak = self.in_driver_peak.max(self.rq_in_driver);
-        if self.queued as u32 <= HW_QUEUE_MIN && self.rq_in_driver <= HW_QUEUE_MIN {
-            return;
-        }
-        self.hw_samples += 1;
-        if self.hw_samples < 50 {
-            return;
-        }
-        self.hw_tag = self.in_driver_peak >= HW_QUEUE_MIN;
-        self.hw_samples = 0;
-        self.in_driver_peak = 0;
+        let busy = self.queued as u32 > HW_QUEUE_MIN || self.rq_in_driver > HW_QUEUE_MIN;
+        self.hw_tag.sample(self.rq_in_driver, busy);
     }
 
     fn slice_used(&self, q: u32, now: Time) -> bool {
@@ -276,21 +266,11 @@ impl Cfq {
     /// The request queue `q` sends next: its expired oldest (checked once a slice), else the
     /// nearest to the head going forward, or behind it within `back_seek_max` at a penalty.
     fn choose(&mut self, q: u32, now: Time) -> Tag {
-        let head = self.head;
-        let back_max = self.t.back_seek_max_kb * 1024;
-        let penalty = self.t.back_seek_penalty;
+        let seek = (self.head, self.t.back_seek_max_kb * 1024, self.t.back_seek_penalty);
         let entries = &self.entries;
         let queue = &mut self.queues[q as usize];
-        if !queue.fifo_checked {
-            queue.fifo_checked = true;
-            let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
-            if let Some((tag, expire)) = queue.lists.oldest(live) {
-                if now >= expire {
-                    return tag;
-                }
-            }
-        }
-        queue.lists.nearest(head, back_max, penalty).expect("a queued request")
+        let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
+        queue.lists.expired_or_nearest(&mut queue.fifo_checked, now, seek, live).expect("a queued request")
     }
 }
 
@@ -310,7 +290,7 @@ impl IoScheduler for Cfq {
         let seq = self.inserted;
         self.entries[i] = Entry { queue: q, offset: rq.offset, end: rq.offset + rq.len, seq, queued: true };
         self.queued += 1;
-        let (slice_idle, hw_tag) = (self.t.slice_idle_ns, self.hw_tag);
+        let (slice_idle, hw_tag) = (self.t.slice_idle_ns, self.hw_tag.queues);
         let queue = &mut self.queues[q as usize];
         // cfq_update_io_thinktime / _seektime / _idle_window.
         if let Some(end) = queue.last_end_request {
@@ -450,9 +430,7 @@ impl IoScheduler for Cfq {
         self.inserted += 1;
         let k = &mut self.entries[kept as usize];
         k.end = kept_rq.offset + kept_rq.len;
-        if self.queues[g.queue as usize].lists.absorb((kept, k.seq), (gone, g.seq), g.offset, self.inserted) {
-            k.seq = self.inserted;
-        }
+        self.queues[g.queue as usize].lists.absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
     }
 }
 
@@ -466,7 +444,7 @@ mod tests {
     #[test]
     fn one_process_at_a_time_with_idling_between_its_requests() {
         let mut c = Cfq::new(CfqTunables::default(), 1000);
-        c.hw_tag = false; // a device without queuing: idling stays on
+        c.hw_tag.queues = false; // a device without queuing: idling stays on
         let mut armed: Vec<ArmedTimer> = vec![];
         // Two processes, each with one request.
         c.insert(0, &rq(1, 0), &mut SchedCtx::new(0, &mut armed));

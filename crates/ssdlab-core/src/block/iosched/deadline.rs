@@ -207,9 +207,7 @@ impl IoScheduler for Deadline {
         self.queued -= 1;
         self.inserted += 1;
         let k = &mut self.entries[kept as usize];
-        if self.lists[g.dir as usize].absorb((kept, k.seq), (gone, g.seq), g.offset, self.inserted) {
-            k.seq = self.inserted;
-        }
+        self.lists[g.dir as usize].absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
     }
 }
 

@@ -35,22 +35,22 @@ impl SortedFifo {
     }
 
     /// Waiting request `gone` (insertion `gone_seq`, at `gone_offset`) merged into waiting
-    /// request `kept` (insertion `kept_seq`) and leaves. If `gone` arrived first, `kept` takes
+    /// request `kept` (insertion `*kept_seq`) and leaves. If `gone` arrived first, `kept` takes
     /// its place in the arrival list and so its expiry (elv_merge_requests keeps the earlier
-    /// one): `gone`'s entry is renamed to `kept` under insertion number `new_seq`, which the
-    /// caller records (`kept`'s own entry is stale from then on). Returns whether it did.
-    pub fn absorb(&mut self, kept: (Tag, u64), gone: (Tag, u64), gone_offset: u64, new_seq: u64) -> bool {
+    /// one): `gone`'s entry is renamed to `kept` under insertion number `new_seq`, written to
+    /// `*kept_seq` (`kept`'s own entry is stale from then on).
+    pub fn absorb(&mut self, kept: Tag, kept_seq: &mut u64, gone: (Tag, u64), gone_offset: u64, new_seq: u64) {
         self.sorted.remove(&(gone_offset, gone.0));
         for e in self.fifo.iter_mut() {
-            if (e.0, e.1) == kept {
-                return false; // kept is the older: it keeps its own expiry
+            if (e.0, e.1) == (kept, *kept_seq) {
+                return; // kept is the older: it keeps its own expiry
             }
             if (e.0, e.1) == gone {
-                *e = (kept.0, new_seq, e.2);
-                return true;
+                *e = (kept, new_seq, e.2);
+                *kept_seq = new_seq;
+                return;
             }
         }
-        false
     }
 
     pub fn is_empty(&self) -> bool {
@@ -88,9 +88,65 @@ impl SortedFifo {
         }
     }
 
+    /// The request a per-process queue sends next (cfq_choose_req, bfq_choose_req): its
+    /// oldest if expired, looked at once per service (`*fifo_checked`), else the nearest to
+    /// `head` as :meth:`nearest` finds it.
+    pub fn expired_or_nearest(
+        &mut self,
+        fifo_checked: &mut bool,
+        now: Time,
+        (head, max_back, penalty): (u64, u64, u64),
+        waiting: impl Fn(Tag, u64) -> bool,
+    ) -> Option<Tag> {
+        if !*fifo_checked {
+            *fifo_checked = true;
+            if let Some((tag, expire)) = self.oldest(waiting) {
+                if now >= expire {
+                    return Some(tag);
+                }
+            }
+        }
+        self.nearest(head, max_back, penalty)
+    }
+
     /// Every waiting request by sector.
     pub fn iter(&self) -> impl Iterator<Item = &(u64, Tag)> {
         self.sorted.iter()
+    }
+}
+
+/// Whether the device queues commands, learned as cfq and bfq learn it (hw_tag): the most
+/// requests it held at once, judged every `needed` samples taken while the queue was busy.
+#[derive(Debug)]
+pub struct QueueingSampler {
+    needed: u32,
+    min_peak: u32,
+    samples: u32,
+    peak: u32,
+    /// The judgement so far; both schedulers assume queueing until shown otherwise.
+    pub queues: bool,
+}
+
+impl QueueingSampler {
+    /// Judged after `needed` busy samples: the device queues if it held `min_peak` or more.
+    pub fn new(needed: u32, min_peak: u32) -> QueueingSampler {
+        QueueingSampler { needed, min_peak, samples: 0, peak: 0, queues: true }
+    }
+
+    /// One sample: `in_driver` requests in the device; `busy` if the sample counts (enough
+    /// requests around to show queueing, by the scheduler's own rule).
+    pub fn sample(&mut self, in_driver: u32, busy: bool) {
+        self.peak = self.peak.max(in_driver);
+        if !busy {
+            return;
+        }
+        self.samples += 1;
+        if self.samples < self.needed {
+            return;
+        }
+        self.queues = self.peak >= self.min_peak;
+        self.samples = 0;
+        self.peak = 0;
     }
 }
 
@@ -118,7 +174,9 @@ mod tests {
         l.insert(1, 4096, 1, 10); // arrives first, higher on the disk
         l.insert(2, 0, 2, 20);
         // 1 merges into 2 (which precedes it on the disk): 2 now expires at 10.
-        assert!(l.absorb((2, 2), (1, 1), 4096, 3));
+        let mut seq = 2;
+        l.absorb(2, &mut seq, (1, 1), 4096, 3);
+        assert_eq!(seq, 3, "2 took 1's place in the arrival list");
         let live = |tag: Tag, seq: u64| (tag, seq) == (2, 3);
         assert_eq!(l.oldest(live), Some((2, 10)));
         assert_eq!(l.iter().count(), 1);
@@ -126,8 +184,45 @@ mod tests {
         let mut l = SortedFifo::default();
         l.insert(1, 0, 1, 10);
         l.insert(2, 4096, 2, 20);
-        assert!(!l.absorb((1, 1), (2, 2), 4096, 3));
+        let mut seq = 1;
+        l.absorb(1, &mut seq, (2, 2), 4096, 3);
+        assert_eq!(seq, 1, "the older request keeps its place");
         assert_eq!(l.oldest(|tag, seq| (tag, seq) == (1, 1)), Some((1, 10)));
+    }
+
+    #[test]
+    fn a_queue_sends_its_expired_oldest_once_per_service_else_the_nearest() {
+        let mut l = SortedFifo::default();
+        l.insert(1, 1 << 30, 1, 10); // far away, expires at 10
+        l.insert(2, 8192, 2, 50);
+        let live = |tag: Tag, seq: u64| (tag, seq) == (1, 1) || (tag, seq) == (2, 2);
+        let mut checked = false;
+        assert_eq!(l.expired_or_nearest(&mut checked, 5, (0, 0, 2), live), Some(2), "not expired yet");
+        assert!(checked);
+        let mut checked = false;
+        assert_eq!(l.expired_or_nearest(&mut checked, 10, (0, 0, 2), live), Some(1), "expired: sent first");
+        assert_eq!(l.expired_or_nearest(&mut checked, 10, (0, 0, 2), live), Some(2), "checked once per service");
+    }
+
+    #[test]
+    fn the_device_queues_if_it_held_enough_at_once_over_the_busy_samples() {
+        let mut s = QueueingSampler::new(4, 5);
+        assert!(s.queues, "assumed until judged");
+        for _ in 0..3 {
+            s.sample(2, true);
+        }
+        s.sample(9, false); // an idle sample still counts for the peak
+        assert!(s.queues, "three busy samples: not judged yet");
+        s.sample(2, true);
+        assert!(s.queues, "peak 9 >= 5");
+        for _ in 0..4 {
+            s.sample(4, true);
+        }
+        assert!(!s.queues, "peak 4 < 5 over the next four");
+        for _ in 0..4 {
+            s.sample(5, true);
+        }
+        assert!(s.queues, "a peak of exactly 5 is queueing");
     }
 
     #[test]
