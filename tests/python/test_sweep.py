@@ -21,15 +21,15 @@ JOB = """[global]
 ioengine=libaio
 direct=1
 bs=4k
-size=64m
+size={size}
 number_ios={ios}
 [mixed]
 rw=randrw
 """
 
 
-def write(d: Path, grid: str, ios: int = 300, name: str = "grid.toml") -> Path:
-    (d / "job.fio").write_text(JOB.format(ios=ios))
+def write(d: Path, grid: str, ios: int = 300, name: str = "grid.toml", size: str = "64m") -> Path:
+    (d / "job.fio").write_text(JOB.format(ios=ios, size=size))
     p = d / name
     p.write_text(grid)
     return p
@@ -277,7 +277,7 @@ def _wait_for_records(journal: Path, n: int, proc: subprocess.Popen, timeout: fl
 
 def test_interrupted_and_killed_sweeps_resume_with_what_they_did(tmp_path):
     grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [1, 2, 3, 4, 5, 6, 7, 8]\n',
-                 ios=250_000)
+                 ios=150_000, size="2g")  # about 0.1 s a run
     out = tmp_path / "out.parquet"
     journal = journal_path(out)
 
