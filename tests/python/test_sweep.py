@@ -352,3 +352,15 @@ def test_cli_sweep(cli, tmp_path):
     assert r.stderr.startswith(f"ssdlab: error: {bad}:3: key 'job.iodepth'")
     r = cli("sweep", str(grid), "--workers", "1", "--scheduler", "tcp://127.0.0.1:1")
     assert r.returncode == 2 and "--workers" in r.stderr
+    r = cli("sweep", str(grid), "--out", str(tmp_path / "no" / "such.parquet"))
+    assert r.returncode == 2 and "no such directory" in r.stderr
+
+
+def test_a_sweep_that_cannot_start_leaves_no_journal(tmp_path):
+    from ssdlab.sweep.runner import SweepError
+
+    grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n')
+    out = tmp_path / "out.parquet"
+    with pytest.raises(SweepError, match="expected at least 1"):
+        run_sweep(grid, out, workers=0)
+    assert not journal_path(out).exists() and not out.exists()

@@ -123,10 +123,14 @@ class Journal:
         return rec
 
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
+        if self._fh.closed:
+            return
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        empty = os.fstat(self._fh.fileno()).st_size == 0
+        self._fh.close()
+        if empty:  # nothing ran (an unreachable cluster, say): leave no file behind
+            self.path.unlink(missing_ok=True)
 
 
 # ---- executors -------------------------------------------------------------------------------
