@@ -231,7 +231,7 @@ def replay(
 
 @app.command()
 def sweep(
-    grid: Annotated[Path, typer.Argument(help="grid TOML: a job, fixed settings, [grid] lists (cartesian) and [zip] lists")],
+    grid: Annotated[Path, typer.Argument(help="grid TOML: a job file, fixed settings, a grid table of lists (cartesian) and zip tables (lists that advance together)")],
     workers: Annotated[Optional[int], typer.Option(help="local worker processes (default: one per CPU)")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="run on a Dask cluster: its scheduler's address, e.g. tcp://HOST:8786")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Parquet file of the results (default: the grid file's name with .parquet)")] = None,
