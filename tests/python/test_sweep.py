@@ -179,7 +179,8 @@ seed = [1, 2]
 def test_rows_are_the_same_with_one_or_two_workers_and_on_dask(tmp_path):
     distributed = pytest.importorskip("distributed")
     grid = write(tmp_path, SMALL)
-    one = run_sweep(grid, tmp_path / "one.parquet", workers=1, progress=False)
+    # Local workers start by spawn, or by forkserver where there is one (the default).
+    one = run_sweep(grid, tmp_path / "one.parquet", workers=1, progress=False, start_method="spawn")
     two = run_sweep(grid, tmp_path / "two.parquet", workers=2, progress=False)
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                                   dashboard_address=None) as cluster:

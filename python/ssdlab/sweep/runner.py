@@ -168,18 +168,32 @@ class _Pool:
             self.executor.shutdown(wait=False, cancel_futures=True)
 
 
-class _LocalPool(_Pool):
-    """Spawned worker processes (spawn: safe whatever threads the caller runs)."""
+def _context(start_method: str | None):
+    """How local workers start: ``forkserver`` where there is one (a fresh server process
+    imports ssdlab once and forks the workers from it), else ``spawn``. Neither copies the
+    calling process, so both are safe whatever threads it runs; the workers are the same."""
+    import multiprocessing
 
-    def __init__(self, workers: int):
+    if start_method is None:
+        start_method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(start_method)
+    if start_method == "forkserver":
+        # The server imports the task's module (not the caller's __main__, a command-line
+        # script for one); workers forked from it start in milliseconds.
+        ctx.set_forkserver_preload(["ssdlab.sweep.task"])
+    return ctx
+
+
+class _LocalPool(_Pool):
+    """Local worker processes, started by forkserver or spawn (see :func:`_context`)."""
+
+    def __init__(self, workers: int, start_method: str | None = None):
         self.workers = workers
+        self.ctx = _context(start_method)
         super().__init__(self._new(), 2 * workers, own=True)
 
     def _new(self) -> cf.ProcessPoolExecutor:
-        import multiprocessing
-
-        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=ignore_sigint)
+        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx, initializer=ignore_sigint)
 
     def restart(self) -> bool:
         self.kill()
@@ -237,7 +251,7 @@ class _DaskPool(_Pool):
         self.close()
 
 
-def _pool(workers: int | None, scheduler: Any, executor: cf.Executor | None) -> _Pool:
+def _pool(workers: int | None, scheduler: Any, executor: cf.Executor | None, start_method: str | None) -> _Pool:
     if executor is not None:
         n = getattr(executor, "_max_workers", None) or workers or default_workers()
         return _Pool(executor, 2 * n)
@@ -246,7 +260,7 @@ def _pool(workers: int | None, scheduler: Any, executor: cf.Executor | None) -> 
     n = workers if workers is not None else default_workers()
     if n < 1:
         raise SweepError(f"--workers {n}: expected at least 1")
-    return _LocalPool(n)
+    return _LocalPool(n, start_method)
 
 
 # ---- progress --------------------------------------------------------------------------------
@@ -309,6 +323,7 @@ def run_sweep(
     retry_failed: bool = False,
     progress: bool | None = None,
     task: Callable[[str, str], dict[str, Any]] = run_task,
+    start_method: str | None = None,
 ) -> SweepSummary:
     """Run every run of ``grid`` that the journal beside ``out`` does not have, then write
     ``out`` (Parquet; default: the grid file's name with ``.parquet``).
@@ -317,7 +332,9 @@ def run_sweep(
     ``scheduler`` (``"tcp://host:8786"``, a ``distributed.Client`` or a cluster object), or
     any ``concurrent.futures.Executor`` as ``executor``. ``retry_failed`` runs again the runs
     the journal has with an error. ``progress``: a progress bar on stderr (default: when
-    stderr is a terminal). Ctrl-C raises :class:`SweepInterrupted`; what finished is kept."""
+    stderr is a terminal). Ctrl-C raises :class:`SweepInterrupted`; what finished is kept.
+    ``start_method``: how local workers start, ``"forkserver"`` (the default where there is
+    one) or ``"spawn"``. ``task`` is for tests: what a worker runs (``run_task``)."""
     start = time.perf_counter()
     g = grid if isinstance(grid, Grid) else load_grid(grid)
     out_path = Path(out) if out is not None else default_out(g)
@@ -334,7 +351,7 @@ def run_sweep(
         reused = len(runs) - len(todo)
         sim_s = task_s = 0.0
         if todo:
-            pool = _pool(workers, scheduler, executor)
+            pool = _pool(workers, scheduler, executor, start_method)
             bar = _Progress(sys.stderr.isatty() if progress is None else progress, len(todo), reused)
             try:
                 sim_s, task_s = _execute(g, todo, journal, pool, bar, task)
