@@ -244,8 +244,10 @@ def sweep(
     import signal
 
     from .sweep.grid import GridError, load_grid
-    from .sweep.runner import SweepError, SweepInterrupted, default_out, journal_path, run_sweep
+    from .sweep.runner import SweepError, SweepInterrupted, default_out, journal_path, prestart, run_sweep
 
+    if not dry_run:
+        prestart(workers, scheduler)  # the workers' server loads ssdlab while the grid is checked
     try:
         g = load_grid(grid)
     except GridError as e:

@@ -27,7 +27,8 @@ from typing import Any, Callable
 from .grid import Grid, Run, load_grid
 from .task import error_text, ignore_sigint, run_task
 
-__all__ = ["SweepError", "SweepInterrupted", "SweepSummary", "journal_path", "run_sweep", "write_parquet"]
+__all__ = ["SweepError", "SweepInterrupted", "SweepSummary", "journal_path", "prestart", "run_sweep",
+           "write_parquet"]
 
 
 class SweepError(ValueError):
@@ -184,6 +185,18 @@ def _context(start_method: str | None):
     return ctx
 
 
+def prestart(workers: int | None = None, scheduler: Any = None, executor: cf.Executor | None = None,
+             start_method: str | None = None) -> None:
+    """Start the local workers' forkserver now, so that it imports ssdlab while the caller
+    reads and checks the grid (nothing to do for spawn or a cluster)."""
+    if scheduler is not None or executor is not None or (workers is not None and workers < 1):
+        return
+    if _context(start_method).get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 class _LocalPool(_Pool):
     """Local worker processes, started by forkserver or spawn (see :func:`_context`)."""
 
@@ -336,6 +349,8 @@ def run_sweep(
     ``start_method``: how local workers start, ``"forkserver"`` (the default where there is
     one) or ``"spawn"``. ``task`` is for tests: what a worker runs (``run_task``)."""
     start = time.perf_counter()
+    if not isinstance(grid, Grid):
+        prestart(workers, scheduler, executor, start_method)
     g = grid if isinstance(grid, Grid) else load_grid(grid)
     out_path = Path(out) if out is not None else default_out(g)
     check_out(out_path)
