@@ -156,6 +156,59 @@ profile = ["samsung-850-pro", "samsung-970-pro-512"]
     g.spec(g.runs[1])
 
 
+def test_keys_set_what_the_command_line_options_set(tmp_path):
+    """Each key builds the run spec its ssdlab run option builds."""
+    from ssdlab.config.profile import profile_text
+
+    (tmp_path / "env.fio").write_text("[j]\nrw=randwrite\nbs=${BS}\nsize=16m\nnumber_ios=100\n")
+    (tmp_path / "drive.toml").write_text(profile_text("samsung-850-pro"))
+    (tmp_path / "sys.toml").write_text('[[drive]]\nname = "sdb"\nprofile = "drive.toml"\n')
+    g = load_grid(write(tmp_path, """job = "env.fio"
+host = "generic-linux"
+precondition = "sequential"
+scale = 0.01
+[zip]
+"env.BS" = ["8k", "16k"]
+"job.iodepth" = [2, 3]
+scheduler = ["deadline", "mq-deadline"]
+"iosched.fifo_batch" = [8, 16]
+"queue.nomerges" = [2, 1]
+"""))
+    for run in g.runs:
+        p = run.params
+        got = g.spec(run).core
+        want = ssdlab.build(tmp_path / "env.fio", host="generic-linux", precondition="sequential", scale=0.01,
+                            env={"BS": p["env.BS"]}, overrides={"iodepth": str(p["job.iodepth"])},
+                            scheduler=p["scheduler"],
+                            host_set={"iosched.fifo_batch": str(p["iosched.fifo_batch"]),
+                                      "queue.nomerges": str(p["queue.nomerges"])}).core
+        assert got == want
+    assert g.spec(g.runs[1]).core["jobs"][0]["block_sizes"][1]["split"] == [[16384, 100.0]]
+
+    g = load_grid(write(tmp_path, """job = "job.fio"
+scale = 0.01
+"profile_set.controller.cores" = 2
+[grid.raid]
+level = [5]
+drives = [4]
+chunk = ["64k"]
+engine_set.stripe_cache_size = [512]
+""", name="raid.toml"))
+    want = ssdlab.build(tmp_path / "job.fio", system=ssdlab.raid(
+        "samsung-850-pro", 5, 4, chunk="64k", scale=0.01, engine_set={"stripe_cache_size": "512"},
+        profile_set={"controller.cores": "2"}), scale=0.01, profile_set={"controller.cores": "2"})
+    assert g.spec(g.runs[0]).core == want.core
+
+    # Paths are relative to the grid file; a profile TOML's contents are part of the key.
+    g = load_grid(write(tmp_path, 'job = "job.fio"\nsystem = "sys.toml"\nscale = 0.01\n', name="s.toml"))
+    assert g.spec(g.runs[0]).core["targets"][0]["name"] == "sdb"
+    grid = write(tmp_path, 'job = "job.fio"\nprofile = "drive.toml"\nscale = 0.01\n', name="p.toml")
+    key = load_grid(grid).runs[0].key
+    assert load_grid(grid).spec(load_grid(grid).runs[0]).targets[0].profile == "samsung-850-pro"
+    (tmp_path / "drive.toml").write_text(profile_text("samsung-850-pro") + "\n# edited\n")
+    assert load_grid(grid).runs[0].key != key
+
+
 def test_toml_errors_and_missing_files(tmp_path):
     with pytest.raises(GridError, match="no such grid file"):
         load_grid(tmp_path / "none.toml")
