@@ -357,8 +357,9 @@ def run_sweep(
     if workers is not None and (scheduler is not None or executor is not None):
         raise SweepError("--workers is the number of local processes; a Dask cluster has its own workers")
     runs = g.runs
+    # pyarrow (and the pandas it loads) is imported while the runs run, not after them; once
+    # the first runs are handed out, so as not to hold up their start.
     warm = threading.Thread(target=_import_writer, daemon=True)
-    warm.start()  # pyarrow (and the pandas it loads) while the runs run, not after
     journal = Journal(journal_path(out_path))
     try:
         records = journal.records
@@ -369,7 +370,7 @@ def run_sweep(
             pool = _pool(workers, scheduler, executor, start_method)
             bar = _Progress(sys.stderr.isatty() if progress is None else progress, len(todo), reused)
             try:
-                sim_s, task_s = _execute(g, todo, journal, pool, bar, task)
+                sim_s, task_s = _execute(g, todo, journal, pool, bar, task, warm.start)
             except KeyboardInterrupt:
                 pool.kill()
                 bar.stop()
@@ -381,6 +382,8 @@ def run_sweep(
             finally:
                 bar.stop()
             pool.close()
+        if not warm.is_alive() and warm.ident is None:
+            warm.start()
         warm.join()
         n_rows = write_parquet(out_path, g, runs, journal.records)
     finally:
@@ -401,7 +404,7 @@ def _import_writer() -> None:
 
 
 def _execute(g: Grid, todo: list[Run], journal: Journal, pool: _Pool, bar: _Progress,
-             task: Callable) -> tuple[float, float]:
+             task: Callable, started: Callable[[], None] = lambda: None) -> tuple[float, float]:
     """Run ``todo`` on ``pool``, recording each run as it finishes. A local worker that dies
     (the process, not the run: a run's own failure is its error row) takes the runs in flight
     with it; those are run again one at a time, and one that kills its worker alone is
@@ -438,6 +441,9 @@ def _execute(g: Grid, todo: list[Run], journal: Journal, pool: _Pool, bar: _Prog
                 submit(queue.popleft())
             else:
                 break
+        if started is not None:
+            started()  # once, when the first runs are out
+            started = None
         if not pending:
             continue
         done, _ = cf.wait(list(pending), timeout=1.0, return_when=cf.FIRST_COMPLETED)
