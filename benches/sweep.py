@@ -65,21 +65,23 @@ API = """
 import json, sys, time
 import ssdlab
 from ssdlab.sweep import run_sweep
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 run_sweep(sys.argv[1], sys.argv[2], workers=int(sys.argv[3]), progress=False)
-print(json.dumps(time.perf_counter() - t))
+print(json.dumps([time.perf_counter() - t, time.process_time() - cpu]))
 """
 
 
-def sweep_once(how: str, grid: Path, out: Path, workers: int, env: dict[str, str]) -> float:
+def sweep_once(how: str, grid: Path, out: Path, workers: int, env: dict[str, str]) -> tuple[float, float | None]:
+    """Wall time of one sweep, and the CPU time of the process running it (API only)."""
     if how == "api":
         cmd = [sys.executable, "-c", API, str(grid), str(out), str(workers)]
         proc = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True)
-        return float(proc.stdout.strip().splitlines()[-1])
+        wall, cpu = json.loads(proc.stdout.strip().splitlines()[-1])
+        return wall, cpu
     cmd = [sys.executable, "-m", "ssdlab", "sweep", str(grid), "--workers", str(workers), "--out", str(out)]
     t = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    return time.perf_counter() - t, None
 
 
 def main() -> int:
@@ -93,6 +95,8 @@ def main() -> int:
 
     from ssdlab import api
     from ssdlab.sweep import journal_path, load_grid
+
+    load0 = ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
     with tempfile.TemporaryDirectory(prefix="ssdlab-sweep-bench-") as tmp:
         d = Path(tmp)
@@ -113,18 +117,27 @@ def main() -> int:
                                                                          os.environ.get("PYTHONPATH")]))}
         walls: dict[tuple[str, int], list[float]] = {}
         sims: dict[str, list[float]] = {"api": [], "cli": []}
+        busy: dict[str, list[float]] = {"api": [], "cli": []}
+        parent_cpu: list[float] = []
         for rep in range(args.reps):
             for how in ("api", "cli"):
                 for workers in (1, args.workers):
                     out = d / f"out-{how}-{workers}-{rep}.parquet"
-                    walls.setdefault((how, workers), []).append(sweep_once(how, d / "grid.toml", out, workers, env))
+                    wall, cpu = sweep_once(how, d / "grid.toml", out, workers, env)
+                    walls.setdefault((how, workers), []).append(wall)
+                    if cpu is not None and workers == 1:
+                        parent_cpu.append(cpu)
                     records = [json.loads(line) for line in journal_path(out).read_text().splitlines()]
                     assert len(records) == n and not any(r["error"] for r in records), out
                     if workers == 1:
                         sims[how].append(sum(r["sim_s"] for r in records))
+                    else:
+                        busy[how].append(sum(r["task_s"] for r in records) / (workers * walls[(how, workers)][-1]))
 
     ref = statistics.median(inproc)
-    print(f"{n} runs of {args.ios} I/Os, {args.reps} repetitions (medians)")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{n} runs of {args.ios} I/Os, {args.reps} repetitions (medians); load average now {load} "
+          f"on {os.cpu_count()} CPUs (started at {load0})")
     print(f"  in this process, no sweep:   {ref:7.2f} s  ({1000 * ref / n:.1f} ms per run)")
     missed = False
     for how, name in (("api", "run_sweep()"), ("cli", "ssdlab sweep")):
@@ -137,7 +150,12 @@ def main() -> int:
         print(f"    {args.workers} workers:                 {tn:7.2f} s")
         print(f"    ratio {args.workers} workers / 1 worker: {ratio:7.3f}   (target <= {RATIO_TARGET})")
         print(f"    overhead per run:          {1000 * overhead:7.1f} ms (target < {1000 * OVERHEAD_TARGET_S:.0f} ms)")
+        # How much of the parallel sweep its workers spent in tasks: near 1, the sweep kept
+        # them busy and only the CPUs the machine could give limit the speed-up.
+        print(f"    {args.workers} workers busy:            {statistics.median(busy[how]):7.2f} of the time")
         if how == "api":
+            print(f"    of which CPU of the sweep's own process: {1000 * statistics.median(parent_cpu) / n:.1f} ms"
+                  " per run (grid, specs, journal, Parquet)")
             missed = (args.workers == 2 and ratio > RATIO_TARGET) or overhead >= OVERHEAD_TARGET_S
     if args.check and missed:
         print("target missed", file=sys.stderr)
