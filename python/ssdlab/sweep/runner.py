@@ -1,10 +1,10 @@
 """Running a grid: executors, the journal of finished runs, progress and the Parquet file.
 
 The calling process expands the grid, builds each run's spec and hands ``run_task(key,
-spec_json)`` to an executor: local processes (``ProcessPoolExecutor``, spawned), a Dask
+spec_json)`` to an executor: local processes (``ProcessPoolExecutor``), a Dask
 cluster (``Client(address).get_executor()``; dask-jobqueue's clusters are Dask clusters) or
 any ``concurrent.futures.Executor``. Every finished run is appended to the journal beside
-the output (``OUT.runs.jsonl``, one JSON line per run, flushed and synced at once), keyed by
+the output (``OUT.runs.jsonl``, one JSON line per run, flushed as it is written), keyed by
 the run's hash; a sweep run again skips what the journal has. The Parquet file is written at
 the end from the journal's records, in the grid's order, so the rows do not depend on the
 executor, the number of workers or the order runs finished in.
