@@ -306,6 +306,27 @@ def test_a_worker_that_dies_fails_its_run_only(tmp_path):
     assert df[df.seed != 2].error.isna().all() and len(df) == 1 + 3 * 2
 
 
+def test_table_types():
+    import math
+
+    from ssdlab.sweep.runner import _table
+
+    rows = [{"i": 1, "mixed": 1, "num": 1, "big": 2**64 - 1, "b": True, "s": "x", "none": None},
+            {"i": None, "mixed": "4k", "num": 2.5, "big": 3, "b": None, "s": None},
+            {"i": 3, "mixed": True, "num": None, "big": None, "b": False, "s": "é"}]
+    columns = ["i", "mixed", "num", "big", "b", "s", "none"]
+    t = _table(rows, columns)
+    assert [str(f.type) for f in t.schema] == ["int64", "string", "double", "uint64", "bool", "string", "null"]
+    assert t.column("mixed").to_pylist() == ["1", "4k", "true"]
+    assert t.column("num").to_pylist() == [1.0, 2.5, None]
+    assert t.column("big").to_pylist() == [2**64 - 1, 3, None]
+    # Not a number has no JSON: the same table, built another way.
+    rows[1]["num"] = float("nan")
+    t = _table(rows, columns)
+    assert str(t.schema.field("num").type) == "double" and math.isnan(t.column("num").to_pylist()[1])
+    assert t.column("mixed").to_pylist() == ["1", "4k", "true"]
+
+
 # ---- resume ----------------------------------------------------------------------------------
 
 

@@ -357,7 +357,7 @@ def run_sweep(
     if workers is not None and (scheduler is not None or executor is not None):
         raise SweepError("--workers is the number of local processes; a Dask cluster has its own workers")
     runs = g.runs
-    # pyarrow (and the pandas it loads) is imported while the runs run, not after them; once
+    # pyarrow is imported while the runs run, not after them; once
     # the first runs are handed out, so as not to hold up their start.
     warm = threading.Thread(target=_import_writer, daemon=True)
     journal = Journal(journal_path(out_path))
@@ -395,10 +395,8 @@ def run_sweep(
 
 def _import_writer() -> None:
     try:
-        import pyarrow
+        import pyarrow.json
         import pyarrow.parquet  # noqa: F401
-
-        pyarrow.array([0])  # pyarrow loads pandas on its first array
     except Exception:  # write_parquet will say what is missing
         pass
 
@@ -498,39 +496,78 @@ def table_rows(g: Grid, runs: list[Run], records: dict[str, dict[str, Any]]) -> 
     return rows, columns
 
 
-def _arrow_column(values: list[Any]):
-    """A column as Arrow takes it; mixed numbers become doubles, anything else mixed text."""
-    import pyarrow as pa
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
-    try:
-        return pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        pass
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def column_kind(values: list[Any]) -> str:
+    """A column's Parquet type: null, bool, int64, uint64, double or string (mixed numbers
+    are doubles; anything else mixed is text)."""
     given = [v for v in values if v is not None]
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in given) and all(v >= 0 for v in given):
-        try:
-            return pa.array(values, type=pa.uint64())
-        except (pa.ArrowInvalid, OverflowError):
-            pass
+    if not given:
+        return "null"
+    if all(isinstance(v, bool) for v in given):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in given):
+        if all(_INT64[0] <= v <= _INT64[1] for v in given):
+            return "int64"
+        if all(0 <= v < (1 << 64) for v in given):
+            return "uint64"
+        return "string"
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
-        return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
+        return "double"
+    if all(isinstance(v, str) for v in given):
+        return "string"
+    return "string"
 
-    def text(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        return str(v)
 
-    return pa.array([None if v is None else text(v) for v in values], type=pa.string())
+def _table(rows: list[dict[str, Any]], columns: list[str]):
+    """The rows as an Arrow table, through Arrow's JSON reader with the types set here (it
+    keeps every double exactly and, unlike building arrays from Python lists, does not load
+    pandas: a sweep's process has better things to do with its CPU)."""
+    import io
+    import math
+
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    kinds = {c: column_kind([r.get(c) for r in rows]) for c in columns}
+    types = {"null": pa.null(), "bool": pa.bool_(), "int64": pa.int64(), "uint64": pa.uint64(),
+             "double": pa.float64(), "string": pa.string()}
+    texts = [c for c in columns if kinds[c] == "string"]
+    lines = []
+    for r in rows:
+        if texts:
+            r = {**r, **{c: _text(r[c]) for c in texts if r.get(c) is not None}}
+        for c in columns:
+            v = r.get(c)
+            if isinstance(v, float) and not math.isfinite(v):  # JSON has no NaN: build arrays instead
+                return pa.table({c: pa.array([_cell_as(x, kinds[c]) for x in (q.get(c) for q in rows)],
+                                             type=types[kinds[c]]) for c in columns})
+        lines.append(json.dumps(r, separators=(",", ":")))
+    schema = pa.schema([(c, types[kinds[c]]) for c in columns])
+    data = ("\n".join(lines) + "\n").encode()
+    return pj.read_json(io.BytesIO(data), read_options=pj.ReadOptions(block_size=max(1 << 20, len(data) + 1)),
+                        parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"))
+
+
+def _cell_as(v: Any, kind: str) -> Any:
+    if v is None:
+        return None
+    return _text(v) if kind == "string" else float(v) if kind == "double" else v
 
 
 def write_parquet(out: Path, g: Grid, runs: list[Run], records: dict[str, dict[str, Any]]) -> int:
     """Write the results table (atomically: a temporary file renamed); returns its rows."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows, columns = table_rows(g, runs, records)
-    table = pa.table({c: _arrow_column([r.get(c) for r in rows]) for c in columns})
-    table = table.replace_schema_metadata({"ssdlab.grid": g.text, "ssdlab.grid_file": str(g.path)})
+    table = _table(rows, columns).replace_schema_metadata({"ssdlab.grid": g.text, "ssdlab.grid_file": str(g.path)})
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         pq.write_table(table, tmp)
