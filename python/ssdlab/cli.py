@@ -263,7 +263,7 @@ def sweep(
 
     signal.signal(signal.SIGTERM, _term)
     try:
-        summary = run_sweep(g, target, workers=workers, scheduler=scheduler)
+        summary = run_sweep(g, target, workers=workers, scheduler=scheduler, retry_failed=retry_failed)
     except SweepInterrupted as e:
         _err.print(f"ssdlab sweep: {e}", markup=False)
         raise typer.Exit(130)

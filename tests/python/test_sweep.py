@@ -281,6 +281,10 @@ scale = 0.01
     good = df.drop(bad.index)
     assert good.error.isna().all() and (good.iops > 0).all() and set(good.device) == {"md0"}
     assert "1 failed" in capsys.readouterr().err  # the progress bar counts failures
+    # A failed run is done: a rerun leaves it, unless asked to retry it.
+    assert run_sweep(grid, tmp_path / "out.parquet", workers=1, progress=False).ran == 0
+    again = run_sweep(grid, tmp_path / "out.parquet", workers=1, progress=False, retry_failed=True)
+    assert (again.ran, again.reused, again.failed) == (1, 3, 1)
 
 
 def test_a_run_that_fails_in_the_worker_is_an_error_row():
@@ -420,6 +424,11 @@ def test_cli_sweep(cli, tmp_path):
 
     r = cli("sweep", str(grid), "--dry-run", "--out", str(out))
     assert r.returncode == 0 and "2 runs, 2 in" in r.stdout and "done" in r.stdout
+    failing = write(tmp_path, 'job = "job.fio"\n"raid.level" = 6\n"raid.drives" = 2\n', name="failing.toml")
+    r = cli("sweep", str(failing))
+    assert r.returncode == 0 and "1 runs: 1 ran, 1 failed" in r.stdout  # a failed run is a row, not an error
+    assert cli("sweep", str(failing)).stdout.count("0 ran") == 1
+    assert "1 ran, 1 failed" in cli("sweep", str(failing), "--retry-failed").stdout
 
     bad = write(tmp_path, 'job = "job.fio"\n[grid]\n"job.iodepth" = [1, "x"]\n', name="bad.toml")
     r = cli("sweep", str(bad))
