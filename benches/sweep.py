@@ -14,6 +14,9 @@ with ``--workers`` workers, ``--reps`` times each, in two ways:
 * ``ssdlab sweep``: the command's wall time as a user sees it, Python and the command's own
   start included.
 
+As the bound the machine sets, it also times the runs split over 1 and ``--workers``
+processes that are already started and loaded, without any sweep.
+
 For each it prints the median wall times and their ratio (target: <= 0.55 with 2 workers),
 and the overhead per run: the 1-worker wall time less the time its runs spent simulating
 (from the journal), over the runs (target: < 50 ms). For reference it also times the same runs
@@ -71,6 +74,39 @@ print(json.dumps([time.perf_counter() - t, time.process_time() - cpu]))
 """
 
 
+# The machine's own parallel speed-up: the runs split over N processes that were started,
+# imported ssdlab and built their specs beforehand, and begin together.
+SPLIT = """
+import json, sys, time
+from ssdlab import api
+from ssdlab.sweep import load_grid
+g = load_grid(sys.argv[1])
+k, n = int(sys.argv[2]), int(sys.argv[3])
+specs = [g.spec(r) for r in g.runs[k::n]]
+print("ready", flush=True)
+sys.stdin.readline()
+t = time.perf_counter()
+for spec in specs:
+    api.execute(spec)
+print(json.dumps(time.perf_counter() - t), flush=True)
+"""
+
+
+def split_once(grid: Path, n: int, env: dict[str, str]) -> float:
+    """Wall time of the runs split over ``n`` ready processes, without the sweep."""
+    procs = [subprocess.Popen([sys.executable, "-c", SPLIT, str(grid), str(k), str(n)], env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE) for k in range(n)]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready"
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    times = [float(p.stdout.readline()) for p in procs]
+    for p in procs:
+        p.wait()
+    return max(times)
+
+
 def sweep_once(how: str, grid: Path, out: Path, workers: int, env: dict[str, str]) -> tuple[float, float | None]:
     """Wall time of one sweep, and the CPU time of the process running it (API only)."""
     if how == "api":
@@ -119,7 +155,10 @@ def main() -> int:
         sims: dict[str, list[float]] = {"api": [], "cli": []}
         busy: dict[str, list[float]] = {"api": [], "cli": []}
         parent_cpu: list[float] = []
+        split: dict[int, list[float]] = {1: [], args.workers: []}
         for rep in range(args.reps):
+            for workers in (1, args.workers):
+                split[workers].append(split_once(d / "grid.toml", workers, env))
             for how in ("api", "cli"):
                 for workers in (1, args.workers):
                     out = d / f"out-{how}-{workers}-{rep}.parquet"
@@ -139,6 +178,9 @@ def main() -> int:
     print(f"{n} runs of {args.ios} I/Os, {args.reps} repetitions (medians); load average now {load} "
           f"on {os.cpu_count()} CPUs (started at {load0})")
     print(f"  in this process, no sweep:   {ref:7.2f} s  ({1000 * ref / n:.1f} ms per run)")
+    s1, sn = statistics.median(split[1]), statistics.median(split[args.workers])
+    print(f"  the machine: the runs split over {args.workers} ready processes take {sn / s1:.3f} of the time "
+          f"in 1 ({sn:.2f} s / {s1:.2f} s; no sweep: the best a sweep can do here)")
     missed = False
     for how, name in (("api", "run_sweep()"), ("cli", "ssdlab sweep")):
         t1 = statistics.median(walls[(how, 1)])
