@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sweep speed: parallel speed-up and the cost of a run beyond its simulation.
 
-    python3 benches/sweep.py [--reps 3] [--ios 250000] [--workers 2] [--check]
+    PYTHONPATH=python python3 benches/sweep.py [--reps 3] [--ios 250000] [--workers 2] [--check]
 
 Writes a grid of 64 short runs (4 KiB random reads, 250 000 a run by default, about 0.15 s
 of simulation each, at four queue depths x 16 seeds on a Samsung 850 PRO at 1 % scale) to a
@@ -39,8 +39,6 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
 
 RATIO_TARGET = 0.55
 OVERHEAD_TARGET_S = 0.050
@@ -129,6 +127,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = ap.parse_args()
 
+    import ssdlab
     from ssdlab import api
     from ssdlab.sweep import journal_path, load_grid
 
@@ -149,8 +148,10 @@ def main() -> int:
                 api.execute(grid.spec(run))
             inproc.append(time.perf_counter() - t)
 
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "python"),
-                                                                         os.environ.get("PYTHONPATH")]))}
+        # Children import the ssdlab this script imported (installed, or the source tree when
+        # run with PYTHONPATH=python), never a tree without its compiled core.
+        here = str(Path(ssdlab.__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
         walls: dict[tuple[str, int], list[float]] = {}
         sims: dict[str, list[float]] = {"api": [], "cli": []}
         busy: dict[str, list[float]] = {"api": [], "cli": []}

@@ -123,7 +123,7 @@ raid.drives = [2, 4]
     ('job = "job.fio"\n[grid]\nscale = [0.5, 2]\n', 3, "key 'scale', value 2"),
     ('job = "job.fio"\n[grid]\n"queue.nomerges" = [0, 5]\n', 3, "key 'queue.nomerges', value 5"),
     ('job = "job.fio"\n[grid]\nscheduler = ["noop"]\n"iosched.slice_idle" = [0]\n', 4, "no such tunable in noop"),
-    ('job = "job.fio"\n[grid]\nscheduler = ["cfq", "bfq"]\n', 3, "key 'scheduler', value \"bfq\""),
+    ('job = "job.fio"\n[grid]\nscheduler = ["cfq", "fair"]\n', 3, "key 'scheduler', value \"fair\""),
     ('job = "job.fio"\n[grid]\nseed = ["one"]\n', 3, "expected a whole number, got str"),
     ('job = "job.fio"\n[grid]\n"job.iodepth" = [1]\njob.iodepth = [2]\n', 4, "written twice (first on line 3)"),
     ('job = "job.fio"\n# the profile\n[grid]\n"profile_set.thermal.ambient_temperature" = [20, 40]\n', 4,
@@ -448,3 +448,49 @@ def test_a_sweep_that_cannot_start_leaves_no_journal(tmp_path):
     with pytest.raises(SweepError, match="expected at least 1"):
         run_sweep(grid, out, workers=0)
     assert not journal_path(out).exists() and not out.exists()
+
+
+def test_a_pool_that_breaks_between_waits_loses_no_run(tmp_path, monkeypatch):
+    """A worker can die while the sweep is handing out runs: the executor's submit then raises
+    BrokenProcessPool itself. The run being handed out is not to blame; only the one that was
+    running fails, and every other run still gets its rows."""
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ssdlab.sweep import runner
+
+    class BreakingPool(runner._Pool):
+        """Runs tasks in this process; seed 2's run "kills its worker", and the pool then
+        refuses the next submit as a broken ProcessPoolExecutor does."""
+
+        def __init__(self):
+            super().__init__(None, 4)
+            self.broken = False
+            self.restarts = 0
+
+        def submit(self, fn, key, spec_json):
+            if self.broken:
+                raise BrokenProcessPool("a child process terminated abruptly")
+            f = cf.Future()
+            if json.loads(spec_json)["core"]["seed"] == 2:
+                self.broken = True
+                f.set_exception(BrokenProcessPool("a child process terminated abruptly"))
+            else:
+                f.set_result(fn(key, spec_json))
+            return f
+
+        def restart(self):
+            self.broken, self.restarts = False, self.restarts + 1
+            return True
+
+        def close(self):
+            pass
+
+    pool = BreakingPool()
+    monkeypatch.setattr(runner, "_pool", lambda *a, **k: pool)
+    grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [1, 2, 3, 4]\n')
+    s = run_sweep(grid, tmp_path / "out.parquet", progress=False)
+    df = pd.read_parquet(tmp_path / "out.parquet")
+    assert pool.restarts == 1 and s.failed == 1
+    assert set(df[df.error.notna()].seed) == {2}
+    assert df[df.seed != 2].error.isna().all() and len(df) == 1 + 3 * 2

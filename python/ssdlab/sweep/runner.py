@@ -421,28 +421,38 @@ def _execute(g: Grid, todo: list[Run], journal: Journal, pool: _Pool, bar: _Prog
         totals[1] += rec["task_s"] or 0.0
         bar.advance(bool(rec["error"]))
 
-    def submit(run: Run) -> None:
+    def submit(run: Run) -> bool:
+        """Send ``run`` to the pool; False if the pool broke since the last wait (a worker
+        died): the run goes back to the front of its line, and the broken futures in flight say
+        which runs to try again."""
         try:
             spec_json = g.spec(run).model_dump_json()
         except Exception as e:  # a combination the grid's checks could not see: the run's error
             record(run, {"error": error_text(e)})
-            return
-        pending[pool.submit(task, run.key, spec_json)] = run
+            return True
+        try:
+            pending[pool.submit(task, run.key, spec_json)] = run
+        except BrokenProcessPool:
+            (suspects if run.key in crashed else queue).appendleft(run)
+            return False
+        return True
 
     while queue or suspects or pending:
         while not any(r.key in crashed for r in pending.values()):
             if suspects:
-                if pending:
+                if pending or not submit(suspects.popleft()):
                     break
-                submit(suspects.popleft())
             elif queue and len(pending) < pool.window():
-                submit(queue.popleft())
+                if not submit(queue.popleft()):
+                    break
             else:
                 break
         if started is not None:
             started()  # once, when the first runs are out
             started = None
         if not pending:
+            if queue or suspects:  # the pool broke with nothing in flight (a worker killed idle)
+                pool.restart()
             continue
         done, _ = cf.wait(list(pending), timeout=1.0, return_when=cf.FIRST_COMPLETED)
         broken: list[Run] = []
