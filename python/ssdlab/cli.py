@@ -226,6 +226,44 @@ def _write_whole(path: Path, text: str) -> None:
         raise
 
 
+@app.command()
+@_interruptible
+def measure(
+    job: Annotated[Path, typer.Argument(help="fio job file to run with the real fio")],
+    target: Annotated[Path, typer.Option(help="file or block device every job's I/O goes to (its filename)")],
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal, json or json+")] = OutputFormat.normal,
+    interval: Annotated[Optional[str], typer.Option(help="also sample /proc/diskstats every INTERVAL, e.g. 1s (iostat -x per interval)")] = None,
+    output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
+) -> None:
+    """Run a fio job file with the real fio on a file or block device, sampling /proc/diskstats
+    of the device behind it; report as `ssdlab run` does (same JSON shape)."""
+    from .measure import MeasureError
+    from .measure import measure as run_measure
+
+    if output_format == OutputFormat.terse:
+        _fail("--output-format terse: measure reports normal, json or json+")
+    if output is not None:
+        _check_output(output, "--output")
+    try:
+        result = run_measure(job, target, interval=interval)
+    except (MeasureError, UnitError, ValueError, OSError) as e:
+        _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        return
+    if output_format in (OutputFormat.json, OutputFormat.json_plus):
+        text = jsonout.dumps(result.to_fio_json(plus=output_format == OutputFormat.json_plus), indent=2) + "\n"
+    else:
+        text = result.format_normal()
+    for w in result.warnings:
+        _err.print(f"ssdlab: warning: {w}", markup=False)
+    if output:
+        try:
+            _write_whole(output, text)
+        except OSError as e:
+            _fail(f"--output {output}: {e.strerror or e}")
+    else:
+        sys.stdout.write(text)
+
+
 class TraceFormatName(str, Enum):
     fio = "fio"
     disksim = "disksim"
