@@ -69,7 +69,12 @@ def block_device(path: str | os.PathLike[str], sys_root: str = "/sys") -> BlockD
     system has no block device (tmpfs, overlay, proc...)."""
     st = os.stat(path)
     dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
-    link = Path(sys_root) / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}"
+    return disk_of(os.major(dev), os.minor(dev), sys_root)
+
+
+def disk_of(major: int, minor: int, sys_root: str = "/sys") -> BlockDevice | None:
+    """The disk of device number ``major:minor`` as sysfs shows it (None: no block device)."""
+    link = Path(sys_root) / "dev" / "block" / f"{major}:{minor}"
     if not link.exists():
         return None
     real = link.resolve()
