@@ -122,3 +122,15 @@ def test_latency_criterion_is_said_not_modelled():
     spec = ssdlab.build("[j]\nrw=randread\nsize=1m\nss=lat:5%\nss_dur=2\n")
     assert any("steadystate" in w and "not modelled" in w for w in spec.warnings)
     assert spec.job_reports[0].ss_dur_s == 0
+
+
+def test_group_is_judged_on_its_sum_and_stops_together():
+    text = JOB.format(ss="iops:20%") + "numjobs=2\ngroup_reporting\n"
+    r = ssdlab.run(text, profile="samsung-850-pro", seed=1)
+    # both clones stop at 4 s (the I/O in flight then completes)
+    assert [round((j["end_ns"] - j["measure_start_ns"]) / 1e6) for j in r.core["jobs"]] == [4000, 4000]
+    (job,) = r.to_fio_json()["jobs"]
+    ss = job["steadystate"]
+    assert ss["attained"] == 1
+    # the samples are the group's: about the two clones' IOPS together
+    assert ss["data"]["iops_mean"] == pytest.approx(job["write"]["iops"], rel=0.1)
