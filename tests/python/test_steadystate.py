@@ -134,3 +134,30 @@ def test_group_is_judged_on_its_sum_and_stops_together():
     assert ss["attained"] == 1
     # the samples are the group's: about the two clones' IOPS together
     assert ss["data"]["iops_mean"] == pytest.approx(job["write"]["iops"], rel=0.1)
+
+
+SS_LINE = (r"^  steadystate  : attained=(yes|no), bw=[\d.]+[KMG]?iB/s \([\d.]+[kMG]?B/s\), iops=[\d.]+[kM]?, "
+           r"(iops|bw) (mean dev|slope)=-?\d+\.\d{3}%?$")
+
+
+def test_normal_report_has_fios_steadystate_line():
+    import re
+
+    from ssdlab.report import format_normal
+
+    text = format_normal(ssdlab.run(JOB.format(ss="bw_slope:5%"), profile="samsung-850-pro", seed=1))
+    lines = [ln for ln in text.splitlines() if "steadystate" in ln]
+    assert len(lines) == 1 and re.match(SS_LINE, lines[0]), lines
+    assert "bw slope=" in lines[0]
+
+
+@pytest.mark.skipif(FIO is None, reason="fio is not installed")
+def test_real_fios_steadystate_line_has_that_shape(tmp_path):
+    import re
+
+    job = tmp_path / "ss.fio"
+    job.write_text("[ss]\nioengine=null\nrw=write\nbs=4k\nsize=1g\ntime_based\nruntime=4\n"
+                   "ss=iops:50%\nss_dur=2s\nss_ramp=1s\n")
+    p = subprocess.run([FIO, str(job)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    lines = [ln for ln in p.stdout.splitlines() if "steadystate" in ln]
+    assert len(lines) == 1 and re.match(SS_LINE, lines[0]), lines
