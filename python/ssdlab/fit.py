@@ -336,8 +336,8 @@ def fit(profile: str, runs: Sequence[str | Path], *, params: Sequence[str] | Non
     fitted = {p: start[p] * math.exp(v) for p, v in zip(params, best)}
     final = simulate(fitted)
     for p, v in zip(params, best):
-        if abs(abs(v) - lim) < 1e-9:
-            notes.append(f"{p} stopped at the bound (a factor {BOUND:g} from the profile's value)")
+        if abs(abs(v) - lim) < 0.01:  # within 1 % of the bound
+            notes.append(f"{p} stopped at the bound (a factor {BOUND:g} from the profile's value): the profile may not fit these runs")
     runs_out = []
     for m, sim in zip(measured, final):
         figs = [{"job": k[0].rsplit("#1", 1)[0] if k[0].endswith("#1") else k[0], "direction": k[1],
