@@ -336,7 +336,7 @@ def fit(profile: str, runs: Sequence[str | Path], *, params: Sequence[str] | Non
     fitted = {p: start[p] * math.exp(v) for p, v in zip(params, best)}
     final = simulate(fitted)
     for p, v in zip(params, best):
-        if abs(abs(v) - lim) < 0.01:  # within 1 % of the bound
+        if abs(abs(v) - lim) < 0.02:  # within 2 % of the bound
             notes.append(f"{p} stopped at the bound (a factor {BOUND:g} from the profile's value): the profile may not fit these runs")
     runs_out = []
     for m, sim in zip(measured, final):
