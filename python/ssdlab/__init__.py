@@ -26,12 +26,17 @@ __version__ = _version()
 
 from .api import DEFAULT_PROFILE, Progress, RunSpec, SimulationError, build, execute, observe, run
 from .config import ProfileError, host_names, load_host, load_profile, profile_names
+from .compare import compare
+from .fit import fit
+from .measure import MeasuredResult, MeasureError, measure
 from .results import RunResult
 from .system import SystemFileError, load_system, raid
 
 __all__ = [
     "__version__",
     "DEFAULT_PROFILE",
+    "MeasureError",
+    "MeasuredResult",
     "ProfileError",
     "Progress",
     "RunResult",
@@ -39,11 +44,14 @@ __all__ = [
     "SimulationError",
     "SystemFileError",
     "build",
+    "compare",
     "execute",
+    "fit",
     "host_names",
     "load_host",
     "load_profile",
     "load_system",
+    "measure",
     "observe",
     "profile_names",
     "raid",

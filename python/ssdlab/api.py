@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import memory
+from . import memory, steadystate
 from .arguments import check_mapping, check_seed
 from .config import load_host
 from .config.profile import host_places
@@ -395,14 +395,22 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None) -> RunRe
                 failed.append(e)
                 raise
 
-    text = json.dumps(spec.core)
-    try:
-        raw = _core.run_json(text, tell)
-    except ValueError as e:
-        if failed and e is failed[-1]:
-            raise
-        raise SimulationError(_place_core_error(str(e), spec, text)) from None
-    core = json.loads(raw)
+    def simulate(core_in: dict[str, Any]) -> dict[str, Any]:
+        text = json.dumps(core_in)
+        try:
+            raw = _core.run_json(text, tell)
+        except ValueError as e:
+            if failed and e is failed[-1]:
+                raise
+            raise SimulationError(_place_core_error(str(e), spec, text)) from None
+        return json.loads(raw)
+
+    if steadystate.enabled(spec):
+        # jobs stop where fio's steady-state test is attained: reruns cut at that moment
+        core, ran = steadystate.stop_at_attainment(spec, simulate)
+        spec = spec.model_copy(update={"core": ran})
+    else:
+        core = simulate(spec.core)
     _keep_asked_samples(core, spec)
     units = build_units(core, spec.group_reporting, spec.job_options)
     return RunResult(core=core, units=units, spec=spec)

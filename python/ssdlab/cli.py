@@ -226,6 +226,102 @@ def _write_whole(path: Path, text: str) -> None:
         raise
 
 
+@app.command()
+@_interruptible
+def measure(
+    job: Annotated[Path, typer.Argument(help="fio job file to run with the real fio")],
+    target: Annotated[Path, typer.Option(help="file or block device every job's I/O goes to (its filename)")],
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal, json or json+")] = OutputFormat.normal,
+    interval: Annotated[Optional[str], typer.Option(help="also sample /proc/diskstats every INTERVAL, e.g. 1s (iostat -x per interval)")] = None,
+    output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
+) -> None:
+    """Run a fio job file with the real fio on a file or block device, sampling /proc/diskstats
+    of the device behind it; report as `ssdlab run` does (same JSON shape)."""
+    from .measure import MeasureError
+    from .measure import measure as run_measure
+
+    if output_format == OutputFormat.terse:
+        _fail("--output-format terse: measure reports normal, json or json+")
+    if output is not None:
+        _check_output(output, "--output")
+    try:
+        result = run_measure(job, target, interval=interval)
+    except (MeasureError, UnitError, ValueError, OSError) as e:
+        _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        return
+    if output_format in (OutputFormat.json, OutputFormat.json_plus):
+        text = jsonout.dumps(result.to_fio_json(plus=output_format == OutputFormat.json_plus), indent=2) + "\n"
+    else:
+        text = result.format_normal()
+    for w in result.warnings:
+        _err.print(f"ssdlab: warning: {w}", markup=False)
+    if output:
+        try:
+            _write_whole(output, text)
+        except OSError as e:
+            _fail(f"--output {output}: {e.strerror or e}")
+    else:
+        sys.stdout.write(text)
+
+
+class CompareFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command()
+def compare(
+    a: Annotated[Path, typer.Argument(help="a run's JSON (ssdlab run/measure --output-format json, or fio's)")],
+    b: Annotated[Path, typer.Argument(help="the reference run's JSON (put the measurement here)")],
+    output_format: Annotated[CompareFormat, typer.Option("--output-format", help="text or json")] = CompareFormat.text,
+) -> None:
+    """Two runs side by side: each job's and direction's IOPS, bandwidth and latencies, and
+    each device's iostat and disk_util, with A's relative error against B."""
+    from .compare import CompareError, compare as run_compare, load_run
+
+    try:
+        result = run_compare(load_run(a), load_run(b), str(a), str(b))
+    except CompareError as e:
+        _fail(str(e))
+        return
+    if output_format == CompareFormat.json:
+        sys.stdout.write(jsonout.dumps(result.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(result.format_text())
+
+
+@app.command()
+@_interruptible
+def fit(
+    runs: Annotated[list[Path], typer.Argument(help="measured runs: fio JSON files (ssdlab measure --output-format json, or fio's)")],
+    profile: Annotated[str, typer.Option(help="device profile whose parameters are fitted")] = api.DEFAULT_PROFILE,
+    params: Annotated[Optional[str], typer.Option(help="comma-separated parameters: controller.read_busy, controller.write_busy, controller.busy_cv, host.io_overhead, host.io_overhead_cv, write_buffer, slc_cache.static (default: the controller times the runs exercise, busy_cv, host.io_overhead)")] = None,
+    host: Annotated[Optional[str], typer.Option(help="host profile (default: the drive's calibration host)")] = None,
+    seed: Annotated[int, typer.Option(help="random seed of every trial simulation")] = 0,
+    scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of the flash (quicker trials; rates carry over)")] = None,
+    max_evals: Annotated[Optional[int], typer.Option(help="at most this many trial simulations of each run (default 40 per parameter + 20)")] = None,
+    output_format: Annotated[CompareFormat, typer.Option("--output-format", help="text or json")] = CompareFormat.text,
+) -> None:
+    """Fit a profile's free parameters to measured runs; print the fitted values and each
+    run's residual."""
+    from .fit import FitError, fit as run_fit
+
+    _check_seed(seed)
+    if max_evals is not None and max_evals < 1:
+        _fail(f"--max-evals {max_evals}: expected at least 1")
+    names = [p.strip() for p in params.split(",") if p.strip()] if params is not None else None
+    try:
+        with _simulating():
+            result = run_fit(profile, runs, params=names, host=host, seed=seed, max_evals=max_evals, scale=scale)
+    except (FitError, ProfileError, FioJobError, UnitError, api.SimulationError, ValueError) as e:
+        _fail(str(e).splitlines()[0])
+        return
+    if output_format == CompareFormat.json:
+        sys.stdout.write(jsonout.dumps(result.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(result.format_text())
+
+
 class TraceFormatName(str, Enum):
     fio = "fio"
     disksim = "disksim"

@@ -138,7 +138,22 @@ def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
     out.append(f"     latency   : target={_scale_down_ns(rep.latency_target_ns)}, "
                f"window={_scale_down_ns(rep.latency_window_us * 1000)}, "
                f"percentile={rep.latency_percentile:.2f}%, depth={fu.iodepth}")
+    ss = r.core.get("steadystate", {}).get(str(u.members[0]))
+    if ss is not None:
+        out.append(_steadystate_line(ss, is_power_of_2(g.kb_base)))
     return out
+
+
+def _steadystate_line(ss: dict, i2p: bool) -> str:
+    """fio's show_ss_normal: the window's mean bandwidth and IOPS and the criterion."""
+    crit, _, limit = ss["ss"].partition(":")
+    bw = ss["data"]["bw_mean"]
+    what = f"{'iops' if crit.startswith('iops') else 'bw'} {'slope' if crit.endswith('_slope') else 'mean dev'}"
+    value = float(ss["criterion"].rstrip("%"))
+    pct = "%" if limit.endswith("%") else ""
+    return (f"  steadystate  : attained={'yes' if ss['attained'] else 'no'}, "
+            f"bw={num2str(bw, 4, 1, i2p, 'B/s')} ({num2str(bw, 4, 1, not i2p, 'B/s')}), "
+            f"iops={num2str(ss['data']['iops_mean'], 4, 1, False)}, {what}={value:.3f}{pct}")
 
 
 def _group_lines(g: FioGroup) -> list[str]:

@@ -496,6 +496,9 @@ class RunResult:
                 "latency_percentile": rep.latency_percentile,
                 "latency_window": rep.latency_window_us,
             })
+            ss = self.core.get("steadystate", {}).get(str(u.members[0]))
+            if ss is not None:
+                job["steadystate"] = ss
             if rep.description:
                 job["desc"] = rep.description
             jobs.append(job)

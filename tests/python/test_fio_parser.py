@@ -585,7 +585,7 @@ def test_percentile_list_and_default():
 
 def test_unmodelled_options_warn_once_per_file_and_never_vanish():
     js = jobs("[global]\nioengine=libaio\ndirect=1\n[a]\ndirect=1\nflow=2\n[b]\nzonemode=strided\n"
-              "zonesize=64m\nsteadystate=iops:10%\nverify=crc32c\nrw=write\ncpus_allowed=0-3\n[c]\ncpus_allowed=0-3\n"
+              "zonesize=64m\nrate_min=1m\nverify=crc32c\nrw=write\ncpus_allowed=0-3\n[c]\ncpus_allowed=0-3\n"
               "write_bw_log=bw\n")
     w = "\n".join(js.warnings)
     assert "jobs/x.fio:13: option 'cpus_allowed=0-3' is accepted but not modelled" in w
@@ -594,7 +594,7 @@ def test_unmodelled_options_warn_once_per_file_and_never_vanish():
     assert "ioengine" not in w and "direct" not in w  # both modelled
     assert re.search(r"jobs/x\.fio:6: option 'flow=2' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:8: option 'zonemode=strided' .*ignores it", w)
-    assert re.search(r"jobs/x\.fio:10: option 'steadystate=iops:10%' .*ignores it", w)
+    assert re.search(r"jobs/x\.fio:10: option 'rate_min=1m' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:11: option 'verify=crc32c' .*ignores it", w)
     assert all("\n" not in line for line in js.warnings)
 

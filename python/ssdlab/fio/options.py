@@ -8,7 +8,7 @@ Every option line ends up in one of three bins:
   modelled. ``ioengine`` and ``direct`` are modelled: a synchronous engine caps iodepth at 1,
   and direct I/O is what is simulated (buffered I/O warns that it is simulated as direct);
 * **ignored** — a valid fio option that *would* change the result but is not simulated
-  (``zonemode``, ``flow``, ``steadystate``, ``latency_target``...): one warning per option
+  (``zonemode``, ``flow``, ``latency_target``...): one warning per option
   per file saying the result ignores it. Some options only land here in some jobs
   (``verify`` with a write phase, ``nrfiles`` above 1, a non-block ioengine); those are
   judged per job in :mod:`ssdlab.fio.resolve`.
@@ -215,7 +215,6 @@ zonemode zonesize zonerange zoneskip zonecapacity max_open_zones job_max_open_zo
 zone_reset_threshold zone_reset_frequency read_beyond_wp ignore_zone_limits
 write_zone_remainder recover_zbd_write_error
 flow flow_id flow_sleep flow_watermark
-steadystate steadystate_duration steadystate_ramp_time steadystate_check_interval
 rate_min rate_iops_min rate_cycle rate_ignore_thinktime
 latency_target latency_window latency_percentile latency_run max_latency
 exitall exit_what exitall_on_error
@@ -241,11 +240,13 @@ REPORT_OPTIONS = frozenset("""
 bwavgtime iopsavgtime log_avg_msec write_bw_log write_iops_log write_lat_log log_offset
 per_job_logs log_window_value thread description latency_target latency_window
 latency_percentile ioengine iodepth_batch_complete_min
+steadystate steadystate_duration steadystate_ramp_time steadystate_check_interval
 """.split())
 # Of those, the ones ssdlab's report honours in full (no "not modelled" warning).
 REPORTED = frozenset("""
 bwavgtime iopsavgtime log_avg_msec write_bw_log write_iops_log write_lat_log log_offset
 per_job_logs log_window_value thread
+steadystate steadystate_duration steadystate_ramp_time steadystate_check_interval
 """.split())
 
 # Options read by ssdlab that need no warning even though they are not in JobSpec.

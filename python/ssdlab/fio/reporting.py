@@ -44,6 +44,14 @@ class JobReport(BaseModel):
     latency_window_us: int = 0
     latency_percentile: float = 100.0
     iodepth_batch_complete_min: int = 1
+    #: fio's steady-state test (``steadystate=CRITERION:LIMIT[%]``, ``ss_dur``, ``ss_ramp``,
+    #: ``ss_interval``): ``ss_dur_s`` 0 means none (see :mod:`ssdlab.steadystate`)
+    ss_criterion: str = "iops_slope"
+    ss_limit: float = 0.01
+    ss_percent: bool = True
+    ss_dur_s: int = 0
+    ss_ramp_us: int = 0
+    ss_interval_s: int = 1
 
 
 def _int(st: JobState, name: str, default: int, minimum: int = 0) -> int:
@@ -82,6 +90,55 @@ def _error(st: JobState, name: str, message: str) -> FioJobError:
                        option=name)
 
 
+SS_CRITERIA = ("iops", "iops_slope", "bw", "bw_slope")
+#: fio 3.42's latency criteria: accepted, but not judged here (warned in resolve)
+SS_LATENCY_CRITERIA = ("lat", "lat_slope")
+
+
+def _steadystate(st: JobState) -> dict:
+    """fio's steady-state options: ``steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%]``
+    (default ``iops_slope:0.01%``), ``ss_dur`` and ``ss_ramp`` (seconds when bare; fio keeps
+    whole seconds of ``ss_dur``), ``ss_interval`` (fio 3.42; 1 s by default)."""
+    out: dict = {}
+    raw = st.report.get("steadystate")
+    if raw is not None:
+        crit, colon, limit = raw.strip().partition(":")
+        crit = crit.strip().lower()
+        if crit not in SS_CRITERIA + SS_LATENCY_CRITERIA or not colon:
+            names = "|".join(SS_CRITERIA + SS_LATENCY_CRITERIA)
+            raise _error(st, "steadystate", f"expected {names}:LIMIT[%] (e.g. iops:2%), got '{raw}'")
+        limit = limit.strip()
+        percent = limit.endswith("%")
+        try:
+            value = float(limit.rstrip("%"))
+        except ValueError:
+            raise _error(st, "steadystate", f"limit: expected a number, optionally with %, got '{limit}'") from None
+        if value < 0:
+            raise _error(st, "steadystate", f"limit must not be negative, got '{limit}'")
+        out.update(ss_criterion=crit, ss_limit=value, ss_percent=percent)
+    for key, option in (("ss_dur", "steadystate_duration"), ("ss_ramp", "steadystate_ramp_time"),
+                        ("ss_interval", "steadystate_check_interval")):
+        text = st.report.get(option)
+        if text is None or not text.strip():
+            continue
+        try:
+            us = int(parse_time_us(text, seconds_default=True, notes=[]))
+        except ValueProblem as exc:
+            raise _error(st, option, str(exc)) from None
+        if key == "ss_ramp":
+            out["ss_ramp_us"] = us
+        elif key == "ss_dur":
+            out["ss_dur_s"] = us // 1_000_000
+        else:
+            if us < 1_000_000 or us % 1_000_000:
+                raise _error(st, option, f"expected whole seconds (ssdlab checks steady state on 1 s samples), got '{text}'")
+            out["ss_interval_s"] = us // 1_000_000
+    dur, step = out.get("ss_dur_s", 0), out.get("ss_interval_s", 1)
+    if dur and dur % step:
+        raise _error(st, "steadystate_duration", f"must be a multiple of ss_interval ({step} s), got {dur} s")
+    return out
+
+
 def job_report(st: JobState, name: str) -> JobReport:
     """The reporting options of a job named ``name`` (its clones share them)."""
     logs = {}
@@ -112,5 +169,6 @@ def job_report(st: JobState, name: str) -> JobReport:
         latency_window_us=_time_us(st, "latency_window"),
         latency_percentile=float(percentile) if percentile else 100.0,
         iodepth_batch_complete_min=_int(st, "iodepth_batch_complete_min", 1),
+        **_steadystate(st),
         **logs,
     )

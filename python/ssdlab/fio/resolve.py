@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ..workload import BlockSizeDist, Distribution, JobSpec, Replay, ReplayTiming, Zone
 from .errors import FioJobError
 from .grammar import RawOption, Section
-from .reporting import JobReport, job_report
+from .reporting import SS_LATENCY_CRITERIA, JobReport, job_report
 from .options import (
     DEFAULT_PERCENTILES,
     DIRECTIONS,
@@ -197,6 +197,10 @@ def resolve(
             out.percentile_precision = st.percentile_precision
         common = _common_fields(entry, warnings)
         report = job_report(st, entry.name)
+        if report.ss_dur_s and report.ss_criterion in SS_LATENCY_CRITERIA:
+            report = report.model_copy(update={"ss_dur_s": 0})
+            _warn(warnings, st, "steadystate", f"option 'steadystate={report.ss_criterion}:...': the latency "
+                  "criteria are not modelled; the job runs its whole runtime and reports no steadystate", entry)
         clones_of[number] = []
         for clone in _fio_clone_order(st.numjobs):
             index = len(out.jobs)
