@@ -61,9 +61,9 @@ def _num(x: Any) -> str:
         return str(x)
     if isinstance(x, float) and not math.isfinite(x):
         return "n/a"
-    if isinstance(x, int) or float(x).is_integer() and abs(x) >= 1000:
-        return f"{int(x):,}"
     a = abs(x)
+    if isinstance(x, int) or a >= 1e4:
+        return f"{x:,.0f}"
     return f"{x:.4g}" if a >= 1e-3 or a == 0 else f"{x:.3e}"
 
 
@@ -240,7 +240,7 @@ def render(data: dict[str, Any], source: str = "") -> str:
     meta = [["fio version", data.get("fio version")], ["time", data.get("time")]]
     meta += [[k, ss.get(k)] for k in ("profile", "host", "seed", "scale", "sim_time_s", "events") if k in ss]
     parts = [f"<h1>ssdlab run report{': ' + _e(source) if source else ''}</h1>",
-             _table(["", ""], meta, "meta")]
+             _table(["run", ""], meta, "meta")]
     if not ss:
         parts.append('<p class="warn">No "ssdlab" section: an fio result without the simulator\'s insides.</p>')
     for w in ss.get("warnings") or []:
