@@ -159,10 +159,9 @@ def _devices(ss: dict) -> str:
         if ch:
             fig, ax = plt.subplots(figsize=(6, 2.4))
             ax.bar(range(len(ch)), [100 * c for c in ch])
-            ax.set(xlabel="channel", ylabel="busy (%)", ylim=(0, 100),
-                   title=f"{dev.get('name')}: channel utilisation over the run "
-                         f"(dies: {100 * (dev.get('internal_utilization') or 0):.1f} % busy on average)")
+            ax.set(xlabel="channel", ylabel="busy (%)", ylim=(0, 100), title="channel utilisation over the run")
             out.append(_png(fig))
+            out.append(f"<p>Dies: {100 * (dev.get('internal_utilization') or 0):.1f} % busy on average over the run.</p>")
     return "\n".join(out)
 
 
@@ -202,6 +201,7 @@ def _series(ss: dict) -> str:
     if has("waf"):
         fig, ax = plt.subplots(figsize=(8, 2.4))
         ax.plot(t, col("waf"))
+        ax.ticklabel_format(axis="y", useOffset=False)
         ax.set(xlabel="time (s)", ylabel="WAF", title="write amplification per interval")
         out.append(_png(fig))
     if has("slc_used_bytes"):
@@ -222,7 +222,8 @@ def _series(ss: dict) -> str:
     keys = [k for k in ("t_s", "write_bw_bytes", "read_bw_bytes", "internal_utilization", "waf", "slc_used_bytes",
                         "temperature_c", "%util", "aqu-sz") if has(k)]
     step = max(1, len(ts) // 40)
-    out.append(f"<details><summary>samples ({len(ts)}, every {step}{'th' if step > 1 else ''} shown)</summary>"
+    shown = "all shown" if step == 1 else f"every {step}th shown"
+    out.append(f"<details><summary>samples ({len(ts)}, {shown})</summary>"
                + _table(keys, [[r.get(k) for k in keys] for r in ts[::step]], "samples") + "</details>")
     return "\n".join(out)
 
