@@ -99,7 +99,7 @@ def test_results_fail_when_a_row_fails_or_the_experiment_raises():
 
 
 def test_every_registered_experiment_has_a_citation_and_a_quick_note():
-    reg = gallery.experiments()
+    reg = gallery.registered()
     for name in ("seed000", "seed001", "seed002", "seed003", "seed004", "ring_buffer", "thermal"):
         assert name in reg
     for exp in reg.values():
@@ -163,7 +163,7 @@ def test_the_page_holds_the_table_and_the_figures():
 
 @pytest.fixture
 def fake_registry(monkeypatch):
-    reg = gallery.experiments()
+    reg = gallery.registered()
     monkeypatch.setitem(reg, "fake-good", fake_experiment("fake-good", GOOD))
     monkeypatch.setitem(reg, "fake-bad", fake_experiment("fake-bad", BAD))
 
@@ -179,7 +179,7 @@ def test_reproduce_exits_1_when_a_row_fails(fake_registry, tmp_path):
 
 
 def test_reproduce_prints_the_table_literally(monkeypatch, tmp_path):
-    reg = gallery.experiments()
+    reg = gallery.registered()
     markup = [dict(quantity="[bold]x[/bold] :100:", published="1", error=0.0, tolerance=TEN)]
     monkeypatch.setitem(reg, "fake-markup", fake_experiment("fake-markup", markup))
     r = CliRunner().invoke(app, ["reproduce", "fake-markup", "--out", str(tmp_path)])

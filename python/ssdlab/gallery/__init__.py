@@ -3,9 +3,9 @@ result type and one pass/fail rule (:mod:`.core`), a terminal table and an HTML 
 (:mod:`.render`). ``ssdlab reproduce`` runs it."""
 
 from .core import Context, Experiment, ExperimentResult, Figure, Row, Status, Tolerance, judge, pct_error
-from .registry import REGISTRY, UnknownExperiment, experiments, register, run_experiment, select
+from .registry import REGISTRY, UnknownExperiment, register, registered, run_experiment, select
 from .render import page, summary, text_table
 
 __all__ = ["Context", "Experiment", "ExperimentResult", "Figure", "REGISTRY", "Row", "Status", "Tolerance",
-           "UnknownExperiment", "experiments", "judge", "page", "pct_error", "register", "run_experiment",
+           "UnknownExperiment", "registered", "judge", "page", "pct_error", "register", "run_experiment",
            "select", "summary", "text_table"]

@@ -22,9 +22,11 @@ def register(name: str, title: str, citation: str, *, quick_note: str = "") -> C
     return deco
 
 
-def experiments() -> dict[str, Experiment]:
-    """Every registered experiment, in registration order."""
-    from . import catalog as _  # noqa: F401 - registers them
+def registered() -> dict[str, Experiment]:
+    """Every registered experiment, in registration order. The catalogue lives with the
+    experiments and is imported only here, when the gallery runs: the rest of the product
+    (``ssdlab run``, ``ssdlab size``) never loads an experiment."""
+    from ..experiments import catalog as _  # noqa: F401 - registers them
 
     return REGISTRY
 
@@ -36,7 +38,7 @@ class UnknownExperiment(ValueError):
 def select(names: Optional[Iterable[str]]) -> list[Experiment]:
     """The experiments named (all when none), in the order given; an unknown name raises
     :class:`UnknownExperiment` with a one-line message listing the names."""
-    reg = experiments()
+    reg = registered()
     names = list(names or [])
     unknown = [n for n in names if n not in reg]
     if unknown:

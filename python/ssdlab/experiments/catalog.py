@@ -1,4 +1,4 @@
-"""The registered reproductions: each adapts one module of :mod:`ssdlab.experiments` (through
+"""The gallery's catalogue: each registration adapts one module of :mod:`ssdlab.experiments` (through
 its public ``reproduce``/``sweep``/``trends``) to gallery rows with stated tolerances.
 
 Tolerances: a seed's own figure where its text gives one (seed 004's "within 15 %"), else the
@@ -13,8 +13,8 @@ import math
 import tempfile
 from pathlib import Path
 
-from .core import Context, Figure, Row, Tolerance, pct_error
-from .registry import register
+from ..gallery.core import Context, Figure, Row, Tolerance, pct_error
+from ..gallery.registry import register
 
 QUICK = "not judged in quick mode: "
 
@@ -44,7 +44,7 @@ TREND = "the blog gives trends, not figures: the row passes when the trend holds
           'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, http://minix.tistory.com/93',
           quick_note="4 process counts instead of 7, a quarter of the I/Os")
 def seed000(ctx: Context):
-    from ..experiments import seed000 as m
+    from . import seed000 as m
 
     data = m.sweep(ctx.quick, ctx.seed)
     rows = [Row(quantity=t.claim, published="trend", tolerance=Tolerance.holds(TREND), holds=t.holds,
@@ -61,7 +61,7 @@ def seed000(ctx: Context):
           "http://www.dbpia.co.kr/Article/NODE01901539",
           quick_note="fewer queue depths, request sizes, stripes and SSD counts")
 def seed001(ctx: Context):
-    from ..experiments import seed001 as m
+    from . import seed001 as m
 
     data = m.sweep(ctx.quick, ctx.seed)
     rows = [Row(case=f"figure {t.figure}", quantity=t.claim, published="trend",
@@ -98,7 +98,7 @@ SEED002_QUICK_SKIP = {
           quick_note=f"{SEED002_QUICK_SCALE:g} of each drive's flash; thermal dips not judged")
 def seed002(ctx: Context):
     from ..config import load_profile
-    from ..experiments import seed002 as m
+    from . import seed002 as m
     from ..sustained import sustained_write
 
     names = list(m.PUBLISHED)
@@ -141,7 +141,7 @@ def seed002(ctx: Context):
           "conference paper, Table 2",
           quick_note="4 s per point instead of the paper's 300 s (the rate settles within a second)")
 def seed003(ctx: Context):
-    from ..experiments import seed003 as m
+    from . import seed003 as m
 
     table = m.reproduce(runtime_s=4.0 if ctx.quick else 300.0, seed=ctx.seed)
     rows = []
@@ -178,7 +178,7 @@ def _seed004_tolerance(bound: str) -> Tolerance:
           'High Density Solidigm QLC Drives with xiRAID", Solidigm solution brief, 2025, Tables 1 and 2',
           quick_note="1 GiB rebuilt per idle case (extrapolated); the cases under load not run")
 def seed004(ctx: Context):
-    from ..experiments import seed004 as m
+    from . import seed004 as m
 
     cases = [c for c in m.PUBLISHED if not (ctx.quick and m.PUBLISHED[c].under_load)]
     table = m.reproduce(cases, seed=ctx.seed, samples=SEED004_QUICK_SAMPLES if ctx.quick else None)
@@ -210,7 +210,7 @@ def _error_bars(rows: list[Row], caption: str) -> Figure:
     """Each judged row's error as a bar with its tolerance band (the module draws no figure
     of its own); errors beyond ±200 % are drawn at the edge with their value."""
     from ..plotting import pyplot
-    from .core import figure_png
+    from ..gallery.core import figure_png
 
     shown = [r for r in rows if r.error is not None]
     plt = pyplot()
@@ -238,7 +238,7 @@ GC_WAF_QUICK_BLOCKS = [72, 90, 130]
           'P. Desnoyers, "Analytic modeling of SSD write performance", SYSTOR 2012 (model)',
           quick_note=f"{len(GC_WAF_QUICK_BLOCKS)} spare factors instead of 6")
 def gc_waf(ctx: Context):
-    from ..experiments import gc_waf as m
+    from . import gc_waf as m
 
     with tempfile.TemporaryDirectory() as d:
         table = m.reproduce(blocks=GC_WAF_QUICK_BLOCKS if ctx.quick else None, workdir=Path(d))
@@ -260,7 +260,7 @@ def gc_waf(ctx: Context):
           quick_note="1000 writes per point instead of 4000")
 def large_iu(ctx: Context):
     from ..config import load_profile
-    from ..experiments import large_iu as m
+    from . import large_iu as m
 
     table = m.reproduce(writes=1000 if ctx.quick else 4000, seed=ctx.seed)
     tol = Tolerance.within(1.0, "exact arithmetic on a fresh drive; 1 % leaves room for the IUs still in the "
@@ -281,7 +281,7 @@ def large_iu(ctx: Context):
           "as the experiment's docstring derives them",
           quick_note="8 GB drive, 4 s runs, 50 % and 100 % write shares, no cost-benefit run")
 def gc_tail(ctx: Context):
-    from ..experiments import gc_tail as m
+    from . import gc_tail as m
 
     with tempfile.TemporaryDirectory() as d:
         if ctx.quick:
@@ -328,7 +328,7 @@ RING_RATE_TOL = Tolerance.within(20.0, "rate from the model's die time per host 
           quick_note="970 PRO only, 1/64 of its flash, recorder mode, scenarios A, B, C10")
 def ring_buffer(ctx: Context):
     from ..config import load_profile
-    from ..experiments import ring_buffer as m
+    from . import ring_buffer as m
 
     if ctx.quick:
         runs = m.simulate(RING_QUICK["drives"], RING_QUICK["scenarios"], modes=("recorder",),
@@ -370,7 +370,7 @@ THERMAL_QUICK_PM_S = 100.0  # the PM1725b: its usual rate, not its dips
                      "instead of seed 002's ~1880 s (its dips not judged)")
 def thermal(ctx: Context):
     from ..config import load_profile
-    from ..experiments import thermal as m
+    from . import thermal as m
 
     profile_r = load_profile("samsung-pm1725b-1.6tb")[0].thermal.thermal_resistance
     runtime = THERMAL_QUICK_PM_S if ctx.quick else 1880.0
