@@ -910,5 +910,86 @@ def rebuild(
         _err.print(f"ssdlab: warning: {w}", markup=False)
 
 
+# ==== the reproduction gallery and the HTML report of one run ================================
+
+
+@app.command()
+@_interruptible
+def reproduce(
+    names: Annotated[Optional[list[str]], typer.Argument(help="experiments to run (default: all; --list shows them)", show_default=False)] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="shortened runs (what CI runs); rows they cannot show are not judged")] = False,
+    out: Annotated[Path, typer.Option("--out", help="directory for the gallery page (DIR/index.html)")] = Path("gallery"),
+    list_: Annotated[bool, typer.Option("--list", help="list the experiments and exit")] = False,
+    seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
+) -> None:
+    """Run the published-measurement reproductions, print published vs simulated with each row's
+    tolerance and status, and write a self-contained HTML gallery. Exit status 1 if any row
+    fails its tolerance."""
+    _check_seed(seed)
+    from . import gallery
+
+    try:
+        chosen = gallery.select(names)
+    except gallery.UnknownExperiment as e:
+        _fail(str(e))
+        return
+    if list_:
+        for exp in chosen:
+            sys.stdout.write(f"{exp.name}\t{exp.title}\n\tquick: {exp.quick_note or 'as full'}\n")
+        return
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out}: not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        _fail(f"--out {out}: {e.strerror or e}")
+    _check_output(out / "index.html", "--out")
+    results = []
+    show = sys.stderr.isatty()
+    for i, exp in enumerate(chosen, 1):
+        label = f"[{i}/{len(chosen)}] {exp.name}{' (quick)' if quick else ''}"
+        if show:
+            with _err.status(label, spinner="dots"):
+                res = gallery.run_experiment(exp, quick=quick, seed=seed)
+        else:
+            res = gallery.run_experiment(exp, quick=quick, seed=seed)
+        results.append(res)
+        counts = ", ".join(f"{v} {k}" for k, v in res.counts().items() if v)
+        tail = f" (raised: {res.error})" if res.error else ""
+        _err.print(f"{label}: {res.wall_s:.0f} s, {counts or 'no rows'}{tail}", markup=False)
+    sys.stdout.write(gallery.text_table(results))
+    sys.stdout.write(gallery.summary(results) + "\n")
+    try:
+        _write_whole(out / "index.html", gallery.page(results, quick=quick))
+    except OSError as e:
+        _fail(f"--out {out}: {e.strerror or e}")
+    sys.stdout.write(f"gallery: {out / 'index.html'}\n")
+    if any(r.failed for r in results):
+        raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    result: Annotated[Path, typer.Argument(help="JSON written by ssdlab run --output-format json (with --interval for the time series)")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write")] = Path("report.html"),
+) -> None:
+    """One run as a self-contained HTML page: fio summary, latency percentiles, iostat, each
+    device's insides and, when the run was sampled, their course over time."""
+    from .htmlreport import ReportInputError, load_result, render
+
+    _check_output(output, "--output")
+    try:
+        data = load_result(result)
+        text = render(data, source=result.name)
+    except ReportInputError as e:
+        _fail(str(e))
+        return
+    try:
+        _write_whole(output, text)
+    except OSError as e:
+        _fail(f"--output {output}: {e.strerror or e}")
+    sys.stdout.write(f"report: {output}\n")
+
+
 def main() -> None:
     app()

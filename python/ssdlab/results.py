@@ -446,6 +446,14 @@ class RunResult:
             pi, ci = pd_["internal"], cd["internal"]
             if ci["dies"]:
                 row["internal_utilization"] = (ci["die_busy_ns"] - pi["die_busy_ns"]) / (ci["dies"] * dt * 1e9)
+            # Per channel: the share of the interval its bus was busy (the core keeps die busy
+            # time summed over dies only, so dies appear as internal_utilization above).
+            for k, (a, b) in enumerate(zip(pi.get("channel_busy_ns") or [], ci.get("channel_busy_ns") or [])):
+                row[f"channel_utilization_{k}"] = (b - a) / (dt * 1e9)
+            nand = ci.get("nand") or {}
+            if nand.get("slc_budget_bytes"):  # the SLC cache's state at the end of the interval
+                row["slc_used_bytes"] = nand["slc_used_bytes"]
+                row["slc_budget_bytes"] = nand["slc_budget_bytes"]
             hw = ci["host_bytes_written"] - pi["host_bytes_written"]
             row["waf"] = (ci["media_bytes_written"] - pi["media_bytes_written"]) / hw if hw else float("nan")
             if ci.get("thermal"):

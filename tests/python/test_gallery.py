@@ -1,0 +1,252 @@
+"""The reproduction gallery: the pass/fail rule on synthetic rows, the registry, the terminal
+table, ``ssdlab reproduce`` (one quick experiment, and a failing one) and ``ssdlab report``."""
+
+import json
+import math
+from html.parser import HTMLParser
+
+import pytest
+from typer.testing import CliRunner
+
+from ssdlab import gallery
+from ssdlab.cli import app
+from ssdlab.gallery import Row, Status, Tolerance
+from ssdlab.gallery.core import Experiment, Figure
+
+TEN = Tolerance.within(10.0, "test")
+
+
+def row(**kw):
+    base = dict(quantity="q", published="1", tolerance=TEN)
+    return Row(**{**base, **kw})
+
+
+# ---- the rule ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("error, status", [(0.0, Status.passed), (9.99, Status.passed), (10.0, Status.passed),
+                                           (-10.0, Status.passed), (10.01, Status.failed), (-30.0, Status.failed),
+                                           (None, Status.failed), (math.nan, Status.failed),
+                                           (math.inf, Status.failed)])
+def test_a_row_passes_only_inside_its_tolerance(error, status):
+    assert row(simulated=1.0, error=error).status == status
+
+
+def test_bounds_are_one_sided():
+    low = Tolerance.at_least(15.0, "lower bound")
+    assert row(error=500.0, tolerance=low).status == Status.passed
+    assert row(error=-15.0, tolerance=low).status == Status.passed
+    assert row(error=-16.0, tolerance=low).status == Status.failed
+    high = Tolerance.at_most(15.0, "upper bound")
+    assert row(error=-99.0, tolerance=high).status == Status.passed
+    assert row(error=20.0, tolerance=high).status == Status.failed
+    drives = Tolerance.within(1.0, "one drive")
+    assert row(error=-1.0, error_unit="drives", tolerance=drives).status == Status.passed
+    assert row(error=-2.0, error_unit="drives", tolerance=drives).status == Status.failed
+
+
+def test_trends_pass_when_they_hold():
+    t = Tolerance.holds("trend")
+    assert row(tolerance=t, holds=True).status == Status.passed
+    assert row(tolerance=t, holds=False).status == Status.failed
+    assert row(tolerance=t).status == Status.failed  # no verdict is not a pass
+
+
+def test_a_row_quick_mode_cannot_judge_says_so_and_never_passes():
+    for error in (0.0, 30.0):  # inside or outside: neither is judged
+        r = row(simulated=1.3, error=error, skip="not judged in quick mode: the dips need the full run")
+        assert r.status == Status.not_judged
+        assert r.reason.startswith("not judged in quick mode: ")
+    r = row(missing="profile not available", skip="quick")
+    assert r.status == Status.not_run and r.reason == "profile not available"
+
+
+def test_the_status_is_derived_not_given():
+    r = Row(quantity="q", published="1", error=50.0, tolerance=TEN, status="pass")
+    assert r.status == Status.failed
+
+
+def test_tolerance_text():
+    assert TEN.text() == "±10%"
+    assert Tolerance.at_least(15, "x").text() == ">= -15%"
+    assert Tolerance.at_most(15, "x").text() == "<= +15%"
+    assert Tolerance(low=-20, high=5, reason="x").text() == "-20..+5%"
+    assert Tolerance.within(1, "x").text("drives") == "±1 drives"
+
+
+# ---- registry, results, table -------------------------------------------------------------
+
+def fake_experiment(name, rows, raises=None):
+    def run(ctx):
+        if raises:
+            raise raises
+        return [Row(**r) for r in rows], [], [f"quick={ctx.quick}"]
+    return Experiment(name=name, title=f"{name} title", citation=f"{name} citation", run=run)
+
+
+GOOD = [dict(case="c", quantity="rate", published="2", simulated=2.1, unit="GB/s", error=5.0, tolerance=TEN)]
+BAD = GOOD + [dict(case="c", quantity="waf", published="1.2", simulated=1.0, error=-16.7, tolerance=TEN)]
+
+
+def test_results_fail_when_a_row_fails_or_the_experiment_raises():
+    ok = gallery.run_experiment(fake_experiment("ok", GOOD), quick=True)
+    assert not ok.failed and ok.rows[0].experiment == "ok" and ok.notes == ["quick=True"]
+    assert gallery.run_experiment(fake_experiment("bad", BAD), quick=True).failed
+    crashed = gallery.run_experiment(fake_experiment("boom", [], raises=RuntimeError("no such drive\nmore")),
+                                     quick=False)
+    assert crashed.failed and crashed.error == "RuntimeError: no such drive" and crashed.rows == []
+    text = gallery.text_table([ok, crashed])
+    assert "ok" in text and "pass" in text and "fail (RuntimeError: no such drive)" in text
+
+
+def test_every_registered_experiment_has_a_citation_and_a_quick_note():
+    reg = gallery.registered()
+    for name in ("seed000", "seed001", "seed002", "seed003", "seed004", "ring_buffer", "thermal"):
+        assert name in reg
+    for exp in reg.values():
+        assert exp.citation and exp.title and exp.quick_note
+
+
+def test_unknown_names_are_one_line_listing_the_names():
+    with pytest.raises(gallery.UnknownExperiment) as e:
+        gallery.select(["seed003", "nope"])
+    assert "'nope'" in str(e.value) and "seed003" in str(e.value) and "\n" not in str(e.value)
+    assert [x.name for x in gallery.select(["seed003", "seed002", "seed003"])] == ["seed003", "seed002"]
+
+
+class Cells(HTMLParser):
+    """The text of every table cell, per table id."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self._id, self._cell = {}, None, None
+        self.images = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self._id = a.get("id") or a.get("class") or f"table{len(self.tables)}"
+            self.tables.setdefault(self._id, [])
+        elif tag == "tr" and self._id is not None:
+            self.tables[self._id].append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+        elif tag == "img" and a.get("src", "").startswith("data:image/png;base64,"):
+            self.images += 1
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self._id is not None:
+            self.tables[self._id][-1].append(self._cell)
+            self._cell = None
+        elif tag == "table":
+            self._id = None
+
+
+def parse(text):
+    p = Cells()
+    p.feed(text)
+    return p
+
+
+def test_the_page_holds_the_table_and_the_figures():
+    res = gallery.run_experiment(fake_experiment("bad", BAD), quick=True)
+    res = res.model_copy(update={"figures": [Figure(caption="f", png=b"\x89PNG fake")]})
+    p = parse(gallery.page([res], quick=True))
+    rows = p.tables["results"]
+    assert rows[0][:3] == ["experiment", "case", "quantity"]
+    assert [r[-1] for r in rows[1:]] == ["pass", "fail"]
+    assert p.images == 1
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    reg = gallery.registered()
+    monkeypatch.setitem(reg, "fake-good", fake_experiment("fake-good", GOOD))
+    monkeypatch.setitem(reg, "fake-bad", fake_experiment("fake-bad", BAD))
+
+
+def test_reproduce_exits_1_when_a_row_fails(fake_registry, tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["reproduce", "fake-good", "--quick", "--out", str(tmp_path / "g")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["reproduce", "fake-good", "fake-bad", "--out", str(tmp_path / "g")])
+    assert r.exit_code == 1
+    rows = parse((tmp_path / "g" / "index.html").read_text()).tables["results"]
+    assert [x[0] for x in rows[1:]] == ["fake-good", "fake-bad", "fake-bad"]
+
+
+def test_reproduce_prints_the_table_literally(monkeypatch, tmp_path):
+    reg = gallery.registered()
+    markup = [dict(quantity="[bold]x[/bold] :100:", published="1", error=0.0, tolerance=TEN)]
+    monkeypatch.setitem(reg, "fake-markup", fake_experiment("fake-markup", markup))
+    r = CliRunner().invoke(app, ["reproduce", "fake-markup", "--out", str(tmp_path)])
+    assert "[bold]x[/bold] :100:" in r.stdout
+
+
+def test_reproduce_one_quick_experiment_writes_the_gallery(cli, tmp_path):
+    p = cli("reproduce", "seed003", "--quick", "--out", str(tmp_path / "out"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "seed003" in p.stdout and "pass" in p.stdout and "gallery:" in p.stdout
+    page = parse((tmp_path / "out" / "index.html").read_text())
+    rows = page.tables["results"][1:]
+    assert len(rows) == 12 and all(r[0] == "seed003" and r[-1] == "pass" for r in rows)
+    assert page.images == 1
+
+
+def test_reproduce_unknown_name_and_list(cli, tmp_path):
+    p = cli("reproduce", "nope", "--out", str(tmp_path))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "seed002" in p.stderr
+    p = cli("reproduce", "--list")
+    assert p.returncode == 0 and "seed004" in p.stdout and "quick:" in p.stdout
+
+
+# ---- ssdlab report ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run_json(tmp_path_factory):
+    import ssdlab
+
+    r = ssdlab.run("[w]\nrw=randrw\nbs=4k\niodepth=8\nruntime=0.3\ntime_based\n",
+                   profile="samsung-970-evo-plus-1tb", interval="50ms")
+    path = tmp_path_factory.mktemp("report") / "run.json"
+    path.write_text(json.dumps(r.to_fio_json()))
+    return path
+
+
+def test_time_series_carry_channels_and_the_slc_cache(run_json):
+    ts = json.loads(run_json.read_text())["ssdlab"]["timeseries"]
+    assert "channel_utilization_0" in ts[0] and "channel_utilization_7" in ts[0]
+    assert all(0 <= r["channel_utilization_0"] <= 1 for r in ts)
+    assert ts[-1]["slc_used_bytes"] > 0 and ts[-1]["slc_budget_bytes"] > 0
+
+
+def test_report_page_holds_the_tables(run_json, tmp_path):
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(app, ["report", str(run_json), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    p = parse(out.read_text())
+    fio = p.tables["fio"]
+    assert [x[:2] for x in fio[1:]] == [["w", "read"], ["w", "write"]]
+    assert p.tables["percentiles"][0][:4] == ["job", "dir", "p1", "p50"]
+    assert [x[0] for x in p.tables["iostat"][1:]] == ["nvme0n1"]
+    assert any(row[0] == "waf" for row in p.tables["internal"])
+    assert "disk-util" in p.tables and "samples" in p.tables
+    assert p.images >= 5  # channels over the run, throughput, utilisation, WAF, SLC
+
+
+@pytest.mark.parametrize("content, expect", [
+    (None, "no such file"),
+    ("{", "not valid JSON"),
+    ('{"a": 1}', 'no "jobs" list'),
+    ('{"jobs": [1]}', 'jobs[0] has no "jobname"'),
+])
+def test_report_input_errors_are_one_line(cli, tmp_path, content, expect):
+    path = tmp_path / "in.json"
+    if content is not None:
+        path.write_text(content)
+    p = cli("report", str(path), "-o", str(tmp_path / "o.html"))
+    assert p.returncode == 2 and expect in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert "Traceback" not in p.stderr
