@@ -235,8 +235,10 @@ def measure(
     interval: Annotated[Optional[str], typer.Option(help="also sample /proc/diskstats every INTERVAL, e.g. 1s (iostat -x per interval)")] = None,
     output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
 ) -> None:
-    """Run a fio job file with the real fio on a file or block device, sampling /proc/diskstats
-    of the device behind it; report as `ssdlab run` does (same JSON shape)."""
+    """Run a fio job file with the real fio on a file or block device.
+
+    /proc/diskstats of the device behind it is sampled alongside; the report has the shape
+    `ssdlab run` gives (same JSON)."""
     from .measure import MeasureError
     from .measure import measure as run_measure
 
@@ -275,8 +277,10 @@ def compare(
     b: Annotated[Path, typer.Argument(help="the reference run's JSON (put the measurement here)")],
     output_format: Annotated[CompareFormat, typer.Option("--output-format", help="text or json")] = CompareFormat.text,
 ) -> None:
-    """Two runs side by side: each job's and direction's IOPS, bandwidth and latencies, and
-    each device's iostat and disk_util, with A's relative error against B."""
+    """Two runs side by side, with the error of each figure.
+
+    Each job's and direction's IOPS, bandwidth and latencies, and each device's iostat and
+    disk_util, with A's relative error against B."""
     from .compare import CompareError, compare as run_compare, load_run
 
     try:
@@ -302,8 +306,9 @@ def fit(
     max_evals: Annotated[Optional[int], typer.Option(help="at most this many trial simulations of each run (default 40 per parameter + 20)")] = None,
     output_format: Annotated[CompareFormat, typer.Option("--output-format", help="text or json")] = CompareFormat.text,
 ) -> None:
-    """Fit a profile's free parameters to measured runs; print the fitted values and each
-    run's residual."""
+    """Fit a profile's free parameters to measured runs.
+
+    Prints the fitted values and each run's residual."""
     from .fit import FitError, fit as run_fit
 
     _check_seed(seed)
@@ -351,8 +356,9 @@ def replay(
     interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s")] = None,
     memory_limit: Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")] = None,
 ) -> None:
-    """Replay a block trace on a simulated system and report as `run` does (one job per trace,
-    or per trace device with --map)."""
+    """Replay a block trace on a simulated system and report as `run` does.
+
+    One job per trace, or per trace device with --map."""
     _check_seed(seed)
     from .workload import Replay, ReplayTiming
 
@@ -407,7 +413,8 @@ def sweep(
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="run again the runs that failed in an earlier sweep")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="list the runs (and which the journal has) without running them")] = False,
 ) -> None:
-    """Run a grid of runs in parallel and write one row per run and job direction (Parquet).
+    """Run a grid of runs in parallel, one Parquet row per run and job direction.
+
     Finished runs are kept in OUT.runs.jsonl: running the same sweep again runs only what is
     missing (docs/sweeps.md)."""
     import signal
@@ -849,8 +856,10 @@ def rebuild(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     memory_limit: Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")] = None,
 ) -> None:
-    """Fail a member of an array, rebuild it onto a spare and report the rebuild time, its
-    rate, the rebuilt drive's WAF, the host's bandwidth meanwhile and the data-loss exposure."""
+    """Fail a member of an array, rebuild it onto a spare, and report the rebuild.
+
+    Rebuild time and rate, the rebuilt drive's WAF, the host's bandwidth meanwhile and the
+    data-loss exposure."""
     _check_seed(seed)
     from .rebuild import rebuild as run_rebuild
     from .system import load_system
@@ -922,9 +931,10 @@ def reproduce(
     list_: Annotated[bool, typer.Option("--list", help="list the experiments and exit")] = False,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
 ) -> None:
-    """Run the published-measurement reproductions, print published vs simulated with each row's
-    tolerance and status, and write a self-contained HTML gallery. Exit status 1 if any row
-    fails its tolerance."""
+    """Run the published-measurement reproductions and write an HTML gallery.
+
+    Prints published vs simulated with each row's tolerance and status. Exit status 1 if any
+    row fails its tolerance."""
     _check_seed(seed)
     from . import gallery
 
@@ -973,8 +983,10 @@ def report(
     result: Annotated[Path, typer.Argument(help="JSON written by ssdlab run --output-format json (with --interval for the time series)")],
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write")] = Path("report.html"),
 ) -> None:
-    """One run as a self-contained HTML page: fio summary, latency percentiles, iostat, each
-    device's insides and, when the run was sampled, their course over time."""
+    """One run's JSON result as a self-contained HTML page.
+
+    fio summary, latency percentiles, iostat, each device's insides and, when the run was
+    sampled, their course over time."""
     from .htmlreport import ReportInputError, load_result, render
 
     _check_output(output, "--output")
