@@ -15,7 +15,7 @@ def test_the_blogs_trends(data):
     by_claim = {t.claim: t for t in seed000.trends(data)}
     for claim, t in by_claim.items():
         if "alike under cfq" in claim:
-            continue  # not reproduced: see docs/schedulers.md
+            continue  # not reproduced: see docs/hdd-and-schedulers.md
         assert t.holds, f"{claim}: {t.evidence}"
 
 
