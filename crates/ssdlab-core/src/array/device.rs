@@ -674,7 +674,9 @@ impl<D: BlockDevice> Array<D> {
     }
 
     /// A destage in whole strips first reads the clean bytes of its partly dirty strips
-    /// (unless its plan reads them anyway, as read-modify-write does).
+    /// (unless its plan reads them anyway, as read-modify-write does). A member without
+    /// current data there is not read (a simplification: the controller would rebuild those
+    /// bytes from the rest of the row).
     fn fill_strips(&mut self, s: u32) {
         let Some(c) = self.controller.as_ref() else { return };
         if c.config().rmw_unit != RmwUnit::Strip {
