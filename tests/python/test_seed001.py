@@ -12,6 +12,8 @@ REPRODUCED = {
     "random read does not change with SSD count",
     "random write far below random read",
     "outstanding I/Os do not change random write",
+    "random write grows a little with more SSDs",
+    "random write falls slowly with larger stripes",
 }
 
 

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Audit, Audited};
+use ssdlab_core::array::hwraid::RmwUnit;
 use ssdlab_core::array::{
     Array, ArrayConfig, EngineConfig, HwRaidConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, RebuildReport,
     StreamingConfig,
@@ -341,6 +342,7 @@ fn hwraid(cache_bytes: u64) -> EngineConfig {
         parity_bytes_per_s: 2e9,
         destage_depth: 1,
         member_queue_depth: 32,
+        rmw_unit: Default::default(),
     })
 }
 
@@ -366,6 +368,54 @@ fn a_hardware_controller_absorbs_writes_in_its_cache_then_runs_at_its_destage_ra
     };
     let (q1, q32) = (iops(1), iops(32));
     assert!((q32 / q1 - 1.0).abs() < 0.15, "QD1 {q1:.0} IOPS vs QD32 {q32:.0}");
+}
+
+#[test]
+fn a_destage_in_whole_strips_reads_the_clean_part_of_a_partly_written_strip() {
+    use ssdlab_core::array::hwraid::strip_destage;
+    use ssdlab_core::array::layout::Layout;
+    // RAID 5 of 3, 128 KiB strips: 32 KiB dirty at 200 KiB lies in logical strip 1 (row 0).
+    let l = Layout::new(RaidLevel::Raid5, 3, 128 * K, 1024 * 128 * K);
+    let mut fills = Vec::new();
+    let (at, len) = strip_destage(&l, 200 * K, 32 * K, &mut fills);
+    assert_eq!((at, len), (128 * K, 128 * K), "the whole strip is rewritten");
+    let m = l.data_member(0, 1) as u16;
+    let got: Vec<_> = fills.iter().map(|f| (f.member, f.offset, f.len)).collect();
+    assert_eq!(got, vec![(m, 0, 72 * K), (m, 104 * K, 24 * K)], "its clean head and tail are read first");
+    // Across a strip boundary: two strips, a clean head in the first and a tail in the second.
+    let (at, len) = strip_destage(&l, 100 * K, 64 * K, &mut fills);
+    assert_eq!((at, len, fills.len()), (0, 256 * K, 2));
+    assert_eq!((fills[0].len, fills[1].len), (100 * K, 92 * K));
+    // Whole strips need no fill; mirrors and stripes without parity are not widened.
+    assert_eq!(strip_destage(&l, 128 * K, 128 * K, &mut fills), (128 * K, 128 * K));
+    assert!(fills.is_empty());
+    let r0 = Layout::new(RaidLevel::Raid0, 3, 128 * K, 1024 * 128 * K);
+    assert_eq!(strip_destage(&r0, 200 * K, 32 * K, &mut fills), (200 * K, 32 * K));
+}
+
+#[test]
+fn a_controller_that_destages_whole_strips_moves_a_strip_per_small_write() {
+    let member_bytes = |unit: RmwUnit| {
+        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+        a.engine = hwraid(1 << 20);
+        if let EngineConfig::Hwraid(h) = &mut a.engine {
+            h.rmw_unit = unit;
+        }
+        let r = run(&spec(a, vec![job(RwMode::Randwrite, 4 * K, 4, 3000)])).unwrap();
+        let rep = r.devices[0].internal.array.clone().unwrap();
+        let ms = members(&r);
+        let read: u64 = ms.iter().map(|m| m.disk.read_sectors * 512).sum();
+        let written: u64 = ms.iter().map(|m| m.disk.write_sectors * 512).sum();
+        (read as f64 / rep.destaged_bytes as f64, written as f64 / rep.destaged_bytes as f64)
+    };
+    // Sectors: each 4 KiB page and its parity page are read (RMW or RCW) and written.
+    let (r, w) = member_bytes(RmwUnit::Sector);
+    assert!((1.9..2.1).contains(&r) && (1.9..2.1).contains(&w), "sector unit: read {r:.2}, wrote {w:.2} per byte");
+    // Strips: the 64 KiB strip and its parity strip are written for each 4 KiB; the old
+    // strips read are the other two data strips (a tie, reconstruct-write) and the fill.
+    let (r, w) = member_bytes(RmwUnit::Strip);
+    assert!((30.0..32.5).contains(&w), "strip unit wrote {w:.1} bytes per dirty byte");
+    assert!((45.0..48.5).contains(&r), "strip unit read {r:.1} bytes per dirty byte");
 }
 
 #[test]

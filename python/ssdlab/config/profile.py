@@ -538,6 +538,8 @@ class HwRaidEngine(_Section):
     parity_rate: Rate
     destage_depth: int = Field(ge=1)
     member_queue_depth: int = Field(ge=1)
+    # What a destage rewrites of a partly written strip: its dirty sectors, or the whole strip.
+    rmw_unit: Literal["sector", "strip"] = "sector"
 
     def to_core(self) -> dict[str, Any]:
         return {
@@ -549,6 +551,7 @@ class HwRaidEngine(_Section):
             "parity_bytes_per_s": self.parity_rate,
             "destage_depth": self.destage_depth,
             "member_queue_depth": self.member_queue_depth,
+            "rmw_unit": self.rmw_unit,
         }
 
 

@@ -17,7 +17,7 @@ use super::layout::Layout;
 use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
 use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
 use super::data::{Captured, DataArray};
-use super::hwraid::Controller;
+use super::hwraid::{strip_destage, Controller, RmwUnit};
 use super::share::{RebuildShare, REBUILD_PROCESS};
 use crate::block::{BlockQueue, HostTag, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
@@ -116,8 +116,10 @@ struct Slot {
     handling_ns: Time,
     /// A rebuild unit: its rows stay locked until the rebuild's synced part passes them.
     rebuild: bool,
-    /// A hardware controller's destage of cached writes.
+    /// A hardware controller's destage of cached writes, and the dirty bytes it writes
+    /// (`offset`, `len` are what it updates: more, if it updates whole strips).
     destage: bool,
+    dirty: (u64, u64),
     /// Read data still to cross a hardware controller's data path to the host.
     to_transfer: bool,
     stripe_heads: u64,
@@ -578,13 +580,18 @@ impl<D: BlockDevice> Array<D> {
             }
             let Some((offset, len)) = c.next_destage() else { return };
             c.destaging += 1;
+            let (at, span) = match c.config().rmw_unit {
+                RmwUnit::Sector => (offset, len),
+                RmwUnit::Strip => strip_destage(&self.layout, offset, len, &mut Vec::new()),
+            };
             let s = self.alloc();
             let slot = &mut self.slots[s as usize];
             slot.upper = NO_UPPER;
             slot.op = Some(Op::Write);
-            slot.len = len;
+            slot.len = span;
             slot.destage = true;
-            self.prepare(s, Op::Write, offset, len);
+            slot.dirty = (offset, len);
+            self.prepare(s, Op::Write, at, span);
             self.launch_after_controller(s, false, ctx);
         }
     }
@@ -661,6 +668,30 @@ impl<D: BlockDevice> Array<D> {
         slot.offset = offset;
         slot.epoch = self.health_epoch;
         self.stage(s);
+        if self.slots[s as usize].destage {
+            self.fill_strips(s);
+        }
+    }
+
+    /// A destage in whole strips first reads the clean bytes of its partly dirty strips
+    /// (unless its plan reads them anyway, as read-modify-write does). A member without
+    /// current data there is not read (a simplification: the controller would rebuild those
+    /// bytes from the rest of the row).
+    fn fill_strips(&mut self, s: u32) {
+        let Some(c) = self.controller.as_ref() else { return };
+        if c.config().rmw_unit != RmwUnit::Strip {
+            return;
+        }
+        let slot = &mut self.slots[s as usize];
+        let (offset, len) = slot.dirty;
+        let mut fills = Vec::new();
+        strip_destage(&self.layout, offset, len, &mut fills);
+        for f in fills {
+            let read = slot.reads.iter().any(|r| r.member == f.member && r.offset <= f.offset && f.offset + f.len <= r.offset + r.len);
+            if !read && self.health.ok(f.member as u32, f.offset, f.len) {
+                slot.reads.push(f);
+            }
+        }
     }
 
     /// Re-plan waiting slot `s` if members' health changed since it was planned (a member
@@ -956,7 +987,7 @@ impl<D: BlockDevice> Array<D> {
             }
             ctx.complete(slot.upper);
         }
-        let len = slot.len;
+        let len = if destage { slot.dirty.1 } else { slot.len };
         self.free.push(s);
         if rebuild {
             self.rebuild_unit_done(released.expect("a rebuild unit locks its rows"), ctx);

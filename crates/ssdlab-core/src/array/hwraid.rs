@@ -7,7 +7,23 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
+use super::config::RaidLevel;
+use super::layout::Layout;
+use super::plan::MemberIo;
+use crate::device::Op;
 use crate::engine::{transfer_ns, FifoServer, Time};
+
+/// The unit in which the controller updates data and parity when it destages.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RmwUnit {
+    /// Only the dirty bytes (rounded to 4 KiB pages) and their parity, as md does.
+    #[default]
+    Sector,
+    /// Whole strips (chunks): a cache that keeps strips fills a partly dirty strip by reading
+    /// its clean bytes, then writes the whole strip and the parity of the whole strip.
+    Strip,
+}
 
 /// A hardware RAID controller (e.g. seed 001's Adaptec 6805).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -27,6 +43,32 @@ pub struct HwRaidConfig {
     pub destage_depth: u32,
     /// Commands the controller keeps outstanding at each member.
     pub member_queue_depth: u32,
+    /// What a destage reads and rewrites of a partly written strip.
+    #[serde(default)]
+    pub rmw_unit: RmwUnit,
+}
+
+/// A destage of dirty bytes `[offset, offset + len)` in whole strips: the range to write (the
+/// strips it touches) and the fill reads of their clean bytes. Only parity levels widen: a
+/// strip of RAID 0/1/10 needs no old bytes to be written.
+pub fn strip_destage(l: &Layout, offset: u64, len: u64, fills: &mut Vec<MemberIo>) -> (u64, u64) {
+    fills.clear();
+    if !matches!(l.level, RaidLevel::Raid5 | RaidLevel::Raid6) || len == 0 {
+        return (offset, len);
+    }
+    let c = l.chunk;
+    let (a, b) = (offset / c * c, (offset + len).div_ceil(c) * c);
+    let d = l.data_per_row() as u64;
+    // The clean head lies in the first strip, the clean tail in the last.
+    for (s, e) in [(a, offset), (offset + len, b)] {
+        if s < e {
+            let k = s / c;
+            let (row, i) = (k / d, (k % d) as u32);
+            let member = l.data_member(row, i) as u16;
+            fills.push(MemberIo { member, op: Op::Read, offset: row * c + (s - k * c), len: e - s });
+        }
+    }
+    (a, b - a)
 }
 
 impl HwRaidConfig {
@@ -180,6 +222,7 @@ mod tests {
             parity_bytes_per_s: 1e9,
             destage_depth: 1,
             member_queue_depth: 32,
+            rmw_unit: RmwUnit::Sector,
         })
     }
 
