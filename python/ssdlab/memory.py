@@ -85,7 +85,7 @@ MAX_SAMPLES = 100_000
 WARN_BYTES = 2 << 30
 
 # ---- per-unit costs (see the module's doc) -------------------------------------------------
-BLOCK_BYTES = 32 + 4          # ftl.rs Block (4 x u32, u64, state, slc) + free-list entry
+BLOCK_BYTES = 24 + 4 + 4      # ftl.rs Block (3 x u32, u64, state, slc), its programmed count, free-list entry
 BUFFERED_IU_BYTES = 48        # ssd/mod.rs BufferedIu in a VecDeque + HashMap<u32, u32> entry
 DEVICE_BYTES = 256 << 10      # servers, queues, counters, caches of one device
 MAP_CHUNK_BLOCKS = 32_768     # generator.rs MAP_CHUNK_WORDS x 64

@@ -2,8 +2,10 @@
 //!
 //!     cargo bench -p ssdlab-core --bench throughput
 //!
-//! Groups: (a) 4 KiB random read QD32 on a sequentially filled 64 GiB drive, (b) 4 KiB
-//! random write QD32 at GC steady state on the 64 GiB drive, (c) the bare scheduler.
+//! Groups: every scenario of `common::Scenario` (among them 4 KiB random read QD32 on a
+//! sequentially filled 64 GiB drive, 4 KiB random write QD32 at GC steady state, md RAID 5
+//! of 8 drives, and md RAID 0 of 8 drives at QD256: issue 9's speed bars), and the bare
+//! event queue at 32, 256 and 1024 pending events.
 //!
 //! A simulation consumes its drive and `Ssd` cannot be cloned, so every timed iteration gets
 //! a freshly built and preconditioned drive; `iter_custom` keeps that preparation (up to a
@@ -62,7 +64,8 @@ fn scheduler(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2));
     g.throughput(Throughput::Elements(OPS));
-    for pending in [32usize, 1024] {
+    // 32: one drive at QD32; 256: an array at QD256; 1024: a deep system.
+    for pending in [32usize, 256, 1024] {
         g.bench_function(format!("pop_push_{pending}_pending"), |b| {
             b.iter(|| black_box(scheduler_churn(black_box(pending), OPS)))
         });

@@ -8,11 +8,15 @@
 //! per logical 4 KiB page, and what the simulated drive did (IOPS, WAF) as a sanity check.
 //! `benches/throughput.py` at the repository root runs this and prints a table. With
 //! `SSDLAB_BENCH_OBSERVE=1` each run has a progress observer, as runs from Python do.
+//!
+//! Each line also gives the median rate per CPU second of the simulating thread
+//! (`median_cpu_req_per_s`): on a machine shared with other work, wall time counts the time
+//! the thread waited for a core and CPU time does not, so A/B comparisons there use it.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::{scheduler_churn, Scenario};
 use serde_json::json;
@@ -27,6 +31,15 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// CPU time this thread has used.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let runs: usize = args.next().map(|a| a.parse().expect("RUNS must be a number")).unwrap_or(5).max(1);
@@ -37,13 +50,15 @@ fn main() {
         if !wanted(sc.name()) {
             continue;
         }
-        let (mut rates, mut pre_s) = (Vec::new(), Vec::new());
+        let (mut rates, mut cpu_rates, mut pre_s) = (Vec::new(), Vec::new(), Vec::new());
         let mut last = None;
         for i in 0..runs {
             let (dev, pre) = sc.prepare(i as u64 + 1);
             let map_bytes = dev.map_bytes();
             let logical_pages = dev.capacity() / 4096;
+            let cpu = thread_cpu();
             let (r, el) = sc.run(dev, i as u64 + 1);
+            cpu_rates.push(sc.requests() as f64 / (thread_cpu() - cpu).as_secs_f64());
             rates.push(sc.requests() as f64 / el.as_secs_f64());
             pre_s.push(pre.as_secs_f64());
             last = Some((r, map_bytes, logical_pages));
@@ -67,6 +82,7 @@ fn main() {
             "median_req_per_s": median(&mut rates),
             "min_req_per_s": min,
             "max_req_per_s": max,
+            "median_cpu_req_per_s": median(&mut cpu_rates),
             "precondition": format!("{:?}", sc.precondition()),
             "median_precondition_s": median(&mut pre_s),
             "map_bytes": map_bytes,
@@ -81,12 +97,13 @@ fn main() {
 
     if wanted("scheduler") {
         let ops = 10_000_000u64;
-        let mut rates = Vec::new();
+        let (mut rates, mut cpu_rates) = (Vec::new(), Vec::new());
         let mut check = 0;
         for _ in 0..runs {
-            let t = Instant::now();
+            let (t, cpu) = (Instant::now(), thread_cpu());
             check ^= scheduler_churn(1024, ops);
             rates.push(ops as f64 / t.elapsed().as_secs_f64());
+            cpu_rates.push(ops as f64 / (thread_cpu() - cpu).as_secs_f64());
         }
         let (min, max) = (
             rates.iter().cloned().fold(f64::INFINITY, f64::min),
@@ -99,6 +116,7 @@ fn main() {
             "median_req_per_s": median(&mut rates),
             "min_req_per_s": min,
             "max_req_per_s": max,
+            "median_cpu_req_per_s": median(&mut cpu_rates),
             "checksum": check,
         });
         println!("{line}");

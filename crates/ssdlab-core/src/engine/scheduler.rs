@@ -1,39 +1,66 @@
 //! Event queue ordered by `(time, sequence)`: equal times run in the order they were scheduled,
 //! which is what makes a run reproducible bit for bit.
 //!
-//! The queue is a binary min-heap of its own rather than `std`'s `BinaryHeap`: `BinaryHeap`
-//! writes a pushed element into the heap and reads it straight back whole (and hands a popped
-//! one back through memory), and events are built from narrow fields (a `u16` device index,
-//! `u16` fields of the device's events). A wide load of data just written by narrow stores
-//! cannot be forwarded from the store buffer and stalls, once per event. Here an event is
-//! written once, into the slot where it ends up, and sifting reads only entries written long
-//! before; entries move by plain copies (events are small `Copy` data) rather than swaps. The
-//! order is the same, as `(time, seq)` keys are unique.
+//! Popping the earliest event is a chain of dependent loads and comparisons, one link per
+//! level of the heap, and it is a large part of what a simulated request costs when many
+//! events are pending (an array at queue depth 256 keeps about 256). So the heap holds only
+//! 16-byte keys, four children to a node: a node's children are one 64-byte cache line, the
+//! heap is half as deep as a binary one, and the earliest of four is picked without a branch.
+//! The events themselves stay where they were written, in a slab, until they are popped.
+//!
+//! A key is the event's time and one more word holding its sequence number above its slab
+//! slot. Sequence numbers are unique, so comparing the two words as one 128-bit number orders
+//! by `(time, sequence)` and the slot bits never decide anything. The sequence has the bits
+//! the slots leave (40 at first); when it runs out, or the slab outgrows its bits, the pending
+//! keys are sorted and renumbered by rank, which keeps their order (and a sorted array is a
+//! valid heap).
 
 use super::Time;
 
-#[derive(Clone, Copy)]
-struct Entry<E> {
+/// A pending event's place in the order, and where its payload is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(C)]
+struct Key {
     time: Time,
-    seq: u64,
-    event: E,
+    /// Sequence number above the slab slot.
+    order: u64,
 }
 
-impl<E> Entry<E> {
-    /// Whether this entry runs before one with key `(time, seq)`.
+impl Key {
+    /// Fills the unused lanes of the last node, so that a node always has four children to
+    /// compare (real keys never reach it: see [`Scheduler::schedule`]).
+    const NONE: Key = Key { time: Time::MAX, order: u64::MAX };
+
     #[inline(always)]
-    fn before(&self, time: Time, seq: u64) -> bool {
-        // One 128-bit comparison (cmp + sbb), no branch on equal times.
-        ((self.time as u128) << 64 | self.seq as u128) < ((time as u128) << 64 | seq as u128)
+    fn wide(self) -> u128 {
+        (self.time as u128) << 64 | self.order as u128
     }
 }
+
+/// Four keys: the children of one node, on one cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Node([Key; 4]);
+
+/// Slot bits a new queue starts with (16 M pending events before they grow).
+const SLOT_BITS: u32 = 24;
 
 /// The simulation clock and its pending events.
 pub struct Scheduler<E> {
     now: Time,
     next_seq: u64,
-    /// A binary min-heap on `(time, seq)`: each entry runs no earlier than its parent.
-    heap: Vec<Entry<E>>,
+    /// Sequence numbers available before a renumbering: `1 << (64 - slot_bits)`, less one
+    /// so that no key can equal [`Key::NONE`].
+    seq_limit: u64,
+    slot_bits: u32,
+    /// A 4-ary min-heap of `len` keys. Key `i` is lane `(i + 3) % 4` of node `(i + 3) / 4`,
+    /// so the children of key `i`, `4i + 1 ..= 4i + 4`, are node `i + 1`; lanes past the
+    /// end hold [`Key::NONE`].
+    nodes: Vec<Node>,
+    len: usize,
+    /// Events by slot, and the free slots (reused last freed first, while still in cache).
+    events: Vec<E>,
+    free: Vec<u32>,
     dispatched: u64,
 }
 
@@ -50,7 +77,22 @@ impl<E> Scheduler<E> {
 
     /// A clock that starts at `now`: a run on a device whose clock has already advanced.
     pub fn starting_at(now: Time) -> Self {
-        Scheduler { now, next_seq: 0, heap: Vec::with_capacity(1024), dispatched: 0 }
+        Self::with_slot_bits(now, SLOT_BITS)
+    }
+
+    fn with_slot_bits(now: Time, slot_bits: u32) -> Self {
+        assert!((1..=62).contains(&slot_bits));
+        Scheduler {
+            now,
+            next_seq: 0,
+            seq_limit: (1u64 << (64 - slot_bits)) - 1,
+            slot_bits,
+            nodes: vec![Node([Key::NONE; 4])],
+            len: 0,
+            events: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
+            dispatched: 0,
+        }
     }
 
     /// Current simulated time: the time of the event being handled.
@@ -61,109 +103,173 @@ impl<E> Scheduler<E> {
 
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| e.time)
+        (self.len > 0).then(|| self.key(0).time)
     }
 
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     /// Number of events handled so far (a cost measure for benchmarks).
     pub fn dispatched(&self) -> u64 {
         self.dispatched
     }
+
+    /// The keys as one flat array: key `i` is at `i + 3`.
+    #[inline(always)]
+    fn flat(&self) -> *const Key {
+        self.nodes.as_ptr() as *const Key
+    }
+
+    #[inline(always)]
+    fn flat_mut(&mut self) -> *mut Key {
+        self.nodes.as_mut_ptr() as *mut Key
+    }
+
+    #[inline(always)]
+    fn key(&self, i: usize) -> Key {
+        debug_assert!((i + 3) / 4 < self.nodes.len());
+        // SAFETY: every key index used is below `len`, or a child lane of a node that exists
+        // (`nodes` always has a node for the children of the last key; see `schedule`), and
+        // `Node` is four `Key`s with no padding.
+        unsafe { *self.flat().add(i + 3) }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, k: Key) {
+        debug_assert!((i + 3) / 4 < self.nodes.len());
+        // SAFETY: as for `key`.
+        unsafe { *self.flat_mut().add(i + 3) = k }
+    }
+
+    /// Give every pending key a new sequence number, its rank, and (when the slab has
+    /// outgrown them) more slot bits. The order of the events does not change.
+    #[cold]
+    #[inline(never)]
+    fn renumber(&mut self) {
+        let old_mask = self.slot_mask();
+        let mut keys: Vec<Key> = (0..self.len).map(|i| self.key(i)).collect();
+        keys.sort_unstable_by_key(|k| k.wide());
+        // Bits enough for every slot of the slab; and sequence numbers for twice the events
+        // pending (only a queue made with very many slot bits, in tests, lacks them).
+        let needed = (u64::BITS - (self.events.len() as u64).saturating_sub(1).leading_zeros()).max(1);
+        let mut bits = self.slot_bits.max(needed);
+        if 2 * self.len as u64 + 2 >= 1u64 << (64 - bits) {
+            bits = needed;
+        }
+        assert!(needed <= 32, "more than 2^32 events in the slab");
+        assert!(2 * self.len as u64 + 2 < 1u64 << (64 - bits), "too few sequence numbers for the events pending");
+        self.slot_bits = bits;
+        self.seq_limit = (1u64 << (64 - bits)) - 1;
+        for (rank, k) in keys.iter().enumerate() {
+            let slot = k.order & old_mask;
+            self.set(rank, Key { time: k.time, order: (rank as u64) << bits | slot });
+        }
+        self.next_seq = self.len as u64;
+    }
+
+    #[inline(always)]
+    fn slot_mask(&self) -> u64 {
+        (1u64 << self.slot_bits) - 1
+    }
 }
 
-/// The heap operations copy entries (events are small plain data), which lets every entry be
-/// written once where it ends up.
+/// Events are small plain data, copied in and out of the slab.
 impl<E: Copy> Scheduler<E> {
     /// Schedule `event` at absolute time `at`. Scheduling in the past is a model bug, checked
     /// in every build (it becomes an internal model error, never a silently moved event).
     #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: E) {
         assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
-        let seq = self.next_seq;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                // SAFETY: free slots are indices of `events`.
+                unsafe { *self.events.get_unchecked_mut(s as usize) = event };
+                s
+            }
+            None => {
+                self.events.push(event);
+                (self.events.len() - 1) as u32
+            }
+        };
+        if self.next_seq >= self.seq_limit || slot as u64 >> self.slot_bits != 0 {
+            self.renumber();
+        }
+        let key = Key { time: at, order: self.next_seq << self.slot_bits | slot as u64 };
         self.next_seq += 1;
-        let entry = Entry { time: at, seq, event };
-        // Find the slot first (reading only entries written long before), then move the
-        // ancestors that run later one level down its path, and write the event there once.
-        self.heap.push(entry);
-        let h = self.heap.as_mut_slice();
-        let n = h.len() - 1;
-        let mut slot = n;
-        while slot > 0 && !get(h, (slot - 1) / 2).before(at, seq) {
-            slot = (slot - 1) / 2;
+        let n = self.len;
+        self.len += 1;
+        // The new key's children (node n + 1) must exist, filled with NONE.
+        if self.nodes.len() < n + 2 {
+            self.nodes.push(Node([Key::NONE; 4]));
         }
-        if slot == n {
-            return;
-        }
+        // Sift up: an event scheduled now usually runs after most pending ones, and stays
+        // near the bottom.
+        let w = key.wide();
         let mut i = n;
-        while i != slot {
-            let parent = (i - 1) / 2;
-            set(h, i, get(h, parent));
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            let p = self.key(parent);
+            if p.wide() < w {
+                break;
+            }
+            self.set(i, p);
             i = parent;
         }
-        set(h, slot, entry);
+        self.set(i, key);
     }
 
     /// Remove the earliest event and advance the clock to it.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let last = self.heap.pop()?;
-        let entry = if self.heap.is_empty() {
-            last
-        } else {
-            // The root comes out. Its hole moves down the path of earlier children to the
-            // bottom (one comparison per level; each child on the way moves up one level),
-            // then the last entry, which belongs near the bottom, rises from there to its place.
-            let h = self.heap.as_mut_slice();
-            let root = get(h, 0);
-            let end = h.len();
+        if self.len == 0 {
+            return None;
+        }
+        let root = self.key(0);
+        self.len -= 1;
+        let n = self.len;
+        if n > 0 {
+            // The last key leaves its place; the root's hole moves down the path of earliest
+            // children to the bottom (each child on the way moves up one level), then the
+            // last key rises from there to its place.
+            let last = self.key(n);
+            self.set(n, Key::NONE);
+            let lw = last.wide();
             let mut hole = 0;
-            let mut child = 1;
-            while child + 1 < end {
-                // Which child is earlier is a coin toss: select it without a branch.
-                let (a, b) = (get(h, child), get(h, child + 1));
-                child += b.before(a.time, a.seq) as usize;
-                set(h, hole, get(h, child));
-                hole = child;
-                child = 2 * hole + 1;
-            }
-            if child + 1 == end {
-                set(h, hole, get(h, child));
-                hole = child;
+            while 4 * hole + 1 < n {
+                // SAFETY: the children of `hole` (below `len`) are node hole + 1, which exists.
+                let c = unsafe { self.flat().add(4 * hole + 4) };
+                let w = |lane: usize| unsafe { (*c.add(lane)).wide() };
+                // The earliest of four as two rounds of pairs, without a branch.
+                let a = (w(1) < w(0)) as usize;
+                let b = 2 + (w(3) < w(2)) as usize;
+                let lane = if w(b) < w(a) { b } else { a };
+                // SAFETY: as above.
+                let k = unsafe { *c.add(lane) };
+                self.set(hole, k);
+                hole = 4 * hole + 1 + lane;
             }
             while hole > 0 {
-                let parent = (hole - 1) / 2;
-                if get(h, parent).before(last.time, last.seq) {
+                let parent = (hole - 1) / 4;
+                let p = self.key(parent);
+                if p.wide() < lw {
                     break;
                 }
-                set(h, hole, get(h, parent));
+                self.set(hole, p);
                 hole = parent;
             }
-            set(h, hole, last);
-            root
-        };
-        self.now = entry.time;
+            self.set(hole, last);
+        } else {
+            self.set(0, Key::NONE);
+        }
+        let slot = (root.order & self.slot_mask()) as u32;
+        // SAFETY: a key's slot holds its event until the key is popped.
+        let event = unsafe { *self.events.get_unchecked(slot as usize) };
+        self.free.push(slot);
+        self.now = root.time;
         self.dispatched += 1;
-        Some((entry.time, entry.event))
+        Some((root.time, event))
     }
-}
-
-/// Heap slot `i`, whose index the caller has bounded by the heap's length (every index above
-/// is a child checked against the length, or a parent of such an index).
-#[inline(always)]
-fn get<E: Copy>(h: &[Entry<E>], i: usize) -> Entry<E> {
-    debug_assert!(i < h.len());
-    // SAFETY: `i < h.len()` as argued at each call site (and checked in debug builds).
-    unsafe { *h.get_unchecked(i) }
-}
-
-#[inline(always)]
-fn set<E: Copy>(h: &mut [Entry<E>], i: usize, e: Entry<E>) {
-    debug_assert!(i < h.len());
-    // SAFETY: as for `get`.
-    unsafe { *h.get_unchecked_mut(i) = e }
 }
 
 #[cfg(test)]
@@ -182,11 +288,11 @@ mod tests {
         assert_eq!(s.now(), 10);
     }
 
-    /// Pushes and pops interleaved at random come out in `(time, seq)` order, as from a
-    /// sorted list.
-    #[test]
-    fn pops_follow_time_then_schedule_order() {
-        let mut s = Scheduler::new();
+    /// Pushes and pops interleaved at random, with many equal times, come out in
+    /// `(time, seq)` order, as from a sorted list; with `slot_bits` small or large the keys
+    /// are renumbered (sequence numbers run out, the slab outgrows its slots) along the way.
+    fn follows_time_then_schedule_order(slot_bits: u32, spread: u64, max_pending: usize) {
+        let mut s = Scheduler::with_slot_bits(0, slot_bits);
         let mut reference: Vec<(Time, u32)> = Vec::new();
         let mut x: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = || {
@@ -196,8 +302,11 @@ mod tests {
             x
         };
         for id in 0..20_000u32 {
-            if next() % 3 != 0 || reference.is_empty() {
-                let at = s.now() + next() % 50;
+            // Phases of growth and of shrinking, so that the slab grows past small slot counts.
+            let grow = (id / 2_000) % 2 == 0;
+            let push = next() % 4 < if grow { 3 } else { 1 };
+            if reference.is_empty() || push && reference.len() < max_pending {
+                let at = s.now() + next() % spread;
                 s.schedule(at, id);
                 reference.push((at, id));
             } else {
@@ -205,10 +314,38 @@ mod tests {
                 let (at, id) = reference.remove(first);
                 assert_eq!(s.pop(), Some((at, id)));
             }
+            assert_eq!(s.pending(), reference.len());
         }
         reference.sort();
         let rest: Vec<_> = std::iter::from_fn(|| s.pop()).collect();
         assert_eq!(rest, reference);
+        assert_eq!(s.pop(), None);
+    }
+
+    #[test]
+    fn pops_follow_time_then_schedule_order() {
+        follows_time_then_schedule_order(SLOT_BITS, 50, usize::MAX);
+        follows_time_then_schedule_order(SLOT_BITS, 3, usize::MAX);
+    }
+
+    /// With 58 slot bits only 63 sequence numbers fit: renumbered every few dozen events
+    /// (and, with more pending, the slot bits shrink to what the slab needs).
+    #[test]
+    fn order_survives_running_out_of_sequence_numbers() {
+        follows_time_then_schedule_order(58, 5, 20);
+        follows_time_then_schedule_order(58, 5, usize::MAX);
+    }
+
+    /// With 2 slot bits the slab outgrows its slots at once and the bits grow.
+    #[test]
+    fn order_survives_the_slab_outgrowing_its_slot_bits() {
+        follows_time_then_schedule_order(2, 7, usize::MAX);
+        let mut s = Scheduler::with_slot_bits(0, 2);
+        for i in 0..100u32 {
+            s.schedule(1, i);
+        }
+        assert!(s.slot_bits >= 7);
+        assert_eq!(std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect::<Vec<_>>(), (0..100).collect::<Vec<_>>());
     }
 
     #[test]

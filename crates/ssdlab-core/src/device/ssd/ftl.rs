@@ -21,10 +21,10 @@ enum BlockState {
 #[derive(Clone, Copy, Debug)]
 struct Block {
     valid: u32,
-    /// Slots given out so far, and slots whose program has finished (data given out may
-    /// still be on its way to the die). A block can be collected once both are equal.
+    /// Slots given out so far (the slots whose program has finished are in
+    /// `Ftl::programmed`; data given out may still be on its way to the die). A block can be
+    /// collected once both are equal.
     filled: u32,
-    programmed: u32,
     erases: u32,
     state: BlockState,
     /// Used one bit per cell (SLC cache): holds `ius_per_slc_block` IUs.
@@ -149,6 +149,10 @@ pub struct Ftl {
     no_slot: u32,
     no_lpn: u32,
     blocks: Vec<Block>,
+    /// Slots of each block whose program has finished. Kept apart from `blocks`: every read
+    /// checks it for a random block, and 4 bytes a block stay in the CPU's caches where the
+    /// whole block records of a large drive (or of an array's drives) do not.
+    programmed: Vec<u32>,
     die_state: Vec<DieState>,
     pub counters: FtlCounters,
 }
@@ -178,7 +182,7 @@ impl Ftl {
             Some(c) => (c.static_bytes / cfg.ftl.iu_bytes, c.dynamic_max_bytes / cfg.ftl.iu_bytes),
             None => (0, 0),
         };
-        let fresh = Block { valid: 0, filled: 0, programmed: 0, erases: 0, state: BlockState::Free, slc: false, stamp: 0 };
+        let fresh = Block { valid: 0, filled: 0, erases: 0, state: BlockState::Free, slc: false, stamp: 0 };
         Ftl {
             ius_per_page,
             ius_per_pu,
@@ -205,6 +209,7 @@ impl Ftl {
             no_slot: ((1u64 << slot_bits) - 1) as u32,
             no_lpn: ((1u64 << lpn_bits) - 1) as u32,
             blocks: vec![fresh; total_blocks],
+            programmed: vec![0; total_blocks],
             die_state,
             counters: FtlCounters::default(),
         }
@@ -229,7 +234,7 @@ impl Ftl {
     /// Bytes of mapping state per logical IU (the memory cost the benchmark reports).
     pub fn map_bytes(&self) -> u64 {
         (self.l2p.bytes() + self.p2l.bytes()) as u64
-            + self.blocks.len() as u64 * std::mem::size_of::<Block>() as u64
+            + self.blocks.len() as u64 * (std::mem::size_of::<Block>() + std::mem::size_of::<u32>()) as u64
     }
 
     #[inline]
@@ -301,17 +306,17 @@ impl Ftl {
     /// Whether the data in `slot` is already on flash (else it is still in the write buffer).
     #[inline]
     pub fn is_programmed(&self, slot: u32) -> bool {
-        let b = &self.blocks[(slot / self.ius_per_block) as usize];
-        slot % self.ius_per_block < b.programmed
+        slot % self.ius_per_block < self.programmed[(slot / self.ius_per_block) as usize]
     }
 
     /// Record that `count` slots of `block` finished programming (in order). A block that is
     /// now complete can be a GC victim, so a die that was short of free blocks collects now.
     pub fn mark_programmed(&mut self, block: u32, count: u32) -> GcWork {
-        let b = &mut self.blocks[block as usize];
-        b.programmed += count;
-        debug_assert!(b.programmed <= b.filled);
-        if b.programmed < b.filled || b.state != BlockState::Closed {
+        let programmed = &mut self.programmed[block as usize];
+        *programmed += count;
+        let b = &self.blocks[block as usize];
+        debug_assert!(*programmed <= b.filled);
+        if *programmed < b.filled || b.state != BlockState::Closed {
             return GcWork::default();
         }
         // Overwritten while its last programs were on the way: nothing left to keep.
@@ -472,7 +477,7 @@ impl Ftl {
     fn reclaim_empty_slc(&mut self, block: u32) {
         let b = &self.blocks[block as usize];
         let die = block / self.blocks_per_die;
-        if !(b.slc && b.valid == 0 && b.state == BlockState::Closed && b.programmed >= b.filled)
+        if !(b.slc && b.valid == 0 && b.state == BlockState::Closed && self.programmed[block as usize] >= b.filled)
             || self.die_state[die as usize].victim == Some(block)
         {
             return;
@@ -508,8 +513,8 @@ impl Ftl {
         blk.state = BlockState::Open;
         blk.valid = 0;
         blk.filled = 0;
-        blk.programmed = 0;
         blk.slc = slc;
+        self.programmed[b as usize] = 0;
         blk.stamp = self.clock;
         if slc {
             self.slc_blocks += 1;
@@ -631,7 +636,7 @@ impl Ftl {
         let candidates = (first..first + self.blocks_per_die).filter(|&b| {
             let blk = &self.blocks[b as usize];
             blk.state == BlockState::Closed
-                && blk.programmed >= blk.filled
+                && self.programmed[b as usize] >= blk.filled
                 && (!slc_only || blk.slc)
                 && Some(b) != current
         });
@@ -727,8 +732,8 @@ impl Ftl {
         self.erases_total += 1;
         self.erases_max = self.erases_max.max(blk.erases);
         blk.filled = 0;
-        blk.programmed = 0;
         blk.slc = false;
+        self.programmed[victim as usize] = 0;
         let d = &mut self.die_state[die as usize];
         d.free.push(victim);
         d.erases_since_wear_check += 1;
@@ -750,7 +755,7 @@ impl Ftl {
         let coldest = range
             .filter(|&b| {
                 let blk = &self.blocks[b as usize];
-                blk.state == BlockState::Closed && blk.programmed >= blk.filled && Some(b) != current
+                blk.state == BlockState::Closed && self.programmed[b as usize] >= blk.filled && Some(b) != current
             })
             .min_by_key(|&b| self.blocks[b as usize].erases);
         match coldest {
@@ -787,7 +792,7 @@ impl Ftl {
         }
         // Relocated data is programmed by the time anything queued behind the GC reaches the die.
         self.blocks[block as usize].filled = off + 1;
-        self.blocks[block as usize].programmed = off + 1;
+        self.programmed[block as usize] = off + 1;
         block * ius_per_block + off
     }
 
