@@ -499,8 +499,8 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
 
 def _log_records(core: Mapping[str, Any]) -> dict[str, int | None]:
     """I/O log records per logging job clone (by name): its I/Os for a per-I/O log, else
-    three directions' lines per window of its run; None when not known (a time-based job
-    logged per I/O, whose count is only guessed: the core bounds it)."""
+    three directions' lines per window of its run; None when not known (a job logged per
+    I/O that a runtime may end, whose count is only guessed: the core bounds it)."""
     out: dict[str, int | None] = {}
     for j, ios in zip(core["jobs"], _clone_ios(core)):
         window = j.get("log_window_ns")
@@ -508,7 +508,8 @@ def _log_records(core: Mapping[str, Any]) -> dict[str, int | None]:
             continue
         name = f"{j['name']}" + (f" (clone {j['clone']})" if j.get("clone") else "")
         if window == 0:
-            exact = not j.get("time_based") and j.get("replay") is None
+            # a runtime may end the job before its size does: then its count is only a bound
+            exact = not j.get("time_based") and not j.get("runtime_ns") and j.get("replay") is None
             out[name] = int(ios) if ios is not None and exact else None
         elif j.get("runtime_ns"):
             out[name] = 3 * (j["runtime_ns"] // window + 1)
