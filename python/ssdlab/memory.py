@@ -119,7 +119,7 @@ class MemoryLimitError(ValueError):
 class Term:
     """One part of the estimate: bytes held while simulating and after."""
 
-    kind: str  # "flash map", "device", "random map", "jobs", "time series", "replay", "verify"
+    kind: str  # "flash map", "device", "random map", "jobs", "time series", "I/O log", "replay", "verify"
     what: str
     sim_bytes: int
     result_bytes: int = 0
