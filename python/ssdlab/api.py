@@ -71,11 +71,8 @@ class RunSpec(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
     #: per clone: fio's reporting options (sampling windows, log files, latency target)
     job_reports: list[JobReport] = Field(default_factory=list)
-    #: the time-series interval asked for (the core may sample more often, for fio's
-    #: bandwidth and IOPS windows; ``core["samples"]`` keeps only this interval's)
+    #: the time-series interval asked for
     interval_ns: int | None = None
-    #: whether the core's ``interval_ns`` was chosen for fio's windows (see ``interval_ns``)
-    fio_sampling: bool = False
     #: a key of ``core`` (dotted) -> [where the user set it, its name there], for core errors
     places: dict[str, list[str]] = Field(default_factory=dict)
 
@@ -183,10 +180,11 @@ def build(
         "host": host_profile.to_core(),
         "targets": [_core_target(t, _job_scheduler(t, i, jobset, io)) for i, t in enumerate(chosen)],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
-        "interval_ns": _sampling_ns(interval_ns, jobset, until),
+        "interval_ns": interval_ns,
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
+        "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
     }
-    _bound_fio_samples(core, interval_ns)
+    _observe(core["jobs"], jobset.reports)
     warnings = list(jobset.warnings)
     sources = {f"host.{k}": v for k, v in host_sources.items()}
     used = [d for t in chosen for d in (t.members if isinstance(t, Array) else [t])]
@@ -214,60 +212,17 @@ def build(
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    percentile_precision=jobset.percentile_precision,
                    warnings=warnings, sources=sources, places=host_places(host_ref),
-                   job_reports=list(jobset.reports), interval_ns=interval_ns,
-                   fio_sampling=True)
+                   job_reports=list(jobset.reports), interval_ns=interval_ns)
 
 
-#: the window of a log file that fio writes a line per I/O into (no ``log_avg_msec``): the
-#: core returns no per-I/O times, so such logs get a line per window of this length
-PER_IO_LOG_WINDOW_MS = 100
-
-
-#: at most this many samples for fio's windows alone (a sample holds every device's counters)
-MAX_FIO_SAMPLES = 20_000
-
-
-def _sampling_ns(interval_ns: int | None, jobset: JobSet, until: str = "jobs") -> int | None:
-    """How often the core samples: so that every window fio's report needs (each job's
-    bandwidth and IOPS windows, its log windows) and the asked interval fall on sample
-    times, i.e. their greatest common divisor. Not finer than a tenth of an asked interval
-    nor than a millisecond (then the asked interval, and fio's windows are interpolated);
-    for a run whose length the jobs bound, not more than ``MAX_FIO_SAMPLES`` samples (then a
-    multiple of the windows); none for a rebuild run."""
-    if until != "jobs":
-        return interval_ns
-    windows = []
-    for r in jobset.reports:
-        windows += [r.bw_avg_msec * 1_000_000, r.iops_avg_msec * 1_000_000]
-        if r.bw_log or r.iops_log or r.lat_log:
-            windows.append((r.log_avg_msec or PER_IO_LOG_WINDOW_MS) * 1_000_000)
-    if not windows:
-        return interval_ns
-    g = math.gcd(*windows, *([interval_ns] if interval_ns else []))
-    if interval_ns and (g < 1_000_000 or g * 10 < interval_ns):
-        return interval_ns
-    if not interval_ns:
-        bound = 0
-        for j in jobset.jobs:
-            if not j.runtime_ns:
-                bound = 0
-                break
-            bound += j.start_delay_ns + j.ramp_time_ns + j.runtime_ns
-        if bound and bound // g > MAX_FIO_SAMPLES:
-            g *= -(-bound // (g * MAX_FIO_SAMPLES))
-    return g
-
-
-def _bound_fio_samples(core: dict[str, Any], interval_ns: int | None) -> None:
-    """A run that some job's size bounds (no runtime) gets at most about ``MAX_FIO_SAMPLES``
-    samples for fio's windows too, by its length as :func:`ssdlab.memory.run_length`
-    estimates it (then a multiple of the windows, as for a run its runtimes bound)."""
-    g = core["interval_ns"]
-    if interval_ns is not None or not g or core["until"] != "jobs-done":
-        return
-    length, exact = memory.run_length(core)
-    if not exact and length and length // g > MAX_FIO_SAMPLES:
-        core["interval_ns"] = g * -(-length // (g * MAX_FIO_SAMPLES))
+def _observe(jobs: list[dict[str, Any]], reports: Sequence[JobReport]) -> None:
+    """What the core observes of each clone for fio's report: its bandwidth and IOPS
+    sampling windows, and its I/O log if it writes a log file."""
+    for job, rep in zip(jobs, reports):
+        job["bw_window_ns"] = rep.bw_avg_msec * 1_000_000
+        job["iops_window_ns"] = rep.iops_avg_msec * 1_000_000
+        if rep.bw_log or rep.iops_log or rep.lat_log:
+            job["log_window_ns"] = rep.log_avg_msec * 1_000_000
 
 
 def _job_scheduler(t: Drive | Array, i: int, jobset: JobSet, io: IoOverride | None) -> IoOverride | None:
@@ -411,22 +366,8 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None) -> RunRe
         spec = spec.model_copy(update={"core": ran})
     else:
         core = simulate(spec.core)
-    _keep_asked_samples(core, spec)
     units = build_units(core, spec.group_reporting, spec.job_options)
     return RunResult(core=core, units=units, spec=spec)
-
-
-def _keep_asked_samples(core: dict[str, Any], spec: RunSpec) -> None:
-    """The core's samples go to ``core["fio_samples"]``; ``core["samples"]`` keeps those at
-    the asked interval (none without one), as the core would have taken them."""
-    every = spec.core.get("interval_ns")
-    asked = spec.interval_ns
-    if not spec.fio_sampling or every is None or every == asked:
-        return
-    samples = core["samples"]
-    core["fio_samples"] = samples
-    origin = samples[0]["t_ns"] if samples else 0
-    core["samples"] = [s for s in samples if (s["t_ns"] - origin) % asked == 0] if asked else []
 
 
 _AT = re.compile(r"^(?P<message>.*) at line (?P<line>\d+) column (?P<column>\d+)$")

@@ -187,7 +187,7 @@ def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None
     if output_format in (OutputFormat.json, OutputFormat.json_plus):
         text = jsonout.dumps(result.to_fio_json(plus=output_format == OutputFormat.json_plus), indent=2) + "\n"
     elif output_format == OutputFormat.terse:
-        from .terse import format_terse
+        from .fioout.terse import format_terse
 
         text = format_terse(result)
     else:

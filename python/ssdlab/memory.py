@@ -42,12 +42,17 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     ``SAMPLE_RUST_BYTES`` per record; the result keeps the record as JSON text and as
     Python dicts: ``RECORD_BYTES`` by kind (a NAND SSD's grows with its channels and its
     thermal report). The count is the run's length over the core's sampling interval
-    (``core["interval_ns"]``, which may be finer than ``--interval`` for fio's bandwidth
-    windows), plus one: exact when every job has a runtime, else the length is estimated
+    (``core["interval_ns"]``, the ``--interval``), plus one: exact when every job has a runtime, else the length is estimated
     from the bytes the jobs move and a rough rate of their devices (:func:`rate_estimate`,
     which can be off ten times either way). An ``--interval`` is refused when the count
     passes :data:`MAX_SAMPLES`; for a run of estimated length, only when it does at the
     devices' fastest rates (link and media bandwidth), so that a guess never refuses a run.
+``I/O log`` (``metrics/jobstats.rs`` ``IoLogRecord``)
+    Per job clone that writes a fio log file: a record per I/O (no ``log_avg_msec``; its I/O
+    count as for random maps) or per direction and ``log_avg_msec`` window;
+    ``LOG_RECORD_RUST_BYTES`` each in the core, ``LOG_RECORD_BYTES`` as JSON text and Python
+    lists after. More than :data:`MAX_LOG_RECORDS` in a run is refused here when the count
+    is known, and by the core (which is given the limit) when the run passes it.
 ``replay`` (``workload/replay.rs``, ``workload/trace/mod.rs``)
     Per replaying job, a 256 KiB read buffer; the trace is read as the job goes.
 
@@ -72,15 +77,17 @@ from typing import Any
 
 from .units import UnitError, format_bytes, parse_size
 
-__all__ = ["DEFAULT_SHARE", "ENV_VAR", "MAX_SAMPLES", "Estimate", "MemoryLimitError", "Term", "check",
+__all__ = ["DEFAULT_SHARE", "ENV_VAR", "MAX_LOG_RECORDS", "MAX_SAMPLES", "Estimate", "MemoryLimitError", "Term", "check",
            "estimate", "memory_limit", "rate_estimate"]
 
 #: the default limit, as a share of MemAvailable
 DEFAULT_SHARE = 0.75
 #: the environment variable that sets the limit (as ``memory_limit=`` does)
 ENV_VAR = "SSDLAB_MEMORY_LIMIT"
-#: at most this many time-series samples for an asked ``--interval``
+#: at most this many time-series samples for an asked ``--interval`` (the core is given it)
 MAX_SAMPLES = 100_000
+#: at most this many I/O log records in a run (the core is given it)
+MAX_LOG_RECORDS = 2_000_000
 #: estimates above this get a warning with the run's result, so that no large run is silent
 WARN_BYTES = 2 << 30
 
@@ -100,6 +107,8 @@ SAMPLE_BYTES = 400            # a sample's own fields (time, host totals), JSON 
 RECORD_BYTES = {"nand-ssd": 4300, "in-place": 3300, "hdd": 3800, "array": 3700}
 CHANNEL_BYTES = 60            # one more entry of channel_busy_ns
 THERMAL_BYTES = 300           # a thermal report in a record
+LOG_RECORD_RUST_BYTES = 72    # IoLogRecord (48 B) in a Vec that grows by doubling
+LOG_RECORD_BYTES = 330        # a record as JSON text and a Python list of 7 ints
 
 
 class MemoryLimitError(ValueError):
@@ -110,7 +119,7 @@ class MemoryLimitError(ValueError):
 class Term:
     """One part of the estimate: bytes held while simulating and after."""
 
-    kind: str  # "flash map", "device", "random map", "jobs", "time series", "replay", "verify"
+    kind: str  # "flash map", "device", "random map", "jobs", "time series", "I/O log", "replay", "verify"
     what: str
     sim_bytes: int
     result_bytes: int = 0
@@ -136,6 +145,9 @@ class Estimate:
     length_ns: int | None = None
     interval_ns: int | None = None
     records_per_sample: int = 0
+    #: I/O log records the jobs keep (None when not known), and the job with the most
+    log_records: int | None = None
+    log_job: str = ""
 
     @property
     def sim_bytes(self) -> int:
@@ -456,6 +468,13 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
     if replays:
         terms.append(Term("replay", f"read buffers of {replays} trace replay{'s' * (replays != 1)}",
                           replays * REPLAY_BYTES, 0))
+    logs = _log_records(core)
+    if logs:
+        n = sum(c for c in logs.values() if c is not None)
+        if n:
+            terms.append(Term("I/O log", f"{n:,} I/O log records of {len(logs)} job clone{'s' * (len(logs) != 1)}",
+                              n * LOG_RECORD_RUST_BYTES, n * LOG_RECORD_BYTES,
+                              "average the job's log over windows (log_avg_msec=)"))
     interval = core.get("interval_ns")
     length, exact = run_length(core)
     samples = fewest = None
@@ -471,8 +490,32 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
                     f"record{'s' * (len(records) != 1)}, one every {_time(interval)}")
             terms.append(Term("time series", what, samples * len(records) * SAMPLE_RUST_BYTES, samples * per,
                               "use a longer --interval"))
+    known = [c for c in logs.values() if c is not None]
+    top = max(logs, key=lambda k: logs[k] or 0) if logs else ""
     return Estimate(tuple(terms), samples=samples, samples_exact=exact, min_samples=fewest, length_ns=length,
-                    interval_ns=interval, records_per_sample=len(records))
+                    interval_ns=interval, records_per_sample=len(records),
+                    log_records=sum(known) if known else None, log_job=top)
+
+
+def _log_records(core: Mapping[str, Any]) -> dict[str, int | None]:
+    """I/O log records per logging job clone (by name): its I/Os for a per-I/O log, else
+    three directions' lines per window of its run; None when not known (a job logged per
+    I/O that a runtime may end, whose count is only guessed: the core bounds it)."""
+    out: dict[str, int | None] = {}
+    for j, ios in zip(core["jobs"], _clone_ios(core)):
+        window = j.get("log_window_ns")
+        if window is None:
+            continue
+        name = f"{j['name']}" + (f" (clone {j['clone']})" if j.get("clone") else "")
+        if window == 0:
+            # a runtime may end the job before its size does: then its count is only a bound
+            exact = not j.get("time_based") and not j.get("runtime_ns") and j.get("replay") is None
+            out[name] = int(ios) if ios is not None and exact else None
+        elif j.get("runtime_ns"):
+            out[name] = 3 * (j["runtime_ns"] // window + 1)
+        else:
+            out[name] = None
+    return out
 
 
 def _time(ns: float) -> str:
@@ -569,6 +612,10 @@ def check(est: Estimate, limit: int | None, origin: str = "", *, asked_interval_
         raise MemoryLimitError(
             f"--interval {_time(asked_interval_ns)}: {run} would take {some}{fewest:,} time-series samples, "
             f"more than {MAX_SAMPLES:,}; use --interval {_time(smallest)} or longer")
+    if est.log_records is not None and est.log_records > MAX_LOG_RECORDS:
+        raise MemoryLimitError(
+            f"the jobs' I/O logs would take {est.log_records:,} records (most of them job '{est.log_job}'), "
+            f"more than {MAX_LOG_RECORDS:,}: average the logs over windows (log_avg_msec=), or log a smaller run")
     if limit is None or est.total <= limit:
         return
     big = est.largest()

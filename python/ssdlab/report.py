@@ -3,12 +3,12 @@ the queue depth each device saw, iostat -x tables and each device's insides.
 
 The fio part follows fio's own layout line by line (``stat.c``'s show_thread_status_normal,
 show_group_stats and show_disk_util, in the release of ``results.FIO_VERSION``), with the
-numbers from :mod:`ssdlab.fioview`."""
+numbers from :mod:`ssdlab.fioout.view`."""
 
 from __future__ import annotations
 
-from .fionum import ctime, is_power_of_2, now, num2str
-from .fioview import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit,
+from .fioout.numbers import ctime, is_power_of_2, now, num2str
+from .fioout.view import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit,
                       block_size_ranges, build_view, dist)
 from .iostat import format_table
 from .results import FIO_VERSION, RunResult, Unit
@@ -79,20 +79,20 @@ def _ddir_lines(r: RunResult, fu: FioUnit, g: FioGroup, d: str) -> list[str]:
         out.append(_lat_line(" lat", fd.res.lat))
     if fd.res.clat.n:
         out.extend(_percentile_block(fu.unit, d, r.percentiles_list, r.percentile_precision))
-    if fd.bw.samples:
+    if fd.bw.n:
         s = fd.bw
-        lo, hi, mean, dev = s.min, s.max, s.mean, s.stddev
+        lo, hi, mean, dev = int(s.min), int(s.max), s.mean, s.stddev
         per = g.bw_share(d, mean)
         unit = "KiB" if i2p else "kB"
         base = float(g.kb_base)
         if mean > base * base:
             lo, hi, mean, dev, unit = int(lo / base), int(hi / base), mean / base, dev / base, "MiB"
         out.append(f"   bw ({unit:>5s}/s): min={lo:5d}, max={hi:5d}, per={per:3.2f}%, avg={mean:5.2f}, "
-                   f"stdev={dev:5.2f}, samples={s.samples}")
-    if fd.iops.samples:
+                   f"stdev={dev:5.2f}, samples={s.n}")
+    if fd.iops.n:
         s = fd.iops
-        out.append(f"   iops        : min={s.min:5d}, max={s.max:5d}, avg={s.mean:5.2f}, "
-                   f"stdev={s.stddev:5.2f}, samples={s.samples}")
+        out.append(f"   iops        : min={int(s.min):5d}, max={int(s.max):5d}, avg={s.mean:5.2f}, "
+                   f"stdev={s.stddev:5.2f}, samples={s.n}")
     return out
 
 
@@ -210,7 +210,7 @@ def header_lines(r: RunResult) -> list[str]:
             continue
         kb = rep.kb_base if rep else 1024
         i2p = is_power_of_2(kb)
-        from .fioview import _block_sizes
+        from .fioout.view import _block_sizes
 
         bs = [f"({k}) {num2str(lo, 4, 1, i2p, 'B')}-{num2str(hi, 4, 1, i2p, 'B')}"
               for k, (lo, hi) in zip("RWT", _block_sizes(job))]

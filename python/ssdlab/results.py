@@ -7,13 +7,13 @@ percentiles are taken from the merged histograms by fio's rule.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .fioout.numbers import Stat
 from .iostat import iostat_fields
 from .jsonout import finite
 
@@ -21,37 +21,8 @@ FIO_VERSION = "fio-3.42"  # the JSON layout follows this fio release
 _DIRS = ("read", "write", "trim")
 
 
-@dataclass
-class LatSummary:
-    n: int = 0
-    min: float = 0.0
-    max: float = 0.0
-    mean: float = 0.0
-    m2: float = 0.0  # sum of squared deviations
-
-    @classmethod
-    def from_core(cls, d: dict[str, Any]) -> "LatSummary":
-        n = d["n"]
-        return cls(n, d["min"], d["max"], d["mean"], d["stddev"] ** 2 * (n - 1) if n > 1 else 0.0)
-
-    def merge(self, o: "LatSummary") -> "LatSummary":
-        if o.n == 0:
-            return self
-        if self.n == 0:
-            return o
-        n = self.n + o.n
-        delta = o.mean - self.mean
-        mean = self.mean + delta * o.n / n
-        m2 = self.m2 + o.m2 + delta * delta * self.n * o.n / n
-        return LatSummary(n, min(self.min, o.min), max(self.max, o.max), mean, m2)
-
-    @property
-    def stddev(self) -> float:
-        return math.sqrt(self.m2 / (self.n - 1)) if self.n > 1 else 0.0
-
-    def to_fio(self) -> dict[str, Any]:
-        return {"min": int(self.min), "max": int(self.max), "mean": self.mean,
-                "stddev": self.stddev, "N": self.n}
+#: a latency summary is fio's io_stat, as every other summary of the report
+LatSummary = Stat
 
 
 @dataclass
@@ -166,11 +137,11 @@ def _dir_json(fu, g, d: str, plist: list[float], plus: bool) -> dict[str, Any]:
     }
     bw, iops = fd.bw, fd.iops
     out.update({
-        "bw_min": bw.min, "bw_max": bw.max,
-        "bw_agg": g.bw_share(d, bw.mean) if bw.samples else 0.0,
-        "bw_mean": bw.mean, "bw_dev": bw.stddev, "bw_samples": bw.samples,
-        "iops_min": iops.min, "iops_max": iops.max, "iops_mean": iops.mean,
-        "iops_stddev": iops.stddev, "iops_samples": iops.samples,
+        "bw_min": int(bw.min), "bw_max": int(bw.max),
+        "bw_agg": g.bw_share(d, bw.mean) if bw.n else 0.0,
+        "bw_mean": bw.mean, "bw_dev": bw.stddev, "bw_samples": bw.n,
+        "iops_min": int(iops.min), "iops_max": int(iops.max), "iops_mean": iops.mean,
+        "iops_stddev": iops.stddev, "iops_samples": iops.n,
     })
     return out
 
@@ -469,8 +440,8 @@ class RunResult:
     def to_fio_json(self, plus: bool = False) -> dict[str, Any]:
         """fio's JSON output (``plus``: json+, with each latency histogram's bins), keys in
         fio's order, and ssdlab's own section."""
-        from .fionum import now as wall_now
-        from .fioview import DEPTH_KEYS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, build_view, dist
+        from .fioout.numbers import now as wall_now
+        from .fioout.view import DEPTH_KEYS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, build_view, dist
 
         now = wall_now()
         units, groups = build_view(self)
@@ -541,8 +512,8 @@ class RunResult:
 
     def write_fio_logs(self, directory: str = ".") -> list:
         """The log files the jobs ask for (``write_bw_log``, ``write_iops_log``,
-        ``write_lat_log``), as fio names and writes them (see :mod:`ssdlab.fiologs`)."""
-        from .fiologs import write_logs
+        ``write_lat_log``), as fio names and writes them (see :mod:`ssdlab.fioout.logs`)."""
+        from .fioout.logs import write_logs
 
         return write_logs(self, directory)
 

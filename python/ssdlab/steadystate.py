@@ -13,7 +13,7 @@ on a simulated run, judged as fio judges it (fio's ``steadystate.c``, its HOWTO)
 
 How the simulation stops a job there: the run is simulated with samples on whole seconds of
 the host's counters, the test is applied to each job's share of them
-(:func:`ssdlab.fiosamples.clone_series`; exact for a job that runs alone or with its group),
+(:func:`clone_series`; exact for a job that runs alone or with its group),
 and when a job attains steady state before it ended, the run is simulated again with that
 job's ``runtime`` ending at the moment of attainment. The simulation is deterministic for a
 seed and a job's runtime only sets when it stops, so the rerun is the first run cut at that
@@ -23,10 +23,10 @@ that stop early is simulated ``n + 1`` times.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, field
 from typing import Any
 
-from .fiosamples import clone_series
 
 NS = 1_000_000_000
 
@@ -78,6 +78,71 @@ def _criterion(values: list[int], slope_mode: bool, percent: bool) -> tuple[floa
     dev = max(abs(v - mean) for v in values)
     crit = 100.0 * dev / mean if percent and mean else dev
     return crit, dev, 0.0
+
+
+# ---- each job clone's counts over time ----------------------------------------------------
+#
+# The core's host-wide time series has cumulative completed bytes and I/Os per direction; a
+# clone's share of each interval is in proportion to the clones' average rates among those
+# active then (exact for a job that runs alone or with its group only).
+
+DIRS = ("read", "write")
+
+
+@dataclass
+class CloneSeries:
+    """One job clone's cumulative completed bytes and I/Os per direction at each sample time."""
+
+    t: list[int]
+    bytes: dict[str, list[float]] = field(default_factory=dict)
+    ios: dict[str, list[float]] = field(default_factory=dict)
+
+    def at(self, d: str, t: float, what: str = "bytes") -> float:
+        """The cumulative count at time ``t`` (linear between samples, flat outside them)."""
+        values = (self.bytes if what == "bytes" else self.ios)[d]
+        ts = self.t
+        if not ts:
+            return 0.0
+        if t <= ts[0]:
+            return values[0]
+        if t >= ts[-1]:
+            return values[-1]
+        i = bisect.bisect_right(ts, t)
+        t0, t1 = ts[i - 1], ts[i]
+        v0, v1 = values[i - 1], values[i]
+        return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else v1
+
+
+
+
+def clone_series(core: dict[str, Any]) -> list[CloneSeries]:
+    """Split the host's time series among the job clones (see the module's docstring)."""
+    import numpy as np
+
+    samples = core.get("fio_samples", core.get("samples")) or []
+    jobs = core["jobs"]
+    if not samples:
+        return [CloneSeries([], {d: [0.0] for d in DIRS}, {d: [0.0] for d in DIRS}) for _ in jobs]
+    ts = np.array([int(s["t_ns"]) for s in samples], dtype=np.int64)
+    start = np.array([j["start_ns"] for j in jobs], dtype=np.int64)
+    end = np.array([j["end_ns"] for j in jobs], dtype=np.int64)
+    runtime = np.maximum(1, end - np.array([j["measure_start_ns"] for j in jobs], dtype=np.int64)).astype(float)
+    # overlap of each job's active time with each sample interval: (intervals, jobs)
+    overlap = np.clip(np.minimum(ts[1:, None], end[None, :]) - np.maximum(ts[:-1, None], start[None, :]),
+                      0, None).astype(float)
+    out: dict[str, dict[str, np.ndarray]] = {"bytes": {}, "ios": {}}
+    for d in DIRS:
+        for what, key in (("bytes", "bytes"), ("ios", "ios")):
+            host = np.diff(np.array([s[f"{d}_{key}"] for s in samples], dtype=float))
+            rate = np.array([j[d][key] for j in jobs], dtype=float) / runtime
+            weights = overlap * rate[None, :]
+            total = weights.sum(axis=1, keepdims=True)
+            share = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0) * host[:, None]
+            cum = np.vstack([np.zeros((1, len(jobs))), np.cumsum(share, axis=0)])
+            out[what][d] = cum
+    t_list = ts.tolist()
+    return [CloneSeries(t_list, {d: out["bytes"][d][:, i].tolist() for d in DIRS},
+                        {d: out["ios"][d][:, i].tolist() for d in DIRS}) for i in range(len(jobs))]
 
 
 def evaluate(spec, core: dict[str, Any]) -> list[Check]:

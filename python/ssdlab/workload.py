@@ -163,6 +163,12 @@ class JobSpec(_Strict):
     random_map: bool = True  # False with norandommap
     distribution: Distribution = Field(default_factory=Distribution)
     replay: Replay | None = None  # I/O from a trace instead of the generator
+    # What the core observes for fio's report (nothing here changes the simulation): the
+    # bandwidth and IOPS sampling windows (0: a sample per I/O), and an I/O log kept per I/O
+    # (0) or per window of this many ns (None: no log).
+    bw_window_ns: int = 500_000_000
+    iops_window_ns: int = 500_000_000
+    log_window_ns: int | None = None
 
     @model_validator(mode="after")
     def _sane(self) -> "JobSpec":

@@ -11,10 +11,10 @@ import re
 import pytest
 
 import ssdlab
-from ssdlab.fionum import IoStat, num2str
-from ssdlab.fioview import build_view, lat_dist
+from ssdlab.fioout.numbers import Stat, num2str
+from ssdlab.fioout.terse import format_terse
+from ssdlab.fioout.view import build_view, lat_dist
 from ssdlab.report import format_normal
-from ssdlab.terse import format_terse
 
 RR = "[rr]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\nruntime=2\ntime_based\n"
 
@@ -39,15 +39,19 @@ def test_num2str_prints_as_fio():
 
 
 def test_bandwidth_stats_of_a_group_add_up_as_fio_sums_them():
-    a, b = IoStat(), IoStat()
+    a, b = Stat(), Stat()
     for v in (10, 12, 14):
         a.add(v)
     for v in (20, 20):
         b.add(v)
-    assert (a.min, a.max, a.mean, a.samples) == (10, 14, 12.0, 3)
+    assert (a.min, a.max, a.mean, a.n) == (10, 14, 12.0, 3)
     assert a.stddev == pytest.approx(2.0)
+    # pooled (latencies of a group) and summed (its bandwidth) from the same samples
+    pooled = a.merge(b)
+    assert (pooled.min, pooled.max, pooled.mean, pooled.n) == (10, 20, 15.2, 5)
+    assert pooled.stddev == pytest.approx(4.6043457, rel=1e-6)
     a.add_sum(b)
-    assert (a.min, a.max, a.mean, a.samples) == (30, 34, 32.0, 5)
+    assert (a.min, a.max, a.mean, a.n) == (30, 34, 32.0, 5)
 
 
 def test_latency_buckets_follow_fio_edges():
@@ -85,24 +89,24 @@ def test_normal_report_reads_like_fio(rr):
     assert re.search(r"^  sda: mean in flight [\d.]+, aqu-sz [\d.]+; jobs' iodepth: rr.0 8$", text, re.M)
 
 
-def test_bandwidth_samples_come_from_the_time_series(rr):
+def test_bandwidth_samples_are_the_jobs_own(rr):
     (fu,), _ = build_view(rr)
     bw, iops = fu.dirs["read"].bw, fu.dirs["read"].iops
-    assert bw.samples == iops.samples == 4
+    assert bw.n == iops.n == 4
     assert bw.min <= bw.mean <= bw.max
     # one job alone: its samples average to its own bandwidth
     assert bw.mean == pytest.approx(fu.dirs["read"].bw_bytes() / 1024, rel=0.01)
     assert iops.mean == pytest.approx(fu.dirs["read"].iops_float(), rel=0.01)
     # bwavgtime sets the window
     (fu2,), _ = build_view(ssdlab.run(RR + "bwavgtime=100\n"))
-    assert fu2.dirs["read"].bw.samples == 20 and fu2.dirs["read"].iops.samples == 4
+    assert fu2.dirs["read"].bw.n == 20 and fu2.dirs["read"].iops.n == 4
 
 
 def test_stonewalled_jobs_each_get_their_own_samples():
     r = ssdlab.run("[global]\nioengine=libaio\ndirect=1\nbs=4k\niodepth=4\nruntime=1\ntime_based\n"
                    "[a]\nrw=randread\n[b]\nstonewall\nrw=randwrite\n")
     units, groups = build_view(r)
-    assert [fu.dirs["read" if fu.name == "a" else "write"].bw.samples for fu in units] == [2, 2]
+    assert [fu.dirs["read" if fu.name == "a" else "write"].bw.n for fu in units] == [2, 2]
     for fu, d in zip(units, ("read", "write")):
         assert fu.dirs[d].bw.mean == pytest.approx(fu.dirs[d].bw_bytes() / 1024, rel=0.02)
     assert sorted(groups) == [0, 1]
@@ -152,18 +156,19 @@ def test_terse_v3_fields(rr):
 
 
 def test_logs_are_fio_logs(tmp_path):
-    from ssdlab.fiologs import write_logs
+    from ssdlab.fioout.logs import write_logs
 
     r = ssdlab.run(RR + "write_bw_log\nwrite_iops_log=io\nwrite_lat_log=lat\nlog_avg_msec=250\nlog_offset=1\n")
     paths = sorted(p.name for p in write_logs(r, tmp_path))
     assert paths == ["io_iops.1.log", "lat_clat.1.log", "lat_lat.1.log", "lat_slat.1.log", "rr_bw.1.log"]
     rows = [[int(x) for x in line.split(", ")] for line in (tmp_path / "rr_bw.1.log").read_text().splitlines()]
-    assert [row[0] for row in rows] == list(range(250, 2001, 250))
+    # a line per window, and the last, partial one: the I/O still in flight at the runtime
+    assert [row[0] for row in rows[:8]] == list(range(250, 2001, 250)) and len(rows) == 9 and rows[8][0] == 2000
     assert all(len(row) == 6 and row[2] == 0 and row[3:] == [0, 0, 0] for row in rows)
     (fu,), _ = build_view(r)
-    assert sum(row[1] for row in rows) / len(rows) == pytest.approx(fu.dirs["read"].bw_bytes() / 1024, rel=0.02)
+    assert sum(row[1] for row in rows[:8]) / 8 == pytest.approx(fu.dirs["read"].bw_bytes() / 1024, rel=0.02)
     # the window sets the bandwidth samples too, as in fio
-    assert fu.dirs["read"].bw.samples == 8
+    assert fu.dirs["read"].bw.n == 8
     lat = [[int(x) for x in line.split(", ")] for line in (tmp_path / "lat_lat.1.log").read_text().splitlines()]
     mean = r.core["jobs"][0]["read"]["lat"]["mean"]
     assert sum(row[1] for row in lat) / len(lat) == pytest.approx(mean, rel=0.05)

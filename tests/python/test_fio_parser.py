@@ -590,7 +590,7 @@ def test_unmodelled_options_warn_once_per_file_and_never_vanish():
     w = "\n".join(js.warnings)
     assert "jobs/x.fio:13: option 'cpus_allowed=0-3' is accepted but not modelled" in w
     assert w.count("cpus_allowed") == 1
-    assert "write_bw_log" not in w  # written as fio writes it (ssdlab.fiologs)
+    assert "write_bw_log" not in w  # written as fio writes it (ssdlab.fioout.logs)
     assert "ioengine" not in w and "direct" not in w  # both modelled
     assert re.search(r"jobs/x\.fio:6: option 'flow=2' .*ignores it", w)
     assert re.search(r"jobs/x\.fio:8: option 'zonemode=strided' .*ignores it", w)

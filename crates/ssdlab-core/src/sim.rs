@@ -13,7 +13,7 @@ use crate::target::TargetDevice;
 use crate::engine::rng::derive_seed;
 use crate::engine::{Scheduler, Time};
 use crate::error::{ConfigError, SimError};
-use crate::host::{DevCtx, Event, Host, HostConfig, Sample};
+use crate::host::{DevCtx, Event, Host, HostConfig, Limits, Sample};
 use crate::metrics::diskstats::DiskCounters;
 use crate::metrics::JobStats;
 use crate::progress::{fraction_of, Observer, Phase, Progress, Watch, CHECK_EVENTS};
@@ -50,6 +50,9 @@ pub struct SimSpec {
     /// When the run ends.
     #[serde(default)]
     pub until: Until,
+    /// What the run may keep (time-series samples, I/O log records); past it, it fails.
+    #[serde(default)]
+    pub limits: Limits,
 }
 
 /// When a run ends.
@@ -74,7 +77,7 @@ impl SimSpec {
             scheduler: SchedulerConfig::None,
             queue: QueueLimits::default(),
         };
-        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone }
+        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default() }
     }
 }
 
@@ -203,7 +206,9 @@ pub fn run_observed(spec: &SimSpec, observer: &mut dyn Observer) -> Result<SimRe
 /// [`run`] under `watch` (an observer and how often it is told).
 pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimError> {
     validate(spec)?;
-    let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns).map_err(SimError::Input)?;
+    let mut host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed, spec.interval_ns).map_err(SimError::Input)?;
+    host.set_limits(spec.limits);
+    host.check_plan(host.plan().0).map_err(SimError::Input)?;
     let hz = spec.host.hz;
     let targets = spec
         .targets
@@ -324,6 +329,9 @@ pub fn simulate_watched<D: BlockDevice>(
     }
     if let Some(e) = host.job_error() {
         return Err(SimError::Input(e));
+    }
+    if let Some(e) = host.limit_error() {
+        return Err(SimError::Input(e.to_string()));
     }
     watch.tell(plan.progress(Phase::Run, &host, &devs, &sched))?;
     let end = sched.now();

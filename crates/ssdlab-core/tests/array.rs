@@ -41,7 +41,7 @@ fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
 
 fn spec(a: ArrayConfig, jobs: Vec<JobSpec>) -> SimSpec {
     let target = TargetSpec { name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default(), queue: Default::default() };
-    SimSpec { seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default() }
+    SimSpec { seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() }
 }
 
 fn members(r: &SimResult) -> &[DeviceResult] {

@@ -153,6 +153,7 @@ fn same_seed_same_results_through_the_system() {
         }],
         interval_ns: None,
         until: Default::default(),
+        limits: Default::default(),
     };
     let a = serde_json::to_string(&run(&spec()).unwrap()).unwrap();
     let b = serde_json::to_string(&run(&spec()).unwrap()).unwrap();

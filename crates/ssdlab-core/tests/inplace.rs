@@ -26,6 +26,7 @@ fn spec(rw: RwMode, bs: u64, qd: u64) -> SimSpec {
         jobs: vec![job],
         interval_ns: None,
     until: Default::default(),
+    limits: Default::default(),
     }
 }
 

@@ -376,6 +376,7 @@ fn run_is_deterministic() {
         jobs: vec![a, b],
         interval_ns: Some(1_000_000),
     until: Default::default(),
+    limits: Default::default(),
     };
     let json = || serde_json::to_string(&run(&spec).unwrap()).unwrap();
     assert_eq!(json(), json());
@@ -398,6 +399,7 @@ fn different_seed_different_result_for_random_workloads() {
             jobs: vec![j],
             interval_ns: None,
         until: Default::default(),
+        limits: Default::default(),
         }
     };
     let json = |s: &SimSpec| serde_json::to_string(&run(s).unwrap()).unwrap();
@@ -426,6 +428,7 @@ fn sequential_workload_ignores_the_seed() {
         jobs: vec![job.clone()],
         interval_ns: None,
     until: Default::default(),
+    limits: Default::default(),
     };
     let mut a = run(&spec(1)).unwrap();
     let b = run(&spec(2)).unwrap();

@@ -32,7 +32,7 @@ fn job(name: &str, rw: RwMode, bs: u64, qd: u64, seed: u64) -> JobSpec {
 }
 
 fn run_on(target: TargetSpec, jobs: Vec<JobSpec>) -> SimResult {
-    run(&SimSpec { seed: 1, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default() })
+    run(&SimSpec { seed: 1, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() })
         .unwrap()
 }
 

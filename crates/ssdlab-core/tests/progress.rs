@@ -35,6 +35,7 @@ fn spec() -> SimSpec {
         jobs: vec![job],
         interval_ns: Some(5_000_000),
         until: Until::JobsDone,
+        limits: Default::default(),
     }
 }
 

@@ -70,6 +70,7 @@ fn spec(path: &std::path::Path, timing: ReplayTiming, iodepth: u64, device: Opti
         jobs: vec![j],
         interval_ns: None,
         until: Default::default(),
+        limits: Default::default(),
     }
 }
 

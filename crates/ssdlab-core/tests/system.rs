@@ -39,6 +39,7 @@ fn two_drive_spec() -> SimSpec {
         jobs: vec![reader("a", 0, 5, 20_000), reader("b", 1, 5, 20_000)],
         interval_ns: Some(1_000_000),
     until: Default::default(),
+    limits: Default::default(),
     }
 }
 
@@ -105,6 +106,7 @@ fn a_nand_ssd_and_an_in_place_drive_run_side_by_side() {
         jobs: vec![w, x],
         interval_ns: None,
     until: Default::default(),
+    limits: Default::default(),
     };
     let r = run(&spec).unwrap();
     let (nand, xp) = (&r.devices[0], &r.devices[1]);

@@ -25,7 +25,8 @@ class JobReport(BaseModel):
 
     ioengine: str = "psync"
     kb_base: int = 1024
-    #: bandwidth and IOPS sampling windows (fio's bw_avg_time, iops_avg_time), ms
+    #: bandwidth and IOPS sampling windows (fio's bw_avg_time, iops_avg_time), ms; 0: a
+    #: sample per I/O (fio's rule for a log written per I/O)
     bw_avg_msec: int = DEFAULT_AVG_MSEC
     iops_avg_msec: int = DEFAULT_AVG_MSEC
     #: log averaging window, ms; 0 = a line per I/O
@@ -149,10 +150,12 @@ def job_report(st: JobState, name: str) -> JobReport:
     log_avg = _int(st, "log_avg_msec", 0)
     bw_avg = _int(st, "bwavgtime", DEFAULT_AVG_MSEC, 1)
     iops_avg = _int(st, "iopsavgtime", DEFAULT_AVG_MSEC, 1)
-    # fio samples a logged quantity at the log's window
-    if log_avg and "bw_log" in logs:
+    # fio samples a logged quantity at the log's window, unless the sampling window was set
+    # (then the log's window is the smaller of the two; ssdlab writes all of a job's logs
+    # at log_avg_msec); a log written per I/O makes every I/O a sample
+    if "bw_log" in logs and "bwavgtime" not in st.report:
         bw_avg = log_avg
-    if log_avg and "iops_log" in logs:
+    if "iops_log" in logs and "iopsavgtime" not in st.report:
         iops_avg = log_avg
     return JobReport(
         ioengine=st.ioengine,

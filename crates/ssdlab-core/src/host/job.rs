@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use crate::device::Op;
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{transfer_ns, Time, NS_PER_S};
-use crate::metrics::JobStats;
+use crate::metrics::{IoLogger, JobStats, RateSampler};
 use crate::workload::replay::{Next, Replayer};
 use crate::workload::{Generator, Io, JobSpec, RateProcess};
 
@@ -53,6 +53,17 @@ pub struct JobRun {
     pub stats: JobStats,
     /// A trace the job replays instead of generating I/O.
     replay: Option<Box<Replayer>>,
+    /// fio's bandwidth and IOPS sampling, and the I/O log if the job keeps one (observation
+    /// only: nothing here changes what the job does).
+    bw: RateSampler,
+    iops: RateSampler,
+    logger: Option<Box<IoLogger>>,
+    /// The earliest time a window of these ends (checked on each completion), and whether
+    /// each completion is a sample (a per-I/O log) or goes to the logger.
+    next_window: Time,
+    observe_each: bool,
+    /// Log records already counted against the run's limit.
+    pub log_counted: usize,
 }
 
 impl JobRun {
@@ -86,6 +97,12 @@ impl JobRun {
             pending_wake: None,
             stats,
             replay,
+            bw: RateSampler::new(spec.bw_window_ns, true),
+            iops: RateSampler::new(spec.iops_window_ns, false),
+            logger: spec.log_window_ns.map(|w| Box::new(IoLogger::new(w))),
+            next_window: Time::MAX,
+            observe_each: spec.log_window_ns.is_some() || spec.bw_window_ns == 0 || spec.iops_window_ns == 0,
+            log_counted: 0,
             spec,
         })
     }
@@ -107,6 +124,12 @@ impl JobRun {
         self.stats.start_ns = now;
         self.measure_start = now + self.spec.ramp_time_ns;
         self.stats.measure_start_ns = self.measure_start;
+        self.bw.begin(self.measure_start);
+        self.iops.begin(self.measure_start);
+        if let Some(l) = &mut self.logger {
+            l.begin(self.measure_start);
+        }
+        self.next_window = self.bw.next.min(self.iops.next);
         self.deadline = self.spec.runtime_ns.map(|r| self.measure_start + r);
         self.thread_free = now;
         self.rate_next = [now; 3];
@@ -121,12 +144,50 @@ impl JobRun {
     }
 
     pub fn finish(&mut self, now: Time) {
+        if self.state != JobState::Waiting {
+            // fio's last samples: the windows complete at the end; a log's partial window.
+            self.close_windows(now);
+            if let Some(l) = &mut self.logger {
+                l.flush(now, &mut self.stats.log);
+            }
+        }
         self.state = JobState::Done;
         self.stats.end_ns = now;
     }
 
+    /// Rate samples of the windows that ended at or before `now`.
+    fn close_windows(&mut self, now: Time) {
+        let (bytes, ios) = self.stats.counts();
+        self.bw.close(now, bytes, &mut self.stats.bw_samples);
+        self.iops.close(now, ios, &mut self.stats.iops_samples);
+        self.next_window = self.bw.next.min(self.iops.next);
+    }
+
+    /// Per-I/O samples (fio takes them for a log written per I/O) and the I/O log.
+    #[cold]
+    fn observe(&mut self, now: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
+        let d = op.index();
+        if self.spec.bw_window_ns == 0 {
+            // fio's add_bw_sample: the I/O's bytes over its completion latency
+            let rate = if clat > 0 { len * 1_000_000 / clat } else { 0 };
+            self.stats.bw_samples[d].record(rate);
+        }
+        if self.spec.iops_window_ns == 0 {
+            self.stats.iops_samples[d].record(1);
+        }
+        if let Some(l) = &mut self.logger {
+            l.record(now, d, len, offset, slat, clat, &mut self.stats.log);
+        }
+    }
+
+    /// Whether the job keeps an I/O log.
+    pub fn logs(&self) -> bool {
+        self.logger.is_some()
+    }
+
     /// The submitting thread spends `overhead` on the I/O; returns when it reaches the block layer.
     pub fn thread_submit(&mut self, now: Time, overhead: Time) -> Time {
+        self.stats.cpu_ns += overhead;
         self.thread_free = self.thread_free.max(now) + overhead;
         self.thread_free
     }
@@ -226,11 +287,17 @@ impl JobRun {
         })
     }
 
-    pub fn on_complete(&mut self, now: Time, op: Op, len: u64, slat: Time, clat: Time) {
+    pub fn on_complete(&mut self, now: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
         self.inflight -= 1;
         self.stats.completed += 1;
         if now >= self.measure_start {
+            if now >= self.next_window {
+                self.close_windows(now);
+            }
             self.stats.dir_mut(op).record(len, slat, clat);
+            if self.observe_each && op != Op::Flush {
+                self.observe(now, op, len, offset, slat, clat);
+            }
         }
         if op == Op::Flush {
             self.sync_pending = false;

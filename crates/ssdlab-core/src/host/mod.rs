@@ -133,6 +133,33 @@ pub struct Sample {
     pub devices: Vec<DeviceSample>,
 }
 
+/// What a run may keep, so that no input makes it allocate without bound: time-series
+/// samples and I/O log records. A run that passes one stops its jobs and fails, naming it.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    #[serde(default = "default_max_samples")]
+    pub max_samples: u64,
+    #[serde(default = "default_max_log_records")]
+    pub max_log_records: u64,
+}
+
+/// About 1.25 GB of samples of one drive in the core.
+fn default_max_samples() -> u64 {
+    1_000_000
+}
+
+/// About 0.5 GB of records in the core.
+fn default_max_log_records() -> u64 {
+    10_000_000
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_samples: default_max_samples(), max_log_records: default_max_log_records() }
+    }
+}
+
 pub struct Host {
     cfg: HostConfig,
     overhead: Option<Gamma<f64>>,
@@ -151,6 +178,11 @@ pub struct Host {
     armed_buf: Vec<ArmedTimer>,
     interval: Option<Time>,
     samples: Vec<Sample>,
+    /// Bounds on what the run keeps (time-series samples, I/O log records), and why it
+    /// stopped early if it passed one.
+    limits: Limits,
+    log_records: u64,
+    limit_error: Option<String>,
     /// Completed bytes and I/Os per direction across all jobs (for samples).
     totals: [(u64, u64); 2],
     /// Batches of host requests on their way to the block layer under a plug, and the
@@ -199,12 +231,49 @@ impl Host {
             armed_buf: Vec::new(),
             interval,
             samples: Vec::new(),
+            limits: Limits::default(),
+            log_records: 0,
+            limit_error: None,
             totals: [(0, 0); 2],
             plugs: Vec::new(),
             free_plugs: Vec::new(),
             plug_buf: Vec::new(),
             plug_tags: Vec::new(),
         })
+    }
+
+    /// Bound what the run keeps; a run whose planned length already takes more samples than
+    /// allowed is refused here, before it runs.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// Refuse a run whose planned end (from its start) takes more samples than allowed.
+    pub fn check_plan(&self, planned_end: Option<Time>) -> Result<(), String> {
+        if let (Some(end), Some(iv)) = (planned_end, self.interval) {
+            let n = end / iv + 1;
+            if n > self.limits.max_samples {
+                return Err(format!(
+                    "the time series would take {n} samples at an interval of {iv} ns, more than the run's limit of {} \
+                     (max_samples): a longer interval takes fewer",
+                    self.limits.max_samples
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Why the run stopped early: a limit it passed.
+    pub fn limit_error(&self) -> Option<&str> {
+        self.limit_error.as_deref()
+    }
+
+    #[cold]
+    fn overflow<DE: Copy>(&mut self, message: String, sched: &mut Scheduler<Event<DE>>) {
+        if self.limit_error.is_none() {
+            self.limit_error = Some(message);
+            self.stop_jobs(sched);
+        }
     }
 
     /// Give the host a block queue for each target device (their queue depths, whether they
@@ -294,6 +363,16 @@ impl Host {
                         members: d.member_results(now),
                     })
                     .collect();
+                if self.samples.len() as u64 >= self.limits.max_samples {
+                    let msg = format!(
+                        "the time series passed {} samples (the run's limit, max_samples) at an interval of {} ns: \
+                         a longer interval takes fewer",
+                        self.limits.max_samples,
+                        self.interval.unwrap_or(0)
+                    );
+                    self.overflow(msg, sched);
+                    return;
+                }
                 self.samples.push(Sample {
                     t_ns: now,
                     read_bytes: self.totals[0].0,
@@ -334,6 +413,8 @@ impl Host {
             for _ in 0..tags.len() {
                 ready = queue.through_scheduler(now);
             }
+            let job = self.reqs[tags[0] as usize].job;
+            self.jobs[job as usize].stats.sched_cpu_ns += queue.sched_cpu_ns() * tags.len() as u64;
             if ready > now {
                 sched.schedule(ready, Event::Host(HostEvent::Unplug { plug, through: true }));
                 return None;
@@ -404,8 +485,9 @@ impl Host {
         if !self.sched_costs {
             return Some(self.enter(tag, now));
         }
-        let target = self.reqs[tag as usize].target;
+        let HostReq { target, job, .. } = self.reqs[tag as usize];
         let ready = self.queues[target as usize].through_scheduler(now);
+        self.jobs[job as usize].stats.sched_cpu_ns += self.queues[target as usize].sched_cpu_ns();
         if ready > now {
             sched.schedule(ready, Event::Host(HostEvent::Enter(tag)));
             return None;
@@ -528,7 +610,24 @@ impl Host {
             self.totals[op.index()].1 += 1;
         }
         let job = &mut self.jobs[r.job as usize];
-        job.on_complete(now, op, r.len, r.arrived_at - r.issued_at, now - r.arrived_at);
+        job.on_complete(now, op, r.len, r.offset, r.arrived_at - r.issued_at, now - r.arrived_at);
+        if job.logs() {
+            let n = job.stats.log.len();
+            self.log_records += (n - job.log_counted) as u64;
+            job.log_counted = n;
+            if self.log_records > self.limits.max_log_records {
+                let name = job.spec.name.clone();
+                self.overflow(
+                    format!(
+                        "job '{name}': the I/O logs passed {} records (the run's limit, max_log_records): \
+                         log window averages (log_avg_msec) or log a shorter run",
+                        self.limits.max_log_records
+                    ),
+                    sched,
+                );
+            }
+        }
+        let job = &mut self.jobs[r.job as usize];
         if let Some(at) = job.take_wake_request() {
             sched.schedule(at, Event::Host(HostEvent::JobWake(r.job)));
         }

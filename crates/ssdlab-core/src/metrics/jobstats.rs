@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::histogram::LatencyHistogram;
+use crate::engine::Time;
 
 /// Latency summary in ns. Sums are kept exactly in integers (squares of ns latencies fit a
 /// u128 for any realistic run), which is cheaper than a running mean and loses nothing.
@@ -109,6 +110,125 @@ pub struct JobStats {
     /// Requests issued in total (including ramp) and completed.
     pub issued: u64,
     pub completed: u64,
+    /// fio's bandwidth samples (KiB/s) and IOPS samples per direction (read, write, trim),
+    /// taken over the job's own completions (see [`RateSampler`]).
+    pub bw_samples: [LatStats; 3],
+    pub iops_samples: [LatStats; 3],
+    /// CPU time the job's thread spent submitting its I/O (the host's per-I/O overhead, as
+    /// sampled), and what the I/O scheduler's code took for its bios under the queue lock, ns.
+    pub cpu_ns: u64,
+    pub sched_cpu_ns: u64,
+    /// The job's I/O log (fio's `write_*_log`), when it asked for one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<IoLogRecord>,
+}
+
+/// One line's worth of a job's I/O log, as a JSON array: `[time ns, direction (0 read,
+/// 1 write, 2 trim), I/Os, bytes, offset, slat ns, clat ns]`. Per I/O: its completion time,
+/// 1, its size, offset and latencies. Per window: the window's end (or the job's end, for
+/// the last, partial one), the I/Os and bytes completed in it, offset 0, and the sums of
+/// their slat and clat.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct IoLogRecord(pub u64, pub u8, pub u32, pub u64, pub u64, pub u64, pub u64);
+
+/// fio's periodic sampling of one job's rate (`bwavgtime` for bandwidth, `iopsavgtime` for
+/// IOPS): every `every` ns from the start of measurement, the bytes (I/Os) completed in the
+/// window times 1000 over the window in ms (then / 1024 for KiB/s), fio's integer
+/// arithmetic; a window without I/O of a direction gives that direction no sample. Windows
+/// close at the first completion at or after their end (or the job's end), so a completion
+/// exactly on a window's end counts in the next one.
+#[derive(Clone, Debug)]
+pub struct RateSampler {
+    every: Time,
+    kib: bool,
+    /// End of the window being filled (never: not started, or not windowed).
+    pub next: Time,
+    last: [u64; 3],
+}
+
+impl RateSampler {
+    pub fn new(every: Time, kib: bool) -> RateSampler {
+        RateSampler { every, kib, next: Time::MAX, last: [0; 3] }
+    }
+
+    /// Measurement begins at `at` (nothing is counted yet).
+    pub fn begin(&mut self, at: Time) {
+        if self.every > 0 {
+            self.next = at.saturating_add(self.every);
+        }
+    }
+
+    /// Close every window that ended at or before `now`, given the cumulative counts.
+    #[cold]
+    pub fn close(&mut self, now: Time, counts: [u64; 3], samples: &mut [LatStats; 3]) {
+        if self.next > now {
+            return;
+        }
+        let ms = (self.every / 1_000_000).max(1);
+        for d in 0..3 {
+            let delta = counts[d] - self.last[d];
+            if delta == 0 {
+                continue;
+            }
+            let rate = delta * 1000 / ms;
+            samples[d].record(if self.kib { rate / 1024 } else { rate });
+            self.last[d] = counts[d];
+        }
+        // Every completion so far came before this window's end (a later one would have
+        // closed it then), so the windows after it up to `now` are empty: no samples.
+        self.next = self.next.saturating_add(self.every * ((now - self.next) / self.every + 1));
+    }
+}
+
+/// A job's I/O log being written: per I/O (`every` 0) or per window of `every` ns.
+#[derive(Clone, Debug)]
+pub struct IoLogger {
+    every: Time,
+    start: Time,
+    /// End of the window being filled.
+    pub next: Time,
+    /// Per direction: I/Os, bytes, slat sum, clat sum in the window being filled.
+    acc: [(u32, u64, u64, u64); 3],
+}
+
+impl IoLogger {
+    pub fn new(every: Time) -> IoLogger {
+        IoLogger { every, start: 0, next: Time::MAX, acc: [(0, 0, 0, 0); 3] }
+    }
+
+    pub fn begin(&mut self, at: Time) {
+        self.start = at;
+        if self.every > 0 {
+            self.next = at.saturating_add(self.every);
+        }
+    }
+
+    /// One completion at `now` (after closing the windows it passed).
+    pub fn record(&mut self, now: Time, d: usize, len: u64, offset: u64, slat: Time, clat: Time, log: &mut Vec<IoLogRecord>) {
+        if self.every == 0 {
+            log.push(IoLogRecord(now, d as u8, 1, len, offset, slat, clat));
+            return;
+        }
+        if now >= self.next {
+            self.flush(self.next, log);
+            self.next += (now - self.next) / self.every * self.every + self.every;
+        }
+        let a = &mut self.acc[d];
+        a.0 += 1;
+        a.1 += len;
+        a.2 += slat;
+        a.3 += clat;
+    }
+
+    /// The window being filled ends at `at`: its lines, for the directions with I/O.
+    pub fn flush(&mut self, at: Time, log: &mut Vec<IoLogRecord>) {
+        for (d, a) in self.acc.iter_mut().enumerate() {
+            if a.0 > 0 {
+                log.push(IoLogRecord(at, d as u8, a.0, a.1, 0, a.2, a.3));
+                *a = (0, 0, 0, 0);
+            }
+        }
+    }
 }
 
 impl JobStats {
@@ -138,5 +258,13 @@ impl JobStats {
         for d in [&mut self.read, &mut self.write, &mut self.trim, &mut self.sync] {
             d.finish();
         }
+        for s in self.bw_samples.iter_mut().chain(self.iops_samples.iter_mut()) {
+            s.finish();
+        }
+    }
+
+    /// Completed bytes and I/Os per direction (read, write, trim), measured.
+    pub fn counts(&self) -> ([u64; 3], [u64; 3]) {
+        ([self.read.bytes, self.write.bytes, self.trim.bytes], [self.read.ios, self.write.ios, self.trim.ios])
     }
 }

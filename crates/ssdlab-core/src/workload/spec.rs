@@ -169,6 +169,20 @@ pub struct JobSpec {
     /// I/O from a block trace instead of the generator (fio's `read_iolog`).
     #[serde(default)]
     pub replay: Option<super::replay::ReplaySpec>,
+    /// fio's bandwidth and IOPS sampling windows (`bwavgtime`, `iopsavgtime`; 0: a sample per
+    /// I/O, as fio takes them for a log written per I/O). Observation only.
+    #[serde(default = "half_second")]
+    pub bw_window_ns: u64,
+    #[serde(default = "half_second")]
+    pub iops_window_ns: u64,
+    /// Keep an I/O log (fio's `write_*_log`): a record per I/O (0) or per window of this
+    /// many ns (`log_avg_msec`). None: no log. Observation only.
+    #[serde(default)]
+    pub log_window_ns: Option<u64>,
+}
+
+fn half_second() -> u64 {
+    500_000_000
 }
 
 impl JobSpec {
@@ -206,6 +220,9 @@ impl JobSpec {
             random_map: true,
             distribution: Distribution::default(),
             replay: None,
+            bw_window_ns: half_second(),
+            iops_window_ns: half_second(),
+            log_window_ns: None,
         }
     }
 

@@ -4,7 +4,7 @@ behaviour so that ssdlab's report prints numbers as fio does.
 * :func:`num2str`: fio's ``num2str``: at most ``maxlen`` digits, divided by 1000 (or 1024)
   with a unit prefix until it fits, the remainder shown as decimals that fill the width
   ("10.3GiB", "2701k", "4096B", "16.0KiB");
-* :class:`IoStat`: fio's ``io_stat``: min, max, a running mean and sum of squares (Welford),
+* :class:`Stat`: fio's ``io_stat``: min, max, a running mean and sum of squares (Welford),
   merged for group reporting either as a pooled sample or, for bandwidth and IOPS, summed.
 """
 
@@ -14,6 +14,7 @@ import math
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 _SI = ("", "k", "M", "G", "T", "P")
 _IEC = ("", "Ki", "Mi", "Gi", "Ti", "Pi")
@@ -54,43 +55,66 @@ def is_power_of_2(n: int) -> bool:
 
 
 @dataclass
-class IoStat:
-    """fio's io_stat: samples of one quantity (a latency, a bandwidth sample...)."""
+class Stat:
+    """fio's io_stat, for every summary the report prints: a latency (ns), a bandwidth or an
+    IOPS sample. ``n`` samples, their min and max, mean and sum of squared deviations
+    (``m2``, Welford's running form, as fio keeps it)."""
 
-    samples: int = 0
-    min: int = 0
-    max: int = 0
+    n: int = 0
+    min: float = 0
+    max: float = 0
     mean: float = 0.0
-    s: float = 0.0  # sum of squared deviations
+    m2: float = 0.0
 
-    def add(self, value: int) -> None:
-        """fio's add_stat_sample."""
-        if self.samples == 0 or value < self.min:
+    @classmethod
+    def from_core(cls, d: dict[str, Any]) -> "Stat":
+        """The core's summary (n, min, max, mean, sample stddev)."""
+        n = d["n"]
+        return cls(n, d["min"], d["max"], d["mean"], d["stddev"] ** 2 * (n - 1) if n > 1 else 0.0)
+
+    def add(self, value: float) -> None:
+        """fio's add_stat_sample: one more sample."""
+        if self.n == 0 or value < self.min:
             self.min = value
         if value > self.max:
             self.max = value
         delta = value - self.mean
         if delta:
-            self.mean += delta / (self.samples + 1.0)
-            self.s += delta * (value - self.mean)
-        self.samples += 1
+            self.mean += delta / (self.n + 1.0)
+            self.m2 += delta * (value - self.mean)
+        self.n += 1
 
-    def add_sum(self, o: "IoStat") -> None:
-        """fio's sum_stat with pure_sum: bandwidth and IOPS of a group add up."""
-        if o.samples == 0:
+    def merge(self, o: "Stat") -> "Stat":
+        """The pooled summary of both sets of samples (fio's sum_stat for latencies)."""
+        if o.n == 0:
+            return self
+        if self.n == 0:
+            return o
+        n = self.n + o.n
+        delta = o.mean - self.mean
+        mean = self.mean + delta * o.n / n
+        m2 = self.m2 + o.m2 + delta * delta * self.n * o.n / n
+        return Stat(n, min(self.min, o.min), max(self.max, o.max), mean, m2)
+
+    def add_sum(self, o: "Stat") -> None:
+        """fio's sum_stat with pure_sum: the bandwidth and IOPS of a group's jobs add up."""
+        if o.n == 0:
             return
-        if self.samples == 0:
-            self.min, self.max, self.samples, self.mean, self.s = o.min, o.max, o.samples, o.mean, o.s
+        if self.n == 0:
+            self.n, self.min, self.max, self.mean, self.m2 = o.n, o.min, o.max, o.mean, o.m2
             return
         self.min += o.min
         self.max += o.max
-        self.samples += o.samples
+        self.n += o.n
         self.mean += o.mean
-        self.s += o.s
+        self.m2 += o.m2
 
     @property
     def stddev(self) -> float:
-        return math.sqrt(self.s / (self.samples - 1.0)) if self.samples > 1 else 0.0
+        return math.sqrt(self.m2 / (self.n - 1.0)) if self.n > 1 else 0.0
+
+    def to_fio(self) -> dict[str, Any]:
+        return {"min": int(self.min), "max": int(self.max), "mean": self.mean, "stddev": self.stddev, "N": self.n}
 
 
 def now() -> float:

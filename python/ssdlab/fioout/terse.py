@@ -15,8 +15,8 @@ lat min;max;mean;stdev (us);bw min;max;share of the group %;mean;stdev (KiB/s).
 
 from __future__ import annotations
 
-from .fioview import DIRS, FioDir, FioGroup, FioUnit, build_view
-from .results import FIO_VERSION, RunResult
+from ..results import FIO_VERSION, RunResult
+from .view import DIRS, FioDir, FioGroup, FioUnit, build_view
 
 TERSE_VERSION = 3
 PERCENTILE_FIELDS = 20  # fio's FIO_IO_U_LIST_MAX_LEN
@@ -43,10 +43,10 @@ def _ddir(fu: FioUnit, g: FioGroup, d: str, plist: list[float]) -> str:
             out += ";0%=0"
     out += _lat(r.lat)
     s = fd.bw
-    if s.samples:
+    if s.n:
         agg = g.agg(d)
         share = min(100.0, s.mean * 100 / (agg // 1024)) if agg // 1024 else 100.0
-        out += f";{s.min};{s.max};{share:f}%;{s.mean:f};{s.stddev:f}"
+        out += f";{int(s.min)};{int(s.max)};{share:f}%;{s.mean:f};{s.stddev:f}"
     else:
         out += ";0;0;0.000000%;0.000000;0.000000"
     return out

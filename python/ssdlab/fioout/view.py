@@ -2,20 +2,25 @@
 (runtimes, bandwidth and IOPS samples, CPU, depth distributions) and per group what its
 ``group_run_stats`` holds. The normal, terse and JSON reports are all printed from this.
 
+Bandwidth and IOPS samples are the core's, taken per job as fio takes them (every
+``bwavgtime``/``iopsavgtime`` of the job's own completions, or one per I/O when the job
+writes that log per I/O: ``metrics/jobstats.rs``).
+
 Where the simulation has no counterpart of something fio measures on a real machine, it is
 estimated, and said so here:
 
-* CPU: the host profile's per-I/O CPU time (``io_overhead``) times the I/Os the job issued
-  is the thread's busy time; fio's user share of it is taken as 10 % for synchronous engines
-  (the syscall is most of the work) and 30 % for asynchronous ones (fio's own reaping and
-  accounting), the rest as system time. ``ctx`` is one switch per completion for a
+* CPU: the job's thread's busy time is what the core charged it: the host's per-I/O CPU
+  time (``io_overhead``, as sampled for each I/O it issued) and the I/O scheduler's CPU time
+  for its bios (held under the queue lock). How that time splits between user and system
+  time is not simulated: of the per-I/O time, 10 % is counted as user time for synchronous
+  engines (the syscall is most of the work) and 30 % for asynchronous ones (fio's own
+  reaping and accounting); the scheduler's is all system time. ``ctx`` is one switch per completion for a
   synchronous engine (each I/O blocks the thread) and one per ``iodepth`` completions for an
   asynchronous one; ``majf`` is 0 and ``minf`` the pages of the job's I/O buffers and a few
   more (8), as a fresh fio process touches them;
 * submit/complete depths: an asynchronous engine submits ``iodepth_batch`` I/Os per call and
   reaps ``iodepth_batch_complete_min`` at least (both 1 by default), a synchronous one one
   at a time;
-* bandwidth and IOPS samples: see :mod:`ssdlab.fiosamples`.
 """
 
 from __future__ import annotations
@@ -24,13 +29,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .fio.reporting import JobReport
-from .fio.resolve import SYNC_ENGINES
-from .fionum import IoStat
-from .fiosamples import DIRS as SAMPLED_DIRS, clone_series, rate_samples, window_edges
+from ..fio.reporting import JobReport
+from ..fio.resolve import SYNC_ENGINES
+from .numbers import Stat
 
 if TYPE_CHECKING:
-    from .results import DirResult, RunResult, Unit
+    from ..results import DirResult, RunResult, Unit
 
 DIRS = ("read", "write", "trim")
 USR_SHARE_SYNC = 0.10
@@ -55,8 +59,8 @@ class FioDir:
 
     res: "DirResult"
     runtime_ms: int
-    bw: IoStat = field(default_factory=IoStat)
-    iops: IoStat = field(default_factory=IoStat)
+    bw: Stat = field(default_factory=Stat)
+    iops: Stat = field(default_factory=Stat)
 
     def bw_bytes(self) -> int:
         """fio's ``1000 * io_bytes / runtime`` (bytes/s, integer)."""
@@ -124,9 +128,7 @@ class FioUnit:
 
     def slat(self, d: str):
         """slat as fio has it: none for synchronous engines (fio does not time their submission)."""
-        from .results import LatSummary
-
-        return LatSummary() if self.sync_engine else self.unit.dirs[d].slat
+        return Stat() if self.sync_engine else self.unit.dirs[d].slat
 
 
 @dataclass
@@ -215,12 +217,10 @@ def _block_sizes(job: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
-    from .fionum import now
+    from .numbers import now
 
     core_jobs = r.spec.core["jobs"]
     reports = list(getattr(r.spec, "job_reports", []) or [])
-    series = clone_series(r.core)
-    overhead_ns = float(r.spec.core["host"].get("io_overhead_ns", 0))
     wall = now()
     base_pid = os.getpid()
     units: list[FioUnit] = []
@@ -234,20 +234,14 @@ def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
             res = u.dirs[d]
             runtime = int(round(u.runtime_ns / 1e6)) if res.ios else 0
             dirs[d] = FioDir(res, max(runtime, 1) if res.ios else 0)
-        for i, j in zip(u.members, stats):
-            rep = reports[i] if i < len(reports) else JobReport()
-            for d in SAMPLED_DIRS:
-                if not j[d]["ios"]:
-                    continue
-                for what, avg, target in (("bytes", rep.bw_avg_msec, dirs[d].bw), ("ios", rep.iops_avg_msec, dirs[d].iops)):
-                    one = IoStat()
-                    edges = window_edges(j["measure_start_ns"], j["end_ns"], avg)
-                    for _, value in rate_samples(series[i], d, edges, avg, what):
-                        one.add(value)
-                    target.add_sum(one)
+        for j in stats:
+            # each job's own samples; a group's add up, as fio sums them
+            for k, d in enumerate(DIRS):
+                dirs[d].bw.add_sum(Stat.from_core(j["bw_samples"][k]))
+                dirs[d].iops.add_sum(Stat.from_core(j["iops_samples"][k]))
         fu = FioUnit(u, report, jobs, stats, dirs, pid=base_pid + 1 + first,
                      job_start_ms=int((wall - r.elapsed_ns / 1e9 + stats[0]["start_ns"] / 1e9) * 1000))
-        _cpu(fu, overhead_ns)
+        _cpu(fu)
         units.append(fu)
     groups: dict[int, FioGroup] = {}
     for fu in units:
@@ -265,15 +259,15 @@ def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
     return units, groups
 
 
-def _cpu(fu: FioUnit, overhead_ns: float) -> None:
-    """CPU time, context switches, page faults and submit/complete depths (estimates: see
-    the module's docstring)."""
+def _cpu(fu: FioUnit) -> None:
+    """CPU time (the core's, split as the module's docstring says), context switches, page
+    faults and submit/complete depths (estimates: see the module's docstring)."""
     sync = fu.sync_engine
     share = USR_SHARE_SYNC if sync else USR_SHARE_ASYNC
     for job, st in zip(fu.jobs, fu.stats):
-        busy_ms = st["issued"] * overhead_ns / 1e6
-        fu.usr_ms += busy_ms * share
-        fu.sys_ms += busy_ms * (1 - share)
+        submit_ms = st["cpu_ns"] / 1e6
+        fu.usr_ms += submit_ms * share
+        fu.sys_ms += submit_ms * (1 - share) + st["sched_cpu_ns"] / 1e6
         fu.total_run_ms += max(0, st["end_ns"] - st["start_ns"]) // 1_000_000
         depth = max(1, int(job["iodepth"]))
         done = int(st["completed"])
