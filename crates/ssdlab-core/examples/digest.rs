@@ -72,6 +72,7 @@ fn systems() -> Vec<(&'static str, SimSpec)> {
         jobs,
         interval_ns,
         until,
+        limits: Default::default(),
     };
     let deadline = SchedulerConfig::MqDeadline(DeadlineTunables::default());
     let mut out = Vec::new();
