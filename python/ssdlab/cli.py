@@ -196,6 +196,11 @@ def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None
         text = format_normal(result)
         for w in result.warnings:
             _err.print(f"ssdlab: warning: {w}", markup=False)
+    _deliver(text, output)
+
+
+def _deliver(text: str, output: Optional[Path]) -> None:
+    """The report to ``--output`` (whole or not at all) or to standard output."""
     if output:
         try:
             _write_whole(output, text)
@@ -257,13 +262,7 @@ def measure(
         text = result.format_normal()
     for w in result.warnings:
         _err.print(f"ssdlab: warning: {w}", markup=False)
-    if output:
-        try:
-            _write_whole(output, text)
-        except OSError as e:
-            _fail(f"--output {output}: {e.strerror or e}")
-    else:
-        sys.stdout.write(text)
+    _deliver(text, output)
 
 
 class CompareFormat(str, Enum):
