@@ -50,10 +50,10 @@ impl Case {
     fn write(&mut self, offset: u64, len: u64) -> Result<(), String> {
         let bytes = self.bytes(len as usize);
         let mut p = Plan::default();
-        plan(&self.layout, &self.health, Op::Write, offset, len, |_| 0, &mut p);
+        plan(&self.layout, &self.health, Op::Write, offset, len, |_| 0, false, &mut p);
         self.data.write(&self.health, &p, offset, &bytes)?;
         let healthy = Health::all_in_sync(self.layout.n as usize);
-        plan(&self.layout, &healthy, Op::Write, offset, len, |_| 0, &mut p);
+        plan(&self.layout, &healthy, Op::Write, offset, len, |_| 0, false, &mut p);
         self.reference.write(&healthy, &p, offset, &bytes)?;
         self.image[offset as usize..(offset + len) as usize].copy_from_slice(&bytes);
         Ok(())
@@ -65,7 +65,7 @@ impl Case {
         let mut at = 0;
         while at < cap {
             let n = piece.min(cap - at);
-            plan(&self.layout, &self.health, Op::Read, at, n, |m| m, &mut p);
+            plan(&self.layout, &self.health, Op::Read, at, n, |m| m, true, &mut p);
             let got = self.data.read(&self.health, &p, at, n)?;
             if got[..] != self.image[at as usize..(at + n) as usize] {
                 return Err(format!("read of {n} bytes at {at} returned other bytes"));

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::config::{ArrayConfig, EngineConfig, RaidLevel, PAGE};
@@ -197,6 +197,13 @@ struct Handler {
     rebuild_unit: u64,
     rebuild_depth: usize,
     throttle: Option<MdThrottle>,
+    /// md: a degraded array's reads all go through the stripe cache (Linux 4.1, commit
+    /// 9ffc8f7), not only those of a lost member's chunks.
+    cached_degraded_reads: bool,
+    /// md: a request that must wait for stripe heads or a locked stripe blocks the process
+    /// submitting it (it sleeps in `raid5_get_active_stripe`), so that process's later
+    /// requests wait behind it instead of queueing for stripes themselves.
+    submitter_blocks: bool,
 }
 
 /// md's resync window: it checks its speed after every 32 pages of resync I/O (md.c).
@@ -221,6 +228,8 @@ impl Handler {
                         min_bytes_per_s: md.sync_speed_min_bytes_per_s,
                         max_bytes_per_s: md.sync_speed_max_bytes_per_s,
                     }),
+                    cached_degraded_reads: true,
+                    submitter_blocks: true,
                 }
             }
             EngineConfig::Hwraid(h) => Handler {
@@ -233,6 +242,8 @@ impl Handler {
                 rebuild_unit: MD_SYNC_WINDOW.div_ceil(chunk).max(1) * chunk,
                 rebuild_depth: 4,
                 throttle: None,
+                cached_degraded_reads: false,
+                submitter_blocks: false,
             },
             EngineConfig::Streaming(s) => Handler {
                 threads: MultiServer::new(s.cores as usize),
@@ -243,6 +254,8 @@ impl Handler {
                 rebuild_unit: s.rebuild_unit_bytes.div_ceil(chunk).max(1) * chunk,
                 rebuild_depth: s.rebuild_depth as usize,
                 throttle: None,
+                cached_degraded_reads: false,
+                submitter_blocks: false,
             },
         }
     }
@@ -284,6 +297,9 @@ pub struct Array<D> {
     slots: Vec<Slot>,
     free: Vec<u32>,
     waiting: VecDeque<u32>,
+    /// Processes with a request in `waiting` (when submitters block), each with the requests
+    /// it submitted after it, in order.
+    blocked: FxHashMap<u32, VecDeque<u32>>,
     locked_rows: FxHashSet<u64>,
     stripe_heads_in_use: u64,
     plan: Plan,
@@ -381,6 +397,7 @@ impl<D: BlockDevice> Array<D> {
             slots: Vec::new(),
             free: Vec::new(),
             waiting: VecDeque::new(),
+            blocked: FxHashMap::default(),
             locked_rows: FxHashSet::default(),
             stripe_heads_in_use: 0,
             plan: Plan::default(),
@@ -419,6 +436,7 @@ impl<D: BlockDevice> Array<D> {
             slots: self.slots,
             free: self.free,
             waiting: self.waiting,
+            blocked: self.blocked,
             locked_rows: self.locked_rows,
             stripe_heads_in_use: self.stripe_heads_in_use,
             plan: self.plan,
@@ -514,9 +532,8 @@ impl<D: BlockDevice> Array<D> {
                     slot.rebuild = true;
                     self.prepare(s, Op::Write, start, len);
                     // In turn with host requests waiting for stripes.
-                    if !self.waiting.is_empty() || !self.admit(s) {
-                        self.slots[s as usize].stage = Stage::Waiting;
-                        self.waiting.push_back(s);
+                    if self.is_blocked(s) || !self.waiting.is_empty() || !self.admit(s) {
+                        self.wait(s);
                         continue;
                     }
                     self.read(s, true, ctx);
@@ -662,7 +679,7 @@ impl<D: BlockDevice> Array<D> {
             let (first, last) = (offset / self.layout.chunk, (offset + len - 1) / self.layout.chunk);
             plan_rebuild(&self.layout, &self.health, role, first, last, load, &mut self.plan);
         } else {
-            plan(&self.layout, &self.health, op, offset, len, load, &mut self.plan);
+            plan(&self.layout, &self.health, op, offset, len, load, self.handler.cached_degraded_reads, &mut self.plan);
         }
         let slot = &mut self.slots[s as usize];
         slot.offset = offset;
@@ -707,14 +724,74 @@ impl<D: BlockDevice> Array<D> {
     /// Start planned slot `s`, or queue it behind the stripes it needs.
     fn launch(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         self.refresh(s);
-        let slot = &self.slots[s as usize];
-        if slot.rows.is_some() && !self.waiting.is_empty() || !self.admit(s) {
-            self.slots[s as usize].stage = Stage::Waiting;
-            self.waiting.push_back(s);
+        if self.is_blocked(s) {
+            self.wait(s);
+            return;
+        }
+        if self.needs_stripes(s) && !self.waiting.is_empty() || !self.admit(s) {
+            self.wait(s);
             self.report.stripe_waits += 1;
             return;
         }
         self.read(s, in_event, ctx);
+    }
+
+    /// Slot `s` takes stripe heads or locks rows.
+    fn needs_stripes(&self, s: u32) -> bool {
+        let slot = &self.slots[s as usize];
+        slot.rows.is_some() || slot.stripe_heads > 0
+    }
+
+    fn process_of(&self, s: u32) -> u32 {
+        let slot = &self.slots[s as usize];
+        if slot.rebuild {
+            REBUILD_PROCESS
+        } else {
+            slot.process
+        }
+    }
+
+    /// The process submitting slot `s` is asleep behind an earlier request of its own.
+    fn is_blocked(&self, s: u32) -> bool {
+        self.handler.submitter_blocks && !self.blocked.is_empty() && self.blocked.contains_key(&self.process_of(s))
+    }
+
+    /// Slot `s` cannot start yet: it waits for its stripes, or (when submitters block)
+    /// behind its process's request that does.
+    fn wait(&mut self, s: u32) {
+        self.slots[s as usize].stage = Stage::Waiting;
+        if self.handler.submitter_blocks {
+            let process = self.process_of(s);
+            if let Some(behind) = self.blocked.get_mut(&process) {
+                behind.push_back(s);
+                return;
+            }
+            self.blocked.insert(process, VecDeque::new());
+        }
+        self.waiting.push_back(s);
+    }
+
+    /// `process`'s waiting request has started: the process wakes and submits the requests
+    /// it holds, until one of them must wait in turn.
+    fn wake(&mut self, process: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        if !self.handler.submitter_blocks {
+            return;
+        }
+        loop {
+            let Some(behind) = self.blocked.get_mut(&process) else { return };
+            let Some(s) = behind.pop_front() else {
+                self.blocked.remove(&process);
+                return;
+            };
+            self.refresh(s);
+            if self.needs_stripes(s) && !self.waiting.is_empty() || !self.admit(s) {
+                // Still blocked: this one now waits for its stripes.
+                self.waiting.push_back(s);
+                self.report.stripe_waits += 1;
+                return;
+            }
+            self.read(s, true, ctx);
+        }
     }
 
     /// A hardware controller's processor takes time for each member command of planned slot
@@ -746,14 +823,18 @@ impl<D: BlockDevice> Array<D> {
     #[inline(always)]
     fn admit(&mut self, s: u32) -> bool {
         let slot = &self.slots[s as usize];
-        let Some((first, last)) = slot.rows else { return true };
+        if slot.stripe_heads == 0 && slot.rows.is_none() {
+            return true;
+        }
         if self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size
-            || (first..=last).any(|r| self.locked_rows.contains(&r))
+            || slot.rows.is_some_and(|(first, last)| (first..=last).any(|r| self.locked_rows.contains(&r)))
         {
             return false;
         }
         self.stripe_heads_in_use += slot.stripe_heads;
-        self.locked_rows.extend(first..=last);
+        if let Some((first, last)) = slot.rows {
+            self.locked_rows.extend(first..=last);
+        }
         true
     }
 
@@ -973,8 +1054,11 @@ impl<D: BlockDevice> Array<D> {
             self.barrier == 0
         };
         let op = slot.op.take().expect("a request in work has an operation");
+        // Every slot that took stripe heads was admitted; the count is cleared so that a
+        // slot reused without a plan (a write taken into a controller's cache) holds none.
+        let heads_released = std::mem::take(&mut slot.stripe_heads);
+        self.stripe_heads_in_use -= heads_released;
         if let Some((first, last)) = released {
-            self.stripe_heads_in_use -= slot.stripe_heads;
             if !rebuild {
                 for r in first..=last {
                     self.locked_rows.remove(&r);
@@ -998,7 +1082,7 @@ impl<D: BlockDevice> Array<D> {
         if barrier_lifted {
             self.pump_rebuild(ctx);
         }
-        if released.is_some() && !self.waiting.is_empty() {
+        if (released.is_some() || heads_released > 0) && !self.waiting.is_empty() {
             self.admit_waiting(ctx);
         }
     }
@@ -1007,7 +1091,8 @@ impl<D: BlockDevice> Array<D> {
     ///
     /// Stripe heads go first come, first served: once a request whose rows are free waits for
     /// stripe heads, later ones needing stripe heads wait behind it. A request waiting for a
-    /// locked row does not hold up the others.
+    /// locked row does not hold up the others. When submitters block, a request that starts
+    /// wakes its process, whose held-back requests follow.
     fn admit_waiting(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let mut i = 0;
         let mut heads_taken = false;
@@ -1017,7 +1102,9 @@ impl<D: BlockDevice> Array<D> {
             let needs_heads = self.slots[s as usize].stripe_heads > 0;
             if !(heads_taken && needs_heads) && self.admit(s) {
                 self.waiting.remove(i);
+                let process = self.process_of(s);
                 self.read(s, true, ctx);
+                self.wake(process, ctx);
                 continue;
             }
             let slot = &self.slots[s as usize];

@@ -152,8 +152,20 @@ fn page_up(x: u64) -> u64 {
 }
 
 /// Plan request (`op`, `offset`, `len`) on the array. `load(m)`: member `m`'s requests
-/// queued and in flight, for choosing which copy of a mirror to read.
-pub fn plan(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
+/// queued and in flight, for choosing which copy of a mirror to read. `cached_reads`: while
+/// the array is degraded, RAID 5/6 reads of healthy chunks take stripe heads too (md since
+/// Linux 4.1 reads a degraded array only through its stripe cache).
+#[allow(clippy::too_many_arguments)]
+pub fn plan(
+    l: &Layout,
+    health: &Health,
+    op: Op,
+    offset: u64,
+    len: u64,
+    load: impl Fn(u32) -> u32,
+    cached_reads: bool,
+    out: &mut Plan,
+) {
     out.clear();
     if op == Op::Flush {
         for m in 0..l.n {
@@ -167,7 +179,7 @@ pub fn plan(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: im
         RaidLevel::Raid0 => plan_striped(l, op, offset, len, out),
         RaidLevel::Raid1 => plan_mirrored(l, health, op, offset, len, load, out),
         RaidLevel::Raid10 => plan_near(l, health, op, offset, len, load, out),
-        RaidLevel::Raid5 | RaidLevel::Raid6 => plan_parity(l, health, op, offset, len, out),
+        RaidLevel::Raid5 | RaidLevel::Raid6 => plan_parity(l, health, op, offset, len, cached_reads, out),
     }
 }
 
@@ -255,7 +267,7 @@ fn plan_near(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: i
     }
 }
 
-fn plan_parity(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, out: &mut Plan) {
+fn plan_parity(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, cached_reads: bool, out: &mut Plan) {
     let row_bytes = l.data_per_row() as u64 * l.chunk;
     let end = offset + len;
     let mut at = offset;
@@ -264,7 +276,7 @@ fn plan_parity(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, out: 
         let a = at - row * row_bytes;
         let b = (end - row * row_bytes).min(row_bytes);
         match op {
-            Op::Read => read_row(l, health, row, a, b, out),
+            Op::Read => read_row(l, health, row, a, b, cached_reads && health.is_degraded(), out),
             Op::Write => write_row(l, health, row, a, b, out),
             Op::Trim => trim_row(l, health, row, a, b, row_bytes, out),
             Op::Flush => unreachable!("flushes are planned before"),
@@ -274,10 +286,24 @@ fn plan_parity(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, out: 
 }
 
 /// Read data bytes `[a, b)` of a row: straight from the members that hold them, rebuilt
-/// from the rest of the row through the stripe cache where a member does not.
-fn read_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Plan) {
+/// from the rest of the row through the stripe cache where a member does not. `cached`: every
+/// page goes through the stripe cache, one stripe head for each page offset the read covers
+/// on any member (the row is not locked for that: md shares a stripe head between a read and
+/// a write of it).
+fn read_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, cached: bool, out: &mut Plan) {
     let c = l.chunk;
-    for i in (a / c) as u32..=((b - 1) / c) as u32 {
+    let (first, last) = (a / c, (b - 1) / c);
+    if cached {
+        // Chunk pieces: the first from page_down(a mod c), the last to page_up of its end,
+        // those between whole; the stripe heads are the member page offsets they cover.
+        let (s0, e_last) = (page_down(a - first * c), page_up(b - last * c));
+        out.stripe_heads += match last - first {
+            0 => e_last - s0,
+            1 if e_last < s0 => (c - s0) + e_last,
+            _ => c,
+        } / PAGE;
+    }
+    for i in first as u32..=last as u32 {
         let s = a.max(i as u64 * c) - i as u64 * c;
         let e = b.min((i as u64 + 1) * c) - i as u64 * c;
         let m = l.data_member(row, i);
@@ -303,7 +329,9 @@ fn read_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pla
             }
         }
         assert_eq!(got, need, "row {row}: too few members hold data to rebuild member {m} from");
-        out.stripe_heads += span / PAGE;
+        if !cached {
+            out.stripe_heads += span / PAGE;
+        }
         out.parity_bytes += need as u64 * span;
         out.reconstructed_bytes += e - s;
         out.touch_row(row);
@@ -502,7 +530,7 @@ mod tests {
     fn planned(level: RaidLevel, n: u32, chunk: u64, op: Op, offset: u64, len: u64, health: &Health) -> Plan {
         let l = Layout::new(level, n, chunk, 64 * chunk);
         let mut p = Plan::default();
-        plan(&l, health, op, offset, len, |_| 0, &mut p);
+        plan(&l, health, op, offset, len, |_| 0, false, &mut p);
         p
     }
 
@@ -571,6 +599,35 @@ mod tests {
         // A healthy chunk of the same row is read directly.
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Read, 0, 8 * K, &h);
         assert_eq!((counts(&p), p.stripe_heads), ((1, 0), 0));
+    }
+
+    #[test]
+    fn cached_degraded_reads_take_a_stripe_head_per_page_offset() {
+        let l = Layout::new(RaidLevel::Raid5, 5, 64 * K, 64 * 64 * K);
+        let cached = |h: &Health, offset: u64, len: u64| {
+            let mut p = Plan::default();
+            plan(&l, h, Op::Read, offset, len, |_| 0, true, &mut p);
+            p
+        };
+        let mut h = Health::all_in_sync(5);
+        // Healthy: straight to the member, no stripe head even when asked.
+        assert_eq!(cached(&h, 0, 8 * K).stripe_heads, 0);
+        h.fail(l.data_member(0, 3));
+        // A healthy chunk of a degraded array: its pages, unaligned ends rounded out.
+        let p = cached(&h, 2 * K, 8 * K);
+        assert_eq!((counts(&p), p.stripe_heads, p.rows), ((1, 0), 3, None), "no row lock for a read");
+        // Two chunks whose pieces overlap in member offsets share stripe heads: 60-64 KiB of
+        // chunk 0 and 0-8 KiB of chunk 1 are 1 + 2 page offsets; 32-64 and 0-40 cover all 16.
+        assert_eq!(cached(&h, 60 * K, 12 * K).stripe_heads, 3);
+        assert_eq!(cached(&h, 32 * K, 72 * K).stripe_heads, 16);
+        // Three chunks cover every page offset of the row once.
+        assert_eq!(cached(&h, 60 * K, 72 * K).stripe_heads, 16);
+        // The lost chunk's pages are rebuilt through the same stripe heads, not counted twice.
+        let p = cached(&h, 3 * 64 * K, 8 * K);
+        assert_eq!((counts(&p), p.stripe_heads, p.reconstructed_bytes), ((4, 0), 2, 8 * K));
+        assert_eq!(cached(&h, 2 * 64 * K + 60 * K, 12 * K).stripe_heads, 3);
+        // Across rows: each row's heads.
+        assert_eq!(cached(&h, 4 * 64 * K - 4 * K, 8 * K).stripe_heads, 2);
     }
 
     #[test]
