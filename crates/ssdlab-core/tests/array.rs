@@ -547,3 +547,33 @@ fn every_read_of_a_timed_array_returns_what_was_written_through_a_failure_and_a_
         assert!(rb.finished_ns.is_some(), "{level:?}: the rebuild ran to the end during the job");
     }
 }
+
+/// Members filled in order share one fill (it does not depend on their seeds): each must be
+/// left exactly as its own fill would leave it.
+#[test]
+fn sequentially_filled_members_are_left_as_their_own_fill_would_leave_them() {
+    use ssdlab_core::device::Drive;
+    use ssdlab_core::target::TargetDevice;
+    let mut a = array(RaidLevel::Raid5, 3, 64 * K);
+    a.spares = vec![spare("sdz")];
+    for m in &mut a.members {
+        m.precondition = Precondition::Sequential;
+    }
+    let Ok(TargetDevice::Array(shared)) = TargetDevice::build(&DeviceConfig::Array(a.clone()), 7, Precondition::None, 100)
+    else {
+        panic!("an array target")
+    };
+    let own = build_array(&a, 7, 100, |c, s, p| Drive::build(c, s, p)).unwrap();
+    let ftls = |arr: &Array<Drive>| -> Vec<_> {
+        arr.members()
+            .map(|d| match d {
+                Drive::NandSsd(ssd) => ssd.ftl().clone(),
+                _ => unreachable!("SSD members"),
+            })
+            .collect()
+    };
+    let (x, y) = (ftls(&shared), ftls(&own));
+    assert_eq!(x.len(), 4);
+    assert!(x.iter().zip(&y).all(|(x, y)| x == y), "a shared fill differs from the member's own");
+    assert!(x[0].lookup(0).is_some() && x[3].lookup(0).is_none(), "members filled, the spare fresh");
+}

@@ -127,15 +127,25 @@ impl Plan {
     }
 }
 
-/// Append an I/O, joined to the same member's previous one when it continues it. `since`:
-/// the first entry that may be joined.
+/// Append an I/O, joined to the same member's previous one when it continues or overlaps it
+/// (a degraded read's reconstruction reads pages the host's own read of that member also
+/// reads: the engine reads them once). `since`: the first entry that may be joined.
 #[inline]
 fn emit(out: &mut Vec<MemberIo>, since: usize, io: MemberIo) {
     for prev in out[since..].iter_mut().rev() {
         if prev.member == io.member {
-            if prev.op == io.op && prev.offset + prev.len == io.offset && io.op != Op::Flush {
-                prev.len += io.len;
-                return;
+            if prev.op == io.op && io.op != Op::Flush {
+                let (start, end) = (prev.offset, prev.offset + prev.len);
+                if end == io.offset {
+                    prev.len += io.len;
+                    return;
+                }
+                if io.offset < end && start <= io.offset + io.len {
+                    let new_end = end.max(io.offset + io.len);
+                    prev.offset = start.min(io.offset);
+                    prev.len = new_end - prev.offset;
+                    return;
+                }
             }
             break;
         }
@@ -599,6 +609,24 @@ mod tests {
         // A healthy chunk of the same row is read directly.
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Read, 0, 8 * K, &h);
         assert_eq!((counts(&p), p.stripe_heads), ((1, 0), 0));
+    }
+
+    #[test]
+    fn a_degraded_read_reads_each_member_page_once() {
+        // A whole row of 9 members with one data chunk lost: the reconstruction needs the
+        // other seven data chunks, which the read wants anyway, and the parity.
+        let l = Layout::new(RaidLevel::Raid5, 9, 16 * K, 64 * 16 * K);
+        let mut h = Health::all_in_sync(9);
+        h.fail(l.data_member(0, 3));
+        let p = planned(RaidLevel::Raid5, 9, 16 * K, Op::Read, 0, 8 * 16 * K, &h);
+        assert_eq!((p.reads.len(), p.member_bytes()), (8, 8 * 16 * K));
+        // Part of the lost chunk and part of a neighbour: the neighbour's pages are read once,
+        // the reconstruction's pages of the other members only as far as it needs them.
+        let p = planned(RaidLevel::Raid5, 9, 16 * K, Op::Read, 2 * 16 * K + 8 * K, 16 * K, &h);
+        let on = |m: u32| p.reads.iter().filter(|r| r.member as u32 == m).map(|r| (r.offset, r.len)).collect::<Vec<_>>();
+        assert_eq!(on(l.data_member(0, 2)), vec![(0, 16 * K)], "its own 8-16 KiB and the 0-8 KiB solved from");
+        assert_eq!(on(l.data_member(0, 0)), vec![(0, 8 * K)]);
+        assert_eq!(p.reads.len(), 8);
     }
 
     #[test]

@@ -44,7 +44,7 @@ mod tests {
 /// Fixed-width unsigned integers packed end to end: a flash map needs only as many bits per
 /// entry as it has places to name (25 bits for a 64 GiB drive at 4 KiB), not 32. The all-ones
 /// value of the width is free for the caller to use as a sentinel.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PackedArray {
     words: Vec<u64>,
     bits: u32,

@@ -18,7 +18,7 @@ enum BlockState {
     Closed,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Block {
     valid: u32,
     /// Slots given out so far (the slots whose program has finished are in
@@ -33,7 +33,7 @@ struct Block {
     stamp: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct DieState {
     free: Vec<u32>,
     host_block: Option<u32>,
@@ -115,6 +115,8 @@ pub struct FtlCounters {
     pub wear_level_moves: u64,
 }
 
+/// Comparable so that tests can check two ways of reaching a state reach the same one.
+#[derive(Clone, PartialEq)]
 pub struct Ftl {
     pub ius_per_page: u32,
     /// Native program unit: `program_pages` pages in every plane.
