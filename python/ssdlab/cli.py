@@ -846,7 +846,7 @@ def rebuild(
     host_job: Annotated[Optional[Path], typer.Option(help="fio job run on the array during the rebuild")] = None,
     sample: Annotated[Optional[str], typer.Option(help="rebuild only this much of the replacement and extrapolate (e.g. 32GiB)")] = None,
     scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of each drive's flash (default: the profile's)")] = None,
-    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES] for the drives")] = None,
+    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES] for the members (a --raid spare stays new)")] = None,
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. sync_speed_max=2GB/s")] = [],
     profile_set: Annotated[list[str], typer.Option("--profile-set", help="override a profile key")] = [],
     mttf_hours: Annotated[float, typer.Option(help="drive MTTF for the exposure, hours")] = 2.0e6,

@@ -368,7 +368,8 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEF
          precondition: str | dict[str, Any] | None = None,
          engine_set: dict[str, str] | None = None) -> System:
     """The system ``--raid LEVEL --drives N`` stands for: N drives of ``profile`` in array md0,
-    named as Linux names that profile's drives (sda, sdb, … or nvme0n1, nvme1n1, …)."""
+    named as Linux names that profile's drives (sda, sdb, … or nvme0n1, nvme1n1, …), and
+    ``spares`` more. ``precondition`` is the members' state; a spare is a new drive, fresh."""
     if level not in LEVELS:
         raise ValueError(f"--raid {level}: expected one of 0, 1, 10, 5, 6")
     if drives < 1:
@@ -382,7 +383,7 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEF
     parse_precondition(precondition)
     prof, sources, core, eff = device_core(profile, profile_set or None, scale)
     names = _drive_names(core, drives + spares)
-    disks = [Drive(n, prof, sources, core, eff, precondition) for n in names]
+    disks = [Drive(n, prof, sources, core, eff, precondition if i < drives else None) for i, n in enumerate(names)]
     try:
         eng, eng_sources = load_engine(engine, engine_set or None)
     except ProfileError as e:

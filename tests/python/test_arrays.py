@@ -81,6 +81,17 @@ def test_the_raid_shorthand_is_the_same_system():
     assert [d.name for d in nvme.drives] == ["nvme0n1", "nvme1n1", "nvme2n1"]
 
 
+def test_the_raid_shorthand_preconditions_members_and_leaves_a_spare_new():
+    sysd = ssdlab.raid("samsung-850-pro", level=5, drives=3, spares=1, chunk="64k", scale=0.01,
+                       precondition="sequential")
+    arr = sysd.arrays[0]
+    assert [d.precondition for d in arr.members] == ["sequential"] * 3
+    assert [d.precondition for d in arr.spares] == [None]
+    # What the core is told: the members filled, the spare not.
+    kinds = [m.target_core()["precondition"]["kind"] for m in arr.members + arr.spares]
+    assert kinds == ["sequential"] * 3 + ["none"]
+
+
 def test_cli_raid_runs_and_reports_json():
     out = CliRunner().invoke(app, ["run", "--raid", "10", "--drives", "4", "--chunk", "64k", "--scale", "0.02",
                                    "--set", "runtime=0.05", "--output-format", "json"])

@@ -17,6 +17,10 @@ What is set, and why:
   the host bandwidths under load and both idle figures follow from the model.
 * chunk: md's default 512 KiB; for xiRAID 16 KiB, the drive's indirection unit (the brief
   says xiRAID's chunk can be matched to it; its value is not given).
+* the nine members hold data (filled once in order), as an array in service does; the brief
+  does not say how full it was. It matters: a drive answers a read of a never-written block
+  without its flash, so on fresh members the host's reads under load cost the flash nothing.
+  The replacement is a new drive, fresh.
 * drives simulated at the profile's scale (1/64 of the flash); the rebuild of ``SAMPLE`` bytes
   of the replacement is simulated and extrapolated linearly to the whole 61.44 TB (measured
   error of that in docs/arrays.md).
@@ -39,6 +43,8 @@ SAMPLE_IDLE = 8 << 30
 SAMPLE_LOAD = {"md": 256 << 20, "streaming": 1 << 30}
 CHUNK = {"md": "512k", "streaming": "16k"}
 ENGINE_SET = {"md": {"sync_speed_max": "100GB/s"}, "streaming": {}}
+#: The members' state: holding data, as in service.
+PRECONDITION = "sequential"
 
 
 def host_job() -> Path:
@@ -48,7 +54,7 @@ def host_job() -> Path:
 def simulate_case(case: str, *, sample: int | None = None, seed: int = 0):
     pub = PUBLISHED[case]
     sysd = raid(SEED004_DRIVE, level=5, drives=SEED004_MEMBERS, chunk=CHUNK[pub.engine], engine=pub.engine,
-                spares=1, engine_set=ENGINE_SET[pub.engine])
+                spares=1, engine_set=ENGINE_SET[pub.engine], precondition=PRECONDITION)
     size = sample or (SAMPLE_LOAD[pub.engine] if pub.under_load else SAMPLE_IDLE)
     return rebuild(sysd, host_job=host_job() if pub.under_load else None, sample=size, seed=seed)
 
