@@ -58,6 +58,12 @@ pub struct Scheduler<E> {
     /// end hold [`Key::NONE`].
     nodes: Vec<Node>,
     len: usize,
+    /// Key 0 belongs to the event popped last and is no longer pending: the next
+    /// `schedule` (what handling an event usually does first) puts its key in that place
+    /// and sifts it down once, where removing the root and inserting the new key at the
+    /// bottom would take a sift each. A `pop` first removes it properly. Keys are unique,
+    /// so the shape of the heap never changes which event comes next.
+    root_taken: bool,
     /// Events by slot, and the free slots (reused last freed first, while still in cache).
     events: Vec<E>,
     free: Vec<u32>,
@@ -89,6 +95,7 @@ impl<E> Scheduler<E> {
             slot_bits,
             nodes: vec![Node([Key::NONE; 4])],
             len: 0,
+            root_taken: false,
             events: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             dispatched: 0,
@@ -103,11 +110,16 @@ impl<E> Scheduler<E> {
 
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        (self.len > 0).then(|| self.key(0).time)
+        if !self.root_taken {
+            return (self.len > 0).then(|| self.key(0).time);
+        }
+        // The earliest pending key is among the taken root's children (NONE past the end).
+        let first = (1..=4).map(|i| self.key(i)).min_by_key(|k| k.wide()).expect("four children");
+        (self.len > 1).then_some(first.time)
     }
 
     pub fn pending(&self) -> usize {
-        self.len
+        self.len - self.root_taken as usize
     }
 
     /// Number of events handled so far (a cost measure for benchmarks).
@@ -193,10 +205,16 @@ impl<E: Copy> Scheduler<E> {
             }
         };
         if self.next_seq >= self.seq_limit || slot as u64 >> self.slot_bits != 0 {
+            self.drop_taken_root();
             self.renumber();
         }
         let key = Key { time: at, order: self.next_seq << self.slot_bits | slot as u64 };
         self.next_seq += 1;
+        if self.root_taken {
+            self.root_taken = false;
+            self.fill_root(self.len, key);
+            return;
+        }
         let n = self.len;
         self.len += 1;
         // The new key's children (node n + 1) must exist, filled with NONE.
@@ -219,49 +237,67 @@ impl<E: Copy> Scheduler<E> {
         self.set(i, key);
     }
 
+    /// Remove the taken root's key for good, if there is one: the last key leaves its place
+    /// and fills the root's.
+    #[inline(always)]
+    fn drop_taken_root(&mut self) {
+        if !self.root_taken {
+            return;
+        }
+        self.root_taken = false;
+        self.len -= 1;
+        let n = self.len;
+        if n > 0 {
+            let last = self.key(n);
+            self.set(n, Key::NONE);
+            self.fill_root(n, last);
+        } else {
+            self.set(0, Key::NONE);
+        }
+    }
+
+    /// Put `key` in the place of the root among the first `n` keys (the root's own key is
+    /// gone): the hole moves down the path of earliest children to the bottom (each child
+    /// on the way moves up one level), then `key` rises from there to its place.
+    #[inline(always)]
+    fn fill_root(&mut self, n: usize, key: Key) {
+        let lw = key.wide();
+        let mut hole = 0;
+        while 4 * hole + 1 < n {
+            // SAFETY: the children of `hole` (below `n` <= `len`) are node hole + 1, which
+            // exists; lanes at `len` and past it hold NONE.
+            let c = unsafe { self.flat().add(4 * hole + 4) };
+            let w = |lane: usize| unsafe { (*c.add(lane)).wide() };
+            // The earliest of four as two rounds of pairs, without a branch.
+            let a = (w(1) < w(0)) as usize;
+            let b = 2 + (w(3) < w(2)) as usize;
+            let lane = if w(b) < w(a) { b } else { a };
+            // SAFETY: as above.
+            let k = unsafe { *c.add(lane) };
+            self.set(hole, k);
+            hole = 4 * hole + 1 + lane;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / 4;
+            let p = self.key(parent);
+            if p.wide() < lw {
+                break;
+            }
+            self.set(hole, p);
+            hole = parent;
+        }
+        self.set(hole, key);
+    }
+
     /// Remove the earliest event and advance the clock to it.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.drop_taken_root();
         if self.len == 0 {
             return None;
         }
         let root = self.key(0);
-        self.len -= 1;
-        let n = self.len;
-        if n > 0 {
-            // The last key leaves its place; the root's hole moves down the path of earliest
-            // children to the bottom (each child on the way moves up one level), then the
-            // last key rises from there to its place.
-            let last = self.key(n);
-            self.set(n, Key::NONE);
-            let lw = last.wide();
-            let mut hole = 0;
-            while 4 * hole + 1 < n {
-                // SAFETY: the children of `hole` (below `len`) are node hole + 1, which exists.
-                let c = unsafe { self.flat().add(4 * hole + 4) };
-                let w = |lane: usize| unsafe { (*c.add(lane)).wide() };
-                // The earliest of four as two rounds of pairs, without a branch.
-                let a = (w(1) < w(0)) as usize;
-                let b = 2 + (w(3) < w(2)) as usize;
-                let lane = if w(b) < w(a) { b } else { a };
-                // SAFETY: as above.
-                let k = unsafe { *c.add(lane) };
-                self.set(hole, k);
-                hole = 4 * hole + 1 + lane;
-            }
-            while hole > 0 {
-                let parent = (hole - 1) / 4;
-                let p = self.key(parent);
-                if p.wide() < lw {
-                    break;
-                }
-                self.set(hole, p);
-                hole = parent;
-            }
-            self.set(hole, last);
-        } else {
-            self.set(0, Key::NONE);
-        }
+        self.root_taken = true;
         let slot = (root.order & self.slot_mask()) as u32;
         // SAFETY: a key's slot holds its event until the key is popped.
         let event = unsafe { *self.events.get_unchecked(slot as usize) };
@@ -315,6 +351,7 @@ mod tests {
                 assert_eq!(s.pop(), Some((at, id)));
             }
             assert_eq!(s.pending(), reference.len());
+            assert_eq!(s.peek_time(), reference.iter().min().map(|&(at, _)| at));
         }
         reference.sort();
         let rest: Vec<_> = std::iter::from_fn(|| s.pop()).collect();
