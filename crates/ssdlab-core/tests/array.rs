@@ -496,31 +496,3 @@ fn every_read_of_a_timed_array_returns_what_was_written_through_a_failure_and_a_
         assert!(rb.finished_ns.is_some(), "{level:?}: the rebuild ran to the end during the job");
     }
 }
-
-/// A RAID 0 read inside one chunk skips planning and goes straight to its member; a
-/// data-verified array always plans. Everything timed comes out the same both ways: the
-/// jobs, the end, the events handled, every member's counters.
-#[test]
-fn raid0_reads_inside_a_chunk_time_as_planned_ones_do() {
-    let run_with = |verify: bool| {
-        let mut a = small_array(RaidLevel::Raid0, 4, 16 * K, 24);
-        a.verify_data = verify;
-        // Reads of 4-48 KiB (inside a chunk or across chunks) among writes that give them
-        // flash to read.
-        let mut j = job(RwMode::Randrw, 4 * K, 32, 20_000);
-        j.block_sizes = [0, 1, 2].map(|_| BlockSizeDist { split: vec![], range_min: Some(4 * K), range_max: Some(48 * K) });
-        let mut s = spec(a, vec![j]);
-        s.jobs[0].region_size = s.targets[0].device.capacity_bytes();
-        run(&s).unwrap()
-    };
-    let (fast, planned) = (run_with(false), run_with(true));
-    let rep = planned.devices[0].internal.array.clone().unwrap();
-    assert!(rep.verified_bytes > 0 && rep.data_errors == 0, "{:?}", rep.first_data_error);
-    assert!(fast.jobs[0].read.ios > 5_000, "reads were made");
-    assert_eq!((fast.events, fast.end_ns), (planned.events, planned.end_ns));
-    let json = |r: &SimResult| serde_json::to_string(&r.jobs).expect("serialisable");
-    assert_eq!(json(&fast), json(&planned));
-    for (f, p) in members(&fast).iter().zip(members(&planned)) {
-        assert_eq!((&f.name, &f.disk), (&p.name, &p.disk));
-    }
-}
