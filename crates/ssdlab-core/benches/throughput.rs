@@ -5,7 +5,8 @@
 //! Groups: every scenario of `common::Scenario` (among them 4 KiB random read QD32 on a
 //! sequentially filled 64 GiB drive, 4 KiB random write QD32 at GC steady state, md RAID 5
 //! of 8 drives, and md RAID 0 of 8 drives at QD256: issue 9's speed bars), and the bare
-//! event queue at 32, 256 and 1024 pending events.
+//! event queue at 32, 256 and 1024 pending events (and at 256 with events far enough ahead
+//! to pass its timing wheel).
 //!
 //! A simulation consumes its drive and `Ssd` cannot be cloned, so every timed iteration gets
 //! a freshly built and preconditioned drive; `iter_custom` keeps that preparation (up to a
@@ -17,7 +18,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
-use common::{scheduler_churn, Scenario};
+use common::{scheduler_churn, scheduler_churn_within, Scenario};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 
 fn simulation(c: &mut Criterion) {
@@ -70,6 +71,10 @@ fn scheduler(c: &mut Criterion) {
             b.iter(|| black_box(scheduler_churn(black_box(pending), OPS)))
         });
     }
+    // Events up to 10 ms ahead (a disk, garbage collection): past the timing wheel.
+    g.bench_function("pop_push_256_pending_10ms_ahead", |b| {
+        b.iter(|| black_box(scheduler_churn_within(black_box(256), OPS, 10_000_000)))
+    });
     g.finish();
 }
 

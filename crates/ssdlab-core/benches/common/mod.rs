@@ -284,9 +284,16 @@ fn replay_trace(records: u64, capacity: u64) -> std::path::PathBuf {
 }
 
 /// The scheduler benchmark: a steady population of `pending` events, each pop followed by a
-/// push a pseudo-random distance into the future (as a device at queue depth `pending`
-/// does). Returns a checksum so the work cannot be optimised away.
+/// push a pseudo-random distance (under 100 µs) into the future (as a device at queue depth
+/// `pending` does). Returns a checksum so the work cannot be optimised away.
 pub fn scheduler_churn(pending: usize, ops: u64) -> u64 {
+    scheduler_churn_within(pending, ops, 100_000)
+}
+
+/// [`scheduler_churn`] with pushes under `spread` ns ahead: past the event queue's timing
+/// wheel (about 131 µs), as a hard disk's or a garbage collector's events are, they go to
+/// its heap.
+pub fn scheduler_churn_within(pending: usize, ops: u64, spread: u64) -> u64 {
     let mut s: Scheduler<u64> = Scheduler::new();
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let next = |x: &mut u64| {
@@ -296,13 +303,13 @@ pub fn scheduler_churn(pending: usize, ops: u64) -> u64 {
         *x
     };
     for i in 0..pending as u64 {
-        s.schedule(next(&mut x) % 100_000, i);
+        s.schedule(next(&mut x) % spread, i);
     }
     let mut sum = 0u64;
     for _ in 0..ops {
         let (t, e) = s.pop().expect("pending event");
         sum = sum.wrapping_add(e ^ t);
-        s.schedule(t + 1 + next(&mut x) % 100_000, e);
+        s.schedule(t + 1 + next(&mut x) % spread, e);
     }
     sum
 }

@@ -662,8 +662,37 @@ impl<D: BlockDevice> Array<D> {
 
     /// Plan request slot `s` and start it, or queue it behind the stripes it needs.
     fn start(&mut self, s: u32, op: Op, offset: u64, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        if self.read_in_one_chunk(s, op, offset, len, ctx) {
+            return;
+        }
         self.prepare(s, op, offset, len);
         self.launch(s, false, ctx);
+    }
+
+    /// A RAID 0 read inside one chunk (most small random reads): one member read, nothing
+    /// to lock or handle. The slot goes straight to its read stage, left as planning and
+    /// launching it would leave it; returns false for any other request.
+    #[inline(always)]
+    fn read_in_one_chunk(&mut self, s: u32, op: Op, offset: u64, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
+        let l = &self.layout;
+        let within = offset % l.chunk;
+        if op != Op::Read || l.level != RaidLevel::Raid0 || len == 0 || within + len > l.chunk || self.verify.is_some() {
+            return false;
+        }
+        let (row, m) = l.stripe_chunk(offset / l.chunk);
+        let io = MemberIo { member: m as u16, op, offset: row * l.chunk + within, len };
+        let slot = &mut self.slots[s as usize];
+        debug_assert!(!slot.rebuild && !slot.destage && slot.reads.is_empty() && slot.writes.is_empty());
+        slot.offset = offset;
+        slot.epoch = self.health_epoch;
+        slot.rows = None;
+        slot.stripe_heads = 0;
+        slot.handling_ns = 0;
+        slot.stats = [0; 7];
+        slot.stage = Stage::Reading;
+        slot.pending = 1;
+        self.issue(s, &io, ctx);
+        true
     }
 
     /// Plan request slot `s` (its member I/O, stripes and handling time).

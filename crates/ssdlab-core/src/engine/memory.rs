@@ -1,19 +1,97 @@
 //! Large tables (the flash map of a big drive is hundreds of MB) accessed at random places:
 //! backing them with huge pages removes most TLB misses, which otherwise cost as much as the
 //! cache misses themselves. On Linux the kernel is asked (madvise) before the pages are
-//! touched; elsewhere this is a plain vector.
+//! touched; elsewhere the pages are the usual ones.
 
-/// A vector of `n` copies of `value`, on huge pages where the OS grants them.
-pub fn huge_vec<T: Copy>(n: usize, value: T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
-    advise_huge(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
-    v.resize(n, value);
-    v
+const HUGE: usize = 2 << 20;
+
+/// `n` copies of `value`, on huge pages where the OS grants them. A table of more than two
+/// huge pages is allocated aligned to them, so that all of it can be backed by them: from
+/// an allocation at an arbitrary address only the whole huge pages inside it could be (a
+/// 6 MB map would keep a third or more of itself on small pages, and a random lookup there
+/// misses the TLB).
+pub struct HugeBuf<T: Copy> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+    /// How it was allocated (None: nothing was, it is empty or of zero-sized values).
+    layout: Option<std::alloc::Layout>,
+}
+
+// SAFETY: a HugeBuf owns its values alone, as a Vec does.
+unsafe impl<T: Copy + Send> Send for HugeBuf<T> {}
+unsafe impl<T: Copy + Sync> Sync for HugeBuf<T> {}
+
+impl<T: Copy> HugeBuf<T> {
+    pub fn new(n: usize, value: T) -> HugeBuf<T> {
+        let bytes = n.checked_mul(std::mem::size_of::<T>()).expect("table size overflows");
+        if bytes == 0 {
+            return HugeBuf { ptr: std::ptr::NonNull::dangling(), len: n, layout: None };
+        }
+        let layout = if bytes >= 2 * HUGE {
+            std::alloc::Layout::from_size_align(bytes.next_multiple_of(HUGE), HUGE.max(std::mem::align_of::<T>()))
+        } else {
+            std::alloc::Layout::array::<T>(n)
+        }
+        .expect("table layout");
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) } as *mut T;
+        let Some(ptr) = std::ptr::NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
+        advise_huge(raw as *mut u8, layout.size());
+        for i in 0..n {
+            // SAFETY: `i` < `n` values fit the allocation; writing initialises them.
+            unsafe { raw.add(i).write(value) };
+        }
+        HugeBuf { ptr, len: n, layout: Some(layout) }
+    }
+}
+
+impl<T: Copy> std::ops::Deref for HugeBuf<T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` initialised values at `ptr` (or a dangling pointer for none).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Copy> std::ops::DerefMut for HugeBuf<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as for `deref`, and `&mut self` is the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Copy> Drop for HugeBuf<T> {
+    fn drop(&mut self) {
+        if let Some(layout) = self.layout {
+            // SAFETY: allocated with this layout in `new`; values are Copy (nothing to drop).
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
+        }
+    }
+}
+
+impl<T: Copy> Clone for HugeBuf<T> {
+    fn clone(&self) -> Self {
+        match self.first() {
+            None => HugeBuf { ptr: std::ptr::NonNull::dangling(), len: self.len, layout: None },
+            Some(&v) => {
+                let mut c = HugeBuf::new(self.len, v);
+                c.copy_from_slice(self);
+                c
+            }
+        }
+    }
+}
+
+impl<T: Copy + std::fmt::Debug> std::fmt::Debug for HugeBuf<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HugeBuf({} values)", self.len)
+    }
 }
 
 #[cfg(target_os = "linux")]
 fn advise_huge(ptr: *mut u8, bytes: usize) {
-    const HUGE: usize = 2 << 20;
     if bytes < 2 * HUGE {
         return;
     }
@@ -33,11 +111,20 @@ fn advise_huge(_ptr: *mut u8, _bytes: usize) {}
 
 #[cfg(test)]
 mod tests {
+    use super::{HugeBuf, HUGE};
+
     #[test]
-    fn huge_vec_is_filled() {
-        let v = super::huge_vec(5 << 20, 7u32);
+    fn huge_buf_is_filled_and_a_large_one_aligned_to_huge_pages() {
+        let mut v = HugeBuf::new(5 << 20, 7u32);
         assert_eq!(v.len(), 5 << 20);
         assert!(v.iter().all(|&x| x == 7));
+        assert_eq!(v.as_ptr() as usize % HUGE, 0, "a table of more than two huge pages starts on one");
+        v[123] = 9;
+        let c = v.clone();
+        assert_eq!((c.len(), c[123], c[124]), (5 << 20, 9, 7));
+        let small = HugeBuf::new(3, 1u64);
+        assert_eq!(&small[..], &[1, 1, 1]);
+        assert!(HugeBuf::new(0, 0u64).is_empty());
     }
 }
 
@@ -46,7 +133,7 @@ mod tests {
 /// value of the width is free for the caller to use as a sentinel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PackedArray {
-    words: Vec<u64>,
+    words: HugeBuf<u64>,
     bits: u32,
     mask: u64,
     len: usize,
@@ -62,7 +149,7 @@ impl PackedArray {
         let words_needed = (len * bits as usize).div_ceil(64) + 1;
         // All ones (the usual sentinel) or zero fill whole words at once.
         let fill = if value as u64 == mask { u64::MAX } else { 0 };
-        let mut a = PackedArray { words: huge_vec(words_needed, fill), bits, mask, len };
+        let mut a = PackedArray { words: HugeBuf::new(words_needed, fill), bits, mask, len };
         if value != 0 && value as u64 != mask {
             for i in 0..len {
                 a.set(i, value);

@@ -14,6 +14,13 @@
 //! the slots leave (40 at first); when it runs out, or the slab outgrows its bits, the pending
 //! keys are sorted and renumbered by rank, which keeps their order (and a sorted array is a
 //! valid heap).
+//!
+//! In front of the heap sits a timing wheel: events due within the next ~131 µs go into one
+//! of 512 buckets of 256 ns each (three keys a bucket; a fuller bucket sends the key on to
+//! the heap), found through a bitmap of the buckets in use. A device at queue depth 256
+//! schedules nearly everything that close, so most events never enter the heap. `pop` takes
+//! the earlier of the wheel's first key and the heap's, comparing whole keys, so the order
+//! is the heap's alone would give, ties included.
 
 use super::Time;
 
@@ -45,6 +52,115 @@ struct Node([Key; 4]);
 /// Slot bits a new queue starts with (16 M pending events before they grow).
 const SLOT_BITS: u32 = 24;
 
+/// The wheel: buckets of 2^GRAIN_BITS ns, WHEEL_BUCKETS of them, BUCKET_KEYS keys each.
+const GRAIN_BITS: u32 = 8;
+const WHEEL_BUCKETS: usize = 512;
+const WHEEL_SPAN: Time = (WHEEL_BUCKETS as Time) << GRAIN_BITS;
+const BUCKET_KEYS: usize = 3;
+
+#[derive(Clone, Copy)]
+struct Bucket {
+    len: u32,
+    keys: [Key; BUCKET_KEYS],
+}
+
+/// Keys due in `[base, base + WHEEL_SPAN)`, by bucket: the bucket of time `t` is
+/// `(t >> GRAIN_BITS) % WHEEL_BUCKETS`, so walking the buckets from `base`'s, wrapping
+/// around, meets them in time order. `base` is the start of the current time's bucket.
+struct Wheel {
+    base: Time,
+    count: usize,
+    occupied: [u64; WHEEL_BUCKETS / 64],
+    buckets: Box<[Bucket]>,
+}
+
+impl Wheel {
+    fn new(now: Time) -> Wheel {
+        let empty = Bucket { len: 0, keys: [Key::NONE; BUCKET_KEYS] };
+        Wheel {
+            base: now >> GRAIN_BITS << GRAIN_BITS,
+            count: 0,
+            occupied: [0; WHEEL_BUCKETS / 64],
+            buckets: vec![empty; WHEEL_BUCKETS].into_boxed_slice(),
+        }
+    }
+
+    /// Keep `key` if it is due inside the wheel's span and its bucket has room.
+    #[inline(always)]
+    fn insert(&mut self, key: Key) -> bool {
+        if key.time - self.base >= WHEEL_SPAN {
+            return false;
+        }
+        let b = (key.time >> GRAIN_BITS) as usize % WHEEL_BUCKETS;
+        // SAFETY: `b` < WHEEL_BUCKETS, the number of buckets.
+        let bucket = unsafe { self.buckets.get_unchecked_mut(b) };
+        if bucket.len as usize == BUCKET_KEYS {
+            return false;
+        }
+        bucket.keys[bucket.len as usize] = key;
+        bucket.len += 1;
+        self.occupied[b / 64] |= 1 << (b % 64);
+        self.count += 1;
+        true
+    }
+
+    /// The earliest key: its bucket, its place there, and the key.
+    #[inline(always)]
+    fn first(&self) -> Option<(usize, usize, Key)> {
+        if self.count == 0 {
+            return None;
+        }
+        let start = (self.base >> GRAIN_BITS) as usize % WHEEL_BUCKETS;
+        let words = WHEEL_BUCKETS / 64;
+        let (w0, bit0) = (start / 64, start % 64);
+        let mut b = None;
+        let first = self.occupied[w0] & (u64::MAX << bit0);
+        if first != 0 {
+            b = Some(w0 * 64 + first.trailing_zeros() as usize);
+        } else {
+            // Wrapping around ends at the first word again (its bits below `bit0`).
+            for i in 1..=words {
+                let w = (w0 + i) % words;
+                if self.occupied[w] != 0 {
+                    b = Some(w * 64 + self.occupied[w].trailing_zeros() as usize);
+                    break;
+                }
+            }
+        }
+        let b = b.expect("a key counted in the wheel has a bucket");
+        let bucket = &self.buckets[b];
+        let mut lane = 0;
+        for i in 1..bucket.len as usize {
+            if bucket.keys[i].wide() < bucket.keys[lane].wide() {
+                lane = i;
+            }
+        }
+        Some((b, lane, bucket.keys[lane]))
+    }
+
+    /// Remove the key in place `lane` of bucket `b`.
+    #[inline(always)]
+    fn take(&mut self, b: usize, lane: usize) {
+        let bucket = &mut self.buckets[b];
+        bucket.len -= 1;
+        bucket.keys[lane] = bucket.keys[bucket.len as usize];
+        if bucket.len == 0 {
+            self.occupied[b / 64] &= !(1 << (b % 64));
+        }
+        self.count -= 1;
+    }
+
+    /// Every key, leaving the wheel empty.
+    fn drain(&mut self, out: &mut Vec<Key>) {
+        for (b, bucket) in self.buckets.iter_mut().enumerate() {
+            out.extend_from_slice(&bucket.keys[..bucket.len as usize]);
+            bucket.len = 0;
+            self.occupied[b / 64] = 0;
+        }
+        self.count = 0;
+    }
+}
+
 /// The simulation clock and its pending events.
 pub struct Scheduler<E> {
     now: Time,
@@ -58,6 +174,14 @@ pub struct Scheduler<E> {
     /// end hold [`Key::NONE`].
     nodes: Vec<Node>,
     len: usize,
+    /// Key 0 belongs to the event popped last and is no longer pending: the next
+    /// `schedule` (what handling an event usually does first) puts its key in that place
+    /// and sifts it down once, where removing the root and inserting the new key at the
+    /// bottom would take a sift each. A `pop` first removes it properly. Keys are unique,
+    /// so the shape of the heap never changes which event comes next.
+    root_taken: bool,
+    /// Keys due soon, in front of the heap.
+    wheel: Wheel,
     /// Events by slot, and the free slots (reused last freed first, while still in cache).
     events: Vec<E>,
     free: Vec<u32>,
@@ -89,6 +213,8 @@ impl<E> Scheduler<E> {
             slot_bits,
             nodes: vec![Node([Key::NONE; 4])],
             len: 0,
+            root_taken: false,
+            wheel: Wheel::new(now),
             events: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             dispatched: 0,
@@ -103,11 +229,19 @@ impl<E> Scheduler<E> {
 
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        (self.len > 0).then(|| self.key(0).time)
+        let heap = if !self.root_taken {
+            (self.len > 0).then(|| self.key(0))
+        } else {
+            // The earliest pending key is among the taken root's children (NONE past the end).
+            let first = (1..=4).map(|i| self.key(i)).min_by_key(|k| k.wide()).expect("four children");
+            (self.len > 1).then_some(first)
+        };
+        let wheel = self.wheel.first().map(|(_, _, k)| k);
+        [heap, wheel].into_iter().flatten().min_by_key(|k| k.wide()).map(|k| k.time)
     }
 
     pub fn pending(&self) -> usize {
-        self.len
+        self.len - self.root_taken as usize + self.wheel.count
     }
 
     /// Number of events handled so far (a cost measure for benchmarks).
@@ -149,7 +283,14 @@ impl<E> Scheduler<E> {
     fn renumber(&mut self) {
         let old_mask = self.slot_mask();
         let mut keys: Vec<Key> = (0..self.len).map(|i| self.key(i)).collect();
+        // The wheel's keys join the heap's (a sorted array is a heap); it fills again as
+        // events are scheduled.
+        self.wheel.drain(&mut keys);
         keys.sort_unstable_by_key(|k| k.wide());
+        self.len = keys.len();
+        while self.nodes.len() < self.len + 2 {
+            self.nodes.push(Node([Key::NONE; 4]));
+        }
         // Bits enough for every slot of the slab; and sequence numbers for twice the events
         // pending (only a queue made with very many slot bits, in tests, lacks them).
         let needed = (u64::BITS - (self.events.len() as u64).saturating_sub(1).leading_zeros()).max(1);
@@ -193,10 +334,19 @@ impl<E: Copy> Scheduler<E> {
             }
         };
         if self.next_seq >= self.seq_limit || slot as u64 >> self.slot_bits != 0 {
+            self.drop_taken_root();
             self.renumber();
         }
         let key = Key { time: at, order: self.next_seq << self.slot_bits | slot as u64 };
         self.next_seq += 1;
+        if self.wheel.insert(key) {
+            return;
+        }
+        if self.root_taken {
+            self.root_taken = false;
+            self.fill_root(self.len, key);
+            return;
+        }
         let n = self.len;
         self.len += 1;
         // The new key's children (node n + 1) must exist, filled with NONE.
@@ -219,49 +369,74 @@ impl<E: Copy> Scheduler<E> {
         self.set(i, key);
     }
 
-    /// Remove the earliest event and advance the clock to it.
+    /// Remove the taken root's key for good, if there is one: the last key leaves its place
+    /// and fills the root's.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.len == 0 {
-            return None;
+    fn drop_taken_root(&mut self) {
+        if !self.root_taken {
+            return;
         }
-        let root = self.key(0);
+        self.root_taken = false;
         self.len -= 1;
         let n = self.len;
         if n > 0 {
-            // The last key leaves its place; the root's hole moves down the path of earliest
-            // children to the bottom (each child on the way moves up one level), then the
-            // last key rises from there to its place.
             let last = self.key(n);
             self.set(n, Key::NONE);
-            let lw = last.wide();
-            let mut hole = 0;
-            while 4 * hole + 1 < n {
-                // SAFETY: the children of `hole` (below `len`) are node hole + 1, which exists.
-                let c = unsafe { self.flat().add(4 * hole + 4) };
-                let w = |lane: usize| unsafe { (*c.add(lane)).wide() };
-                // The earliest of four as two rounds of pairs, without a branch.
-                let a = (w(1) < w(0)) as usize;
-                let b = 2 + (w(3) < w(2)) as usize;
-                let lane = if w(b) < w(a) { b } else { a };
-                // SAFETY: as above.
-                let k = unsafe { *c.add(lane) };
-                self.set(hole, k);
-                hole = 4 * hole + 1 + lane;
-            }
-            while hole > 0 {
-                let parent = (hole - 1) / 4;
-                let p = self.key(parent);
-                if p.wide() < lw {
-                    break;
-                }
-                self.set(hole, p);
-                hole = parent;
-            }
-            self.set(hole, last);
+            self.fill_root(n, last);
         } else {
             self.set(0, Key::NONE);
         }
+    }
+
+    /// Put `key` in the place of the root among the first `n` keys (the root's own key is
+    /// gone): the hole moves down the path of earliest children to the bottom (each child
+    /// on the way moves up one level), then `key` rises from there to its place.
+    #[inline(always)]
+    fn fill_root(&mut self, n: usize, key: Key) {
+        let lw = key.wide();
+        let mut hole = 0;
+        while 4 * hole + 1 < n {
+            // SAFETY: the children of `hole` (below `n` <= `len`) are node hole + 1, which
+            // exists; lanes at `len` and past it hold NONE.
+            let c = unsafe { self.flat().add(4 * hole + 4) };
+            let w = |lane: usize| unsafe { (*c.add(lane)).wide() };
+            // The earliest of four as two rounds of pairs, without a branch.
+            let a = (w(1) < w(0)) as usize;
+            let b = 2 + (w(3) < w(2)) as usize;
+            let lane = if w(b) < w(a) { b } else { a };
+            // SAFETY: as above.
+            let k = unsafe { *c.add(lane) };
+            self.set(hole, k);
+            hole = 4 * hole + 1 + lane;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / 4;
+            let p = self.key(parent);
+            if p.wide() < lw {
+                break;
+            }
+            self.set(hole, p);
+            hole = parent;
+        }
+        self.set(hole, key);
+    }
+
+    /// Remove the earliest event and advance the clock to it.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.drop_taken_root();
+        let root = match self.wheel.first() {
+            Some((b, lane, k)) if self.len == 0 || k.wide() < self.key(0).wide() => {
+                self.wheel.take(b, lane);
+                k
+            }
+            _ if self.len > 0 => {
+                self.root_taken = true;
+                self.key(0)
+            }
+            _ => return None,
+        };
+        self.wheel.base = root.time >> GRAIN_BITS << GRAIN_BITS;
         let slot = (root.order & self.slot_mask()) as u32;
         // SAFETY: a key's slot holds its event until the key is popped.
         let event = unsafe { *self.events.get_unchecked(slot as usize) };
@@ -315,6 +490,7 @@ mod tests {
                 assert_eq!(s.pop(), Some((at, id)));
             }
             assert_eq!(s.pending(), reference.len());
+            assert_eq!(s.peek_time(), reference.iter().min().map(|&(at, _)| at));
         }
         reference.sort();
         let rest: Vec<_> = std::iter::from_fn(|| s.pop()).collect();
@@ -326,6 +502,17 @@ mod tests {
     fn pops_follow_time_then_schedule_order() {
         follows_time_then_schedule_order(SLOT_BITS, 50, usize::MAX);
         follows_time_then_schedule_order(SLOT_BITS, 3, usize::MAX);
+    }
+
+    /// Times spread past the wheel's span, and around a bucket's width: keys in the wheel
+    /// and in the heap, full buckets overflowing, all come out in order.
+    #[test]
+    fn pops_follow_order_across_the_wheel_and_the_heap() {
+        follows_time_then_schedule_order(SLOT_BITS, 3 * WHEEL_SPAN, usize::MAX);
+        follows_time_then_schedule_order(SLOT_BITS, WHEEL_SPAN + 1, 300);
+        follows_time_then_schedule_order(SLOT_BITS, 1 << GRAIN_BITS, usize::MAX);
+        follows_time_then_schedule_order(SLOT_BITS, 5000, 40);
+        follows_time_then_schedule_order(58, 2 * WHEEL_SPAN, 30);
     }
 
     /// With 58 slot bits only 63 sequence numbers fit: renumbered every few dozen events

@@ -532,8 +532,18 @@ impl Host {
         devs: &mut [D],
         sched: &mut Scheduler<Event<D::Event>>,
     ) {
+        devs[dev as usize].handle(ev, &mut DevCtx { sched, done: &mut self.done_buf, dev: dev as u16 });
+        self.complete_reported(dev, devs, sched);
+    }
+
+    /// Handle the completions device `dev` reported into `done_buf` (most events report
+    /// none). The buffer is taken while they are handled: handling one may feed a device.
+    #[inline(always)]
+    fn complete_reported<D: BlockDevice>(&mut self, dev: u32, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
+        if self.done_buf.is_empty() {
+            return;
+        }
         let mut done = std::mem::take(&mut self.done_buf);
-        devs[dev as usize].handle(ev, &mut DevCtx { sched, done: &mut done, dev: dev as u16 });
         for tag in done.drain(..) {
             self.complete(dev, tag, devs, sched);
         }
@@ -542,17 +552,13 @@ impl Host {
 
     /// Send requests from device `dev`'s block queue while the device has free slots.
     fn feed_device<D: BlockDevice>(&mut self, dev: u32, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
-        let mut done = std::mem::take(&mut self.done_buf);
         let queue = &mut self.queues[dev as usize];
         let device = &mut devs[dev as usize];
         while let Some(req) = queue.next_for_device(sched.now()) {
-            device.submit(req, &mut DevCtx { sched: &mut *sched, done: &mut done, dev: dev as u16 });
+            device.submit(req, &mut DevCtx { sched: &mut *sched, done: &mut self.done_buf, dev: dev as u16 });
         }
         self.schedule_timers(dev, sched);
-        for tag in done.drain(..) {
-            self.complete(dev, tag, devs, sched);
-        }
-        self.done_buf = done;
+        self.complete_reported(dev, devs, sched);
     }
 
     /// Device `dev` completed its request `tag`: the host requests it carried are done once

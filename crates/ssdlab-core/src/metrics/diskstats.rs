@@ -39,6 +39,10 @@ pub struct DiskCounters {
 pub struct DiskStats {
     jiffy_ns: Time,
     stamp_jiffies: u64,
+    /// Where the jiffy `stamp_jiffies` starts and ends, ns: every request's start and end
+    /// look up their jiffy, and most fall in the last one seen, found without a division.
+    stamp_from: Time,
+    stamp_to: Time,
     io_ticks_jiffies: u64,
     in_flight: u64,
     ticks_ns: [u64; 4],
@@ -56,6 +60,8 @@ impl DiskStats {
         DiskStats {
             jiffy_ns: NS_PER_S / hz.max(1) as u64,
             stamp_jiffies: 0,
+            stamp_from: 0,
+            stamp_to: NS_PER_S / hz.max(1) as u64,
             io_ticks_jiffies: 0,
             in_flight: 0,
             ticks_ns: [0; 4],
@@ -71,7 +77,14 @@ impl DiskStats {
     fn round(&mut self, now: Time) {
         self.area_ns += self.in_flight as u128 * (now - self.area_stamp) as u128;
         self.area_stamp = now;
-        let j = now / self.jiffy_ns;
+        let j = if (self.stamp_from..self.stamp_to).contains(&now) {
+            self.stamp_jiffies
+        } else {
+            let j = now / self.jiffy_ns;
+            self.stamp_from = j * self.jiffy_ns;
+            self.stamp_to = self.stamp_from.saturating_add(self.jiffy_ns);
+            j
+        };
         if self.in_flight > 0 {
             self.io_ticks_jiffies += j - self.stamp_jiffies;
         }
@@ -171,5 +184,44 @@ mod tests {
         let c = d.snapshot(20 * NS_PER_MS);
         assert_eq!((c.read_ios, c.write_ios, c.read_sectors), (1, 1, 8));
         assert_eq!(c.read_ticks_ms, 8);
+    }
+
+    /// The jiffy remembered from the last update gives what dividing gives, whichever way
+    /// the next time lies (inside it, on its edges, far past it).
+    #[test]
+    fn io_ticks_match_a_division_at_every_update() {
+        for hz in [100, 250, 300, 1000] {
+            let jiffy = NS_PER_S / hz as u64;
+            let mut d = DiskStats::new(hz);
+            let (mut stamp, mut ticks, mut in_flight) = (0u64, 0u64, 0u64);
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            let mut now = 0;
+            for _ in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                now += match x % 5 {
+                    0 => 0,
+                    1 => jiffy - now % jiffy, // onto the next boundary
+                    2 => jiffy - now % jiffy - 1, // just before it
+                    3 => x % 1000,
+                    _ => x % (3 * jiffy),
+                };
+                let j = now / jiffy;
+                if in_flight > 0 {
+                    ticks += j - stamp;
+                }
+                stamp = j;
+                // A walk near idle, so that updates that end a busy spell come often.
+                if in_flight == 0 || (x >> 40) % 2 == 0 {
+                    d.start(now);
+                    in_flight += 1;
+                } else {
+                    d.done(now, Op::Read, 4096, 0);
+                    in_flight -= 1;
+                }
+                assert_eq!(d.snapshot(now).io_ticks_ms, ticks * jiffy / NS_PER_MS, "hz {hz}, at {now}");
+            }
+        }
     }
 }

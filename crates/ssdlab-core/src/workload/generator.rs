@@ -260,7 +260,8 @@ impl Generator {
     /// With `rw=randX:N`, a new random offset only every N I/Os; sequential in between.
     fn take_random(&mut self) -> bool {
         let every = self.modifier.max(1) as u64;
-        let fresh = self.since_random % every == 0;
+        // Without a modifier every I/O is random: no division for it.
+        let fresh = every == 1 || self.since_random % every == 0;
         self.since_random += 1;
         fresh
     }
@@ -278,6 +279,11 @@ impl Generator {
     /// (negative walks backwards), wrapping inside the region.
     fn advance(&self, rel: u64, len: u64) -> u64 {
         let step = if self.mode.is_random() { 0 } else { self.modifier };
+        if step == 0 {
+            // The usual case, in 64 bits (the signed 128-bit remainder below is a slow call).
+            let next = rel + len;
+            return if next < self.region { next } else { next % self.region };
+        }
         let next = (rel + len) as i128 + step as i128;
         next.rem_euclid(self.region as i128) as u64
     }
@@ -313,7 +319,8 @@ impl Generator {
             None => b,
         };
         let align = self.align[d].max(unit);
-        let mut off = b * unit / align * align;
+        // Aligned to the block unit (the usual case), a block's offset needs no rounding.
+        let mut off = if align == unit { b * unit } else { b * unit / align * align };
         if off + len > self.region {
             off = (self.region - len) / align * align;
         }

@@ -9,6 +9,7 @@
 
 use super::config::{GcPolicy, SsdConfig};
 use crate::engine::memory::PackedArray;
+use crate::engine::divide::Div32;
 
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +129,10 @@ pub struct Ftl {
     pub pages_per_block_group: u32,
     pub blocks_per_die: u32,
     pub dies: u32,
+    /// The same three sizes as divisors: every read divides its slot by them.
+    block_div: Div32,
+    die_div: Div32,
+    page_div: Div32,
     gc_threshold: u32,
     policy: GcPolicy,
     background_gc_blocks: u32,
@@ -194,6 +199,9 @@ impl Ftl {
             pages_per_block_group: n.pages_per_block * n.planes_per_die,
             blocks_per_die,
             dies,
+            block_div: Div32::new(ius_per_block),
+            die_div: Div32::new(blocks_per_die),
+            page_div: Div32::new(ius_per_page),
             gc_threshold: cfg.ftl.gc_threshold_blocks,
             policy: cfg.ftl.gc_policy,
             background_gc_blocks: cfg.ftl.background_gc_blocks,
@@ -241,13 +249,13 @@ impl Ftl {
 
     #[inline]
     pub fn die_of_slot(&self, slot: u32) -> u32 {
-        slot / self.ius_per_block / self.blocks_per_die
+        self.die_div.div(self.block_div.div(slot))
     }
 
     /// Global page number of a slot: IUs in one page are read with one sense operation.
     #[inline]
     pub fn page_of_slot(&self, slot: u32) -> u32 {
-        slot / self.ius_per_page
+        self.page_div.div(slot)
     }
 
     /// Where logical IU `lpn` lives, if it was ever written and not trimmed.
@@ -287,7 +295,7 @@ impl Ftl {
     /// Whether `slot` lies in a block used in SLC mode (read with SLC timing).
     #[inline]
     pub fn is_slc_slot(&self, slot: u32) -> bool {
-        self.blocks[(slot / self.ius_per_block) as usize].slc
+        self.blocks[self.block_div.div(slot) as usize].slc
     }
 
     /// Whether collecting `b` frees space. GC writes what it moves into native blocks, so a
@@ -308,7 +316,8 @@ impl Ftl {
     /// Whether the data in `slot` is already on flash (else it is still in the write buffer).
     #[inline]
     pub fn is_programmed(&self, slot: u32) -> bool {
-        slot % self.ius_per_block < self.programmed[(slot / self.ius_per_block) as usize]
+        let block = self.block_div.div(slot);
+        slot - block * self.ius_per_block < self.programmed[block as usize]
     }
 
     /// Record that `count` slots of `block` finished programming (in order). A block that is

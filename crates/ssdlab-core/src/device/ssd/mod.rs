@@ -22,6 +22,7 @@ use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequ
 use crate::device::frontend::FrontEnd;
 use crate::device::thermal::Thermal;
 use crate::engine::timer::Timer;
+use crate::engine::divide::{Div32, Div64};
 use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
 pub use config::{
@@ -88,6 +89,9 @@ pub struct Ssd {
     cfg: SsdConfig,
     ftl: Ftl,
     iu_bytes: u64,
+    /// `iu_bytes` and the channel count as divisors (every request divides by them).
+    iu_div: Div64,
+    channel_div: Div32,
     front: FrontEnd,
     dies: Vec<FifoServer>,
     /// Work each die owes (GC, folding, and host programs queued behind it), run an operation
@@ -142,6 +146,8 @@ impl Ssd {
         let dies = cfg.dies() as usize;
         Ok(Ssd {
             iu_bytes: cfg.ftl.iu_bytes,
+            iu_div: Div64::new(cfg.ftl.iu_bytes),
+            channel_div: Div32::new(cfg.nand.channels),
             front: FrontEnd::new(&cfg.interface, &cfg.controller, seed),
             dies: vec![FifoServer::default(); dies],
             backlogs: vec![Backlog::default(); dies],
@@ -195,7 +201,7 @@ impl Ssd {
     #[inline]
     fn channel_of(&self, die: u32) -> usize {
         // Consecutive dies sit on different channels, so striping spreads over channels first.
-        (die % self.cfg.nand.channels) as usize
+        self.channel_div.rem(die) as usize
     }
 
 
@@ -264,8 +270,8 @@ impl Ssd {
     }
 
     fn iu_range(&self, offset: u64, len: u64) -> (u32, u32) {
-        let first = offset / self.iu_bytes;
-        let last = (offset + len).div_ceil(self.iu_bytes);
+        let first = self.iu_div.div(offset);
+        let last = self.iu_div.div_ceil(offset + len);
         (first as u32, last as u32)
     }
 
@@ -699,7 +705,7 @@ impl BlockDevice for Ssd {
             ctx.schedule(at, SsdEvent::ThermalSample);
         }
         if req.op == Op::Read {
-            self.ftl.prefetch((req.offset / self.iu_bytes) as u32);
+            self.ftl.prefetch(self.iu_div.div(req.offset) as u32);
         }
         let done = self.front.command(ctx.now(), req.op);
         ctx.schedule(done, SsdEvent::ControllerDone { tag: req.tag });
