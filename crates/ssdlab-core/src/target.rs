@@ -4,6 +4,7 @@
 
 use crate::array::{Array, ArrayConfig, ArrayEvent};
 use crate::device::ssd::ftl::Ftl;
+use crate::device::ssd::precondition::tell_filled;
 use crate::device::ssd::{Precondition, SsdConfig};
 use crate::device::{BlockDevice, DeviceConfig, DeviceCtx, DeviceReport, DeviceRequest, Drive, DriveEvent, Wrap};
 use crate::engine::rng::derive_seed;
@@ -75,6 +76,7 @@ impl SequentialFills {
             let mut drive = Drive::build_watched(cfg, seed, Precondition::None, watch, name)?;
             let Drive::NandSsd(ssd) = &mut drive else { unreachable!("built from an SSD description") };
             *ssd.ftl_mut() = ftl.clone();
+            tell_filled(watch, name)?;
             return Ok(drive);
         }
         let drive = Drive::build_watched(cfg, seed, pre, watch, name)?;

@@ -84,6 +84,13 @@ impl<T: Copy> Clone for HugeBuf<T> {
     }
 }
 
+/// Equal when their values are (how they were allocated does not matter).
+impl<T: Copy + PartialEq> PartialEq for HugeBuf<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self[..] == other[..]
+    }
+}
+
 impl<T: Copy + std::fmt::Debug> std::fmt::Debug for HugeBuf<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "HugeBuf({} values)", self.len)

@@ -92,6 +92,15 @@ pub fn precondition_watched(
     Ok(())
 }
 
+/// Tell `watch` that drive `device` has been filled in order at once (its fill copied from a
+/// drive like it): progress reports name every preconditioned drive.
+pub fn tell_filled(watch: &mut Watch, device: &str) -> Result<(), SimError> {
+    let mut p = Progress::at(Phase::Precondition, 0, 0);
+    p.precondition = Some(PreconditionProgress { device: device.to_string(), fill: 1.0, passes_done: 0.0, passes: 0.0 });
+    p.fraction = Some(1.0);
+    watch.tell(p)
+}
+
 /// Places host IUs as the timed write path does, without time: round-robin over the dies
 /// that can take data (as striping on an idle drive does), in SLC or native units as the
 /// cache state says, so a fast fill leaves the SLC cache as a simulated one would.
