@@ -532,7 +532,7 @@ impl<D: BlockDevice> Array<D> {
                     slot.rebuild = true;
                     self.prepare(s, Op::Write, start, len);
                     // In turn with host requests waiting for stripes.
-                    if self.is_blocked(s) || !self.waiting.is_empty() || !self.admit(s) {
+                    if self.is_blocked(s) || !self.take_stripes(s) {
                         self.wait(s);
                         continue;
                     }
@@ -757,7 +757,7 @@ impl<D: BlockDevice> Array<D> {
             self.wait(s);
             return;
         }
-        if self.needs_stripes(s) && !self.waiting.is_empty() || !self.admit(s) {
+        if !self.take_stripes(s) {
             self.wait(s);
             self.report.stripe_waits += 1;
             return;
@@ -765,12 +765,16 @@ impl<D: BlockDevice> Array<D> {
         self.read(s, in_event, ctx);
     }
 
-    /// Slot `s` takes stripe heads or locks rows.
-    fn needs_stripes(&self, s: u32) -> bool {
+    /// Slot `s`, arriving now, takes its stripes: those that need stripes queue behind any
+    /// request already waiting, first come first served.
+    fn take_stripes(&mut self, s: u32) -> bool {
         let slot = &self.slots[s as usize];
-        slot.rows.is_some() || slot.stripe_heads > 0
+        let needs_stripes = slot.rows.is_some() || slot.stripe_heads > 0;
+        !(needs_stripes && !self.waiting.is_empty()) && self.admit(s)
     }
 
+    /// The process whose request slot `s` is (member schedulers and md's blocking go by it).
+    #[inline]
     fn process_of(&self, s: u32) -> u32 {
         let slot = &self.slots[s as usize];
         if slot.rebuild {
@@ -813,7 +817,7 @@ impl<D: BlockDevice> Array<D> {
                 return;
             };
             self.refresh(s);
-            if self.needs_stripes(s) && !self.waiting.is_empty() || !self.admit(s) {
+            if !self.take_stripes(s) {
                 // Still blocked: this one now waits for its stripes.
                 self.waiting.push_back(s);
                 self.report.stripe_waits += 1;
@@ -988,8 +992,7 @@ impl<D: BlockDevice> Array<D> {
     fn issue(&mut self, s: u32, io: &MemberIo, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let now = ctx.now();
         let m = self.roles[io.member as usize];
-        let slot = &self.slots[s as usize];
-        let process = if slot.rebuild { REBUILD_PROCESS } else { slot.process };
+        let process = self.process_of(s);
         let parts = self.members[m as usize].queue.submit(s, io.op, io.offset, io.len, process, now);
         debug_assert_eq!(parts, 1, "member queues do not split");
         self.feed(m, ctx);

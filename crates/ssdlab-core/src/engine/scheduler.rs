@@ -353,10 +353,15 @@ impl<E: Copy> Scheduler<E> {
         if self.nodes.len() < n + 2 {
             self.nodes.push(Node([Key::NONE; 4]));
         }
-        // Sift up: an event scheduled now usually runs after most pending ones, and stays
-        // near the bottom.
+        // An event scheduled now usually runs after most pending ones, and stays near the
+        // bottom.
+        self.sift_up(n, key);
+    }
+
+    /// Put `key` at place `i` or above it: parents later than it move down one level each.
+    #[inline(always)]
+    fn sift_up(&mut self, mut i: usize, key: Key) {
         let w = key.wide();
-        let mut i = n;
         while i > 0 {
             let parent = (i - 1) / 4;
             let p = self.key(parent);
@@ -393,7 +398,6 @@ impl<E: Copy> Scheduler<E> {
     /// on the way moves up one level), then `key` rises from there to its place.
     #[inline(always)]
     fn fill_root(&mut self, n: usize, key: Key) {
-        let lw = key.wide();
         let mut hole = 0;
         while 4 * hole + 1 < n {
             // SAFETY: the children of `hole` (below `n` <= `len`) are node hole + 1, which
@@ -409,16 +413,7 @@ impl<E: Copy> Scheduler<E> {
             self.set(hole, k);
             hole = 4 * hole + 1 + lane;
         }
-        while hole > 0 {
-            let parent = (hole - 1) / 4;
-            let p = self.key(parent);
-            if p.wide() < lw {
-                break;
-            }
-            self.set(hole, p);
-            hole = parent;
-        }
-        self.set(hole, key);
+        self.sift_up(hole, key);
     }
 
     /// Remove the earliest event and advance the clock to it.
