@@ -22,6 +22,7 @@ from .fio import FioJobError
 from .system import SystemFileError
 from .system import raid as raid_system
 from .units import UnitError
+from .waf_projection import DEFAULT_BLOCKS_PER_PLANE
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
                   help="Simulate SSDs, hard disks and arrays behind a Linux block layer, driven by fio job files or block traces.")
@@ -845,6 +846,8 @@ def rebuild(
     fail: Annotated[Optional[str], typer.Option(help="the member that fails (default: the first)")] = None,
     host_job: Annotated[Optional[Path], typer.Option(help="fio job run on the array during the rebuild")] = None,
     sample: Annotated[Optional[str], typer.Option(help="rebuild only this much of the replacement and extrapolate (e.g. 32GiB)")] = None,
+    project_waf: Annotated[Optional[bool], typer.Option("--project-waf/--no-project-waf", help="project the rebuilt drive's WAF over the whole rebuild from the sample (default: when --sample is extrapolated under --host-job)", show_default=False)] = None,
+    projection_blocks: Annotated[int, typer.Option(help="blocks per plane of the WAF projection's drive")] = DEFAULT_BLOCKS_PER_PLANE,
     scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of each drive's flash (default: the profile's)")] = None,
     precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES] for the members (a --raid spare stays new)")] = None,
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. sync_speed_max=2GB/s")] = [],
@@ -890,7 +893,8 @@ def rebuild(
         with _simulating():
             r = run_rebuild(sysd, host_job=host_job, array=array, fail=fail,
                             sample=parse_size(sample) if sample is not None else None, seed=seed,
-                            mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit)
+                            mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit,
+                            project_waf=project_waf, projection_blocks=projection_blocks)
     except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
         _fail(str(e).splitlines()[0])
         return
@@ -906,7 +910,7 @@ def rebuild(
         f"array {r.array}: raid{r.level} of {r.members} x {format_bytes(r.member_bytes, False)}, engine {r.engine}",
         f"  rebuild time {int(hours)} h {round((hours % 1) * 60)} min{how}",
         f"  rebuild rate {format_bytes(r.rebuild_rate_bytes, False)}/s per member",
-        f"  rebuilt drive WAF {r.rebuilt_drive_waf:.3f}" if r.rebuilt_drive_waf is not None else "  rebuilt drive WAF n/a",
+        _waf_line(r),
         f"  host during the rebuild: read {format_bytes(r.host_read_bw_bytes, False)}/s, "
         f"write {format_bytes(r.host_write_bw_bytes, False)}/s",
         f"  exposure (MTTF {r.mttf_hours:.3g} h, 1 URE per {r.ure_bits:.3g} bits): MTTDL {e['mttdl_hours']:.3g} h; "
@@ -916,6 +920,20 @@ def rebuild(
     sys.stdout.write("\n".join(lines) + "\n")
     for w in r.warnings:
         _err.print(f"ssdlab: warning: {w}", markup=False)
+
+
+def _waf_line(r) -> str:
+    """The rebuilt drive's WAF, and how it was had when projected."""
+    from .units import format_bytes
+
+    if r.rebuilt_drive_waf is None:
+        return "  rebuilt drive WAF n/a"
+    p = r.waf_projection
+    if p is None:
+        return f"  rebuilt drive WAF {r.rebuilt_drive_waf:.3f}"
+    return (f"  rebuilt drive WAF {p.waf:.3f} projected over the whole rebuild ({r.sampled_waf:.3f} in the sample; "
+            f"host writes reaching it {format_bytes(p.host_write_rate_bytes, False)}/s from {p.writers - p.writers_ahead} "
+            f"of {p.writers} writers; on a {format_bytes(p.drive_bytes, False)} drive of its blocks)")
 
 
 # ==== the reproduction gallery and the HTML report of one run ================================

@@ -19,6 +19,7 @@ from .fio import JobSet
 from .reliability import DEFAULT_MTTF_HOURS, DEFAULT_URE_BITS, exposure
 from .results import RunResult
 from .system import Array, System
+from .waf_projection import DEFAULT_BLOCKS_PER_PLANE, WafProjection, project
 
 
 @dataclass
@@ -34,6 +35,8 @@ class RebuildResult:
     rebuild_time_s: float
     rebuild_rate_bytes: float
     extrapolated: bool
+    #: The rebuilt drive's WAF: projected over the whole rebuild when ``waf_projection`` is
+    #: set, else the simulated part's (``sampled_waf``).
     rebuilt_drive_waf: float | None
     host_read_bw_bytes: float
     host_write_bw_bytes: float
@@ -41,10 +44,13 @@ class RebuildResult:
     mttf_hours: float
     ure_bits: float
     run: RunResult
+    sampled_waf: float | None = None
+    waf_projection: WafProjection | None = None
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("run", "warnings")}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("run", "warnings", "waf_projection")}
+        out["waf_projection"] = self.waf_projection.to_dict() if self.waf_projection else None
         out["rebuild_time_h"] = self.rebuild_time_s / 3600
         return out
 
@@ -63,9 +69,12 @@ def _target_array(system: System, name: str | None) -> Array:
 def rebuild(system: System, *, host_job: Any = None, array: str | None = None, fail: str | None = None,
             sample: int | None = None, seed: int = 0, interval: str | None = None,
             mttf_hours: float = DEFAULT_MTTF_HOURS, ure_bits: float = DEFAULT_URE_BITS,
-            memory_limit: str | int | None = None) -> RebuildResult:
+            memory_limit: str | int | None = None, project_waf: bool | None = None,
+            projection_blocks: int = DEFAULT_BLOCKS_PER_PLANE) -> RebuildResult:
     """Rebuild one member of ``array`` (default: the system's first) onto its first spare.
-    ``memory_limit`` is :func:`ssdlab.api.build`'s."""
+    ``memory_limit`` is :func:`ssdlab.api.build`'s. ``project_waf``: project the rebuilt
+    drive's WAF over the whole rebuild (:mod:`ssdlab.waf_projection`); by default, when a
+    sample is extrapolated under a host job."""
     target = _target_array(system, array)
     if not target.spares:
         raise ValueError(f"array {target.name} has no spare to rebuild onto (add --spares 1)")
@@ -86,10 +95,25 @@ def rebuild(system: System, *, host_job: Any = None, array: str | None = None, f
     sysd = replace(system, arrays=arrays)
     job = host_job if host_job is not None else JobSet(jobs=[], job_options=[], global_options={},
                                                          group_reporting={})
-    result = execute(build(job, system=sysd, seed=seed, interval=interval, until="rebuild",
-                           memory_limit=memory_limit))
+    if projection_blocks < 1:
+        raise ValueError("--projection-blocks must be at least 1")
+    spec = build(job, system=sysd, seed=seed, interval=interval, until="rebuild", memory_limit=memory_limit)
+    result = execute(spec)
     out = summarise(result, target, sample, mttf_hours, ure_bits)
     out.warnings = warnings + out.run.warnings
+    if project_waf is None:
+        project_waf = out.extrapolated and host_job is not None
+    if project_waf:
+        made, why = project(result, spec.core, target, seed=seed, blocks_per_plane=projection_blocks)
+        if made is None:
+            out.warnings.append(f"rebuilt drive's WAF not projected: {why}")
+        else:
+            out.waf_projection = made
+            out.rebuilt_drive_waf = made.waf
+            if made.written_bytes < 0.97 * made.planned_bytes:
+                out.warnings.append(
+                    f"the WAF projection's drive took {made.written_bytes / made.planned_bytes:.0%} of the writes "
+                    "planned at the sampled rates: its WAF is that of what it took")
     return out
 
 
@@ -115,5 +139,5 @@ def summarise(result: RunResult, target: Array, sample: int | None, mttf_hours: 
         array=target.name, level=target.level, engine=target.engine.name, members=len(target.members),
         member_bytes=full, simulated_bytes=done, simulated_time_s=secs, rebuild_time_s=total,
         rebuild_rate_bytes=done / secs if secs else float("inf"), extrapolated=done < full,
-        rebuilt_drive_waf=waf, host_read_bw_bytes=reads / elapsed, host_write_bw_bytes=writes / elapsed,
+        rebuilt_drive_waf=waf, sampled_waf=waf, host_read_bw_bytes=reads / elapsed, host_write_bw_bytes=writes / elapsed,
         exposure=exp.to_dict(), mttf_hours=mttf_hours, ure_bits=ure_bits, run=result)

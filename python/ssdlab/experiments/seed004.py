@@ -24,6 +24,10 @@ What is set, and why:
 * drives simulated at the profile's scale (1/64 of the flash); the rebuild of ``SAMPLE`` bytes
   of the replacement is simulated and extrapolated linearly to the whole 61.44 TB (measured
   error of that in docs/arrays.md).
+* under load, the rebuilt drive's WAF is projected over the whole rebuild
+  (:mod:`ssdlab.waf_projection`, ``ssdlab rebuild``'s default for a sample under a host job):
+  the sample's drive is nearly empty, and the WAF comes from what happens as it fills, when the
+  host's writes to the rebuilt part share flash blocks with the rebuild's.
 """
 
 from __future__ import annotations
@@ -75,7 +79,8 @@ def reproduce(cases: list[str] | None = None, *, seed: int = 0, samples: dict[st
         row("rebuild_time_h", pub.rebuild_time_s / 3600, r.rebuild_time_s / 3600, "h",
             "published is a lower bound" if pub.time_at_least else "")
         row("rebuild_rate", pub.rate_bytes / 1e6, r.rebuild_rate_bytes / 1e6, "MB/s")
-        row("rebuilt_drive_waf", pub.waf, r.rebuilt_drive_waf or float("nan"), "")
+        projected = f"projected over the whole rebuild (sample: {r.sampled_waf:.3f})" if r.waf_projection else ""
+        row("rebuilt_drive_waf", pub.waf, r.rebuilt_drive_waf or float("nan"), "", projected)
         if pub.under_load:
             bound = "published is an upper bound" if pub.host_bounds_are_limits else ""
             row("host_read", pub.host_read_bytes / 1e9, r.host_read_bw_bytes / 1e9, "GB/s", bound)

@@ -1,0 +1,92 @@
+"""The rebuilt drive's WAF projected over a whole rebuild from a sample
+(ssdlab.waf_projection): against a full simulation, and when it is not made."""
+
+import pytest
+from typer.testing import CliRunner
+
+import ssdlab
+from ssdlab.cli import app
+from ssdlab.rebuild import rebuild
+from ssdlab.system import single
+from ssdlab.waf_projection import fewer_blocks, projected_drive
+
+WRITERS = """[global]
+direct=1
+ioengine=libaio
+iodepth=4
+bs=1M
+[w]
+rw={rw}
+numjobs=3
+offset_increment=5G
+rate=150m
+time_based
+runtime=100000
+"""
+
+
+def small_array(blocks: int = 32):
+    """RAID 5 of four 850 PROs shrunk to ``blocks`` blocks per plane (7.6 GB at 32), md's
+    rebuild held at 100 MB/s, so that a whole rebuild under load runs in seconds."""
+    return ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="64k", spares=1, scale=1.0,
+                       profile_set=fewer_blocks("samsung-850-pro", blocks), precondition="sequential",
+                       engine_set={"sync_speed_max": "100MB/s"})
+
+
+def test_the_projection_matches_a_full_rebuild_under_sequential_writers():
+    sysd = small_array()
+    job = WRITERS.format(rw="write")
+    full = rebuild(sysd, host_job=job)
+    # Host writes share blocks with the rebuild's: overwritten, they leave its data for GC.
+    assert full.waf_projection is None and full.rebuilt_drive_waf > 1.1
+    sample = sysd.arrays[0].member_bytes // 20 // (64 << 10) * (64 << 10)
+    r = rebuild(sysd, host_job=job, sample=sample, projection_blocks=32)
+    assert r.sampled_waf < 1.02  # the sample's drive is still nearly empty
+    p = r.waf_projection
+    assert p is not None and p.writers == 3 and p.writers_ahead == 0
+    # The projected drive took every write planned: the rebuild's and each writer's share.
+    assert p.written_bytes == pytest.approx(p.planned_bytes, rel=0.01)
+    assert p.planned_bytes > 1.5 * p.drive_bytes
+    assert r.rebuilt_drive_waf == pytest.approx(full.rebuilt_drive_waf, rel=0.05)
+    assert r.to_dict()["waf_projection"]["waf"] == r.rebuilt_drive_waf
+
+
+def test_no_projection_without_host_writes_or_for_random_writers():
+    sysd = small_array()
+    idle = rebuild(sysd, sample=256 << 20)
+    assert idle.waf_projection is None and idle.rebuilt_drive_waf == idle.sampled_waf
+    asked = rebuild(sysd, sample=256 << 20, project_waf=True)
+    assert any("not projected: no host writes" in w for w in asked.warnings)
+    rnd = rebuild(sysd, host_job=WRITERS.format(rw="randwrite"), sample=256 << 20)
+    assert rnd.waf_projection is None and rnd.rebuilt_drive_waf == rnd.sampled_waf
+    assert any("write at random" in w for w in rnd.warnings)
+
+
+def test_the_projected_drive_keeps_its_blocks_reserve_and_working_spare():
+    drive = single("solidigm-d5-p5336-61.44tb").drives[0]
+    core, fraction = projected_drive(drive, 64)
+    n = core["nand"]
+    assert n["pages_per_block"] == 1536 and n["blocks_per_plane"] == 64
+    per_block = n["page_bytes"] * n["pages_per_block"] * n["channels"] * n["dies_per_channel"] * n["planes_per_die"]
+    reserve = per_block * (core["ftl"]["gc_threshold_blocks"] + 3)
+
+    def working_spare(blocks, capacity):
+        return (per_block * blocks - reserve - capacity) / (per_block * blocks)
+
+    assert working_spare(64, core["capacity_bytes"]) == pytest.approx(working_spare(12233, drive.profile.capacity), abs=1e-6)
+    assert fraction == pytest.approx(core["capacity_bytes"] / drive.profile.capacity)
+    with pytest.raises(ValueError, match="no room for user data"):
+        projected_drive(drive, 6)
+
+
+def test_the_cli_says_the_waf_is_projected(tmp_path):
+    job = tmp_path / "w.fio"
+    job.write_text(WRITERS.format(rw="write"))
+    out = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--chunk", "64k", "--scale", "0.02",
+                                   "--sample", "64MiB", "--host-job", str(job), "--precondition", "sequential",
+                                   "--engine-set", "sync_speed_max=100MB/s", "--projection-blocks", "16"])
+    assert out.exit_code == 0, out.output
+    assert "projected over the whole rebuild" in out.stdout
+    off = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--chunk", "64k", "--scale", "0.02",
+                                   "--sample", "64MiB", "--host-job", str(job), "--no-project-waf", "--json"])
+    assert off.exit_code == 0 and '"waf_projection": null' in off.stdout
