@@ -849,7 +849,7 @@ def rebuild(
     project_waf: Annotated[Optional[bool], typer.Option("--project-waf/--no-project-waf", help="project the rebuilt drive's WAF over the whole rebuild from the sample (default: when --sample is extrapolated under --host-job)", show_default=False)] = None,
     projection_blocks: Annotated[int, typer.Option(help="blocks per plane of the WAF projection's drive")] = DEFAULT_BLOCKS_PER_PLANE,
     scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of each drive's flash (default: the profile's)")] = None,
-    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES] for the members (a --raid spare stays new)")] = None,
+    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES] for the members (a spare stays new unless its system entry sets one)")] = None,
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. sync_speed_max=2GB/s")] = [],
     profile_set: Annotated[list[str], typer.Option("--profile-set", help="override a profile key")] = [],
     mttf_hours: Annotated[float, typer.Option(help="drive MTTF for the exposure, hours")] = 2.0e6,

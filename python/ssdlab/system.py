@@ -251,7 +251,8 @@ def single(profile: str | Path, *, profile_set: dict[str, str] | None = None, sc
 def load_system(path: str | Path, *, scale: float | None = None, precondition: str | dict[str, Any] | None = None,
                 profile_set: dict[str, str] | None = None) -> System:
     """A system file. ``scale``, ``precondition`` and ``profile_set`` given here apply to
-    every drive that does not set its own (the command line's options)."""
+    every drive that does not set its own (the command line's options), except that
+    ``precondition`` leaves an array's spares new, as a replacement drive is."""
     p = Path(path)
     if not p.is_file():
         raise SystemFileError(f"{p}: no such system file")
@@ -265,6 +266,7 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
         sf = SystemFile.model_validate(data)
     except ValidationError as e:
         raise SystemFileError(_describe(e, origin, text)) from None
+    spares = {name for a in sf.array for name in a.spares}
     drives = []
     for i, d in enumerate(sf.drive):
         ref = d.profile
@@ -276,7 +278,7 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
         except ProfileError as e:
             where = place(origin, text, ("drive", i, "profile"))
             raise SystemFileError(f"{where}: drive '{d.name}': {e}") from None
-        pre = d.precondition if d.precondition is not None else precondition
+        pre = d.precondition if d.precondition is not None else None if d.name in spares else precondition
         try:
             parse_precondition(pre)
         except ValueError as e:

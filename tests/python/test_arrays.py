@@ -92,6 +92,17 @@ def test_the_raid_shorthand_preconditions_members_and_leaves_a_spare_new():
     assert kinds == ["sequential"] * 3 + ["none"]
 
 
+def test_a_command_line_precondition_leaves_a_system_files_spare_new(tmp_path):
+    text = ARRAY + 'spares = ["sde"]\n'
+    sysd = ssdlab.load_system(write(tmp_path, text), precondition="sequential")
+    arr = sysd.arrays[0]
+    assert [d.precondition for d in arr.members] == ["sequential"] * 4
+    assert [d.precondition for d in arr.spares] == [None]
+    # A spare's own entry still sets its state.
+    own = text.replace('name = "sde"\n', 'name = "sde"\nprecondition = "random:1"\n')
+    assert ssdlab.load_system(write(tmp_path, own), precondition="sequential").arrays[0].spares[0].precondition == "random:1"
+
+
 def test_cli_raid_runs_and_reports_json():
     out = CliRunner().invoke(app, ["run", "--raid", "10", "--drives", "4", "--chunk", "64k", "--scale", "0.02",
                                    "--set", "runtime=0.05", "--output-format", "json"])
