@@ -81,12 +81,16 @@ def _writers(spec_core: dict[str, Any], result_core: dict[str, Any], target_inde
     return out
 
 
+def _has_flash(drive: Drive) -> bool:
+    return hasattr(drive.profile, "nand") and hasattr(drive.profile, "ftl")
+
+
 def projected_drive(drive: Drive, blocks_per_plane: int) -> tuple[dict[str, Any], float] | None:
     """The core description of ``drive`` with its own block size and ``blocks_per_plane``
     blocks (fewer, if it has fewer), and the share of the real drive it holds; None for a
     drive without flash blocks."""
     prof = drive.profile
-    if not hasattr(prof, "nand") or not hasattr(prof, "ftl"):
+    if not _has_flash(drive):
         return None
     core = prof.to_core(1.0)
     n = core["nand"]
@@ -129,16 +133,64 @@ def _job_text(rebuild_bs: int, host_bs: int, streams: list[tuple[int, int, int, 
     return "\n".join(lines)
 
 
+@dataclass
+class HostStream:
+    """One sequential host writer as a member sees it: where it starts (member bytes of the
+    real drive), how fast its front moves through the member, what it writes there per second,
+    and where its region ends."""
+
+    start: float
+    speed: float
+    rate: float
+    end: float
+
+
+def run_streams(drive: Drive, rebuild_rate: float, streams: list[HostStream], *, rebuild_bs: int, host_bs: int,
+                blocks_per_plane: int = DEFAULT_BLOCKS_PER_PLANE, seed: int = 0) -> WafProjection:
+    """Run a whole rebuild of ``drive`` (a replacement) alone on a drive of its blocks, fed
+    the rebuild's stream at ``rebuild_rate`` and each host stream from the moment the rebuild
+    front passes it."""
+    from .api import build, execute
+
+    made = projected_drive(drive, blocks_per_plane)
+    if made is None:
+        raise ValueError(f"{drive.name} has no flash blocks to project")
+    core, fraction = made
+    iu = core["ftl"]["iu_bytes"]
+    jobs, ahead, reach = [], 0, 0.0
+    for w in streams:
+        if w.speed >= rebuild_rate:
+            ahead += 1  # it stays ahead of the rebuild: its writes skip the lost member
+            continue
+        delay = w.start / (rebuild_rate - w.speed)
+        at = w.start + w.speed * delay
+        offset = int(at * fraction) // iu * iu
+        size = int((w.end - at) * fraction) // iu * iu
+        if size >= host_bs:
+            jobs.append((offset, size, round(delay * fraction * 1e6), w.rate))
+            reach += w.rate
+    capacity = core["capacity_bytes"]
+    duration = capacity / rebuild_rate
+    text = _job_text(rebuild_bs, host_bs, jobs, rebuild_rate, capacity, duration)
+    projected = Drive("projected", drive.profile, drive.sources, core, 1.0, drive.precondition)
+    run = execute(build(text, system=System([projected], strict=False), seed=seed))
+    internal = run.devices[0]["internal"]
+    written = internal["host_bytes_written"]
+    planned = capacity + sum(round(r * (duration - d / 1e6)) for _, _, d, r in jobs)
+    return WafProjection(
+        waf=internal["media_bytes_written"] / written, blocks_per_plane=core["nand"]["blocks_per_plane"],
+        drive_bytes=capacity, fraction=fraction, rebuild_rate_bytes=rebuild_rate, host_write_rate_bytes=reach,
+        writers=len(streams), writers_ahead=ahead,
+        planned_bytes=planned, written_bytes=written)
+
+
 def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
             blocks_per_plane: int = DEFAULT_BLOCKS_PER_PLANE) -> tuple[WafProjection | None, str | None]:
     """Project the rebuilt drive's WAF from a sampled rebuild; returns the projection, or None
     and why it was not made."""
-    from .api import build, execute
-
     dev = next(d for d in result.devices if d["name"] == target.name)
     rb = dev["internal"]["array"]["rebuild"]
-    secs = (rb["finished_ns"] - rb["started_ns"]) / 1e9
-    rate = rb["done_bytes"] / secs
+    rate = rb["done_bytes"] / ((rb["finished_ns"] - rb["started_ns"]) / 1e9)
     elapsed = (result.core["end_ns"] - result.core["start_ns"]) / 1e9
     index = [t["name"] for t in spec_core["targets"]].index(target.name)
     writers = [w for w in _writers(spec_core, result.core, index, elapsed) if w.rate > 0]
@@ -149,58 +201,32 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
         return None, (f"host job(s) {', '.join(random)} write at random: the projection follows sequential "
                       "writers only; the rebuilt drive's WAF is the sample's")
     replacement = next(d for d in target.spares if d.name == rb["member"])
-    made = projected_drive(replacement, blocks_per_plane)
-    if made is None:
+    if not _has_flash(replacement):
         return None, f"{replacement.name} has no flash blocks to project"
-    core, fraction = made
-    survivors = [m for m in dev["members"] if m["name"] not in (rb["member"], rb["replaces"])
-                 and m["name"] in {d.name for d in target.members}]
+    members = {d.name for d in target.members}
+    survivors = [m for m in dev["members"] if m["name"] in members and m["name"] not in (rb["member"], rb["replaces"])]
     host_written = sum(m["disk"]["write_sectors"] * 512 for m in survivors)
     host_ios = sum(m["disk"]["write_ios"] for m in survivors)
     member_rate = host_written / len(survivors) / elapsed
     spare = next(m for m in dev["members"] if m["name"] == rb["member"])["disk"]
-    iu = core["ftl"]["iu_bytes"]
 
     def size_of(b: float) -> int:
         return max(4096, int(b) // 4096 * 4096)
 
-    rebuild_bs = size_of(spare["write_sectors"] * 512 / max(1, spare["write_ios"]))
-    host_bs = size_of(host_written / max(1, host_ios))
     # The array's data bytes per member byte: a writer's offset and speed in a member's terms.
     array_bytes = target.capacity
     per_member = array_bytes / target.member_bytes
     full = replacement.profile.capacity
     total_rate = sum(w.rate for w in writers)
-    streams, ahead, reach_rate = [], 0, 0.0
-    for w in writers:
-        speed = w.rate / per_member
-        if speed >= rate:
-            ahead += 1  # it stays ahead of the rebuild: its writes skip the lost member
-            continue
-        start = w.offset / per_member
-        delay = start / (rate - speed)
-        at = start + speed * delay
+    streams = [HostStream(
+        start=w.offset / per_member, speed=w.rate / per_member, rate=member_rate * w.rate / total_rate,
         # A writer to the end of the simulated array goes on to the end of the real one.
-        end = min(full, (w.offset + w.size) / per_member) if w.size < array_bytes - w.offset else full
-        share = member_rate * w.rate / total_rate
-        offset = int(at * fraction) // iu * iu
-        size = int((end - at) * fraction) // iu * iu
-        if size >= host_bs:
-            streams.append((offset, size, round(delay * fraction * 1e6), share))
-            reach_rate += share
-    capacity = core["capacity_bytes"]
-    duration = capacity / rate
-    text = _job_text(rebuild_bs, host_bs, streams, rate, capacity, duration)
-    drive = Drive("projected", replacement.profile, replacement.sources, core, 1.0, replacement.precondition)
-    spec = build(text, system=System([drive], strict=False), seed=seed)
-    run = execute(spec)
-    internal = run.devices[0]["internal"]
-    written = internal["host_bytes_written"]
-    planned = capacity + sum(round(r * (duration - d / 1e6)) for _, _, d, r in streams)
-    return WafProjection(
-        waf=internal["media_bytes_written"] / written, blocks_per_plane=core["nand"]["blocks_per_plane"],
-        drive_bytes=capacity, fraction=fraction, rebuild_rate_bytes=rate, host_write_rate_bytes=reach_rate,
-        writers=len(writers), writers_ahead=ahead, planned_bytes=planned, written_bytes=written), None
+        end=min(full, (w.offset + w.size) / per_member) if w.size < array_bytes - w.offset else full)
+        for w in writers]
+    made = run_streams(replacement, rate, streams, rebuild_bs=size_of(spare["write_sectors"] * 512 / max(1, spare["write_ios"])),
+                       host_bs=size_of(host_written / max(1, host_ios)), blocks_per_plane=blocks_per_plane, seed=seed)
+    return made, None
 
 
-__all__ = ["DEFAULT_BLOCKS_PER_PLANE", "WafProjection", "fewer_blocks", "project", "projected_drive"]
+__all__ = ["DEFAULT_BLOCKS_PER_PLANE", "HostStream", "WafProjection", "fewer_blocks", "project", "projected_drive",
+           "run_streams"]

@@ -8,7 +8,7 @@ import ssdlab
 from ssdlab.cli import app
 from ssdlab.rebuild import rebuild
 from ssdlab.system import single
-from ssdlab.waf_projection import fewer_blocks, projected_drive
+from ssdlab.waf_projection import HostStream, fewer_blocks, projected_drive, run_streams
 
 WRITERS = """[global]
 direct=1
@@ -60,6 +60,20 @@ def test_no_projection_without_host_writes_or_for_random_writers():
     rnd = rebuild(sysd, host_job=WRITERS.format(rw="randwrite"), sample=256 << 20)
     assert rnd.waf_projection is None and rnd.rebuilt_drive_waf == rnd.sampled_waf
     assert any("write at random" in w for w in rnd.warnings)
+
+
+def test_a_writer_ahead_of_the_rebuild_never_reaches_the_replacement():
+    drive = single("samsung-850-pro", scale=1.0).drives[0]
+    full = drive.profile.capacity
+    fast = HostStream(start=0.0, speed=200e6, rate=50e6, end=full)  # outruns a 100 MB/s rebuild
+    slow = HostStream(start=full / 2, speed=20e6, rate=50e6, end=full)
+    p = run_streams(drive, 100e6, [fast, slow], rebuild_bs=1 << 20, host_bs=128 << 10, blocks_per_plane=16)
+    assert (p.writers, p.writers_ahead, p.host_write_rate_bytes) == (2, 1, 50e6)
+    # The slow writer starts halfway along and moves at a fifth of the front's speed: the front
+    # catches it 5/8 of the way through the rebuild, and it writes for the last 3/8.
+    duration = p.drive_bytes / 100e6
+    assert p.planned_bytes == pytest.approx(p.drive_bytes + 50e6 * duration * 0.375, rel=0.01)
+    assert p.written_bytes == pytest.approx(p.planned_bytes, rel=0.01)
 
 
 def test_the_projected_drive_keeps_its_blocks_reserve_and_working_spare():
