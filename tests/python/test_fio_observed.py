@@ -8,6 +8,7 @@ import pytest
 
 import ssdlab
 from ssdlab import api, memory
+from ssdlab.fio import FioJobError
 from ssdlab.fioout.logs import write_logs
 from ssdlab.fioout.view import build_view
 from ssdlab.report import format_normal
@@ -56,6 +57,33 @@ def test_a_lat_log_without_log_avg_msec_has_a_line_per_io(tmp_path):
     rows = [[int(v) for v in line.split(", ")] for line in (tmp_path / "off" / "x_lat.1.log").read_text().splitlines()]
     assert all(len(row) == 6 for row in rows)
     assert sorted(row[4] for row in rows) == list(range(0, 400 << 10, 4096))
+
+
+def test_log_window_value_logs_each_windows_largest_latency_or_both(tmp_path):
+    job = ("[w]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\nsize=8m\n"
+           "write_lat_log=x\nlog_offset=0\n")
+
+    def rows(extra: str, sub: str) -> list[list[int]]:
+        write_logs(ssdlab.run(job + extra, seed=3), tmp_path / sub)
+        return [[int(v) for v in line.split(", ")] for line in (tmp_path / sub / "x_clat.1.log").read_text().splitlines()]
+
+    # The same I/Os a line each: the largest completion latency of each 2 ms window.
+    per_io = rows("", "per_io")
+    largest: dict[int, int] = {}
+    for t, clat, *_ in per_io:
+        end = -(-t // 2) * 2 if t % 2 else t + 2  # a completion on a window's end counts in the next
+        largest[end] = max(largest.get(end, 0), clat)
+    mean = rows("log_avg_msec=2\n", "mean")
+    top = rows("log_avg_msec=2\nlog_window_value=max\n", "max")
+    both = rows("log_avg_msec=2\nlog_max_value=both\n", "both")
+    assert [r[0] for r in top] == [r[0] for r in mean] and len(top) > 8
+    assert all(t[1] > m[1] for t, m in zip(top, mean))
+    assert [t[1] for t in top[:-1]] == [largest[t[0]] for t in top[:-1]]
+    # both: the mean, then the maximum, then fio's other columns
+    assert [(b[0], b[1], b[2]) for b in both] == [(m[0], m[1], t[1]) for m, t in zip(mean, top)]
+    assert all(len(b) == len(m) + 1 for b, m in zip(both, mean))
+    with pytest.raises(FioJobError, match="log_window_value.*expected avg, max or both"):
+        ssdlab.run(job + "log_avg_msec=2\nlog_window_value=median\n")
 
 
 def test_a_sync_engine_writes_an_empty_slat_log_as_fio_does(tmp_path):

@@ -85,6 +85,21 @@ def _time_us(st: JobState, name: str) -> int:
         raise _error(st, name, str(exc)) from None
 
 
+#: fio's ``log_window_value`` (alias ``log_max_value``, once a boolean): what a windowed log
+#: line gives.
+LOG_WINDOW_VALUES = {"avg": 0, "mean": 0, "0": 0, "max": 1, "1": 1, "both": 2, "2": 2}
+
+
+def _log_window_value(st: JobState) -> int:
+    raw = st.report.get("log_window_value")
+    if raw is None or not raw.strip():
+        return 0
+    value = LOG_WINDOW_VALUES.get(raw.strip().lower())
+    if value is None:
+        raise _error(st, "log_window_value", f"expected avg, max or both (or 0, 1, 2), got '{raw.strip()}'")
+    return value
+
+
 def _error(st: JobState, name: str, message: str) -> FioJobError:
     where = st.where.get(name)
     return FioJobError(message, path=where.path if where else None, line=where.line if where else None,
@@ -165,7 +180,7 @@ def job_report(st: JobState, name: str) -> JobReport:
         log_avg_msec=log_avg,
         log_offset=_flag(st, "log_offset", False),
         per_job_logs=_flag(st, "per_job_logs", True),
-        log_max_value=min(_int(st, "log_window_value", 0), 2),
+        log_max_value=_log_window_value(st),
         thread=_flag(st, "thread", False),
         description=st.report.get("description", ""),
         latency_target_ns=_time_us(st, "latency_target") * 1000,

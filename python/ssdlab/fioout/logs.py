@@ -19,6 +19,9 @@ The lines come from the I/O log the core keeps for each job that asks for one
 * with ``log_avg_msec``, a line per direction and window with I/O: the window's bytes
   (I/Os) times 1000 over its length in ms (then / 1024 for KiB/s), the latencies' means;
   block size and offset 0, as fio writes averaged lines. The last window ends with the job.
+  ``log_window_value=max`` logs the window's largest latencies instead of their means;
+  ``both`` logs the mean and then the maximum (a bandwidth or IOPS line gives its one value
+  twice: a window has one rate, as fio's documentation says).
 
 A synchronous engine's slat file is empty, as fio's is (fio does not time their submission).
 """
@@ -37,9 +40,18 @@ if TYPE_CHECKING:
 MS = 1_000_000
 
 
-def _line(t_ns: int, value: int, d: int, bs: int, offset: int, rep: JobReport) -> str:
-    cols = [t_ns // MS, value, d, bs] + ([offset] if rep.log_offset else []) + [0]
+def _line(t_ns: int, value: int | tuple[int, int], d: int, bs: int, offset: int, rep: JobReport) -> str:
+    """A log line; ``value`` is a pair (mean, maximum) with ``log_window_value=both``."""
+    values = list(value) if isinstance(value, tuple) else [value]
+    cols = [t_ns // MS, *values, d, bs] + ([offset] if rep.log_offset else []) + [0]
     return ", ".join(str(c) for c in cols)
+
+
+def _window_value(mean: int, largest: int, rep: JobReport) -> int | tuple[int, int]:
+    """What a windowed line gives of a latency: fio's ``log_window_value``."""
+    if rep.log_max_value == 0:
+        return mean
+    return largest if rep.log_max_value == 1 else (mean, largest)
 
 
 def log_lines(r: "RunResult") -> dict[str, list[tuple[int, str]]]:
@@ -54,13 +66,17 @@ def log_lines(r: "RunResult") -> dict[str, list[tuple[int, str]]]:
         window = int(job.get("log_window_ns") or 0)
         sync = is_sync_engine(rep.ioengine) or (rep.ioengine == "null" and int(job["iodepth"]) == 1)
         out: dict[str, list[tuple[int, str]]] = {}
-        for t, d, ios, nbytes, offset, slat, clat in st.get("log", []):
+        for t, d, ios, nbytes, offset, slat, clat, max_slat, max_clat, max_lat in st.get("log", []):
             rel = t - epoch
             if window:
                 start = (rel - 1) // window * window if rel > 0 else 0
                 span_ms = max((rel - start) // MS, 1)
                 rate_b, rate_io = nbytes * 1000 // span_ms // 1024, ios * 1000 // span_ms
-                lat, c, s, bs, at_submit = (slat + clat) // ios, clat // ios, slat // ios, 0, rel
+                if rep.log_max_value == 2:
+                    rate_b, rate_io = (rate_b, rate_b), (rate_io, rate_io)
+                lat = _window_value((slat + clat) // ios, max_lat, rep)
+                c, s = _window_value(clat // ios, max_clat, rep), _window_value(slat // ios, max_slat, rep)
+                bs, at_submit = 0, rel
             else:
                 rate_b, rate_io = (nbytes * 1_000_000 // clat if clat else 0), 1
                 lat, c, s, bs, at_submit = slat + clat, clat, slat, nbytes, rel - clat

@@ -124,12 +124,25 @@ pub struct JobStats {
 }
 
 /// One line's worth of a job's I/O log, as a JSON array: `[time ns, direction (0 read,
-/// 1 write, 2 trim), I/Os, bytes, offset, slat ns, clat ns]`. Per I/O: its completion time,
-/// 1, its size, offset and latencies. Per window: the window's end (or the job's end, for
-/// the last, partial one), the I/Os and bytes completed in it, offset 0, and the sums of
-/// their slat and clat.
+/// 1 write, 2 trim), I/Os, bytes, offset, slat ns, clat ns, max slat ns, max clat ns, max
+/// lat ns]`. Per I/O: its completion time, 1, its size, offset and latencies (each its own
+/// maximum). Per window: the window's end (or the job's end, for the last, partial one),
+/// the I/Os and bytes completed in it, offset 0, the sums of their slat and clat, and the
+/// largest slat, clat and slat + clat among them (fio's `log_max_value`).
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct IoLogRecord(pub u64, pub u8, pub u32, pub u64, pub u64, pub u64, pub u64);
+pub struct IoLogRecord(pub u64, pub u8, pub u32, pub u64, pub u64, pub u64, pub u64, pub u64, pub u64, pub u64);
+
+/// What a window of the I/O log has gathered for one direction.
+#[derive(Clone, Copy, Debug, Default)]
+struct Window {
+    ios: u32,
+    bytes: u64,
+    slat: u64,
+    clat: u64,
+    max_slat: u64,
+    max_clat: u64,
+    max_lat: u64,
+}
 
 /// fio's periodic sampling of one job's rate (`bwavgtime` for bandwidth, `iopsavgtime` for
 /// IOPS): every `every` ns from the start of measurement, the bytes (I/Os) completed in the
@@ -187,13 +200,13 @@ pub struct IoLogger {
     start: Time,
     /// End of the window being filled.
     pub next: Time,
-    /// Per direction: I/Os, bytes, slat sum, clat sum in the window being filled.
-    acc: [(u32, u64, u64, u64); 3],
+    /// Per direction: what the window being filled has gathered.
+    acc: [Window; 3],
 }
 
 impl IoLogger {
     pub fn new(every: Time) -> IoLogger {
-        IoLogger { every, start: 0, next: Time::MAX, acc: [(0, 0, 0, 0); 3] }
+        IoLogger { every, start: 0, next: Time::MAX, acc: [Window::default(); 3] }
     }
 
     pub fn begin(&mut self, at: Time) {
@@ -206,7 +219,7 @@ impl IoLogger {
     /// One completion at `now` (after closing the windows it passed).
     pub fn record(&mut self, now: Time, d: usize, len: u64, offset: u64, slat: Time, clat: Time, log: &mut Vec<IoLogRecord>) {
         if self.every == 0 {
-            log.push(IoLogRecord(now, d as u8, 1, len, offset, slat, clat));
+            log.push(IoLogRecord(now, d as u8, 1, len, offset, slat, clat, slat, clat, slat + clat));
             return;
         }
         if now >= self.next {
@@ -214,18 +227,21 @@ impl IoLogger {
             self.next += (now - self.next) / self.every * self.every + self.every;
         }
         let a = &mut self.acc[d];
-        a.0 += 1;
-        a.1 += len;
-        a.2 += slat;
-        a.3 += clat;
+        a.ios += 1;
+        a.bytes += len;
+        a.slat += slat;
+        a.clat += clat;
+        a.max_slat = a.max_slat.max(slat);
+        a.max_clat = a.max_clat.max(clat);
+        a.max_lat = a.max_lat.max(slat + clat);
     }
 
     /// The window being filled ends at `at`: its lines, for the directions with I/O.
     pub fn flush(&mut self, at: Time, log: &mut Vec<IoLogRecord>) {
         for (d, a) in self.acc.iter_mut().enumerate() {
-            if a.0 > 0 {
-                log.push(IoLogRecord(at, d as u8, a.0, a.1, 0, a.2, a.3));
-                *a = (0, 0, 0, 0);
+            if a.ios > 0 {
+                log.push(IoLogRecord(at, d as u8, a.ios, a.bytes, 0, a.slat, a.clat, a.max_slat, a.max_clat, a.max_lat));
+                *a = Window::default();
             }
         }
     }
