@@ -39,6 +39,21 @@ rate={rate}
 time_based
 runtime=100000
 """
+#: Random writers, each over 3 GB of the array.
+RANDOM_JOB = """[global]
+direct=1
+ioengine=libaio
+iodepth=4
+bs=64k
+[w]
+rw=randwrite
+size=3g
+numjobs=2
+offset_increment=4g
+rate={rate}
+time_based
+runtime=100000
+"""
 
 
 def system(blocks: int):
@@ -66,12 +81,13 @@ def main() -> None:
     ap.add_argument("--sample-share", type=float, default=0.05, help="share of the member rebuilt in the sample")
     ap.add_argument("--rate", default="150m", help="each host writer's rate")
     ap.add_argument("--skip-full", action="store_true", help="only the seed 004 part")
+    ap.add_argument("--random", action="store_true", help="random 64 KiB writers instead of sequential ones")
     args = ap.parse_args()
     seed004_md_at_published_rates()
     if args.skip_full:
         return
     sysd = system(args.blocks)
-    job = HOST_JOB.format(rate=args.rate)
+    job = (RANDOM_JOB if args.random else HOST_JOB).format(rate=args.rate)
     member = sysd.arrays[0].member_bytes
     t = time.time()
     full = rebuild(sysd, host_job=job)

@@ -11,10 +11,12 @@ The projection runs the replacement alone, from empty to full, fed the two write
 gets over a whole rebuild, at the rates the sample measured:
 
 * the rebuild's, in ascending order at the sampled rebuild rate, in the sample's write size;
-* each sequential host writer's share of a member, from the moment the rebuild front passes
-  the writer (a write to rows not yet rebuilt skips the lost member), at the rate a surviving
-  member received from it, in the survivors' mean write size. A writer that moves through
-  the array faster than the rebuild stays ahead of it and never reaches the replacement.
+* each host writer's share of a member, at the rate a surviving member received from it, in
+  the survivors' mean write size, where it lands behind the rebuild front (a write to rows not
+  yet rebuilt skips the lost member). A sequential writer joins when the front catches it; one
+  that moves through the array faster than the rebuild never reaches the replacement. Of a
+  random writer, the part of its region behind the front grows as the front crosses it, and
+  so does its share of the writer's rate (in ``RANDOM_PHASES`` steps).
 
 A whole 61.44 TB drive is too big to run, and the profile's ``simulation_scale`` shrinks blocks,
 which would change what shares a block. So the projected drive keeps the drive's block size,
@@ -120,63 +122,97 @@ def fewer_blocks(profile: str, blocks: int) -> dict[str, str]:
     return {"nand.blocks_per_plane": str(blocks), "capacity": str(core["capacity_bytes"])}
 
 
-def _job_text(rebuild_bs: int, host_bs: int, streams: list[tuple[int, int, int, float]], rate: float,
-              capacity: int, duration_s: float) -> str:
+#: Phases of a random writer's share while the rebuild front crosses its region.
+RANDOM_PHASES = 16
+
+
+@dataclass
+class _Job:
+    """One job of the projection: a part of one stream, on the projected drive."""
+
+    rw: str
+    offset: int
+    size: int
+    delay_us: int
+    runtime_us: int
+    rate: float
+
+
+def _job_text(rebuild_bs: int, host_bs: int, jobs: list[_Job], rate: float, capacity: int) -> str:
     lines = ["[global]", "direct=1", "ioengine=libaio", "iodepth=8", "",
              "[rebuild]", "rw=write", f"bs={rebuild_bs}", f"size={capacity}", f"rate={max(1, round(rate))}", ""]
-    for i, (offset, size, delay_us, r) in enumerate(streams):
-        runtime_us = round(duration_s * 1e6) - delay_us
-        if runtime_us <= 0 or r <= 0:
-            continue
-        lines += [f"[host{i}]", "rw=write", f"bs={host_bs}", f"offset={offset}", f"size={size}",
-                  f"rate={max(1, round(r))}", f"startdelay={delay_us}us", "time_based", f"runtime={runtime_us}us", ""]
+    for i, j in enumerate(jobs):
+        lines += [f"[host{i}]", f"rw={j.rw}", f"bs={host_bs}", f"offset={j.offset}", f"size={j.size}",
+                  f"rate={max(1, round(j.rate))}", f"startdelay={j.delay_us}us", "time_based",
+                  f"runtime={j.runtime_us}us", ""]
     return "\n".join(lines)
 
 
 @dataclass
 class HostStream:
-    """One sequential host writer as a member sees it: where it starts (member bytes of the
-    real drive), how fast its front moves through the member, what it writes there per second,
-    and where its region ends."""
+    """One host writer as a member sees it: where its region starts and ends (member bytes of
+    the real drive), what it writes there per second and, for a sequential writer, how fast
+    its front moves through the member. A random writer (``speed`` None) writes all over its
+    region."""
 
     start: float
-    speed: float
-    rate: float
     end: float
+    rate: float
+    speed: float | None
+
+
+def _stream_jobs(w: HostStream, rebuild_rate: float, duration: float, fraction: float, iu: int,
+                 min_size: int) -> list[_Job]:
+    """The projection's jobs for stream ``w``: what of it lands behind the rebuild front (all
+    in the projected drive's bytes and time)."""
+    def job(rw: str, first: float, last: float, t0: float, t1: float, rate: float) -> list[_Job]:
+        offset, size = int(first * fraction) // iu * iu, int((last - first) * fraction) // iu * iu
+        delay, runtime = round(t0 * fraction * 1e6), round((min(t1, duration) - t0) * fraction * 1e6)
+        return [_Job(rw, offset, size, delay, runtime, rate)] if size >= min_size and runtime > 0 and rate > 0 else []
+
+    if w.speed is not None:
+        # Sequential: it joins when the front catches it, where it has got to by then.
+        delay = w.start / (rebuild_rate - w.speed)
+        return job("write", w.start + w.speed * delay, w.end, delay, duration, w.rate)
+    # Random: while the front crosses its region, the part behind the front grows, and so
+    # does its share of the writer's rate; in phases, each over the part rebuilt by its end.
+    t_in, t_out = w.start / rebuild_rate, w.end / rebuild_rate
+    jobs = []
+    for k in range(RANDOM_PHASES):
+        t0 = t_in + (t_out - t_in) * k / RANDOM_PHASES
+        t1 = t_in + (t_out - t_in) * (k + 1) / RANDOM_PHASES
+        last = w.start + (w.end - w.start) * (k + 1) / RANDOM_PHASES
+        jobs += job("randwrite", w.start, last, t0, t1, w.rate * (k + 0.5) / RANDOM_PHASES)
+    return jobs + job("randwrite", w.start, w.end, t_out, duration, w.rate)
 
 
 def run_streams(drive: Drive, rebuild_rate: float, streams: list[HostStream], *, rebuild_bs: int, host_bs: int,
                 blocks_per_plane: int = DEFAULT_BLOCKS_PER_PLANE, seed: int = 0) -> WafProjection:
     """Run a whole rebuild of ``drive`` (a replacement) alone on a drive of its blocks, fed
-    the rebuild's stream at ``rebuild_rate`` and each host stream from the moment the rebuild
-    front passes it."""
+    the rebuild's stream at ``rebuild_rate`` and what of each host stream lands behind the
+    rebuild front."""
     from .api import build, execute
 
     made = projected_drive(drive, blocks_per_plane)
     if made is None:
         raise ValueError(f"{drive.name} has no flash blocks to project")
     core, fraction = made
-    iu = core["ftl"]["iu_bytes"]
+    capacity = core["capacity_bytes"]
+    duration = drive.profile.capacity / rebuild_rate
     jobs, ahead, reach = [], 0, 0.0
     for w in streams:
-        if w.speed >= rebuild_rate:
+        if w.speed is not None and w.speed >= rebuild_rate:
             ahead += 1  # it stays ahead of the rebuild: its writes skip the lost member
             continue
-        delay = w.start / (rebuild_rate - w.speed)
-        at = w.start + w.speed * delay
-        offset = int(at * fraction) // iu * iu
-        size = int((w.end - at) * fraction) // iu * iu
-        if size >= host_bs:
-            jobs.append((offset, size, round(delay * fraction * 1e6), w.rate))
-            reach += w.rate
-    capacity = core["capacity_bytes"]
-    duration = capacity / rebuild_rate
-    text = _job_text(rebuild_bs, host_bs, jobs, rebuild_rate, capacity, duration)
+        mine = _stream_jobs(w, rebuild_rate, duration, fraction, core["ftl"]["iu_bytes"], host_bs)
+        jobs += mine
+        reach += w.rate if mine else 0.0
+    text = _job_text(rebuild_bs, host_bs, jobs, rebuild_rate, capacity)
     projected = Drive("projected", drive.profile, drive.sources, core, 1.0, drive.precondition)
     run = execute(build(text, system=System([projected], strict=False), seed=seed))
     internal = run.devices[0]["internal"]
     written = internal["host_bytes_written"]
-    planned = capacity + sum(round(r * (duration - d / 1e6)) for _, _, d, r in jobs)
+    planned = capacity + sum(round(j.rate * j.runtime_us / 1e6) for j in jobs)
     return WafProjection(
         waf=internal["media_bytes_written"] / written, blocks_per_plane=core["nand"]["blocks_per_plane"],
         drive_bytes=capacity, fraction=fraction, rebuild_rate_bytes=rebuild_rate, host_write_rate_bytes=reach,
@@ -196,10 +232,6 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
     writers = [w for w in _writers(spec_core, result.core, index, elapsed) if w.rate > 0]
     if not writers:
         return None, "no host writes reach the replacement"
-    random = sorted({w.name for w in writers if not w.sequential})
-    if random:
-        return None, (f"host job(s) {', '.join(random)} write at random: the projection follows sequential "
-                      "writers only; the rebuilt drive's WAF is the sample's")
     replacement = next(d for d in target.spares if d.name == rb["member"])
     if not _has_flash(replacement):
         return None, f"{replacement.name} has no flash blocks to project"
@@ -219,7 +251,8 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
     full = replacement.profile.capacity
     total_rate = sum(w.rate for w in writers)
     streams = [HostStream(
-        start=w.offset / per_member, speed=w.rate / per_member, rate=member_rate * w.rate / total_rate,
+        start=w.offset / per_member, speed=w.rate / per_member if w.sequential else None,
+        rate=member_rate * w.rate / total_rate,
         # A writer to the end of the simulated array goes on to the end of the real one.
         end=min(full, (w.offset + w.size) / per_member) if w.size < array_bytes - w.offset else full)
         for w in writers]
@@ -228,5 +261,5 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
     return made, None
 
 
-__all__ = ["DEFAULT_BLOCKS_PER_PLANE", "HostStream", "WafProjection", "fewer_blocks", "project", "projected_drive",
+__all__ = ["DEFAULT_BLOCKS_PER_PLANE", "RANDOM_PHASES", "HostStream", "WafProjection", "fewer_blocks", "project", "projected_drive",
            "run_streams"]

@@ -51,15 +51,25 @@ def test_the_projection_matches_a_full_rebuild_under_sequential_writers():
     assert r.to_dict()["waf_projection"]["waf"] == r.rebuilt_drive_waf
 
 
-def test_no_projection_without_host_writes_or_for_random_writers():
+def test_no_projection_without_host_writes():
     sysd = small_array()
     idle = rebuild(sysd, sample=256 << 20)
     assert idle.waf_projection is None and idle.rebuilt_drive_waf == idle.sampled_waf
     asked = rebuild(sysd, sample=256 << 20, project_waf=True)
     assert any("not projected: no host writes" in w for w in asked.warnings)
-    rnd = rebuild(sysd, host_job=WRITERS.format(rw="randwrite"), sample=256 << 20)
-    assert rnd.waf_projection is None and rnd.rebuilt_drive_waf == rnd.sampled_waf
-    assert any("write at random" in w for w in rnd.warnings)
+
+
+def test_a_random_writers_share_grows_as_the_front_crosses_its_region():
+    drive = single("samsung-850-pro", scale=1.0).drives[0]
+    full = drive.profile.capacity
+    # Over the second quarter of the drive: nothing before the front reaches it, then a growing
+    # share, then all of it. At 100 MB/s the rebuild takes full / 100e6 s.
+    rnd = HostStream(start=full / 4, end=full / 2, rate=40e6, speed=None)
+    p = run_streams(drive, 100e6, [rnd], rebuild_bs=1 << 20, host_bs=64 << 10, blocks_per_plane=16)
+    duration = p.drive_bytes / 100e6
+    # Half its rate over the crossing (a quarter of the rebuild), all of it for the last half.
+    assert p.planned_bytes == pytest.approx(p.drive_bytes + 40e6 * duration * (0.25 / 2 + 0.5), rel=0.01)
+    assert p.written_bytes == pytest.approx(p.planned_bytes, rel=0.01)
 
 
 def test_a_writer_ahead_of_the_rebuild_never_reaches_the_replacement():
