@@ -250,3 +250,20 @@ def test_report_input_errors_are_one_line(cli, tmp_path, content, expect):
     p = cli("report", str(path), "-o", str(tmp_path / "o.html"))
     assert p.returncode == 2 and expect in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_seed004_judges_the_waf_under_load_above_idle_per_engine():
+    import pandas as pd
+
+    from ssdlab.experiments.catalog import _seed004_waf_trends
+
+    def waf(case, published, simulated):
+        return {"case": case, "quantity": "rebuilt_drive_waf", "published": published, "simulated": simulated}
+
+    table = pd.DataFrame([waf("md-idle", 1.2, 1.00), waf("md-load", 1.58, 1.13),
+                          waf("streaming-idle", 1.02, 1.00), waf("streaming-load", 1.21, 0.99),
+                          {"case": "md-load", "quantity": "rebuild_rate", "published": 10.5, "simulated": 2.6}])
+    rows = {r.case: r for r in _seed004_waf_trends(table)}
+    assert rows["md"].status == Status.passed and "1.130 under load vs 1.000 idle" in rows["md"].evidence
+    assert rows["streaming"].status == Status.failed and rows["streaming"].published == "trend (1.21 > 1.02)"
+    assert _seed004_waf_trends(table[table["case"] != "md-idle"])[0].case == "streaming"

@@ -191,7 +191,24 @@ def seed004(ctx: Context):
         rows.append(Row(case=r["case"], quantity=r["quantity"], published=f"{bound}{r['published']:.4g}",
                         simulated=_num(r["simulated"]), unit=str(r.get("unit", "")), error=_num(error),
                         tolerance=tol))
+    rows += _seed004_waf_trends(table)
     return rows, [_error_bars(rows, "seed 004: error of each simulated row against the brief (band: ±15 %)")], []
+
+
+def _seed004_waf_trends(table) -> list[Row]:
+    """The issue's "WAF under load above idle for both" engines, as trend rows."""
+    waf = {r["case"]: r for r in table.to_dict("records") if r["quantity"] == "rebuilt_drive_waf"}
+    rows = []
+    for engine in ("md", "streaming"):
+        idle, load = waf.get(f"{engine}-idle"), waf.get(f"{engine}-load")
+        if idle is None or load is None:
+            continue
+        rows.append(Row(case=engine, quantity="rebuilt drive WAF under load above idle",
+                        published=f"trend ({load['published']:g} > {idle['published']:g})",
+                        tolerance=Tolerance.holds("the brief's WAF is higher under load for both engines"),
+                        holds=bool(load["simulated"] > idle["simulated"]),
+                        evidence=f"{load['simulated']:.3f} under load vs {idle['simulated']:.3f} idle"))
+    return rows
 
 
 def _error_bars(rows: list[Row], caption: str) -> Figure:
