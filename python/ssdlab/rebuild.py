@@ -6,7 +6,9 @@ A rebuild of a large drive runs for hours of simulated time. ``sample`` rebuilds
 many bytes of the replacement and extrapolates linearly to the whole drive (a rebuild walks
 the drive at a steady rate once it is under way; the error of this is measured in
 docs/arrays.md). Drives simulated at a fraction of their flash (``scale``) rebuild that
-fraction; the time is extrapolated to the drive's full size the same way.
+fraction; the time is extrapolated to the drive's full size the same way. The rebuilt
+drive's WAF cannot be extrapolated so: a sample's replacement is nearly empty. Under a host
+job it is projected over the whole rebuild instead (:mod:`ssdlab.waf_projection`).
 """
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
     index = [t["name"] for t in spec_core["targets"]].index(target.name)
     writers = [w for w in _writers(spec_core, result.core, index, elapsed) if w.rate > 0]
     if not writers:
-        return None, "no host writes reach the replacement"
+        return None, "no host writes to the array"
     replacement = next(d for d in target.spares if d.name == rb["member"])
     if not _has_flash(replacement):
         return None, f"{replacement.name} has no flash blocks to project"
