@@ -993,7 +993,12 @@ impl<D: BlockDevice> Array<D> {
         let now = ctx.now();
         let m = self.roles[io.member as usize];
         let process = self.process_of(s);
-        let parts = self.members[m as usize].queue.submit(s, io.op, io.offset, io.len, process, now);
+        let member = &mut self.members[m as usize];
+        if let Some(req) = member.queue.submit_direct(s, io.op, io.offset, io.len, process, now) {
+            member.device.submit(req, &mut MemberCtx { ctx: &mut *ctx, member: m, done: &mut self.done });
+            return;
+        }
+        let parts = member.queue.submit(s, io.op, io.offset, io.len, process, now);
         debug_assert_eq!(parts, 1, "member queues do not split");
         self.feed(m, ctx);
     }
@@ -1001,6 +1006,9 @@ impl<D: BlockDevice> Array<D> {
     /// Send member `m`'s queued requests while it has room.
     fn feed(&mut self, m: u16, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let member = &mut self.members[m as usize];
+        if member.queue.dispatches_nothing() {
+            return;
+        }
         let now = ctx.now();
         while let Some(req) = member.queue.next_for_device(now) {
             member.device.submit(req, &mut MemberCtx { ctx: &mut *ctx, member: m, done: &mut self.done });
