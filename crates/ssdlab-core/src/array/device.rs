@@ -1012,6 +1012,9 @@ impl<D: BlockDevice> Array<D> {
         let now = ctx.now();
         while let Some(req) = member.queue.next_for_device(now) {
             member.device.submit(req, &mut MemberCtx { ctx: &mut *ctx, member: m, done: &mut self.done });
+            if member.queue.dispatches_nothing() {
+                break;
+            }
         }
         if member.queue.has_armed() {
             member.queue.take_armed(&mut self.armed);
@@ -1226,6 +1229,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         self.drain(ctx);
     }
 
+    #[inline(always)]
     fn handle(&mut self, event: Self::Event, ctx: &mut impl DeviceCtx<Self::Event>) {
         match event {
             ArrayEvent::Member(m, e) => {
