@@ -675,11 +675,11 @@ impl<D: BlockDevice> Array<D> {
     #[inline(always)]
     fn read_in_one_chunk(&mut self, s: u32, op: Op, offset: u64, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
         let l = &self.layout;
-        let within = offset % l.chunk;
+        let (k, within) = l.chunk_of(offset);
         if op != Op::Read || l.level != RaidLevel::Raid0 || len == 0 || within + len > l.chunk || self.verify.is_some() {
             return false;
         }
-        let (row, m) = l.stripe_chunk(offset / l.chunk);
+        let (row, m) = l.stripe_chunk(k);
         let io = MemberIo { member: m as u16, op, offset: row * l.chunk + within, len };
         let slot = &mut self.slots[s as usize];
         debug_assert!(!slot.rebuild && !slot.destage && slot.reads.is_empty() && slot.writes.is_empty());
