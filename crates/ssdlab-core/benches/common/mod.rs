@@ -291,7 +291,7 @@ pub fn scheduler_churn(pending: usize, ops: u64) -> u64 {
 }
 
 /// [`scheduler_churn`] with pushes under `spread` ns ahead: past the event queue's timing
-/// wheel (about 131 µs), as a hard disk's or a garbage collector's events are, they go to
+/// wheel (about 262 µs), as a hard disk's or a garbage collector's events are, they go to
 /// its heap.
 pub fn scheduler_churn_within(pending: usize, ops: u64, spread: u64) -> u64 {
     let mut s: Scheduler<u64> = Scheduler::new();

@@ -675,11 +675,11 @@ impl<D: BlockDevice> Array<D> {
     #[inline(always)]
     fn read_in_one_chunk(&mut self, s: u32, op: Op, offset: u64, len: u64, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
         let l = &self.layout;
-        let within = offset % l.chunk;
+        let (k, within) = l.chunk_of(offset);
         if op != Op::Read || l.level != RaidLevel::Raid0 || len == 0 || within + len > l.chunk || self.verify.is_some() {
             return false;
         }
-        let (row, m) = l.stripe_chunk(offset / l.chunk);
+        let (row, m) = l.stripe_chunk(k);
         let io = MemberIo { member: m as u16, op, offset: row * l.chunk + within, len };
         let slot = &mut self.slots[s as usize];
         debug_assert!(!slot.rebuild && !slot.destage && slot.reads.is_empty() && slot.writes.is_empty());
@@ -993,7 +993,12 @@ impl<D: BlockDevice> Array<D> {
         let now = ctx.now();
         let m = self.roles[io.member as usize];
         let process = self.process_of(s);
-        let parts = self.members[m as usize].queue.submit(s, io.op, io.offset, io.len, process, now);
+        let member = &mut self.members[m as usize];
+        if let Some(req) = member.queue.submit_direct(s, io.op, io.offset, io.len, process, now) {
+            member.device.submit(req, &mut MemberCtx { ctx: &mut *ctx, member: m, done: &mut self.done });
+            return;
+        }
+        let parts = member.queue.submit(s, io.op, io.offset, io.len, process, now);
         debug_assert_eq!(parts, 1, "member queues do not split");
         self.feed(m, ctx);
     }
@@ -1001,9 +1006,15 @@ impl<D: BlockDevice> Array<D> {
     /// Send member `m`'s queued requests while it has room.
     fn feed(&mut self, m: u16, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let member = &mut self.members[m as usize];
+        if member.queue.dispatches_nothing() {
+            return;
+        }
         let now = ctx.now();
         while let Some(req) = member.queue.next_for_device(now) {
             member.device.submit(req, &mut MemberCtx { ctx: &mut *ctx, member: m, done: &mut self.done });
+            if member.queue.dispatches_nothing() {
+                break;
+            }
         }
         if member.queue.has_armed() {
             member.queue.take_armed(&mut self.armed);
@@ -1218,6 +1229,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         self.drain(ctx);
     }
 
+    #[inline(always)]
     fn handle(&mut self, event: Self::Event, ctx: &mut impl DeviceCtx<Self::Event>) {
         match event {
             ArrayEvent::Member(m, e) => {

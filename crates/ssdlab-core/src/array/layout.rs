@@ -8,6 +8,7 @@
 //! data after Q.
 
 use super::config::RaidLevel;
+use crate::engine::divide::Div64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -17,11 +18,23 @@ pub struct Layout {
     pub chunk: u64,
     /// Rows: whole chunks per member.
     pub rows: u64,
+    /// `chunk` and `n` as divisors: a RAID 0 read divides by both (shifts when they are
+    /// powers of two, as chunks always are and member counts often).
+    chunk_div: Div64,
+    n_div: Div64,
 }
 
 impl Layout {
     pub fn new(level: RaidLevel, n: u32, chunk: u64, member_bytes: u64) -> Layout {
-        Layout { level, n, chunk, rows: member_bytes / chunk.max(1) }
+        let chunk_div = Div64::new(chunk.max(1));
+        Layout { level, n, chunk, rows: member_bytes / chunk.max(1), chunk_div, n_div: Div64::new(n.max(1) as u64) }
+    }
+
+    /// The logical chunk holding array byte `offset`, and where in it `offset` lies.
+    #[inline]
+    pub fn chunk_of(&self, offset: u64) -> (u64, u64) {
+        let k = self.chunk_div.div(offset);
+        (k, offset - k * self.chunk)
     }
 
     /// Data chunks per row (RAID 10 has n/2 of them on average: rows do not align with
@@ -68,7 +81,8 @@ impl Layout {
     /// RAID 0: (row, member) of logical chunk `k`.
     #[inline]
     pub fn stripe_chunk(&self, k: u64) -> (u64, u32) {
-        (k / self.n as u64, (k % self.n as u64) as u32)
+        let row = self.n_div.div(k);
+        (row, (k - row * self.n as u64) as u32)
     }
 
     /// RAID 10 near-2: the two (row, member) places of logical chunk `k`. The copies sit at
@@ -160,6 +174,19 @@ mod tests {
                     let p_rows = (0..n as u64).filter(|&r| l.parity_members(r).0 == m).count();
                     assert_eq!(p_rows, 1);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn raid0_addresses_are_the_plain_quotients_and_remainders() {
+        // Divisions by the chunk and the member count, shifts or not, give what `/` and `%` give.
+        for (n, chunk) in [(8u32, 65536u64), (6, 65536), (3, 4096), (1, 512 << 10), (7, 12288)] {
+            let l = Layout::new(RaidLevel::Raid0, n, chunk, 1 << 30);
+            for offset in [0u64, 1, chunk - 1, chunk, chunk + 4096, 7 * chunk + 5, (1 << 40) + 3, u64::MAX / 2] {
+                assert_eq!(l.chunk_of(offset), (offset / chunk, offset % chunk), "n {n} chunk {chunk} offset {offset}");
+                let k = offset / chunk;
+                assert_eq!(l.stripe_chunk(k), (k / n as u64, (k % n as u64) as u32), "n {n} chunk {k}");
             }
         }
     }

@@ -247,6 +247,41 @@ impl BlockQueue {
         1
     }
 
+    /// Host request `host` enters the queue at `now` and goes straight to the device, when
+    /// it can: the queue runs `none` with nothing waiting in it, no request limit of its
+    /// own, and the device has a free slot (blk-mq's direct issue). The queue ends as
+    /// [`BlockQueue::submit`] and then [`BlockQueue::next_for_device`] would leave it, without
+    /// the pass through the scheduler. None: nothing was done; submit it.
+    #[inline]
+    pub fn submit_direct(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Option<DeviceRequest> {
+        // `none` never merges (`merging` is false), so no merge is missed here.
+        if !self.sched.is_empty_none() || self.in_device >= self.depth || self.nr_requests.is_some() {
+            return None;
+        }
+        debug_assert!(!self.merging && self.blocked.is_empty());
+        let tag = self.alloc_rq();
+        let rq = &mut self.rqs[tag as usize];
+        rq.op = op;
+        rq.offset = offset;
+        rq.len = len;
+        rq.process = process;
+        rq.started_at = now;
+        rq.host = host;
+        rq.merged = NO_BIO;
+        self.allocated += 1;
+        self.disk.start(now);
+        self.in_device += 1;
+        Some(DeviceRequest { tag, op, offset, len, process })
+    }
+
+    /// Whether a dispatch pass would send nothing and arm nothing (`none` holding no
+    /// request), so that it can be skipped. Other schedulers may release a request or arm a
+    /// timer on any pass: they are always asked.
+    #[inline(always)]
+    pub fn dispatches_nothing(&self) -> bool {
+        self.sched.is_empty_none() && self.armed.is_empty()
+    }
+
     /// A new request for one bio, into the scheduler.
     #[inline]
     fn insert_request(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) {
@@ -700,6 +735,56 @@ mod tests {
         q.take_merged(&done, &mut hosts);
         assert_eq!(hosts, vec![2, 1], "the front bio leads");
         assert_eq!(q.disk().snapshot(3).read_merges, 1);
+    }
+
+    #[test]
+    fn direct_issue_leaves_the_queue_as_a_pass_through_none_does() {
+        // Two `none` queues fed the same requests: one through submit and a dispatch pass,
+        // the other directly where it may. Every request, tag and counter is the same.
+        let (mut passed, mut direct) = (none_queue(2), none_queue(2));
+        let mut sent = (Vec::new(), Vec::new());
+        for (h, at) in [(0u32, 10u64), (1, 20), (2, 30), (3, 40)] {
+            passed.submit(h, Op::Read, h as u64 * 8192, 4096, 7, at);
+            while let Some(r) = passed.next_for_device(at) {
+                sent.0.push((r.tag, r.op, r.offset, r.len, r.process, at));
+            }
+            match direct.submit_direct(h, Op::Read, h as u64 * 8192, 4096, 7, at) {
+                Some(r) => sent.1.push((r.tag, r.op, r.offset, r.len, r.process, at)),
+                None => {
+                    assert!(h >= 2, "the first two find the device free");
+                    direct.submit(h, Op::Read, h as u64 * 8192, 4096, 7, at);
+                }
+            }
+        }
+        assert_eq!(sent.0, sent.1);
+        assert_eq!(sent.0.len(), 2, "the device takes two");
+        // The device is full: nothing goes directly; a request queued behind others waits
+        // its turn too.
+        assert!(direct.submit_direct(9, Op::Read, 0, 4096, 7, 45).is_none());
+        assert!(!direct.dispatches_nothing(), "two wait in the queue");
+        for q in [&mut passed, &mut direct] {
+            let done = q.complete(sent.0[0].0, 50);
+            assert_eq!(done.host, 0);
+        }
+        assert!(direct.submit_direct(9, Op::Read, 0, 4096, 7, 50).is_none(), "requests wait before it");
+        let (a, b) = (passed.next_for_device(50).unwrap(), direct.next_for_device(50).unwrap());
+        assert_eq!((a.tag, a.offset), (b.tag, b.offset));
+        assert_eq!(passed.disk().snapshot(60), direct.disk().snapshot(60));
+        assert_eq!((passed.in_device(), passed.queued()), (direct.in_device(), direct.queued()));
+        // Every other scheduler, and a queue with a request limit of its own, take the pass.
+        let mut noop = noop_queue(4, QueueLimits::default());
+        assert!(noop.submit_direct(0, Op::Read, 0, 4096, 0, 0).is_none());
+        assert!(!noop.dispatches_nothing());
+        let limited = QueueLimits { nr_requests: 4, ..Default::default() };
+        let mut limited = BlockQueue::with_limits(4, 1000, Scheduler::None(NoneScheduler::default()), limited);
+        assert!(limited.submit_direct(0, Op::Read, 0, 4096, 0, 0).is_none());
+        // An empty `none` queue has nothing to dispatch.
+        let mut empty = none_queue(4);
+        assert!(empty.dispatches_nothing());
+        let r = empty.submit_direct(0, Op::Write, 0, 4096, 0, 5).unwrap();
+        assert!(empty.dispatches_nothing(), "the request went straight to the device");
+        empty.complete(r.tag, 9);
+        assert_eq!(empty.disk().snapshot(9).write_ios, 1);
     }
 
     #[test]

@@ -525,6 +525,7 @@ impl Host {
     }
 
     /// Device `dev` handles one of its events; completions it reports are handled after it.
+    #[inline(always)]
     pub fn device_event<D: BlockDevice>(
         &mut self,
         dev: u32,
@@ -553,9 +554,17 @@ impl Host {
     /// Send requests from device `dev`'s block queue while the device has free slots.
     fn feed_device<D: BlockDevice>(&mut self, dev: u32, devs: &mut [D], sched: &mut Scheduler<Event<D::Event>>) {
         let queue = &mut self.queues[dev as usize];
+        if queue.dispatches_nothing() {
+            // Nothing to send, no timer armed; completions reported earlier are handled.
+            self.complete_reported(dev, devs, sched);
+            return;
+        }
         let device = &mut devs[dev as usize];
         while let Some(req) = queue.next_for_device(sched.now()) {
             device.submit(req, &mut DevCtx { sched: &mut *sched, done: &mut self.done_buf, dev: dev as u16 });
+            if queue.dispatches_nothing() {
+                break; // the pass that would find nothing is not made
+            }
         }
         self.schedule_timers(dev, sched);
         self.complete_reported(dev, devs, sched);

@@ -155,6 +155,9 @@ pub struct Generator {
     since_random: u64,
     trim_then_write: Option<(u64, u64)>,
     map_unit: u64,
+    /// Blocks of `map_unit` in the region (every random offset draws among them; kept, not
+    /// divided out per I/O).
+    blocks: u64,
 }
 
 impl Generator {
@@ -218,6 +221,7 @@ impl Generator {
             since_random: 0,
             trim_then_write: None,
             map_unit,
+            blocks,
         })
     }
 
@@ -289,8 +293,7 @@ impl Generator {
     }
 
     fn random_offset(&mut self, d: usize, len: u64) -> u64 {
-        let unit = self.map_unit;
-        let blocks = (self.region / unit).max(1);
+        let (unit, blocks) = (self.map_unit, self.blocks);
         let b = match &self.dist {
             OffsetDist::Uniform => self.rng.gen_range(0..blocks),
             OffsetDist::Zipf(z) => {

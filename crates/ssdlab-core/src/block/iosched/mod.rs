@@ -256,6 +256,15 @@ impl IoScheduler for Scheduler {
     }
 }
 
+impl Scheduler {
+    /// Whether this is blk-mq's `none` holding no request: a request entering now is the
+    /// next one dispatched, and a dispatch pass finds nothing (and `none` arms no timer).
+    #[inline(always)]
+    pub fn is_empty_none(&self) -> bool {
+        matches!(self, Scheduler::None(n) if n.fifo.is_empty())
+    }
+}
+
 /// Requests per queue on the legacy (single-queue) block layer (BLKDEV_MAX_RQ).
 pub const LEGACY_NR_REQUESTS: u32 = 128;
 

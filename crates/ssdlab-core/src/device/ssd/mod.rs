@@ -287,6 +287,26 @@ impl Ssd {
         let now = ctx.now();
         let InDevice { offset, len, .. } = self.reqs[tag as usize];
         let (first, last) = self.iu_range(offset, len);
+        if last == first + 1 {
+            // One IU (a small random read): one page read at most, without the runs below.
+            let outstanding = match self.ftl.lookup(first) {
+                Some(s) if self.ftl.is_programmed(s) && !self.is_buffered(first) => {
+                    let (die, read_ns) = (self.ftl.die_of_slot(s), self.read_ns_of(s));
+                    self.issue_page_read(tag, die, 1, read_ns, now, ctx);
+                    1
+                }
+                Some(_) => {
+                    self.buffer_read_hits += 1;
+                    0
+                }
+                None => 0,
+            };
+            self.reqs[tag as usize].outstanding = outstanding;
+            if outstanding == 0 {
+                self.send_read_data(tag, ctx);
+            }
+            return;
+        }
         let mut outstanding = 0;
         // Consecutive IUs in the same flash page are sensed once.
         let mut run: Option<(u32, u32, u32)> = None; // (die, page, ius)
@@ -858,5 +878,74 @@ impl BlockDevice for Ssd {
             array: None,
             hdd: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Scheduler;
+
+    /// A drive's events in time order, and the completions it reports.
+    struct Ctx<'a> {
+        sched: &'a mut Scheduler<SsdEvent>,
+        done: &'a mut Vec<Tag>,
+    }
+
+    impl DeviceCtx<SsdEvent> for Ctx<'_> {
+        fn now(&self) -> Time {
+            self.sched.now()
+        }
+        fn schedule(&mut self, at: Time, event: SsdEvent) {
+            self.sched.schedule(at, event);
+        }
+        fn complete(&mut self, tag: Tag) {
+            self.done.push(tag);
+        }
+    }
+
+    /// Submit one request now and run the drive until it completes; returns its latency.
+    fn run_one(ssd: &mut Ssd, sched: &mut Scheduler<SsdEvent>, op: Op, offset: u64, len: u64) -> Time {
+        let mut done = Vec::new();
+        let start = sched.now();
+        let req = DeviceRequest { tag: 3, op, offset, len, process: 0 };
+        ssd.submit(req, &mut Ctx { sched: &mut *sched, done: &mut done });
+        while done.is_empty() {
+            let (_, e) = sched.pop().expect("the request completes");
+            ssd.handle(e, &mut Ctx { sched: &mut *sched, done: &mut done });
+        }
+        assert_eq!(done, vec![3]);
+        sched.now() - start
+    }
+
+    /// Reads of one IU take their own short path: each of its three cases (on flash, never
+    /// written, waiting in the write buffer) costs what the general path's reads cost.
+    #[test]
+    fn one_iu_reads_cost_what_the_stages_add_up_to() {
+        let cfg = SsdConfig::generic(1);
+        let mut ssd = Ssd::new(cfg.clone(), 1).unwrap();
+        precondition(&mut ssd, Precondition::Sequential, 1);
+        let mut sched = Scheduler::new();
+        let c = &cfg.controller;
+        let link = |b: u64| transfer_ns(b, cfg.interface.bytes_per_s());
+        let channel = |b: u64| transfer_ns(b, cfg.nand.channel_bytes_per_s);
+        let command = c.read_busy_ns + c.latency_ns;
+        // On flash: the command, a sense, the channel and the link.
+        let t = run_one(&mut ssd, &mut sched, Op::Read, 1 << 20, 4096);
+        assert_eq!(t, command + cfg.nand.read_ns + channel(4096) + link(4096));
+        assert_eq!((ssd.nand_bytes_read, ssd.buffer_read_hits), (4096, 0));
+        // Two IUs of one page (the general path) are sensed once, as one IU is.
+        let t = run_one(&mut ssd, &mut sched, Op::Read, 2 << 20, 8192);
+        assert_eq!(t, command + cfg.nand.read_ns + channel(8192) + link(8192));
+        assert_eq!(ssd.nand_bytes_read, 4096 + 8192);
+        // Never written: zeros from the controller, no flash read.
+        let mut fresh = Ssd::new(cfg.clone(), 1).unwrap();
+        assert_eq!(run_one(&mut fresh, &mut Scheduler::new(), Op::Read, 0, 4096), command + link(4096));
+        assert_eq!((fresh.nand_bytes_read, fresh.buffer_read_hits), (0, 0));
+        // Overwritten, the new data still in the buffer: a buffer hit, no flash read.
+        run_one(&mut ssd, &mut sched, Op::Write, 1 << 20, 4096);
+        assert!(ssd.is_buffered((1 << 20) / 4096), "the write waits in the buffer");
+        assert_eq!(run_one(&mut ssd, &mut sched, Op::Read, 1 << 20, 4096), command + link(4096));
+        assert_eq!((ssd.nand_bytes_read, ssd.buffer_read_hits), (4096 + 8192, 1));
     }
 }
