@@ -232,7 +232,7 @@ impl BlockQueue {
     /// Host request `host` reaches the block layer at `now` and is queued for the device.
     /// Returns how many device requests carry it; the host request is done when all are.
     #[inline]
-    pub fn submit(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> u32 {
+    pub fn submit(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
         if self.merging && matches!(op, Op::Read | Op::Write) && self.try_merge(host, op, offset, len, process, now) {
             if !self.blocked.is_empty() {
                 self.admit_blocked(now); // two requests may have become one
@@ -259,15 +259,7 @@ impl BlockQueue {
             return None;
         }
         debug_assert!(!self.merging && self.blocked.is_empty());
-        let tag = self.alloc_rq();
-        let rq = &mut self.rqs[tag as usize];
-        rq.op = op;
-        rq.offset = offset;
-        rq.len = len;
-        rq.process = process;
-        rq.started_at = now;
-        rq.host = host;
-        rq.merged = NO_BIO;
+        let tag = self.new_request(host, op, offset, len, process, now);
         self.allocated += 1;
         self.disk.start(now);
         self.in_device += 1;
@@ -285,6 +277,13 @@ impl BlockQueue {
     /// A new request for one bio, into the scheduler.
     #[inline]
     fn insert_request(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) {
+        let tag = self.new_request(host, op, offset, len, process, now);
+        self.enqueue(tag, op, offset, len, now);
+    }
+
+    /// A request slot for one bio, filled; its tag.
+    #[inline(always)]
+    fn new_request(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
         let tag = self.alloc_rq();
         // Filled field by field in place: a whole-struct copy through the stack costs a
         // store-forwarding stall on this path.
@@ -296,7 +295,7 @@ impl BlockQueue {
         rq.started_at = now;
         rq.host = host;
         rq.merged = NO_BIO;
-        self.enqueue(tag, op, offset, len, now);
+        tag
     }
 
     /// Bios a task submitted under one plug (io_submit of a batch): each joins the last
