@@ -323,6 +323,11 @@ def _array_lines(name: str, i: dict) -> list[str]:
         lines.append(f"  stripe heads {heads}: read-modify-write {i['rmw_stripe_heads']}, "
                      f"reconstruct-write {i['rcw_stripe_heads']}, full stripe {i['full_stripe_heads']}; "
                      f"stripe threads busy {100 * i['controller_utilization']:.1f}%")
+    if i["bitmap_chunk_bytes"]:
+        lines.append(f"  write-intent bitmap ({format_bytes(i['bitmap_chunk_bytes'])} chunks): "
+                     f"{i['bitmap_bits_set']} bits set in {i['bitmap_updates']} updates "
+                     f"({format_bytes(i['bitmap_write_bytes'])} written to the members), "
+                     f"{i['bitmap_waits']} host writes held for one")
     if i["reconstructed_bytes"]:
         lines.append(f"  rebuilt on read from the other members: {format_bytes(i['reconstructed_bytes'])}")
     if i["host_bytes_written"]:

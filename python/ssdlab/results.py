@@ -259,6 +259,12 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "reconstructed_bytes": a["reconstructed_bytes"],
         "discard_dropped_bytes": a["discard_dropped_bytes"],
         "stripe_waits": a["stripe_waits"],
+        # md's write-intent bitmap (chunk 0: none).
+        "bitmap_chunk_bytes": a["bitmap_chunk_bytes"],
+        "bitmap_bits_set": a["bitmap_bits_set"],
+        "bitmap_updates": a["bitmap_updates"],
+        "bitmap_write_bytes": a["bitmap_write_bytes"],
+        "bitmap_waits": a["bitmap_waits"],
     }
 
 

@@ -185,7 +185,7 @@ class Array:
             "kind": "array",
             "level": f"raid{self.level}",
             "chunk_bytes": self.chunk,
-            "engine": self.engine.to_core(),
+            "engine": self.engine.to_core(self.nominal_member_bytes),
             "members": [d.target_core(io) for d in self.members],
             "failures": [{"member": m, "at_ns": at} for m, at in self.failures],
             "spares": [d.target_core(io) for d in self.spares],
@@ -193,9 +193,20 @@ class Array:
         }
 
     @property
+    def nominal_member_bytes(self) -> float:
+        """The smallest member's size as the real drive has it (not as simulated, scaled):
+        what mdadm would have seen when it created the array."""
+        return min(d.core["capacity_bytes"] / d.scale for d in self.members)
+
+    @property
     def member_bytes(self) -> int:
-        """Bytes of each member the array uses (whole chunks)."""
+        """Bytes of each member the array uses: whole chunks, less md's write-intent bitmap's
+        pages (one bit per bitmap chunk, kept past the data as the core places them)."""
         smallest = min(d.core["capacity_bytes"] for d in self.members)
+        bitmap_chunk = self.core()["engine"].get("bitmap_chunk_bytes", 0) if self.level != 0 else 0
+        if bitmap_chunk:
+            bits = -(-smallest // bitmap_chunk)
+            smallest -= -(-bits // (8 * 4096)) * 4096
         return smallest // self.chunk * self.chunk
 
     @property
@@ -355,7 +366,7 @@ def _check_array(arr: Array, where, engine_ref: str | Path | None = None, engine
     if problem is None:
         return
     key, message = problem
-    engine_key = None if key or engine_ref is None else value_key(arr.engine.to_core(), message)
+    engine_key = None if key or engine_ref is None else value_key(arr.engine.to_core(arr.nominal_member_bytes), message)
     if engine_key is not None:
         at, name = engine_place(engine_ref, engine_key)
         head = f"{engine_option} {at}" if engine_option else f"{where('engine')}: array '{arr.name}': {at}"

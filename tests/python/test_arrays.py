@@ -56,13 +56,20 @@ def test_an_array_target_reports_itself_and_every_member(tmp_path):
     assert md0["aggr_read_ios"] == sum(m["read_ios"] for m in members) // 4
     assert md0["aggr_util"] == max(m["util"] for m in members)
     assert "aggr_util" not in fio["disk_util"][5]
-    # RAID 5 small writes: two member reads and two member writes each.
-    assert sum(m["write_ios"] for m in members) == 4000
-    assert sum(m["read_ios"] for m in members) == 4000
+    # RAID 5 small writes: two member reads and two member writes each; and md's write-intent
+    # bitmap (mdadm adds one to 256 GB members), whose updates write a page to each member.
     i = r.internal("md0")
+    assert i["bitmap_chunk_bytes"] == 64 << 20 and i["bitmap_bits_set"] == 2  # 85 MB of each member
+    assert i["bitmap_updates"] >= 1 and i["bitmap_write_bytes"] == 4 * 4096 * i["bitmap_updates"]
+    assert sum(m["write_ios"] for m in members) == 4000 + i["bitmap_write_bytes"] // 4096
+    assert sum(m["read_ios"] for m in members) == 4000
     assert i["kind"] == "array" and i["level"] == "raid5" and i["members"] == ["sda", "sdb", "sdc", "sdd"]
-    assert i["raid_write_factor"] == pytest.approx(2.0)
+    host = i["host_bytes_written"]
+    assert (i["member_bytes_written"] - i["bitmap_write_bytes"]) / host == pytest.approx(2.0)
     assert i["rmw_stripe_heads"] + i["rcw_stripe_heads"] == 2000
+    from ssdlab.report import format_normal
+
+    assert "write-intent bitmap (64.0MiB chunks): 2 bits set in 2 updates" in format_normal(r)
     devices = {d["name"]: d for d in fio["ssdlab"]["devices"]}
     assert devices["sda"]["array"] == "md0" and "array" not in devices["md0"]
     assert devices["sda"]["kind"] == "nand-ssd" and devices["sda"]["waf"] is not None
@@ -171,3 +178,28 @@ def test_jobs_address_the_array_not_its_members(tmp_path):
         build(JOB.replace("/dev/md0", "/dev/sdb"), system=write(tmp_path, ARRAY))
     with pytest.raises(FioJobError, match="/dev/md9 names no device of the system"):
         build(JOB.replace("/dev/md0", "/dev/md9"), system=write(tmp_path, ARRAY))
+
+
+def test_md_gets_mdadms_bitmap_on_members_over_100_gib_only():
+    """mdadm adds an internal write-intent bitmap (64 MiB chunks) when each member offers
+    more than 100 GiB, judged on the real drive's size, not the scaled simulation's."""
+    def chunk(profile, **kw):
+        arr = ssdlab.raid(profile, level=5, drives=3, chunk="64k", scale=0.02, **kw).arrays[0]
+        return arr.core()["engine"]["bitmap_chunk_bytes"], arr
+
+    big, arr = chunk("samsung-850-pro")  # 256 GB
+    assert big == 64 << 20
+    assert chunk("samsung-830-64gb")[0] == 0  # 64 GB: none
+    assert chunk("samsung-830-64gb", engine_set={"bitmap": "internal", "bitmap_chunk": "1MiB"})[0] == 1 << 20
+    assert chunk("samsung-850-pro", engine_set={"bitmap": "none"})[0] == 0
+    # The bitmap's pages live past the data (here in the tail beyond the last whole chunk);
+    # Python and the core agree on what is left.
+    for a in (arr, chunk("samsung-850-pro", engine_set={"bitmap": "none"})[1],
+              chunk("samsung-850-pro", engine_set={"bitmap_chunk": "4KiB"})[1]):
+        assert a.capacity == 2 * a.member_bytes
+    tiny = chunk("samsung-850-pro", engine_set={"bitmap_chunk": "4KiB"})[1].member_bytes
+    assert arr.member_bytes - tiny == 2 * (64 << 10), "38 pages: the tail past the last chunk and two more"
+    # A bitmap chunk md would refuse is a one-line error naming the key.
+    with pytest.raises(Exception, match="bitmap_chunk"):
+        ssdlab.raid("samsung-850-pro", level=5, drives=3, chunk="64k", scale=0.02,
+                    engine_set={"bitmap_chunk": "3MiB"})

@@ -577,3 +577,93 @@ fn sequentially_filled_members_are_left_as_their_own_fill_would_leave_them() {
     assert!(x.iter().zip(&y).all(|(x, y)| x == y), "a shared fill differs from the member's own");
     assert!(x[0].lookup(0).is_some() && x[3].lookup(0).is_none(), "members filled, the spare fresh");
 }
+
+fn with_bitmap(mut a: ArrayConfig, chunk: u64) -> ArrayConfig {
+    let EngineConfig::Md(md) = &mut a.engine else { unreachable!("md arrays") };
+    md.bitmap_chunk_bytes = chunk;
+    a
+}
+
+fn bitmap_report(r: &SimResult) -> (u64, u64, u64, u64) {
+    let a = r.devices[0].internal.array.as_ref().unwrap();
+    (a.bitmap_bits_set, a.bitmap_updates, a.bitmap_write_bytes, a.bitmap_waits)
+}
+
+/// md's write-intent bitmap: the first write to a chunk waits while its bit is written to
+/// every member; later writes to the chunk find it set. Member bytes are the host's times the
+/// level's factor plus the bitmap's pages.
+#[test]
+fn md_writes_a_chunks_bit_to_every_member_before_its_first_write() {
+    let mut j = job(RwMode::Write, 4 * K, 1, 1000);
+    j.region_size = 4 * MIB;
+    let r = run(&spec(with_bitmap(array(RaidLevel::Raid5, 4, 64 * K), 64 * MIB), vec![j.clone()])).unwrap();
+    assert_eq!(r.jobs[0].write.ios, 1000);
+    // One 64 MiB chunk of each member holds the 4 MiB written: one bit, one update.
+    assert_eq!(bitmap_report(&r), (1, 1, 4 * 4096, 1));
+    assert_eq!(member_sum(&r, |m| m.disk.write_sectors * 512), 2 * 1000 * 4 * K + 4 * 4096);
+    assert!(members(&r).iter().all(|m| m.disk.write_ios >= 1), "every member got the bitmap page");
+
+    // Random writes over many small chunks: each chunk's bit is set once, by updates that
+    // each write one page to each member (1 GiB members, 1 MiB chunks: one page).
+    let mut j = job(RwMode::Randwrite, 4 * K, 16, 3000);
+    j.region_size = 256 * MIB;
+    let r = run(&spec(with_bitmap(array(RaidLevel::Raid5, 4, 64 * K), MIB), vec![j])).unwrap();
+    assert_eq!(r.jobs[0].write.ios, 3000);
+    let (bits, updates, bytes, waits) = bitmap_report(&r);
+    assert!(bits <= 1024 && bits > 80, "{bits} bits over {} MiB of each member", 256 / 3);
+    assert!(updates >= 1 && updates <= bits, "{updates} updates for {bits} bits");
+    assert_eq!(bytes, updates * 4 * 4096);
+    assert!(waits >= bits && waits <= 3000, "{waits} writes held");
+    assert_eq!(member_sum(&r, |m| m.disk.write_sectors * 512), 2 * 3000 * 4 * K + bytes);
+
+    // No bitmap: none of it.
+    let r = run(&spec(array(RaidLevel::Raid5, 4, 64 * K), vec![job(RwMode::Randwrite, 4 * K, 16, 3000)])).unwrap();
+    assert_eq!(bitmap_report(&r), (0, 0, 0, 0));
+}
+
+/// A write that must wait for its bit takes longer: at queue depth 1, each update adds a
+/// member write's time (the drive's write buffer takes a page in about 8 us) to the run.
+#[test]
+fn md_bitmap_updates_slow_writes_to_clean_chunks() {
+    // 1 MiB writes at QD1 over 512 KiB chunks (each write is 1/3 MiB of a member): two
+    // writes in three set a bit, each with an update of its own.
+    let mut j1 = job(RwMode::Write, MIB, 1, 200);
+    j1.region_size = 600 * MIB;
+    let plain = run(&spec(array(RaidLevel::Raid5, 4, 64 * K), vec![j1.clone()])).unwrap();
+    let held = run(&spec(with_bitmap(array(RaidLevel::Raid5, 4, 64 * K), 512 * K), vec![j1])).unwrap();
+    let (bits, updates, _, waits) = bitmap_report(&held);
+    assert!((130..=140).contains(&bits) && updates == bits && waits == bits, "{bits} bits, {updates} updates, {waits} held");
+    assert!(
+        held.end_ns > plain.end_ns + bits * 5_000,
+        "an update per write should cost time: {} vs {} ns",
+        held.end_ns,
+        plain.end_ns
+    );
+}
+
+/// The bitmap daemon clears a chunk's bit two sweeps after its last write (5 s each), so a
+/// second pass over the same chunks 30 s later sets them again, one 1 s later does not;
+/// while the array is degraded, bits stay set.
+#[test]
+fn md_clears_idle_bits_after_two_sweeps_but_not_while_degraded() {
+    let pass = |delay_ns: u64, name: &str| {
+        let mut j = job(RwMode::Write, 64 * K, 4, 64);
+        j.name = name.into();
+        j.region_size = 4 * MIB;
+        j.start_delay_ns = delay_ns;
+        j
+    };
+    let bits = |second_after: u64, fail: bool| {
+        let mut a = with_bitmap(array(RaidLevel::Raid5, 4, 64 * K), MIB);
+        if fail {
+            a.failures = vec![MemberFailure { member: "sdb".into(), at_ns: 0 }];
+        }
+        let r = run(&spec(a, vec![pass(0, "first"), pass(second_after, "second")])).unwrap();
+        assert_eq!(r.jobs[1].write.ios, 64);
+        bitmap_report(&r).0
+    };
+    // 4 MiB of the array is 4/3 MiB of each member: two 1 MiB chunks.
+    assert_eq!(bits(1_000_000_000, false), 2);
+    assert_eq!(bits(30_000_000_000, false), 4);
+    assert_eq!(bits(30_000_000_000, true), 2);
+}

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 from .tomlpos import locate
@@ -485,8 +485,27 @@ class MdEngine(_Section):
     parity_rate: Rate = Field(description="parity computation over source bytes, one core")
     sync_speed_min: Rate = Field(description="rebuild speed below which md never yields, per member")
     sync_speed_max: Rate = Field(description="rebuild speed cap per member")
+    bitmap: Literal["auto", "internal", "none"] = Field(
+        default="auto", description="write-intent bitmap; auto: internal on members over 100 GiB, as mdadm creates")
+    bitmap_chunk: Size = Field(default=64 << 20, gt=0, description="member bytes per bitmap bit")
+    bitmap_delay: TimeNs = Field(default=5_000_000_000, gt=0, description="bitmap daemon period")
 
-    def to_core(self) -> dict[str, Any]:
+    @field_validator("bitmap_chunk")
+    @classmethod
+    def _power_of_two(cls, v: int) -> int:
+        if v < 512 or v & (v - 1):
+            raise ValueError(f"md takes a power of two of at least 512 bytes, got {v}")
+        return v
+
+    def bitmap_chunk_bytes(self, member_bytes: float | None) -> int:
+        """The bitmap's chunk for members of ``member_bytes`` (as the real drives are, not as
+        scaled), 0 for none. mdadm's Create.c adds an internal bitmap when each member
+        offers more than 100 GiB."""
+        if self.bitmap == "none" or (self.bitmap == "auto" and (member_bytes or 0) <= 100 << 30):
+            return 0
+        return self.bitmap_chunk
+
+    def to_core(self, member_bytes: float | None = None) -> dict[str, Any]:
         return {
             "kind": "md",
             "stripe_cache_size": self.stripe_cache_size,
@@ -495,6 +514,8 @@ class MdEngine(_Section):
             "parity_bytes_per_s": self.parity_rate,
             "sync_speed_min_bytes_per_s": self.sync_speed_min,
             "sync_speed_max_bytes_per_s": self.sync_speed_max,
+            "bitmap_chunk_bytes": self.bitmap_chunk_bytes(member_bytes),
+            "bitmap_daemon_sleep_ns": self.bitmap_delay,
         }
 
 
@@ -512,7 +533,7 @@ class StreamingEngine(_Section):
     rebuild_depth: int = Field(ge=1)
     rebuild_share: float = Field(gt=0, le=1)
 
-    def to_core(self) -> dict[str, Any]:
+    def to_core(self, member_bytes: float | None = None) -> dict[str, Any]:
         return {
             "kind": "streaming",
             "cores": self.cores,
@@ -541,7 +562,7 @@ class HwRaidEngine(_Section):
     # What a destage rewrites of a partly written strip: its dirty sectors, or the whole strip.
     rmw_unit: Literal["sector", "strip"] = "sector"
 
-    def to_core(self) -> dict[str, Any]:
+    def to_core(self, member_bytes: float | None = None) -> dict[str, Any]:
         return {
             "kind": "hwraid",
             "cache_bytes": self.cache,

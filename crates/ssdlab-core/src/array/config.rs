@@ -87,6 +87,17 @@ pub struct MdConfig {
     /// bytes per second.
     pub sync_speed_min_bytes_per_s: f64,
     pub sync_speed_max_bytes_per_s: f64,
+    /// The write-intent bitmap's chunk (bytes of a member per bit); 0: no bitmap. mdadm adds
+    /// one, of 64 MiB chunks, to arrays of members over 100 GiB (the profile layer decides).
+    #[serde(default)]
+    pub bitmap_chunk_bytes: u64,
+    /// The bitmap daemon's period (mdadm's `--delay`, 5 s by default).
+    #[serde(default = "default_bitmap_daemon_sleep")]
+    pub bitmap_daemon_sleep_ns: Time,
+}
+
+fn default_bitmap_daemon_sleep() -> Time {
+    5_000_000_000
 }
 
 impl Default for MdConfig {
@@ -99,6 +110,8 @@ impl Default for MdConfig {
             parity_bytes_per_s: 18e9,
             sync_speed_min_bytes_per_s: 1_000.0 * 1024.0,
             sync_speed_max_bytes_per_s: 200_000.0 * 1024.0,
+            bitmap_chunk_bytes: 0,
+            bitmap_daemon_sleep_ns: default_bitmap_daemon_sleep(),
         }
     }
 }
@@ -166,6 +179,17 @@ impl EngineConfig {
                         format!("sync speeds must be positive with max >= min, got min {lo}, max {hi}"),
                     ));
                 }
+                // md refuses a bitmap chunk that is not a power of two (md-bitmap.c).
+                let c = md.bitmap_chunk_bytes;
+                if c != 0 && (!c.is_power_of_two() || c < 512) {
+                    return Err(ConfigError::new(
+                        "engine.bitmap_chunk_bytes",
+                        format!("must be 0 (no bitmap) or a power of two of at least 512 bytes, got {c}"),
+                    ));
+                }
+                if md.bitmap_daemon_sleep_ns == 0 {
+                    return Err(ConfigError::new("engine.bitmap_daemon_sleep_ns", "must be positive".into()));
+                }
                 Ok(())
             }
             EngineConfig::Hwraid(h) => h.validate().map_err(|m| ConfigError::new("engine", m)),
@@ -226,10 +250,26 @@ pub struct ArrayConfig {
 pub const VERIFY_MAX_BYTES: u64 = 1 << 30;
 
 impl ArrayConfig {
-    /// Bytes of each member the array uses: the members' common size, whole chunks.
+    /// Bytes of each member the array uses: the members' common size less the bitmap's
+    /// space, whole chunks.
     pub fn member_bytes(&self) -> u64 {
         let smallest = self.members.iter().map(|m| m.device.capacity_bytes()).min().unwrap_or(0);
-        smallest / self.chunk_bytes.max(1) * self.chunk_bytes.max(1)
+        let usable = match self.bitmap_chunk() {
+            Some(c) => smallest.saturating_sub(super::bitmap::WriteIntentBitmap::bytes_for(smallest, c)),
+            None => smallest,
+        };
+        usable / self.chunk_bytes.max(1) * self.chunk_bytes.max(1)
+    }
+
+    /// The write-intent bitmap's chunk, if the array keeps one: md's engine with a bitmap
+    /// configured, at a level with redundancy.
+    pub fn bitmap_chunk(&self) -> Option<u64> {
+        match &self.engine {
+            EngineConfig::Md(md) if md.bitmap_chunk_bytes > 0 && self.level != RaidLevel::Raid0 => {
+                Some(md.bitmap_chunk_bytes)
+            }
+            _ => None,
+        }
     }
 
     /// Bytes the array offers the host.

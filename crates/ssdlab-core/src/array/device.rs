@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
+use super::bitmap::{WriteIntentBitmap, BITMAP_PAGE};
 use super::config::{ArrayConfig, EngineConfig, RaidLevel, PAGE};
 use super::layout::Layout;
 use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
@@ -65,6 +66,14 @@ pub struct ArrayReport {
     pub discard_dropped_bytes: u64,
     /// Requests that waited for a locked stripe or for free stripe heads.
     pub stripe_waits: u64,
+    /// md's write-intent bitmap (0 chunk: none): bits set, updates that wrote pages, member
+    /// bytes they wrote (a page to every in-sync member each), and host writes held for an
+    /// update.
+    pub bitmap_chunk_bytes: u64,
+    pub bitmap_bits_set: u64,
+    pub bitmap_updates: u64,
+    pub bitmap_write_bytes: u64,
+    pub bitmap_waits: u64,
     /// Busy time of the stripe-handling threads, summed, ns; and how many there are.
     pub handler_busy_ns: u64,
     pub handler_threads: u32,
@@ -95,6 +104,8 @@ enum Stage {
     #[default]
     Free,
     Waiting,
+    /// Admitted, held until md's next bitmap update is on the members.
+    Bitmap,
     Reading,
     Handling,
     Writing,
@@ -136,6 +147,10 @@ struct Slot {
     captured: Option<Captured>,
     /// Under way when a member failed: a rebuild waits for it.
     before_failure: bool,
+    /// The bitmap chunks a write holds (from its bitmap check until it is done).
+    bitmap_chunks: Option<(u32, u32)>,
+    /// md's bitmap update: its page writes.
+    bitmap_update: bool,
 }
 
 /// A data-verified array's bytes: the members' ([`DataArray`]) and what the host wrote
@@ -309,7 +324,18 @@ pub struct Array<D> {
     armed: Vec<crate::block::iosched::ArmedTimer>,
     report: ArrayReport,
     host_bytes: [u64; 2],
+    /// md's write-intent bitmap, where its pages start on each member, the writes held for
+    /// an update (with the update each waits for), and the stripes raid5d could not handle
+    /// while it waited for an update's writes.
+    bitmap: Option<WriteIntentBitmap>,
+    bitmap_base: u64,
+    bitmap_held: VecDeque<(u32, u64)>,
+    raid5d_waits: bool,
+    handling_held: Vec<u32>,
 }
+
+/// The process md's own threads (raid5d) issue I/O as.
+const MD_THREAD_PROCESS: u32 = u32::MAX - 1;
 
 /// A member's context: its events travel as the array's, its completions are collected.
 struct MemberCtx<'a, C> {
@@ -372,7 +398,15 @@ impl<D: BlockDevice> Array<D> {
             chunk_bytes: cfg.chunk_bytes,
             members: members.len() as u32,
             handler_threads: handler.threads.len() as u32,
+            bitmap_chunk_bytes: cfg.bitmap_chunk().unwrap_or(0),
             ..Default::default()
+        };
+        let member_bytes = layout.rows * layout.chunk;
+        let bitmap = match (&cfg.engine, cfg.bitmap_chunk()) {
+            (EngineConfig::Md(md), Some(chunk)) => {
+                Some(WriteIntentBitmap::new(member_bytes, chunk, md.bitmap_daemon_sleep_ns))
+            }
+            _ => None,
         };
         Ok(Array {
             layout,
@@ -406,6 +440,11 @@ impl<D: BlockDevice> Array<D> {
             armed: Vec::new(),
             report,
             host_bytes: [0; 2],
+            bitmap,
+            bitmap_base: member_bytes,
+            bitmap_held: VecDeque::new(),
+            raid5d_waits: false,
+            handling_held: Vec::new(),
         })
     }
 
@@ -445,6 +484,11 @@ impl<D: BlockDevice> Array<D> {
             armed: self.armed,
             report: self.report,
             host_bytes: self.host_bytes,
+            bitmap: self.bitmap,
+            bitmap_base: self.bitmap_base,
+            bitmap_held: self.bitmap_held,
+            raid5d_waits: self.raid5d_waits,
+            handling_held: self.handling_held,
         }
     }
 
@@ -482,7 +526,7 @@ impl<D: BlockDevice> Array<D> {
         // Like md's resync barrier: the rebuild waits for the requests already under way,
         // planned for the old health, to finish.
         for slot in &mut self.slots {
-            if matches!(slot.stage, Stage::Reading | Stage::Handling | Stage::Writing) && !slot.before_failure {
+            if matches!(slot.stage, Stage::Bitmap | Stage::Reading | Stage::Handling | Stage::Writing) && !slot.before_failure {
                 slot.before_failure = true;
                 self.barrier += 1;
             }
@@ -647,6 +691,11 @@ impl<D: BlockDevice> Array<D> {
             let whole = after >= self.layout.rows * self.layout.chunk;
             self.health.set_in_sync_below(role, if whole { u64::MAX } else { after });
             self.health_epoch += 1;
+            if !self.health.is_degraded() {
+                if let Some(b) = self.bitmap.as_mut() {
+                    b.array_whole(now);
+                }
+            }
             if !self.waiting.is_empty() {
                 self.admit_waiting(ctx);
             }
@@ -874,6 +923,9 @@ impl<D: BlockDevice> Array<D> {
     /// Issue slot `s`'s reads. `in_event`: called from an event rather than from `submit`
     /// (a request with nothing at all to do must not complete inside `submit`).
     fn read(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        if self.bitmap.is_some() && self.held_for_bitmap(s, ctx) {
+            return;
+        }
         let [heads, rmw, rcw, full, parity, rebuilt, dropped] = self.slots[s as usize].stats;
         let r = &mut self.report;
         r.stripe_heads += heads;
@@ -888,6 +940,91 @@ impl<D: BlockDevice> Array<D> {
         }
         if self.issue_stage::<false>(s, ctx) {
             self.handle_stripes(s, in_event, ctx);
+        }
+    }
+
+    /// md's write-intent bitmap: host write `s`, admitted, sets the bits of the chunks it
+    /// writes and waits for the next bitmap update (raid5's `STRIPE_BIT_DELAY`), unless none
+    /// is needed: no bit to write and no update under way. Returns whether it waits.
+    fn held_for_bitmap(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
+        let slot = &mut self.slots[s as usize];
+        if slot.upper == NO_UPPER || slot.op != Some(Op::Write) || slot.writes.is_empty() || slot.bitmap_chunks.is_some() {
+            return false;
+        }
+        let lo = slot.writes.iter().map(|w| w.offset).min().expect("checked");
+        let hi = slot.writes.iter().map(|w| w.offset + w.len).max().expect("checked");
+        let b = self.bitmap.as_mut().expect("checked");
+        let chunks = b.chunks_of(lo, hi);
+        slot.bitmap_chunks = Some(chunks);
+        b.start_write(chunks, ctx.now());
+        if !b.has_dirty() && !b.update_under_way() {
+            return false;
+        }
+        slot.stage = Stage::Bitmap;
+        self.bitmap_held.push_back((s, b.next_update()));
+        self.report.bitmap_waits += 1;
+        if !b.update_under_way() {
+            self.start_bitmap_update(ctx);
+        }
+        true
+    }
+
+    /// raid5d writes the bitmap's dirty pages to every in-sync member and waits for them;
+    /// with one stripe thread, no stripe is handled meanwhile. An update with nothing to
+    /// write is over at once.
+    fn start_bitmap_update(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let pages = self.bitmap.as_mut().expect("an md bitmap").begin_update();
+        let targets: Vec<u16> =
+            (0..self.layout.n as u16).filter(|&r| self.health.in_sync_below(r as u32) == u64::MAX).collect();
+        if pages.is_empty() || targets.is_empty() {
+            self.bitmap_update_done(ctx);
+            return;
+        }
+        let s = self.alloc();
+        let slot = &mut self.slots[s as usize];
+        slot.upper = NO_UPPER;
+        slot.process = MD_THREAD_PROCESS;
+        slot.op = Some(Op::Write);
+        slot.len = pages.len() as u64 * BITMAP_PAGE * targets.len() as u64;
+        slot.offset = self.bitmap_base;
+        slot.epoch = self.health_epoch;
+        slot.rows = None;
+        slot.stripe_heads = 0;
+        slot.handling_ns = 0;
+        slot.stats = [0; 7];
+        slot.bitmap_update = true;
+        slot.writes.clear();
+        for &page in &pages {
+            for &role in &targets {
+                let offset = self.bitmap_base + page * BITMAP_PAGE;
+                slot.writes.push(MemberIo { member: role, op: Op::Write, offset, len: BITMAP_PAGE });
+            }
+        }
+        self.report.bitmap_write_bytes += slot.len;
+        self.raid5d_waits = self.handler.threads.len() == 1;
+        let none = self.issue_stage::<true>(s, ctx);
+        debug_assert!(!none, "an update with pages writes them");
+    }
+
+    /// A bitmap update is on the members: raid5d goes on with the stripes it held, the writes
+    /// held for this update go, and those that came meanwhile get the next update.
+    fn bitmap_update_done(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let b = self.bitmap.as_mut().expect("an md bitmap");
+        b.finish_update();
+        let finished = b.finished();
+        self.raid5d_waits = false;
+        for s in std::mem::take(&mut self.handling_held) {
+            self.handle_stripes(s, true, ctx);
+        }
+        while let Some(&(s, update)) = self.bitmap_held.front() {
+            if update > finished {
+                break;
+            }
+            self.bitmap_held.pop_front();
+            self.read(s, true, ctx);
+        }
+        if !self.bitmap_held.is_empty() && !self.bitmap.as_ref().expect("checked").update_under_way() {
+            self.start_bitmap_update(ctx);
         }
     }
 
@@ -918,6 +1055,11 @@ impl<D: BlockDevice> Array<D> {
     fn handle_stripes(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let slot = &mut self.slots[s as usize];
         slot.stage = Stage::Handling;
+        if slot.handling_ns > 0 && self.raid5d_waits {
+            // raid5d is waiting for a bitmap update's writes (`md_bitmap_unplug`).
+            self.handling_held.push(s);
+            return;
+        }
         if slot.handling_ns > 0 || (!in_event && slot.writes.is_empty()) {
             let at = self.handler.threads.reserve(ctx.now(), slot.handling_ns);
             ctx.schedule(at, ArrayEvent::Handled(s));
@@ -1097,6 +1239,12 @@ impl<D: BlockDevice> Array<D> {
             self.barrier == 0
         };
         let op = slot.op.take().expect("a request in work has an operation");
+        let bitmap_update = std::mem::take(&mut slot.bitmap_update);
+        if let Some(chunks) = slot.bitmap_chunks.take() {
+            let degraded = self.health.is_degraded();
+            self.bitmap.as_mut().expect("a write held bitmap chunks").end_write(chunks, ctx.now(), degraded);
+        }
+        let slot = &mut self.slots[s as usize];
         // Every slot that took stripe heads was admitted; the count is cleared so that a
         // slot reused without a plan (a write taken into a controller's cache) holds none.
         let heads_released = std::mem::take(&mut slot.stripe_heads);
@@ -1121,6 +1269,9 @@ impl<D: BlockDevice> Array<D> {
         }
         if destage {
             self.destage_done(len, ctx);
+        }
+        if bitmap_update {
+            self.bitmap_update_done(ctx);
         }
         if barrier_lifted {
             self.pump_rebuild(ctx);
@@ -1175,6 +1326,10 @@ impl<D: BlockDevice> Array<D> {
             array.verified_bytes = v.checked_bytes;
             array.data_errors = v.errors;
             array.first_data_error = v.first_error.clone();
+        }
+        if let Some(b) = &self.bitmap {
+            array.bitmap_bits_set = b.stats.bits_set;
+            array.bitmap_updates = b.stats.updates;
         }
         if let Some(c) = &self.controller {
             array.cache_read_hits = c.read_hits;

@@ -5,6 +5,7 @@
 //! between read-modify-write and reconstruct-write included), and [`device`] carries the
 //! plans out in simulated time through the engine's stripe handling.
 
+pub mod bitmap;
 pub mod config;
 pub mod data;
 pub mod device;
