@@ -667,3 +667,28 @@ fn md_clears_idle_bits_after_two_sweeps_but_not_while_degraded() {
     assert_eq!(bits(30_000_000_000, false), 4);
     assert_eq!(bits(30_000_000_000, true), 2);
 }
+
+/// raid5d alone waits for a bitmap update's writes and handles no stripe meanwhile: reads of
+/// a degraded array (all through the stripe cache) wait behind updates. With a second
+/// stripe thread (and stripe work too cheap for it to matter otherwise) they do not.
+#[test]
+fn raid5d_handles_no_stripe_while_it_waits_for_a_bitmap_update() {
+    let read_latency = |threads: u32| {
+        let mut a = with_bitmap(array(RaidLevel::Raid5, 4, 64 * K), 4 * K);
+        let EngineConfig::Md(md) = &mut a.engine else { unreachable!() };
+        md.group_thread_cnt = threads;
+        md.stripe_head_ns = 1;
+        md.parity_bytes_per_s = 1e15;
+        a.failures = vec![MemberFailure { member: "sdd".into(), at_ns: 0 }];
+        // A writer whose every write sets bits (4 KiB bitmap chunks), and a reader.
+        let mut w = job(RwMode::Write, 256 * K, 1, 400);
+        w.name = "w".into();
+        let mut rd = job(RwMode::Randread, 4 * K, 4, 4000);
+        rd.name = "r".into();
+        let r = run(&spec(a, vec![w, rd])).unwrap();
+        assert!(bitmap_report(&r).1 >= 400, "an update per write");
+        r.jobs[1].read.clat.mean
+    };
+    let (alone, helped) = (read_latency(0), read_latency(1));
+    assert!(alone > helped * 1.02, "reads {alone:.0} ns with raid5d alone, {helped:.0} ns with a second thread");
+}
