@@ -322,6 +322,7 @@ def _array_lines(name: str, i: dict) -> list[str]:
     if heads:
         lines.append(f"  stripe heads {heads}: read-modify-write {i['rmw_stripe_heads']}, "
                      f"reconstruct-write {i['rcw_stripe_heads']}, full stripe {i['full_stripe_heads']}; "
+                     f"found whole in the stripe cache {i['stripe_cache_hits']}; "
                      f"stripe threads busy {100 * i['controller_utilization']:.1f}%")
     if i["bitmap_chunk_bytes"]:
         lines.append(f"  write-intent bitmap ({format_bytes(i['bitmap_chunk_bytes'])} chunks): "

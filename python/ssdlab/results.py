@@ -259,6 +259,8 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "reconstructed_bytes": a["reconstructed_bytes"],
         "discard_dropped_bytes": a["discard_dropped_bytes"],
         "stripe_waits": a["stripe_waits"],
+        # md: stripe heads found whole in the stripe cache (their requests read nothing).
+        "stripe_cache_hits": a["stripe_cache_hits"],
         # md's write-intent bitmap (chunk 0: none).
         "bitmap_chunk_bytes": a["bitmap_chunk_bytes"],
         "bitmap_bits_set": a["bitmap_bits_set"],

@@ -58,8 +58,11 @@ fn raid5_small_random_writes_cost_two_reads_and_two_writes_each() {
         let r = run(&spec(array(RaidLevel::Raid5, n, 64 * K), vec![job(RwMode::Randwrite, 4 * K, 16, 3000)])).unwrap();
         assert_eq!(r.jobs[0].write.ios, 3000);
         assert_eq!(member_sum(&r, |m| m.disk.write_ios), 6000, "n = {n}");
-        assert_eq!(member_sum(&r, |m| m.disk.read_ios), 6000, "n = {n}");
+        // A write whose stripe head is still whole in md's stripe cache reads nothing (with
+        // four members reconstruct-write ties with read-modify-write and leaves heads whole).
         let a = r.devices[0].internal.array.as_ref().unwrap();
+        assert_eq!(member_sum(&r, |m| m.disk.read_ios), 2 * (3000 - a.stripe_cache_hits), "n = {n}");
+        assert!(if n == 4 { a.stripe_cache_hits > 0 } else { a.stripe_cache_hits == 0 }, "n = {n}");
         assert_eq!(a.rmw_stripe_heads + a.rcw_stripe_heads, 3000);
         assert_eq!(r.devices[0].internal.kind, DeviceKind::Array);
         assert_eq!(r.devices[0].disk.write_ios, 3000, "the array's own counters see host I/O");
@@ -72,7 +75,8 @@ fn raid5_small_random_writes_cost_two_reads_and_two_writes_each() {
 fn raid6_small_writes_cost_three_and_three() {
     let r = run(&spec(array(RaidLevel::Raid6, 6, 64 * K), vec![job(RwMode::Randwrite, 4 * K, 8, 2000)])).unwrap();
     assert_eq!(member_sum(&r, |m| m.disk.write_ios), 6000);
-    assert_eq!(member_sum(&r, |m| m.disk.read_ios), 6000);
+    let hits = r.devices[0].internal.array.as_ref().unwrap().stripe_cache_hits;
+    assert_eq!(member_sum(&r, |m| m.disk.read_ios), 3 * (2000 - hits));
 }
 
 /// Member bytes written = host bytes × the level's factor, for whole-stripe writes.
@@ -691,4 +695,51 @@ fn raid5d_handles_no_stripe_while_it_waits_for_a_bitmap_update() {
     };
     let (alone, helped) = (read_latency(0), read_latency(1));
     assert!(alone > helped * 1.02, "reads {alone:.0} ns with raid5d alone, {helped:.0} ns with a second thread");
+}
+
+/// md's stripe cache keeps a stripe head's pages after its work: sequential 4 KiB writes read
+/// the rest of a column's stripe head once (reconstruct-write, on the row's first chunk) and
+/// find it whole for the row's other chunks.
+#[test]
+fn md_sequential_small_writes_find_their_stripe_heads_whole_in_the_cache() {
+    // RAID 5 of 4, 64 KiB chunks: 48 writes a row, the first 16 on its first data chunk.
+    let r = run(&spec(array(RaidLevel::Raid5, 4, 64 * K), vec![job(RwMode::Write, 4 * K, 1, 3000)])).unwrap();
+    let a = r.devices[0].internal.array.as_ref().unwrap();
+    // 3,000 writes: 62 whole rows and 24 writes of the next, 63 × 16 on first chunks.
+    assert_eq!(a.stripe_cache_hits, 3000 - 63 * 16);
+    assert_eq!(member_sum(&r, |m| m.disk.read_sectors * 512), 2 * 63 * 16 * 4 * K);
+    assert_eq!(member_sum(&r, |m| m.disk.write_sectors * 512), 2 * 3000 * 4 * K);
+    // Random writes over 1 GiB of members almost never come back to a cached head; the
+    // streaming engine keeps no stripe cache.
+    let mut s = array(RaidLevel::Raid5, 4, 64 * K);
+    s.engine = EngineConfig::Streaming(StreamingConfig {
+        cores: 4, request_ns: 1000, parity_bytes_per_s: 1e10, rebuild_unit_bytes: MIB, rebuild_depth: 2, rebuild_share: 0.5,
+    });
+    let r = run(&spec(s, vec![job(RwMode::Write, 4 * K, 1, 3000)])).unwrap();
+    assert_eq!(r.devices[0].internal.array.as_ref().unwrap().stripe_cache_hits, 0);
+    assert_eq!(member_sum(&r, |m| m.disk.read_ios), 2 * 3000);
+}
+
+/// A degraded array reads through the stripe cache: rows just written whole are read back
+/// from it, without a member read; a cache too small for them reads the members.
+#[test]
+fn md_degraded_reads_of_rows_just_written_come_from_the_stripe_cache() {
+    let reads = |cache: u32| {
+        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+        let EngineConfig::Md(md) = &mut a.engine else { unreachable!() };
+        md.stripe_cache_size = cache;
+        a.failures = vec![MemberFailure { member: "sdb".into(), at_ns: 0 }];
+        // Two rows written whole, then read back.
+        let mut w = job(RwMode::Write, 192 * K, 1, 2);
+        w.name = "w".into();
+        let mut rd = job(RwMode::Read, 64 * K, 1, 6);
+        rd.name = "r".into();
+        rd.start_after = vec![0];
+        let r = run(&spec(a, vec![w, rd])).unwrap();
+        assert_eq!(r.jobs[1].read.bytes, 384 * K);
+        (member_sum(&r, |m| m.disk.read_ios), r.devices[0].internal.array.as_ref().unwrap().stripe_cache_hits)
+    };
+    assert_eq!(reads(256), (0, 6 * 16));
+    let (member_reads, hits) = reads(17);
+    assert!(member_reads > 0 && hits < 6 * 16, "{member_reads} member reads, {hits} hits with 17 heads");
 }

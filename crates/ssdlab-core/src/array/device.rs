@@ -20,6 +20,7 @@ use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
 use super::data::{Captured, DataArray};
 use super::hwraid::{strip_destage, Controller, RmwUnit};
 use super::share::{RebuildShare, REBUILD_PROCESS};
+use super::stripe_cache::{request_heads, row_heads, StripeCache};
 use crate::block::{BlockQueue, HostTag, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
 use crate::engine::{MultiServer, Time};
@@ -66,6 +67,8 @@ pub struct ArrayReport {
     pub discard_dropped_bytes: u64,
     /// Requests that waited for a locked stripe or for free stripe heads.
     pub stripe_waits: u64,
+    /// md: stripe heads a request found whole in the stripe cache, so that it read nothing.
+    pub stripe_cache_hits: u64,
     /// md's write-intent bitmap (0 chunk: none): bits set, updates that wrote pages, member
     /// bytes they wrote (a page to every in-sync member each), and host writes held for an
     /// update.
@@ -151,6 +154,9 @@ struct Slot {
     bitmap_chunks: Option<(u32, u32)>,
     /// md's bitmap update: its page writes.
     bitmap_update: bool,
+    /// md: every stripe head it needs is whole in the stripe cache; its reads are not issued
+    /// (kept in its plan for a data-verified array's parity).
+    cache_hit: bool,
 }
 
 /// A data-verified array's bytes: the members' ([`DataArray`]) and what the host wrote
@@ -332,6 +338,9 @@ pub struct Array<D> {
     bitmap_held: VecDeque<(u32, u64)>,
     raid5d_waits: bool,
     handling_held: Vec<u32>,
+    /// md's stripe cache's contents (RAID 5/6), and scratch for a request's stripe heads.
+    stripe_cache: Option<StripeCache>,
+    heads_scratch: Vec<u64>,
 }
 
 /// The process md's own threads (raid5d) issue I/O as.
@@ -445,6 +454,11 @@ impl<D: BlockDevice> Array<D> {
             bitmap_held: VecDeque::new(),
             raid5d_waits: false,
             handling_held: Vec::new(),
+            stripe_cache: match &cfg.engine {
+                EngineConfig::Md(md) if cfg.level.parity_count() > 0 => Some(StripeCache::new(md.stripe_cache_size as usize)),
+                _ => None,
+            },
+            heads_scratch: Vec::new(),
         })
     }
 
@@ -489,6 +503,8 @@ impl<D: BlockDevice> Array<D> {
             bitmap_held: self.bitmap_held,
             raid5d_waits: self.raid5d_waits,
             handling_held: self.handling_held,
+            stripe_cache: self.stripe_cache,
+            heads_scratch: self.heads_scratch,
         }
     }
 
@@ -759,12 +775,49 @@ impl<D: BlockDevice> Array<D> {
         } else {
             plan(&self.layout, &self.health, op, offset, len, load, self.handler.cached_degraded_reads, &mut self.plan);
         }
+        let hit = !self.slots[s as usize].rebuild && self.served_by_stripe_cache(op, offset, len);
         let slot = &mut self.slots[s as usize];
         slot.offset = offset;
         slot.epoch = self.health_epoch;
+        slot.cache_hit = hit;
         self.stage(s);
         if self.slots[s as usize].destage {
             self.fill_strips(s);
+        }
+    }
+
+    /// md: the plan just made reads, and every stripe head it needs is whole in the cache.
+    fn served_by_stripe_cache(&mut self, op: Op, offset: u64, len: u64) -> bool {
+        let Some(cache) = self.stripe_cache.as_ref() else { return false };
+        if cache.is_empty() || self.plan.reads.is_empty() || self.plan.stripe_heads == 0 || !matches!(op, Op::Read | Op::Write) {
+            return false;
+        }
+        request_heads(&self.layout, offset, len, &mut self.heads_scratch);
+        cache.has_all(&self.heads_scratch)
+    }
+
+    /// md: what a finished request leaves in the stripe cache. Its stripe heads are whole
+    /// after a rebuild unit, a write that read nothing or reconstructed its heads, or any
+    /// request served from the cache; a read-modify-write leaves other data unread, and a
+    /// discard drops what it touches.
+    fn update_stripe_cache(&mut self, s: u32, op: Op, rebuild: bool, rows: Option<(u64, u64)>) {
+        let Some(cache) = self.stripe_cache.as_mut() else { return };
+        let slot = &self.slots[s as usize];
+        let keys = &mut self.heads_scratch;
+        if rebuild {
+            let (first, last) = rows.expect("a rebuild unit locks its rows");
+            row_heads(&self.layout, first, last, keys);
+            cache.keep(keys);
+            return;
+        }
+        if slot.upper == NO_UPPER || !(op == Op::Write || op == Op::Trim || slot.cache_hit) {
+            return;
+        }
+        request_heads(&self.layout, slot.offset, slot.len, keys);
+        if op == Op::Trim || (!slot.cache_hit && slot.stats[1] > 0) {
+            cache.drop_heads(keys);
+        } else {
+            cache.keep(keys);
         }
     }
 
@@ -937,6 +990,11 @@ impl<D: BlockDevice> Array<D> {
         r.discard_dropped_bytes += dropped;
         if self.verify.is_some() {
             self.verify_read_stage(s);
+        }
+        let slot = &mut self.slots[s as usize];
+        if slot.cache_hit {
+            self.report.stripe_cache_hits += heads;
+            slot.reads.clear();
         }
         if self.issue_stage::<false>(s, ctx) {
             self.handle_stripes(s, in_event, ctx);
@@ -1240,6 +1298,11 @@ impl<D: BlockDevice> Array<D> {
         };
         let op = slot.op.take().expect("a request in work has an operation");
         let bitmap_update = std::mem::take(&mut slot.bitmap_update);
+        if self.stripe_cache.is_some() {
+            self.update_stripe_cache(s, op, rebuild, released);
+        }
+        let slot = &mut self.slots[s as usize];
+        slot.cache_hit = false;
         if let Some(chunks) = slot.bitmap_chunks.take() {
             let degraded = self.health.is_degraded();
             self.bitmap.as_mut().expect("a write held bitmap chunks").end_write(chunks, ctx.now(), degraded);

@@ -15,6 +15,7 @@ pub mod layout;
 pub mod plan;
 pub mod rebuild;
 pub mod share;
+pub mod stripe_cache;
 
 pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, StreamingConfig};
 pub use device::{Array, ArrayEvent, ArrayReport};
