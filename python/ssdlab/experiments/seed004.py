@@ -15,6 +15,8 @@ What is set, and why:
 * streaming: its ``rebuild_share`` (xiRAID's reconstruction priority, a setting the brief does
   not give) is the engine profile's one calibrated number, taken from the loaded rebuild time;
   the host bandwidths under load and both idle figures follow from the model.
+* md keeps mdadm's default write-intent bitmap for members this large (internal, 64 MiB
+  chunks); the brief built the array with default parameters.
 * chunk: md's default 512 KiB; for xiRAID 16 KiB, the drive's indirection unit (the brief
   says xiRAID's chunk can be matched to it; its value is not given).
 * the nine members hold data (filled once in order), as an array in service does; the brief
