@@ -813,8 +813,12 @@ impl<D: BlockDevice> Array<D> {
         if slot.upper == NO_UPPER || !(op == Op::Write || op == Op::Trim || slot.cache_hit) {
             return;
         }
+        let drop = op == Op::Trim || (!slot.cache_hit && slot.stats[1] > 0);
+        if drop && cache.is_empty() {
+            return;
+        }
         request_heads(&self.layout, slot.offset, slot.len, keys);
-        if op == Op::Trim || (!slot.cache_hit && slot.stats[1] > 0) {
+        if drop {
             cache.drop_heads(keys);
         } else {
             cache.keep(keys);

@@ -58,9 +58,6 @@ impl StripeCache {
 
     /// `keys` no longer hold every page current.
     pub fn drop_heads(&mut self, keys: &[u64]) {
-        if self.heads.is_empty() {
-            return;
-        }
         for k in keys {
             self.heads.remove(k);
         }
