@@ -49,6 +49,20 @@ impl Layout {
         }
     }
 
+    /// The page offsets (within a chunk, in pages) that data bytes `[a, b)` of one row cover
+    /// on any member: its stripe heads. One range, or the head of the first chunk piece and
+    /// the tail of the last when the bytes cross one chunk boundary without overlapping.
+    pub fn row_pages(&self, a: u64, b: u64) -> [std::ops::Range<u64>; 2] {
+        let (c, page) = (self.chunk, super::config::PAGE);
+        let (first, last) = (a / c, (b - 1) / c);
+        let (s0, e_last) = ((a - first * c) / page, (b - last * c).div_ceil(page));
+        match last - first {
+            0 => [s0..e_last, 0..0],
+            1 if e_last < s0 => [0..e_last, s0..c / page],
+            _ => [0..c / page, 0..0],
+        }
+    }
+
     /// Bytes the host sees.
     pub fn capacity(&self) -> u64 {
         let chunks = match self.level {

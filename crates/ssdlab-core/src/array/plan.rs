@@ -304,14 +304,7 @@ fn read_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, cached: bool,
     let c = l.chunk;
     let (first, last) = (a / c, (b - 1) / c);
     if cached {
-        // Chunk pieces: the first from page_down(a mod c), the last to page_up of its end,
-        // those between whole; the stripe heads are the member page offsets they cover.
-        let (s0, e_last) = (page_down(a - first * c), page_up(b - last * c));
-        out.stripe_heads += match last - first {
-            0 => e_last - s0,
-            1 if e_last < s0 => (c - s0) + e_last,
-            _ => c,
-        } / PAGE;
+        out.stripe_heads += l.row_pages(a, b).iter().map(|r| r.end - r.start).sum::<u64>();
     }
     for i in first as u32..=last as u32 {
         let s = a.max(i as u64 * c) - i as u64 * c;

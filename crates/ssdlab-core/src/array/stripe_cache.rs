@@ -92,16 +92,9 @@ pub fn request_heads(l: &Layout, offset: u64, len: u64, out: &mut Vec<u64>) {
         let row = at / row_bytes;
         let a = at - row * row_bytes;
         let b = (end - row * row_bytes).min(row_bytes);
-        let (first, last) = (a / c, (b - 1) / c);
-        let (s0, e_last) = ((a - first * c) / PAGE, (b - last * c).div_ceil(PAGE));
         let base = row * per;
-        match last - first {
-            0 => out.extend(base + s0..base + e_last),
-            1 if e_last < s0 => {
-                out.extend(base..base + e_last);
-                out.extend(base + s0..base + per);
-            }
-            _ => out.extend(base..base + per),
+        for pages in l.row_pages(a, b) {
+            out.extend(base + pages.start..base + pages.end);
         }
         at = row * row_bytes + b;
     }
