@@ -339,7 +339,7 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
     if ref.endswith(".toml") and not Path(ref).is_absolute():
         ref = str(base / ref)
     try:
-        engine, sources = load_engine(ref, {k: str(v) for k, v in a.engine_set.items()} or None)
+        engine, sources = load_engine(ref, {k: str(v) for k, v in a.engine_set.items()} or None, "engine_set")
     except ProfileError as e:
         raise SystemFileError(f"{where('engine')}: array '{a.name}': {e}") from None
     failures = []

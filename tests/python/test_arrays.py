@@ -156,6 +156,8 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
     (('members = ["sda", "sdb", "sdc", "sdd"]', 'members = ["sda", "sdb"]'), 5,
      "array 'md0': raid5 needs at least 3 drives, got 2"),
     (('name = "md0"', 'name = "sde"'), 1, "device name 'sde' is used twice"),
+    (('engine = "md"', 'engine = "md"\nengine_set = { stripe_cache_size = "many" }'), 4,
+     "engine 'md', engine_set stripe_cache_size=many: key 'stripe_cache_size'"),
 ])
 def test_bad_arrays_are_one_line_errors_at_their_line(tmp_path, change, line, message):
     """``line``: the key's line, counted from the ``[[array]]`` header."""
@@ -202,7 +204,7 @@ def test_md_gets_mdadms_bitmap_on_members_over_100_gib_only():
         assert a.capacity == 2 * a.member_bytes
     tiny = chunk("samsung-850-pro", engine_set={"bitmap_chunk": "4KiB"})[1].member_bytes
     assert arr.member_bytes - tiny == 2 * (64 << 10), "38 pages: the tail past the last chunk and two more"
-    # A bitmap chunk md would refuse is a one-line error naming the key.
-    with pytest.raises(Exception, match="bitmap_chunk"):
+    # A bitmap chunk md would refuse is a one-line error naming the key and how it was set.
+    with pytest.raises(Exception, match="--engine-set bitmap_chunk=3MiB: key 'bitmap_chunk'"):
         ssdlab.raid("samsung-850-pro", level=5, drives=3, chunk="64k", scale=0.02,
                     engine_set={"bitmap_chunk": "3MiB"})

@@ -599,12 +599,14 @@ def _split_sources(table: dict[str, Any], prefix: str = "") -> tuple[dict[str, A
     return values, sources
 
 
-def place(origin: str, text: str | None, loc: tuple, overrides: Mapping[str, str] | None = None) -> str:
+def place(origin: str, text: str | None, loc: tuple, overrides: Mapping[str, str] | None = None,
+          set_by: str = "--profile-set") -> str:
     """Where a key is, for an error message: ``file.toml:LINE`` for a file, ``profile 'x'
-    (line LINE)`` for a built-in, or the ``--profile-set`` that set it."""
+    (line LINE)`` for a built-in, or the override that set it (``set_by``: the option or
+    table that carried it, ``--profile-set`` unless the caller says otherwise)."""
     key = ".".join(str(p) for p in loc)
     if overrides and key in overrides:
-        return f"{origin}, --profile-set {key}={overrides[key]}"
+        return f"{origin}, {set_by} {key}={overrides[key]}"
     line = locate(text, tuple(loc)) if text else None
     if line is None:
         return origin
@@ -612,11 +614,11 @@ def place(origin: str, text: str | None, loc: tuple, overrides: Mapping[str, str
 
 
 def _describe(err: ValidationError, origin: str, text: str | None = None,
-              overrides: Mapping[str, str] | None = None) -> str:
+              overrides: Mapping[str, str] | None = None, set_by: str = "--profile-set") -> str:
     e = err.errors()[0]
     loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     key = ".".join(str(p) for p in loc)
-    where = place(origin, text, loc, overrides)
+    where = place(origin, text, loc, overrides, set_by)
     if e["type"] == "extra_forbidden":
         return f"{where}: unknown key '{key}'"
     if e["type"] == "missing":
@@ -685,7 +687,8 @@ def _device_model(values: dict[str, Any]) -> type[BaseModel]:
     return {"in-place": InPlaceProfile, "hdd": HddProfile}.get(values.get("kind"), SsdProfile)
 
 
-def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = None):
+def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = None,
+           set_by: str = "--profile-set"):
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -698,7 +701,7 @@ def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = 
     try:
         return model.model_validate(values), sources
     except ValidationError as e:
-        raise ProfileError(_describe(e, origin, text, overrides)) from None
+        raise ProfileError(_describe(e, origin, text, overrides, set_by)) from None
 
 
 def load_profile(name_or_path: str | Path,
@@ -728,12 +731,13 @@ def host_places(name_or_path: str | Path) -> dict[str, list[str]]:
     return {f"host.{core}": [place(origin, text, (key,)), key] for core, key in _HOST_CORE_KEYS.items()}
 
 
-def load_engine(name_or_path: str | Path,
-                overrides: Mapping[str, str] | None = None) -> tuple[EngineProfile, dict[str, str]]:
+def load_engine(name_or_path: str | Path, overrides: Mapping[str, str] | None = None,
+                set_by: str = "--engine-set") -> tuple[EngineProfile, dict[str, str]]:
     """An array engine profile (built-in name such as ``md``, or a TOML path) and its sources;
-    ``overrides`` set its keys, e.g. ``{"stripe_cache_size": "4096"}``."""
+    ``overrides`` set its keys, e.g. ``{"stripe_cache_size": "4096"}``; errors name them as set
+    by ``set_by`` (the CLI's ``--engine-set``, or a system file's ``engine_set``)."""
     origin, text = _read(name_or_path, _builtin_dir("engines"), engine_names(), "engine")
-    return _parse(origin, text, lambda values: _ENGINES.get(values.get("kind"), MdEngine), overrides)
+    return _parse(origin, text, lambda values: _ENGINES.get(values.get("kind"), MdEngine), overrides, set_by)
 
 
 _ENGINES = {"md": MdEngine, "streaming": StreamingEngine, "hwraid": HwRaidEngine}
