@@ -37,6 +37,7 @@ fn host() -> HostConfig {
     HostConfig { name: "digest".into(), io_overhead_ns: 3 * NS_PER_US, io_overhead_cv: 0.5, hz: 250 }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn job(name: &str, target: u32, rw: RwMode, bs: u64, qd: u64, region: u64, ios: u64, seed: u64) -> JobSpec {
     let mut j = JobSpec::simple(name, rw, bs, qd, region);
     j.target = target;

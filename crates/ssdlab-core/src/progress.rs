@@ -208,7 +208,6 @@ mod tests {
         w.check(p).unwrap();
         let mut w = w.every(Duration::ZERO);
         w.check(p).unwrap();
-        drop(w);
         assert_eq!(told, 3);
         let mut stop = |_: &Progress| Flow::Stop;
         let mut w = Watch::new(&mut stop);

@@ -172,27 +172,35 @@ fn config_error(a: ArrayConfig) -> String {
 
 #[test]
 fn bad_arrays_get_one_line_errors() {
+    let mut errors = Vec::new();
     let e = config_error(array(RaidLevel::Raid5, 2, 64 * K));
     assert_eq!(e, "members: raid5 needs at least 3 drives, got 2");
+    errors.push(e);
     let e = config_error(array(RaidLevel::Raid6, 3, 64 * K));
     assert!(e.contains("raid6 needs at least 4 drives"), "{e}");
+    errors.push(e);
     let e = config_error(array(RaidLevel::Raid0, 2, 6 * K));
     assert_eq!(e, "chunk: must be a positive multiple of 4 KiB (md's page), got 6144 bytes");
+    errors.push(e);
     let mut a = array(RaidLevel::Raid5, 4, 64 * K);
     if let DeviceConfig::NandSsd(s) = &mut a.members[3].device {
         *s = SsdConfig::generic(2);
     }
     let e = config_error(a);
     assert!(e.contains("'sdd' holds 2147483648 bytes but 'sda' holds 1073741824"), "{e}");
+    errors.push(e);
     let mut a = array(RaidLevel::Raid5, 4, 64 * K);
     a.failures = ["sda", "sdb"].map(|m| MemberFailure { member: m.into(), at_ns: 0 }).to_vec();
     let e = config_error(a);
     assert!(e.contains("2 of 4 members fail, but raid5 survives only 1"), "{e}");
+    errors.push(e);
     let mut a = array(RaidLevel::Raid1, 2, 64 * K);
     a.failures = vec![MemberFailure { member: "sdz".into(), at_ns: 0 }];
-    assert!(config_error(a).contains("'sdz' is not a member"));
-    for e in [&e] {
-        assert!(!e.contains('\n'));
+    let e = config_error(a);
+    assert!(e.contains("'sdz' is not a member"), "{e}");
+    errors.push(e);
+    for e in &errors {
+        assert!(!e.contains('\n'), "not one line: {e}");
     }
 }
 
@@ -567,7 +575,7 @@ fn sequentially_filled_members_are_left_as_their_own_fill_would_leave_them() {
     else {
         panic!("an array target")
     };
-    let own = build_array(&a, 7, 100, |c, s, p| Drive::build(c, s, p)).unwrap();
+    let own = build_array(&a, 7, 100, Drive::build).unwrap();
     let ftls = |arr: &Array<Drive>| -> Vec<_> {
         arr.members()
             .map(|d| match d {

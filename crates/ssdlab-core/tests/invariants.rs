@@ -175,13 +175,13 @@ fn arb_job(ramp: bool) -> impl Strategy<Value = JobSpec> {
 /// One to three jobs; later jobs may wait for earlier ones (`start_after`).
 fn arb_jobs(ramp: bool) -> impl Strategy<Value = Vec<JobSpec>> {
     (proptest::collection::vec(arb_job(ramp), 1..=3), any::<u8>()).prop_map(|(mut jobs, deps)| {
-        for k in 1..jobs.len() {
+        for (k, job) in jobs.iter_mut().enumerate().skip(1) {
             for d in 0..k {
                 if deps >> (k * 2 + d) & 1 == 1 {
-                    jobs[k].start_after.push(d as u32);
+                    job.start_after.push(d as u32);
                 }
             }
-            jobs[k].name = format!("j{k}");
+            job.name = format!("j{k}");
         }
         jobs
     })

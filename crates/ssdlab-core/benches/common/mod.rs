@@ -48,6 +48,7 @@ pub enum Scenario {
 }
 
 /// A scenario's device, ready to run.
+#[allow(clippy::large_enum_variant)] // one per bench, stepped by every event
 pub enum Prepared {
     Drive(Ssd),
     Array(Array<Ssd>),

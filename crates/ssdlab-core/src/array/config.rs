@@ -294,7 +294,7 @@ impl ArrayConfig {
         if n > u16::MAX as usize {
             return Err(ConfigError::new("members", format!("{n} members; at most {}", u16::MAX)));
         }
-        if self.chunk_bytes == 0 || self.chunk_bytes % PAGE != 0 {
+        if self.chunk_bytes == 0 || !self.chunk_bytes.is_multiple_of(PAGE) {
             return Err(ConfigError::new(
                 "chunk",
                 format!("must be a positive multiple of 4 KiB (md's page), got {} bytes", self.chunk_bytes),

@@ -876,7 +876,7 @@ impl<D: BlockDevice> Array<D> {
     fn take_stripes(&mut self, s: u32) -> bool {
         let slot = &self.slots[s as usize];
         let needs_stripes = slot.rows.is_some() || slot.stripe_heads > 0;
-        !(needs_stripes && !self.waiting.is_empty()) && self.admit(s)
+        (!needs_stripes || self.waiting.is_empty()) && self.admit(s)
     }
 
     /// The process whose request slot `s` is (member schedulers and md's blocking go by it).

@@ -348,7 +348,7 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
     let (fa, la) = (a / c, (b - 1) / c);
     let (lo_first, hi_last) = (a - fa * c, b - la * c);
     let span_of = |i: u64| -> Option<(u64, u64)> {
-        (fa..=la).contains(&i).then(|| (if i == fa { lo_first } else { 0 }, if i == la { hi_last } else { c }))
+        (fa..=la).contains(&i).then_some((if i == fa { lo_first } else { 0 }, if i == la { hi_last } else { c }))
     };
     // Columns planned alike: cut where a written range starts or ends, on page bounds, so
     // that a partly written page is a segment of its own.

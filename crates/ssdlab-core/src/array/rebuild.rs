@@ -175,12 +175,10 @@ impl Rebuild {
                 self.since_check = 0;
                 let busy = other_bytes - self.other_bytes_seen > BUSY_BYTES;
                 self.other_bytes_seen = other_bytes;
-                if speed > t.min_bytes_per_s {
-                    if busy && !self.inflight.is_empty() {
-                        self.report.busy_waits += 1;
-                        self.draining = true;
-                        return Next::Wait;
-                    }
+                if speed > t.min_bytes_per_s && busy && !self.inflight.is_empty() {
+                    self.report.busy_waits += 1;
+                    self.draining = true;
+                    return Next::Wait;
                 }
             }
         }

@@ -46,6 +46,8 @@ pub struct ThermalConfig {
 }
 
 impl ThermalConfig {
+    // `!(x > 0.0)` refuses NaN as well as the values out of range.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |key: &str, msg: &str| Err(ConfigError::new(&format!("thermal.{key}"), msg.to_string()));
         if !(self.idle_w >= 0.0) {

@@ -15,6 +15,9 @@ pub struct Div32 {
     shift: u32,
 }
 
+// `div` and `rem` take the numerator by value: not the operator traits, whose receiver is
+// the numerator.
+#[allow(clippy::should_implement_trait)]
 impl Div32 {
     pub fn new(d: u32) -> Div32 {
         assert!(d > 0, "division by zero");
@@ -57,6 +60,7 @@ pub struct Div64 {
     shift: u32,
 }
 
+#[allow(clippy::should_implement_trait)]
 impl Div64 {
     pub fn new(d: u64) -> Div64 {
         assert!(d > 0, "division by zero");

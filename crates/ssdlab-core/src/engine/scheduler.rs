@@ -265,7 +265,7 @@ impl<E> Scheduler<E> {
 
     #[inline(always)]
     fn key(&self, i: usize) -> Key {
-        debug_assert!((i + 3) / 4 < self.nodes.len());
+        debug_assert!(i.div_ceil(4) < self.nodes.len());
         // SAFETY: every key index used is below `len`, or a child lane of a node that exists
         // (`nodes` always has a node for the children of the last key; see `schedule`), and
         // `Node` is four `Key`s with no padding.
@@ -274,7 +274,7 @@ impl<E> Scheduler<E> {
 
     #[inline(always)]
     fn set(&mut self, i: usize, k: Key) {
-        debug_assert!((i + 3) / 4 < self.nodes.len());
+        debug_assert!(i.div_ceil(4) < self.nodes.len());
         // SAFETY: as for `key`.
         unsafe { *self.flat_mut().add(i + 3) = k }
     }

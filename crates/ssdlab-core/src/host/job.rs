@@ -169,7 +169,7 @@ impl JobRun {
         let d = op.index();
         if self.spec.bw_window_ns == 0 {
             // fio's add_bw_sample: the I/O's bytes over its completion latency
-            let rate = if clat > 0 { len * 1_000_000 / clat } else { 0 };
+            let rate = (len * 1_000_000).checked_div(clat).unwrap_or(0);
             self.stats.bw_samples[d].record(rate);
         }
         if self.spec.iops_window_ns == 0 {

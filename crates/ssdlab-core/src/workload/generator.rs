@@ -265,7 +265,7 @@ impl Generator {
     fn take_random(&mut self) -> bool {
         let every = self.modifier.max(1) as u64;
         // Without a modifier every I/O is random: no division for it.
-        let fresh = every == 1 || self.since_random % every == 0;
+        let fresh = every == 1 || self.since_random.is_multiple_of(every);
         self.since_random += 1;
         fresh
     }

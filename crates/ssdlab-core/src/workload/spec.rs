@@ -227,6 +227,8 @@ impl JobSpec {
     }
 
     /// Reject what the generator cannot honour, naming the field.
+    // `!(w >= 0.0)` refuses NaN weights as well as negative ones.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self, device_capacity: u64, jobs: usize) -> Result<(), String> {
         if self.region_size == 0 {
             return Err("region_size must be positive".into());

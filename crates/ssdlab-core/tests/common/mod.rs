@@ -319,7 +319,7 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
     use proptest::test_runner::{Config, RngSeed};
     let mut c = Config { cases, max_shrink_iters: 1_000, failure_persistence: None, ..Config::default() };
     if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
-        c.rng_seed = RngSeed::Fixed(0x55D1_AB);
+        c.rng_seed = RngSeed::Fixed(0x0055_D1AB);
     }
     if let Some(n) = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()) {
         c.cases = n;

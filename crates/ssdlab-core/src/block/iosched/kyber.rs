@@ -124,7 +124,7 @@ impl Kyber {
     }
 
     /// A request of the current domain, if it has one and a token for it.
-    fn from_current(&mut self, now: Time) -> Option<Tag> {
+    fn take_current(&mut self, now: Time) -> Option<Tag> {
         let d = self.cur;
         if self.lists[d].is_empty() || self.in_use[d] >= self.depth[d] {
             return None;
@@ -214,7 +214,7 @@ impl IoScheduler for Kyber {
 
     fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
         if self.batching < BATCH[self.cur] {
-            if let Some(tag) = self.from_current(ctx.now) {
+            if let Some(tag) = self.take_current(ctx.now) {
                 return Some(tag);
             }
         }
@@ -223,7 +223,7 @@ impl IoScheduler for Kyber {
         self.batching = 0;
         for _ in 0..DOMAINS {
             self.cur = (self.cur + 1) % DOMAINS;
-            if let Some(tag) = self.from_current(ctx.now) {
+            if let Some(tag) = self.take_current(ctx.now) {
                 return Some(tag);
             }
         }
@@ -321,7 +321,7 @@ mod tests {
         // Reads take 4 ms in the device (twice their 2 ms target): congestion. Writes'
         // p99 total latency is 5 ms, half their 10 ms target: bucket 1 (of 4 good ones).
         complete(&mut k, Op::Read, 600, 10 * NS_PER_MS, 4 * NS_PER_MS, 4 * NS_PER_MS, &mut armed);
-        complete(&mut k, Op::Write, 600, 10 * NS_PER_MS, 5 * NS_PER_MS, 1 * NS_PER_MS, &mut armed);
+        complete(&mut k, Op::Write, 600, 10 * NS_PER_MS, 5 * NS_PER_MS, NS_PER_MS, &mut armed);
         assert_eq!(armed.len(), 1, "one timer while it is pending");
         let at = fire(&mut k, &mut armed);
         assert_eq!(at, 110 * NS_PER_MS);
@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(d[0], 256);
         // Without congestion, good domains keep their depth; a domain over target opens up.
         let mut k = Kyber::new(KyberTunables::default(), 1000);
-        complete(&mut k, Op::Write, 600, 10 * NS_PER_MS, 5 * NS_PER_MS, 1 * NS_PER_MS, &mut armed);
+        complete(&mut k, Op::Write, 600, 10 * NS_PER_MS, 5 * NS_PER_MS, NS_PER_MS, &mut armed);
         fire(&mut k, &mut armed);
         assert_eq!(k.depths()[1], 128);
     }

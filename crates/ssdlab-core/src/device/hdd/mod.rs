@@ -148,7 +148,7 @@ impl HddConfig {
         if !matches!(m.sector_bytes, 512 | 4096) {
             return Err(ConfigError::new("mechanics.sector_bytes", format!("512 or 4096 expected, got {}", m.sector_bytes)));
         }
-        if self.capacity_bytes % m.sector_bytes != 0 {
+        if !self.capacity_bytes.is_multiple_of(m.sector_bytes) {
             return Err(ConfigError::new("capacity_bytes", format!("not a whole number of {} B sectors", m.sector_bytes)));
         }
         Geometry::new(&self.mechanics, self.capacity_sectors()).map(|_| ())

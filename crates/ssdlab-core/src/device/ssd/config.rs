@@ -172,19 +172,19 @@ impl SsdConfig {
             return err("nand.dies_per_channel", format!("{} dies; at most {} are modelled", self.dies(), u16::MAX));
         }
         let iu = self.ftl.iu_bytes;
-        if iu % 512 != 0 || n.page_bytes % iu != 0 {
+        if !iu.is_multiple_of(512) || !n.page_bytes.is_multiple_of(iu) {
             return err(
                 "ftl.iu_bytes",
                 format!("must be a multiple of 512 dividing the page size {}", n.page_bytes),
             );
         }
-        if self.capacity_bytes % iu != 0 {
+        if !self.capacity_bytes.is_multiple_of(iu) {
             return err("capacity_bytes", format!("must be a multiple of the IU ({iu} bytes)"));
         }
         if !(1..=4).contains(&n.bits_per_cell) {
             return err("nand.bits_per_cell", format!("1 (SLC) to 4 (QLC) expected, got {}", n.bits_per_cell));
         }
-        if n.program_pages == 0 || n.pages_per_block % n.program_pages != 0 {
+        if n.program_pages == 0 || !n.pages_per_block.is_multiple_of(n.program_pages) {
             return err(
                 "nand.program_pages",
                 format!("must divide pages_per_block ({}), got {}", n.pages_per_block, n.program_pages),
@@ -194,7 +194,7 @@ impl SsdConfig {
             if n.bits_per_cell < 2 {
                 return err("slc_cache", "an SLC cache needs multi-bit cells (bits_per_cell >= 2)".into());
             }
-            if n.pages_per_block % n.bits_per_cell != 0 {
+            if !n.pages_per_block.is_multiple_of(n.bits_per_cell) {
                 return err(
                     "nand.pages_per_block",
                     format!("must be a multiple of bits_per_cell ({}) for SLC mode", n.bits_per_cell),

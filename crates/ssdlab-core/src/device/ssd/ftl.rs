@@ -793,7 +793,7 @@ impl Ftl {
         let d = &mut self.die_state[die as usize];
         let block = d.gc_block.expect("open GC block");
         let off = d.gc_next;
-        if off % ius_per_pu == 0 {
+        if off.is_multiple_of(ius_per_pu) {
             work.program_units += 1;
         }
         d.gc_next += 1;
