@@ -560,6 +560,51 @@ fn every_read_of_a_timed_array_returns_what_was_written_through_a_failure_and_a_
     }
 }
 
+fn verified_with_spare(level: RaidLevel, n: usize, chunk: u64, mib: u64, failed: &str, at_ns: u64) -> ArrayConfig {
+    let mut a = small_array(level, n, chunk, mib);
+    let mut spare_drive = spare("sdz");
+    if let DeviceConfig::NandSsd(s) = &mut spare_drive.device {
+        s.capacity_bytes = mib << 20;
+    }
+    a.spares = vec![spare_drive];
+    a.failures = vec![MemberFailure { member: failed.into(), at_ns }];
+    a
+}
+
+fn verified_run(a: ArrayConfig, ios: u64, seed: u64) -> ssdlab_core::array::ArrayReport {
+    let mut j = job(RwMode::Randrw, 4 * K, 32, ios);
+    j.block_sizes = [0, 1, 2].map(|_| BlockSizeDist { split: vec![], range_min: Some(4 * K), range_max: Some(64 * K) });
+    j.block_align = [4 * K; 3];
+    let mut s = spec(a, vec![j]);
+    s.seed = seed;
+    s.jobs[0].region_size = s.targets[0].device.capacity_bytes();
+    run(&s).unwrap().devices[0].internal.array.clone().unwrap()
+}
+
+/// A write waiting for md's bitmap update when a member fails is planned again for the
+/// degraded array before it reads (it had been planned while the array was whole, and read
+/// the failed member, or the empty spare in its place).
+#[test]
+fn a_write_held_for_a_bitmap_update_through_a_failure_reads_no_failed_member() {
+    for at_us in (800..=900).step_by(8).chain([864]) {
+        let mut a = verified_with_spare(RaidLevel::Raid5, 4, 16 * K, 4, "sdb", at_us * 1_000);
+        let EngineConfig::Md(md) = &mut a.engine else { unreachable!() };
+        md.bitmap_chunk_bytes = 4 * K;
+        let rep = verified_run(a, 1500, 27);
+        assert!(rep.bitmap_waits > 0 && rep.verified_bytes > 0);
+        assert_eq!(rep.data_errors, 0, "failed at {at_us} µs: {:?}", rep.first_data_error);
+    }
+}
+
+/// RAID 10 of 3 with 597 rows (7 MiB members, 12 KiB chunks): the last position holds no
+/// data, and rebuilding the member that has it checks out.
+#[test]
+fn an_odd_raid10_with_odd_rows_rebuilds_its_last_member_and_checks_out() {
+    let rep = verified_run(verified_with_spare(RaidLevel::Raid10, 3, 12 * K, 7, "sdc", 0), 20_000, 1);
+    assert!(rep.rebuild.as_ref().unwrap().finished_ns.is_some());
+    assert_eq!(rep.data_errors, 0, "{:?}", rep.first_data_error);
+}
+
 /// Members filled in order share one fill (it does not depend on their seeds): each must be
 /// left exactly as its own fill would leave it.
 #[test]

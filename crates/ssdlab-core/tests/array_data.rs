@@ -88,7 +88,13 @@ impl Case {
             self.health.set_in_sync_below(role, (row + 1) * self.layout.chunk);
         }
         self.health.set_in_sync_below(role, u64::MAX);
-        if self.data.member(role) != self.reference.member(role) {
+        let (got, want) = (self.data.member(role), self.reference.member(role));
+        // An odd RAID 10 (odd members and rows) leaves the last member's last chunk unused:
+        // nothing is rebuilt there, so only the rest must match.
+        let l = &self.layout;
+        let unused = l.level == RaidLevel::Raid10 && (l.n as u64 * l.rows) % 2 == 1 && role == l.n - 1;
+        let used = if unused { got.len() - l.chunk as usize } else { got.len() };
+        if got[..used] != want[..used] {
             return Err(format!("rebuilt member {role} differs from what it held"));
         }
         Ok(())
@@ -116,13 +122,15 @@ proptest! {
     fn lost_members_lose_no_data_and_come_back_bit_for_bit(
         (level, n) in level_and_members(),
         chunk_pages in 1u64..=4,
+        // Odd rows too: an odd RAID 10's last position then holds no data.
+        rows in 5u64..=7,
         before in writes(),
         after in writes(),
         lost in 0u32..64,
         also_lost in 0u32..64,
         seed in 1u64..u64::MAX,
     ) {
-        let mut c = Case::new(level, n, chunk_pages, 6, seed);
+        let mut c = Case::new(level, n, chunk_pages, rows, seed);
         let cap_sectors = c.layout.capacity() / 512;
         let clip = |(o, l): (u64, u64)| { let o = o % cap_sectors; (o * 512, l.min(cap_sectors - o) * 512) };
         for w in before.iter().copied().map(clip) {

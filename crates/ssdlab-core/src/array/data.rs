@@ -382,7 +382,14 @@ impl DataArray {
         let k = match l.level {
             RaidLevel::Raid0 => row * l.n as u64 + m as u64,
             RaidLevel::Raid1 => return Some(member_off),
-            RaidLevel::Raid10 => (row * l.n as u64 + m as u64) / 2,
+            RaidLevel::Raid10 => {
+                let k = (row * l.n as u64 + m as u64) / 2;
+                // An odd layout's last position (odd members, odd rows) holds no data.
+                if (k + 1) * l.chunk > l.capacity() {
+                    return None;
+                }
+                k
+            }
             _ => return None,
         };
         Some(k * l.chunk + within)

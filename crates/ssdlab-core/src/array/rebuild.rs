@@ -71,6 +71,9 @@ pub struct Rebuild {
     marks: VecDeque<(Time, u64)>,
     /// Waiting for every unit in flight to finish (md yielding to other I/O).
     draining: bool,
+    /// md's sync thread is asleep until then for running over its maximum speed: nothing is
+    /// issued, however many units finish meanwhile.
+    sleeping_until: Option<Time>,
     /// Other I/O at the last check, and since the last window.
     other_bytes_seen: u64,
     since_check: u64,
@@ -101,6 +104,7 @@ impl Rebuild {
             throttle,
             marks: VecDeque::from([(now, 0)]),
             draining: false,
+            sleeping_until: None,
             other_bytes_seen: 0,
             since_check: 0,
             report: RebuildReport {
@@ -153,6 +157,12 @@ impl Rebuild {
         if self.next >= self.end {
             return Next::Done;
         }
+        if let Some(t) = self.sleeping_until {
+            if now < t {
+                return Next::Wait;
+            }
+            self.sleeping_until = None;
+        }
         if self.draining {
             if !self.inflight.is_empty() {
                 return Next::Wait;
@@ -169,6 +179,7 @@ impl Rebuild {
             if self.since_check >= self.unit && speed > t.max_bytes_per_s {
                 // Checked again after the sleep.
                 self.report.overspeed_sleeps += 1;
+                self.sleeping_until = Some(now + OVERSPEED_SLEEP);
                 return Next::SleepUntil(now + OVERSPEED_SLEEP);
             }
             if self.since_check >= self.unit {
@@ -272,5 +283,12 @@ mod tests {
         // 3 MiB/s is above the maximum: sleep half a second.
         assert_eq!(r.next(7_000, 2 << 20), Next::SleepUntil(7_000 + NS_PER_S / 2));
         assert_eq!(r.report().overspeed_sleeps, 1);
+        // Asleep, it issues nothing however often it is asked (units finishing meanwhile),
+        // and the sleep counts once; at its end it checks its speed again.
+        r.unit_done(2 << 20, 8_000);
+        assert_eq!(r.next(9_000, 2 << 20), Next::Wait);
+        assert_eq!(r.next(7_000 + NS_PER_S / 2 - 1, 2 << 20), Next::Wait);
+        assert_eq!(r.report().overspeed_sleeps, 1);
+        assert!(matches!(r.next(7_000 + NS_PER_S / 2, 2 << 20), Next::Issue(..) | Next::SleepUntil(_)));
     }
 }
