@@ -407,6 +407,7 @@ fn hwraid(cache_bytes: u64) -> EngineConfig {
         parity_bytes_per_s: 2e9,
         destage_depth: 1,
         member_queue_depth: 32,
+        queue_depth: 256,
         rmw_unit: Default::default(),
     })
 }
@@ -433,6 +434,30 @@ fn a_hardware_controller_absorbs_writes_in_its_cache_then_runs_at_its_destage_ra
     };
     let (q1, q32) = (iops(1), iops(32));
     assert!((q32 / q1 - 1.0).abs() < 0.15, "QD1 {q1:.0} IOPS vs QD32 {q32:.0}");
+}
+
+/// A hardware array is one SCSI disk with its own queue depth: the controller never holds
+/// more host commands than that, and the host's block layer keeps the rest.
+#[test]
+fn a_hardware_controller_takes_no_more_host_commands_than_its_queue_depth() {
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    let EngineConfig::Hwraid(mut h) = hwraid(8 << 20) else { unreachable!() };
+    h.queue_depth = 4;
+    a.engine = EngineConfig::Hwraid(h);
+    let mut md: Array<Ssd> = build_array(&a, 1, 1000, |c, seed, _| match c {
+        DeviceConfig::NandSsd(s) => Ssd::new(s.clone(), seed),
+        _ => unreachable!(),
+    })
+    .unwrap();
+    let mut audit = Audit::default();
+    let host = Host::new(HostConfig::ideal(), vec![job(RwMode::Randread, 16 * K, 32, 4000)], 1, None).unwrap();
+    let r = simulate(1, host, vec![Target::new("md0", Audited::new(&mut md, &mut audit))]).unwrap();
+    assert!(audit.violations.is_empty(), "{:?}", audit.violations);
+    let elapsed = (r.end_ns - r.start_ns) as f64;
+    let inside = audit.latency_sum_ns as f64 / elapsed;
+    let queued = r.devices[0].disk.in_flight_area_ns as f64 / elapsed;
+    assert!(inside <= 4.0 + 1e-9 && inside > 3.5, "mean commands inside the controller {inside}");
+    assert!(queued > 30.0, "the block layer holds the job's 32 ({queued})");
 }
 
 #[test]

@@ -559,6 +559,9 @@ class HwRaidEngine(_Section):
     parity_rate: Rate
     destage_depth: int = Field(ge=1)
     member_queue_depth: int = Field(ge=1)
+    # Host commands the array takes at once (its SCSI disk's queue depth); the rest wait in
+    # the host's block layer.
+    queue_depth: int = Field(ge=1)
     # What a destage rewrites of a partly written strip: its dirty sectors, or the whole strip.
     rmw_unit: Literal["sector", "strip"] = "sector"
 
@@ -572,6 +575,7 @@ class HwRaidEngine(_Section):
             "parity_bytes_per_s": self.parity_rate,
             "destage_depth": self.destage_depth,
             "member_queue_depth": self.member_queue_depth,
+            "queue_depth": self.queue_depth,
             "rmw_unit": self.rmw_unit,
         }
 

@@ -368,7 +368,8 @@ impl<E, C: DeviceCtx<ArrayEvent<E>>> DeviceCtx<E> for MemberCtx<'_, C> {
     }
 }
 
-/// Depth the host's queue in front of an array allows: md takes bios as they come.
+/// Depth the host's queue in front of an md or streaming array allows: they take bios as they
+/// come (a hardware controller has its own, `HwRaidConfig::queue_depth`).
 const ARRAY_QUEUE_DEPTH: u32 = 1 << 20;
 
 impl<D: BlockDevice> Array<D> {
@@ -1438,7 +1439,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
     }
 
     fn queue_depth(&self) -> u32 {
-        ARRAY_QUEUE_DEPTH
+        self.controller.as_ref().map_or(ARRAY_QUEUE_DEPTH, Controller::queue_depth)
     }
 
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<Self::Event>) {

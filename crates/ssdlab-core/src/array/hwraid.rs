@@ -43,6 +43,9 @@ pub struct HwRaidConfig {
     pub destage_depth: u32,
     /// Commands the controller keeps outstanding at each member.
     pub member_queue_depth: u32,
+    /// Host commands the array (one SCSI disk to the host) takes at once; the host's block
+    /// layer holds the rest.
+    pub queue_depth: u32,
     /// What a destage reads and rewrites of a partly written strip.
     #[serde(default)]
     pub rmw_unit: RmwUnit,
@@ -73,8 +76,13 @@ pub fn strip_destage(l: &Layout, offset: u64, len: u64, fills: &mut Vec<MemberIo
 
 impl HwRaidConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.cache_bytes == 0 || self.data_bytes_per_s == 0 || self.destage_depth == 0 || self.member_queue_depth == 0 {
-            return Err("cache_bytes, data_bytes_per_s, destage_depth and member_queue_depth must be positive".into());
+        if self.cache_bytes == 0
+            || self.data_bytes_per_s == 0
+            || self.destage_depth == 0
+            || self.member_queue_depth == 0
+            || self.queue_depth == 0
+        {
+            return Err("cache_bytes, data_bytes_per_s, destage_depth, member_queue_depth and queue_depth must be positive".into());
         }
         if !(self.parity_bytes_per_s > 0.0 && self.parity_bytes_per_s.is_finite()) {
             return Err("parity_bytes_per_s must be a positive rate".into());
@@ -102,6 +110,11 @@ pub struct Controller {
 }
 
 impl Controller {
+    /// Host commands it takes at once.
+    pub fn queue_depth(&self) -> u32 {
+        self.cfg.queue_depth
+    }
+
     pub fn new(cfg: HwRaidConfig) -> Controller {
         Controller {
             cfg,
@@ -222,6 +235,7 @@ mod tests {
             parity_bytes_per_s: 1e9,
             destage_depth: 1,
             member_queue_depth: 32,
+            queue_depth: 256,
             rmw_unit: RmwUnit::Sector,
         })
     }
