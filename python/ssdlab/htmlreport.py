@@ -211,6 +211,15 @@ def _series(ss: dict) -> str:
         ax.set(xlabel="time (s)", ylabel="GB", title="SLC cache state")
         ax.legend()
         out.append(_png(fig))
+    if has("rebuild_done_bytes"):
+        fig, ax = plt.subplots(figsize=(8, 2.4))
+        ax.plot(t, [v / 1e9 for v in col("rebuild_done_bytes")], "g-", label="in sync")
+        ax.set(xlabel="time (s)", ylabel="GB", title="rebuild: replacement in sync (line), rate per interval (bars)")
+        ax2 = ax.twinx()
+        ax2.bar(t, [v / 1e6 for v in col("rebuild_rate_bytes")], width=-(t[1] - t[0]) if len(t) > 1 else 0.1,
+                align="edge", alpha=0.25)
+        ax2.set(ylabel="MB/s")
+        out.append(_png(fig))
     if has("temperature_c"):
         fig, ax = plt.subplots(figsize=(8, 2.4))
         ax.plot(t, col("temperature_c"), "r-", label="temperature")
@@ -220,7 +229,7 @@ def _series(ss: dict) -> str:
         ax2.set(ylim=(0, 1), ylabel="throttled")
         out.append(_png(fig))
     keys = [k for k in ("t_s", "write_bw_bytes", "read_bw_bytes", "internal_utilization", "waf", "slc_used_bytes",
-                        "temperature_c", "%util", "aqu-sz") if has(k)]
+                        "temperature_c", "rebuild_done_bytes", "rebuild_rate_bytes", "%util", "aqu-sz") if has(k)]
     step = max(1, len(ts) // 40)
     shown = "all shown" if step == 1 else f"every {step}th shown"
     out.append(f"<details><summary>samples ({len(ts)}, {shown})</summary>"

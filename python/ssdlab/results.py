@@ -267,7 +267,34 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "bitmap_updates": a["bitmap_updates"],
         "bitmap_write_bytes": a["bitmap_write_bytes"],
         "bitmap_waits": a["bitmap_waits"],
+        **_flat_rebuild(a.get("rebuild"), elapsed_ns),
+        # A hardware controller's write-back cache (zero for the other engines).
+        "cache_read_hits": a["cache_read_hits"],
+        "cache_write_waits": a["cache_write_waits"],
+        "destaged_bytes": a["destaged_bytes"],
+        "cache_dirty_bytes": a["cache_dirty_bytes"],
+        # A data-verified array: host bytes read back and checked, and what went wrong.
+        "verified_bytes": a["verified_bytes"],
+        "data_errors": a["data_errors"],
+        "first_data_error": a.get("first_data_error"),
     }
+
+
+def _flat_rebuild(rb: dict[str, Any] | None, now_ns: int) -> dict[str, Any]:
+    """A rebuild's progress at ``now_ns`` (None when none started): onto which member, how
+    much of it is in sync, and the rate since it started (to its end, if it has ended)."""
+    keys = ("rebuild_member", "rebuild_replaces", "rebuild_started_s", "rebuild_finished_s",
+            "rebuild_done_bytes", "rebuild_target_bytes", "rebuild_progress", "rebuild_rate_bytes",
+            "rebuild_busy_waits", "rebuild_overspeed_sleeps")
+    if rb is None:
+        return dict.fromkeys(keys)
+    end = rb["finished_ns"] if rb["finished_ns"] is not None else now_ns
+    took = (end - rb["started_ns"]) / 1e9
+    return dict(zip(keys, (
+        rb["member"], rb["replaces"], rb["started_ns"] / 1e9,
+        rb["finished_ns"] / 1e9 if rb["finished_ns"] is not None else None,
+        rb["done_bytes"], rb["target_bytes"], rb["done_bytes"] / rb["target_bytes"] if rb["target_bytes"] else None,
+        rb["done_bytes"] / took if took > 0 else None, rb["busy_waits"], rb["overspeed_sleeps"])))
 
 
 _AGGR = (("read_ios", "read_ios"), ("write_ios", "write_ios"), ("read_sectors", "read_sectors"),
@@ -435,6 +462,10 @@ class RunResult:
                 row["slc_budget_bytes"] = nand["slc_budget_bytes"]
             hw = ci["host_bytes_written"] - pi["host_bytes_written"]
             row["waf"] = (ci["media_bytes_written"] - pi["media_bytes_written"]) / hw if hw else float("nan")
+            rb0, rb1 = (pi.get("array") or {}).get("rebuild"), (ci.get("array") or {}).get("rebuild")
+            if rb1:  # an array's rebuild: in sync at the end of the interval, and its rate in it
+                row["rebuild_done_bytes"] = rb1["done_bytes"]
+                row["rebuild_rate_bytes"] = (rb1["done_bytes"] - (rb0["done_bytes"] if rb0 else 0)) / dt
             if ci.get("thermal"):
                 pt, ct = pi["thermal"], ci["thermal"]
                 row["temperature_c"] = ct["temperature_c"]

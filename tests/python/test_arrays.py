@@ -208,3 +208,51 @@ def test_md_gets_mdadms_bitmap_on_members_over_100_gib_only():
     with pytest.raises(Exception, match="--engine-set bitmap_chunk=3MiB: key 'bitmap_chunk'"):
         ssdlab.raid("samsung-850-pro", level=5, drives=3, chunk="64k", scale=0.02,
                     engine_set={"bitmap_chunk": "3MiB"})
+
+
+REBUILDING = ARRAY.replace('members = ["sda", "sdb", "sdc", "sdd"]',
+                           'members = ["sda", "sdb", "sdc"]\nspares = ["sdd"]\nfail = [{ member = "sdb", at = "0.1s" }]')
+
+
+def test_a_rebuild_shows_its_progress_in_the_report_the_json_and_the_time_series(tmp_path):
+    job = "[w]\nfilename=/dev/md0\nrw=randrw\nbs=64k\niodepth=8\ntime_based\nruntime=1\n"
+    r = ssdlab.run(job, system=write(tmp_path, REBUILDING), seed=1, interval="200ms")
+    i = r.internal("md0")
+    assert (i["rebuild_member"], i["rebuild_replaces"], i["rebuild_started_s"]) == ("sdd", "sdb", 0.1)
+    assert i["rebuild_finished_s"] is None, "a 1 s run rebuilds part of the replacement"
+    assert 0 < i["rebuild_done_bytes"] < i["rebuild_target_bytes"]
+    assert i["rebuild_progress"] == i["rebuild_done_bytes"] / i["rebuild_target_bytes"]
+    assert i["rebuild_rate_bytes"] == pytest.approx(i["rebuild_done_bytes"] / (r.elapsed_ns / 1e9 - 0.1))
+    # Per interval: in sync at its end never falls, and the rates add up to the report's total.
+    ts = r.timeseries("md0")
+    done = [row["rebuild_done_bytes"] for row in ts if "rebuild_done_bytes" in row]
+    assert done == sorted(done) and done[-1] == i["rebuild_done_bytes"]
+    t = [0.0] + [row["t_s"] for row in ts]
+    moved = sum(row.get("rebuild_rate_bytes", 0.0) * (t1 - t0) for row, t0, t1 in zip(ts, t, t[1:]))
+    assert moved == pytest.approx(done[-1])
+    assert "rebuild_done_bytes" not in r.timeseries("sda")
+    md0 = next(d for d in r.to_fio_json()["ssdlab"]["devices"] if d["name"] == "md0")
+    assert md0["rebuild_progress"] == i["rebuild_progress"]
+    text = CliRunner().invoke(app, ["run", str(write(tmp_path, job, "j.fio")), "--system",
+                                    str(tmp_path / "system.toml"), "--seed", "1"]).output
+    assert "rebuild onto sdd (replacing sdb) from 0.100 s:" in text
+    assert "% in sync at the end of the run; yielded to other I/O" in text
+
+
+def test_an_array_without_a_rebuild_or_a_controller_cache_says_so_with_nones_and_zeros(tmp_path):
+    i = ssdlab.run(JOB, system=write(tmp_path, ARRAY), seed=1).internal("md0")
+    assert i["rebuild_member"] is None and i["rebuild_progress"] is None
+    assert (i["destaged_bytes"], i["cache_read_hits"], i["verified_bytes"], i["data_errors"]) == (0, 0, 0, 0)
+
+
+def test_a_hardware_controllers_cache_is_in_the_arrays_report(tmp_path):
+    text = ARRAY.replace('engine = "md"', 'engine = "adaptec-6805"')
+    r = ssdlab.run(JOB, system=write(tmp_path, text), seed=1)
+    i = r.internal("md0")
+    assert i["destaged_bytes"] + i["cache_dirty_bytes"] >= 2000 * 4096, "every host write went through the cache"
+    out = CliRunner().invoke(app, ["run", str(write(tmp_path, JOB, "j.fio")), "--system",
+                                   str(tmp_path / "system.toml"), "--seed", "1"]).output
+    assert "controller cache: " in out and " destaged, " in out
+    # The controller's own queue depth (aacraid's 256 tags for an array) reaches the core.
+    hw = ssdlab.raid("samsung-830-64gb", level=5, drives=3, chunk="64k", engine="adaptec-6805", scale=0.02)
+    assert hw.arrays[0].core()["engine"]["queue_depth"] == 256

@@ -237,6 +237,31 @@ def test_report_page_holds_the_tables(run_json, tmp_path):
     assert p.images >= 5  # channels over the run, throughput, utilisation, WAF, SLC
 
 
+def test_a_rebuilding_arrays_report_plots_and_lists_the_rebuild(tmp_path):
+    import ssdlab
+
+    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.02\n' for c in "abcd")
+    system = tmp_path / "s.toml"
+    system.write_text(drives + '[[array]]\nname = "md0"\nlevel = 5\nchunk = "64k"\nmembers = ["sda", "sdb", "sdc"]\n'
+                      'spares = ["sdd"]\nfail = [{ member = "sda", at = 0 }]\n')
+    r = ssdlab.run("[w]\nfilename=/dev/md0\nrw=randread\nbs=64k\niodepth=4\nruntime=0.4\ntime_based\n",
+                   system=system, interval="100ms")
+    path, out = tmp_path / "run.json", tmp_path / "r.html"
+    path.write_text(json.dumps(r.to_fio_json()))
+    res = CliRunner().invoke(app, ["report", str(path), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    p = parse(out.read_text())
+    header = p.tables["samples"][0]
+    assert "rebuild_done_bytes" in header and "rebuild_rate_bytes" in header
+    # One figure more than the same series without the rebuild's columns: its progress.
+    from ssdlab.htmlreport import _series
+
+    ss = json.loads(path.read_text())["ssdlab"]
+    bare = {**ss, "timeseries": [{k: v for k, v in row.items() if not k.startswith("rebuild_")}
+                                 for row in ss["timeseries"]]}
+    assert _series(ss).count("data:image/png") == _series(bare).count("data:image/png") + 1
+
+
 @pytest.mark.parametrize("content, expect", [
     (None, "no such file"),
     ("{", "not valid JSON"),
