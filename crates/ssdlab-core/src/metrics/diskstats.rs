@@ -213,7 +213,7 @@ mod tests {
                 }
                 stamp = j;
                 // A walk near idle, so that updates that end a busy spell come often.
-                if in_flight == 0 || (x >> 40) % 2 == 0 {
+                if in_flight == 0 || (x >> 40).is_multiple_of(2) {
                     d.start(now);
                     in_flight += 1;
                 } else {
