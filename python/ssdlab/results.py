@@ -465,7 +465,8 @@ class RunResult:
             rb0, rb1 = (pi.get("array") or {}).get("rebuild"), (ci.get("array") or {}).get("rebuild")
             if rb1:  # an array's rebuild: in sync at the end of the interval, and its rate in it
                 row["rebuild_done_bytes"] = rb1["done_bytes"]
-                row["rebuild_rate_bytes"] = (rb1["done_bytes"] - (rb0["done_bytes"] if rb0 else 0)) / dt
+                same = rb0 is not None and rb0["member"] == rb1["member"]  # not a later rebuild
+                row["rebuild_rate_bytes"] = (rb1["done_bytes"] - (rb0["done_bytes"] if same else 0)) / dt
             if ci.get("thermal"):
                 pt, ct = pi["thermal"], ci["thermal"]
                 row["temperature_c"] = ct["temperature_c"]

@@ -256,3 +256,16 @@ def test_a_hardware_controllers_cache_is_in_the_arrays_report(tmp_path):
     # The controller's own queue depth (aacraid's 256 tags for an array) reaches the core.
     hw = ssdlab.raid("samsung-830-64gb", level=5, drives=3, chunk="64k", engine="adaptec-6805", scale=0.02)
     assert hw.arrays[0].core()["engine"]["queue_depth"] == 256
+
+
+def test_a_second_rebuild_starts_its_own_progress_in_the_time_series(tmp_path):
+    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.005\n' for c in "abcde")
+    system = write(tmp_path, drives + '[[array]]\nname = "md0"\nlevel = 1\nchunk = "64k"\nmembers = ["sda", "sdb", "sdc"]\n'
+                   'spares = ["sdd", "sde"]\nfail = [{ member = "sda", at = 0 }, { member = "sdb", at = "0.1s" }]\n')
+    r = ssdlab.run("[w]\nfilename=/dev/md0\nrw=randread\nbs=64k\niodepth=2\nruntime=12\ntime_based\n",
+                   system=system, interval="250ms")
+    rows = [row for row in r.timeseries("md0") if "rebuild_done_bytes" in row]
+    done = [row["rebuild_done_bytes"] for row in rows]
+    assert any(b < a for a, b in zip(done, done[1:])), "the second rebuild starts from nothing"
+    assert min(row["rebuild_rate_bytes"] for row in rows) >= 0
+    assert r.internal("md0")["rebuild_member"] == "sde"
