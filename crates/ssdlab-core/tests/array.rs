@@ -342,10 +342,8 @@ fn an_md_stripe_wait_blocks_the_process_that_submitted_it() {
     };
     let one_deep_writer = rebuild_ns(vec![writer(64, 1)]);
     let many_writers = rebuild_ns((0..64).map(|i| writer(1, i + 1)).collect());
-    // Measured: 45.5 ms against 12.4 ms (49.5 against 6.9 before writes to rows whose parity
-    // member is lost reconstruct-wrote, as md does, holding their stripe heads longer).
     assert!(
-        many_writers > 3 * one_deep_writer,
+        many_writers > 5 * one_deep_writer,
         "rebuild took {many_writers} ns beside 64 writers and {one_deep_writer} ns beside one 64 deep"
     );
 }
@@ -890,25 +888,4 @@ proptest::proptest! {
         let area = md0.disk.in_flight_area_ns as f64;
         proptest::prop_assert!((area - clat).abs() <= 1e-9 * clat.max(1.0) + 1.0, "md0: area {} vs jobs' Σclat {}", area, clat);
     }
-}
-
-/// RAID 5 of 4 whose row 0 parity member (sdd) is lost: a 4 KiB write there reconstruct-writes
-/// as md does, reading the column's two other data pages, so a later degraded read of one of
-/// them finds its stripe head whole in the cache honestly (it had been kept unread).
-#[test]
-fn a_write_beside_a_lost_parity_member_reads_the_rest_of_its_column() {
-    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
-    a.failures = vec![MemberFailure { member: "sdd".into(), at_ns: 0 }];
-    let mut w = JobSpec::simple("w", RwMode::Write, 4 * K, 1, 4 * K);
-    w.number_ios = Some(1);
-    let mut rd = JobSpec::simple("r", RwMode::Read, 4 * K, 1, 4 * K);
-    rd.region_offset = 64 * K; // D1, page 0 of row 0
-    rd.number_ios = Some(1);
-    rd.start_after = vec![0];
-    let r = run(&spec(a, vec![w, rd])).unwrap();
-    let rep = r.devices[0].internal.array.clone().unwrap();
-    assert_eq!((rep.rcw_stripe_heads, rep.rmw_stripe_heads), (1, 0));
-    assert_eq!(member_sum(&r, |m| m.disk.read_ios), 2, "the write read D1 and D2; the read hit");
-    assert_eq!(member_sum(&r, |m| m.disk.write_ios), 1, "no parity to write");
-    assert_eq!(rep.stripe_cache_hits, 1);
 }

@@ -393,19 +393,16 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
             emit(&mut out.reads, reads_from, MemberIo { member: m as u16, op: Op::Read, offset: base + s, len: seg });
         };
         if parity_targets == 0 {
-            // No parity member holds current data here, so there is no parity to write. md
-            // still reconstruct-writes (a parity page it cannot read rules read-modify-write
-            // out: `handle_stripe_dirtying` counts it as 2 × disks reads): it reads every data
-            // page it does not wholly replace, and the column's heads end up whole.
+            // No parity member holds current data here: nothing to keep consistent, but a
+            // partly written page is read first, to be written whole.
             for i in 0..d {
                 let m = l.data_member(row, i);
-                if out.cover[i as usize] != Cover::Whole && ok(m) {
+                if out.cover[i as usize] == Cover::Part && ok(m) {
                     read(out, m);
                 }
             }
             write_data(out);
             out.rcw += pages;
-            out.parity_bytes += d as u64 * seg;
             continue;
         }
         let write_parity = |out: &mut Plan| {
@@ -421,11 +418,8 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
             continue;
         }
         let data_ok = |i: u32| ok(l.data_member(row, i));
-        // Read-modify-write needs the old data of every page it replaces, and every parity
-        // page (md will not read-modify-write around a lost P or Q).
-        let parity_members = 1 + q.is_some() as u32;
-        let rmw_possible = parity_targets == parity_members
-            && (0..d).all(|i| out.cover[i as usize] == Cover::None || data_ok(i));
+        // Read-modify-write needs the old data of every page it replaces.
+        let rmw_possible = (0..d).all(|i| out.cover[i as usize] == Cover::None || data_ok(i));
         let rmw_reads = written + parity_targets;
         // Reconstruct-write needs every page not wholly replaced.
         let rcw_possible = (0..d).all(|i| out.cover[i as usize] == Cover::Whole || data_ok(i));
@@ -670,19 +664,11 @@ mod tests {
         h.fail(l.data_member(0, 2));
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
         assert_eq!((counts(&p), p.rmw), ((2, 2), 1));
-        // The parity member failed: md reconstruct-writes (reading the other three data
-        // pages of the column), and the data alone is written.
+        // The parity member failed: the data alone is written.
         let mut h = Health::all_in_sync(5);
         h.fail(l.parity_members(0).0);
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
-        assert_eq!((counts(&p), p.rcw, p.rmw), ((3, 1), 1, 0));
-        // RAID 6 of 6 without P: no read-modify-write through Q alone; reconstruct-write
-        // reads the other three data pages and writes the data and Q.
-        let l6 = Layout::new(RaidLevel::Raid6, 6, 64 * K, 64 * 64 * K);
-        let mut h = Health::all_in_sync(6);
-        h.fail(l6.parity_members(0).0);
-        let p = planned(RaidLevel::Raid6, 6, 64 * K, Op::Write, 0, 4 * K, &h);
-        assert_eq!((counts(&p), p.rcw, p.rmw), ((3, 2), 1, 0));
+        assert_eq!(counts(&p), (0, 1));
     }
 
     #[test]
