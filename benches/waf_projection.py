@@ -67,7 +67,7 @@ def seed004_md_at_published_rates() -> None:
     drive = single(SEED004_DRIVE).drives[0]
     data_members, writers = SEED004_MEMBERS - 1, 38
     member_rate = pub.host_write_bytes * 1.5 / SEED004_MEMBERS
-    streams = [HostStream(start=k * (15 << 30) / data_members, speed=pub.host_write_bytes / writers / data_members,
+    streams = [HostStream(start=k * (15 << 30) / data_members, sequential=True,
                           rate=member_rate / writers, end=drive.profile.capacity) for k in range(writers)]
     t = time.time()
     p = run_streams(drive, pub.rate_bytes, streams, rebuild_bs=512 << 10, host_bs=128 << 10)

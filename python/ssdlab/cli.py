@@ -932,8 +932,8 @@ def _waf_line(r) -> str:
     if p is None:
         return f"  rebuilt drive WAF {r.rebuilt_drive_waf:.3f}"
     return (f"  rebuilt drive WAF {p.waf:.3f} projected over the whole rebuild ({r.sampled_waf:.3f} in the sample; "
-            f"host writes reaching it {format_bytes(p.host_write_rate_bytes, False)}/s from {p.writers - p.writers_ahead} "
-            f"of {p.writers} writers; on a {format_bytes(p.drive_bytes, False)} drive of its blocks)")
+            f"host writes reaching it {format_bytes(p.host_write_rate_bytes, False)}/s from {p.writers} "
+            f"writers; on a {format_bytes(p.drive_bytes, False)} drive of its blocks)")
 
 
 # ==== the reproduction gallery and the HTML report of one run ================================

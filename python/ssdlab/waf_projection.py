@@ -2,21 +2,20 @@
 
 A sampled rebuild (``ssdlab rebuild --sample``) simulates the first part of the replacement,
 while it is still mostly empty. Its WAF then says nothing of what happens later: as the
-rebuild fills the drive, the host's writes to the part already rebuilt land in the same flash
-blocks as the rebuild's own writes. When the host overwrites its data, those blocks keep the
-rebuild's data valid, and once the drive is full, GC must copy it to reclaim them. The
-rebuilt drive's WAF comes from that mix (seed 004's 1.21 for xiRAID under load).
+rebuild fills the drive, the host's writes land in the same flash blocks as the rebuild's own
+writes. When the host overwrites its data (or the rebuild overwrites what the host wrote
+ahead of it), those blocks keep the other stream's data valid, and once the drive is full, GC
+must copy it to reclaim them. The rebuilt drive's WAF comes from that mix (seed 004's 1.21 for
+xiRAID under load).
 
 The projection runs the replacement alone, from empty to full, fed the two write streams it
 gets over a whole rebuild, at the rates the sample measured:
 
 * the rebuild's, in ascending order at the sampled rebuild rate, in the sample's write size;
 * each host writer's share of a member, at the rate a surviving member received from it, in
-  the survivors' mean write size, where it lands behind the rebuild front (a write to rows not
-  yet rebuilt skips the lost member). A sequential writer joins when the front catches it; one
-  that moves through the array faster than the rebuild never reaches the replacement. Of a
-  random writer, the part of its region behind the front grows as the front crosses it, and
-  so does its share of the writer's rate (in ``RANDOM_PHASES`` steps).
+  the survivors' mean write size, over its region for the whole rebuild: the replacement takes
+  the host's writes ahead of the rebuild front as well as behind it (md writes to any member
+  that is not faulty; the array model does so for every engine).
 
 A whole 61.44 TB drive is too big to run, and the profile's ``simulation_scale`` shrinks blocks,
 which would change what shares a block. So the projected drive keeps the drive's block size,
@@ -48,10 +47,9 @@ class WafProjection:
     drive_bytes: int
     fraction: float
     rebuild_rate_bytes: float
-    #: Host writes a member receives, per second, from the writers that reach the replacement.
+    #: Host writes a member receives, per second, from every writer.
     host_write_rate_bytes: float
     writers: int
-    writers_ahead: int
     #: Bytes the projected drive was asked to take and took.
     planned_bytes: int
     written_bytes: int
@@ -122,10 +120,6 @@ def fewer_blocks(profile: str, blocks: int) -> dict[str, str]:
     return {"nand.blocks_per_plane": str(blocks), "capacity": str(core["capacity_bytes"])}
 
 
-#: Phases of a random writer's share while the rebuild front crosses its region.
-RANDOM_PHASES = 16
-
-
 @dataclass
 class _Job:
     """One job of the projection: a part of one stream, on the projected drive."""
@@ -151,46 +145,29 @@ def _job_text(rebuild_bs: int, host_bs: int, jobs: list[_Job], rate: float, capa
 @dataclass
 class HostStream:
     """One host writer as a member sees it: where its region starts and ends (member bytes of
-    the real drive), what it writes there per second and, for a sequential writer, how fast
-    its front moves through the member. A random writer (``speed`` None) writes all over its
-    region."""
+    the real drive), what it writes there per second, and whether it writes its region in
+    order (else all over it)."""
 
     start: float
     end: float
     rate: float
-    speed: float | None
+    sequential: bool
 
 
-def _stream_jobs(w: HostStream, rebuild_rate: float, duration: float, fraction: float, iu: int,
-                 min_size: int) -> list[_Job]:
-    """The projection's jobs for stream ``w``: what of it lands behind the rebuild front (all
-    in the projected drive's bytes and time)."""
-    def job(rw: str, first: float, last: float, t0: float, t1: float, rate: float) -> list[_Job]:
-        offset, size = int(first * fraction) // iu * iu, int((last - first) * fraction) // iu * iu
-        delay, runtime = round(t0 * fraction * 1e6), round((min(t1, duration) - t0) * fraction * 1e6)
-        return [_Job(rw, offset, size, delay, runtime, rate)] if size >= min_size and runtime > 0 and rate > 0 else []
-
-    if w.speed is not None:
-        # Sequential: it joins when the front catches it, where it has got to by then.
-        delay = w.start / (rebuild_rate - w.speed)
-        return job("write", w.start + w.speed * delay, w.end, delay, duration, w.rate)
-    # Random: while the front crosses its region, the part behind the front grows, and so
-    # does its share of the writer's rate; in phases, each over the part rebuilt by its end.
-    t_in, t_out = w.start / rebuild_rate, w.end / rebuild_rate
-    jobs = []
-    for k in range(RANDOM_PHASES):
-        t0 = t_in + (t_out - t_in) * k / RANDOM_PHASES
-        t1 = t_in + (t_out - t_in) * (k + 1) / RANDOM_PHASES
-        last = w.start + (w.end - w.start) * (k + 1) / RANDOM_PHASES
-        jobs += job("randwrite", w.start, last, t0, t1, w.rate * (k + 0.5) / RANDOM_PHASES)
-    return jobs + job("randwrite", w.start, w.end, t_out, duration, w.rate)
+def _stream_job(w: HostStream, duration: float, fraction: float, iu: int, min_size: int) -> list[_Job]:
+    """The projection's job for stream ``w`` (in the projected drive's bytes and time): over
+    its region for the whole rebuild, a sequential writer from where it starts (wrapping at
+    the end of its region, as fio's time_based jobs do)."""
+    offset, size = int(w.start * fraction) // iu * iu, int((w.end - w.start) * fraction) // iu * iu
+    runtime = round(duration * fraction * 1e6)
+    rw = "write" if w.sequential else "randwrite"
+    return [_Job(rw, offset, size, 0, runtime, w.rate)] if size >= min_size and runtime > 0 and w.rate > 0 else []
 
 
 def run_streams(drive: Drive, rebuild_rate: float, streams: list[HostStream], *, rebuild_bs: int, host_bs: int,
                 blocks_per_plane: int = DEFAULT_BLOCKS_PER_PLANE, seed: int = 0) -> WafProjection:
     """Run a whole rebuild of ``drive`` (a replacement) alone on a drive of its blocks, fed
-    the rebuild's stream at ``rebuild_rate`` and what of each host stream lands behind the
-    rebuild front."""
+    the rebuild's stream at ``rebuild_rate`` and every host stream."""
     from .api import build, execute
 
     made = projected_drive(drive, blocks_per_plane)
@@ -199,12 +176,9 @@ def run_streams(drive: Drive, rebuild_rate: float, streams: list[HostStream], *,
     core, fraction = made
     capacity = core["capacity_bytes"]
     duration = drive.profile.capacity / rebuild_rate
-    jobs, ahead, reach = [], 0, 0.0
+    jobs, reach = [], 0.0
     for w in streams:
-        if w.speed is not None and w.speed >= rebuild_rate:
-            ahead += 1  # it stays ahead of the rebuild: its writes skip the lost member
-            continue
-        mine = _stream_jobs(w, rebuild_rate, duration, fraction, core["ftl"]["iu_bytes"], host_bs)
+        mine = _stream_job(w, duration, fraction, core["ftl"]["iu_bytes"], host_bs)
         jobs += mine
         reach += w.rate if mine else 0.0
     text = _job_text(rebuild_bs, host_bs, jobs, rebuild_rate, capacity)
@@ -216,7 +190,7 @@ def run_streams(drive: Drive, rebuild_rate: float, streams: list[HostStream], *,
     return WafProjection(
         waf=internal["media_bytes_written"] / written, blocks_per_plane=core["nand"]["blocks_per_plane"],
         drive_bytes=capacity, fraction=fraction, rebuild_rate_bytes=rebuild_rate, host_write_rate_bytes=reach,
-        writers=len(streams), writers_ahead=ahead,
+        writers=len(streams),
         planned_bytes=planned, written_bytes=written)
 
 
@@ -245,13 +219,13 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
     def size_of(b: float) -> int:
         return max(4096, int(b) // 4096 * 4096)
 
-    # The array's data bytes per member byte: a writer's offset and speed in a member's terms.
+    # The array's data bytes per member byte: a writer's offset in a member's terms.
     array_bytes = target.capacity
     per_member = array_bytes / target.member_bytes
     full = replacement.profile.capacity
     total_rate = sum(w.rate for w in writers)
     streams = [HostStream(
-        start=w.offset / per_member, speed=w.rate / per_member if w.sequential else None,
+        start=w.offset / per_member, sequential=w.sequential,
         rate=member_rate * w.rate / total_rate,
         # A writer to the end of the simulated array goes on to the end of the real one.
         end=min(full, (w.offset + w.size) / per_member) if w.size < array_bytes - w.offset else full)
@@ -261,5 +235,5 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
     return made, None
 
 
-__all__ = ["DEFAULT_BLOCKS_PER_PLANE", "RANDOM_PHASES", "HostStream", "WafProjection", "fewer_blocks", "project", "projected_drive",
+__all__ = ["DEFAULT_BLOCKS_PER_PLANE", "HostStream", "WafProjection", "fewer_blocks", "project", "projected_drive",
            "run_streams"]

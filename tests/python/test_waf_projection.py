@@ -39,11 +39,14 @@ def test_the_projection_matches_a_full_rebuild_under_sequential_writers():
     full = rebuild(sysd, host_job=job)
     # Host writes share blocks with the rebuild's: overwritten, they leave its data for GC.
     assert full.waf_projection is None and full.rebuilt_drive_waf > 1.1
-    sample = sysd.arrays[0].member_bytes // 20 // (64 << 10) * (64 << 10)
+    # A fifth of the member: md's rebuild runs over its 100 MB/s cap and sleeps half a second
+    # at a time, so a shorter sample's rate (and the projection's duration) depends on how
+    # many sleeps it happens to hold (a twentieth: 91 MB/s against 98.9 over the whole rebuild).
+    sample = sysd.arrays[0].member_bytes // 5 // (64 << 10) * (64 << 10)
     r = rebuild(sysd, host_job=job, sample=sample, projection_blocks=32)
-    assert r.sampled_waf < 1.02  # the sample's drive is still nearly empty
+    assert r.sampled_waf < 1.05  # the sample's drive is still mostly empty
     p = r.waf_projection
-    assert p is not None and p.writers == 3 and p.writers_ahead == 0
+    assert p is not None and p.writers == 3
     # The projected drive took every write planned: the rebuild's and each writer's share.
     assert p.written_bytes == pytest.approx(p.planned_bytes, rel=0.01)
     assert p.planned_bytes > 1.5 * p.drive_bytes
@@ -59,30 +62,18 @@ def test_no_projection_without_host_writes():
     assert any("not projected: no host writes" in w for w in asked.warnings)
 
 
-def test_a_random_writers_share_grows_as_the_front_crosses_its_region():
+def test_every_writer_reaches_the_replacement_for_the_whole_rebuild():
+    """Ahead of the rebuild front as behind it: md writes to a replacement before its rebuild
+    gets there, and the rebuild later writes those bytes again."""
     drive = single("samsung-850-pro", scale=1.0).drives[0]
     full = drive.profile.capacity
-    # Over the second quarter of the drive: nothing before the front reaches it, then a growing
-    # share, then all of it. At 100 MB/s the rebuild takes full / 100e6 s.
-    rnd = HostStream(start=full / 4, end=full / 2, rate=40e6, speed=None)
-    p = run_streams(drive, 100e6, [rnd], rebuild_bs=1 << 20, host_bs=64 << 10, blocks_per_plane=16)
+    fast = HostStream(start=0.0, sequential=True, rate=50e6, end=full)
+    slow = HostStream(start=full / 2, sequential=True, rate=50e6, end=full)
+    rnd = HostStream(start=full / 4, end=full / 2, rate=40e6, sequential=False)
+    p = run_streams(drive, 100e6, [fast, slow, rnd], rebuild_bs=1 << 20, host_bs=128 << 10, blocks_per_plane=16)
+    assert (p.writers, p.host_write_rate_bytes) == (3, 140e6)
     duration = p.drive_bytes / 100e6
-    # Half its rate over the crossing (a quarter of the rebuild), all of it for the last half.
-    assert p.planned_bytes == pytest.approx(p.drive_bytes + 40e6 * duration * (0.25 / 2 + 0.5), rel=0.01)
-    assert p.written_bytes == pytest.approx(p.planned_bytes, rel=0.01)
-
-
-def test_a_writer_ahead_of_the_rebuild_never_reaches_the_replacement():
-    drive = single("samsung-850-pro", scale=1.0).drives[0]
-    full = drive.profile.capacity
-    fast = HostStream(start=0.0, speed=200e6, rate=50e6, end=full)  # outruns a 100 MB/s rebuild
-    slow = HostStream(start=full / 2, speed=20e6, rate=50e6, end=full)
-    p = run_streams(drive, 100e6, [fast, slow], rebuild_bs=1 << 20, host_bs=128 << 10, blocks_per_plane=16)
-    assert (p.writers, p.writers_ahead, p.host_write_rate_bytes) == (2, 1, 50e6)
-    # The slow writer starts halfway along and moves at a fifth of the front's speed: the front
-    # catches it 5/8 of the way through the rebuild, and it writes for the last 3/8.
-    duration = p.drive_bytes / 100e6
-    assert p.planned_bytes == pytest.approx(p.drive_bytes + 50e6 * duration * 0.375, rel=0.01)
+    assert p.planned_bytes == pytest.approx(p.drive_bytes + 140e6 * duration, rel=0.01)
     assert p.written_bytes == pytest.approx(p.planned_bytes, rel=0.01)
 
 

@@ -80,13 +80,25 @@ impl Case {
         self.data.fail(role, self.seed ^ role as u64);
     }
 
-    fn rebuild(&mut self, role: u32) -> Result<(), String> {
+    /// A replacement takes `role` over: written to from now on, in sync as rebuilt.
+    fn attach(&mut self, role: u32) {
+        self.health.attach(role);
+    }
+
+    /// Rebuild rows `first..rows` of `role`, in order (as far as `rows`).
+    fn rebuild_rows(&mut self, role: u32, first: u64, rows: u64) -> Result<(), String> {
         let mut p = Plan::default();
-        for row in 0..self.layout.rows {
+        for row in first..rows.min(self.layout.rows) {
             plan_rebuild(&self.layout, &self.health, role, row, row, |_| 0, &mut p);
             self.data.rebuild(&self.health, &p, role, row, row)?;
             self.health.set_in_sync_below(role, (row + 1) * self.layout.chunk);
         }
+        Ok(())
+    }
+
+    /// Rebuild the rest of `role` from row `from`, then compare it with what it should hold.
+    fn rebuild(&mut self, role: u32, from: u64) -> Result<(), String> {
+        self.rebuild_rows(role, from, self.layout.rows)?;
         self.health.set_in_sync_below(role, u64::MAX);
         let (got, want) = (self.data.member(role), self.reference.member(role));
         // An odd RAID 10 (odd members and rows) leaves the last member's last chunk unused:
@@ -126,6 +138,8 @@ proptest! {
         rows in 5u64..=7,
         before in writes(),
         after in writes(),
+        during in writes(),
+        rebuilt_first in 0u64..=7,
         lost in 0u32..64,
         also_lost in 0u32..64,
         seed in 1u64..u64::MAX,
@@ -155,8 +169,19 @@ proptest! {
             c.write(w.0, w.1).map_err(TestCaseError::fail)?;
         }
         c.read_all(4096 + 1024).map_err(TestCaseError::fail)?;
+        // Replacements attached; the first is rebuilt part of the way, then written to
+        // (behind its rebuild point and ahead of it), then everything is read back.
         for &r in &failed {
-            c.rebuild(r).map_err(TestCaseError::fail)?;
+            c.attach(r);
+        }
+        c.rebuild_rows(failed[0], 0, rebuilt_first).map_err(TestCaseError::fail)?;
+        for w in during.iter().copied().map(clip) {
+            c.write(w.0, w.1).map_err(TestCaseError::fail)?;
+        }
+        c.read_all(3 * 4096).map_err(TestCaseError::fail)?;
+        c.rebuild(failed[0], rebuilt_first).map_err(TestCaseError::fail)?;
+        for &r in &failed[1..] {
+            c.rebuild(r, 0).map_err(TestCaseError::fail)?;
         }
         c.read_all(64 * 1024).map_err(TestCaseError::fail)?;
     }

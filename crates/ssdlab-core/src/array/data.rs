@@ -269,7 +269,10 @@ impl DataArray {
                     .collect();
                 let old = self.column_from_reads(plan, &slots, page_off);
                 // Post-write data: new bytes over the old page where the page is partly new.
+                // A partly written page nobody read (a replacement ahead of its rebuild) is
+                // left unknown here and solved from the row below.
                 let mut post = Column { vals: vec![None; slots.len()] };
+                let mut unread_partial = false;
                 for i in 0..d {
                     post.vals[i] = match new[i] {
                         Some((0, bytes)) if bytes.len() == PAGE as usize => Some(bytes.to_vec()),
@@ -279,40 +282,43 @@ impl DataArray {
                                 v[at..at + bytes.len()].copy_from_slice(bytes);
                                 Some(v)
                             }
-                            None if written_pages.contains(&slots[i]) => {
-                                return Err(format!("row {row}: a partly written page was not read first"));
+                            None => {
+                                unread_partial |= written_pages.contains(&slots[i]);
+                                None
                             }
-                            None => None,
                         },
                         None => old.vals[i].clone(),
                     };
                 }
                 let writes_parity = slots[d..].iter().any(|m| written_pages.contains(m));
-                if writes_parity {
-                    if (0..d).all(|i| post.vals[i].is_some()) {
-                        self.fill_parity(&mut post, d);
-                    } else if self.delta(&old, &post, &new, d, &slots, &written_pages).is_some() {
-                        let (p, q) = self.delta(&old, &post, &new, d, &slots, &written_pages).expect("checked");
-                        post.vals[d] = p;
-                        if slots.len() > d + 1 {
-                            post.vals[d + 1] = q;
-                        }
-                    } else {
-                        // Solve the old state for the data nobody read, then recompute.
-                        let mut pre = Column { vals: old.vals.clone() };
-                        self.solve(&mut pre, d).map_err(|e| format!("row {row}: {e}"))?;
-                        for i in 0..d {
-                            post.vals[i] = match new[i] {
-                                None => pre.vals[i].clone(),
-                                Some((at, bytes)) => {
-                                    let mut v = pre.vals[i].clone().expect("solved");
-                                    v[at..at + bytes.len()].copy_from_slice(bytes);
-                                    Some(v)
-                                }
-                            };
-                        }
-                        self.fill_parity(&mut post, d);
+                let all_known = (0..d).all(|i| post.vals[i].is_some());
+                let delta = if writes_parity && !all_known && !unread_partial {
+                    self.delta(&old, &post, &new, d, &slots, &written_pages)
+                } else {
+                    None
+                };
+                if writes_parity && all_known {
+                    self.fill_parity(&mut post, d);
+                } else if let Some((p, q)) = delta {
+                    post.vals[d] = p;
+                    if slots.len() > d + 1 {
+                        post.vals[d + 1] = q;
                     }
+                } else if writes_parity || unread_partial {
+                    // Solve the old state for the data nobody read, then recompute.
+                    let mut pre = Column { vals: old.vals.clone() };
+                    self.solve(&mut pre, d).map_err(|e| format!("row {row}: {e}"))?;
+                    for i in 0..d {
+                        post.vals[i] = match new[i] {
+                            None => pre.vals[i].clone(),
+                            Some((at, bytes)) => {
+                                let mut v = pre.vals[i].clone().expect("solved");
+                                v[at..at + bytes.len()].copy_from_slice(bytes);
+                                Some(v)
+                            }
+                        };
+                    }
+                    self.fill_parity(&mut post, d);
                 }
                 for (k, &m) in slots.iter().enumerate() {
                     if written_pages.contains(&m) {

@@ -561,6 +561,9 @@ impl<D: BlockDevice> Array<D> {
         let failed = self.roles[role as usize];
         let spare = self.spares.pop_front().expect("checked");
         self.roles[role as usize] = spare;
+        // The replacement takes writes from now on, ahead of its rebuild too.
+        self.health.attach(role as u32);
+        self.health_epoch += 1;
         let names = (self.members[spare as usize].name.clone(), self.members[failed as usize].name.clone());
         let member_bytes = self.layout.rows * self.layout.chunk;
         self.rebuild = Some(Rebuild::new(

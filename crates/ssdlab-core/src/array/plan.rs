@@ -23,16 +23,20 @@ pub struct MemberIo {
 }
 
 /// Which member bytes hold current data: everything on a healthy member, nothing on a
-/// failed one, the part below its rebuild point on a member being rebuilt.
+/// failed one, the part below its rebuild point on a member being rebuilt. And which roles
+/// have a device at all: a member being rebuilt takes every write, as md writes to any
+/// device that is not faulty (raid5.c `ops_run_io`, raid1/raid10's write paths), whether or
+/// not the rebuild has reached the bytes yet; a failed member takes nothing.
 #[derive(Clone, Debug)]
 pub struct Health {
     in_sync_below: Vec<u64>,
+    present: Vec<bool>,
     degraded: bool,
 }
 
 impl Health {
     pub fn all_in_sync(members: usize) -> Health {
-        Health { in_sync_below: vec![u64::MAX; members], degraded: false }
+        Health { in_sync_below: vec![u64::MAX; members], present: vec![true; members], degraded: false }
     }
 
     /// Some member lacks current data somewhere (failed, or being rebuilt).
@@ -47,8 +51,21 @@ impl Health {
         offset + len <= self.in_sync_below[m as usize]
     }
 
+    /// Role `m` is written to (a device fills it: healthy, or being rebuilt).
+    #[inline]
+    pub fn present(&self, m: u32) -> bool {
+        self.present[m as usize]
+    }
+
     pub fn fail(&mut self, m: u32) {
+        self.present[m as usize] = false;
         self.set_in_sync_below(m, 0);
+    }
+
+    /// A replacement takes failed role `m` over: it is written to from now on, and holds
+    /// current data as its rebuild brings it (`set_in_sync_below`).
+    pub fn attach(&mut self, m: u32) {
+        self.present[m as usize] = true;
     }
 
     /// Member `m` holds current data below `offset` (a rebuild's progress; `u64::MAX`: all).
@@ -179,7 +196,7 @@ pub fn plan(
     out.clear();
     if op == Op::Flush {
         for m in 0..l.n {
-            if health.in_sync_below(m) > 0 {
+            if health.present(m) {
                 out.writes.push(MemberIo { member: m as u16, op, offset: 0, len: 0 });
             }
         }
@@ -243,13 +260,8 @@ fn plan_mirrored(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, loa
         out.reads.push(MemberIo { member: m as u16, op, offset: off, len });
         return;
     }
-    for m in 0..l.n {
-        // A member being rebuilt takes the part of the write below its rebuild point; the
-        // rebuild copies the rest later.
-        let end = (offset + len).min(health.in_sync_below(m));
-        if end > offset {
-            out.writes.push(MemberIo { member: m as u16, op, offset, len: end - offset });
-        }
+    for m in (0..l.n).filter(|&m| health.present(m)) {
+        out.writes.push(MemberIo { member: m as u16, op, offset, len });
     }
     if health.is_degraded() {
         // A rebuild copies rows: a write must not slip between its read and its write.
@@ -266,7 +278,7 @@ fn plan_near(l: &Layout, health: &Health, op: Op, offset: u64, len: u64, load: i
             emit(&mut out.reads, 0, MemberIo { member: m as u16, op, offset: off, len: n });
         } else {
             for (m, off) in copies {
-                if health.ok(m, off, n) {
+                if health.present(m) {
                     emit(&mut out.writes, 0, MemberIo { member: m as u16, op, offset: off, len: n });
                 }
                 if health.is_degraded() {
@@ -379,12 +391,15 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
         let whole = out.cover.iter().filter(|&&k| k == Cover::Whole).count() as u32;
         out.stripe_heads += pages;
         let ok = |m: u32| health.ok(m, base + s, seg);
-        let parity: [Option<u32>; 2] = [Some(p).filter(|&m| ok(m)), q.filter(|&m| ok(m))];
-        let parity_targets = parity.iter().flatten().count() as u32;
+        // The parity pages holding current data (read-modify-write reads them), and the parity
+        // members written: every one with a device, whether its rebuild has come this far or not.
+        let parity_current: [Option<u32>; 2] = [Some(p).filter(|&m| ok(m)), q.filter(|&m| ok(m))];
+        let parity_written: [Option<u32>; 2] = [Some(p), q].map(|m| m.filter(|&m| health.present(m)));
+        let current_parity = parity_current.iter().flatten().count() as u32;
         let write_data = |out: &mut Plan| {
             for i in 0..d {
                 let m = l.data_member(row, i);
-                if out.cover[i as usize] != Cover::None && ok(m) {
+                if out.cover[i as usize] != Cover::None && health.present(m) {
                     emit(&mut out.writes, writes_from, MemberIo { member: m as u16, op: Op::Write, offset: base + s, len: seg });
                 }
             }
@@ -392,21 +407,8 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
         let read = |out: &mut Plan, m: u32| {
             emit(&mut out.reads, reads_from, MemberIo { member: m as u16, op: Op::Read, offset: base + s, len: seg });
         };
-        if parity_targets == 0 {
-            // No parity member holds current data here: nothing to keep consistent, but a
-            // partly written page is read first, to be written whole.
-            for i in 0..d {
-                let m = l.data_member(row, i);
-                if out.cover[i as usize] == Cover::Part && ok(m) {
-                    read(out, m);
-                }
-            }
-            write_data(out);
-            out.rcw += pages;
-            continue;
-        }
         let write_parity = |out: &mut Plan| {
-            for m in parity.iter().flatten() {
+            for m in parity_written.iter().flatten() {
                 emit(&mut out.writes, writes_from, MemberIo { member: *m as u16, op: Op::Write, offset: base + s, len: seg });
             }
         };
@@ -418,9 +420,14 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
             continue;
         }
         let data_ok = |i: u32| ok(l.data_member(row, i));
-        // Read-modify-write needs the old data of every page it replaces.
-        let rmw_possible = (0..d).all(|i| out.cover[i as usize] == Cover::None || data_ok(i));
-        let rmw_reads = written + parity_targets;
+        // Read-modify-write needs the old data of every page it replaces, and every parity
+        // page: md will not read-modify-write around a P or Q it cannot read
+        // (`handle_stripe_dirtying` counts such a page as 2 × disks reads), so beside a lost
+        // parity page it reconstruct-writes, reading the data it does not replace.
+        let parity_members = 1 + q.is_some() as u32;
+        let rmw_possible = current_parity == parity_members
+            && (0..d).all(|i| out.cover[i as usize] == Cover::None || data_ok(i));
+        let rmw_reads = written + current_parity;
         // Reconstruct-write needs every page not wholly replaced.
         let rcw_possible = (0..d).all(|i| out.cover[i as usize] == Cover::Whole || data_ok(i));
         let rcw_reads = d - whole;
@@ -438,11 +445,11 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
                     read(out, l.data_member(row, i));
                 }
             }
-            for m in parity.iter().flatten() {
+            for m in parity_current.iter().flatten() {
                 read(out, *m);
             }
             out.rmw += pages;
-            out.parity_bytes += (2 * written + parity_targets) as u64 * seg;
+            out.parity_bytes += (2 * written + current_parity) as u64 * seg;
         } else {
             // A lost member's page is only partly replaced (or two are lost, RAID 6): solve
             // the row's old data from everything readable, then compute the parity anew.
@@ -451,7 +458,7 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
                     read(out, l.data_member(row, i));
                 }
             }
-            for m in parity.iter().flatten() {
+            for m in parity_current.iter().flatten() {
                 read(out, *m);
             }
             out.rcw += pages;
@@ -517,10 +524,8 @@ fn trim_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, row_bytes: u6
         return;
     }
     let base = row * l.chunk;
-    for m in 0..l.n {
-        if health.ok(m, base, l.chunk) {
-            emit(&mut out.writes, 0, MemberIo { member: m as u16, op: Op::Trim, offset: base, len: l.chunk });
-        }
+    for m in (0..l.n).filter(|&m| health.present(m)) {
+        emit(&mut out.writes, 0, MemberIo { member: m as u16, op: Op::Trim, offset: base, len: l.chunk });
     }
 }
 
@@ -664,11 +669,32 @@ mod tests {
         h.fail(l.data_member(0, 2));
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
         assert_eq!((counts(&p), p.rmw), ((2, 2), 1));
-        // The parity member failed: the data alone is written.
+        // The parity member failed: md reconstruct-writes (reading the other three data
+        // pages of the column), and the data alone is written.
         let mut h = Health::all_in_sync(5);
         h.fail(l.parity_members(0).0);
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
-        assert_eq!(counts(&p), (0, 1));
+        assert_eq!((counts(&p), p.rcw, p.rmw), ((3, 1), 1, 0));
+        // RAID 6 of 6 without P: no read-modify-write through Q alone; reconstruct-write
+        // reads the other three data pages and writes the data and Q.
+        let l6 = Layout::new(RaidLevel::Raid6, 6, 64 * K, 64 * 64 * K);
+        let mut h = Health::all_in_sync(6);
+        h.fail(l6.parity_members(0).0);
+        let p = planned(RaidLevel::Raid6, 6, 64 * K, Op::Write, 0, 4 * K, &h);
+        assert_eq!((counts(&p), p.rcw, p.rmw), ((3, 2), 1, 0));
+        // RAID 5 of 5 whose parity member is being rebuilt and not there yet: the same
+        // reconstruct-write, and the new parity goes to the replacement too.
+        let mut h = Health::all_in_sync(5);
+        let pm = l.parity_members(0).0;
+        h.fail(pm);
+        h.attach(pm);
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
+        assert_eq!((counts(&p), p.rcw, p.rmw), ((3, 2), 1, 0));
+        assert!(p.writes.iter().any(|w| w.member as u32 == pm));
+        // Once the rebuild has passed the row, read-modify-write again.
+        h.set_in_sync_below(pm, 64 * K);
+        let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Write, 0, 4 * K, &h);
+        assert_eq!((counts(&p), p.rcw, p.rmw), ((2, 2), 0, 1));
     }
 
     #[test]
