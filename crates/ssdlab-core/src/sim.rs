@@ -62,8 +62,9 @@ pub enum Until {
     /// When every job is done.
     #[default]
     JobsDone,
-    /// When every rebuild that started is done (or has reached its sample limit); jobs
-    /// still running then are stopped, as fio stops them at their runtime.
+    /// When every rebuild is done (or has reached its sample limit), those of failures still
+    /// to come included where a spare is left for them; jobs still running then are stopped,
+    /// as fio stops them at their runtime.
     RebuildDone,
 }
 

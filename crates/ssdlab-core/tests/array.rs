@@ -937,3 +937,24 @@ fn writes_ahead_of_the_rebuild_reach_the_replacement() {
     let rep = r.devices[0].internal.array.clone().unwrap();
     assert_eq!(rep.full_stripe_heads, rows * 16);
 }
+
+/// A run until the rebuilds are done waits for a failure still to come: the second member
+/// fails long after the first rebuild is over, and is rebuilt too.
+#[test]
+fn a_run_until_the_rebuilds_are_done_waits_for_a_later_failure() {
+    let mut a = array(RaidLevel::Raid6, 5, 64 * K);
+    a.spares = vec![spare("sdy"), spare("sdz")];
+    a.failures = vec![
+        MemberFailure { member: "sdb".into(), at_ns: 0 },
+        MemberFailure { member: "sdd".into(), at_ns: 2_000_000_000 },
+    ];
+    a.rebuild_limit_bytes = Some(4 << 20);
+    let mut s = spec(a, vec![]);
+    s.until = Until::RebuildDone;
+    let r = run(&s).unwrap();
+    let rb = rebuild_report(&r);
+    assert_eq!((rb.member.as_str(), rb.replaces.as_str()), ("sdz", "sdd"));
+    assert!(rb.started_ns >= 2_000_000_000 && rb.finished_ns.is_some());
+    let z = members(&r).iter().find(|m| m.name == "sdz").unwrap();
+    assert_eq!(z.disk.write_sectors * 512, 4 << 20);
+}

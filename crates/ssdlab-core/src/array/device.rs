@@ -300,6 +300,8 @@ pub struct Array<D> {
     spares: VecDeque<u16>,
     health: Health,
     failures: Vec<(u16, Time)>,
+    /// Failures scheduled and still to come (a run until the rebuilds are done waits for them).
+    failures_pending: u32,
     rebuild: Option<Rebuild>,
     rebuild_limit: Option<u64>,
     rebuild_stopped: bool,
@@ -426,6 +428,7 @@ impl<D: BlockDevice> Array<D> {
             spares: (n as u16..members.len() as u16).collect(),
             members,
             failures,
+            failures_pending: 0,
             rebuild: None,
             rebuild_limit: cfg.rebuild_limit_bytes,
             rebuild_stopped: false,
@@ -478,6 +481,7 @@ impl<D: BlockDevice> Array<D> {
             spares: self.spares,
             health: self.health,
             failures: self.failures,
+            failures_pending: self.failures_pending,
             rebuild: self.rebuild,
             rebuild_limit: self.rebuild_limit,
             rebuild_stopped: self.rebuild_stopped,
@@ -1476,7 +1480,10 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
                 self.members[member as usize].queue.timer(key, token, ctx.now());
                 self.feed(member, ctx);
             }
-            ArrayEvent::Fail(role) => self.fail(role, ctx),
+            ArrayEvent::Fail(role) => {
+                self.failures_pending -= 1;
+                self.fail(role, ctx);
+            }
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
             ArrayEvent::Accepted(s) => self.finish(s, ctx),
             ArrayEvent::Launch(s) => self.launch(s, true, ctx),
@@ -1508,6 +1515,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
             if at == 0 {
                 self.fail(role, ctx);
             } else {
+                self.failures_pending += 1;
                 ctx.schedule(now + at, ArrayEvent::Fail(role));
             }
         }
@@ -1529,10 +1537,14 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
     }
 
     fn rebuild_done(&self) -> Option<bool> {
-        let more = !self.degraded_roles.is_empty() && !self.spares.is_empty() && !self.rebuild_stopped;
+        // A lost role waiting for its rebuild, or a failure still to come, with a spare for it.
+        let more = (!self.degraded_roles.is_empty() || self.failures_pending > 0)
+            && !self.spares.is_empty()
+            && !self.rebuild_stopped;
         match (&self.rebuild, &self.report.rebuild) {
             (Some(_), _) => Some(false),
             (None, Some(_)) => Some(!more),
+            (None, None) if more => Some(false),
             (None, None) => None,
         }
     }
