@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .iosched import QUEUE
 from .system import Array, Drive, System
 
 #: Blocks per plane of the projected drive (unless the drive has fewer): at seed 004's 16 KiB
@@ -47,6 +48,9 @@ class WafProjection:
     drive_bytes: int
     fraction: float
     rebuild_rate_bytes: float
+    #: The write size of the rebuild's stream and of the host's.
+    rebuild_bs: int
+    host_bs: int
     #: Host writes a member receives, per second, from every writer.
     host_write_rate_bytes: float
     writers: int
@@ -189,7 +193,8 @@ def run_streams(drive: Drive, rebuild_rate: float, streams: list[HostStream], *,
     planned = capacity + sum(round(j.rate * j.runtime_us / 1e6) for j in jobs)
     return WafProjection(
         waf=internal["media_bytes_written"] / written, blocks_per_plane=core["nand"]["blocks_per_plane"],
-        drive_bytes=capacity, fraction=fraction, rebuild_rate_bytes=rebuild_rate, host_write_rate_bytes=reach,
+        drive_bytes=capacity, fraction=fraction, rebuild_rate_bytes=rebuild_rate, rebuild_bs=rebuild_bs, host_bs=host_bs,
+        host_write_rate_bytes=reach,
         writers=len(streams),
         planned_bytes=planned, written_bytes=written)
 
@@ -214,7 +219,6 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
     host_written = sum(m["disk"]["write_sectors"] * 512 for m in survivors)
     host_ios = sum(m["disk"]["write_ios"] for m in survivors)
     member_rate = host_written / len(survivors) / elapsed
-    spare = next(m for m in dev["members"] if m["name"] == rb["member"])["disk"]
 
     def size_of(b: float) -> int:
         return max(4096, int(b) // 4096 * 4096)
@@ -230,7 +234,10 @@ def project(result, spec_core: dict[str, Any], target: Array, *, seed: int = 0,
         # A writer to the end of the simulated array goes on to the end of the real one.
         end=min(full, (w.offset + w.size) / per_member) if w.size < array_bytes - w.offset else full)
         for w in writers]
-    made = run_streams(replacement, rate, streams, rebuild_bs=size_of(spare["write_sectors"] * 512 / max(1, spare["write_ios"])),
+    # The rebuild's unit as the replacement's block layer passes it on (the replacement's own
+    # write count now holds the host's writes ahead of the front too).
+    max_request = int(replacement.queue.get("max_sectors_kb", QUEUE["max_sectors_kb"][2])) * 1024
+    made = run_streams(replacement, rate, streams, rebuild_bs=size_of(min(rb["unit_bytes"], max_request)),
                        host_bs=size_of(host_written / max(1, host_ios)), blocks_per_plane=blocks_per_plane, seed=seed)
     return made, None
 

@@ -54,6 +54,19 @@ def test_the_projection_matches_a_full_rebuild_under_sequential_writers():
     assert r.to_dict()["waf_projection"]["waf"] == r.rebuilt_drive_waf
 
 
+def test_the_rebuild_stream_keeps_its_unit_beside_small_host_writes():
+    """The replacement also takes the host's 4 KiB writes ahead of its rebuild: the rebuild's
+    stream is still projected in md's unit (128 KiB: its 32-page window in whole 64 KiB
+    chunks), not in the replacement's mean write size."""
+    sysd = small_array(16)
+    job = "[w]\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=16\nrate=20m\ntime_based\nruntime=100000\n"
+    r = rebuild(sysd, host_job=job, sample=256 << 20, projection_blocks=16)
+    p = r.waf_projection
+    assert p is not None and p.rebuild_bs == 128 << 10 and p.host_bs == 4 << 10
+    spare = r.run.iostat("sde")
+    assert spare["wareq-sz"] < 64, "the replacement's mean write is small: host writes reach it"
+
+
 def test_no_projection_without_host_writes():
     sysd = small_array()
     idle = rebuild(sysd, sample=256 << 20)

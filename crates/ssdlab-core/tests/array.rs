@@ -958,3 +958,21 @@ fn a_run_until_the_rebuilds_are_done_waits_for_a_later_failure() {
     let z = members(&r).iter().find(|m| m.name == "sdz").unwrap();
     assert_eq!(z.disk.write_sectors * 512, 4 << 20);
 }
+
+/// md writes its bitmap to every member that is not faulty (md-bitmap.c, `next_active_rdev`):
+/// a replacement being rebuilt gets each update's page, the failed member none.
+#[test]
+fn a_bitmap_update_reaches_a_replacement_being_rebuilt() {
+    let mut a = with_bitmap(array(RaidLevel::Raid5, 4, 64 * K), MIB);
+    a.rebuild_limit_bytes = Some(MIB);
+    let mut j = job(RwMode::Randwrite, 4 * K, 16, 500);
+    j.region_size = 256 * MIB;
+    let mut s = rebuilding(a, "sdb", vec![j]);
+    s.until = Default::default();
+    let r = run(&s).unwrap();
+    let (_, updates, bytes, _) = bitmap_report(&r);
+    assert!(updates > 0);
+    assert_eq!(bytes, updates * 4 * 4096, "three survivors and the replacement");
+    let sdb = members(&r).iter().find(|m| m.name == "sdb").unwrap();
+    assert_eq!(sdb.disk.write_ios, 0);
+}

@@ -1039,13 +1039,13 @@ impl<D: BlockDevice> Array<D> {
         true
     }
 
-    /// raid5d writes the bitmap's dirty pages to every in-sync member and waits for them;
-    /// with one stripe thread, no stripe is handled meanwhile. An update with nothing to
-    /// write is over at once.
+    /// raid5d writes the bitmap's dirty pages to every member that is not faulty, a
+    /// replacement being rebuilt included (md-bitmap.c, `next_active_rdev`), and waits for
+    /// them; with one stripe thread, no stripe is handled meanwhile. An update with nothing
+    /// to write is over at once.
     fn start_bitmap_update(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let pages = self.bitmap.as_mut().expect("an md bitmap").begin_update();
-        let targets: Vec<u16> =
-            (0..self.layout.n as u16).filter(|&r| self.health.in_sync_below(r as u32) == u64::MAX).collect();
+        let targets: Vec<u16> = (0..self.layout.n as u16).filter(|&r| self.health.present(r as u32)).collect();
         if pages.is_empty() || targets.is_empty() {
             self.bitmap_update_done(ctx);
             return;

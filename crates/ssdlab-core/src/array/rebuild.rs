@@ -52,6 +52,9 @@ pub struct RebuildReport {
     pub done_bytes: u64,
     pub target_bytes: u64,
     pub member_bytes: u64,
+    /// Bytes of the replacement one rebuild unit writes (one member write, before the
+    /// member's block layer splits it).
+    pub unit_bytes: u64,
     /// Times md slept for running above sync_speed_max, and waited for other I/O.
     pub overspeed_sleeps: u64,
     pub busy_waits: u64,
@@ -115,6 +118,7 @@ impl Rebuild {
                 done_bytes: 0,
                 target_bytes: end,
                 member_bytes,
+                unit_bytes: unit,
                 overspeed_sleeps: 0,
                 busy_waits: 0,
             },
