@@ -526,18 +526,24 @@ fn an_odd_raid10_rebuilds_its_last_member_to_the_end() {
     assert_eq!(rb.done_bytes, member_bytes);
 }
 
-#[test]
-fn a_second_failure_is_rebuilt_onto_the_next_spare_after_the_first() {
+/// RAID 6 of five with spares sdy and sdz: sdb fails at the start, sdd at `second_at_ns`;
+/// each rebuild stops after `limit` bytes, and the run lasts until the rebuilds are done.
+fn two_failures(second_at_ns: u64, limit: u64) -> SimResult {
     let mut a = array(RaidLevel::Raid6, 5, 64 * K);
     a.spares = vec![spare("sdy"), spare("sdz")];
     a.failures = vec![
         MemberFailure { member: "sdb".into(), at_ns: 0 },
-        MemberFailure { member: "sdd".into(), at_ns: 1_000_000 },
+        MemberFailure { member: "sdd".into(), at_ns: second_at_ns },
     ];
-    a.rebuild_limit_bytes = Some(64 << 20);
+    a.rebuild_limit_bytes = Some(limit);
     let mut s = spec(a, vec![]);
     s.until = Until::RebuildDone;
-    let r = run(&s).unwrap();
+    run(&s).unwrap()
+}
+
+#[test]
+fn a_second_failure_is_rebuilt_onto_the_next_spare_after_the_first() {
+    let r = two_failures(1_000_000, 64 << 20);
     let ms = members(&r);
     for name in ["sdy", "sdz"] {
         let m = ms.iter().find(|m| m.name == name).unwrap();
@@ -942,16 +948,7 @@ fn writes_ahead_of_the_rebuild_reach_the_replacement() {
 /// fails long after the first rebuild is over, and is rebuilt too.
 #[test]
 fn a_run_until_the_rebuilds_are_done_waits_for_a_later_failure() {
-    let mut a = array(RaidLevel::Raid6, 5, 64 * K);
-    a.spares = vec![spare("sdy"), spare("sdz")];
-    a.failures = vec![
-        MemberFailure { member: "sdb".into(), at_ns: 0 },
-        MemberFailure { member: "sdd".into(), at_ns: 2_000_000_000 },
-    ];
-    a.rebuild_limit_bytes = Some(4 << 20);
-    let mut s = spec(a, vec![]);
-    s.until = Until::RebuildDone;
-    let r = run(&s).unwrap();
+    let r = two_failures(2_000_000_000, 4 << 20);
     let rb = rebuild_report(&r);
     assert_eq!((rb.member.as_str(), rb.replaces.as_str()), ("sdz", "sdd"));
     assert!(rb.started_ns >= 2_000_000_000 && rb.finished_ns.is_some());
