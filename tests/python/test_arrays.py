@@ -102,6 +102,18 @@ def test_the_raid_shorthand_preconditions_members_and_leaves_a_spare_new():
     assert kinds == ["sequential"] * 3 + ["none"]
 
 
+def test_random_writes_to_a_raid5_of_full_drives_keep_going():
+    """Regression: a member's dies, their GC given up on blocks all valid, got garbage again
+    from overwrites placed elsewhere but never collected it; once every die had starved the
+    member stopped, 8 s into this run ("the simulation stalled")."""
+    sysd = ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="512k", scale=0.001, precondition="sequential")
+    job = "[w]\nfilename=/dev/md0\nrw=randwrite\nbs=4k\niodepth=16\nioengine=libaio\ndirect=1\ntime_based\nruntime=12\n"
+    r = ssdlab.run(job, system=sysd, seed=1)
+    fio = r.to_fio_json()
+    assert fio["jobs"][0]["write"]["runtime"] >= 12_000
+    assert fio["jobs"][0]["write"]["total_ios"] > 200_000
+
+
 def test_a_command_line_precondition_leaves_a_system_files_spare_new(tmp_path):
     text = ARRAY + 'spares = ["sde"]\n'
     sysd = ssdlab.load_system(write(tmp_path, text), precondition="sequential")

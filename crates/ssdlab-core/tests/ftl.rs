@@ -28,14 +28,19 @@ fn arb_small_drive() -> impl Strategy<Value = SsdConfig> {
         10u32..=24,
         2u32..=4,
         0.3f64..=1.0,
+        any::<bool>(),
     )
-        .prop_map(|(channels, dpc, planes, iu, ppb, blocks, thr, fill)| {
+        .prop_map(|(channels, dpc, planes, iu, ppb, blocks, thr, fill, whole_block_units)| {
             let mut cfg = SsdConfig::generic(1);
             cfg.nand.channels = channels;
             cfg.nand.dies_per_channel = dpc;
             cfg.nand.planes_per_die = planes;
             cfg.nand.pages_per_block = ppb;
             cfg.nand.blocks_per_plane = blocks;
+            // Program units as large as a block too (a drive simulated at a small scale).
+            if whole_block_units {
+                cfg.nand.program_pages = ppb;
+            }
             cfg.ftl.iu_bytes = iu;
             cfg.ftl.gc_threshold_blocks = thr;
             let block_bytes = cfg.nand.page_bytes * ppb as u64 * planes as u64;
@@ -91,6 +96,12 @@ proptest! {
         for step in steps {
             match step {
                 Step::Place { die, count, seeds, hot } => {
+                    // As the drive does before it places buffered data.
+                    while let Some((_, gc)) = ftl.collect_starved() {
+                        gc_units += gc.program_units;
+                        gc_moved += gc.relocated_ius;
+                        refresh_expected(&ftl, &mapped, &mut expect_slot);
+                    }
                     let accepting: Vec<u32> = (0..ftl.dies).filter(|&d| ftl.accepts_host_data(d)).collect();
                     if accepting.is_empty() {
                         // Every die refuses: finish the outstanding programs (which lets GC
@@ -103,6 +114,18 @@ proptest! {
                                 refresh_expected(&ftl, &mapped, &mut expect_slot);
                             }
                         }
+                        // Liveness: with nothing left in flight, some die takes host data
+                        // again once the drive has collected its starved dies (the drive
+                        // does so when no die would take its buffered data).
+                        while let Some((_, gc)) = ftl.collect_starved() {
+                            gc_units += gc.program_units;
+                            gc_moved += gc.relocated_ius;
+                            refresh_expected(&ftl, &mapped, &mut expect_slot);
+                        }
+                        prop_assert!(
+                            (0..ftl.dies).any(|d| ftl.accepts_host_data(d)),
+                            "no die takes host data with nothing in flight"
+                        );
                         continue;
                     }
                     let d = accepting[die as usize % accepting.len()];
@@ -320,6 +343,44 @@ fn die_accepts_data_again_once_programs_finish() {
     ftl.check_invariants().unwrap();
     assert!(ftl.valid_ius() < ftl.logical_ius());
     assert!(ftl.accepts_host_data(0), "die still refuses host data although its programs are done and its blocks are mostly padding");
+}
+
+/// Regression: a die whose GC gave up (every closed block fully valid) and that later gets
+/// garbage from overwrites placed on another die must collect again when the drive asks
+/// (`collect_starved`). Its GC otherwise runs only when host data lands on it or one of its
+/// blocks finishes programming, neither of which happens to a die down to its GC reserve; a
+/// RAID 5 member drive stalled for good that way once every die had starved in turn.
+#[test]
+fn a_die_that_gave_up_collects_once_it_has_garbage_again() {
+    let mut cfg = tiny_single_die();
+    cfg.nand.dies_per_channel = 2;
+    // A program unit fills a block (as on a drive simulated at a small scale), so a die's
+    // host block is never left open.
+    cfg.nand.program_pages = cfg.nand.pages_per_block;
+    cfg.capacity_bytes = 320 * KIB;
+    cfg.validate().expect("two-die drive validates");
+    let mut ftl = Ftl::new(&cfg);
+    let per_pu = ftl.ius_per_pu;
+    // Die 0 alone takes distinct data, every program finished at once, until it refuses.
+    let mut lpn = 0u32;
+    while ftl.accepts_host_data(0) {
+        let lpns: Vec<u32> = (lpn..lpn + per_pu).collect();
+        let p = ftl.place_host_unit(0, &lpns);
+        let _ = ftl.mark_programmed(p.block, per_pu);
+        lpn += per_pu;
+    }
+    assert!(!ftl.has_unstuck() && ftl.collect_starved().is_none(), "nothing to collect yet");
+    // Die 1 takes new copies of a unit's worth of die 0's data: die 0 has garbage again.
+    let lpns: Vec<u32> = (0..per_pu).collect();
+    let p = ftl.place_host_unit(1, &lpns);
+    let _ = ftl.mark_programmed(p.block, per_pu);
+    assert!(!ftl.accepts_host_data(0), "die 0 is down to its GC reserve");
+    let (die, gc) = ftl.collect_starved().expect("die 0 collects its garbage");
+    assert_eq!(die, 0);
+    assert!(gc.erases >= 1, "{gc:?}");
+    ftl.check_invariants().unwrap();
+    assert!(ftl.accepts_host_data(0), "die 0 takes host data again");
+    assert!(ftl.collect_starved().is_none());
 }
 
 /// Regression, timed: a write-through QD32 sequential fill of a single-die drive places more

@@ -161,6 +161,9 @@ pub struct Ftl {
     /// whole block records of a large drive (or of an array's drives) do not.
     programmed: Vec<u32>,
     die_state: Vec<DieState>,
+    /// Dies whose GC had given up (`stuck`) and that have garbage again: they take no host
+    /// data until they collect, and nothing else would make them (see [`Ftl::collect_starved`]).
+    unstuck: Vec<u32>,
     pub counters: FtlCounters,
 }
 
@@ -221,6 +224,7 @@ impl Ftl {
             blocks: vec![fresh; total_blocks],
             programmed: vec![0; total_blocks],
             die_state,
+            unstuck: Vec::new(),
             counters: FtlCounters::default(),
         }
     }
@@ -339,6 +343,28 @@ impl Ftl {
         } else {
             GcWork::default()
         }
+    }
+
+    /// GC for the next die that had given up collecting, has garbage again and is down to its
+    /// GC reserve; None when there is none. A die's GC otherwise runs only when host data is
+    /// placed on it or one of its blocks finishes programming, and a die down to its reserve
+    /// takes no host data: without this it would stay out of use for good, and once every
+    /// die was, the drive would stop. The drive calls it before it places buffered data.
+    pub fn collect_starved(&mut self) -> Option<(u32, GcWork)> {
+        while let Some(die) = self.unstuck.pop() {
+            let d = &self.die_state[die as usize];
+            if d.stuck || self.accepts_host_data(die) {
+                continue;
+            }
+            return Some((die, self.collect_if_needed(die, self.ius_per_pu)));
+        }
+        None
+    }
+
+    /// Whether some die waits in [`Ftl::collect_starved`]'s list (one load, for the hot path).
+    #[inline]
+    pub fn has_unstuck(&self) -> bool {
+        !self.unstuck.is_empty()
     }
 
     /// Whether host data may be placed on `die` now without exhausting its GC reserve.
@@ -503,10 +529,11 @@ impl Ftl {
         let blk = (slot / self.ius_per_block) as usize;
         self.blocks[blk].valid -= 1;
         let die = (blk as u32) / self.blocks_per_die;
-        // Freed space on a die that GC had given up on makes it usable again.
+        // Freed space on a die that GC had given up on makes it usable again, once it collects.
         let d = &mut self.die_state[die as usize];
         if d.stuck {
             d.stuck = false;
+            self.unstuck.push(die);
         }
     }
 

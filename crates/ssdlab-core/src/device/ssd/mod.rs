@@ -461,6 +461,12 @@ impl Ssd {
     /// room, look again when the first die has room.
     fn dispatch_within(&mut self, force: bool, horizon: Time, ctx: &mut impl DeviceCtx<SsdEvent>) {
         while !self.buffered.is_empty() {
+            // Overwrites placed on one die may have given garbage to a die whose GC had given up.
+            if self.ftl.has_unstuck() {
+                while let Some((die, gc)) = self.ftl.collect_starved() {
+                    self.charge_gc(die, gc, ctx);
+                }
+            }
             let die = match self.pick_die(ctx.now(), horizon) {
                 Ok(d) => d,
                 Err(Some(free_at)) => {

@@ -125,6 +125,8 @@ impl Writer {
     }
 
     fn place(&mut self, ftl: &mut Ftl) {
+        // No time passes here, so GC work has no one to charge (as below).
+        while ftl.collect_starved().is_some() {}
         let dies = ftl.dies;
         for _ in 0..dies {
             let d = self.die;
