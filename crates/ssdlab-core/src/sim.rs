@@ -172,6 +172,13 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
 /// Devices one system may hold (events name their device in 16 bits).
 pub const MAX_TARGETS: usize = 1 << 16;
 
+/// Events between checks that host requests still complete.
+const STALL_CHECK_EVENTS: u64 = 1 << 22;
+/// Simulated time with host requests in the devices and none completing that counts as a
+/// stall (a model bug): events that recur on their own (a drive's temperature samples, the
+/// time series) would otherwise keep such a run going for ever.
+const STALL_AFTER_NS: Time = 3_600 * 1_000_000_000;
+
 /// A device of the system with what the host needs to know of it.
 pub struct Target<D> {
     pub name: String,
@@ -297,6 +304,8 @@ pub fn simulate_watched<D: BlockDevice>(
     // The wall clock is looked at every CHECK_EVENTS events, and only with an observer.
     let mut next_check = if watch.is_on() { CHECK_EVENTS } else { u64::MAX };
     let mut watch_rebuild = until == Until::RebuildDone;
+    let mut next_stall_check = STALL_CHECK_EVENTS;
+    let mut last_progress = (host.completed_totals().0, sched.now());
     loop {
         if watch_rebuild {
             // Checked after every event, so that the run ends when the rebuild does.
@@ -322,6 +331,20 @@ pub fn simulate_watched<D: BlockDevice>(
         match ev {
             Event::Host(h) => host.handle(h, &mut devs, &mut sched),
             Event::Device(d, e) => host.device_event(d as u32, e, &mut devs, &mut sched),
+        }
+        if sched.dispatched() >= next_stall_check {
+            next_stall_check = sched.dispatched() + STALL_CHECK_EVENTS;
+            let done = host.completed_totals().0;
+            if done != last_progress.0 || host.outstanding() == 0 {
+                last_progress = (done, sched.now());
+            } else if sched.now() - last_progress.1 > STALL_AFTER_NS {
+                return Err(SimError::Internal(format!(
+                    "the simulation stalled at {} ns: no host request completed for {} s of simulated time, and {}",
+                    sched.now(),
+                    STALL_AFTER_NS / 1_000_000_000,
+                    host.unfinished()
+                )));
+            }
         }
         if sched.dispatched() >= next_check {
             next_check = sched.dispatched() + CHECK_EVENTS;

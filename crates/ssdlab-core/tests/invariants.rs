@@ -568,10 +568,15 @@ fn write_larger_than_free_buffer_after_partial_unit_completes() {
 }
 
 /// A device that accepts requests and never completes them: the run must fail loudly (an
-/// internal model error), not pass as a short run.
+/// internal model error), not pass as a short run, nor run for ever when the device has
+/// events that recur on their own (as a drive's temperature samples do).
 #[test]
 fn a_model_that_stalls_is_an_error_not_a_short_run() {
-    struct BlackHole;
+    /// `tick`: the device has an event every 10 ms of its own.
+    struct BlackHole {
+        tick: bool,
+    }
+    const TICK: Time = 10_000_000;
     impl BlockDevice for BlackHole {
         type Event = ();
         fn capacity(&self) -> u64 {
@@ -581,7 +586,14 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
             4
         }
         fn submit(&mut self, _: DeviceRequest, _: &mut impl DeviceCtx<()>) {}
-        fn handle(&mut self, _: (), _: &mut impl DeviceCtx<()>) {}
+        fn start_run(&mut self, ctx: &mut impl DeviceCtx<()>) {
+            if self.tick {
+                ctx.schedule(ctx.now() + TICK, ());
+            }
+        }
+        fn handle(&mut self, _: (), ctx: &mut impl DeviceCtx<()>) {
+            ctx.schedule(ctx.now() + TICK, ());
+        }
         fn internal_report(&self, _: Time) -> DeviceReport {
             DeviceReport {
                 kind: DeviceKind::NandSsd,
@@ -608,9 +620,12 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
             0
         }
     }
-    let job = JobSpec::simple("r", RwMode::Randread, 4 * KIB, 4, MIB);
-    let host = Host::new(HostConfig::ideal(), vec![job], 1, None).unwrap();
-    let err = simulate(1, host, vec![Target::new("hole", BlackHole)]).expect_err("a stalled run must not return a result");
-    let msg = err.to_string();
-    assert!(msg.contains("stalled") && msg.contains("\"r\""), "{msg}");
+    for tick in [false, true] {
+        let job = JobSpec::simple("r", RwMode::Randread, 4 * KIB, 4, MIB);
+        let host = Host::new(HostConfig::ideal(), vec![job], 1, None).unwrap();
+        let err = simulate(1, host, vec![Target::new("hole", BlackHole { tick })])
+            .expect_err("a stalled run must not return a result");
+        let msg = err.to_string();
+        assert!(msg.contains("stalled") && msg.contains("\"r\""), "tick {tick}: {msg}");
+    }
 }
