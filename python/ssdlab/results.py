@@ -340,7 +340,21 @@ class RunResult:
 
     @property
     def warnings(self) -> list[str]:
-        return list(self.spec.warnings)
+        return list(self.spec.warnings) + self._failures_not_reached()
+
+    def _failures_not_reached(self) -> list[str]:
+        """A member failure the run ended before: asked for, and did not happen."""
+        out = []
+        for t in self.spec.core.get("targets", []):
+            dev = t["device"]
+            if dev.get("kind") != "array" or not dev.get("failures"):
+                continue
+            failed = set(self.internal(t["name"]).get("failed") or [])
+            for f in dev["failures"]:
+                if f["member"] not in failed:
+                    out.append(f"array {t['name']}: {f['member']} was to fail at {f['at_ns'] / 1e9:g} s, but the run "
+                               f"ended at {self.elapsed_ns / 1e9:g} s: it did not fail")
+        return out
 
     @property
     def sources(self) -> dict[str, str]:

@@ -139,6 +139,14 @@ def test_cli_raid_runs_and_reports_json():
     assert "add --raid LEVEL" in bad.output
 
 
+def test_a_failure_the_run_ends_before_is_a_warning(tmp_path):
+    late = ARRAY + 'fail = [{ member = "sdb", at = "100s" }, { member = "sdc", at = "0s" }]\nspares = ["sde"]\n'
+    r = ssdlab.run(JOB, system=write(tmp_path, late), seed=1)
+    assert r.internal("md0")["failed"] == ["sdc"]
+    assert [w for w in r.warnings if "fail" in w] == [
+        f"array md0: sdb was to fail at 100 s, but the run ended at {r.elapsed_ns / 1e9:g} s: it did not fail"]
+
+
 def test_a_built_array_run_is_plain_data_the_core_reads(tmp_path):
     spec = build(JOB, system=write(tmp_path, ARRAY), seed=2)
     jsonschema.validate(spec.core, json.loads(_core.spec_schema()))

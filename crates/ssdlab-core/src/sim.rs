@@ -334,6 +334,7 @@ pub fn simulate_watched<D: BlockDevice>(
         }
         if sched.dispatched() >= next_stall_check {
             next_stall_check = sched.dispatched() + STALL_CHECK_EVENTS;
+            data_lost(&meta, &devs)?;
             let done = host.completed_totals().0;
             if done != last_progress.0 || host.outstanding() == 0 {
                 last_progress = (done, sched.now());
@@ -351,6 +352,7 @@ pub fn simulate_watched<D: BlockDevice>(
             watch.check(|| plan.progress(Phase::Run, &host, &devs, &sched))?;
         }
     }
+    data_lost(&meta, &devs)?;
     if let Some(e) = host.job_error() {
         return Err(SimError::Input(e));
     }
@@ -429,6 +431,15 @@ impl RunPlan {
             fraction,
             ..Progress::at(phase, self.start, now)
         }
+    }
+}
+
+/// An array's failure that would have lost its data ends the run (looked at now and then,
+/// and at the end: the array keeps running meanwhile, with the member that would have failed).
+fn data_lost<D: BlockDevice, S, Q>(meta: &[(String, S, Q)], devs: &[D]) -> Result<(), SimError> {
+    match devs.iter().zip(meta).find_map(|(d, m)| d.data_lost().map(|e| (e, &m.0))) {
+        Some((e, name)) => Err(SimError::Input(format!("array {name}: {e}"))),
+        None => Ok(()),
     }
 }
 

@@ -192,6 +192,10 @@ impl BlockDevice for TargetDevice {
         each!(self, d => d.rebuild_progress())
     }
 
+    fn data_lost(&self) -> Option<String> {
+        each!(self, d => d.data_lost())
+    }
+
     fn has_internal_work(&self) -> bool {
         each!(self, d => d.has_internal_work())
     }

@@ -192,7 +192,7 @@ fn bad_arrays_get_one_line_errors() {
     let mut a = array(RaidLevel::Raid5, 4, 64 * K);
     a.failures = ["sda", "sdb"].map(|m| MemberFailure { member: m.into(), at_ns: 0 }).to_vec();
     let e = config_error(a);
-    assert!(e.contains("2 of 4 members fail, but raid5 survives only 1"), "{e}");
+    assert!(e.contains("2 of 4 members fail and no spare replaces them, but raid5 survives only 1"), "{e}");
     errors.push(e);
     let mut a = array(RaidLevel::Raid1, 2, 64 * K);
     a.failures = vec![MemberFailure { member: "sdz".into(), at_ns: 0 }];
@@ -954,6 +954,38 @@ fn a_run_until_the_rebuilds_are_done_waits_for_a_later_failure() {
     assert!(rb.started_ns >= 2_000_000_000 && rb.finished_ns.is_some());
     let z = members(&r).iter().find(|m| m.name == "sdz").unwrap();
     assert_eq!(z.disk.write_sectors * 512, 4 << 20);
+}
+
+/// Whether failures lose data depends on the level's layout and on the rebuilds done before
+/// each: RAID 10 of four survives a member of each pair, not both of one; a RAID 5 with two
+/// spares survives a second failure after its first rebuild is done, not one during it (the
+/// run then ends with an error that names both members).
+#[test]
+fn a_failure_loses_data_only_when_no_copy_or_parity_is_left() {
+    let fail = |a: &mut ArrayConfig, at: &[(&str, u64)]| {
+        a.failures = at.iter().map(|&(m, at_ns)| MemberFailure { member: m.into(), at_ns }).collect();
+    };
+    let mut a = array(RaidLevel::Raid10, 4, 64 * K);
+    fail(&mut a, &[("sda", 0), ("sdc", 0)]);
+    let r = run(&spec(a.clone(), vec![job(RwMode::Randread, 4 * K, 4, 200)])).unwrap();
+    assert_eq!(r.jobs[0].read.ios, 200);
+    fail(&mut a, &[("sda", 0), ("sdb", 0)]);
+    let e = config_error(a);
+    assert!(e.contains("raid10 survives only one member of each mirrored pair"), "{e}");
+
+    let raid5 = |second_at_ns: u64| {
+        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+        a.spares = vec![spare("sdy"), spare("sdz")];
+        fail(&mut a, &[("sdb", 0), ("sdd", second_at_ns)]);
+        let mut s = spec(a, vec![]);
+        s.until = Until::RebuildDone;
+        run(&s)
+    };
+    let rb = rebuild_report(&raid5(100_000_000_000).unwrap());
+    assert_eq!((rb.member.as_str(), rb.replaces.as_str(), rb.finished_ns.is_some()), ("sdz", "sdd", true));
+    let e = raid5(1_000_000).expect_err("a second failure during the first rebuild").to_string();
+    assert!(e.contains("array md0: sdd fails 0.001 s into the run while sdy is failed or not yet rebuilt"), "{e}");
+    assert!(e.contains("the array's data is lost") && !e.contains('\n'), "{e}");
 }
 
 /// md writes its bitmap to every member that is not faulty (md-bitmap.c, `next_active_rdev`):

@@ -45,6 +45,19 @@ impl RaidLevel {
         }
     }
 
+    /// Whether some data has no copy or parity left when the members for which `out` is
+    /// true lack it (failed, or not yet rebuilt). RAID 10 near-2 keeps chunk `k`'s copies at
+    /// chunk positions `2k` and `2k + 1` across the members: partners for an even count,
+    /// neighbours all round for an odd one.
+    pub fn loses_data(self, members: usize, out: impl Fn(u32) -> bool) -> bool {
+        let n = members as u32;
+        let count = (0..n).filter(|&m| out(m)).count();
+        match self {
+            RaidLevel::Raid10 => (0..n).any(|k| out((2 * k) % n) && out((2 * k + 1) % n)),
+            level => count > level.tolerated_failures(members),
+        }
+    }
+
     /// Parity chunks per stripe.
     pub fn parity_count(self) -> u32 {
         match self {
@@ -360,21 +373,27 @@ impl ArrayConfig {
                 return Err(ConfigError::new("failures", format!("'{}' fails twice", f.member)));
             }
         }
-        // Each spare takes over one failure; the rest leave the array degraded.
-        let tolerated = self.level.tolerated_failures(n);
         if self.level == RaidLevel::Raid0 && !failed.is_empty() {
             return Err(ConfigError::new(
                 "failures",
                 "raid0 has no redundancy: a failed member loses the array's data".into(),
             ));
         }
-        if failed.len() > tolerated {
+        // Without a spare every failure stays: which of them the array survives is known now.
+        // With spares it depends on whether a rebuild is done before the next failure, which
+        // the run finds out (a failure that would lose data ends it with an error).
+        let out = |m: u32| failed.contains(self.members[m as usize].name.as_str());
+        if self.spares.is_empty() && self.level.loses_data(n, out) {
             return Err(ConfigError::new(
                 "failures",
                 format!(
-                    "{} of {n} members fail, but {} survives only {tolerated}: the array's data would be lost",
+                    "{} of {n} members fail and no spare replaces them, but {} survives {}: the array's data would be lost",
                     failed.len(),
-                    self.level.label()
+                    self.level.label(),
+                    match self.level {
+                        RaidLevel::Raid10 => "only one member of each mirrored pair".to_string(),
+                        level => format!("only {}", level.tolerated_failures(n)),
+                    }
                 ),
             ));
         }

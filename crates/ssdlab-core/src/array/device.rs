@@ -302,6 +302,10 @@ pub struct Array<D> {
     failures: Vec<(u16, Time)>,
     /// Failures scheduled and still to come (a run until the rebuilds are done waits for them).
     failures_pending: u32,
+    /// A failure that would have lost the array's data (it was not applied; the run ends
+    /// with this as its error), and when the run began (for its time).
+    data_lost: Option<String>,
+    run_start: Time,
     rebuild: Option<Rebuild>,
     rebuild_limit: Option<u64>,
     rebuild_stopped: bool,
@@ -429,6 +433,8 @@ impl<D: BlockDevice> Array<D> {
             members,
             failures,
             failures_pending: 0,
+            data_lost: None,
+            run_start: 0,
             rebuild: None,
             rebuild_limit: cfg.rebuild_limit_bytes,
             rebuild_stopped: false,
@@ -482,6 +488,8 @@ impl<D: BlockDevice> Array<D> {
             health: self.health,
             failures: self.failures,
             failures_pending: self.failures_pending,
+            data_lost: self.data_lost,
+            run_start: self.run_start,
             rebuild: self.rebuild,
             rebuild_limit: self.rebuild_limit,
             rebuild_stopped: self.rebuild_stopped,
@@ -532,6 +540,31 @@ impl<D: BlockDevice> Array<D> {
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    /// The member in role `role` fails, unless that loses the array's data: then the run is
+    /// to end with that as its error (see [`BlockDevice::data_lost`]), and the member stays.
+    fn fail_or_lose(&mut self, role: u16, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        if self.data_lost.is_some() {
+            return;
+        }
+        let member_bytes = self.layout.rows * self.layout.chunk;
+        let out = |m: u32| m == role as u32 || self.health.in_sync_below(m) < member_bytes;
+        let n = self.roles.len();
+        if !self.level().loses_data(n, out) {
+            self.fail(role, ctx);
+            return;
+        }
+        let name = |r: usize| self.members[self.roles[r] as usize].name.as_str();
+        let others: Vec<&str> = (0..n).filter(|&m| m != role as usize && out(m as u32)).map(name).collect();
+        self.data_lost = Some(format!(
+            "{} fails {:.3} s into the run while {} {} failed or not yet rebuilt, and {} does not survive that: the array's data is lost",
+            name(role as usize),
+            (ctx.now() - self.run_start) as f64 / 1e9,
+            others.join(", "),
+            if others.len() == 1 { "is" } else { "are" },
+            self.level().label(),
+        ));
     }
 
     /// The member in role `role` fails: from now on nothing is read from or written to
@@ -1482,7 +1515,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
             }
             ArrayEvent::Fail(role) => {
                 self.failures_pending -= 1;
-                self.fail(role, ctx);
+                self.fail_or_lose(role, ctx);
             }
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
             ArrayEvent::Accepted(s) => self.finish(s, ctx),
@@ -1493,6 +1526,10 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
 
     fn internal_report(&self, at: Time) -> DeviceReport {
         self.report(at)
+    }
+
+    fn data_lost(&self) -> Option<String> {
+        self.data_lost.clone()
     }
 
     fn member_results(&self, at: Time) -> Vec<DeviceResult> {
@@ -1511,9 +1548,10 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
 
     fn start_run(&mut self, ctx: &mut impl DeviceCtx<Self::Event>) {
         let now = ctx.now();
+        self.run_start = now;
         for (role, at) in std::mem::take(&mut self.failures) {
             if at == 0 {
-                self.fail(role, ctx);
+                self.fail_or_lose(role, ctx);
             } else {
                 self.failures_pending += 1;
                 ctx.schedule(now + at, ArrayEvent::Fail(role));

@@ -166,6 +166,11 @@ pub trait BlockDevice {
     fn rebuild_progress(&self) -> Option<(u64, u64)> {
         None
     }
+    /// Why the run cannot go on: an array's failure that would have lost its data (it ends
+    /// the run with this as its error). None for a device that cannot lose data that way.
+    fn data_lost(&self) -> Option<String> {
+        None
+    }
     /// The results of the devices this one is made of (an array's members), as of `at`.
     fn member_results(&self, _at: Time) -> Vec<crate::sim::DeviceResult> {
         Vec::new()

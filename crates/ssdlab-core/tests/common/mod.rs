@@ -129,6 +129,10 @@ impl<E, C: DeviceCtx<E>> DeviceCtx<E> for AuditCtx<'_, C> {
 impl<D: BlockDevice> BlockDevice for Audited<'_, D> {
     type Event = D::Event;
 
+    fn data_lost(&self) -> Option<String> {
+        self.inner.data_lost()
+    }
+
     fn capacity(&self) -> u64 {
         self.inner.capacity()
     }
