@@ -162,16 +162,16 @@ mod tests {
         for share in [0.05, 0.5] {
             let mut q = BlockQueue::new(32, 1000, Scheduler::Custom(Box::new(RebuildShare::new(share))));
             let mut next_tag = 0u32;
-            let mut submit = |q: &mut BlockQueue, rebuild: bool| {
+            let mut submit = |q: &mut BlockQueue, rebuild: bool, now: u64| {
                 let (len, process, op) = if rebuild { (1 << 20, REBUILD_PROCESS, Op::Write) } else { (65536, 0, Op::Read) };
-                q.submit(next_tag, op, next_tag as u64 * len, len, process, 0);
+                q.submit(next_tag, op, next_tag as u64 * len, len, process, now);
                 next_tag += 1;
             };
             for _ in 0..8 {
-                submit(&mut q, false);
+                submit(&mut q, false, 0);
             }
             for _ in 0..64 {
-                submit(&mut q, true);
+                submit(&mut q, true, 0);
             }
             let mut in_drive = VecDeque::new();
             let (mut host, mut rebuild) = (0u64, 0u64);
@@ -186,7 +186,7 @@ mod tests {
                 } else {
                     host += r.len;
                 }
-                submit(&mut q, r.process == REBUILD_PROCESS);
+                submit(&mut q, r.process == REBUILD_PROCESS, step);
             }
             let got = rebuild as f64 / (host + rebuild) as f64;
             assert!((got - share).abs() < 0.02 * share.max(0.1), "share {share}: the rebuild got {got} of the bytes");
