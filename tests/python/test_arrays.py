@@ -171,6 +171,7 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
 @pytest.mark.parametrize("change, line, message", [
     (('level = 5', 'level = 4'), 2, "RAID level 4: expected one of 0, 1, 10, 5, 6"),
     (('chunk = "64k"', 'chunk = "6k"'), 3, "expected a positive multiple of 4 KiB"),
+    (('chunk = "64k"', 'chunk = "12k"'), 3, "md's raid5 needs a power of two, got 12288 bytes"),
     (('engine = "md"', 'engine = "mdx"'), 4, "unknown engine 'mdx'"),
     (('"sdd"]', '"sdz"]'), 5, "'sdz' is not a drive of the system"),
     (('members = ["sda", "sdb", "sdc", "sdd"]', 'members = ["sda", "sdb"]'), 5,

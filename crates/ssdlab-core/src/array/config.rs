@@ -313,6 +313,17 @@ impl ArrayConfig {
                 format!("must be a positive multiple of 4 KiB (md's page), got {} bytes", self.chunk_bytes),
             ));
         }
+        // md's raid5/raid6 and raid10 refuse a chunk that is not a power of two ("invalid
+        // chunk size", raid5.c and raid10.c); raid0 takes any multiple of the page.
+        if matches!(self.engine, EngineConfig::Md(_))
+            && matches!(self.level, RaidLevel::Raid5 | RaidLevel::Raid6 | RaidLevel::Raid10)
+            && !self.chunk_bytes.is_power_of_two()
+        {
+            return Err(ConfigError::new(
+                "chunk",
+                format!("md's {} needs a power of two, got {} bytes", self.level.label(), self.chunk_bytes),
+            ));
+        }
         let mut names = std::collections::HashSet::new();
         for m in self.members.iter().chain(&self.spares) {
             if !names.insert(m.name.as_str()) {
