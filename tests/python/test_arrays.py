@@ -139,6 +139,18 @@ def test_cli_raid_runs_and_reports_json():
     assert "add --raid LEVEL" in bad.output
 
 
+def test_engine_hwraid_is_the_built_in_controller():
+    from ssdlab.config.profile import load_engine
+    assert load_engine("hwraid")[0] == load_engine("adaptec-6805")[0]
+    out = CliRunner().invoke(app, ["run", "--raid", "5", "--drives", "3", "--engine", "hwraid", "--scale", "0.02",
+                                   "--set", "runtime=0.02", "--output-format", "json"])
+    assert out.exit_code == 0, out.output
+    md0 = next(d for d in json.loads(out.stdout)["ssdlab"]["devices"] if d["name"] == "md0")
+    assert md0["engine"] == "hwraid" and md0["destaged_bytes"] > 0, "a controller's cache destages"
+    bad = CliRunner().invoke(app, ["run", "--raid", "5", "--drives", "3", "--engine", "hwraidx"])
+    assert bad.exit_code != 0 and "hwraid (= adaptec-6805)" in bad.output
+
+
 def test_a_failure_the_run_ends_before_is_a_warning(tmp_path):
     late = ARRAY + 'fail = [{ member = "sdb", at = "100s" }, { member = "sdc", at = "0s" }]\nspares = ["sde"]\n'
     r = ssdlab.run(JOB, system=write(tmp_path, late), seed=1)

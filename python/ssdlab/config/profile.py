@@ -644,6 +644,17 @@ def engine_names() -> list[str]:
     return sorted(p.name[:-5] for p in _builtin_dir("engines").iterdir() if p.name.endswith(".toml"))
 
 
+# Generic engine names that stand for a built-in profile: `hwraid` is the hardware controller
+# ssdlab ships (`--engine md|streaming|hwraid`, as md and streaming name theirs).
+ENGINE_ALIASES = {"hwraid": "adaptec-6805"}
+
+
+def _read_engine(name_or_path: str | Path) -> tuple[str, str]:
+    name = ENGINE_ALIASES.get(str(name_or_path), name_or_path)
+    names = engine_names() + [f"{a} (= {b})" for a, b in ENGINE_ALIASES.items()]
+    return _read(name, _builtin_dir("engines"), names, "engine")
+
+
 def host_names() -> list[str]:
     return sorted(p.name[:-5] for p in _builtin_dir("hosts").iterdir() if p.name.endswith(".toml"))
 
@@ -740,7 +751,7 @@ def load_engine(name_or_path: str | Path, overrides: Mapping[str, str] | None = 
     """An array engine profile (built-in name such as ``md``, or a TOML path) and its sources;
     ``overrides`` set its keys, e.g. ``{"stripe_cache_size": "4096"}``; errors name them as set
     by ``set_by`` (the CLI's ``--engine-set``, or a system file's ``engine_set``)."""
-    origin, text = _read(name_or_path, _builtin_dir("engines"), engine_names(), "engine")
+    origin, text = _read_engine(name_or_path)
     return _parse(origin, text, lambda values: _ENGINES.get(values.get("kind"), MdEngine), overrides, set_by)
 
 
@@ -757,6 +768,8 @@ def builtin_text(name_or_path: str | Path) -> str:
     try:
         return profile_text(name_or_path)
     except ProfileError:
+        if str(name_or_path) in ENGINE_ALIASES:
+            return _read_engine(name_or_path)[1]
         for sub, names, what in (("hosts", host_names(), "host"), ("engines", engine_names(), "engine")):
             if str(name_or_path) in names:
                 return _read(name_or_path, _builtin_dir(sub), names, what)[1]
@@ -848,7 +861,7 @@ def value_key(core: Mapping[str, Any], message: str) -> str | None:
 def engine_place(name_or_path: str | Path, core_key: str) -> tuple[str, str]:
     """Where an engine profile sets the value behind a key of its core description, and the
     profile's name for that key."""
-    origin, text = _read(name_or_path, _builtin_dir("engines"), engine_names(), "engine")
+    origin, text = _read_engine(name_or_path)
     key = _ENGINE_CORE_KEYS.get(core_key, core_key)
     return place(origin, text, (key,)), key
 
