@@ -56,14 +56,24 @@ def exposure(level: int, members: int, member_bytes: float, rebuild_hours: float
         # The URE term of a doubly degraded rebuild is left out (it needs a second failure first).
     elif level == 1:
         # n copies, repaired one at a time: data is lost when the other n - 1 fail within the
-        # window. A rebuild reads one surviving copy.
-        mttdl, loses = f**n / (math.factorial(n) * max(t, 1e-12) ** (n - 1)), n == 2
+        # window. A rebuild reads one surviving copy; with two copies an unrecoverable read in
+        # it loses data as RAID 5's does (its term as in RAID 5's formula), with more it is
+        # read from another copy.
+        rate = math.factorial(n) * max(t, 1e-12) ** (n - 1) / f**n
         ure = p_ure(member_bytes, ure_bits)
+        if n == 2:
+            rate += n * ure / f
+        mttdl, loses = 1.0 / rate, n == 2
     elif level == 10:
-        # n/2 mirrored pairs.
-        mttdl, loses = f**2 / (n * max(t, 1e-12)), True
-        p_second = 1.0 - math.exp(-t / f)  # only the lost member's partner matters
+        # md's near layout, two copies: the lost member's chunks have their other copy on one
+        # partner (an even member count: pairs) or on its two neighbours (an odd count), and
+        # the rebuild reads a member's worth from them. Losing a partner, or an unrecoverable
+        # read in what is read, loses data.
+        partners = 1 if n % 2 == 0 else 2
         ure = p_ure(member_bytes, ure_bits)
+        rate = n * partners * t / f**2 + n * ure / f
+        mttdl, loses = 1.0 / rate, True
+        p_second = 1.0 - math.exp(-partners * t / f)
     else:
         raise ValueError(f"RAID level {level}: no redundancy to expose")
     return Exposure(mttdl, p_second, ure, loses)
