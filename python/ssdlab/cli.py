@@ -140,7 +140,9 @@ def run(
         if isinstance(j, Path) and j.is_dir():
             _fail(f"{j}: is a directory, not a job file")
         if isinstance(j, Path) and not j.is_file():
-            _fail(f"{j}: no such job file")
+            hint = (" (a KEY=VALUE? each --set, --profile-set, --engine-set or --host-set takes one; repeat it)"
+                    if "=" in j.name else "")
+            _fail(f"{j}: no such job file{hint}")
     if output is not None:
         _check_output(output, "--output")
     try:
@@ -841,7 +843,7 @@ def rebuild(
     chunk: Annotated[str, typer.Option(help="chunk size of the --raid array")] = "512k",
     engine: Annotated[str, typer.Option(help="RAID engine: md, streaming, hwraid (the built-in Adaptec 6805), or an engine TOML")] = "md",
     spares: Annotated[int, typer.Option(help="hot spares of the --raid array (the rebuild needs one)")] = 1,
-    system: Annotated[Optional[Path], typer.Option(help="system TOML with an [[array]] that has spares (instead of --raid)")] = None,
+    system: Annotated[Optional[Path], typer.Option(help="system TOML with an \\[\\[array]] that has spares (instead of --raid)")] = None,
     array: Annotated[Optional[str], typer.Option(help="the array to rebuild (default: the first)")] = None,
     fail: Annotated[Optional[str], typer.Option(help="the member that fails (default: the first)")] = None,
     host_job: Annotated[Optional[Path], typer.Option(help="fio job run on the array during the rebuild")] = None,

@@ -350,6 +350,9 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
             at = parse_time_ns(f.at, "s")
         except UnitError as e:
             raise SystemFileError(f"{where('fail', j, 'at')}: {e}") from None
+        if not 0 <= at < 1 << 63:
+            raise SystemFileError(f"{where('fail', j, 'at')}: at = '{f.at}': expected a time from 0 to "
+                                  f"{(1 << 63) // 10**9 // 86400 // 365} years")
         failures.append((f.member, at))
     arr = Array(a.name, a.level, a.chunk, engine, sources, [by_name[m] for m in a.members],
                 [by_name[m] for m in a.spares], failures)

@@ -87,6 +87,9 @@ def test_the_raid_shorthand_is_the_same_system():
     r = ssdlab.run(JOB.replace("/dev/md0", "/dev/anything"), system=sysd, seed=1)
     assert r.device_names == ["md0"]
     assert r.to_fio_json()["disk_util"][0]["write_ios"] == 2000
+    assert "/dev/anything is not a device of this run: the job runs on its one device, /dev/md0" in " ".join(r.warnings)
+    with pytest.raises(FioJobError, match="/dev/sdb is a member of array md0; jobs address the array"):
+        build(JOB.replace("/dev/md0", "/dev/sdb"), system=sysd)
     nvme = ssdlab.raid("samsung-970-pro-512", level=0, drives=3)
     assert [d.name for d in nvme.drives] == ["nvme0n1", "nvme1n1", "nvme2n1"]
 
@@ -131,6 +134,8 @@ def test_cli_raid_runs_and_reports_json():
     assert out.exit_code == 0, out.output
     fio = json.loads(out.stdout)
     assert [d["name"] for d in fio["disk_util"]] == ["md0", "sda", "sdb", "sdc", "sdd"]
+    two = CliRunner().invoke(app, ["run", "--raid", "5", "--drives", "4", "--engine-set", "stripe_cache_size=512", "b=2"])
+    assert two.exit_code != 0 and "b=2: no such job file (a KEY=VALUE? each --set" in two.output
     bad = CliRunner().invoke(app, ["run", "--raid", "5", "--drives", "2"])
     assert bad.exit_code != 0
     assert "raid5 needs at least 3 drives, got 2" in bad.output
@@ -184,6 +189,8 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
     (('level = 5', 'level = 4'), 2, "RAID level 4: expected one of 0, 1, 10, 5, 6"),
     (('chunk = "64k"', 'chunk = "6k"'), 3, "expected a positive multiple of 4 KiB"),
     (('chunk = "64k"', 'chunk = "12k"'), 3, "md's raid5 needs a power of two, got 12288 bytes"),
+    (('"sdd"]', '"sdd"]\nfail = [{ member = "sdb", at = "1e30s" }]'), 6,
+     "at = '1e30s': expected a time from 0 to 292 years"),
     (('engine = "md"', 'engine = "mdx"'), 4, "unknown engine 'mdx'"),
     (('"sdd"]', '"sdz"]'), 5, "'sdz' is not a drive of the system"),
     (('members = ["sda", "sdb", "sdc", "sdd"]', 'members = ["sda", "sdb"]'), 5,

@@ -653,13 +653,19 @@ class _Layout:
         t = self.targets
         wanted = {d.removeprefix("/dev/") for d in devices}
         found = {t.names.index(w) for w in wanted if w in t.names}
-        if not t.strict:
-            return 0
         missing = sorted(w for w in wanted if w not in t.names)
         inside = [w for w in missing if w in t.members]
         if inside:
             _raise(entry, "filename", f"/dev/{inside[0]} is a member of array {t.members[inside[0]]};"
                    f" jobs address the array (/dev/{t.members[inside[0]]})")
+        if not t.strict:
+            if missing and t.members:
+                # One array alone (--raid): a name other than its own is not the example job
+                # file's device the one-drive rule is for; say where the job goes.
+                self.warnings.at(entry.state.where.get("filename"), "filename",
+                                 f"/dev/{missing[0]} is not a device of this run: the job runs on its one"
+                                 f" device, /dev/{t.names[0]}")
+            return 0
         if missing:
             _raise(entry, "filename", f"/dev/{missing[0]} names no device of the system"
                    f" (it has {', '.join('/dev/' + n for n in t.names)})")
