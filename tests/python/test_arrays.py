@@ -214,8 +214,22 @@ def test_bad_arrays_are_one_line_errors_at_their_line(tmp_path, change, line, me
 def test_a_member_larger_than_the_others_is_refused(tmp_path):
     text = ARRAY.replace('name = "sdd"\nprofile = "samsung-850-pro"\nscale = 0.02',
                          'name = "sdd"\nprofile = "samsung-850-pro"\nscale = 0.03')
-    with pytest.raises(SystemFileError, match="the members of an array must be the same size"):
+    with pytest.raises(SystemFileError, match="the members of an array must be the same size "
+                                              r"\(a drive's profile_set capacity can make them so\)"):
         build(JOB, system=write(tmp_path, text))
+
+
+def test_members_of_different_profiles_make_an_array_once_their_sizes_agree(tmp_path):
+    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.01\n' for c in "ab")
+    nvme = '[[drive]]\nname = "nvme0n1"\nprofile = "samsung-970-pro-512"\nscale = 0.01\n'
+    array = '[[array]]\nname = "md0"\nlevel = 5\nchunk = "64k"\nmembers = ["sda", "sdb", "nvme0n1"]\n'
+    with pytest.raises(SystemFileError, match="must be the same size"):
+        build(JOB, system=write(tmp_path, drives + nvme + array))
+    same = nvme + 'profile_set = { capacity = "256060514304" }\n'
+    r = ssdlab.run(JOB, system=write(tmp_path, drives + same + array), seed=1)
+    fio = r.to_fio_json()
+    assert [d["name"] for d in fio["disk_util"]] == ["md0", "sda", "sdb", "nvme0n1"]
+    assert fio["disk_util"][0]["write_ios"] == 2000 and fio["disk_util"][3]["write_ios"] > 0
 
 
 def test_jobs_address_the_array_not_its_members(tmp_path):

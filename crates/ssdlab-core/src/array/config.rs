@@ -339,22 +339,24 @@ impl ArrayConfig {
         }
         let first = &self.members[0];
         let size = first.device.capacity_bytes();
-        if let Some(m) = self.spares.iter().find(|m| m.device.capacity_bytes() < size) {
-            return Err(ConfigError::new(
-                "spares",
-                format!("spare '{}' holds {} bytes, less than the members' {size}", m.name, m.device.capacity_bytes()),
-            ));
-        }
         if let Some(m) = self.members.iter().find(|m| m.device.capacity_bytes() != size) {
             return Err(ConfigError::new(
                 "members",
                 format!(
-                    "'{}' holds {} bytes but '{}' holds {}: the members of an array must be the same size",
+                    "'{}' holds {} bytes but '{}' holds {}: the members of an array must be the same size \
+                     (a drive's profile_set capacity can make them so)",
                     m.name,
                     m.device.capacity_bytes(),
                     first.name,
                     size
                 ),
+            ));
+        }
+        // Checked after the members, so that the size it names is the one every member has.
+        if let Some(m) = self.spares.iter().find(|m| m.device.capacity_bytes() < size) {
+            return Err(ConfigError::new(
+                "spares",
+                format!("spare '{}' holds {} bytes, less than the members' {size}", m.name, m.device.capacity_bytes()),
             ));
         }
         if self.member_bytes() == 0 {
