@@ -20,61 +20,66 @@ use crate::device::Tag;
 /// The process number an array gives its rebuild I/O at the members.
 pub const REBUILD_PROCESS: u32 = u32::MAX;
 
+/// One side of the arbitration (the host's I/O, or the rebuild's) at a member.
+#[derive(Default)]
+struct Side {
+    /// Waiting requests and their lengths.
+    waiting: VecDeque<(Tag, u64)>,
+    /// Requests in the drive.
+    in_drive: u32,
+    /// Bytes dispatched while the other side had I/O at the member.
+    served: u64,
+}
+
+impl Side {
+    /// Requests waiting or in the drive.
+    fn active(&self) -> bool {
+        self.in_drive > 0 || !self.waiting.is_empty()
+    }
+
+    /// Send the oldest waiting request; `contended`: the other side has I/O at the member.
+    fn send(&mut self, contended: bool) -> Option<Tag> {
+        let (tag, len) = self.waiting.pop_front()?;
+        if contended {
+            self.served += len;
+        }
+        self.in_drive += 1;
+        Some(tag)
+    }
+}
+
 pub struct RebuildShare {
     share: f64,
-    /// Bytes dispatched to each side while both were waiting.
-    host_served: u64,
-    rebuild_served: u64,
-    /// Waiting requests and their lengths.
-    host: VecDeque<(Tag, u64)>,
-    rebuild: VecDeque<(Tag, u64)>,
-    /// Requests of each side in the drive.
-    host_in_drive: u32,
-    rebuild_in_drive: u32,
+    host: Side,
+    rebuild: Side,
 }
 
 impl RebuildShare {
     pub fn new(share: f64) -> RebuildShare {
-        RebuildShare {
-            share,
-            host_served: 0,
-            rebuild_served: 0,
-            host: VecDeque::new(),
-            rebuild: VecDeque::new(),
-            host_in_drive: 0,
-            rebuild_in_drive: 0,
+        RebuildShare { share, host: Side::default(), rebuild: Side::default() }
+    }
+
+    fn side(&mut self, rq: &Request) -> &mut Side {
+        if rq.process == REBUILD_PROCESS {
+            &mut self.rebuild
+        } else {
+            &mut self.host
         }
-    }
-
-    fn host_active(&self) -> bool {
-        self.host_in_drive > 0 || !self.host.is_empty()
-    }
-
-    fn rebuild_active(&self) -> bool {
-        self.rebuild_in_drive > 0 || !self.rebuild.is_empty()
     }
 
     fn send_host(&mut self) -> Option<Tag> {
-        let (tag, len) = self.host.pop_front()?;
-        if self.rebuild_active() {
-            self.host_served += len;
-        }
-        self.host_in_drive += 1;
-        Some(tag)
+        let contended = self.rebuild.active();
+        self.host.send(contended)
     }
 
     fn send_rebuild(&mut self) -> Option<Tag> {
-        let (tag, len) = self.rebuild.pop_front()?;
-        if self.host_active() {
-            self.rebuild_served += len;
-        }
-        self.rebuild_in_drive += 1;
-        Some(tag)
+        let contended = self.host.active();
+        self.rebuild.send(contended)
     }
 
     /// The rebuild is behind its share of the bytes served under contention.
     fn rebuild_is_due(&self) -> bool {
-        self.rebuild_served as f64 * (1.0 - self.share) <= self.host_served as f64 * self.share
+        self.rebuild.served as f64 * (1.0 - self.share) <= self.host.served as f64 * self.share
     }
 }
 
@@ -84,44 +89,36 @@ impl IoScheduler for RebuildShare {
     }
 
     fn insert(&mut self, tag: Tag, rq: &Request, _ctx: &mut SchedCtx) {
-        if rq.process == REBUILD_PROCESS {
-            self.rebuild.push_back((tag, rq.len));
-        } else {
-            self.host.push_back((tag, rq.len));
-        }
+        self.side(rq).waiting.push_back((tag, rq.len));
     }
 
     fn dispatch(&mut self, _ctx: &mut SchedCtx) -> Option<Tag> {
-        if self.rebuild.is_empty() {
+        if self.rebuild.waiting.is_empty() {
             return self.send_host();
         }
         // The host's I/O is under way (waiting or in the drive): the rebuild goes only while
         // it is behind its share. A held rebuild request goes at a later dispatch, which the
         // completion of the host's I/O brings at the latest.
-        if !self.host_active() || self.rebuild_is_due() {
+        if !self.host.active() || self.rebuild_is_due() {
             return self.send_rebuild();
         }
         self.send_host()
     }
 
     fn completed(&mut self, _tag: Tag, rq: &Request, _ctx: &mut SchedCtx) {
-        if rq.process == REBUILD_PROCESS {
-            self.rebuild_in_drive -= 1;
-        } else {
-            self.host_in_drive -= 1;
-        }
+        self.side(rq).in_drive -= 1;
     }
 
     fn timer(&mut self, _key: u16, _token: u32, _ctx: &mut SchedCtx) {}
 
     fn queued(&self) -> usize {
-        self.host.len() + self.rebuild.len()
+        self.host.waiting.len() + self.rebuild.waiting.len()
     }
 
     /// Never asked: it takes no merges.
     fn requests_merged(&mut self, _kept: Tag, _kept_rq: &Request, gone: Tag) {
-        self.host.retain(|&(t, _)| t != gone);
-        self.rebuild.retain(|&(t, _)| t != gone);
+        self.host.waiting.retain(|&(t, _)| t != gone);
+        self.rebuild.waiting.retain(|&(t, _)| t != gone);
     }
 }
 
