@@ -339,9 +339,15 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
     if ref.endswith(".toml") and not Path(ref).is_absolute():
         ref = str(base / ref)
     try:
-        engine, sources = load_engine(ref, {k: str(v) for k, v in a.engine_set.items()} or None, "engine_set")
+        engine, sources = load_engine(ref)
     except ProfileError as e:
         raise SystemFileError(f"{where('engine')}: array '{a.name}': {e}") from None
+    if a.engine_set:
+        # Loaded again with the overrides, so that an error in one points at engine_set.
+        try:
+            engine, sources = load_engine(ref, {k: str(v) for k, v in a.engine_set.items()}, "engine_set")
+        except ProfileError as e:
+            raise SystemFileError(f"{where('engine_set')}: array '{a.name}': {e}") from None
     failures = []
     for j, f in enumerate(a.fail):
         if f.member not in a.members:

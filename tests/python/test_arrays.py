@@ -196,8 +196,10 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
     (('members = ["sda", "sdb", "sdc", "sdd"]', 'members = ["sda", "sdb"]'), 5,
      "array 'md0': raid5 needs at least 3 drives, got 2"),
     (('name = "md0"', 'name = "sde"'), 1, "device name 'sde' is used twice"),
-    (('engine = "md"', 'engine = "md"\nengine_set = { stripe_cache_size = "many" }'), 4,
+    (('engine = "md"', 'engine = "md"\nengine_set = { stripe_cache_size = "many" }'), 5,
      "engine 'md', engine_set stripe_cache_size=many: key 'stripe_cache_size'"),
+    (('engine = "md"', 'engine = "md"\nengine_set = { stripe_cache_sise = 512 }'), 5,
+     "unknown key 'stripe_cache_sise'"),
 ])
 def test_bad_arrays_are_one_line_errors_at_their_line(tmp_path, change, line, message):
     """``line``: the key's line, counted from the ``[[array]]`` header."""
