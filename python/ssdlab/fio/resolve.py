@@ -688,8 +688,17 @@ class _Layout:
         size = r.size if r.size is not None else end_of_area - offset
         if isinstance(st.size, Percent) and not r.files:
             size = min(size, device_size - offset)
-        option = "offset_increment" if clone and st.offset_increment else (
-            "size" if st.size is not None else ("offset" if st.offset else "filename"))
+        # Blame the option that put the region out: a clone's increment, else where the
+        # region starts if that is already outside, else how far it reaches.
+        if clone and st.offset_increment:
+            option = "offset_increment"
+        elif offset >= device_size or st.size is None:
+            option = "offset" if st.offset else "filename"
+        else:
+            option = "size"
+        if offset >= device_size:
+            _raise(entry, option, f"job '{entry.name}' (clone {clone}) starts at byte {offset}, past the"
+                   f" end of the {device_size}-byte device")
         if size <= 0:
             _raise(entry, option, f"job '{entry.name}' (clone {clone}) has an empty region:"
                    f" it starts at byte {offset} of a {device_size}-byte device")
