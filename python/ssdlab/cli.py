@@ -127,6 +127,7 @@ def run(
     engine: Annotated[str, typer.Option(help="RAID engine of the --raid array: md, streaming, hwraid (the built-in Adaptec 6805), or an engine TOML")] = "md",
     spares: Annotated[int, typer.Option(help="hot spares of the --raid array")] = 0,
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
+    verify_data: Annotated[bool, typer.Option("--verify-data", help="the --raid array's members hold real bytes, parity is computed and every read is checked against what was written (md and streaming, up to 1 GiB of member bytes: use a small --scale)")] = False,
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
     memory_limit: Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")] = None,
@@ -148,7 +149,7 @@ def run(
     try:
         sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
-                            precondition)
+                            precondition, verify_data)
         spec = api.build(jobs if len(jobs) > 1 else jobs[0] if jobs else api.quickstart_job(), profile=profile,
                          system=sysd if sysd is not None else system, host=host, seed=seed,
                          overrides=_overrides(set_), interval=interval, precondition=precondition, scale=scale,
@@ -475,12 +476,14 @@ def _sweep_plan(g, journal: Path) -> None:
 
 
 def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, system, profile_set, scale,
-                 precondition):
+                 precondition, verify_data=False):
     """The system ``--raid`` describes, or None without it."""
     if level is None:
-        if drives is not None or spares or engine_set or chunk != "512k" or engine != "md":
-            raise ValueError("--drives, --chunk, --engine, --spares and --engine-set describe a --raid array; "
-                             "add --raid LEVEL")
+        if verify_data and system is not None:
+            raise ValueError("--verify-data: with --system, set verify_data = true in the file's [[array]]")
+        if drives is not None or spares or engine_set or chunk != "512k" or engine != "md" or verify_data:
+            raise ValueError("--drives, --chunk, --engine, --spares, --engine-set and --verify-data describe a "
+                             "--raid array; add --raid LEVEL")
         return None
     if system is not None:
         raise ValueError("--raid builds the system from --profile; with --system, describe the array in the file")
@@ -488,7 +491,7 @@ def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, syst
         raise ValueError("--raid needs --drives N")
     return raid_system(profile, level, drives, chunk=chunk, engine=engine, spares=spares, profile_set=profile_set,
                        scale=scale, precondition=precondition,
-                       engine_set=_overrides(engine_set, "--engine-set", "KEY=VALUE"))
+                       engine_set=_overrides(engine_set, "--engine-set", "KEY=VALUE"), verify_data=verify_data)
 
 
 @profiles_app.callback()

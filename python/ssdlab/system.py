@@ -89,6 +89,7 @@ class ArrayEntry(BaseModel):
     spares: list[str] = Field(default_factory=list)
     engine_set: dict[str, str | int | float | bool] = Field(default_factory=dict, description="engine keys overridden")
     fail: list[FailureEntry] = Field(default_factory=list)
+    verify_data: bool = Field(default=False, description="members hold real bytes; every read is checked (small md and streaming arrays)")
 
     @field_validator("level")
     @classmethod
@@ -178,6 +179,8 @@ class Array:
     failures: list[tuple[str, int]] = field(default_factory=list)  # (member, ns from the start)
     #: Stop a rebuild after this many bytes of the replacement (a sample to extrapolate).
     rebuild_limit: int | None = None
+    #: Members hold real bytes, parity is computed and every read checked (small arrays).
+    verify_data: bool = False
 
     def core(self, io: IoOverride | None = None) -> dict[str, Any]:
         """The core's description of the array (its members' and spares' inside)."""
@@ -190,6 +193,7 @@ class Array:
             "failures": [{"member": m, "at_ns": at} for m, at in self.failures],
             "spares": [d.target_core(io) for d in self.spares],
             "rebuild_limit_bytes": self.rebuild_limit,
+            "verify_data": self.verify_data,
         }
 
     @property
@@ -361,7 +365,7 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
                                   f"{(1 << 63) // 10**9 // 86400 // 365} years")
         failures.append((f.member, at))
     arr = Array(a.name, a.level, a.chunk, engine, sources, [by_name[m] for m in a.members],
-                [by_name[m] for m in a.spares], failures)
+                [by_name[m] for m in a.spares], failures, verify_data=a.verify_data)
     _check_array(arr, where, ref)
     return arr
 
@@ -381,14 +385,16 @@ def _check_array(arr: Array, where, engine_ref: str | Path | None = None, engine
         head = f"{engine_option} {at}" if engine_option else f"{where('engine')}: array '{arr.name}': {at}"
         raise SystemFileError(f"{head}: key '{name}': {message}")
     head, _, rest = key.partition(".")
-    loc = {"members": ("members",), "chunk": ("chunk",), "failures": ("fail",), "engine": ("engine",)}.get(head, ())
-    raise SystemFileError(f"{where(*loc)}: array '{arr.name}': {message}")
+    loc = {"members": ("members",), "chunk": ("chunk",), "failures": ("fail",), "engine": ("engine",),
+           "verify_data": ("verify_data",)}.get(head, ())
+    named = "verify_data: " if head == "verify_data" else ""
+    raise SystemFileError(f"{where(*loc)}: array '{arr.name}': {named}{message}")
 
 
 def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEFAULT_CHUNK, engine: str = "md",
          spares: int = 0, profile_set: dict[str, str] | None = None, scale: float | None = None,
          precondition: str | dict[str, Any] | None = None,
-         engine_set: dict[str, str] | None = None) -> System:
+         engine_set: dict[str, str] | None = None, verify_data: bool = False) -> System:
     """The system ``--raid LEVEL --drives N`` stands for: N drives of ``profile`` in array md0,
     named as Linux names that profile's drives (sda, sdb, … or nvme0n1, nvme1n1, …), and
     ``spares`` more. ``precondition`` is the members' state; a spare is a new drive, fresh."""
@@ -410,7 +416,7 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEF
         eng, eng_sources = load_engine(engine, engine_set or None)
     except ProfileError as e:
         raise ValueError(f"--engine: {e}") from None
-    arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:])
+    arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:], verify_data=verify_data)
 
     def where(*_key: str) -> str:
         return f"--raid {level} --drives {drives}"

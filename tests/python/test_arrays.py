@@ -325,3 +325,54 @@ def test_a_second_rebuild_starts_its_own_progress_in_the_time_series(tmp_path):
     assert any(b < a for a, b in zip(done, done[1:])), "the second rebuild starts from nothing"
     assert min(row["rebuild_rate_bytes"] for row in rows) >= 0
     assert r.internal("md0")["rebuild_member"] == "sde"
+
+
+SMALL = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "intel-x25-e-32"\nprofile_set = {{ capacity = "150000000" }}\n'
+                for c in "abcde")
+VERIFIED = SMALL + """
+[[array]]
+name = "md0"
+level = 5
+chunk = "16k"
+members = ["sda", "sdb", "sdc", "sdd"]
+spares = ["sde"]
+fail = [{ member = "sdc", at = "0.05s" }]
+verify_data = true
+"""
+
+MIXED = """
+[v]
+filename=/dev/md0
+rw=randrw
+bsrange=512-64k
+iodepth=8
+runtime=0.4
+time_based
+"""
+
+
+def test_a_system_file_turns_data_verification_on(tmp_path):
+    """``verify_data = true``: every read of a degraded and rebuilding RAID 5 is checked."""
+    r = ssdlab.run(MIXED, system=write(tmp_path, VERIFIED), seed=3)
+    a = r.internal("md0")
+    assert a["rebuild_member"] == "sde" and a["rebuild_done_bytes"] > 0
+    assert a["verified_bytes"] > 1 << 20 and a["data_errors"] == 0
+    plain = ssdlab.run(MIXED, system=write(tmp_path, VERIFIED.replace("verify_data = true\n", "")), seed=3)
+    assert plain.internal("md0")["verified_bytes"] == 0
+
+
+def test_verify_data_on_the_command_line_and_where_it_cannot_be(tmp_path):
+    job = write(tmp_path, MIXED, "v.fio")
+    small = ["--profile", "intel-x25-e-32", "--profile-set", "capacity=150000000", "--raid", "6", "--drives", "5"]
+    out = CliRunner().invoke(app, ["run", str(job), *small, "--verify-data"])
+    assert out.exit_code == 0, out.output
+    assert "data verified:" in out.output and ", 0 errors" in out.output
+    out = CliRunner().invoke(app, ["run", str(job), *small, "--engine", "hwraid", "--verify-data"])
+    assert out.exit_code == 2 and "verify_data: is for the md and streaming engines" in out.output
+    out = CliRunner().invoke(app, ["run", str(job), "--profile", "intel-x25-e-32", "--verify-data"])
+    assert out.exit_code == 2 and "describe a --raid array" in out.output
+    text = VERIFIED.replace('members = ["sda"', 'engine = "hwraid"\nmembers = ["sda"')
+    with pytest.raises(SystemFileError) as e:
+        build(MIXED, system=write(tmp_path, text))
+    line = text.splitlines().index("verify_data = true") + 1
+    assert str(e.value).startswith(f"{tmp_path / 'system.toml'}:{line}:"), str(e.value)

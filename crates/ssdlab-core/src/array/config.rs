@@ -371,7 +371,10 @@ impl ArrayConfig {
             if held > VERIFY_MAX_BYTES {
                 return Err(ConfigError::new(
                     "verify_data",
-                    format!("the members hold {held} bytes; a data-verified array holds at most {VERIFY_MAX_BYTES}"),
+                    format!(
+                        "the members hold {held} bytes; a data-verified array holds at most {VERIFY_MAX_BYTES} \
+                         (give the drives a smaller capacity)"
+                    ),
                 ));
             }
         }
