@@ -193,11 +193,16 @@ def build(
         sources.update({f"{prefix}.{k}": v for k, v in d.sources.items()})
     for a in sysd.arrays:
         sources.update({f"array.{a.name}.engine.{k}": v for k, v in a.engine_sources.items()})
-        if a.spares and not a.failures:
+        if a.spares and a.level == 0:
+            warnings.append(f"array {a.name}: raid0 has no redundancy to rebuild, so spares "
+                            f"{', '.join(d.name for d in a.spares)} are never used")
+        elif a.spares and not a.failures:
             warnings.append(f"array {a.name}: no member fails, so spares {', '.join(d.name for d in a.spares)} "
                             "stay idle")
-    warnings.extend(_scale_warnings(used))
+        if a.level == 1 and a.chunk_given:
+            warnings.append(f"array {a.name}: raid1 has no chunks; its chunk size is ignored (as mdadm says)")
     spares = [d for a in sysd.arrays for d in a.spares]
+    warnings.extend(_scale_warnings([*used, *spares]))
     estimate = memory.estimate(core, {d.name: d.profile.name + (f" at scale {d.scale:g}" if d.scale < 1 else "")
                                       for d in (*used, *spares)})
     limit, origin = memory.memory_limit(memory_limit)

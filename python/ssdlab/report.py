@@ -320,10 +320,12 @@ def _array_lines(name: str, i: dict) -> list[str]:
              f"members {', '.join(i['members'])}{failed}):"]
     heads = i["stripe_heads"]
     if heads:
+        # Only md has a stripe cache; a hardware controller's stripes are handled by its processor.
+        cached = f"found whole in the stripe cache {i['stripe_cache_hits']}; " if i["engine"] == "md" else ""
+        busy = "controller processor" if i["engine"] == "hwraid" else "stripe threads"
         lines.append(f"  stripe heads {heads}: read-modify-write {i['rmw_stripe_heads']}, "
                      f"reconstruct-write {i['rcw_stripe_heads']}, full stripe {i['full_stripe_heads']}; "
-                     f"found whole in the stripe cache {i['stripe_cache_hits']}; "
-                     f"stripe threads busy {100 * i['controller_utilization']:.1f}%")
+                     f"{cached}{busy} busy {100 * i['controller_utilization']:.1f}%")
     if i["bitmap_chunk_bytes"]:
         lines.append(f"  write-intent bitmap ({format_bytes(i['bitmap_chunk_bytes'])} chunks): "
                      f"{i['bitmap_bits_set']} bits set in {i['bitmap_updates']} updates "

@@ -181,6 +181,8 @@ class Array:
     rebuild_limit: int | None = None
     #: Members hold real bytes, parity is computed and every read checked (small arrays).
     verify_data: bool = False
+    #: The chunk was asked for, not md's default (RAID 1 ignores it: worth a word).
+    chunk_given: bool = False
 
     def core(self, io: IoOverride | None = None) -> dict[str, Any]:
         """The core's description of the array (its members' and spares' inside)."""
@@ -365,7 +367,8 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
                                   f"{(1 << 63) // 10**9 // 86400 // 365} years")
         failures.append((f.member, at))
     arr = Array(a.name, a.level, a.chunk, engine, sources, [by_name[m] for m in a.members],
-                [by_name[m] for m in a.spares], failures, verify_data=a.verify_data)
+                [by_name[m] for m in a.spares], failures, verify_data=a.verify_data,
+                chunk_given="chunk" in a.model_fields_set)
     _check_array(arr, where, ref)
     return arr
 
@@ -416,7 +419,8 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEF
         eng, eng_sources = load_engine(engine, engine_set or None)
     except ProfileError as e:
         raise ValueError(f"--engine: {e}") from None
-    arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:], verify_data=verify_data)
+    arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:], verify_data=verify_data,
+                chunk_given=chunk_bytes != DEFAULT_CHUNK)
 
     def where(*_key: str) -> str:
         return f"--raid {level} --drives {drives}"

@@ -154,6 +154,10 @@ def test_engine_hwraid_is_the_built_in_controller():
     assert md0["engine"] == "hwraid" and md0["destaged_bytes"] > 0, "a controller's cache destages"
     bad = CliRunner().invoke(app, ["run", "--raid", "5", "--drives", "3", "--engine", "hwraidx"])
     assert bad.exit_code != 0 and "hwraid (= adaptec-6805)" in bad.output
+    # Its text report speaks of its processor, not of an md stripe cache it does not have.
+    text = CliRunner().invoke(app, ["run", "--raid", "5", "--drives", "3", "--engine", "hwraid", "--scale", "0.02",
+                                    "--set", "runtime=0.02"]).output
+    assert "controller processor busy" in text and "stripe cache" not in text and "stripe threads" not in text
 
 
 def test_a_failure_the_run_ends_before_is_a_warning(tmp_path):
@@ -376,3 +380,15 @@ def test_verify_data_on_the_command_line_and_where_it_cannot_be(tmp_path):
         build(MIXED, system=write(tmp_path, text))
     line = text.splitlines().index("verify_data = true") + 1
     assert str(e.value).startswith(f"{tmp_path / 'system.toml'}:{line}:"), str(e.value)
+
+
+def test_settings_an_array_cannot_use_are_warnings():
+    """RAID 1 ignores a chunk (mdadm says so); RAID 0 never uses a spare; spares are scaled too."""
+    base = ["run", "--profile", "samsung-850-pro", "--scale", "0.01", "--set", "runtime=0.02"]
+    out = CliRunner().invoke(app, [*base, "--raid", "1", "--drives", "2", "--chunk", "64k"])
+    assert out.exit_code == 0 and "raid1 has no chunks; its chunk size is ignored" in out.output
+    out = CliRunner().invoke(app, [*base, "--raid", "1", "--drives", "2"])
+    assert "chunk size is ignored" not in out.output
+    out = CliRunner().invoke(app, [*base, "--raid", "0", "--drives", "2", "--spares", "1"])
+    assert out.exit_code == 0 and "raid0 has no redundancy to rebuild, so spares sdc are never used" in out.output
+    assert "sda, sdb, sdc: simulating 0.01" in out.output
