@@ -227,6 +227,17 @@ struct Handler {
     submitter_blocks: bool,
 }
 
+/// How a request holds the rows it works on (see `Array::row_lock`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RowLock {
+    Read,
+    Write,
+    Rebuild,
+}
+
+/// `locked_rows`' mark of a row a write holds.
+const ROW_WRITTEN: u32 = u32::MAX;
+
 /// md's resync window: it checks its speed after every 32 pages of resync I/O (md.c).
 const MD_SYNC_WINDOW: u64 = 32 * PAGE;
 
@@ -327,7 +338,11 @@ pub struct Array<D> {
     /// Processes with a request in `waiting` (when submitters block), each with the requests
     /// it submitted after it, in order.
     blocked: FxHashMap<u32, VecDeque<u32>>,
-    locked_rows: FxHashSet<u64>,
+    /// Rows in work for the host: how many reads share each, or `ROW_WRITTEN` for a write.
+    locked_rows: FxHashMap<u64, u32>,
+    /// Rows a rebuild unit holds until the synced part passes them. Host reads share them
+    /// (both only read the survivors); host writes wait.
+    rebuild_rows: FxHashSet<u64>,
     stripe_heads_in_use: u64,
     plan: Plan,
     /// Member completions reported and not yet handled.
@@ -451,7 +466,8 @@ impl<D: BlockDevice> Array<D> {
             free: Vec::new(),
             waiting: VecDeque::new(),
             blocked: FxHashMap::default(),
-            locked_rows: FxHashSet::default(),
+            locked_rows: FxHashMap::default(),
+            rebuild_rows: FxHashSet::default(),
             stripe_heads_in_use: 0,
             plan: Plan::default(),
             done: Vec::new(),
@@ -504,6 +520,7 @@ impl<D: BlockDevice> Array<D> {
             waiting: self.waiting,
             blocked: self.blocked,
             locked_rows: self.locked_rows,
+            rebuild_rows: self.rebuild_rows,
             stripe_heads_in_use: self.stripe_heads_in_use,
             plan: self.plan,
             done: self.done,
@@ -743,7 +760,7 @@ impl<D: BlockDevice> Array<D> {
         if after > before {
             // Rows now in sync are current on the replacement: unlock them.
             for r in before / self.layout.chunk..after / self.layout.chunk {
-                self.locked_rows.remove(&r);
+                self.rebuild_rows.remove(&r);
             }
             let whole = after >= self.layout.rows * self.layout.chunk;
             self.health.set_in_sync_below(role, if whole { u64::MAX } else { after });
@@ -1006,16 +1023,60 @@ impl<D: BlockDevice> Array<D> {
         if slot.stripe_heads == 0 && slot.rows.is_none() {
             return true;
         }
+        let lock = self.row_lock(s);
         if self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size
-            || slot.rows.is_some_and(|(first, last)| (first..=last).any(|r| self.locked_rows.contains(&r)))
+            || slot.rows.is_some_and(|(first, last)| (first..=last).any(|r| !self.row_free(r, lock)))
         {
             return false;
         }
         self.stripe_heads_in_use += slot.stripe_heads;
         if let Some((first, last)) = slot.rows {
-            self.locked_rows.extend(first..=last);
+            for r in first..=last {
+                match lock {
+                    RowLock::Rebuild => {
+                        self.rebuild_rows.insert(r);
+                    }
+                    RowLock::Read => *self.locked_rows.entry(r).or_insert(0) += 1,
+                    RowLock::Write => {
+                        self.locked_rows.insert(r, ROW_WRITTEN);
+                    }
+                }
+            }
         }
         true
+    }
+
+    /// How slot `s` holds its rows: reads (a degraded read reconstructing from the
+    /// survivors) exclude only writes, as a rebuild unit does; a write excludes all.
+    fn row_lock(&self, s: u32) -> RowLock {
+        let slot = &self.slots[s as usize];
+        if slot.rebuild {
+            RowLock::Rebuild
+        } else if slot.op == Some(Op::Read) {
+            RowLock::Read
+        } else {
+            RowLock::Write
+        }
+    }
+
+    fn row_free(&self, r: u64, lock: RowLock) -> bool {
+        let host = self.locked_rows.get(&r).copied();
+        match lock {
+            RowLock::Read | RowLock::Rebuild => host != Some(ROW_WRITTEN),
+            RowLock::Write => host.is_none() && !self.rebuild_rows.contains(&r),
+        }
+    }
+
+    /// Slot `s` is done with its host rows.
+    fn unlock_rows(&mut self, (first, last): (u64, u64)) {
+        for r in first..=last {
+            let readers = self.locked_rows.get_mut(&r).expect("a locked row");
+            if *readers == ROW_WRITTEN || *readers == 1 {
+                self.locked_rows.remove(&r);
+            } else {
+                *readers -= 1;
+            }
+        }
     }
 
     /// Issue slot `s`'s reads. `in_event`: called from an event rather than from `submit`
@@ -1363,13 +1424,12 @@ impl<D: BlockDevice> Array<D> {
         // slot reused without a plan (a write taken into a controller's cache) holds none.
         let heads_released = std::mem::take(&mut slot.stripe_heads);
         self.stripe_heads_in_use -= heads_released;
-        if let Some((first, last)) = released {
+        if let Some(rows) = released {
             if !rebuild {
-                for r in first..=last {
-                    self.locked_rows.remove(&r);
-                }
+                self.unlock_rows(rows);
             }
         }
+        let slot = &mut self.slots[s as usize];
         if slot.upper != NO_UPPER {
             if op.index() < 2 {
                 self.host_bytes[op.index()] += slot.len;
