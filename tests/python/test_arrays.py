@@ -392,3 +392,33 @@ def test_settings_an_array_cannot_use_are_warnings():
     out = CliRunner().invoke(app, [*base, "--raid", "0", "--drives", "2", "--spares", "1"])
     assert out.exit_code == 0 and "raid0 has no redundancy to rebuild, so spares sdc are never used" in out.output
     assert "sda, sdb, sdc: simulating 0.01" in out.output
+
+
+STREAMING_REBUILD = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.001\n' for c in "abcde") + """
+[[array]]
+name = "md0"
+level = 5
+chunk = "64k"
+engine = "streaming"
+members = ["sda", "sdb", "sdc", "sdd"]
+spares = ["sde"]
+fail = [{ member = "sdb", at = 0 }]
+"""
+
+
+@pytest.mark.parametrize("depth, share", [(1, None), (64, "0.01"), (64, "0.5")])
+def test_a_streaming_rebuild_spares_a_light_host_and_shares_with_a_heavy_one(tmp_path, depth, share):
+    """A reader at queue depth 1 does not wait behind a drive queue full of the rebuild's
+    1 MiB units (it did: 39 reads a second); at depth 64 the share decides the split."""
+    text = STREAMING_REBUILD + (f'engine_set = {{ rebuild_share = {share} }}\n' if share else "")
+    job = f"[r]\nfilename=/dev/md0\nrw=randread\nbs=64k\nioengine=libaio\ndirect=1\niodepth={depth}\nruntime=0.5\ntime_based\n"
+    r = ssdlab.run(job, system=write(tmp_path, text), seed=1)
+    host = r.to_fio_json()["jobs"][0]["read"]
+    rebuild = r.internal("md0")["rebuild_rate_bytes"]
+    if depth == 1:
+        assert host["iops"] > 400, host["iops"]
+        assert rebuild > 400 * 2**20, "an array the host barely uses still rebuilds at the drives' speed"
+    elif share == "0.01":
+        assert host["bw_bytes"] > 1000e6 and rebuild < 40e6, (host["bw_bytes"], rebuild)
+    else:
+        assert host["bw_bytes"] < 850e6 and rebuild > 150e6, (host["bw_bytes"], rebuild)

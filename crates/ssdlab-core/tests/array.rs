@@ -388,6 +388,7 @@ fn the_streaming_engine_rebuilds_in_large_units_without_a_stripe_thread_bound() 
         rebuild_unit_bytes: 1 << 20,
         rebuild_depth: 8,
         rebuild_share: 0.1,
+        rebuild_depth_beside_host: 1, host_idle_after_ns: 8_000_000,
     });
     let fast = rebuild_report(&run(&rebuilding(a.clone(), "sda", vec![])).unwrap());
     let mut md = a;
@@ -801,7 +802,7 @@ fn md_sequential_small_writes_find_their_stripe_heads_whole_in_the_cache() {
     // streaming engine keeps no stripe cache.
     let mut s = array(RaidLevel::Raid5, 4, 64 * K);
     s.engine = EngineConfig::Streaming(StreamingConfig {
-        cores: 4, request_ns: 1000, parity_bytes_per_s: 1e10, rebuild_unit_bytes: MIB, rebuild_depth: 2, rebuild_share: 0.5,
+        cores: 4, request_ns: 1000, parity_bytes_per_s: 1e10, rebuild_unit_bytes: MIB, rebuild_depth: 2, rebuild_share: 0.5, rebuild_depth_beside_host: 1, host_idle_after_ns: 8_000_000,
     });
     let r = run(&spec(s, vec![job(RwMode::Write, 4 * K, 1, 3000)])).unwrap();
     assert_eq!(r.devices[0].internal.array.as_ref().unwrap().stripe_cache_hits, 0);
@@ -842,6 +843,7 @@ fn engine_for(kind: u8) -> EngineConfig {
             rebuild_unit_bytes: 1 << 20,
             rebuild_depth: 4,
             rebuild_share: 0.2,
+            rebuild_depth_beside_host: 1, host_idle_after_ns: 8_000_000,
         }),
         _ => hwraid(8 * MIB),
     }

@@ -532,6 +532,8 @@ class StreamingEngine(_Section):
     rebuild_unit: Size = Field(gt=0)
     rebuild_depth: int = Field(ge=1)
     rebuild_share: float = Field(gt=0, le=1)
+    rebuild_depth_beside_host: int = Field(ge=1)
+    host_idle_after: TimeNs
 
     def to_core(self, member_bytes: float | None = None) -> dict[str, Any]:
         return {
@@ -542,6 +544,8 @@ class StreamingEngine(_Section):
             "rebuild_unit_bytes": self.rebuild_unit,
             "rebuild_depth": self.rebuild_depth,
             "rebuild_share": self.rebuild_share,
+            "rebuild_depth_beside_host": self.rebuild_depth_beside_host,
+            "host_idle_after_ns": self.host_idle_after,
         }
 
 

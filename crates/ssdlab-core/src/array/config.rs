@@ -148,6 +148,10 @@ pub struct StreamingConfig {
     /// Share of each member's dispatches the rebuild gets while host I/O also waits there
     /// (0 < share <= 1).
     pub rebuild_share: f64,
+    /// Rebuild commands a member's drive holds at most while the host uses the array (I/O
+    /// in it, or some less than `host_idle_after_ns` ago); an idle array's whole queues.
+    pub rebuild_depth_beside_host: u32,
+    pub host_idle_after_ns: Time,
 }
 
 /// How the array's RAID logic is carried out: each engine is a model of one kind of
@@ -215,6 +219,9 @@ impl EngineConfig {
                 }
                 if !(s.rebuild_share > 0.0 && s.rebuild_share <= 1.0) {
                     return Err(ConfigError::new("engine.rebuild_share", format!("must be in (0, 1], got {}", s.rebuild_share)));
+                }
+                if s.rebuild_depth_beside_host == 0 {
+                    return Err(ConfigError::new("engine.rebuild_depth_beside_host", "must be at least 1".into()));
                 }
                 if s.rebuild_unit_bytes == 0 || s.rebuild_depth == 0 {
                     return Err(ConfigError::new("engine.rebuild_unit_bytes", "rebuild unit and depth must be positive".into()));

@@ -8,6 +8,7 @@
 //! straight to reading or writing.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -19,7 +20,7 @@ use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
 use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
 use super::data::{Captured, DataArray};
 use super::hwraid::{strip_destage, Controller, RmwUnit};
-use super::share::{RebuildShare, REBUILD_PROCESS};
+use super::share::{HostActivity, RebuildShare, REBUILD_PROCESS};
 use super::stripe_cache::{request_heads, row_heads, StripeCache};
 use crate::block::{BlockQueue, HostTag, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
@@ -328,6 +329,9 @@ pub struct Array<D> {
     barrier: u32,
     /// Bytes of host requests the array has taken (md's idle detection looks at it).
     host_submitted: u64,
+    /// The host's requests in the array (a streaming engine's arbitration at each member
+    /// looks at it).
+    host_activity: Rc<HostActivity>,
     /// A hardware RAID controller's command path and write-back cache.
     controller: Option<Controller>,
     /// Real bytes on the members, checked on every read (`verify_data`).
@@ -402,6 +406,7 @@ impl<D: BlockDevice> Array<D> {
         let layout = Layout::new(cfg.level, cfg.members.len() as u32, cfg.chunk_bytes, cfg.member_bytes());
         let handler = Handler::new(&cfg.engine, cfg.chunk_bytes);
         let n = cfg.members.len();
+        let host_activity = Rc::new(HostActivity::default());
         let members: Vec<Member<D>> = cfg
             .members
             .iter()
@@ -411,7 +416,7 @@ impl<D: BlockDevice> Array<D> {
                 let (sched, depth) = match &cfg.engine {
                     // The engine's own arbitration between host and rebuild I/O.
                     EngineConfig::Streaming(s) => {
-                        (Scheduler::Custom(Box::new(RebuildShare::new(s.rebuild_share))), device.queue_depth())
+                        (Scheduler::Custom(Box::new(RebuildShare::new(s.rebuild_share, s.rebuild_depth_beside_host, s.host_idle_after_ns, host_activity.clone()))), device.queue_depth())
                     }
                     EngineConfig::Md(_) => (spec.scheduler.build(hz, device.rotational()), device.queue_depth()),
                     EngineConfig::Hwraid(h) => {
@@ -457,6 +462,7 @@ impl<D: BlockDevice> Array<D> {
             health_epoch: 0,
             barrier: 0,
             host_submitted: 0,
+            host_activity,
             controller: match &cfg.engine {
                 EngineConfig::Hwraid(h) => Some(Controller::new(h.clone())),
                 _ => None,
@@ -513,6 +519,7 @@ impl<D: BlockDevice> Array<D> {
             health_epoch: self.health_epoch,
             barrier: self.barrier,
             host_submitted: self.host_submitted,
+            host_activity: self.host_activity,
             controller: self.controller,
             verify: self.verify,
             slots: self.slots,
@@ -1434,6 +1441,7 @@ impl<D: BlockDevice> Array<D> {
             if op.index() < 2 {
                 self.host_bytes[op.index()] += slot.len;
             }
+            self.host_activity.leave(ctx.now());
             ctx.complete(slot.upper);
         }
         let len = if destage { slot.dirty.1 } else { slot.len };
@@ -1550,6 +1558,7 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         slot.op = Some(req.op);
         slot.len = req.len;
         self.host_submitted += req.len;
+        self.host_activity.arrive();
         if self.controller.is_some() {
             self.controller_submit(s, req, ctx);
         } else {

@@ -11,11 +11,21 @@
 //! engine's rebuild units are against the host's requests: a share of *commands*, as NVMe's
 //! weighted round robin gives, would hand a rebuild of 1 MiB units most of the bytes beside
 //! 128 KiB host pieces. Within each queue, first come, first served.
+//!
+//! A drive serves the commands it holds in its own order, so the share alone cannot keep a
+//! host command from waiting behind many of the rebuild's large ones sent while the host
+//! had nothing at the member (its I/O at the other members, or a shallow queue). So while
+//! the host uses the array but not this member — it has I/O elsewhere in the array, or had
+//! some less than `idle_after` ago — the rebuild keeps at most `beside_host` commands in the
+//! drive; the drives of an array the host has left idle, it fills.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use crate::block::{IoScheduler, Request, SchedCtx};
 use crate::device::Tag;
+use crate::engine::Time;
 
 /// The process number an array gives its rebuild I/O at the members.
 pub const REBUILD_PROCESS: u32 = u32::MAX;
@@ -50,13 +60,45 @@ impl Side {
 
 pub struct RebuildShare {
     share: f64,
+    beside_host: u32,
     host: Side,
     rebuild: Side,
+    idle_after: Time,
+    /// The host's use of the whole array (kept by the array).
+    array_host: Rc<HostActivity>,
+}
+
+/// The host's I/O in an array, as its members' arbitration sees it.
+#[derive(Default)]
+pub struct HostActivity {
+    /// Requests in the array now.
+    in_array: Cell<u32>,
+    /// When the last one left.
+    last_left: Cell<Time>,
+}
+
+impl HostActivity {
+    pub fn arrive(&self) {
+        self.in_array.set(self.in_array.get() + 1);
+    }
+
+    pub fn leave(&self, now: Time) {
+        self.in_array.set(self.in_array.get() - 1);
+        self.last_left.set(now);
+    }
+
+    /// The host has I/O in the array, or had some less than `idle_after` before `now`.
+    fn busy(&self, now: Time, idle_after: Time) -> bool {
+        self.in_array.get() > 0 || (self.last_left.get() > 0 && now < self.last_left.get() + idle_after)
+    }
 }
 
 impl RebuildShare {
-    pub fn new(share: f64) -> RebuildShare {
-        RebuildShare { share, host: Side::default(), rebuild: Side::default() }
+    /// `beside_host`: the rebuild's commands in the drive while the host uses the array
+    /// (`array_host`: it has I/O there, or had some less than `idle_after` ago).
+    pub fn new(share: f64, beside_host: u32, idle_after: Time, array_host: Rc<HostActivity>) -> RebuildShare {
+        assert!(beside_host >= 1, "the rebuild must be able to send");
+        RebuildShare { share, beside_host, host: Side::default(), rebuild: Side::default(), idle_after, array_host }
     }
 
     fn side(&mut self, rq: &Request) -> &mut Side {
@@ -92,17 +134,22 @@ impl IoScheduler for RebuildShare {
         self.side(rq).waiting.push_back((tag, rq.len));
     }
 
-    fn dispatch(&mut self, _ctx: &mut SchedCtx) -> Option<Tag> {
+    fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
         if self.rebuild.waiting.is_empty() {
             return self.send_host();
         }
-        // The host's I/O is under way (waiting or in the drive): the rebuild goes only while
-        // it is behind its share. A held rebuild request goes at a later dispatch, which the
-        // completion of the host's I/O brings at the latest.
-        if !self.host.active() || self.rebuild_is_due() {
-            return self.send_rebuild();
+        if self.host.active() {
+            // The host's I/O is under way here (waiting or in the drive): the rebuild goes only
+            // while it is behind its share. A held rebuild request goes at a later dispatch,
+            // which the completion of the host's I/O brings at the latest.
+            return if self.rebuild_is_due() { self.send_rebuild() } else { self.send_host() };
         }
-        self.send_host()
+        if self.array_host.busy(ctx.now, self.idle_after) && self.rebuild.in_drive >= self.beside_host {
+            // The host uses the array, not this member now: sent again when one of the
+            // rebuild's commands here completes, at the latest.
+            return None;
+        }
+        self.send_rebuild()
     }
 
     fn completed(&mut self, _tag: Tag, rq: &Request, _ctx: &mut SchedCtx) {
@@ -132,7 +179,7 @@ mod tests {
     fn the_rebuild_gets_its_share_of_bytes_behind_a_deep_host_queue() {
         // 4 KiB host reads against 64 KiB rebuild writes: a quarter of the bytes, not of the
         // commands, goes to the rebuild while both wait.
-        let mut q = BlockQueue::new(1, 10000, Scheduler::Custom(Box::new(RebuildShare::new(0.25))));
+        let mut q = BlockQueue::new(1, 10000, Scheduler::Custom(Box::new(RebuildShare::new(0.25, u32::MAX, 0, Rc::default()))));
         for h in 0..4000 {
             q.submit(h, Op::Read, h as u64 * 4096, 4096, 0, 0);
         }
@@ -157,7 +204,7 @@ mod tests {
     #[test]
     fn the_share_governs_a_host_queue_that_fits_in_the_drive() {
         for share in [0.05, 0.5] {
-            let mut q = BlockQueue::new(32, 1000, Scheduler::Custom(Box::new(RebuildShare::new(share))));
+            let mut q = BlockQueue::new(32, 1000, Scheduler::Custom(Box::new(RebuildShare::new(share, u32::MAX, 0, Rc::default()))));
             let mut next_tag = 0u32;
             let mut submit = |q: &mut BlockQueue, rebuild: bool, now: u64| {
                 let (len, process, op) = if rebuild { (1 << 20, REBUILD_PROCESS, Op::Write) } else { (65536, 0, Op::Read) };
@@ -190,9 +237,38 @@ mod tests {
         }
     }
 
+    /// An idle array's member queue fills with the rebuild's commands; while the host has I/O
+    /// at another member, or had some less than `idle_after` ago, the rebuild keeps one here.
+    #[test]
+    fn beside_the_host_the_rebuild_keeps_one_command_in_the_drive() {
+        const MIB: u64 = 1 << 20;
+        let array_host = Rc::new(HostActivity::default());
+        let mut q = BlockQueue::new(32, 1000, Scheduler::Custom(Box::new(RebuildShare::new(0.5, 1, 100, array_host.clone()))));
+        for t in 0..100 {
+            q.submit(t, Op::Write, t as u64 * MIB, MIB, REBUILD_PROCESS, 0);
+        }
+        let mut in_drive: Vec<_> = std::iter::from_fn(|| q.next_for_device(0)).collect();
+        assert_eq!(in_drive.len(), 32, "no host I/O: the rebuild takes the whole queue");
+        // The host's I/O is at another member: still one rebuild command here at a time.
+        for r in in_drive.drain(..) {
+            q.complete(r.tag, 300);
+        }
+        array_host.arrive();
+        let sent: Vec<_> = std::iter::from_fn(|| q.next_for_device(301)).collect();
+        assert_eq!(sent.len(), 1, "rebuild commands sent beside the host's I/O elsewhere");
+        // The host leaves: for `idle_after` (100) the array is still in use, then idle.
+        array_host.leave(302);
+        q.complete(sent[0].tag, 350);
+        let next: Vec<_> = std::iter::from_fn(|| q.next_for_device(350)).collect();
+        assert_eq!(next.len(), 1, "the host left less than idle_after ago");
+        q.complete(next[0].tag, 402);
+        let sent = std::iter::from_fn(|| q.next_for_device(402)).count();
+        assert!(sent > 1, "the host gone for idle_after, the rebuild fills the queue again");
+    }
+
     #[test]
     fn alone_either_side_takes_everything() {
-        let mut q = BlockQueue::new(1, 1000, Scheduler::Custom(Box::new(RebuildShare::new(0.1))));
+        let mut q = BlockQueue::new(1, 1000, Scheduler::Custom(Box::new(RebuildShare::new(0.1, 1, 0, Rc::default()))));
         for h in 0..10 {
             q.submit(h, Op::Write, h as u64 * 65536, 65536, REBUILD_PROCESS, 0);
         }
