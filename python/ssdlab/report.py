@@ -333,14 +333,14 @@ def _array_lines(name: str, i: dict) -> list[str]:
                      f"{i['bitmap_waits']} host writes held for one")
     if i["reconstructed_bytes"]:
         lines.append(f"  rebuilt on read from the other members: {format_bytes(i['reconstructed_bytes'])}")
-    if i["rebuild_member"] is not None:
-        state = (f"done at {i['rebuild_finished_s']:.3f} s" if i["rebuild_finished_s"] is not None
-                 else f"{100 * i['rebuild_progress']:.2f} % in sync at the end of the run")
-        rate = f", {format_bytes(i['rebuild_rate_bytes'])}/s" if i["rebuild_rate_bytes"] is not None else ""
-        lines.append(f"  rebuild onto {i['rebuild_member']} (replacing {i['rebuild_replaces']}) from "
-                     f"{i['rebuild_started_s']:.3f} s: {format_bytes(i['rebuild_done_bytes'])} of "
-                     f"{format_bytes(i['rebuild_target_bytes'])}{rate}, {state}; yielded to other I/O "
-                     f"{i['rebuild_busy_waits']} times, slept over its speed limit {i['rebuild_overspeed_sleeps']}")
+    for rb in [*i.get("earlier_rebuilds", []), i] if i["rebuild_member"] is not None else []:
+        state = (f"done at {rb['rebuild_finished_s']:.3f} s" if rb["rebuild_finished_s"] is not None
+                 else f"{100 * rb['rebuild_progress']:.2f} % in sync at the end of the run")
+        rate = f", {format_bytes(rb['rebuild_rate_bytes'])}/s" if rb["rebuild_rate_bytes"] is not None else ""
+        lines.append(f"  rebuild onto {rb['rebuild_member']} (replacing {rb['rebuild_replaces']}) from "
+                     f"{rb['rebuild_started_s']:.3f} s: {format_bytes(rb['rebuild_done_bytes'])} of "
+                     f"{format_bytes(rb['rebuild_target_bytes'])}{rate}, {state}; yielded to other I/O "
+                     f"{rb['rebuild_busy_waits']} times, slept over its speed limit {rb['rebuild_overspeed_sleeps']}")
     if i["destaged_bytes"] or i["cache_read_hits"] or i["cache_dirty_bytes"]:
         lines.append(f"  controller cache: {i['cache_read_hits']} read hits, {format_bytes(i['destaged_bytes'])} "
                      f"destaged, {format_bytes(i['cache_dirty_bytes'])} still dirty, {i['cache_write_waits']} "

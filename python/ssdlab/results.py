@@ -268,6 +268,8 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "bitmap_write_bytes": a["bitmap_write_bytes"],
         "bitmap_waits": a["bitmap_waits"],
         **_flat_rebuild(a.get("rebuild"), elapsed_ns),
+        # Rebuilds finished before that one (a member that failed after a rebuild), oldest first.
+        "earlier_rebuilds": [_flat_rebuild(rb, elapsed_ns) for rb in a.get("earlier_rebuilds", [])],
         # A hardware controller's write-back cache (zero for the other engines).
         "cache_read_hits": a["cache_read_hits"],
         "cache_write_waits": a["cache_write_waits"],

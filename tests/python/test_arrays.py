@@ -12,6 +12,7 @@ from ssdlab import SystemFileError, _core
 from ssdlab.api import RunSpec, build, execute
 from ssdlab.cli import app
 from ssdlab.fio import FioJobError
+from ssdlab.report import format_normal
 
 DRIVES = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.02\n' for c in "abcde")
 
@@ -422,3 +423,30 @@ def test_a_streaming_rebuild_spares_a_light_host_and_shares_with_a_heavy_one(tmp
         assert host["bw_bytes"] > 1000e6 and rebuild < 40e6, (host["bw_bytes"], rebuild)
     else:
         assert host["bw_bytes"] < 850e6 and rebuild > 150e6, (host["bw_bytes"], rebuild)
+
+
+def test_every_rebuild_of_a_run_is_reported(tmp_path):
+    """Two members of a RAID 6 fail, with two spares: both rebuilds are in the report, the
+    first finished before the second started (md would recover both in one pass: not modelled)."""
+    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "intel-x25-e-32"\nprofile_set = {{ capacity = "150000000" }}\n'
+                     for c in "abcdefgh")
+    text = drives + """
+[[array]]
+name = "md0"
+level = 6
+chunk = "16k"
+members = ["sda", "sdb", "sdc", "sdd", "sde", "sdf"]
+spares = ["sdg", "sdh"]
+fail = [{ member = "sdb", at = "0.05s" }, { member = "sde", at = "0.1s" }]
+engine_set = { sync_speed_max = "2GB/s" }
+"""
+    job = "[w]\nfilename=/dev/md0\nrw=randrw\nbs=16k\nioengine=libaio\ndirect=1\niodepth=4\nruntime=3\ntime_based\n"
+    r = ssdlab.run(job, system=write(tmp_path, text), seed=2)
+    a = r.internal("md0")
+    (first,) = a["earlier_rebuilds"]
+    assert (first["rebuild_member"], first["rebuild_replaces"]) == ("sdg", "sdb")
+    assert first["rebuild_finished_s"] is not None and first["rebuild_progress"] == 1.0
+    assert (a["rebuild_member"], a["rebuild_replaces"]) == ("sdh", "sde")
+    assert a["rebuild_started_s"] >= first["rebuild_finished_s"]
+    text_out = format_normal(r)
+    assert "rebuild onto sdg (replacing sdb)" in text_out and "rebuild onto sdh (replacing sde)" in text_out

@@ -83,9 +83,12 @@ pub struct ArrayReport {
     pub handler_threads: u32,
     /// Members that have failed, by name.
     pub failed: Vec<String>,
-    /// The rebuild onto a spare, if one started.
+    /// The rebuild onto a spare, if one started (the latest, if several did).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuild: Option<RebuildReport>,
+    /// Rebuilds finished before the latest one, oldest first (a failure after a rebuild).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub earlier_rebuilds: Vec<RebuildReport>,
     /// A hardware controller's cache: reads served from it, host writes that waited for
     /// space, bytes destaged, bytes dirty now; and its processor's busy time.
     pub cache_read_hits: u64,
@@ -783,7 +786,9 @@ impl<D: BlockDevice> Array<D> {
         }
         if self.rebuild.as_ref().is_some_and(|r| r.finished()) {
             let report = self.rebuild.take().expect("checked").report().clone();
-            self.report.rebuild = Some(report);
+            if let Some(earlier) = self.report.rebuild.replace(report) {
+                self.report.earlier_rebuilds.push(earlier);
+            }
             self.start_next_rebuild(ctx);
         } else {
             self.pump_rebuild(ctx);
@@ -1502,7 +1507,9 @@ impl<D: BlockDevice> Array<D> {
         let mut array = self.report.clone();
         array.handler_busy_ns = self.handler.threads.busy_by(at);
         if let Some(rb) = &self.rebuild {
-            array.rebuild = Some(rb.report().clone());
+            if let Some(earlier) = array.rebuild.replace(rb.report().clone()) {
+                array.earlier_rebuilds.push(earlier);
+            }
         }
         if let Some(v) = &self.verify {
             array.verified_bytes = v.checked_bytes;
