@@ -205,6 +205,8 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
      "engine 'md', engine_set stripe_cache_size=many: key 'stripe_cache_size'"),
     (('engine = "md"', 'engine = "md"\nengine_set = { stripe_cache_sise = 512 }'), 5,
      "unknown key 'stripe_cache_sise'"),
+    (('"sdd"]', '"sdd"]\nfail = [{ membr = "sdb", at = "1s" }]'), 6,
+     "unknown key 'array.0.fail.0.membr' (expected 'member')"),
 ])
 def test_bad_arrays_are_one_line_errors_at_their_line(tmp_path, change, line, message):
     """``line``: the key's line, counted from the ``[[array]]`` header."""

@@ -623,12 +623,16 @@ def place(origin: str, text: str | None, loc: tuple, overrides: Mapping[str, str
 
 def _describe(err: ValidationError, origin: str, text: str | None = None,
               overrides: Mapping[str, str] | None = None, set_by: str = "--profile-set") -> str:
-    e = err.errors()[0]
+    errors = err.errors()
+    # A misspelt key is both unknown and missing: name the one written, and the one meant.
+    e = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
     loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     key = ".".join(str(p) for p in loc)
     where = place(origin, text, loc, overrides, set_by)
     if e["type"] == "extra_forbidden":
-        return f"{where}: unknown key '{key}'"
+        meant = [x["loc"][-1] for x in errors if x["type"] == "missing" and x["loc"][:-1] == e["loc"][:-1]]
+        hint = f" (expected '{meant[0]}')" if meant else ""
+        return f"{where}: unknown key '{key}'{hint}"
     if e["type"] == "missing":
         return f"{where}: missing key '{key}'"
     msg = e["msg"].removeprefix("Value error, ")
