@@ -82,7 +82,7 @@ class ArrayEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
-    level: int = Field(description="RAID level: 0, 1, 10, 5 or 6")
+    level: int = Field(strict=True, description="RAID level: 0, 1, 10, 5 or 6")
     chunk: str | int = Field(default=DEFAULT_CHUNK, description="chunk size")
     engine: str = Field(default="md", min_length=1, description="built-in engine name or engine TOML path")
     members: list[str] = Field(min_length=1)
