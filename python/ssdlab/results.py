@@ -576,10 +576,13 @@ class RunResult:
     def disk_util(self) -> list[dict[str, Any]]:
         """fio's ``disk_util``: each device's diskstats over the run (an array with its
         members' averages and the busiest member's util, as fio reports md and its slaves),
-        then its members."""
+        then its members. Only the devices some job used: fio lists the disks its jobs opened."""
         elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
+        used = {j["target"] for j in self.spec.core["jobs"]}
         disk_util = []
-        for d in self.devices:
+        for i, d in enumerate(self.devices):
+            if i not in used:
+                continue
             entry = _disk_util(d["name"], d["disk"], elapsed_ms)
             members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d.get("members", [])]
             if members:
