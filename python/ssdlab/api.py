@@ -199,6 +199,11 @@ def build(
         elif a.spares and not a.failures:
             warnings.append(f"array {a.name}: no member fails, so spares {', '.join(d.name for d in a.spares)} "
                             "stay idle")
+        trims = any("trim" in j["rw"] and chosen[j["target"]] is a for j in core["jobs"])
+        if trims and a.level in (5, 6) and a.engine.kind == "md":
+            warnings.append(f"array {a.name}: Linux's raid456 refuses discards unless its module parameter "
+                            "devices_handle_discard_safely is set (it is off by default); they are modelled "
+                            "as if it were on")
         if a.level == 1 and a.chunk_given:
             warnings.append(f"array {a.name}: raid1 has no chunks; its chunk size is ignored (as mdadm says)")
     spares = [d for a in sysd.arrays for d in a.spares]
