@@ -150,6 +150,10 @@ def summarise(result: RunResult, target: Array, sample: int | None, mttf_hours: 
         notes.append(f"the host job ended {(jobs_end - rb['started_ns']) / 1e9:g} s into the "
                      f"{secs:g} s rebuild: its bandwidth is averaged over the whole rebuild, and the rest "
                      "of the rebuild ran without it (give the job a longer runtime)")
+    jobs_start = min((j["start_ns"] for j in result.core["jobs"]), default=None)
+    if jobs_start is not None and jobs_start > rb["started_ns"] + 0.01 * (rb["finished_ns"] - rb["started_ns"]):
+        notes.append(f"the host job started {(jobs_start - rb['started_ns']) / 1e9:g} s into the {secs:g} s "
+                     "rebuild (startdelay): the rebuild ran without it until then")
     reads = sum(j["read"]["bytes"] for j in result.core["jobs"])
     writes = sum(j["write"]["bytes"] for j in result.core["jobs"])
     exp = exposure(target.level, len(target.members), full, total / 3600, mttf_hours, ure_bits)

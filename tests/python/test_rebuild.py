@@ -64,6 +64,9 @@ def test_a_short_md_sample_is_extrapolated_at_its_speed_limit():
     job = "[r]\nfilename=/dev/md0\nrw=randread\nbs=64k\niodepth=4\nrate=50m\ntime_based\nruntime=0.5\n"
     loaded = rebuild(sysd, host_job=job, sample=256 << 20)
     assert any("the host job ended 0.5 s into the" in w for w in loaded.warnings), loaded.warnings
+    assert not any("the host job started" in w for w in loaded.warnings)
+    late = rebuild(sysd, host_job=job.replace("runtime=0.5", "runtime=1\nstartdelay=0.4"), sample=256 << 20)
+    assert any("the host job started 0.4 s into the" in w for w in late.warnings), late.warnings
     assert not any("sync_speed_max" in w for w in full.warnings)
 
 
