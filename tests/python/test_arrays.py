@@ -459,3 +459,29 @@ engine_set = { sync_speed_max = "2GB/s" }
     assert a["rebuild_started_s"] >= first["rebuild_finished_s"]
     text_out = format_normal(r)
     assert "rebuild onto sdg (replacing sdb)" in text_out and "rebuild onto sdh (replacing sde)" in text_out
+
+
+def test_reads_sharing_a_row_do_not_starve_a_write_to_it(tmp_path):
+    """64 degraded reads of one row keep it shared; a write to the row must still get in
+    (it once waited the whole run: 2 writes in 0.5 s, 506 ms each)."""
+    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "intel-x25-e-32"\nprofile_set = {{ capacity = "150000000" }}\n'
+                     for c in "abcd")
+    text = drives + ('[[array]]\nname = "md0"\nlevel = 5\nchunk = "16k"\nengine = "streaming"\n'
+                     'members = ["sda", "sdb", "sdc", "sdd"]\nfail = [{ member = "sdb", at = 0 }]\n')
+    job = ("[global]\nfilename=/dev/md0\nioengine=libaio\ndirect=1\nsize=48k\nruntime=0.5\ntime_based\n"
+           "[r]\nrw=randread\nbs=16k\niodepth=64\n[w]\nrw=randwrite\nbs=4k\niodepth=1\n")
+    w = next(j for j in ssdlab.run(job, system=write(tmp_path, text), seed=1).to_fio_json()["jobs"] if j["jobname"] == "w")
+    assert w["write"]["total_ios"] > 30 and w["write"]["lat_ns"]["max"] < 50e6, w["write"]["lat_ns"]
+
+
+def test_an_engine_file_from_before_a_key_existed_still_loads(tmp_path):
+    """The streaming engine's later keys have defaults; engine_set in a system file can set a
+    key the engine file lacks, as --engine-set can."""
+    from ssdlab.config.profile import builtin_text, load_engine
+    old = "".join(line + "\n" for line in builtin_text("streaming").splitlines()
+                  if not line.startswith(("rebuild_depth_beside_host", "host_idle_after")))
+    (tmp_path / "old.toml").write_text(old)
+    assert load_engine(tmp_path / "old.toml")[0] == load_engine("streaming")[0]
+    text = ARRAY.replace('engine = "md"', 'engine = "old.toml"\nengine_set = { rebuild_depth_beside_host = 2 }')
+    spec = build(JOB, system=write(tmp_path, text))
+    assert spec.core["targets"][0]["device"]["engine"]["rebuild_depth_beside_host"] == 2

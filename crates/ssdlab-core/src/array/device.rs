@@ -350,6 +350,8 @@ pub struct Array<D> {
     /// Rows a rebuild unit holds until the synced part passes them. Host reads share them
     /// (both only read the survivors); host writes wait.
     rebuild_rows: FxHashSet<u64>,
+    /// Scratch for `admit_waiting`: the rows of the writes still waiting.
+    rows_wanted: Vec<(u64, u64)>,
     stripe_heads_in_use: u64,
     plan: Plan,
     /// Member completions reported and not yet handled.
@@ -477,6 +479,7 @@ impl<D: BlockDevice> Array<D> {
             blocked: FxHashMap::default(),
             locked_rows: FxHashMap::default(),
             rebuild_rows: FxHashSet::default(),
+            rows_wanted: Vec::new(),
             stripe_heads_in_use: 0,
             plan: Plan::default(),
             done: Vec::new(),
@@ -531,6 +534,7 @@ impl<D: BlockDevice> Array<D> {
             blocked: self.blocked,
             locked_rows: self.locked_rows,
             rebuild_rows: self.rebuild_rows,
+            rows_wanted: self.rows_wanted,
             stripe_heads_in_use: self.stripe_heads_in_use,
             plan: self.plan,
             done: self.done,
@@ -1477,11 +1481,18 @@ impl<D: BlockDevice> Array<D> {
     fn admit_waiting(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let mut i = 0;
         let mut heads_taken = false;
+        // Rows a waiting write wants: reads behind it do not take them, or reads that keep
+        // overlapping would keep a row shared and the write waiting for ever.
+        self.rows_wanted.clear();
         while i < self.waiting.len() {
             let s = self.waiting[i];
             self.refresh(s);
             let needs_heads = self.slots[s as usize].stripe_heads > 0;
-            if !(heads_taken && needs_heads) && self.admit(s) {
+            let rows = self.slots[s as usize].rows;
+            let write = self.row_lock(s) == RowLock::Write;
+            let behind_write = !write
+                && rows.is_some_and(|(a, b)| self.rows_wanted.iter().any(|&(c, d)| a <= d && c <= b));
+            if !(heads_taken && needs_heads) && !behind_write && self.admit(s) {
                 self.waiting.remove(i);
                 let process = self.process_of(s);
                 self.read(s, true, ctx);
@@ -1491,6 +1502,9 @@ impl<D: BlockDevice> Array<D> {
             let slot = &self.slots[s as usize];
             if needs_heads && self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size {
                 heads_taken = true;
+            }
+            if let (true, Some(r)) = (write, rows) {
+                self.rows_wanted.push(r);
             }
             i += 1;
         }
