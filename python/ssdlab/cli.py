@@ -127,7 +127,7 @@ def run(
     engine: Annotated[str, typer.Option(help="RAID engine of the --raid array: md, streaming, hwraid (the built-in Adaptec 6805), or an engine TOML")] = "md",
     spares: Annotated[int, typer.Option(help="hot spares of the --raid array")] = 0,
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
-    verify_data: Annotated[bool, typer.Option("--verify-data", help="the --raid array's members hold real bytes, parity is computed and every read is checked against what was written (md and streaming, up to 1 GiB of member bytes: use a small --scale)")] = False,
+    verify_data: Annotated[bool, typer.Option("--verify-data", help="the --raid array's members hold real bytes, parity is computed and every read is checked against what was written (md and streaming, up to 1 GiB of member bytes: give the drives a small capacity, e.g. --profile-set capacity=150000000)")] = False,
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
     memory_limit: Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")] = None,

@@ -345,15 +345,11 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
     if ref.endswith(".toml") and not Path(ref).is_absolute():
         ref = str(base / ref)
     try:
-        engine, sources = load_engine(ref)
+        engine, sources = load_engine(ref, {k: str(v) for k, v in a.engine_set.items()} or None, "engine_set")
     except ProfileError as e:
-        raise SystemFileError(f"{where('engine')}: array '{a.name}': {e}") from None
-    if a.engine_set:
-        # Loaded again with the overrides, so that an error in one points at engine_set.
-        try:
-            engine, sources = load_engine(ref, {k: str(v) for k, v in a.engine_set.items()}, "engine_set")
-        except ProfileError as e:
-            raise SystemFileError(f"{where('engine_set')}: array '{a.name}': {e}") from None
+        # An error about an overridden key names it as set by engine_set: point at that line.
+        at = "engine_set" if a.engine_set and "engine_set " in str(e) else "engine"
+        raise SystemFileError(f"{where(at)}: array '{a.name}': {e}") from None
     failures = []
     for j, f in enumerate(a.fail):
         if f.member not in a.members:

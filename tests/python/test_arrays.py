@@ -360,13 +360,15 @@ time_based
 """
 
 
-def test_a_system_file_turns_data_verification_on(tmp_path):
+@pytest.mark.parametrize("engine", ["md", "streaming"])
+def test_a_system_file_turns_data_verification_on(tmp_path, engine):
     """``verify_data = true``: every read of a degraded and rebuilding RAID 5 is checked."""
-    r = ssdlab.run(MIXED, system=write(tmp_path, VERIFIED), seed=3)
+    text = VERIFIED.replace('chunk = "16k"', f'chunk = "16k"\nengine = "{engine}"')
+    r = ssdlab.run(MIXED, system=write(tmp_path, text), seed=3)
     a = r.internal("md0")
     assert a["rebuild_member"] == "sde" and a["rebuild_done_bytes"] > 0
     assert a["verified_bytes"] > 1 << 20 and a["data_errors"] == 0
-    plain = ssdlab.run(MIXED, system=write(tmp_path, VERIFIED.replace("verify_data = true\n", "")), seed=3)
+    plain = ssdlab.run(MIXED, system=write(tmp_path, text.replace("verify_data = true\n", "")), seed=3)
     assert plain.internal("md0")["verified_bytes"] == 0
 
 

@@ -532,8 +532,11 @@ class StreamingEngine(_Section):
     rebuild_unit: Size = Field(gt=0)
     rebuild_depth: int = Field(ge=1)
     rebuild_share: float = Field(gt=0, le=1)
-    rebuild_depth_beside_host: int = Field(ge=1)
-    host_idle_after: TimeNs
+    # Defaults, so that engine files written before these keys still load.
+    rebuild_depth_beside_host: int = Field(default=1, ge=1, description="rebuild commands in a drive the host "
+                                           "has no I/O at while it uses the array")
+    host_idle_after: TimeNs = Field(default=8_000_000, description="the array is idle once the host has had no "
+                                    "I/O in it this long")
 
     def to_core(self, member_bytes: float | None = None) -> dict[str, Any]:
         return {

@@ -149,7 +149,8 @@ pub struct StreamingConfig {
     /// (0 < share <= 1).
     pub rebuild_share: f64,
     /// Rebuild commands a member's drive holds at most while the host uses the array (I/O
-    /// in it, or some less than `host_idle_after_ns` ago); an idle array's whole queues.
+    /// in it, or some less than `host_idle_after_ns` ago) but has no I/O at that member (where
+    /// it has, the share decides); an idle array's drives take the rebuild's whole queue.
     pub rebuild_depth_beside_host: u32,
     pub host_idle_after_ns: Time,
 }
