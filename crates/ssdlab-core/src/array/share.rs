@@ -95,7 +95,8 @@ impl HostActivity {
 
 impl RebuildShare {
     /// `beside_host`: the rebuild's commands in the drive while the host uses the array
-    /// (`array_host`: it has I/O there, or had some less than `idle_after` ago).
+    /// (`array_host`: it has I/O there, or had some less than `idle_after` ago) but has none
+    /// at this member.
     pub fn new(share: f64, beside_host: u32, idle_after: Time, array_host: Rc<HostActivity>) -> RebuildShare {
         assert!(beside_host >= 1, "the rebuild must be able to send");
         RebuildShare { share, beside_host, host: Side::default(), rebuild: Side::default(), idle_after, array_host }
