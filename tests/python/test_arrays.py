@@ -14,7 +14,15 @@ from ssdlab.cli import app
 from ssdlab.fio import FioJobError
 from ssdlab.report import format_normal
 
-DRIVES = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.02\n' for c in "abcde")
+def drive_entries(letters: str, profile: str = "samsung-850-pro", size: str = "scale = 0.02") -> str:
+    """``[[drive]]`` tables named sd + each letter, of one profile and size."""
+    return "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "{profile}"\n{size}\n' for c in letters)
+
+
+#: Drives small enough for a data-verified array (and quick to rebuild).
+SMALL_SIZE = 'profile_set = { capacity = "150000000" }'
+
+DRIVES = drive_entries("abcde")
 
 ARRAY = DRIVES + """
 [[array]]
@@ -231,7 +239,7 @@ def test_a_member_larger_than_the_others_is_refused(tmp_path):
 
 
 def test_members_of_different_profiles_make_an_array_once_their_sizes_agree(tmp_path):
-    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.01\n' for c in "ab")
+    drives = drive_entries("ab", size="scale = 0.01")
     nvme = '[[drive]]\nname = "nvme0n1"\nprofile = "samsung-970-pro-512"\nscale = 0.01\n'
     array = '[[array]]\nname = "md0"\nlevel = 5\nchunk = "64k"\nmembers = ["sda", "sdb", "nvme0n1"]\n'
     with pytest.raises(SystemFileError, match="must be the same size"):
@@ -324,7 +332,7 @@ def test_a_hardware_controllers_cache_is_in_the_arrays_report(tmp_path):
 
 
 def test_a_second_rebuild_starts_its_own_progress_in_the_time_series(tmp_path):
-    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.005\n' for c in "abcde")
+    drives = drive_entries("abcde", size="scale = 0.005")
     system = write(tmp_path, drives + '[[array]]\nname = "md0"\nlevel = 1\nchunk = "64k"\nmembers = ["sda", "sdb", "sdc"]\n'
                    'spares = ["sdd", "sde"]\nfail = [{ member = "sda", at = 0 }, { member = "sdb", at = "0.1s" }]\n')
     r = ssdlab.run("[w]\nfilename=/dev/md0\nrw=randread\nbs=64k\niodepth=2\nruntime=12\ntime_based\n",
@@ -336,8 +344,7 @@ def test_a_second_rebuild_starts_its_own_progress_in_the_time_series(tmp_path):
     assert r.internal("md0")["rebuild_member"] == "sde"
 
 
-SMALL = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "intel-x25-e-32"\nprofile_set = {{ capacity = "150000000" }}\n'
-                for c in "abcde")
+SMALL = drive_entries("abcde", "intel-x25-e-32", SMALL_SIZE)
 VERIFIED = SMALL + """
 [[array]]
 name = "md0"
@@ -406,7 +413,7 @@ def test_settings_an_array_cannot_use_are_warnings():
     assert "devices_handle_discard_safely" not in out.output
 
 
-STREAMING_REBUILD = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.001\n' for c in "abcde") + """
+STREAMING_REBUILD = drive_entries("abcde", size="scale = 0.001") + """
 [[array]]
 name = "md0"
 level = 5
@@ -439,8 +446,7 @@ def test_a_streaming_rebuild_spares_a_light_host_and_shares_with_a_heavy_one(tmp
 def test_every_rebuild_of_a_run_is_reported(tmp_path):
     """Two members of a RAID 6 fail, with two spares: both rebuilds are in the report, the
     first finished before the second started (md would recover both in one pass: not modelled)."""
-    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "intel-x25-e-32"\nprofile_set = {{ capacity = "150000000" }}\n'
-                     for c in "abcdefgh")
+    drives = drive_entries("abcdefgh", "intel-x25-e-32", SMALL_SIZE)
     text = drives + """
 [[array]]
 name = "md0"
@@ -466,8 +472,7 @@ engine_set = { sync_speed_max = "2GB/s" }
 def test_reads_sharing_a_row_do_not_starve_a_write_to_it(tmp_path):
     """64 degraded reads of one row keep it shared; a write to the row must still get in
     (it once waited the whole run: 2 writes in 0.5 s, 506 ms each)."""
-    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "intel-x25-e-32"\nprofile_set = {{ capacity = "150000000" }}\n'
-                     for c in "abcd")
+    drives = drive_entries("abcd", "intel-x25-e-32", SMALL_SIZE)
     text = drives + ('[[array]]\nname = "md0"\nlevel = 5\nchunk = "16k"\nengine = "streaming"\n'
                      'members = ["sda", "sdb", "sdc", "sdd"]\nfail = [{ member = "sdb", at = 0 }]\n')
     job = ("[global]\nfilename=/dev/md0\nioengine=libaio\ndirect=1\nsize=48k\nruntime=0.5\ntime_based\n"
