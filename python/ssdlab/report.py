@@ -337,6 +337,11 @@ def _array_lines(name: str, i: dict) -> list[str]:
         state = (f"done at {rb['rebuild_finished_s']:.3f} s" if rb["rebuild_finished_s"] is not None
                  else f"{100 * rb['rebuild_progress']:.2f} % in sync at the end of the run")
         rate = f", {format_bytes(rb['rebuild_rate_bytes'])}/s" if rb["rebuild_rate_bytes"] is not None else ""
+        if rb["rebuild_with"]:
+            state += f", in one pass with {', '.join(rb['rebuild_with'])}"
+        if rb["rebuild_restarts"]:
+            times = "once" if rb["rebuild_restarts"] == 1 else f"{rb['rebuild_restarts']} times"
+            state += f" (restarted {times} by a later failure)"
         lines.append(f"  rebuild onto {rb['rebuild_member']} (replacing {rb['rebuild_replaces']}) from "
                      f"{rb['rebuild_started_s']:.3f} s: {format_bytes(rb['rebuild_done_bytes'])} of "
                      f"{format_bytes(rb['rebuild_target_bytes'])}{rate}, {state}; yielded to other I/O "

@@ -268,7 +268,8 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "bitmap_write_bytes": a["bitmap_write_bytes"],
         "bitmap_waits": a["bitmap_waits"],
         **_flat_rebuild(a.get("rebuild"), elapsed_ns),
-        # Rebuilds finished before that one (a member that failed after a rebuild), oldest first.
+        # The other rebuilds of the run, oldest first: finished before that one started, or
+        # rebuilt in the same pass (a member that failed during a rebuild).
         "earlier_rebuilds": [_flat_rebuild(rb, elapsed_ns) for rb in a.get("earlier_rebuilds", [])],
         # A hardware controller's write-back cache (zero for the other engines).
         "cache_read_hits": a["cache_read_hits"],
@@ -284,10 +285,12 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
 
 def _flat_rebuild(rb: dict[str, Any] | None, now_ns: int) -> dict[str, Any]:
     """A rebuild's progress at ``now_ns`` (None when none started): onto which member, how
-    much of it is in sync, and the rate since it started (to its end, if it has ended)."""
+    much of it is in sync, and the rate since it started (to its end, if it has ended); how
+    often a later failure restarted its pass, and which replacements its last pass rebuilt
+    alongside it (md recovers every spare in one pass)."""
     keys = ("rebuild_member", "rebuild_replaces", "rebuild_started_s", "rebuild_finished_s",
             "rebuild_done_bytes", "rebuild_target_bytes", "rebuild_progress", "rebuild_rate_bytes",
-            "rebuild_busy_waits", "rebuild_overspeed_sleeps")
+            "rebuild_busy_waits", "rebuild_overspeed_sleeps", "rebuild_restarts", "rebuild_with")
     if rb is None:
         return dict.fromkeys(keys)
     end = rb["finished_ns"] if rb["finished_ns"] is not None else now_ns
@@ -296,7 +299,8 @@ def _flat_rebuild(rb: dict[str, Any] | None, now_ns: int) -> dict[str, Any]:
         rb["member"], rb["replaces"], rb["started_ns"] / 1e9,
         rb["finished_ns"] / 1e9 if rb["finished_ns"] is not None else None,
         rb["done_bytes"], rb["target_bytes"], rb["done_bytes"] / rb["target_bytes"] if rb["target_bytes"] else None,
-        rb["done_bytes"] / took if took > 0 else None, rb["busy_waits"], rb["overspeed_sleeps"])))
+        rb["done_bytes"] / took if took > 0 else None, rb["busy_waits"], rb["overspeed_sleeps"],
+        rb["restarts"], list(rb["rebuilt_with"]))))
 
 
 _AGGR = (("read_ios", "read_ios"), ("write_ios", "write_ios"), ("read_sectors", "read_sectors"),

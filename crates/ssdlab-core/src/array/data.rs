@@ -105,10 +105,10 @@ impl DataArray {
     }
 
     /// [`DataArray::rebuild`] with the plan's reads as `captured` returned them.
-    pub fn rebuild_captured(&mut self, captured: Captured, plan: &Plan, target: u32, first: u64, last: u64) -> Result<(), String> {
+    pub fn rebuild_captured(&mut self, captured: Captured, plan: &Plan, first: u64, last: u64) -> Result<(), String> {
         self.captured = Some(captured);
         let all = Health::all_in_sync(self.layout.n as usize);
-        let r = self.rebuild(&all, plan, target, first, last);
+        let r = self.rebuild(&all, plan, first, last);
         self.captured = None;
         r
     }
@@ -449,13 +449,19 @@ impl DataArray {
         Ok(out)
     }
 
-    /// Carry out a rebuild plan for role `target`'s rows `first..=last`.
-    pub fn rebuild(&mut self, health: &Health, plan: &Plan, target: u32, first: u64, last: u64) -> Result<(), String> {
+    /// Carry out a rebuild plan for rows `first..=last`: every page it writes is solved
+    /// from what it read (the other pages it writes unknown too: a RAID 6 pass may rebuild
+    /// two members at once).
+    pub fn rebuild(&mut self, health: &Health, plan: &Plan, first: u64, last: u64) -> Result<(), String> {
         self.check_ios(health, plan)?;
         let l = self.layout;
-        for row in first..=last {
-            for col in (0..l.chunk).step_by(PAGE as usize) {
-                let page_off = row * l.chunk + col;
+        for w in &plan.writes {
+            let target = w.member as u32;
+            for page_off in (w.offset..w.offset + w.len).step_by(PAGE as usize) {
+                let row = page_off / l.chunk;
+                if row < first || row > last {
+                    return Err(format!("{w:?} writes outside rows {first}..={last}"));
+                }
                 let value = if self.parity_levels() {
                     let slots = self.slots(row);
                     let d = l.data_per_row() as usize;

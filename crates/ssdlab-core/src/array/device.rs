@@ -322,6 +322,9 @@ pub struct Array<D> {
     data_lost: Option<String>,
     run_start: Time,
     rebuild: Option<Rebuild>,
+    /// A failure with a spare for it came during the pass: it issues no more units, and a
+    /// new pass over every replacement starts once those under way are done.
+    rebuild_interrupted: bool,
     rebuild_limit: Option<u64>,
     rebuild_stopped: bool,
     /// Roles without current data waiting for a spare and a rebuild, oldest first.
@@ -461,6 +464,7 @@ impl<D: BlockDevice> Array<D> {
             data_lost: None,
             run_start: 0,
             rebuild: None,
+            rebuild_interrupted: false,
             rebuild_limit: cfg.rebuild_limit_bytes,
             rebuild_stopped: false,
             degraded_roles: VecDeque::new(),
@@ -519,6 +523,7 @@ impl<D: BlockDevice> Array<D> {
             data_lost: self.data_lost,
             run_start: self.run_start,
             rebuild: self.rebuild,
+            rebuild_interrupted: self.rebuild_interrupted,
             rebuild_limit: self.rebuild_limit,
             rebuild_stopped: self.rebuild_stopped,
             degraded_roles: self.degraded_roles,
@@ -620,23 +625,38 @@ impl<D: BlockDevice> Array<D> {
         self.start_next_rebuild(ctx);
     }
 
-    /// Rebuild the next degraded role onto a free spare, one rebuild at a time.
+    /// Put free spares in the degraded roles' places and rebuild them all in one pass, as md
+    /// recovers every spare at once. A pass under way is interrupted instead (md's
+    /// `MD_RECOVERY_INTR` on a failure): once its units under way and the requests the
+    /// failure caught are done, a new pass starts over its replacements and the new ones, each
+    /// keeping the part already in sync.
     fn start_next_rebuild(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
-        if self.rebuild.is_some() || self.rebuild_stopped || self.spares.is_empty() {
+        if self.rebuild_stopped || self.spares.is_empty() || self.degraded_roles.is_empty() {
             return;
         }
-        let Some(role) = self.degraded_roles.pop_front() else { return };
-        let failed = self.roles[role as usize];
-        let spare = self.spares.pop_front().expect("checked");
-        self.roles[role as usize] = spare;
-        // The replacement takes writes from now on, ahead of its rebuild too.
-        self.health.attach(role as u32);
+        if self.rebuild.as_ref().is_some_and(|rb| !rb.idle() || self.barrier > 0) {
+            self.rebuild_interrupted = true;
+            return;
+        }
+        self.rebuild_interrupted = false;
+        let mut targets: Vec<(u32, RebuildReport)> = match self.rebuild.take() {
+            Some(rb) => rb.into_reports().map(|(role, r)| (role, RebuildReport { restarts: r.restarts + 1, ..r })).collect(),
+            None => Vec::new(),
+        };
+        while !self.spares.is_empty() {
+            let Some(role) = self.degraded_roles.pop_front() else { break };
+            let failed = self.roles[role as usize];
+            let spare = self.spares.pop_front().expect("checked");
+            self.roles[role as usize] = spare;
+            // The replacement takes writes from now on, ahead of its rebuild too.
+            self.health.attach(role as u32);
+            let (name, replaces) = (self.members[spare as usize].name.clone(), self.members[failed as usize].name.clone());
+            targets.push((role as u32, RebuildReport::new(name, replaces, ctx.now())));
+        }
         self.health_epoch += 1;
-        let names = (self.members[spare as usize].name.clone(), self.members[failed as usize].name.clone());
         let member_bytes = self.layout.rows * self.layout.chunk;
         self.rebuild = Some(Rebuild::new(
-            role as u32,
-            names,
+            targets,
             member_bytes,
             self.handler.rebuild_unit,
             self.handler.rebuild_depth,
@@ -652,6 +672,12 @@ impl<D: BlockDevice> Array<D> {
         loop {
             let Some(rb) = self.rebuild.as_mut() else { return };
             if self.rebuild_stopped || self.barrier > 0 {
+                return;
+            }
+            if self.rebuild_interrupted {
+                if rb.idle() {
+                    self.start_next_rebuild(ctx);
+                }
                 return;
             }
             match rb.next(ctx.now(), self.host_submitted) {
@@ -767,17 +793,20 @@ impl<D: BlockDevice> Array<D> {
     fn rebuild_unit_done(&mut self, rows: (u64, u64), ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let now = ctx.now();
         let rb = self.rebuild.as_mut().expect("a rebuild unit without a rebuild");
-        let before = rb.in_sync();
-        rb.unit_done(rows.0 * self.layout.chunk, now);
-        let after = rb.in_sync();
-        let role = rb.role;
-        if after > before {
-            // Rows now in sync are current on the replacement: unlock them.
-            for r in before / self.layout.chunk..after / self.layout.chunk {
+        let c = self.layout.chunk;
+        let before = rb.front();
+        if rb.unit_done(rows.0 * c, now) {
+            // Rows below the front are current on every replacement: unlock them.
+            for r in before / c..rb.front() / c {
                 self.rebuild_rows.remove(&r);
             }
-            let whole = after >= self.layout.rows * self.layout.chunk;
-            self.health.set_in_sync_below(role, if whole { u64::MAX } else { after });
+            let member_bytes = self.layout.rows * c;
+            for role in rb.roles() {
+                let synced = rb.in_sync(role);
+                if synced > self.health.in_sync_below(role) {
+                    self.health.set_in_sync_below(role, if synced >= member_bytes { u64::MAX } else { synced });
+                }
+            }
             self.health_epoch += 1;
             if !self.health.is_degraded() {
                 if let Some(b) = self.bitmap.as_mut() {
@@ -789,9 +818,10 @@ impl<D: BlockDevice> Array<D> {
             }
         }
         if self.rebuild.as_ref().is_some_and(|r| r.finished()) {
-            let report = self.rebuild.take().expect("checked").report().clone();
-            if let Some(earlier) = self.report.rebuild.replace(report) {
-                self.report.earlier_rebuilds.push(earlier);
+            for (_, report) in self.rebuild.take().expect("checked").into_reports() {
+                if let Some(earlier) = self.report.rebuild.replace(report) {
+                    self.report.earlier_rebuilds.push(earlier);
+                }
             }
             self.start_next_rebuild(ctx);
         } else {
@@ -843,9 +873,9 @@ impl<D: BlockDevice> Array<D> {
             q.in_device() + q.queued() as u32
         };
         if self.slots[s as usize].rebuild {
-            let role = self.rebuild.as_ref().expect("a rebuild unit without a rebuild").role;
+            let roles: Vec<u32> = self.rebuild.as_ref().expect("a rebuild unit without a rebuild").roles().collect();
             let (first, last) = (offset / self.layout.chunk, (offset + len - 1) / self.layout.chunk);
-            plan_rebuild(&self.layout, &self.health, role, first, last, load, &mut self.plan);
+            plan_rebuild(&self.layout, &self.health, &roles, first, last, load, &mut self.plan);
         } else {
             plan(&self.layout, &self.health, op, offset, len, load, self.handler.cached_degraded_reads, &mut self.plan);
         }
@@ -1300,9 +1330,8 @@ impl<D: BlockDevice> Array<D> {
         p.writes.extend_from_slice(&slot.writes);
         let (offset, len) = (slot.offset, slot.len);
         let result = if slot.rebuild {
-            let role = self.rebuild.as_ref().expect("a rebuild unit without a rebuild").role;
             let c = self.layout.chunk;
-            v.data.rebuild_captured(captured, &p, role, offset / c, (offset + len - 1) / c)
+            v.data.rebuild_captured(captured, &p, offset / c, (offset + len - 1) / c)
         } else if slot.op == Some(Op::Write) {
             let bytes = v.bytes(len);
             v.image[offset as usize..(offset + len) as usize].copy_from_slice(&bytes);
@@ -1520,8 +1549,8 @@ impl<D: BlockDevice> Array<D> {
         }
         let mut array = self.report.clone();
         array.handler_busy_ns = self.handler.threads.busy_by(at);
-        if let Some(rb) = &self.rebuild {
-            if let Some(earlier) = array.rebuild.replace(rb.report().clone()) {
+        for report in self.rebuild.iter().flat_map(|rb| rb.reports()) {
+            if let Some(earlier) = array.rebuild.replace(report.clone()) {
                 array.earlier_rebuilds.push(earlier);
             }
         }

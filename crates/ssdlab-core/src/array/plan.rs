@@ -469,19 +469,27 @@ fn write_row(l: &Layout, health: &Health, row: u64, a: u64, b: u64, out: &mut Pl
     }
 }
 
-/// Plan the rebuild of role `target`'s rows `first..=last` from the members that hold
-/// current data: RAID 5/6 solve each row from enough other members, mirrors copy the other
-/// copy. The rows stay locked while the rebuild unit is under way.
-pub fn plan_rebuild(l: &Layout, health: &Health, target: u32, first: u64, last: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
+/// Plan the rebuild of rows `first..=last` of the roles in `targets` that lack current data
+/// there, from the members that hold it: RAID 5/6 solve each row from enough other members
+/// (once for every target: md recovers all its spares in one pass), mirrors copy the other
+/// copy. A target already in sync at a row (rebuilt that far before the pass began) is
+/// neither written nor spared as a source. The rows stay locked while the rebuild unit is
+/// under way.
+pub fn plan_rebuild(l: &Layout, health: &Health, targets: &[u32], first: u64, last: u64, load: impl Fn(u32) -> u32, out: &mut Plan) {
     out.clear();
     let c = l.chunk;
     for row in first..=last {
         let base = row * c;
+        let mut lacking = targets.iter().copied().filter(|&t| !health.ok(t, base, c)).peekable();
+        if lacking.peek().is_none() {
+            out.touch_row(row);
+            continue;
+        }
         match l.level {
             RaidLevel::Raid5 | RaidLevel::Raid6 => {
                 let need = l.data_per_row();
                 let (p, q) = l.parity_members(row);
-                let sources = (0..need).map(|i| l.data_member(row, i)).chain([p]).chain(q).filter(|&m| m != target);
+                let sources = (0..need).map(|i| l.data_member(row, i)).chain([p]).chain(q);
                 let mut got = 0;
                 for m in sources {
                     if got < need && health.ok(m, base, c) {
@@ -489,30 +497,36 @@ pub fn plan_rebuild(l: &Layout, health: &Health, target: u32, first: u64, last: 
                         got += 1;
                     }
                 }
-                assert_eq!(got, need, "row {row}: too few members hold data to rebuild member {target} from");
+                assert_eq!(got, need, "row {row}: too few members hold data to rebuild {targets:?} from");
                 out.stripe_heads += c / PAGE;
                 out.parity_bytes += need as u64 * c;
+                for t in lacking {
+                    emit(&mut out.writes, 0, MemberIo { member: t as u16, op: Op::Write, offset: base, len: c });
+                }
             }
             RaidLevel::Raid1 => {
-                let (m, _) = least_loaded(health, (0..l.n).filter(|&m| m != target).map(|m| (m, base)), c, &load)
+                let (m, _) = least_loaded(health, (0..l.n).map(|m| (m, base)), c, &load)
                     .expect("a mirror with no in-sync member to rebuild from");
                 emit(&mut out.reads, 0, MemberIo { member: m as u16, op: Op::Read, offset: base, len: c });
+                for t in lacking {
+                    emit(&mut out.writes, 0, MemberIo { member: t as u16, op: Op::Write, offset: base, len: c });
+                }
             }
             RaidLevel::Raid10 => {
-                // The other copy sits at the neighbouring chunk position (2k and 2k + 1).
-                let pos = row * l.n as u64 + target as u64;
-                let partner = pos ^ 1;
-                if partner >= l.rows * l.n as u64 {
-                    out.touch_row(row); // the unused last position of an odd layout: nothing to copy
-                    continue;
+                for t in lacking {
+                    // The other copy sits at the neighbouring chunk position (2k and 2k + 1).
+                    let partner = (row * l.n as u64 + t as u64) ^ 1;
+                    if partner >= l.rows * l.n as u64 {
+                        continue; // the unused last position of an odd layout: nothing to copy
+                    }
+                    let (prow, pm) = (partner / l.n as u64, (partner % l.n as u64) as u32);
+                    assert!(health.ok(pm, prow * c, c), "both copies of a RAID 10 chunk lost");
+                    emit(&mut out.reads, 0, MemberIo { member: pm as u16, op: Op::Read, offset: prow * c, len: c });
+                    emit(&mut out.writes, 0, MemberIo { member: t as u16, op: Op::Write, offset: base, len: c });
                 }
-                let (prow, pm) = (partner / l.n as u64, (partner % l.n as u64) as u32);
-                assert!(health.ok(pm, prow * c, c), "both copies of a RAID 10 chunk lost");
-                emit(&mut out.reads, 0, MemberIo { member: pm as u16, op: Op::Read, offset: prow * c, len: c });
             }
             RaidLevel::Raid0 => unreachable!("RAID 0 has nothing to rebuild from"),
         }
-        emit(&mut out.writes, 0, MemberIo { member: target as u16, op: Op::Write, offset: base, len: c });
         out.touch_row(row);
     }
 }

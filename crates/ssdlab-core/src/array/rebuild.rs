@@ -1,8 +1,12 @@
-//! A rebuild's progress: which part of the replacement holds current data, which units are
-//! under way, and when the next may start (md's speed limits and idle detection).
+//! A rebuild's progress: which part of each replacement holds current data, which units
+//! are under way, and when the next may start (md's speed limits and idle detection).
 //!
-//! The replacement is written in ascending units. Units may finish out of order; the part in
-//! sync is everything below the first unfinished one.
+//! A rebuild is one pass over the members in ascending units, writing every replacement
+//! that lacks the unit's rows: md recovers all its spares in one pass, and a failure during
+//! a pass interrupts it and starts a new one over every replacement, each keeping the part
+//! it has in sync, from the lowest point any of them lacks (`md_do_sync` starts recovery at
+//! the smallest `recovery_offset`). Units may finish out of order; the part in sync is everything below
+//! the first unfinished one.
 
 use std::collections::VecDeque;
 
@@ -58,15 +62,36 @@ pub struct RebuildReport {
     /// Times md slept for running above sync_speed_max, and waited for other I/O.
     pub overspeed_sleeps: u64,
     pub busy_waits: u64,
+    /// Passes that were interrupted by a later failure and started again with its spare.
+    pub restarts: u32,
+    /// The other replacements the last pass wrote alongside this one.
+    pub rebuilt_with: Vec<String>,
+}
+
+impl RebuildReport {
+    /// A rebuild of `member` (replacing `replaces`) starting at `now`, nothing in sync yet.
+    pub fn new(member: String, replaces: String, now: Time) -> RebuildReport {
+        RebuildReport { member, replaces, started_ns: now, ..RebuildReport::default() }
+    }
+}
+
+/// A replacement the pass writes, and how far it was in sync when the pass began.
+#[derive(Clone, Debug)]
+struct Target {
+    role: u32,
+    from: u64,
+    report: RebuildReport,
 }
 
 #[derive(Clone, Debug)]
 pub struct Rebuild {
-    pub role: u32,
+    targets: Vec<Target>,
     unit: u64,
     depth: usize,
     end: u64,
     next: u64,
+    /// Everything below this is written on every target (the first unfinished unit's start).
+    front: u64,
     /// Units issued and not yet retired: (start, finished).
     inflight: VecDeque<(u64, bool)>,
     throttle: Option<MdThrottle>,
@@ -80,15 +105,15 @@ pub struct Rebuild {
     /// Other I/O at the last check, and since the last window.
     other_bytes_seen: u64,
     since_check: u64,
-    report: RebuildReport,
+    finished: bool,
 }
 
 impl Rebuild {
-    /// Rebuild `member_bytes` of role `role` from `now`, in units of `unit` bytes with at
-    /// most `depth` in flight, stopping after `limit` bytes if given.
+    /// A pass rebuilding `targets` (role, report so far: its `done_bytes` are in sync
+    /// already) of `member_bytes` each, from `now`, in units of `unit` bytes with at most
+    /// `depth` in flight, stopping after `limit` bytes if given.
     pub fn new(
-        role: u32,
-        names: (String, String),
+        targets: Vec<(u32, RebuildReport)>,
         member_bytes: u64,
         unit: u64,
         depth: usize,
@@ -96,46 +121,74 @@ impl Rebuild {
         throttle: Option<MdThrottle>,
         now: Time,
     ) -> Rebuild {
+        assert!(!targets.is_empty(), "a rebuild pass without a target");
         let end = limit.map_or(member_bytes, |l| l.min(member_bytes).div_ceil(unit) * unit).min(member_bytes);
+        let mut targets: Vec<Target> = targets
+            .into_iter()
+            .map(|(role, mut report)| {
+                report.target_bytes = end;
+                report.member_bytes = member_bytes;
+                report.unit_bytes = unit;
+                Target { role, from: report.done_bytes, report }
+            })
+            .collect();
+        // md starts the pass at the lowest recovery offset, on a unit boundary.
+        let start = targets.iter().map(|t| t.from).min().expect("checked") / unit * unit;
+        let names: Vec<String> = targets.iter().map(|t| t.report.member.clone()).collect();
+        for t in &mut targets {
+            t.report.rebuilt_with = names.iter().filter(|n| **n != t.report.member).cloned().collect();
+        }
         Rebuild {
-            role,
+            targets,
             unit,
             depth: depth.max(1),
             end,
-            next: 0,
+            next: start,
+            front: start,
             inflight: VecDeque::new(),
             throttle,
-            marks: VecDeque::from([(now, 0)]),
+            marks: VecDeque::from([(now, start)]),
             draining: false,
             sleeping_until: None,
             other_bytes_seen: 0,
             since_check: 0,
-            report: RebuildReport {
-                member: names.0,
-                replaces: names.1,
-                started_ns: now,
-                finished_ns: None,
-                done_bytes: 0,
-                target_bytes: end,
-                member_bytes,
-                unit_bytes: unit,
-                overspeed_sleeps: 0,
-                busy_waits: 0,
-            },
+            finished: false,
         }
     }
 
-    /// Bytes of the replacement in sync (everything below the first unfinished unit).
-    pub fn in_sync(&self) -> u64 {
-        self.report.done_bytes
+    /// The roles this pass rebuilds.
+    pub fn roles(&self) -> impl Iterator<Item = u32> + '_ {
+        self.targets.iter().map(|t| t.role)
+    }
+
+    /// Bytes of role `role`'s replacement in sync: what was before the pass, or everything
+    /// below the pass's first unfinished unit.
+    pub fn in_sync(&self, role: u32) -> u64 {
+        self.targets.iter().find(|t| t.role == role).map_or(0, |t| t.report.done_bytes)
     }
 
     pub fn finished(&self) -> bool {
-        self.report.finished_ns.is_some()
+        self.finished
     }
 
+    /// No unit is under way.
+    pub fn idle(&self) -> bool {
+        self.inflight.is_empty()
+    }
+
+    /// Each target's report, in the order the replacements joined.
+    pub fn reports(&self) -> impl Iterator<Item = &RebuildReport> {
+        self.targets.iter().map(|t| &t.report)
+    }
+
+    /// The latest replacement's report (the one furthest from done).
     pub fn report(&self) -> &RebuildReport {
-        &self.report
+        &self.targets.last().expect("a target").report
+    }
+
+    /// The pass ends; its targets' reports, for a new pass or for the record.
+    pub fn into_reports(self) -> impl Iterator<Item = (u32, RebuildReport)> {
+        self.targets.into_iter().map(|t| (t.role, t.report))
     }
 
     /// md's current resync speed: bytes issued since the oldest mark over the whole seconds
@@ -182,7 +235,7 @@ impl Rebuild {
             let speed = self.speed(now);
             if self.since_check >= self.unit && speed > t.max_bytes_per_s {
                 // Checked again after the sleep.
-                self.report.overspeed_sleeps += 1;
+                self.targets.iter_mut().for_each(|t| t.report.overspeed_sleeps += 1);
                 self.sleeping_until = Some(now + OVERSPEED_SLEEP);
                 return Next::SleepUntil(now + OVERSPEED_SLEEP);
             }
@@ -191,7 +244,7 @@ impl Rebuild {
                 let busy = other_bytes - self.other_bytes_seen > BUSY_BYTES;
                 self.other_bytes_seen = other_bytes;
                 if speed > t.min_bytes_per_s && busy && !self.inflight.is_empty() {
-                    self.report.busy_waits += 1;
+                    self.targets.iter_mut().for_each(|t| t.report.busy_waits += 1);
                     self.draining = true;
                     return Next::Wait;
                 }
@@ -205,20 +258,30 @@ impl Rebuild {
         Next::Issue(start, len)
     }
 
-    /// The unit starting at `start` is written; returns whether the part in sync grew.
+    /// Everything below this is written on every target that lacked it.
+    pub fn front(&self) -> u64 {
+        self.front
+    }
+
+    /// The unit starting at `start` is written; returns whether the front moved.
     pub fn unit_done(&mut self, start: u64, now: Time) -> bool {
         let slot = self.inflight.iter_mut().find(|(s, _)| *s == start).expect("a unit in flight");
         slot.1 = true;
-        let mut grew = false;
+        let before = self.front;
         while let Some(&(s, true)) = self.inflight.front() {
             self.inflight.pop_front();
-            self.report.done_bytes = (s + self.unit).min(self.end);
-            grew = true;
+            self.front = (s + self.unit).min(self.end);
         }
-        if grew && self.report.done_bytes >= self.end && self.inflight.is_empty() {
-            self.report.finished_ns = Some(now);
+        for t in &mut self.targets {
+            t.report.done_bytes = t.report.done_bytes.max(self.front);
         }
-        grew
+        if self.front >= self.end && self.inflight.is_empty() && !self.finished {
+            self.finished = true;
+            for t in &mut self.targets {
+                t.report.finished_ns = Some(now);
+            }
+        }
+        self.front > before
     }
 }
 
@@ -226,22 +289,22 @@ impl Rebuild {
 mod tests {
     use super::*;
 
-    fn names() -> (String, String) {
-        ("sde".into(), "sdb".into())
+    fn one(role: u32) -> Vec<(u32, RebuildReport)> {
+        vec![(role, RebuildReport::new("sde".into(), "sdb".into(), 0))]
     }
 
     #[test]
     fn units_retire_in_order_and_the_synced_part_is_a_prefix() {
-        let mut r = Rebuild::new(1, names(), 10 * 4096, 4096, 3, None, None, 0);
+        let mut r = Rebuild::new(one(1), 10 * 4096, 4096, 3, None, None, 0);
         let issued: Vec<_> = (0..4).map(|_| r.next(0, 0)).collect();
         assert_eq!(issued[..3], [Next::Issue(0, 4096), Next::Issue(4096, 4096), Next::Issue(8192, 4096)]);
         assert_eq!(issued[3], Next::Wait, "three in flight at most");
         assert!(!r.unit_done(4096, 10), "the first unit is not done yet");
-        assert_eq!(r.in_sync(), 0);
+        assert_eq!(r.in_sync(1), 0);
         assert!(r.unit_done(0, 20));
-        assert_eq!(r.in_sync(), 8192);
+        assert_eq!(r.in_sync(1), 8192);
         r.unit_done(8192, 25);
-        assert_eq!(r.in_sync(), 3 * 4096);
+        assert_eq!(r.in_sync(1), 3 * 4096);
         for _ in 0..20 {
             match r.next(30, 0) {
                 Next::Issue(s, _) => {
@@ -252,19 +315,44 @@ mod tests {
             }
         }
         assert!(r.finished());
-        assert_eq!(r.in_sync(), 10 * 4096);
+        assert_eq!(r.in_sync(1), 10 * 4096);
         assert_eq!(r.report().finished_ns, Some(40));
     }
 
     #[test]
+    fn a_pass_starts_at_the_lowest_point_in_sync_and_keeps_each_targets_earlier_progress() {
+        // Role 1 was in sync below 3 units when role 2 failed: the new pass walks from 0 and
+        // role 1 gains nothing until it passes 3 units; both finish together.
+        let mut first = RebuildReport::new("sde".into(), "sdb".into(), 5);
+        first.done_bytes = 3 * 4096;
+        let second = RebuildReport::new("sdf".into(), "sdc".into(), 50);
+        let mut r = Rebuild::new(vec![(1, first), (2, second)], 6 * 4096, 4096, 8, None, None, 50);
+        assert_eq!(r.reports().map(|x| x.rebuilt_with.clone()).collect::<Vec<_>>(), [vec!["sdf".to_string()], vec!["sde".to_string()]]);
+        assert_eq!(r.next(60, 0), Next::Issue(0, 4096), "from the lowest point in sync");
+        assert!(r.unit_done(0, 70), "the front moved");
+        assert_eq!((r.in_sync(1), r.in_sync(2)), (3 * 4096, 4096));
+        for _ in 0..3 {
+            let Next::Issue(s, _) = r.next(80, 0) else { panic!("a unit") };
+            r.unit_done(s, 90);
+        }
+        assert_eq!((r.in_sync(1), r.in_sync(2)), (4 * 4096, 4 * 4096));
+        while let Next::Issue(s, _) = r.next(100, 0) {
+            r.unit_done(s, 110);
+        }
+        assert!(r.finished());
+        let reports: Vec<_> = r.into_reports().collect();
+        assert_eq!(reports.iter().map(|(_, x)| (x.started_ns, x.finished_ns, x.done_bytes)).collect::<Vec<_>>(), [(5, Some(110), 6 * 4096), (50, Some(110), 6 * 4096)]);
+    }
+
+    #[test]
     fn a_sample_limit_ends_the_rebuild_early_on_a_unit_boundary() {
-        let mut r = Rebuild::new(0, names(), 1 << 20, 65536, 4, Some(100_000), None, 0);
+        let mut r = Rebuild::new(one(0), 1 << 20, 65536, 4, Some(100_000), None, 0);
         let mut units = 0;
         while let Next::Issue(s, _) = r.next(0, 0) {
             r.unit_done(s, 1);
             units += 1;
         }
-        assert_eq!((units, r.in_sync()), (2, 131072));
+        assert_eq!((units, r.in_sync(0)), (2, 131072));
         assert!(r.finished());
     }
 
@@ -272,7 +360,7 @@ mod tests {
     fn md_yields_to_other_io_above_its_minimum_speed_and_sleeps_above_its_maximum() {
         // md's speed is bytes issued over whole seconds since its oldest mark, plus one.
         let t = MdThrottle { min_bytes_per_s: 1.5e6, max_bytes_per_s: 2.5e6 };
-        let mut r = Rebuild::new(0, names(), 1 << 30, 1 << 20, 8, None, Some(t), 0);
+        let mut r = Rebuild::new(one(0), 1 << 30, 1 << 20, 8, None, Some(t), 0);
         assert!(matches!(r.next(1_000, 0), Next::Issue(0, _)));
         // 1 MiB/s: below the minimum, md does not throttle even with other I/O about.
         assert!(matches!(r.next(1_000, 1 << 20), Next::Issue(..)));
