@@ -123,7 +123,8 @@ def run(
     output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
     raid: Annotated[Optional[int], typer.Option(help="RAID level (0, 1, 10, 5, 6): --drives of --profile in array md0")] = None,
     drives: Annotated[Optional[int], typer.Option(help="drives in the --raid array")] = None,
-    chunk: Annotated[str, typer.Option(help="chunk size of the --raid array")] = "512k",
+    chunk: Annotated[Optional[str], typer.Option(help="chunk size of the --raid array [default: 512k, mdadm's]",
+                                                 show_default=False)] = None,
     engine: Annotated[str, typer.Option(help="RAID engine of the --raid array: md, streaming, hwraid (the built-in Adaptec 6805), or an engine TOML")] = "md",
     spares: Annotated[int, typer.Option(help="hot spares of the --raid array")] = 0,
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
@@ -481,7 +482,7 @@ def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, syst
     if level is None:
         if verify_data and system is not None:
             raise ValueError("--verify-data: with --system, set verify_data = true in the file's [[array]]")
-        if drives is not None or spares or engine_set or chunk != "512k" or engine != "md" or verify_data:
+        if drives is not None or spares or engine_set or chunk is not None or engine != "md" or verify_data:
             raise ValueError("--drives, --chunk, --engine, --spares, --engine-set and --verify-data describe a "
                              "--raid array; add --raid LEVEL")
         return None
@@ -843,7 +844,8 @@ def rebuild(
     profile: Annotated[str, typer.Option(help="drive profile of the --raid array")] = api.DEFAULT_PROFILE,
     raid: Annotated[Optional[int], typer.Option(help="RAID level (1, 10, 5, 6) of --drives of --profile")] = None,
     drives: Annotated[Optional[int], typer.Option(help="drives in the --raid array")] = None,
-    chunk: Annotated[str, typer.Option(help="chunk size of the --raid array")] = "512k",
+    chunk: Annotated[Optional[str], typer.Option(help="chunk size of the --raid array [default: 512k, mdadm's]",
+                                                 show_default=False)] = None,
     engine: Annotated[str, typer.Option(help="RAID engine: md, streaming, hwraid (the built-in Adaptec 6805), or an engine TOML")] = "md",
     spares: Annotated[int, typer.Option(help="hot spares of the --raid array (the rebuild needs one)")] = 1,
     system: Annotated[Optional[Path], typer.Option(help="system TOML with an \\[\\[array]] that has spares (instead of --raid)")] = None,
@@ -882,7 +884,7 @@ def rebuild(
         sets = _overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         if system is not None:
             given = [flag for flag, on in [("--raid", raid is not None), ("--drives", drives is not None),
-                                           ("--chunk", chunk != "512k"), ("--engine", engine != "md"),
+                                           ("--chunk", chunk is not None), ("--engine", engine != "md"),
                                            ("--spares", spares != 1), ("--engine-set", bool(engine_set)),
                                            ("--profile", profile != api.DEFAULT_PROFILE)] if on]
             if given:

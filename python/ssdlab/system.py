@@ -390,13 +390,14 @@ def _check_array(arr: Array, where, engine_ref: str | Path | None = None, engine
     raise SystemFileError(f"{where(*loc)}: array '{arr.name}': {named}{message}")
 
 
-def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEFAULT_CHUNK, engine: str = "md",
+def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str | None = None, engine: str = "md",
          spares: int = 0, profile_set: dict[str, str] | None = None, scale: float | None = None,
          precondition: str | dict[str, Any] | None = None,
          engine_set: dict[str, str] | None = None, verify_data: bool = False) -> System:
     """The system ``--raid LEVEL --drives N`` stands for: N drives of ``profile`` in array md0,
     named as Linux names that profile's drives (sda, sdb, … or nvme0n1, nvme1n1, …), and
-    ``spares`` more. ``precondition`` is the members' state; a spare is a new drive, fresh."""
+    ``spares`` more. ``precondition`` is the members' state; a spare is a new drive, fresh.
+    ``chunk``: mdadm's 512 KiB when not given."""
     if level not in LEVELS:
         raise ValueError(f"--raid {level}: expected one of 0, 1, 10, 5, 6")
     if drives < 1:
@@ -404,7 +405,7 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEF
     if spares < 0:
         raise ValueError(f"--spares {spares}: expected a count >= 0")
     try:
-        chunk_bytes = ArrayEntry._chunk_size(chunk)
+        chunk_bytes = DEFAULT_CHUNK if chunk is None else ArrayEntry._chunk_size(chunk)
     except ValueError as e:
         raise ValueError(f"--chunk: {e}") from None
     parse_precondition(precondition)
@@ -416,7 +417,7 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str = DEF
     except ProfileError as e:
         raise ValueError(f"--engine: {e}") from None
     arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:], verify_data=verify_data,
-                chunk_given=chunk_bytes != DEFAULT_CHUNK)
+                chunk_given=chunk is not None)
 
     def where(*_key: str) -> str:
         return f"--raid {level} --drives {drives}"
