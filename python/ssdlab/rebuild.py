@@ -80,7 +80,7 @@ def rebuild(system: System, *, host_job: Any = None, array: str | None = None, f
     target = _target_array(system, array)
     if not target.spares:
         raise ValueError(f"array {target.name} has no spare to rebuild onto (with --raid, add --spares 1; in a "
-                         f"system file, list one in its [[array]]: spares = [\"sde\"])")
+                         f"system file, add a [[drive]] and name it in the [[array]]: spares = [\"NAME\"])")
     if target.level == 0:
         raise ValueError("raid0 has no redundancy: a lost member cannot be rebuilt")
     names = [d.name for d in target.members]
