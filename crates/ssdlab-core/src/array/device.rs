@@ -639,6 +639,8 @@ impl<D: BlockDevice> Array<D> {
             return;
         }
         self.rebuild_interrupted = false;
+        // Nothing of the old pass is under way, so its front has passed every row it locked.
+        debug_assert!(self.rebuild_rows.is_empty(), "rows still locked by a pass with no unit under way");
         let mut targets: Vec<(u32, RebuildReport)> = match self.rebuild.take() {
             Some(rb) => rb.into_reports().map(|(role, r)| (role, RebuildReport { restarts: r.restarts + 1, ..r })).collect(),
             None => Vec::new(),
