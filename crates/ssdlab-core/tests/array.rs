@@ -566,6 +566,25 @@ fn a_second_failure_during_a_rebuild_joins_it_in_one_pass() {
     assert!(first.finished_ns.is_some() && first.finished_ns == last.finished_ns, "{first:?} {last:?}");
 }
 
+/// Members that fail at the same time, at the start or during the run, are rebuilt in one
+/// pass from the start (md adds both spares at one recovery check); none is restarted.
+#[test]
+fn members_failing_together_are_rebuilt_in_one_pass() {
+    for at_ns in [0, 5_000_000] {
+        let mut a = array(RaidLevel::Raid6, 5, 64 * K);
+        a.spares = vec![spare("sdy"), spare("sdz")];
+        a.failures = ["sdb", "sdd"].map(|m| MemberFailure { member: m.into(), at_ns }).to_vec();
+        a.rebuild_limit_bytes = Some(16 << 20);
+        let mut s = spec(a, vec![job(RwMode::Randrw, 16 * K, 4, 100_000)]);
+        s.until = Until::RebuildDone;
+        let rep = run(&s).unwrap().devices[0].internal.array.clone().unwrap();
+        let (first, last) = (&rep.earlier_rebuilds[0], rep.rebuild.as_ref().unwrap());
+        assert_eq!((first.restarts, last.restarts), (0, 0), "failed at {at_ns} ns");
+        assert_eq!((first.started_ns, first.finished_ns), (last.started_ns, last.finished_ns), "failed at {at_ns} ns");
+        assert_eq!(first.rebuilt_with, ["sdz"]);
+    }
+}
+
 /// Members of `mib` MiB: small enough to hold their bytes in a data-verified array.
 fn small_array(level: RaidLevel, n: usize, chunk: u64, mib: u64) -> ArrayConfig {
     let mut a = array(level, n, chunk);

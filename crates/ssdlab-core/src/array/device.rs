@@ -37,7 +37,7 @@ pub enum ArrayEvent<E> {
     Handled(u32),
     /// A timer of member `member`'s I/O scheduler.
     Timer { member: u16, key: u16, token: u32 },
-    /// The member in role `.0` fails now.
+    /// The members of failure group `.0` (those failing at the same time) fail now.
     Fail(u16),
     /// The rebuild may go on (after md's sleep for running too fast).
     RebuildWake,
@@ -315,6 +315,8 @@ pub struct Array<D> {
     spares: VecDeque<u16>,
     health: Health,
     failures: Vec<(u16, Time)>,
+    /// Roles failing together, one group per time (`ArrayEvent::Fail` names the group).
+    failure_groups: Vec<Vec<u16>>,
     /// Failures scheduled and still to come (a run until the rebuilds are done waits for them).
     failures_pending: u32,
     /// A failure that would have lost the array's data (it was not applied; the run ends
@@ -460,6 +462,7 @@ impl<D: BlockDevice> Array<D> {
             spares: (n as u16..members.len() as u16).collect(),
             members,
             failures,
+            failure_groups: Vec::new(),
             failures_pending: 0,
             data_lost: None,
             run_start: 0,
@@ -519,6 +522,7 @@ impl<D: BlockDevice> Array<D> {
             spares: self.spares,
             health: self.health,
             failures: self.failures,
+            failure_groups: self.failure_groups,
             failures_pending: self.failures_pending,
             data_lost: self.data_lost,
             run_start: self.run_start,
@@ -588,7 +592,7 @@ impl<D: BlockDevice> Array<D> {
         let out = |m: u32| m == role as u32 || self.health.in_sync_below(m) < member_bytes;
         let n = self.roles.len();
         if !self.level().loses_data(n, out) {
-            self.fail(role, ctx);
+            self.fail(role);
             return;
         }
         let name = |r: usize| self.members[self.roles[r] as usize].name.as_str();
@@ -604,8 +608,9 @@ impl<D: BlockDevice> Array<D> {
     }
 
     /// The member in role `role` fails: from now on nothing is read from or written to
-    /// it. A free spare takes the role over and is rebuilt.
-    fn fail(&mut self, role: u16, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+    /// it. A free spare takes the role over and is rebuilt once every member failing at the
+    /// same time has failed (`fail_group`).
+    fn fail(&mut self, role: u16) {
         let failed = self.roles[role as usize];
         self.health.fail(role as u32);
         self.health_epoch += 1;
@@ -622,6 +627,14 @@ impl<D: BlockDevice> Array<D> {
             }
         }
         self.degraded_roles.push_back(role);
+    }
+
+    /// The members of failure group `g` fail, then their spares' rebuild starts: members that
+    /// fail at the same time are rebuilt in one pass from the start.
+    fn fail_group(&mut self, g: usize, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        for role in std::mem::take(&mut self.failure_groups[g]) {
+            self.fail_or_lose(role, ctx);
+        }
         self.start_next_rebuild(ctx);
     }
 
@@ -1634,9 +1647,9 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
                 self.members[member as usize].queue.timer(key, token, ctx.now());
                 self.feed(member, ctx);
             }
-            ArrayEvent::Fail(role) => {
+            ArrayEvent::Fail(group) => {
                 self.failures_pending -= 1;
-                self.fail_or_lose(role, ctx);
+                self.fail_group(group as usize, ctx);
             }
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
             ArrayEvent::Accepted(s) => self.finish(s, ctx),
@@ -1670,13 +1683,21 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
     fn start_run(&mut self, ctx: &mut impl DeviceCtx<Self::Event>) {
         let now = ctx.now();
         self.run_start = now;
-        for (role, at) in std::mem::take(&mut self.failures) {
-            if at == 0 {
-                self.fail_or_lose(role, ctx);
-            } else {
-                self.failures_pending += 1;
-                ctx.schedule(now + at, ArrayEvent::Fail(role));
+        let mut failures = std::mem::take(&mut self.failures);
+        failures.sort_by_key(|&(_, at)| at);
+        for (i, &(role, at)) in failures.iter().enumerate() {
+            if i > 0 && failures[i - 1].1 == at {
+                self.failure_groups.last_mut().expect("a group").push(role);
+                continue;
             }
+            self.failure_groups.push(vec![role]);
+            if at > 0 {
+                self.failures_pending += 1;
+                ctx.schedule(now + at, ArrayEvent::Fail((self.failure_groups.len() - 1) as u16));
+            }
+        }
+        if failures.first().is_some_and(|&(_, at)| at == 0) {
+            self.fail_group(0, ctx);
         }
         self.drain(ctx);
     }
