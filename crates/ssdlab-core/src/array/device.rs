@@ -1536,7 +1536,8 @@ impl<D: BlockDevice> Array<D> {
             let write = self.row_lock(s) == RowLock::Write;
             let behind_write = !write
                 && rows.is_some_and(|(a, b)| self.rows_wanted.iter().any(|&(c, d)| a <= d && c <= b));
-            if !(heads_taken && needs_heads) && !behind_write && self.admit(s) {
+            let held_back = behind_write || (heads_taken && needs_heads);
+            if !held_back && self.admit(s) {
                 self.waiting.remove(i);
                 let process = self.process_of(s);
                 self.read(s, true, ctx);
