@@ -21,7 +21,7 @@ use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
 use super::data::{Captured, DataArray};
 use super::hwraid::{strip_destage, Controller, RmwUnit};
 use super::share::{HostActivity, RebuildShare, REBUILD_PROCESS};
-use super::stripe_cache::{request_heads, row_heads, StripeCache};
+use super::stripe_cache::{request_heads, row_heads, skip_cached_pages, StripeCache};
 use crate::block::{BlockQueue, HostTag, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
 use crate::engine::{MultiServer, Time};
@@ -158,9 +158,9 @@ struct Slot {
     bitmap_chunks: Option<(u32, u32)>,
     /// md's bitmap update: its page writes.
     bitmap_update: bool,
-    /// md: every stripe head it needs is whole in the stripe cache; its reads are not issued
-    /// (kept in its plan for a data-verified array's parity).
-    cache_hit: bool,
+    /// md: the stripe heads it needs that are whole in the stripe cache, ascending; their
+    /// pages are not read (kept in its plan for a data-verified array's parity).
+    cached_heads: Vec<u64>,
 }
 
 /// A data-verified array's bytes: the members' ([`DataArray`]) and what the host wrote
@@ -894,31 +894,33 @@ impl<D: BlockDevice> Array<D> {
         } else {
             plan(&self.layout, &self.health, op, offset, len, load, self.handler.cached_degraded_reads, &mut self.plan);
         }
-        let hit = !self.slots[s as usize].rebuild && self.served_by_stripe_cache(op, offset, len);
+        self.find_cached_heads(s, op, offset, len);
         let slot = &mut self.slots[s as usize];
         slot.offset = offset;
         slot.epoch = self.health_epoch;
-        slot.cache_hit = hit;
         self.stage(s);
         if self.slots[s as usize].destage {
             self.fill_strips(s);
         }
     }
 
-    /// md: the plan just made reads, and every stripe head it needs is whole in the cache.
-    fn served_by_stripe_cache(&mut self, op: Op, offset: u64, len: u64) -> bool {
-        let Some(cache) = self.stripe_cache.as_ref() else { return false };
-        if cache.is_empty() || self.plan.reads.is_empty() || self.plan.stripe_heads == 0 || !matches!(op, Op::Read | Op::Write) {
-            return false;
+    /// md: the stripe heads of host request `s` whose pages are all current in the stripe
+    /// cache, when its plan reads (`handle_stripe` reads only pages not up to date).
+    fn find_cached_heads(&mut self, s: u32, op: Op, offset: u64, len: u64) {
+        let slot = &mut self.slots[s as usize];
+        slot.cached_heads.clear();
+        let Some(cache) = self.stripe_cache.as_ref() else { return };
+        if slot.rebuild || cache.is_empty() || self.plan.reads.is_empty() || self.plan.stripe_heads == 0 || !matches!(op, Op::Read | Op::Write) {
+            return;
         }
         request_heads(&self.layout, offset, len, &mut self.heads_scratch);
-        cache.has_all(&self.heads_scratch)
+        slot.cached_heads.extend(self.heads_scratch.iter().copied().filter(|&k| cache.has(k)));
     }
 
-    /// md: what a finished request leaves in the stripe cache. Its stripe heads are whole
-    /// after a rebuild unit, a write that read nothing or reconstructed its heads, or any
-    /// request served from the cache; a read-modify-write leaves other data unread, and a
-    /// discard drops what it touches.
+    /// md: what a finished request leaves in the stripe cache. A rebuild unit leaves its
+    /// heads whole; so does a write that read nothing or reconstructed its heads, and any
+    /// head a request found whole. A read-modify-write leaves other data of the heads it read
+    /// unread, and a discard drops what it touches.
     fn update_stripe_cache(&mut self, s: u32, op: Op, rebuild: bool, rows: Option<(u64, u64)>) {
         let Some(cache) = self.stripe_cache.as_mut() else { return };
         let slot = &self.slots[s as usize];
@@ -929,16 +931,26 @@ impl<D: BlockDevice> Array<D> {
             cache.keep(keys);
             return;
         }
-        if slot.upper == NO_UPPER || !(op == Op::Write || op == Op::Trim || slot.cache_hit) {
+        if slot.upper == NO_UPPER || !(op == Op::Write || op == Op::Trim || !slot.cached_heads.is_empty()) {
             return;
         }
-        let drop = op == Op::Trim || (!slot.cache_hit && slot.stats[1] > 0);
+        if op == Op::Read {
+            cache.keep(&slot.cached_heads);
+            return;
+        }
+        let drop = op == Op::Trim || slot.stats[1] > 0;
         if drop && cache.is_empty() {
             return;
         }
         request_heads(&self.layout, slot.offset, slot.len, keys);
         if drop {
+            // Heads found whole stay whole through a read-modify-write of other heads.
+            let cached = &slot.cached_heads;
+            keys.retain(|k| op == Op::Trim || cached.binary_search(k).is_err());
             cache.drop_heads(keys);
+            if op == Op::Write {
+                cache.keep(cached);
+            }
         } else {
             cache.keep(keys);
         }
@@ -1159,9 +1171,9 @@ impl<D: BlockDevice> Array<D> {
             self.verify_read_stage(s);
         }
         let slot = &mut self.slots[s as usize];
-        if slot.cache_hit {
-            self.report.stripe_cache_hits += heads;
-            slot.reads.clear();
+        if !slot.cached_heads.is_empty() {
+            self.report.stripe_cache_hits += slot.cached_heads.len() as u64;
+            skip_cached_pages(&mut slot.reads, &slot.cached_heads);
         }
         if self.issue_stage::<false>(s, ctx) {
             self.handle_stripes(s, in_event, ctx);
@@ -1474,7 +1486,7 @@ impl<D: BlockDevice> Array<D> {
             self.update_stripe_cache(s, op, rebuild, released);
         }
         let slot = &mut self.slots[s as usize];
-        slot.cache_hit = false;
+        slot.cached_heads.clear();
         if let Some(chunks) = slot.bitmap_chunks.take() {
             let degraded = self.health.is_degraded();
             self.bitmap.as_mut().expect("a write held bitmap chunks").end_write(chunks, ctx.now(), degraded);

@@ -1,12 +1,12 @@
 //! md's stripe cache as a cache (drivers/md/raid5.c): a stripe head keeps its pages after its
 //! work is done, on the inactive list and still hashed, until a new stripe takes it over
-//! (oldest first). A request whose stripe heads are all still there with every page current
-//! needs no member reads: `handle_stripe` reads only pages that are not up to date.
+//! (oldest first). A request reads nothing for a stripe head still there with every page
+//! current: `handle_stripe` reads only pages that are not up to date.
 //!
 //! Kept here: the stripe heads whose every page is current (after a full-stripe or
-//! reconstruct-write, or a request served from the cache), at most `stripe_cache_size` of
-//! them, the least recently used dropped first. A read-modify-write leaves the other data
-//! pages of its heads unread; those heads are dropped, as is every head a discard touches (a
+//! reconstruct-write, or found whole by a request), at most `stripe_cache_size` of them, the
+//! least recently used dropped first. A read-modify-write leaves the other data pages of the
+//! heads it read for unread; those heads are dropped, as is every head a discard touches (a
 //! simplification: md would keep the pages it had).
 
 use std::collections::VecDeque;
@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 
 use super::config::PAGE;
 use super::layout::Layout;
+use super::plan::MemberIo;
 
 pub struct StripeCache {
     capacity: usize,
@@ -31,9 +32,9 @@ impl StripeCache {
         StripeCache { capacity: capacity.max(1), heads: FxHashMap::default(), order: VecDeque::new(), stamp: 0 }
     }
 
-    /// Every one of `keys` is a whole stripe head in the cache.
-    pub fn has_all(&self, keys: &[u64]) -> bool {
-        !keys.is_empty() && keys.iter().all(|k| self.heads.contains_key(k))
+    /// `key` is a whole stripe head in the cache.
+    pub fn has(&self, key: u64) -> bool {
+        self.heads.contains_key(&key)
     }
 
     /// `keys` were just used, every page current: kept, as the most recent.
@@ -70,6 +71,33 @@ impl StripeCache {
     pub fn is_empty(&self) -> bool {
         self.heads.is_empty()
     }
+}
+
+/// Leave out of `reads` the pages of the stripe heads in `cached` (ascending keys): md reads
+/// only pages that are not up to date. A member's page at offset `o` belongs to head
+/// `o / PAGE` (row × pages per chunk + page within the chunk).
+pub fn skip_cached_pages(reads: &mut Vec<MemberIo>, cached: &[u64]) {
+    let cached_page = |o: u64| cached.binary_search(&(o / PAGE)).is_ok();
+    let mut kept = Vec::with_capacity(reads.len());
+    for io in reads.iter() {
+        let mut run: Option<u64> = None;
+        let mut o = io.offset;
+        while o < io.offset + io.len {
+            match (cached_page(o), run) {
+                (true, Some(start)) => {
+                    kept.push(MemberIo { offset: start, len: o - start, ..*io });
+                    run = None;
+                }
+                (false, None) => run = Some(o),
+                _ => {}
+            }
+            o += PAGE;
+        }
+        if let Some(start) = run {
+            kept.push(MemberIo { offset: start, len: io.offset + io.len - start, ..*io });
+        }
+    }
+    *reads = kept;
 }
 
 /// Stripe heads of the rows `first..=last`, whole, into `out`.
@@ -132,14 +160,25 @@ mod tests {
         c.keep(&[1, 2, 3]);
         c.keep(&[1]);
         c.keep(&[4]);
-        assert!(c.has_all(&[1, 3, 4]) && !c.has_all(&[2]));
+        assert!(c.has(1) && c.has(3) && c.has(4) && !c.has(2));
         c.drop_heads(&[3]);
-        assert!(!c.has_all(&[1, 3]) && c.has_all(&[1, 4]));
-        assert!(!c.has_all(&[]), "nothing to hit");
+        assert!(!c.has(3) && c.has(1) && c.has(4));
         for i in 0..1000 {
             c.keep(&[1 + i % 2]);
         }
         assert!(c.order.len() <= 4 * 3 + 64 + 1);
         assert_eq!(c.len(), 3);
+    }
+
+    #[test]
+    fn reads_skip_only_the_pages_of_cached_heads() {
+        let io = |member, offset, len| MemberIo { member, op: crate::device::Op::Read, offset, len };
+        // Member 0 reads pages 0-3 and member 2 pages 2-5; heads 1 and 3 are cached.
+        let mut reads = vec![io(0, 0, 16 * K), io(2, 8 * K, 16 * K)];
+        skip_cached_pages(&mut reads, &[1, 3]);
+        assert_eq!(reads, [io(0, 0, 4 * K), io(0, 8 * K, 4 * K), io(2, 8 * K, 4 * K), io(2, 16 * K, 8 * K)]);
+        let mut all = vec![io(1, 4 * K, 4 * K)];
+        skip_cached_pages(&mut all, &[1]);
+        assert!(all.is_empty());
     }
 }
