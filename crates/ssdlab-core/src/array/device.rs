@@ -894,7 +894,6 @@ impl<D: BlockDevice> Array<D> {
         } else {
             plan(&self.layout, &self.health, op, offset, len, load, self.handler.cached_degraded_reads, &mut self.plan);
         }
-        self.find_cached_heads(s, op, offset, len);
         let slot = &mut self.slots[s as usize];
         slot.offset = offset;
         slot.epoch = self.health_epoch;
@@ -905,15 +904,16 @@ impl<D: BlockDevice> Array<D> {
     }
 
     /// md: the stripe heads of host request `s` whose pages are all current in the stripe
-    /// cache, when its plan reads (`handle_stripe` reads only pages not up to date).
-    fn find_cached_heads(&mut self, s: u32, op: Op, offset: u64, len: u64) {
+    /// cache as it starts its reads (`handle_stripe` reads only pages not up to date).
+    fn find_cached_heads(&mut self, s: u32) {
         let slot = &mut self.slots[s as usize];
         slot.cached_heads.clear();
         let Some(cache) = self.stripe_cache.as_ref() else { return };
-        if slot.rebuild || cache.is_empty() || self.plan.reads.is_empty() || self.plan.stripe_heads == 0 || !matches!(op, Op::Read | Op::Write) {
+        let planned_heads = slot.stats[0];
+        if slot.rebuild || cache.is_empty() || slot.reads.is_empty() || planned_heads == 0 || !matches!(slot.op, Some(Op::Read | Op::Write)) {
             return;
         }
-        request_heads(&self.layout, offset, len, &mut self.heads_scratch);
+        request_heads(&self.layout, slot.offset, slot.len, &mut self.heads_scratch);
         slot.cached_heads.extend(self.heads_scratch.iter().copied().filter(|&k| cache.has(k)));
     }
 
@@ -1170,6 +1170,7 @@ impl<D: BlockDevice> Array<D> {
         if self.verify.is_some() {
             self.verify_read_stage(s);
         }
+        self.find_cached_heads(s);
         let slot = &mut self.slots[s as usize];
         if !slot.cached_heads.is_empty() {
             self.report.stripe_cache_hits += slot.cached_heads.len() as u64;
