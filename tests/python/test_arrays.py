@@ -529,3 +529,16 @@ def test_an_engine_file_from_before_a_key_existed_still_loads(tmp_path):
     text = ARRAY.replace('engine = "md"', 'engine = "old.toml"\nengine_set = { rebuild_depth_beside_host = 2 }')
     spec = build(JOB, system=write(tmp_path, text))
     assert spec.core["targets"][0]["device"]["engine"]["rebuild_depth_beside_host"] == 2
+
+
+def test_stripe_cache_hits_count_only_heads_that_saved_a_read(tmp_path):
+    """Two whole rows are written, then the same two rows and a page of the next: the rows
+    read nothing either way, so the cached heads there are no hits (8 were counted); only
+    the next row's page is read."""
+    drives = drive_entries("abcd", "intel-x25-e-32", SMALL_SIZE)
+    system = write(tmp_path, drives + '[[array]]\nname = "md0"\nlevel = 5\nchunk = "16k"\n'
+                   'members = ["sda", "sdb", "sdc", "sdd"]\n')
+    job = ("[global]\nfilename=/dev/md0\nioengine=libaio\ndirect=1\nrw=write\n"
+           "[a]\nbs=96k\nsize=96k\n[b]\nstonewall\nbs=100k\nsize=100k\n")
+    a = ssdlab.run(job, system=system, seed=1).internal("md0")
+    assert (a["stripe_cache_hits"], a["member_bytes_read"]) == (0, 8192)

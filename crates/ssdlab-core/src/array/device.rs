@@ -915,6 +915,11 @@ impl<D: BlockDevice> Array<D> {
         }
         request_heads(&self.layout, slot.offset, slot.len, &mut self.heads_scratch);
         slot.cached_heads.extend(self.heads_scratch.iter().copied().filter(|&k| cache.has(k)));
+        if !slot.cached_heads.is_empty() {
+            // Only heads it would read for count: a whole row it writes reads nothing anyway.
+            let reads = &slot.reads;
+            slot.cached_heads.retain(|&k| reads.iter().any(|io| io.offset / PAGE <= k && k < (io.offset + io.len).div_ceil(PAGE)));
+        }
     }
 
     /// md: what a finished request leaves in the stripe cache. A rebuild unit leaves its
