@@ -105,7 +105,6 @@ pub struct Rebuild {
     /// Other I/O at the last check, and since the last window.
     other_bytes_seen: u64,
     since_check: u64,
-    finished: bool,
 }
 
 impl Rebuild {
@@ -152,7 +151,6 @@ impl Rebuild {
             sleeping_until: None,
             other_bytes_seen: 0,
             since_check: 0,
-            finished: false,
         }
     }
 
@@ -167,8 +165,9 @@ impl Rebuild {
         self.targets.iter().find(|t| t.role == role).map_or(0, |t| t.report.done_bytes)
     }
 
+    /// Every target is in sync to the end (they finish together).
     pub fn finished(&self) -> bool {
-        self.finished
+        self.report().finished_ns.is_some()
     }
 
     /// No unit is under way.
@@ -275,8 +274,7 @@ impl Rebuild {
         for t in &mut self.targets {
             t.report.done_bytes = t.report.done_bytes.max(self.front);
         }
-        if self.front >= self.end && self.inflight.is_empty() && !self.finished {
-            self.finished = true;
+        if self.front >= self.end && self.inflight.is_empty() && !self.finished() {
             for t in &mut self.targets {
                 t.report.finished_ns = Some(now);
             }
