@@ -1064,8 +1064,18 @@ fn a_failure_loses_data_only_when_no_copy_or_parity_is_left() {
     let rb = rebuild_report(&raid5(100_000_000_000).unwrap());
     assert_eq!((rb.member.as_str(), rb.replaces.as_str(), rb.finished_ns.is_some()), ("sdz", "sdd", true));
     let e = raid5(1_000_000).expect_err("a second failure during the first rebuild").to_string();
-    assert!(e.contains("array md0: sdd fails 0.001 s into the run while sdy is failed or not yet rebuilt"), "{e}");
+    assert!(e.contains("array md0: sdd fails 0.001 s into the run while sdy (rebuilding in place of sdb) is out of the array"), "{e}");
     assert!(e.contains("the array's data is lost") && !e.contains('\n'), "{e}");
+
+    // A RAID 6 with one spare for two failed members: the one no spare took is named as failed.
+    let mut a = array(RaidLevel::Raid6, 5, 64 * K);
+    a.spares = vec![spare("sdz")];
+    fail(&mut a, &[("sda", 0), ("sdb", 0), ("sdc", 1_000_000)]);
+    let e = run(&spec(a, vec![job(RwMode::Randread, 4 * K, 4, 2000)])).expect_err("a third failure").to_string();
+    assert!(
+        e.contains("sdc fails 0.001 s into the run while sdz (rebuilding in place of sda), sdb (failed) are out of the array"),
+        "{e}"
+    );
 }
 
 /// md writes its bitmap to every member that is not faulty (md-bitmap.c, `next_active_rdev`):

@@ -596,9 +596,20 @@ impl<D: BlockDevice> Array<D> {
             return;
         }
         let name = |r: usize| self.members[self.roles[r] as usize].name.as_str();
-        let others: Vec<&str> = (0..n).filter(|&m| m != role as usize && out(m as u32)).map(name).collect();
+        // A role out of the array is either failed, or held by a replacement not yet rebuilt:
+        // name the member it replaces too, as that is the one the user failed.
+        let describe = |r: usize| {
+            let replaces = self.rebuild.as_ref().and_then(|rb| {
+                rb.roles().zip(rb.reports()).find(|&(t, _)| t == r as u32).map(|(_, rep)| rep.replaces.as_str())
+            });
+            match replaces {
+                Some(old) if self.health.present(r as u32) => format!("{} (rebuilding in place of {old})", name(r)),
+                _ => format!("{} (failed)", name(r)),
+            }
+        };
+        let others: Vec<String> = (0..n).filter(|&m| m != role as usize && out(m as u32)).map(describe).collect();
         self.data_lost = Some(format!(
-            "{} fails {:.3} s into the run while {} {} failed or not yet rebuilt, and {} does not survive that: the array's data is lost",
+            "{} fails {:.3} s into the run while {} {} out of the array, and {} does not survive that: the array's data is lost",
             name(role as usize),
             (ctx.now() - self.run_start) as f64 / 1e9,
             others.join(", "),
