@@ -560,6 +560,88 @@ mod tests {
         (p.reads.len(), p.writes.len())
     }
 
+    /// Every place md keeps array byte `byte`, data first, then P and Q, worked out sector by
+    /// sector the way md's own code does, apart from [`Layout`]: raid0 with one zone, raid1,
+    /// raid10's `__raid10_find_phys` (near layout, two copies) and raid5.c's
+    /// `raid5_compute_sector` for `ALGORITHM_LEFT_SYMMETRIC` (levels 5 and 6).
+    fn md_places(level: RaidLevel, n: u64, chunk: u64, byte: u64) -> Vec<(u16, u64)> {
+        let sectors_per_chunk = chunk / 512;
+        let sector = byte / 512;
+        let (chunk_number, chunk_offset) = (sector / sectors_per_chunk, sector % sectors_per_chunk);
+        let at = |dev: u64, stripe: u64| (dev as u16, (stripe * sectors_per_chunk + chunk_offset) * 512 + byte % 512);
+        match level {
+            RaidLevel::Raid0 => vec![at(chunk_number % n, chunk_number / n)],
+            RaidLevel::Raid1 => (0..n).map(|dev| (dev as u16, byte)).collect(),
+            RaidLevel::Raid10 => {
+                let first = chunk_number * 2;
+                let (mut dev, mut stripe) = (first % n, first / n);
+                let mut places = Vec::new();
+                for _ in 0..2 {
+                    places.push(at(dev, stripe));
+                    dev += 1;
+                    if dev == n {
+                        dev = 0;
+                        stripe += 1;
+                    }
+                }
+                places
+            }
+            RaidLevel::Raid5 => {
+                let data_disks = n - 1;
+                let (stripe, dd_idx) = (chunk_number / data_disks, chunk_number % data_disks);
+                let pd_idx = data_disks - stripe % n;
+                vec![at((pd_idx + 1 + dd_idx) % n, stripe), at(pd_idx, stripe)]
+            }
+            RaidLevel::Raid6 => {
+                let data_disks = n - 2;
+                let (stripe, dd_idx) = (chunk_number / data_disks, chunk_number % data_disks);
+                let pd_idx = n - 1 - stripe % n;
+                let qd_idx = (pd_idx + 1) % n;
+                vec![at((pd_idx + 2 + dd_idx) % n, stripe), at(pd_idx, stripe), at(qd_idx, stripe)]
+            }
+        }
+    }
+
+    /// The planner against md's arithmetic, for every page of small arrays of every level,
+    /// member count and several chunks: a page write goes to every place md keeps the page
+    /// (its data, copies or parity) and nowhere else, and a read of one sector of it comes
+    /// from where md keeps that sector (for a mirror, one of its copies).
+    #[test]
+    fn every_page_is_planned_where_md_puts_it() {
+        for level in [RaidLevel::Raid0, RaidLevel::Raid1, RaidLevel::Raid10, RaidLevel::Raid5, RaidLevel::Raid6] {
+            for n in level.min_members() as u64..=9 {
+                for chunk in [4 * K, 16 * K, 64 * K] {
+                    // An odd number of rows, so that an odd RAID 10 ends mid-row.
+                    let rows = 2 * n + 1;
+                    let l = Layout::new(level, n as u32, chunk, rows * chunk);
+                    let health = Health::all_in_sync(n as usize);
+                    let mut p = Plan::default();
+                    for page in 0..l.capacity() / (4 * K) {
+                        let at = page * 4 * K;
+                        let want = md_places(level, n, chunk, at);
+                        plan(&l, &health, Op::Write, at, 4 * K, |_| 0, false, &mut p);
+                        let mut got: Vec<_> = p.writes.iter().map(|w| (w.member, w.offset, w.len)).collect();
+                        got.sort_unstable();
+                        let mut expected: Vec<_> = want.iter().map(|&(m, o)| (m, o, 4 * K)).collect();
+                        expected.sort_unstable();
+                        assert_eq!(got, expected, "{level:?} × {n}, chunk {chunk}: write of page {page}");
+                        // One sector inside the page, at an odd place.
+                        let sector = at + 512 * (1 + page % 7);
+                        plan(&l, &health, Op::Read, sector, 512, |_| 0, false, &mut p);
+                        assert_eq!(p.reads.len(), 1);
+                        let r = p.reads[0];
+                        let copies = md_places(level, n, chunk, sector);
+                        let data = match level {
+                            RaidLevel::Raid1 | RaidLevel::Raid10 => &copies[..],
+                            _ => &copies[..1],
+                        };
+                        assert!(r.len == 512 && data.contains(&(r.member, r.offset)), "{level:?} × {n}, chunk {chunk}: read of {sector} from {r:?}, md keeps it at {data:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn raid5_small_write_reads_two_and_writes_two() {
         for n in 4..=8 {
@@ -567,6 +649,8 @@ mod tests {
             assert_eq!(counts(&p), (2, 2), "n = {n}");
             assert_eq!(p.stripe_heads, 1);
             assert_eq!(p.member_bytes(), 16 * K);
+            // The new parity is computed from the old data, the old parity and the new data.
+            assert_eq!(p.parity_bytes, 12 * K, "n = {n}");
         }
         // Four members: both ways read two pages, and md breaks the tie for reconstruct-write.
         let p = planned(RaidLevel::Raid5, 4, 64 * K, Op::Write, 0, 4 * K, &Health::all_in_sync(4));
@@ -574,12 +658,16 @@ mod tests {
         // Three members: reconstruct-write reads the one other data page instead.
         let p = planned(RaidLevel::Raid5, 3, 64 * K, Op::Write, 0, 4 * K, &Health::all_in_sync(3));
         assert_eq!((counts(&p), p.rcw, p.rmw), ((1, 2), 1, 0));
+        // Either way the parity comes from every data page of the column.
+        assert_eq!(p.parity_bytes, 2 * 4 * K);
     }
 
     #[test]
     fn raid6_small_write_reads_three_and_writes_three() {
         let p = planned(RaidLevel::Raid6, 8, 64 * K, Op::Write, 100 * K, 4 * K, &Health::all_in_sync(8));
         assert_eq!((counts(&p), p.rmw), ((3, 3), 1));
+        // Old data, new data, old P and old Q.
+        assert_eq!(p.parity_bytes, 4 * 4 * K);
     }
 
     #[test]
@@ -589,6 +677,7 @@ mod tests {
         assert_eq!(counts(&p), (0, 6), "one write per member, parity included");
         assert!(p.writes.iter().all(|w| w.len == 64 * K && w.offset == 0));
         assert_eq!((p.full, p.stripe_heads), (16, 16));
+        assert_eq!(p.parity_bytes, 5 * 64 * K, "parity from the five new data chunks alone");
         let q = planned(RaidLevel::Raid6, n, 64 * K, Op::Write, 0, 4 * 64 * K, &Health::all_in_sync(6));
         assert_eq!(counts(&q), (0, 6));
     }
@@ -598,6 +687,7 @@ mod tests {
         // 8 members, 7 data chunks: 4 written chunks need 4 + 1 old pages by RMW, 3 by RCW.
         let p = planned(RaidLevel::Raid5, 8, 64 * K, Op::Write, 0, 4 * 64 * K, &Health::all_in_sync(8));
         assert_eq!((counts(&p), p.rcw, p.rmw), ((3, 5), 16, 0));
+        assert_eq!(p.parity_bytes, 7 * 64 * K, "the four new chunks and the three read");
         // 2 written: RMW reads 3, RCW reads 5.
         let p = planned(RaidLevel::Raid5, 8, 64 * K, Op::Write, 0, 2 * 64 * K, &Health::all_in_sync(8));
         assert_eq!((counts(&p), p.rmw), ((3, 3), 16));
@@ -618,6 +708,7 @@ mod tests {
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Read, 64 * K, 8 * K, &h);
         assert_eq!(counts(&p), (4, 0));
         assert_eq!((p.stripe_heads, p.reconstructed_bytes), (2, 8 * K));
+        assert_eq!(p.parity_bytes, 4 * 8 * K, "the lost pages solved from the four others");
         // A healthy chunk of the same row is read directly.
         let p = planned(RaidLevel::Raid5, 5, 64 * K, Op::Read, 0, 8 * K, &h);
         assert_eq!((counts(&p), p.stripe_heads), ((1, 0), 0));
