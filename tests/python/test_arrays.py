@@ -234,8 +234,9 @@ def test_a_member_larger_than_the_others_is_refused(tmp_path):
     text = ARRAY.replace('name = "sdd"\nprofile = "samsung-850-pro"\nscale = 0.02',
                          'name = "sdd"\nprofile = "samsung-850-pro"\nscale = 0.03')
     with pytest.raises(SystemFileError, match="the members of an array must be the same size "
-                                              r"\(a drive's profile_set capacity can make them so\)"):
+                                              r"\(a drive's profile_set capacity can make them so\)") as e:
         build(JOB, system=write(tmp_path, text))
+    assert "\n" not in str(e.value)
 
 
 def test_members_of_different_profiles_make_an_array_once_their_sizes_agree(tmp_path):
@@ -252,10 +253,12 @@ def test_members_of_different_profiles_make_an_array_once_their_sizes_agree(tmp_
 
 
 def test_jobs_address_the_array_not_its_members(tmp_path):
-    with pytest.raises(FioJobError, match=r"/dev/sdb is a member of array md0; jobs address the array \(/dev/md0\)"):
+    with pytest.raises(FioJobError, match=r"/dev/sdb is a member of array md0; jobs address the array \(/dev/md0\)") as e:
         build(JOB.replace("/dev/md0", "/dev/sdb"), system=write(tmp_path, ARRAY))
-    with pytest.raises(FioJobError, match="/dev/md9 names no device of the system"):
+    assert "\n" not in str(e.value)
+    with pytest.raises(FioJobError, match="/dev/md9 names no device of the system") as e:
         build(JOB.replace("/dev/md0", "/dev/md9"), system=write(tmp_path, ARRAY))
+    assert "\n" not in str(e.value)
 
 
 def test_md_gets_mdadms_bitmap_on_members_over_100_gib_only():

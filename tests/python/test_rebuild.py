@@ -28,6 +28,10 @@ def test_rebuild_json_has_the_promised_keys_and_a_waf():
     assert r["extrapolated"] and r["simulated_bytes"] == 1 << 30
     assert r["rebuild_time_s"] == pytest.approx(r["member_bytes"] / r["rebuild_rate_bytes"], rel=1e-9)
     assert 0.99 < r["rebuilt_drive_waf"] < 1.05
+    # The exposure is that of this rebuild's window, at the documented default MTTF and URE rate.
+    assert r["exposure"] == exposure(5, 4, r["member_bytes"], r["rebuild_time_s"] / 3600,
+                                     mttf_hours=2e6, ure_bits=1e17).to_dict()
+    assert (r["mttf_hours"], r["ure_bits"]) == (2e6, 1e17)
 
 
 def test_rebuild_needs_a_spare_and_redundancy():
