@@ -321,7 +321,8 @@ def _array_lines(name: str, i: dict) -> list[str]:
     heads = i["stripe_heads"]
     if heads:
         # Only md has a stripe cache; a hardware controller's stripes are handled by its processor.
-        cached = f"found whole in the stripe cache {i['stripe_cache_hits']}; " if i["engine"] == "md" else ""
+        cached = (f"found whole in the stripe cache {i['stripe_cache_hits']}; "
+                  f"writes joined to the one before {i['joined_writes']}; ") if i["engine"] == "md" else ""
         busy = "controller processor" if i["engine"] == "hwraid" else "stripe threads"
         lines.append(f"  stripe heads {heads}: read-modify-write {i['rmw_stripe_heads']}, "
                      f"reconstruct-write {i['rcw_stripe_heads']}, full stripe {i['full_stripe_heads']}; "

@@ -261,6 +261,8 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "stripe_waits": a["stripe_waits"],
         # md: stripe heads found whole in the stripe cache (their requests read nothing).
         "stripe_cache_hits": a["stripe_cache_hits"],
+        # md: host writes handled with an earlier write of their process that they continue.
+        "joined_writes": a["joined_writes"],
         # md's write-intent bitmap (chunk 0: none).
         "bitmap_chunk_bytes": a["bitmap_chunk_bytes"],
         "bitmap_bits_set": a["bitmap_bits_set"],

@@ -70,6 +70,9 @@ pub struct ArrayReport {
     pub stripe_waits: u64,
     /// md: stripe heads a request found whole in the stripe cache, so that it read nothing.
     pub stripe_cache_hits: u64,
+    /// md: host writes handled with an earlier write of their process that they continue
+    /// (their pages added to its stripe heads).
+    pub joined_writes: u64,
     /// md's write-intent bitmap (0 chunk: none): bits set, updates that wrote pages, member
     /// bytes they wrote (a page to every in-sync member each), and host writes held for an
     /// update.
@@ -113,6 +116,9 @@ enum Stage {
     Waiting,
     /// Admitted, held until md's next bitmap update is on the members.
     Bitmap,
+    /// md: a write taken along by an earlier one of its process (see `Array::join_writes`);
+    /// it completes with that one.
+    Joined,
     Reading,
     Handling,
     Writing,
@@ -161,6 +167,8 @@ struct Slot {
     /// md: the stripe heads it needs that are whole in the stripe cache, ascending; their
     /// pages are not read (kept in its plan for a data-verified array's parity).
     cached_heads: Vec<u64>,
+    /// md: the later writes it took along (`Stage::Joined` slots), completed with it.
+    joined: Vec<u32>,
 }
 
 /// A data-verified array's bytes: the members' ([`DataArray`]) and what the host wrote
@@ -229,6 +237,9 @@ struct Handler {
     /// submitting it (it sleeps in `raid5_get_active_stripe`), so that process's later
     /// requests wait behind it instead of queueing for stripes themselves.
     submitter_blocks: bool,
+    /// md: a RAID 5/6 write about to take its stripes takes along the writes its process
+    /// queued behind it that continue it (see `Array::join_writes`).
+    joins_writes: bool,
 }
 
 /// How a request holds the rows it works on (see `Array::row_lock`).
@@ -266,6 +277,7 @@ impl Handler {
                     }),
                     cached_degraded_reads: true,
                     submitter_blocks: true,
+                    joins_writes: true,
                 }
             }
             EngineConfig::Hwraid(h) => Handler {
@@ -280,6 +292,7 @@ impl Handler {
                 throttle: None,
                 cached_degraded_reads: false,
                 submitter_blocks: false,
+                joins_writes: false,
             },
             EngineConfig::Streaming(s) => Handler {
                 threads: MultiServer::new(s.cores as usize),
@@ -292,6 +305,7 @@ impl Handler {
                 throttle: None,
                 cached_degraded_reads: false,
                 submitter_blocks: false,
+                joins_writes: false,
             },
         }
     }
@@ -1070,6 +1084,7 @@ impl<D: BlockDevice> Array<D> {
                 return;
             };
             self.refresh(s);
+            self.join_writes(s);
             if !self.take_stripes(s) {
                 // Still blocked: this one now waits for its stripes.
                 self.waiting.push_back(s);
@@ -1078,6 +1093,70 @@ impl<D: BlockDevice> Array<D> {
             }
             self.read(s, true, ctx);
         }
+    }
+
+    /// md: host write `s`, about to take its stripes, takes along the writes its process
+    /// queued behind it that continue it, as long as the stripe heads of them all fit in the
+    /// stripe cache. md adds a later write's pages to stripe heads still waiting to be
+    /// handled (`add_stripe_bio`: only pages another write already claimed make the
+    /// submitter wait), so sequential writes in flight together are handled together, and
+    /// rows they cover whole are written without reads. The writes taken along complete
+    /// with `s`, as a bio completes when the last of its stripe heads is written.
+    fn join_writes(&mut self, s: u32) {
+        let slot = &self.slots[s as usize];
+        if !self.handler.joins_writes
+            || self.layout.level.parity_count() == 0
+            || slot.upper == NO_UPPER
+            || slot.op != Some(Op::Write)
+            || slot.bitmap_chunks.is_some()
+        {
+            return;
+        }
+        let Some(behind) = self.blocked.get(&slot.process) else { return };
+        let (offset, mut end) = (slot.offset, slot.offset + slot.len);
+        let mut taken = 0;
+        for &t in behind {
+            let next = &self.slots[t as usize];
+            if next.op != Some(Op::Write) || next.offset != end || next.upper == NO_UPPER {
+                break;
+            }
+            let joined_end = end + next.len;
+            plan(&self.layout, &self.health, Op::Write, offset, joined_end - offset, |_| 0, false, &mut self.plan);
+            if self.plan.stripe_heads > self.handler.cache_size {
+                break;
+            }
+            end = joined_end;
+            taken += 1;
+        }
+        if taken == 0 {
+            return;
+        }
+        let behind = self.blocked.get_mut(&self.slots[s as usize].process).expect("checked");
+        let joined: Vec<u32> = behind.drain(..taken).collect();
+        for &t in &joined {
+            self.slots[t as usize].stage = Stage::Joined;
+        }
+        let slot = &mut self.slots[s as usize];
+        slot.joined.extend(joined);
+        slot.len = end - offset;
+        self.report.joined_writes += taken as u64;
+        self.prepare(s, Op::Write, offset, end - offset);
+    }
+
+    /// A write taken along by another (`join_writes`) is done with it: it was planned but
+    /// never took rows or stripe heads of its own.
+    fn finish_joined(&mut self, t: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
+        let slot = &mut self.slots[t as usize];
+        debug_assert_eq!(slot.stage, Stage::Joined);
+        slot.stage = Stage::Free;
+        slot.op = None;
+        slot.rows = None;
+        slot.stripe_heads = 0;
+        slot.reads.clear();
+        slot.writes.clear();
+        self.host_activity.leave(ctx.now());
+        ctx.complete(slot.upper);
+        self.free.push(t);
     }
 
     /// A hardware controller's processor takes time for each member command of planned slot
@@ -1525,7 +1604,17 @@ impl<D: BlockDevice> Array<D> {
             }
             self.host_activity.leave(ctx.now());
             ctx.complete(slot.upper);
+            if !slot.joined.is_empty() {
+                let mut joined = std::mem::take(&mut slot.joined);
+                for &t in &joined {
+                    self.finish_joined(t, ctx);
+                }
+                // Keep the allocation for the slot's next use.
+                joined.clear();
+                self.slots[s as usize].joined = joined;
+            }
         }
+        let slot = &mut self.slots[s as usize];
         let len = if destage { slot.dirty.1 } else { slot.len };
         self.free.push(s);
         if rebuild {
@@ -1560,6 +1649,7 @@ impl<D: BlockDevice> Array<D> {
         while i < self.waiting.len() {
             let s = self.waiting[i];
             self.refresh(s);
+            self.join_writes(s);
             let needs_heads = self.slots[s as usize].stripe_heads > 0;
             let rows = self.slots[s as usize].rows;
             let write = self.row_lock(s) == RowLock::Write;
