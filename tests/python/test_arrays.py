@@ -82,13 +82,27 @@ def test_an_array_target_reports_itself_and_every_member(tmp_path):
 
     text = format_normal(r)
     assert "write-intent bitmap (64.0MiB chunks): 2 bits set in 2 updates" in text
-    assert f"found whole in the stripe cache {i['stripe_cache_hits']};" in text
+    assert f"found whole in the stripe cache {i['stripe_cache_hits']}; writes joined to the one before 0;" in text
     devices = {d["name"]: d for d in fio["ssdlab"]["devices"]}
     assert devices["sda"]["array"] == "md0" and "array" not in devices["md0"]
     assert devices["sda"]["kind"] == "nand-ssd" and devices["sda"]["waf"] is not None
     assert [row["name"] for row in fio["ssdlab"]["iostat"]] == [*names, "sde"]
     assert list(r.iostat_table().index) == [*names, "sde"]
     assert r.iostat("sdb")["w/s"] > 0
+
+
+def test_md_joins_sequential_writes_in_flight_into_whole_rows():
+    """md adds a later write's pages to stripe heads still waiting (add_stripe_bio): 1 MiB
+    writes 16 deep on a RAID 5 of four with 512 KiB chunks (1.5 MiB rows) are written as
+    whole rows, without reads, where one at a time each row is written twice and read once."""
+    job = "[w]\nfilename=/dev/md0\nrw=write\nbs=1m\nioengine=libaio\niodepth={}\nsize=256m\n"
+    sysd = ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="512k", scale=0.02)
+    deep = ssdlab.run(job.format(16), system=sysd, seed=1).internal("md0")
+    alone = ssdlab.run(job.format(1), system=sysd, seed=1).internal("md0")
+    assert alone["joined_writes"] == 0 and alone["member_bytes_read"] / alone["host_bytes_written"] > 0.4
+    assert deep["joined_writes"] > 100
+    assert deep["member_bytes_read"] < 0.02 * deep["host_bytes_written"]
+    assert deep["full_stripe_heads"] > 0.95 * deep["stripe_heads"]
 
 
 def test_the_raid_shorthand_is_the_same_system():
