@@ -1140,10 +1140,13 @@ fn a_bitmap_update_reaches_a_replacement_being_rebuilt() {
     assert_eq!(sdb.disk.write_ios, 0);
 }
 
-fn hwraid_with(f: impl FnOnce(&mut HwRaidConfig)) -> EngineConfig {
+/// A RAID 5 of four (64 KiB chunks) behind the test controller, changed by `f`.
+fn hwraid5(f: impl FnOnce(&mut HwRaidConfig)) -> ArrayConfig {
     let EngineConfig::Hwraid(mut h) = hwraid(8 * MIB) else { unreachable!() };
     f(&mut h);
-    EngineConfig::Hwraid(h)
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    a.engine = EngineConfig::Hwraid(h);
+    a
 }
 
 fn iops(r: &SimResult, job: usize) -> f64 {
@@ -1156,8 +1159,7 @@ fn iops(r: &SimResult, job: usize) -> f64 {
 /// drives and the data path would serve many times faster, run at one per their sum.
 #[test]
 fn a_hardware_controllers_processor_caps_its_command_rate() {
-    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
-    a.engine = hwraid_with(|h| {
+    let a = hwraid5(|h| {
         h.command_ns = 20_000;
         h.member_command_ns = 10_000;
     });
@@ -1174,9 +1176,8 @@ fn a_hardware_controllers_processor_caps_its_command_rate() {
 #[test]
 fn a_hardware_cache_serves_reads_of_dirty_bytes_and_holds_writes_back_when_full() {
     let with_cache = |cache: u64| {
-        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
         // A parity engine of 1 MB/s: each destage takes ~50 ms, so the cache stays dirty.
-        a.engine = hwraid_with(|h| {
+        let a = hwraid5(|h| {
             h.cache_bytes = cache;
             h.parity_bytes_per_s = 1e6;
         });
@@ -1208,8 +1209,7 @@ fn a_hardware_cache_serves_reads_of_dirty_bytes_and_holds_writes_back_when_full(
 #[test]
 fn a_deeper_destage_drains_the_cache_faster() {
     let rate = |depth: u32| {
-        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
-        a.engine = hwraid_with(|h| {
+        let a = hwraid5(|h| {
             h.cache_bytes = MIB;
             h.destage_depth = depth;
         });
