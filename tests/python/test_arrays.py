@@ -65,6 +65,12 @@ def test_an_array_target_reports_itself_and_every_member(tmp_path):
     assert md0["aggr_write_ios"] == sum(m["write_ios"] for m in members) // 4
     assert md0["aggr_read_ios"] == sum(m["read_ios"] for m in members) // 4
     assert md0["aggr_util"] == max(m["util"] for m in members)
+    # ... and every other aggr_* field likewise (fio spells one of them aggr_write_merge).
+    for aggr, key in [("read_sectors", "read_sectors"), ("write_sectors", "write_sectors"),
+                      ("read_merges", "read_merges"), ("write_merge", "write_merges"),
+                      ("read_ticks", "read_ticks"), ("write_ticks", "write_ticks"), ("in_queue", "in_queue")]:
+        assert md0[f"aggr_{aggr}"] == sum(m[key] for m in members) // 4, aggr
+    assert md0["aggr_write_sectors"] > 0 and md0["aggr_write_ticks"] > 0 and md0["aggr_in_queue"] > 0
     assert all("aggr_util" not in m for m in members)
     # RAID 5 small writes: two member reads and two member writes each; and md's write-intent
     # bitmap (mdadm adds one to 256 GB members), whose updates write a page to each member.
