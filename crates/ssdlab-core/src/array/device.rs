@@ -1084,8 +1084,9 @@ impl<D: BlockDevice> Array<D> {
                 return;
             };
             self.refresh(s);
-            self.join_writes(s);
+            let joined = self.waiting.is_empty() && self.join_writes(s);
             if !self.take_stripes(s) {
+                debug_assert!(!joined, "a write took along writes it could not start with");
                 // Still blocked: this one now waits for its stripes.
                 self.waiting.push_back(s);
                 self.report.stripe_waits += 1;
@@ -1096,23 +1097,24 @@ impl<D: BlockDevice> Array<D> {
     }
 
     /// md: host write `s`, about to take its stripes, takes along the writes its process
-    /// queued behind it that continue it, as long as the stripe heads of them all fit in the
-    /// stripe cache. md adds a later write's pages to stripe heads still waiting to be
+    /// queued behind it that continue it, as far as the stripe heads and rows of them all
+    /// are free now. md adds a later write's pages to stripe heads still waiting to be
     /// handled (`add_stripe_bio`: only pages another write already claimed make the
     /// submitter wait), so sequential writes in flight together are handled together, and
-    /// rows they cover whole are written without reads. The writes taken along complete
-    /// with `s`, as a bio completes when the last of its stripe heads is written.
-    fn join_writes(&mut self, s: u32) {
+    /// rows they cover whole are written without reads. md takes further stripe heads one at
+    /// a time as they come free; a slot takes all of its own at once, so a write takes along
+    /// only what can start with it, never making itself wait longer. The writes taken along
+    /// complete with `s`, as a bio completes when the last of its stripe heads is written.
+    /// Returns whether it took any.
+    fn join_writes(&mut self, s: u32) -> bool {
         let slot = &self.slots[s as usize];
-        if !self.handler.joins_writes
-            || self.layout.level.parity_count() == 0
-            || slot.upper == NO_UPPER
-            || slot.op != Some(Op::Write)
-            || slot.bitmap_chunks.is_some()
-        {
-            return;
+        if !self.handler.joins_writes || self.layout.level.parity_count() == 0 || slot.upper == NO_UPPER || slot.op != Some(Op::Write) {
+            return false;
         }
-        let Some(behind) = self.blocked.get(&slot.process) else { return };
+        let Some(behind) = self.blocked.get(&slot.process) else { return false };
+        if behind.is_empty() || !self.free_now(slot.stripe_heads, slot.rows, RowLock::Write) {
+            return false;
+        }
         let (offset, mut end) = (slot.offset, slot.offset + slot.len);
         let mut taken = 0;
         for &t in behind {
@@ -1122,14 +1124,14 @@ impl<D: BlockDevice> Array<D> {
             }
             let joined_end = end + next.len;
             plan(&self.layout, &self.health, Op::Write, offset, joined_end - offset, |_| 0, false, &mut self.plan);
-            if self.plan.stripe_heads > self.handler.cache_size {
+            if !self.free_now(self.plan.stripe_heads, self.plan.rows, RowLock::Write) {
                 break;
             }
             end = joined_end;
             taken += 1;
         }
         if taken == 0 {
-            return;
+            return false;
         }
         let behind = self.blocked.get_mut(&self.slots[s as usize].process).expect("checked");
         let joined: Vec<u32> = behind.drain(..taken).collect();
@@ -1141,6 +1143,7 @@ impl<D: BlockDevice> Array<D> {
         slot.len = end - offset;
         self.report.joined_writes += taken as u64;
         self.prepare(s, Op::Write, offset, end - offset);
+        true
     }
 
     /// A write taken along by another (`join_writes`) is done with it: it was planned but
@@ -1192,9 +1195,7 @@ impl<D: BlockDevice> Array<D> {
             return true;
         }
         let lock = self.row_lock(s);
-        if self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size
-            || slot.rows.is_some_and(|(first, last)| (first..=last).any(|r| !self.row_free(r, lock)))
-        {
+        if !self.free_now(slot.stripe_heads, slot.rows, lock) {
             return false;
         }
         self.stripe_heads_in_use += slot.stripe_heads;
@@ -1212,6 +1213,12 @@ impl<D: BlockDevice> Array<D> {
             }
         }
         true
+    }
+
+    /// Whether `heads` stripe heads and `rows`, locked as `lock`, are free now.
+    fn free_now(&self, heads: u64, rows: Option<(u64, u64)>, lock: RowLock) -> bool {
+        self.stripe_heads_in_use + heads <= self.handler.cache_size
+            && rows.is_none_or(|(first, last)| (first..=last).all(|r| self.row_free(r, lock)))
     }
 
     /// How slot `s` holds its rows: reads (a degraded read reconstructing from the
@@ -1649,13 +1656,14 @@ impl<D: BlockDevice> Array<D> {
         while i < self.waiting.len() {
             let s = self.waiting[i];
             self.refresh(s);
-            self.join_writes(s);
             let needs_heads = self.slots[s as usize].stripe_heads > 0;
             let rows = self.slots[s as usize].rows;
             let write = self.row_lock(s) == RowLock::Write;
             let behind_write = !write
                 && rows.is_some_and(|(a, b)| self.rows_wanted.iter().any(|&(c, d)| a <= d && c <= b));
             let held_back = behind_write || (heads_taken && needs_heads);
+            let joined = !held_back && self.join_writes(s);
+            let rows = self.slots[s as usize].rows;
             if !held_back && self.admit(s) {
                 self.waiting.remove(i);
                 let process = self.process_of(s);
@@ -1663,6 +1671,7 @@ impl<D: BlockDevice> Array<D> {
                 self.wake(process, ctx);
                 continue;
             }
+            debug_assert!(!joined, "a write took along writes it could not start with");
             let slot = &self.slots[s as usize];
             if needs_heads && self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size {
                 heads_taken = true;
