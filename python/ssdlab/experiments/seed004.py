@@ -29,11 +29,7 @@ What is set, and why:
 * under load, the rebuilt drive's WAF is projected over the whole rebuild
   (:mod:`ssdlab.waf_projection`, ``ssdlab rebuild``'s default for a sample under a host job):
   the sample's drive is nearly empty, and the WAF comes from what happens as it fills, when the
-  host's writes to the rebuilt part share flash blocks with the rebuild's. md's projection
-  runs on 32 blocks per plane instead of the default 64: its host writes outweigh its rebuild
-  about 70 to 1, so the projected drive takes ~9 TB of writes on 32 blocks (3.4 minutes in
-  all; on 64 blocks, twice that, over the 5-minute budget per case). The two projections
-  differ by 8 % (WAF 2.14 and 1.98); docs/arrays.md has the projection's error by block count.
+  host's writes to the rebuilt part share flash blocks with the rebuild's.
 """
 
 from __future__ import annotations
@@ -52,8 +48,6 @@ from ..system import raid
 SAMPLE_IDLE = 8 << 30
 SAMPLE_LOAD = {"md": 256 << 20, "streaming": 1 << 30}
 CHUNK = {"md": "512k", "streaming": "16k"}
-#: Blocks per plane of the WAF projection's drive under load (see above).
-PROJECTION_BLOCKS = {"md": 32, "streaming": 64}
 ENGINE_SET = {"md": {"sync_speed_max": "100GB/s"}, "streaming": {}}
 #: The members' state: holding data, as in service.
 PRECONDITION = "sequential"
@@ -68,8 +62,7 @@ def simulate_case(case: str, *, sample: int | None = None, seed: int = 0):
     sysd = raid(SEED004_DRIVE, level=5, drives=SEED004_MEMBERS, chunk=CHUNK[pub.engine], engine=pub.engine,
                 spares=1, engine_set=ENGINE_SET[pub.engine], precondition=PRECONDITION)
     size = sample or (SAMPLE_LOAD[pub.engine] if pub.under_load else SAMPLE_IDLE)
-    return rebuild(sysd, host_job=host_job() if pub.under_load else None, sample=size, seed=seed,
-                   projection_blocks=PROJECTION_BLOCKS[pub.engine])
+    return rebuild(sysd, host_job=host_job() if pub.under_load else None, sample=size, seed=seed)
 
 
 def reproduce(cases: list[str] | None = None, *, seed: int = 0, samples: dict[str, int] | None = None) -> pd.DataFrame:
