@@ -235,11 +235,10 @@ struct Handler {
     cached_degraded_reads: bool,
     /// md: a request that must wait for stripe heads or a locked stripe blocks the process
     /// submitting it (it sleeps in `raid5_get_active_stripe`), so that process's later
-    /// requests wait behind it instead of queueing for stripes themselves.
+    /// requests wait behind it instead of queueing for stripes themselves; and a RAID 5/6
+    /// write that can take its stripes takes along the writes queued so behind it that
+    /// continue it (`Array::join_writes`).
     submitter_blocks: bool,
-    /// md: a RAID 5/6 write about to take its stripes takes along the writes its process
-    /// queued behind it that continue it (see `Array::join_writes`).
-    joins_writes: bool,
 }
 
 /// How a request holds the rows it works on (see `Array::row_lock`).
@@ -277,7 +276,6 @@ impl Handler {
                     }),
                     cached_degraded_reads: true,
                     submitter_blocks: true,
-                    joins_writes: true,
                 }
             }
             EngineConfig::Hwraid(h) => Handler {
@@ -292,7 +290,6 @@ impl Handler {
                 throttle: None,
                 cached_degraded_reads: false,
                 submitter_blocks: false,
-                joins_writes: false,
             },
             EngineConfig::Streaming(s) => Handler {
                 threads: MultiServer::new(s.cores as usize),
@@ -305,7 +302,6 @@ impl Handler {
                 throttle: None,
                 cached_degraded_reads: false,
                 submitter_blocks: false,
-                joins_writes: false,
             },
         }
     }
@@ -1108,7 +1104,7 @@ impl<D: BlockDevice> Array<D> {
     /// Returns whether it took any.
     fn join_writes(&mut self, s: u32) -> bool {
         let slot = &self.slots[s as usize];
-        if !self.handler.joins_writes || self.layout.level.parity_count() == 0 || slot.upper == NO_UPPER || slot.op != Some(Op::Write) {
+        if !self.handler.submitter_blocks || self.layout.level.parity_count() == 0 || slot.upper == NO_UPPER || slot.op != Some(Op::Write) {
             return false;
         }
         let Some(behind) = self.blocked.get(&slot.process) else { return false };
