@@ -16,20 +16,26 @@
 //! mixed system (NAND drive behind kyber, disk behind bfq); CFQ with many processes; and
 //! batched submissions merged by noop.
 
-use ssdlab_core::array::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, RaidLevel};
+use ssdlab_core::array::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel};
 use ssdlab_core::block::{BfqTunables, CfqTunables, DeadlineTunables, KyberTunables, QueueLimits, SchedulerConfig};
 use ssdlab_core::device::hdd::HddConfig;
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::engine::{NS_PER_MS, NS_PER_US};
+use ssdlab_core::device::DriveConfig;
 use ssdlab_core::host::HostConfig;
-use ssdlab_core::sim::{SimSpec, TargetSpec, Until};
+use ssdlab_core::sim::{SimSpec, Until};
+use ssdlab_core::target::TargetSpec;
 use ssdlab_core::workload::{JobSpec, RwMode};
 
 const GIB: u64 = 1 << 30;
 
 fn target(name: &str, device: DeviceConfig, precondition: Precondition, scheduler: SchedulerConfig) -> TargetSpec {
     TargetSpec { name: name.into(), device, precondition, scheduler, queue: QueueLimits::default() }
+}
+
+fn member(name: &str, device: DriveConfig, precondition: Precondition, scheduler: SchedulerConfig) -> MemberSpec {
+    MemberSpec { name: name.into(), device, precondition, scheduler, queue: QueueLimits::default() }
 }
 
 fn host() -> HostConfig {
@@ -55,7 +61,7 @@ fn array(level: RaidLevel, n: usize, gib: u64, pre: Precondition, member_sched: 
         members: (0..n)
             .map(|i| {
                 let name = format!("sd{}", (b'a' + i as u8) as char);
-                target(&name, DeviceConfig::NandSsd(SsdConfig::generic(gib)), pre, member_sched)
+                member(&name, DriveConfig::NandSsd(SsdConfig::generic(gib)), pre, member_sched)
             })
             .collect(),
         failures: vec![],
@@ -97,7 +103,7 @@ fn systems() -> Vec<(&'static str, SimSpec)> {
     ));
 
     let mut r5 = array(RaidLevel::Raid5, 5, 1, Precondition::Sequential, deadline);
-    r5.spares = vec![target("sdz", DeviceConfig::NandSsd(SsdConfig::generic(1)), Precondition::None, deadline)];
+    r5.spares = vec![member("sdz", DriveConfig::NandSsd(SsdConfig::generic(1)), Precondition::None, deadline)];
     r5.failures = vec![MemberFailure { member: "sdb".into(), at_ns: 2 * NS_PER_MS }];
     r5.rebuild_limit_bytes = Some(64 << 20);
     let cap = 4 * GIB;

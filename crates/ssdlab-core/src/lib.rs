@@ -18,8 +18,10 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod io;
 pub mod metrics;
 pub mod progress;
+pub mod report;
 pub mod schema;
 pub mod sim;
 pub mod target;
@@ -32,4 +34,5 @@ pub use error::{ConfigError, SimError};
 pub fn build_id() -> String {
     format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("SSDLAB_CORE_SOURCE_HASH"))
 }
-pub use sim::{run, run_json, run_observed, SimResult, SimSpec};
+pub use report::SimResult;
+pub use sim::{run, run_json, run_observed, SimSpec};

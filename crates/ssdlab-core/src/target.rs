@@ -1,23 +1,117 @@
-//! A target of the system: one drive, or an array over drives. Dispatch is a `match` on the
-//! kind, as for drives; systems of one kind throughout are run without it (see
-//! [`crate::sim::run`]).
+//! A target of the system: one drive, or an array over drives, as the system description
+//! gives it ([`TargetSpec`], [`DeviceConfig`]) and as it runs ([`AnyTarget`]). Dispatch is
+//! a `match` on the kind, as for drives; systems of one kind throughout are run without it
+//! (see [`crate::sim::run`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::array::{Array, ArrayConfig, ArrayEvent};
+use crate::block::{QueueLimits, SchedulerConfig};
+use crate::device::hdd::HddConfig;
+use crate::device::inplace::InPlaceConfig;
 use crate::device::ssd::ftl::Ftl;
 use crate::device::ssd::precondition::tell_filled;
 use crate::device::ssd::{Precondition, SsdConfig};
-use crate::device::{BlockDevice, DeviceConfig, DeviceCtx, DeviceReport, DeviceRequest, Drive, DriveEvent, Wrap};
+use crate::device::{AnyDrive, BlockDevice, DeviceCtx, Drive, DriveConfig, DriveEvent, Wrap};
 use crate::engine::rng::derive_seed;
 use crate::engine::Time;
 use crate::error::{ConfigError, SimError};
+use crate::io::DeviceRequest;
 use crate::progress::Watch;
-use crate::sim::DeviceResult;
+use crate::report::{DeviceKind, DeviceReport, DeviceResult};
 
-// Each target is built once; a drive stays inline, as in `Drive`.
+/// One target device of the system: the name jobs select it by (fio's `filename=/dev/NAME`),
+/// what it is, the state it starts in and its block queue's I/O scheduler.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    pub name: String,
+    pub device: DeviceConfig,
+    #[serde(default)]
+    pub precondition: Precondition,
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+    /// The block queue's own settings (merging, request size).
+    #[serde(default)]
+    pub queue: QueueLimits,
+}
+
+
+/// A target's description, tagged by its kind: a drive (as [`DriveConfig`] describes one), or
+/// an array of drives.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum DeviceConfig {
+    NandSsd(SsdConfig),
+    InPlace(InPlaceConfig),
+    Hdd(HddConfig),
+    Array(ArrayConfig),
+}
+
+impl From<DriveConfig> for DeviceConfig {
+    fn from(d: DriveConfig) -> DeviceConfig {
+        match d {
+            DriveConfig::NandSsd(c) => DeviceConfig::NandSsd(c),
+            DriveConfig::InPlace(c) => DeviceConfig::InPlace(c),
+            DriveConfig::Hdd(c) => DeviceConfig::Hdd(c),
+        }
+    }
+}
+
+impl DeviceConfig {
+    /// The drive it describes; None for an array.
+    pub fn drive(&self) -> Option<DriveConfig> {
+        match self {
+            DeviceConfig::NandSsd(c) => Some(DriveConfig::NandSsd(c.clone())),
+            DeviceConfig::InPlace(c) => Some(DriveConfig::InPlace(c.clone())),
+            DeviceConfig::Hdd(c) => Some(DriveConfig::Hdd(c.clone())),
+            DeviceConfig::Array(_) => None,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            DeviceConfig::NandSsd(c) => &c.name,
+            DeviceConfig::InPlace(c) => &c.name,
+            DeviceConfig::Hdd(c) => &c.name,
+            DeviceConfig::Array(c) => c.level.label(),
+        }
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        match self {
+            DeviceConfig::NandSsd(c) => c.capacity_bytes,
+            DeviceConfig::InPlace(c) => c.capacity_bytes,
+            DeviceConfig::Hdd(c) => c.capacity_bytes,
+            DeviceConfig::Array(c) => c.capacity_bytes(),
+        }
+    }
+
+    pub fn kind(&self) -> DeviceKind {
+        match self {
+            DeviceConfig::NandSsd(_) => DeviceKind::NandSsd,
+            DeviceConfig::InPlace(_) => DeviceKind::InPlace,
+            DeviceConfig::Hdd(_) => DeviceKind::Hdd,
+            DeviceConfig::Array(_) => DeviceKind::Array,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            DeviceConfig::NandSsd(c) => c.validate(),
+            DeviceConfig::InPlace(c) => c.validate(),
+            DeviceConfig::Hdd(c) => c.validate(),
+            DeviceConfig::Array(c) => c.validate(),
+        }
+    }
+}
+
+// Each target is built once; a drive stays inline, as in `AnyDrive`.
 #[allow(clippy::large_enum_variant)]
-pub enum TargetDevice {
-    Drive(Drive),
-    Array(Box<Array<Drive>>),
+pub enum AnyTarget {
+    Drive(AnyDrive),
+    Array(Box<Array<AnyDrive>>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,11 +122,11 @@ pub enum TargetEvent {
 
 /// Build an array's members and spares with `build` (each from its own seed, in its own
 /// starting state) and the array over them.
-pub fn build_array<D: BlockDevice>(
+pub fn build_array<D: Drive>(
     cfg: &ArrayConfig,
     seed: u64,
     hz: u32,
-    build: impl Fn(&DeviceConfig, u64, Precondition) -> Result<D, ConfigError>,
+    build: impl Fn(&DriveConfig, u64, Precondition) -> Result<D, ConfigError>,
 ) -> Result<Array<D>, ConfigError> {
     build_array_watched(cfg, seed, hz, |_, c, s, p| build(c, s, p).map_err(SimError::Device)).map_err(|e| match e {
         SimError::Device(e) => e,
@@ -42,11 +136,11 @@ pub fn build_array<D: BlockDevice>(
 
 /// [`build_array`] with a builder that is told each member's name and may fail otherwise
 /// than on configuration (its preconditioning stopped).
-pub fn build_array_watched<D: BlockDevice>(
+pub fn build_array_watched<D: Drive>(
     cfg: &ArrayConfig,
     seed: u64,
     hz: u32,
-    mut build: impl FnMut(&str, &DeviceConfig, u64, Precondition) -> Result<D, SimError>,
+    mut build: impl FnMut(&str, &DriveConfig, u64, Precondition) -> Result<D, SimError>,
 ) -> Result<Array<D>, SimError> {
     cfg.validate().map_err(SimError::Device)?;
     let mut devices = Vec::with_capacity(cfg.members.len() + cfg.spares.len());
@@ -69,35 +163,35 @@ struct SequentialFills {
 }
 
 impl SequentialFills {
-    fn build(&mut self, cfg: &DeviceConfig, seed: u64, pre: Precondition, watch: &mut Watch, name: &str) -> Result<Drive, SimError> {
-        let DeviceConfig::NandSsd(c) = cfg else { return Drive::build_watched(cfg, seed, pre, watch, name) };
+    fn build(&mut self, cfg: &DriveConfig, seed: u64, pre: Precondition, watch: &mut Watch, name: &str) -> Result<AnyDrive, SimError> {
+        let DriveConfig::NandSsd(c) = cfg else { return AnyDrive::build_watched(cfg, seed, pre, watch, name) };
         if pre != Precondition::Sequential {
-            return Drive::build_watched(cfg, seed, pre, watch, name);
+            return AnyDrive::build_watched(cfg, seed, pre, watch, name);
         }
         if let Some((_, ftl)) = self.done.iter().find(|(done, _)| done == c) {
-            let mut drive = Drive::build_watched(cfg, seed, Precondition::None, watch, name)?;
-            let Drive::NandSsd(ssd) = &mut drive else { unreachable!("built from an SSD description") };
+            let mut drive = AnyDrive::build_watched(cfg, seed, Precondition::None, watch, name)?;
+            let AnyDrive::NandSsd(ssd) = &mut drive else { unreachable!("built from an SSD description") };
             *ssd.ftl_mut() = ftl.clone();
             tell_filled(watch, name)?;
             return Ok(drive);
         }
-        let drive = Drive::build_watched(cfg, seed, pre, watch, name)?;
-        let Drive::NandSsd(ssd) = &drive else { unreachable!("built from an SSD description") };
+        let drive = AnyDrive::build_watched(cfg, seed, pre, watch, name)?;
+        let AnyDrive::NandSsd(ssd) = &drive else { unreachable!("built from an SSD description") };
         self.done.push((c.clone(), ssd.ftl().clone()));
         Ok(drive)
     }
 }
 
-impl TargetDevice {
+impl AnyTarget {
     /// Build a target; `pre` applies to a drive (an array's members carry their own).
-    pub fn build(cfg: &DeviceConfig, seed: u64, pre: Precondition, hz: u32) -> Result<TargetDevice, ConfigError> {
-        TargetDevice::build_watched(cfg, seed, pre, hz, &mut Watch::off(), "").map_err(|e| match e {
+    pub fn build(cfg: &DeviceConfig, seed: u64, pre: Precondition, hz: u32) -> Result<AnyTarget, ConfigError> {
+        AnyTarget::build_watched(cfg, seed, pre, hz, &mut Watch::off(), "").map_err(|e| match e {
             SimError::Device(e) => e,
             e => unreachable!("only a configuration error can stop an unwatched build: {e}"),
         })
     }
 
-    /// [`TargetDevice::build`], telling `watch` how the preconditioning of its drives goes
+    /// [`AnyTarget::build`], telling `watch` how the preconditioning of its drives goes
     /// (the target is called `name`).
     pub fn build_watched(
         cfg: &DeviceConfig,
@@ -106,7 +200,7 @@ impl TargetDevice {
         hz: u32,
         watch: &mut Watch,
         name: &str,
-    ) -> Result<TargetDevice, SimError> {
+    ) -> Result<AnyTarget, SimError> {
         match cfg {
             DeviceConfig::Array(a) => {
                 if pre != Precondition::None {
@@ -119,9 +213,12 @@ impl TargetDevice {
                 let array = build_array_watched(a, seed, hz, |member, c, s, p| {
                     filled.build(c, s, p, watch, &format!("{name}/{member}"))
                 })?;
-                Ok(TargetDevice::Array(Box::new(array)))
+                Ok(AnyTarget::Array(Box::new(array)))
             }
-            drive => Ok(TargetDevice::Drive(Drive::build_watched(drive, seed, pre, watch, name)?)),
+            drive => {
+                let drive = drive.drive().expect("every other kind is a drive");
+                Ok(AnyTarget::Drive(AnyDrive::build_watched(&drive, seed, pre, watch, name)?))
+            }
         }
     }
 }
@@ -129,13 +226,13 @@ impl TargetDevice {
 macro_rules! each {
     ($self:expr, $d:ident => $e:expr) => {
         match $self {
-            TargetDevice::Drive($d) => $e,
-            TargetDevice::Array($d) => $e,
+            AnyTarget::Drive($d) => $e,
+            AnyTarget::Array($d) => $e,
         }
     };
 }
 
-impl BlockDevice for TargetDevice {
+impl BlockDevice for AnyTarget {
     type Event = TargetEvent;
 
     fn capacity(&self) -> u64 {
@@ -152,15 +249,15 @@ impl BlockDevice for TargetDevice {
 
     fn submit(&mut self, req: DeviceRequest, ctx: &mut impl DeviceCtx<TargetEvent>) {
         match self {
-            TargetDevice::Drive(d) => d.submit(req, &mut Wrap::new(ctx, TargetEvent::Drive)),
-            TargetDevice::Array(a) => a.submit(req, &mut Wrap::new(ctx, TargetEvent::Array)),
+            AnyTarget::Drive(d) => d.submit(req, &mut Wrap::new(ctx, TargetEvent::Drive)),
+            AnyTarget::Array(a) => a.submit(req, &mut Wrap::new(ctx, TargetEvent::Array)),
         }
     }
 
     fn handle(&mut self, event: TargetEvent, ctx: &mut impl DeviceCtx<TargetEvent>) {
         match (self, event) {
-            (TargetDevice::Drive(d), TargetEvent::Drive(e)) => d.handle(e, &mut Wrap::new(ctx, TargetEvent::Drive)),
-            (TargetDevice::Array(a), TargetEvent::Array(e)) => a.handle(e, &mut Wrap::new(ctx, TargetEvent::Array)),
+            (AnyTarget::Drive(d), TargetEvent::Drive(e)) => d.handle(e, &mut Wrap::new(ctx, TargetEvent::Drive)),
+            (AnyTarget::Array(a), TargetEvent::Array(e)) => a.handle(e, &mut Wrap::new(ctx, TargetEvent::Array)),
             (_, e) => panic!("event {e:?} delivered to a target of another kind"),
         }
     }
@@ -169,31 +266,8 @@ impl BlockDevice for TargetDevice {
         each!(self, d => d.internal_report(at))
     }
 
-    fn start_run(&mut self, ctx: &mut impl DeviceCtx<TargetEvent>) {
-        match self {
-            TargetDevice::Drive(d) => d.start_run(&mut Wrap::new(ctx, TargetEvent::Drive)),
-            TargetDevice::Array(a) => a.start_run(&mut Wrap::new(ctx, TargetEvent::Array)),
-        }
-    }
-
-    fn member_results(&self, at: Time) -> Vec<DeviceResult> {
-        each!(self, d => d.member_results(at))
-    }
-
     fn end_run(&mut self, now: Time) {
         each!(self, d => d.end_run(now))
-    }
-
-    fn rebuild_done(&self) -> Option<bool> {
-        each!(self, d => d.rebuild_done())
-    }
-
-    fn rebuild_progress(&self) -> Option<(u64, u64)> {
-        each!(self, d => d.rebuild_progress())
-    }
-
-    fn data_lost(&self) -> Option<String> {
-        each!(self, d => d.data_lost())
     }
 
     fn has_internal_work(&self) -> bool {
@@ -202,5 +276,84 @@ impl BlockDevice for TargetDevice {
 
     fn begin_run(&mut self) -> Time {
         each!(self, d => d.begin_run())
+    }
+}
+
+/// What a run asks of a target beyond what the block layer does with it: what it schedules
+/// on its own from the start (an array's member failures), the devices it is made of, its
+/// rebuild, and whether it lost its data. A drive has none of these (the defaults).
+pub trait TargetDevice: BlockDevice {
+    /// The run's clock exists: schedule what the device does on its own from the start.
+    /// Called once per run, after [`BlockDevice::begin_run`].
+    fn start_run(&mut self, _ctx: &mut impl DeviceCtx<Self::Event>) {}
+    /// The results of the devices this one is made of (an array's members), as of `at`.
+    fn member_results(&self, _at: Time) -> Vec<DeviceResult> {
+        Vec::new()
+    }
+    /// Whether the rebuild under way is done; None: no rebuild started.
+    fn rebuild_done(&self) -> Option<bool> {
+        None
+    }
+    /// The rebuild's bytes in sync and its target; None: no rebuild started. For progress.
+    fn rebuild_progress(&self) -> Option<(u64, u64)> {
+        None
+    }
+    /// Why the run cannot go on: a failure that would have lost an array's data (it ends the
+    /// run with this as its error).
+    fn data_lost(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A drive has nothing of these.
+impl<D: Drive> TargetDevice for D {}
+
+impl<D: Drive> TargetDevice for Array<D> {
+    fn start_run(&mut self, ctx: &mut impl DeviceCtx<Self::Event>) {
+        Array::start_run(self, ctx)
+    }
+    fn member_results(&self, at: Time) -> Vec<DeviceResult> {
+        Array::member_results(self, at)
+    }
+    fn rebuild_done(&self) -> Option<bool> {
+        Array::rebuild_done(self)
+    }
+    fn rebuild_progress(&self) -> Option<(u64, u64)> {
+        Array::rebuild_progress(self)
+    }
+    fn data_lost(&self) -> Option<String> {
+        Array::data_lost(self)
+    }
+}
+
+impl TargetDevice for AnyTarget {
+    fn start_run(&mut self, ctx: &mut impl DeviceCtx<TargetEvent>) {
+        if let AnyTarget::Array(a) = self {
+            a.start_run(&mut Wrap::new(ctx, TargetEvent::Array));
+        }
+    }
+    fn member_results(&self, at: Time) -> Vec<DeviceResult> {
+        match self {
+            AnyTarget::Drive(_) => Vec::new(),
+            AnyTarget::Array(a) => a.member_results(at),
+        }
+    }
+    fn rebuild_done(&self) -> Option<bool> {
+        match self {
+            AnyTarget::Drive(_) => None,
+            AnyTarget::Array(a) => a.rebuild_done(),
+        }
+    }
+    fn rebuild_progress(&self) -> Option<(u64, u64)> {
+        match self {
+            AnyTarget::Drive(_) => None,
+            AnyTarget::Array(a) => a.rebuild_progress(),
+        }
+    }
+    fn data_lost(&self) -> Option<String> {
+        match self {
+            AnyTarget::Drive(_) => None,
+            AnyTarget::Array(a) => a.data_lost(),
+        }
     }
 }

@@ -5,14 +5,16 @@ mod common;
 
 use common::{Audit, Audited};
 use ssdlab_core::array::hwraid::RmwUnit;
-use ssdlab_core::array::{
-    Array, ArrayConfig, EngineConfig, HwRaidConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, RebuildReport,
-    StreamingConfig,
-};
+use ssdlab_core::array::{Array, ArrayConfig, EngineConfig, HwRaidConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, StreamingConfig};
+use ssdlab_core::report::RebuildReport;
 use ssdlab_core::device::ssd::{Precondition, Ssd, SsdConfig};
-use ssdlab_core::device::{DeviceConfig, DeviceKind};
+use ssdlab_core::device::DriveConfig;
+use ssdlab_core::target::DeviceConfig;
+use ssdlab_core::report::DeviceKind;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::{simulate, DeviceResult, Target, TargetSpec, Until};
+use ssdlab_core::sim::{simulate, Target, Until};
+use ssdlab_core::target::TargetSpec;
+use ssdlab_core::report::DeviceResult;
 use ssdlab_core::target::build_array;
 use ssdlab_core::workload::{BlockSizeDist, JobSpec, RwMode};
 use ssdlab_core::{run, SimError, SimResult, SimSpec};
@@ -24,7 +26,7 @@ fn array(level: RaidLevel, n: usize, chunk: u64) -> ArrayConfig {
     let members = (0..n)
         .map(|i| MemberSpec {
             name: format!("sd{}", (b'a' + i as u8) as char),
-            device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
+            device: DriveConfig::NandSsd(SsdConfig::generic(1)),
             precondition: Precondition::None,
             scheduler: Default::default(),
             queue: Default::default(),
@@ -152,7 +154,7 @@ fn the_array_completes_every_request_once() {
     for rw in [RwMode::Randrw, RwMode::Write] {
         let cfg = array(RaidLevel::Raid5, 4, 16 * K);
         let mut md: Array<Ssd> = build_array(&cfg, 1, 1000, |c, seed, _| match c {
-            DeviceConfig::NandSsd(s) => Ssd::new(s.clone(), seed),
+            DriveConfig::NandSsd(s) => Ssd::new(s.clone(), seed),
             _ => unreachable!(),
         })
         .unwrap();
@@ -160,7 +162,7 @@ fn the_array_completes_every_request_once() {
         let mut j = job(rw, 4 * K, 32, 5000);
         // Sizes from 1 to 16 pages: single pages, partial stripes and whole ones (48 KiB).
         j.block_sizes = [0, 1, 2].map(|_| BlockSizeDist { split: vec![], range_min: Some(4 * K), range_max: Some(64 * K) });
-        let host = Host::new(HostConfig::ideal(), vec![j], 1, None).unwrap();
+        let host = Host::new(HostConfig::ideal(), vec![j], 1).unwrap();
         let r = simulate(1, host, vec![Target::new("md0", Audited::new(&mut md, &mut audit))]).unwrap();
         assert!(audit.violations.is_empty(), "{rw:?}: {:?}", audit.violations);
         assert_eq!((audit.submits, audit.completions), (5000, 5000), "{rw:?}");
@@ -192,7 +194,7 @@ fn bad_arrays_get_one_line_errors() {
     assert_eq!(e, "chunk: must be a positive multiple of 4 KiB (md's page), got 6144 bytes");
     errors.push(e);
     let mut a = array(RaidLevel::Raid5, 4, 64 * K);
-    if let DeviceConfig::NandSsd(s) = &mut a.members[3].device {
+    if let DriveConfig::NandSsd(s) = &mut a.members[3].device {
         *s = SsdConfig::generic(2);
     }
     let e = config_error(a);
@@ -236,7 +238,7 @@ fn an_array_and_a_drive_side_by_side() {
 fn spare(name: &str) -> MemberSpec {
     MemberSpec {
         name: name.into(),
-        device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
+        device: DriveConfig::NandSsd(SsdConfig::generic(1)),
         precondition: Precondition::None,
         scheduler: Default::default(),
             queue: Default::default(),
@@ -454,12 +456,12 @@ fn a_hardware_controller_takes_no_more_host_commands_than_its_queue_depth() {
     h.queue_depth = 4;
     a.engine = EngineConfig::Hwraid(h);
     let mut md: Array<Ssd> = build_array(&a, 1, 1000, |c, seed, _| match c {
-        DeviceConfig::NandSsd(s) => Ssd::new(s.clone(), seed),
+        DriveConfig::NandSsd(s) => Ssd::new(s.clone(), seed),
         _ => unreachable!(),
     })
     .unwrap();
     let mut audit = Audit::default();
-    let host = Host::new(HostConfig::ideal(), vec![job(RwMode::Randread, 16 * K, 32, 4000)], 1, None).unwrap();
+    let host = Host::new(HostConfig::ideal(), vec![job(RwMode::Randread, 16 * K, 32, 4000)], 1).unwrap();
     let r = simulate(1, host, vec![Target::new("md0", Audited::new(&mut md, &mut audit))]).unwrap();
     assert!(audit.violations.is_empty(), "{:?}", audit.violations);
     let elapsed = (r.end_ns - r.start_ns) as f64;
@@ -598,7 +600,7 @@ fn members_failing_together_are_rebuilt_in_one_pass() {
 fn small_array(level: RaidLevel, n: usize, chunk: u64, mib: u64) -> ArrayConfig {
     let mut a = array(level, n, chunk);
     for m in &mut a.members {
-        if let DeviceConfig::NandSsd(s) = &mut m.device {
+        if let DriveConfig::NandSsd(s) = &mut m.device {
             s.capacity_bytes = mib << 20;
         }
     }
@@ -611,7 +613,7 @@ fn every_read_of_a_timed_array_returns_what_was_written_through_a_failure_and_a_
     for (level, n) in [(RaidLevel::Raid5, 5), (RaidLevel::Raid6, 6), (RaidLevel::Raid10, 4), (RaidLevel::Raid1, 3)] {
         let mut a = small_array(level, n, 16 * K, 24);
         let mut spare_drive = spare("sdz");
-        if let DeviceConfig::NandSsd(s) = &mut spare_drive.device {
+        if let DriveConfig::NandSsd(s) = &mut spare_drive.device {
             s.capacity_bytes = 24 << 20;
         }
         a.spares = vec![spare_drive];
@@ -636,7 +638,7 @@ fn every_read_of_a_timed_array_returns_what_was_written_through_a_failure_and_a_
 fn verified_with_spare(level: RaidLevel, n: usize, chunk: u64, mib: u64, failed: &str, at_ns: u64) -> ArrayConfig {
     let mut a = small_array(level, n, chunk, mib);
     let mut spare_drive = spare("sdz");
-    if let DeviceConfig::NandSsd(s) = &mut spare_drive.device {
+    if let DriveConfig::NandSsd(s) = &mut spare_drive.device {
         s.capacity_bytes = mib << 20;
     }
     a.spares = vec![spare_drive];
@@ -644,7 +646,7 @@ fn verified_with_spare(level: RaidLevel, n: usize, chunk: u64, mib: u64, failed:
     a
 }
 
-fn verified_run(a: ArrayConfig, ios: u64, seed: u64) -> ssdlab_core::array::ArrayReport {
+fn verified_run(a: ArrayConfig, ios: u64, seed: u64) -> ssdlab_core::report::ArrayReport {
     let mut j = job(RwMode::Randrw, 4 * K, 32, ios);
     j.block_sizes = [0, 1, 2].map(|_| BlockSizeDist { split: vec![], range_min: Some(4 * K), range_max: Some(64 * K) });
     j.block_align = [4 * K; 3];
@@ -707,22 +709,22 @@ fn an_odd_raid10_with_odd_rows_rebuilds_its_last_member_and_checks_out() {
 /// left exactly as its own fill would leave it.
 #[test]
 fn sequentially_filled_members_are_left_as_their_own_fill_would_leave_them() {
-    use ssdlab_core::device::Drive;
-    use ssdlab_core::target::TargetDevice;
+    use ssdlab_core::device::AnyDrive;
+    use ssdlab_core::target::AnyTarget;
     let mut a = array(RaidLevel::Raid5, 3, 64 * K);
     a.spares = vec![spare("sdz")];
     for m in &mut a.members {
         m.precondition = Precondition::Sequential;
     }
-    let Ok(TargetDevice::Array(shared)) = TargetDevice::build(&DeviceConfig::Array(a.clone()), 7, Precondition::None, 100)
+    let Ok(AnyTarget::Array(shared)) = AnyTarget::build(&DeviceConfig::Array(a.clone()), 7, Precondition::None, 100)
     else {
         panic!("an array target")
     };
-    let own = build_array(&a, 7, 100, Drive::build).unwrap();
-    let ftls = |arr: &Array<Drive>| -> Vec<_> {
+    let own = build_array(&a, 7, 100, AnyDrive::build).unwrap();
+    let ftls = |arr: &Array<AnyDrive>| -> Vec<_> {
         arr.members()
             .map(|d| match d {
-                Drive::NandSsd(ssd) => ssd.ftl().clone(),
+                AnyDrive::NandSsd(ssd) => ssd.ftl().clone(),
                 _ => unreachable!("SSD members"),
             })
             .collect()

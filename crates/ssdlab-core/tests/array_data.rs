@@ -8,7 +8,7 @@ use ssdlab_core::array::data::DataArray;
 use ssdlab_core::array::layout::Layout;
 use ssdlab_core::array::plan::{plan, plan_rebuild, Health, Plan};
 use ssdlab_core::array::RaidLevel;
-use ssdlab_core::device::Op;
+use ssdlab_core::io::Op;
 
 const PAGE: u64 = 4096;
 

@@ -3,9 +3,11 @@
 
 use ssdlab_core::array::{ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::device::DriveConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::host::HostConfig;
-use ssdlab_core::sim::{DeviceResult, TargetSpec};
+use ssdlab_core::target::TargetSpec;
+use ssdlab_core::report::DeviceResult;
 use ssdlab_core::workload::{BlockSizeDist, JobSpec, RwMode};
 use ssdlab_core::{run, SimResult, SimSpec};
 
@@ -19,7 +21,7 @@ fn small_array(n: usize, chunk: u64, verify_data: bool) -> ArrayConfig {
             drive.capacity_bytes = 24 << 20;
             MemberSpec {
                 name: format!("sd{}", (b'a' + i as u8) as char),
-                device: DeviceConfig::NandSsd(drive),
+                device: DriveConfig::NandSsd(drive),
                 precondition: Precondition::None,
                 scheduler: Default::default(),
                 queue: Default::default(),

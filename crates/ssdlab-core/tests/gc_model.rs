@@ -17,7 +17,8 @@ mod common;
 use common::*;
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::engine::{Time, NS_PER_MS};
-use ssdlab_core::host::{HostConfig, Sample};
+use ssdlab_core::host::HostConfig;
+use ssdlab_core::report::Sample;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::SimResult;
 

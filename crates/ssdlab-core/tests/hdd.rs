@@ -7,9 +7,11 @@ mod common;
 use common::{barracuda, run_audited_device};
 use ssdlab_core::device::hdd::{Hdd, HddConfig};
 use ssdlab_core::device::ssd::Precondition;
-use ssdlab_core::device::{BlockDevice, DeviceConfig};
+use ssdlab_core::device::BlockDevice;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::host::HostConfig;
-use ssdlab_core::sim::{SimResult, TargetSpec};
+use ssdlab_core::target::TargetSpec;
+use ssdlab_core::report::SimResult;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimSpec};
 

@@ -4,9 +4,9 @@ mod common;
 
 use common::xpoint;
 use ssdlab_core::device::ssd::Precondition;
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::host::HostConfig;
-use ssdlab_core::sim::TargetSpec;
+use ssdlab_core::target::TargetSpec;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimSpec};
 

@@ -10,10 +10,15 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use ssdlab_core::device::ssd::{HostInterface, Precondition, SsdConfig};
-use ssdlab_core::device::{BlockDevice, DeviceConfig, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest};
+use ssdlab_core::device::{BlockDevice, DeviceCtx};
+use ssdlab_core::target::TargetDevice;
+use ssdlab_core::target::DeviceConfig;
+use ssdlab_core::report::{DeviceKind, DeviceReport};
+use ssdlab_core::io::DeviceRequest;
 use ssdlab_core::engine::Time;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::{simulate, Target, TargetSpec};
+use ssdlab_core::sim::{simulate, Target};
+use ssdlab_core::target::TargetSpec;
 use ssdlab_core::workload::{BlockSizeDist, DistKind, Distribution, JobSpec, RateProcess, RwMode, Zone};
 use ssdlab_core::{run, SimSpec};
 
@@ -586,11 +591,6 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
             4
         }
         fn submit(&mut self, _: DeviceRequest, _: &mut impl DeviceCtx<()>) {}
-        fn start_run(&mut self, ctx: &mut impl DeviceCtx<()>) {
-            if self.tick {
-                ctx.schedule(ctx.now() + TICK, ());
-            }
-        }
         fn handle(&mut self, _: (), ctx: &mut impl DeviceCtx<()>) {
             ctx.schedule(ctx.now() + TICK, ());
         }
@@ -620,9 +620,16 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
             0
         }
     }
+    impl TargetDevice for BlackHole {
+        fn start_run(&mut self, ctx: &mut impl DeviceCtx<()>) {
+            if self.tick {
+                ctx.schedule(ctx.now() + TICK, ());
+            }
+        }
+    }
     for tick in [false, true] {
         let job = JobSpec::simple("r", RwMode::Randread, 4 * KIB, 4, MIB);
-        let host = Host::new(HostConfig::ideal(), vec![job], 1, None).unwrap();
+        let host = Host::new(HostConfig::ideal(), vec![job], 1).unwrap();
         let err = simulate(1, host, vec![Target::new("hole", BlackHole { tick })])
             .expect_err("a stalled run must not return a result");
         let msg = err.to_string();

@@ -6,10 +6,11 @@ mod common;
 use common::barracuda;
 use ssdlab_core::block::{AnticipatoryTunables, CfqTunables, DeadlineTunables, QueueLimits, SchedulerConfig};
 use ssdlab_core::device::ssd::Precondition;
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::engine::NS_PER_MS;
 use ssdlab_core::host::HostConfig;
-use ssdlab_core::sim::{SimResult, TargetSpec};
+use ssdlab_core::target::TargetSpec;
+use ssdlab_core::report::SimResult;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimSpec};
 

@@ -3,9 +3,10 @@
 //! changes what is simulated.
 
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::host::{HostConfig, Limits};
-use ssdlab_core::sim::{TargetSpec, Until};
+use ssdlab_core::sim::Until;
+use ssdlab_core::target::TargetSpec;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimError, SimSpec};
 

@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use ssdlab_core::array::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel};
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::device::DriveConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::host::HostConfig;
 use ssdlab_core::progress::{Flow, Phase, Progress, Watch};
-use ssdlab_core::sim::{run_json_observed, run_watched, TargetSpec, Until};
+use ssdlab_core::sim::{run_json_observed, run_watched, Until};
+use ssdlab_core::target::TargetSpec;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, run_json, run_observed, SimError, SimSpec};
 
@@ -115,7 +117,7 @@ fn a_timed_run_knows_its_end_and_reaches_it() {
 fn a_rebuild_run_reports_the_rebuild_bytes() {
     let member = |name: &str| MemberSpec {
         name: name.into(),
-        device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
+        device: DriveConfig::NandSsd(SsdConfig::generic(1)),
         precondition: Precondition::Sequential,
         scheduler: Default::default(),
         queue: Default::default(),

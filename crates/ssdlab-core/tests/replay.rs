@@ -6,10 +6,11 @@ mod common;
 use std::io::Write as _;
 
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::engine::NS_PER_MS;
 use ssdlab_core::host::HostConfig;
-use ssdlab_core::sim::{SimResult, TargetSpec};
+use ssdlab_core::target::TargetSpec;
+use ssdlab_core::report::SimResult;
 use ssdlab_core::workload::replay::{ReplaySpec, ReplayTiming};
 use ssdlab_core::workload::trace::{TimeUnit, TraceFormat};
 use ssdlab_core::workload::{JobSpec, RwMode};

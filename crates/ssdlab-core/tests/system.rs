@@ -4,9 +4,11 @@ mod common;
 
 use common::xpoint;
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
-use ssdlab_core::device::{DeviceConfig, DeviceKind};
+use ssdlab_core::target::DeviceConfig;
+use ssdlab_core::report::DeviceKind;
 use ssdlab_core::host::HostConfig;
-use ssdlab_core::sim::{target_seed, TargetSpec};
+use ssdlab_core::sim::target_seed;
+use ssdlab_core::target::TargetSpec;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimError, SimSpec};
 

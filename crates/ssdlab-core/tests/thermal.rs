@@ -6,12 +6,13 @@ mod common;
 
 use common::*;
 use ssdlab_core::device::ssd::SsdConfig;
-use ssdlab_core::device::DeviceConfig;
+use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::device::inplace::InPlaceDrive;
 use ssdlab_core::device::thermal::ThermalConfig;
-use ssdlab_core::device::BlockDevice;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::{simulate, Target};
+use ssdlab_core::progress::Watch;
+use ssdlab_core::sim::{simulate_with, RunOptions, Target};
+use ssdlab_core::target::TargetDevice;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimResult, SimSpec};
 
@@ -115,11 +116,13 @@ fn in_place_media_throttles_too_and_same_seed_gives_the_same_run() {
 }
 
 /// Two runs back to back on one drive behind the auditing wrapper; samples every 10 ms.
-fn two_runs<D: BlockDevice>(dev: &mut D) -> [SimResult; 2] {
+fn two_runs<D: TargetDevice>(dev: &mut D) -> [SimResult; 2] {
     [1, 2].map(|seed| {
-        let host = Host::new(HostConfig::ideal(), vec![seq_write_for(200 * MS)], seed, Some(10 * MS)).unwrap();
+        let host = Host::new(HostConfig::ideal(), vec![seq_write_for(200 * MS)], seed).unwrap();
         let mut audit = Audit::default();
-        let r = simulate(seed, host, vec![Target::new("d", Audited::new(&mut *dev, &mut audit))]).expect("run");
+        let opts = RunOptions { interval_ns: Some(10 * MS), ..Default::default() };
+        let target = Target::new("d", Audited::new(&mut *dev, &mut audit));
+        let r = simulate_with(seed, host, vec![target], opts, &mut Watch::off()).expect("run");
         assert!(audit.violations.is_empty(), "{:?}", audit.violations);
         r
     })

@@ -14,12 +14,15 @@ use ssdlab_core::device::hdd::{Hdd, HddConfig};
 use ssdlab_core::workload::replay::{ReplaySpec, ReplayTiming};
 use ssdlab_core::workload::trace::{TimeUnit, TraceFormat};
 use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
-use ssdlab_core::device::{BlockDevice, DeviceConfig};
+use ssdlab_core::device::BlockDevice;
+use ssdlab_core::device::DriveConfig;
 use ssdlab_core::target::build_array;
-use ssdlab_core::engine::Scheduler;
+use ssdlab_core::engine::EventQueue;
 use ssdlab_core::host::{Host, HostConfig};
 use ssdlab_core::progress::{Flow, Progress, Watch};
-use ssdlab_core::sim::{simulate, simulate_watched, SimResult, Target, Until};
+use ssdlab_core::sim::{simulate, simulate_with, RunOptions, Target};
+use ssdlab_core::target::TargetDevice;
+use ssdlab_core::report::SimResult;
 use ssdlab_core::workload::{JobSpec, RwMode};
 
 pub const GIB: u64 = 1 << 30;
@@ -207,7 +210,7 @@ impl Scenario {
         let members = (0..n)
             .map(|i| MemberSpec {
                 name: format!("sd{}", (b'a' + i as u8) as char),
-                device: DeviceConfig::NandSsd(cfg.clone()),
+                device: DriveConfig::NandSsd(cfg.clone()),
                 precondition: self.precondition(),
                 scheduler: Default::default(),
             queue: Default::default(),
@@ -224,7 +227,7 @@ impl Scenario {
             verify_data: false,
         };
         let array = build_array(&acfg, seed, 1000, |c, s, pre| {
-            let DeviceConfig::NandSsd(c) = c else { unreachable!() };
+            let DriveConfig::NandSsd(c) = c else { unreachable!() };
             let mut ssd = Ssd::new(c.clone(), s)?;
             precondition(&mut ssd, pre, s);
             Ok(ssd)
@@ -247,16 +250,16 @@ impl Scenario {
     }
 }
 
-fn timed<D: BlockDevice>(sc: Scenario, seed: u64, mut target: Target<D>) -> (SimResult, Duration) {
+fn timed<D: TargetDevice>(sc: Scenario, seed: u64, mut target: Target<D>) -> (SimResult, Duration) {
     target.scheduler = sc.scheduler();
     target.queue = QueueLimits::default();
-    let host = Host::new(HostConfig::ideal(), sc.jobs(target.device.capacity()), seed, None).expect("host");
+    let host = Host::new(HostConfig::ideal(), sc.jobs(target.device.capacity()), seed).expect("host");
     let t = Instant::now();
     // SSDLAB_BENCH_OBSERVE=1: run under an observer told every 100 ms, as the Python binding
     // runs (the cost of the progress checks).
     let r = if std::env::var_os("SSDLAB_BENCH_OBSERVE").is_some_and(|v| v == "1") {
         let mut observer = |_: &Progress| Flow::Continue;
-        simulate_watched(seed, host, vec![target], Until::JobsDone, &mut Watch::new(&mut observer))
+        simulate_with(seed, host, vec![target], RunOptions::default(), &mut Watch::new(&mut observer))
     } else {
         simulate(seed, host, vec![target])
     }
@@ -295,7 +298,7 @@ pub fn scheduler_churn(pending: usize, ops: u64) -> u64 {
 /// wheel (about 262 µs), as a hard disk's or a garbage collector's events are, they go to
 /// its heap.
 pub fn scheduler_churn_within(pending: usize, ops: u64, spread: u64) -> u64 {
-    let mut s: Scheduler<u64> = Scheduler::new();
+    let mut s: EventQueue<u64> = EventQueue::new();
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let next = |x: &mut u64| {
         *x ^= *x << 13;

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use crate::device::DeviceConfig;
+use crate::block::{QueueLimits, SchedulerConfig};
+use crate::device::ssd::Precondition;
+use crate::device::DriveConfig;
 use crate::engine::Time;
 use crate::error::ConfigError;
 
@@ -78,9 +80,21 @@ impl RaidLevel {
     }
 }
 
-/// One member drive is described as a target is: its name (as iostat shows it), what it is,
-/// the state it starts in, and the I/O scheduler of its own block queue.
-pub use crate::sim::TargetSpec as MemberSpec;
+/// One member drive (or spare): its name (as iostat shows it), what drive it is (a drive:
+/// arrays do not nest), the state it starts in, and its own block queue's I/O scheduler and
+/// settings.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemberSpec {
+    pub name: String,
+    pub device: DriveConfig,
+    #[serde(default)]
+    pub precondition: Precondition,
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+    #[serde(default)]
+    pub queue: QueueLimits,
+}
 
 /// Linux md's RAID 4/5/6 personality (drivers/md/raid5.c) as it handles stripes. Levels 0,
 /// 1 and 10 map requests straight onto members and use none of it.
@@ -336,12 +350,6 @@ impl ArrayConfig {
         for m in self.members.iter().chain(&self.spares) {
             if !names.insert(m.name.as_str()) {
                 return Err(ConfigError::new("members", format!("'{}' is named twice", m.name)));
-            }
-            if matches!(m.device, DeviceConfig::Array(_)) {
-                return Err(ConfigError::new(
-                    "members",
-                    format!("'{}' is an array; arrays of arrays are not modelled (use raid10)", m.name),
-                ));
             }
             m.device.validate().map_err(|e| ConfigError::new(&format!("members.{}.{}", m.name, e.key), e.message))?;
         }

@@ -10,7 +10,7 @@ use super::config::{RaidLevel, PAGE};
 use super::gf::Gf;
 use super::layout::Layout;
 use super::plan::{Health, MemberIo, Plan};
-use crate::device::Op;
+use crate::io::Op;
 
 type Page = Vec<u8>;
 

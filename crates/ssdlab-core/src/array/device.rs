@@ -11,22 +11,25 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
 
 use super::bitmap::{WriteIntentBitmap, BITMAP_PAGE};
 use super::config::{ArrayConfig, EngineConfig, RaidLevel, PAGE};
 use super::layout::Layout;
 use super::plan::{plan, plan_rebuild, Health, MemberIo, Plan};
-use super::rebuild::{MdThrottle, Next, Rebuild, RebuildReport};
+use super::rebuild::{MdThrottle, Next, Rebuild};
+use crate::report::{ArrayReport, RebuildReport};
 use super::data::{Captured, DataArray};
 use super::hwraid::{strip_destage, Controller, RmwUnit};
 use super::share::{HostActivity, RebuildShare, REBUILD_PROCESS};
 use super::stripe_cache::{request_heads, row_heads, skip_cached_pages, StripeCache};
-use crate::block::{BlockQueue, HostTag, Scheduler};
-use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, Tag};
+use crate::block::{BlockQueue, Scheduler};
+use crate::io::BioId;
+use crate::device::{BlockDevice, DeviceCtx, Drive};
+use crate::report::{DeviceKind, DeviceReport};
+use crate::io::{DeviceRequest, Op, Tag};
 use crate::engine::{MultiServer, Time};
 use crate::error::ConfigError;
-use crate::sim::DeviceResult;
+use crate::report::DeviceResult;
 
 /// The array's own events and its members'.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,66 +48,6 @@ pub enum ArrayEvent<E> {
     Accepted(u32),
     /// A hardware controller has processed planned slot `.0`'s commands: it starts.
     Launch(u32),
-}
-
-/// What the array did, beyond what its members report.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct ArrayReport {
-    pub level: &'static str,
-    pub engine: &'static str,
-    pub chunk_bytes: u64,
-    pub members: u32,
-    /// Stripe heads handled, by how their writes were done; and in all (reads rebuilt from
-    /// the other members go through stripe heads too).
-    pub stripe_heads: u64,
-    pub rmw_stripe_heads: u64,
-    pub rcw_stripe_heads: u64,
-    pub full_stripe_heads: u64,
-    /// Bytes read by parity computations and reconstructions.
-    pub parity_bytes: u64,
-    /// Host bytes rebuilt from the other members because their member had no current data.
-    pub reconstructed_bytes: u64,
-    /// Discarded bytes not passed on to the members (partial RAID 5/6 stripes).
-    pub discard_dropped_bytes: u64,
-    /// Requests that waited for a locked stripe or for free stripe heads.
-    pub stripe_waits: u64,
-    /// md: stripe heads a request found whole in the stripe cache, so that it read nothing.
-    pub stripe_cache_hits: u64,
-    /// md: host writes handled with an earlier write of their process that they continue
-    /// (their pages added to its stripe heads).
-    pub joined_writes: u64,
-    /// md's write-intent bitmap (0 chunk: none): bits set, updates that wrote pages, member
-    /// bytes they wrote (a page to every in-sync member each), and host writes held for an
-    /// update.
-    pub bitmap_chunk_bytes: u64,
-    pub bitmap_bits_set: u64,
-    pub bitmap_updates: u64,
-    pub bitmap_write_bytes: u64,
-    pub bitmap_waits: u64,
-    /// Busy time of the stripe-handling threads, summed, ns; and how many there are.
-    pub handler_busy_ns: u64,
-    pub handler_threads: u32,
-    /// Members that have failed, by name.
-    pub failed: Vec<String>,
-    /// The rebuild onto a spare, if one started (the latest, if several did).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rebuild: Option<RebuildReport>,
-    /// Rebuilds finished before the latest one, oldest first (a failure after a rebuild).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub earlier_rebuilds: Vec<RebuildReport>,
-    /// A hardware controller's cache: reads served from it, host writes that waited for
-    /// space, bytes destaged, bytes dirty now; and its processor's busy time.
-    pub cache_read_hits: u64,
-    pub cache_write_waits: u64,
-    pub destaged_bytes: u64,
-    pub cache_dirty_bytes: u64,
-    pub controller_busy_ns: u64,
-    /// A data-verified array: host bytes read and checked, reads (or write stages) that went
-    /// wrong, and the first of them.
-    pub verified_bytes: u64,
-    pub data_errors: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_data_error: Option<String>,
 }
 
 const NO_UPPER: Tag = Tag::MAX;
@@ -371,7 +314,7 @@ pub struct Array<D> {
     plan: Plan,
     /// Member completions reported and not yet handled.
     done: Vec<(u16, Tag)>,
-    hosts: Vec<HostTag>,
+    hosts: Vec<BioId>,
     armed: Vec<crate::block::iosched::ArmedTimer>,
     report: ArrayReport,
     host_bytes: [u64; 2],
@@ -417,7 +360,7 @@ impl<E, C: DeviceCtx<ArrayEvent<E>>> DeviceCtx<E> for MemberCtx<'_, C> {
 /// come (a hardware controller has its own, `HwRaidConfig::queue_depth`).
 const ARRAY_QUEUE_DEPTH: u32 = 1 << 20;
 
-impl<D: BlockDevice> Array<D> {
+impl<D: Drive> Array<D> {
     /// An array over `devices`, built from `cfg.members` in order; `hz` is the host's tick
     /// rate (for the members' diskstats).
     pub fn new(cfg: &ArrayConfig, devices: Vec<D>, hz: u32) -> Result<Array<D>, ConfigError> {
@@ -1729,7 +1672,7 @@ impl<D: BlockDevice> Array<D> {
     }
 }
 
-impl<D: BlockDevice> BlockDevice for Array<D> {
+impl<D: Drive> BlockDevice for Array<D> {
     type Event = ArrayEvent<D::Event>;
 
     fn capacity(&self) -> u64 {
@@ -1787,11 +1730,37 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         self.report(at)
     }
 
-    fn data_lost(&self) -> Option<String> {
+    fn end_run(&mut self, now: Time) {
+        // A rebuild issues no more units; those under way finish.
+        self.rebuild_stopped = true;
+        for m in &mut self.members {
+            m.device.end_run(now);
+        }
+    }
+
+    fn has_internal_work(&self) -> bool {
+        self.slots.iter().any(|s| s.stage != Stage::Free)
+            || self.controller.as_ref().is_some_and(|c| c.pending())
+            || self.members.iter().any(|m| m.device.has_internal_work())
+    }
+
+    fn begin_run(&mut self) -> Time {
+        debug_assert!(self.slots.iter().all(|s| s.stage == Stage::Free), "a request outlived its run");
+        self.members.iter_mut().map(|m| m.device.begin_run()).max().unwrap_or(0)
+    }
+}
+
+/// What a run asks of an array beyond what the block layer does (see
+/// `crate::target::TargetDevice`).
+impl<D: Drive> Array<D> {
+    /// Why the run cannot go on: a failure that would have lost the array's data (the run
+    /// ends with it as its error).
+    pub fn data_lost(&self) -> Option<String> {
         self.data_lost.clone()
     }
 
-    fn member_results(&self, at: Time) -> Vec<DeviceResult> {
+    /// Its members' (and spares') results, as of `at`.
+    pub fn member_results(&self, at: Time) -> Vec<DeviceResult> {
         self.members
             .iter()
             .map(|m| DeviceResult {
@@ -1805,7 +1774,8 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
             .collect()
     }
 
-    fn start_run(&mut self, ctx: &mut impl DeviceCtx<Self::Event>) {
+    /// The run's clock exists: schedule the members' failures.
+    pub fn start_run(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let now = ctx.now();
         self.run_start = now;
         let mut failures = std::mem::take(&mut self.failures);
@@ -1827,21 +1797,8 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         self.drain(ctx);
     }
 
-    fn end_run(&mut self, now: Time) {
-        // A rebuild issues no more units; those under way finish.
-        self.rebuild_stopped = true;
-        for m in &mut self.members {
-            m.device.end_run(now);
-        }
-    }
-
-    fn has_internal_work(&self) -> bool {
-        self.slots.iter().any(|s| s.stage != Stage::Free)
-            || self.controller.as_ref().is_some_and(|c| c.pending())
-            || self.members.iter().any(|m| m.device.has_internal_work())
-    }
-
-    fn rebuild_done(&self) -> Option<bool> {
+    /// Whether the rebuild under way is done; None: no rebuild started.
+    pub fn rebuild_done(&self) -> Option<bool> {
         // A lost role waiting for its rebuild, or a failure still to come, with a spare for it.
         let more = (!self.degraded_roles.is_empty() || self.failures_pending > 0)
             && !self.spares.is_empty()
@@ -1854,14 +1811,10 @@ impl<D: BlockDevice> BlockDevice for Array<D> {
         }
     }
 
-    fn rebuild_progress(&self) -> Option<(u64, u64)> {
+    /// The rebuild's bytes in sync and its target (the one under way, else the last one);
+    /// None: no rebuild started.
+    pub fn rebuild_progress(&self) -> Option<(u64, u64)> {
         let r = self.rebuild.as_ref().map(|r| r.report()).or(self.report.rebuild.as_ref())?;
         Some((r.done_bytes, r.target_bytes))
     }
-
-    fn begin_run(&mut self) -> Time {
-        debug_assert!(self.slots.iter().all(|s| s.stage == Stage::Free), "a request outlived its run");
-        self.members.iter_mut().map(|m| m.device.begin_run()).max().unwrap_or(0)
-    }
 }
-

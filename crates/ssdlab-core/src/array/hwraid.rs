@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use super::config::RaidLevel;
 use super::layout::Layout;
 use super::plan::MemberIo;
-use crate::device::Op;
+use crate::io::Op;
 use crate::engine::{transfer_ns, FifoServer, Time};
 
 /// The unit in which the controller updates data and parity when it destages.

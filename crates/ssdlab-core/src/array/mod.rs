@@ -18,6 +18,5 @@ pub mod share;
 pub mod stripe_cache;
 
 pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, StreamingConfig};
-pub use device::{Array, ArrayEvent, ArrayReport};
+pub use device::{Array, ArrayEvent};
 pub use hwraid::HwRaidConfig;
-pub use rebuild::RebuildReport;

@@ -11,7 +11,7 @@
 
 use super::config::{RaidLevel, PAGE};
 use super::layout::Layout;
-use crate::device::Op;
+use crate::io::Op;
 
 /// One I/O to one member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,9 +10,9 @@
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
 
 use crate::engine::{Time, NS_PER_S};
+use crate::report::RebuildReport;
 
 /// md's resync throttle (drivers/md/md.c, `md_do_sync`): after every window of resync I/O,
 /// above `sync_speed_max` it sleeps half a second; above `sync_speed_min`, if the array saw
@@ -42,37 +42,6 @@ pub enum Next {
     Wait,
     /// Every unit is issued.
     Done,
-}
-
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct RebuildReport {
-    /// The member being rebuilt and the one it replaces.
-    pub member: String,
-    pub replaces: String,
-    pub started_ns: Time,
-    /// When the replacement was wholly in sync (or the sample limit was reached).
-    pub finished_ns: Option<Time>,
-    /// Bytes of the replacement in sync, and its size (or the sample limit).
-    pub done_bytes: u64,
-    pub target_bytes: u64,
-    pub member_bytes: u64,
-    /// Bytes of the replacement one rebuild unit writes (one member write, before the
-    /// member's block layer splits it).
-    pub unit_bytes: u64,
-    /// Times md slept for running above sync_speed_max, and waited for other I/O.
-    pub overspeed_sleeps: u64,
-    pub busy_waits: u64,
-    /// Passes that were interrupted by a later failure and started again with its spare.
-    pub restarts: u32,
-    /// The other replacements the last pass wrote alongside this one.
-    pub rebuilt_with: Vec<String>,
-}
-
-impl RebuildReport {
-    /// A rebuild of `member` (replacing `replaces`) starting at `now`, nothing in sync yet.
-    pub fn new(member: String, replaces: String, now: Time) -> RebuildReport {
-        RebuildReport { member, replaces, started_ns: now, ..RebuildReport::default() }
-    }
 }
 
 /// A replacement the pass writes, and how far it was in sync when the pass began.

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use crate::block::{IoScheduler, Request, SchedCtx};
-use crate::device::Tag;
+use crate::io::Tag;
 use crate::engine::Time;
 
 /// The process number an array gives its rebuild I/O at the members.
@@ -174,7 +174,7 @@ impl IoScheduler for RebuildShare {
 mod tests {
     use super::*;
     use crate::block::{BlockQueue, Scheduler};
-    use crate::device::Op;
+    use crate::io::Op;
 
     #[test]
     fn the_rebuild_gets_its_share_of_bytes_behind_a_deep_host_queue() {

@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn reads_skip_only_the_pages_of_cached_heads() {
-        let io = |member, offset, len| MemberIo { member, op: crate::device::Op::Read, offset, len };
+        let io = |member, offset, len| MemberIo { member, op: crate::io::Op::Read, offset, len };
         // Member 0 reads pages 0-3 and member 2 pages 2-5; heads 1 and 3 are cached.
         let mut reads = vec![io(0, 0, 16 * K), io(2, 8 * K, 16 * K)];
         skip_cached_pages(&mut reads, &[1, 3]);

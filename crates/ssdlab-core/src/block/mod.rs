@@ -7,11 +7,12 @@
 //! carry several merged bios, and a bio can be split over several requests, each finishing
 //! when all of its parts have.
 
+mod dispatch;
 pub mod iosched;
+mod layer;
 mod queue;
 
 pub use iosched::{AnticipatoryTunables, BfqTunables, CfqTunables, DeadlineTunables, IoScheduler, KyberTunables, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
-pub use queue::{BlockQueue, Bio, PluggedBio, QueueLimits, Request};
-
-/// A host request's number: unique among the host's requests in flight.
-pub type HostTag = u32;
+pub use dispatch::{DispatchCtx, QueuedDevice};
+pub use layer::{Bio, BlockEvent, BlockLayer, DevCtx, DeviceEvent, Submit, TargetQueue, Upper};
+pub use queue::{BlockQueue, ChainedBio, PluggedBio, QueueLimits, Request};

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use super::iosched::{ArmedTimer, IoScheduler, SchedCtx, Scheduler};
-use super::HostTag;
-use crate::device::{DeviceRequest, Op, Tag};
+use crate::io::BioId;
+use crate::io::{DeviceRequest, Op, Tag};
 use crate::engine::Time;
 use crate::error::ConfigError;
 use crate::metrics::DiskStats;
@@ -60,8 +60,8 @@ const NO_BIO: u32 = u32::MAX;
 /// A bio merged into a request after its first: the part of one host request that travels
 /// in that request. Merged bios are chained in the order they joined.
 #[derive(Clone, Copy, Debug)]
-pub struct Bio {
-    pub host: HostTag,
+pub struct ChainedBio {
+    pub host: BioId,
     pub offset: u64,
     pub len: u64,
     next: u32,
@@ -78,14 +78,14 @@ pub struct Request {
     /// When it entered the block layer: iostat's await counts from here.
     pub started_at: Time,
     /// The host request it was made for (its first bio, kept inline: most requests carry one).
-    pub host: HostTag,
+    pub host: BioId,
     /// Bios merged in after the first, chained (`NO_BIO`: none).
     merged: u32,
 }
 
 impl Request {
     /// A request carrying one host request's bio.
-    pub fn new(op: Op, offset: u64, len: u64, process: u32, started_at: Time, host: HostTag) -> Request {
+    pub fn new(op: Op, offset: u64, len: u64, process: u32, started_at: Time, host: BioId) -> Request {
         Request { op, offset, len, process, started_at, host, merged: NO_BIO }
     }
 
@@ -101,7 +101,7 @@ pub struct BlockQueue {
     sched: Scheduler,
     rqs: Vec<Request>,
     free_rqs: Vec<Tag>,
-    bios: Vec<Bio>,
+    bios: Vec<ChainedBio>,
     free_bios: Vec<u32>,
     disk: DiskStats,
     armed: Vec<ArmedTimer>,
@@ -129,7 +129,7 @@ pub struct BlockQueue {
 /// A bio submitted under a plug.
 #[derive(Clone, Copy, Debug)]
 pub struct PluggedBio {
-    pub host: HostTag,
+    pub host: BioId,
     pub op: Op,
     pub offset: u64,
     pub len: u64,
@@ -148,7 +148,7 @@ struct PlugRequest {
 /// A bio waiting for a request to be freed (its submitter sleeps in the kernel meanwhile).
 #[derive(Clone, Copy, Debug)]
 struct Blocked {
-    host: HostTag,
+    host: BioId,
     op: Op,
     offset: u64,
     len: u64,
@@ -232,7 +232,7 @@ impl BlockQueue {
     /// Host request `host` reaches the block layer at `now` and is queued for the device.
     /// Returns how many device requests carry it; the host request is done when all are.
     #[inline]
-    pub fn submit(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
+    pub fn submit(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
         if self.merging && matches!(op, Op::Read | Op::Write) && self.try_merge(host, op, offset, len, process, now) {
             if !self.blocked.is_empty() {
                 self.admit_blocked(now); // two requests may have become one
@@ -253,7 +253,7 @@ impl BlockQueue {
     /// [`BlockQueue::submit`] and then [`BlockQueue::next_for_device`] would leave it, without
     /// the pass through the scheduler. None: nothing was done; submit it.
     #[inline]
-    pub fn submit_direct(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Option<DeviceRequest> {
+    pub fn submit_direct(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Option<DeviceRequest> {
         // `none` never merges (`merging` is false), so no merge is missed here.
         if !self.sched.is_empty_none() || self.in_device >= self.depth || self.nr_requests.is_some() {
             return None;
@@ -276,14 +276,14 @@ impl BlockQueue {
 
     /// A new request for one bio, into the scheduler.
     #[inline]
-    fn insert_request(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) {
+    fn insert_request(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) {
         let tag = self.new_request(host, op, offset, len, process, now);
         self.enqueue(tag, op, offset, len, now);
     }
 
     /// A request slot for one bio, filled; its tag.
     #[inline(always)]
-    fn new_request(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
+    fn new_request(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
         let tag = self.alloc_rq();
         // Filled field by field in place: a whole-struct copy through the stack costs a
         // store-forwarding stall on this path.
@@ -349,7 +349,7 @@ impl BlockQueue {
             let mut chain = NO_BIO;
             for &i in p.bios.iter().skip(1).rev() {
                 let b = bios[i as usize];
-                chain = self.alloc_bio(Bio { host: b.host, offset: b.offset, len: b.len, next: chain });
+                chain = self.alloc_bio(ChainedBio { host: b.host, offset: b.offset, len: b.len, next: chain });
             }
             // The bios that joined it are merges (counted once the request exists: bios of
             // a request that found no room above go in alone).
@@ -398,7 +398,7 @@ impl BlockQueue {
     /// size limit, `nomerges` and the scheduler allow; a request that then meets another
     /// end to start merges with it too (attempt_back_merge / attempt_front_merge). Returns
     /// whether the bio merged.
-    fn try_merge(&mut self, host: HostTag, op: Op, offset: u64, len: u64, process: u32, now: Time) -> bool {
+    fn try_merge(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> bool {
         let max = self.limits.max_sectors_kb as u64 * 1024;
         let one_hit = self.limits.nomerges == 1;
         let fits = |q: &BlockQueue, tag: Tag, front: bool| {
@@ -430,7 +430,7 @@ impl BlockQueue {
                     first_len -= self.bios[b as usize].len;
                     b = self.bios[b as usize].next;
                 }
-                let b = self.alloc_bio(Bio { host: first, offset: old, len: first_len, next: chain });
+                let b = self.alloc_bio(ChainedBio { host: first, offset: old, len: first_len, next: chain });
                 let rq = &mut self.rqs[tag as usize];
                 rq.merged = b;
                 rq.host = host;
@@ -465,7 +465,7 @@ impl BlockQueue {
             first_len -= self.bios[c as usize].len;
             c = self.bios[c as usize].next;
         }
-        let head = self.alloc_bio(Bio { host: b.host, offset: b.offset, len: first_len, next: b.merged });
+        let head = self.alloc_bio(ChainedBio { host: b.host, offset: b.offset, len: first_len, next: b.merged });
         let r = &mut self.rqs[rq as usize];
         r.len += b.len;
         // Linux keeps the earlier start time (attempt_merge), as the merged request
@@ -499,7 +499,7 @@ impl BlockQueue {
         self.sched.merged(tag, &self.rqs[tag as usize], front, old_offset);
     }
 
-    fn alloc_bio(&mut self, bio: Bio) -> u32 {
+    fn alloc_bio(&mut self, bio: ChainedBio) -> u32 {
         match self.free_bios.pop() {
             Some(b) => {
                 self.bios[b as usize] = bio;
@@ -564,12 +564,12 @@ impl BlockQueue {
     /// it continues that request with the same operation (what a scheduler does with a bio
     /// that starts where a queued request ends). Returns whether it merged; the host request
     /// is then carried by `tag` and completes with it.
-    pub fn back_merge(&mut self, tag: Tag, host: HostTag, op: Op, offset: u64, len: u64) -> bool {
+    pub fn back_merge(&mut self, tag: Tag, host: BioId, op: Op, offset: u64, len: u64) -> bool {
         let rq = &self.rqs[tag as usize];
         if rq.op != op || rq.offset + rq.len != offset || !matches!(op, Op::Read | Op::Write | Op::Trim) {
             return false;
         }
-        let b = self.alloc_bio(Bio { host, offset, len, next: NO_BIO });
+        let b = self.alloc_bio(ChainedBio { host, offset, len, next: NO_BIO });
         // Append at the end of the chain, so that bios complete in the order they joined.
         let rq = &mut self.rqs[tag as usize];
         rq.len += len;
@@ -587,7 +587,7 @@ impl BlockQueue {
 
     /// The host requests of the bios merged into a completed request, after its first, in
     /// the order they joined; their bios are freed.
-    pub fn take_merged(&mut self, rq: &Request, hosts: &mut Vec<HostTag>) {
+    pub fn take_merged(&mut self, rq: &Request, hosts: &mut Vec<BioId>) {
         let mut b = rq.merged;
         while b != NO_BIO {
             let bio = self.bios[b as usize];
@@ -821,7 +821,7 @@ mod tests {
 
     /// Drains the queue, returning each device request's extent and the host requests it
     /// carried, in order.
-    fn drain(q: &mut BlockQueue, mut t: Time) -> Vec<((u64, u64), Vec<HostTag>)> {
+    fn drain(q: &mut BlockQueue, mut t: Time) -> Vec<((u64, u64), Vec<BioId>)> {
         let mut out = vec![];
         while let Some(r) = q.next_for_device(t) {
             t += 10;
@@ -891,7 +891,7 @@ mod tests {
         }
     }
 
-    fn plugged(host: HostTag, op: Op, offset: u64) -> PluggedBio {
+    fn plugged(host: BioId, op: Op, offset: u64) -> PluggedBio {
         PluggedBio { host, op, offset, len: 4096, process: 0 }
     }
 

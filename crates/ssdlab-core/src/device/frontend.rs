@@ -5,7 +5,7 @@ use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use crate::device::Op;
+use crate::io::Op;
 use crate::engine::rng::{stream, Rng};
 use crate::engine::{transfer_ns, FifoServer, MultiServer, Time};
 use crate::error::ConfigError;

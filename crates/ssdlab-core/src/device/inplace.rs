@@ -8,7 +8,9 @@ use schemars::JsonSchema;
 
 use crate::device::frontend::{validate_front, ControllerConfig, FrontEnd, HostInterface};
 use crate::device::thermal::{Thermal, ThermalConfig};
-use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, RequestTable, Tag};
+use crate::device::{BlockDevice, DeviceCtx, RequestTable, Drive};
+use crate::report::{DeviceKind, DeviceReport};
+use crate::io::{DeviceRequest, Op, Tag};
 use crate::engine::{transfer_ns, FifoServer, Time};
 use crate::error::ConfigError;
 
@@ -142,6 +144,8 @@ impl InPlaceDrive {
         transfer_ns(self.unit, self.cfg.media.channel_bytes_per_s)
     }
 }
+
+impl Drive for InPlaceDrive {}
 
 impl BlockDevice for InPlaceDrive {
     type Event = InPlaceEvent;

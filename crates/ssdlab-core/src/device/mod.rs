@@ -1,6 +1,6 @@
 //! What a block device is to the layers above it: requests go in, completions come back.
-//! The host block layer talks to any device through [`BlockDevice`]; arrays of devices can
-//! implement the same trait on top of member devices.
+//! The block layer's dispatch talks to any device through [`BlockDevice`]; an array
+//! implements the same trait on top of member devices, each of which is a [`Drive`].
 
 pub mod drive;
 pub mod frontend;
@@ -9,45 +9,11 @@ pub mod inplace;
 pub mod ssd;
 pub mod thermal;
 
-pub use drive::{DeviceConfig, Drive, DriveEvent};
+pub use drive::{AnyDrive, DriveConfig, DriveEvent};
 
 use crate::engine::Time;
-use serde::Serialize;
-
-/// A device request's number, as the block layer gave it (an NCQ tag, an NVMe command id);
-/// unique among the device's requests in flight. Host requests have their own numbers.
-pub type Tag = u32;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    Read,
-    Write,
-    Trim,
-    Flush,
-}
-
-impl Op {
-    /// Index used for per-direction tables: read 0, write 1, trim 2, flush 3.
-    pub fn index(self) -> usize {
-        match self {
-            Op::Read => 0,
-            Op::Write => 1,
-            Op::Trim => 2,
-            Op::Flush => 3,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceRequest {
-    pub tag: Tag,
-    pub op: Op,
-    pub offset: u64,
-    pub len: u64,
-    /// The process whose I/O it is (an array passes it on to its members' schedulers).
-    pub process: u32,
-}
+use crate::io::{DeviceRequest, Op, Tag};
+use crate::report::DeviceReport;
 
 /// A request inside a device: what the host asked, and how many of its parts (page reads,
 /// program units, media accesses) are still under way.
@@ -154,111 +120,12 @@ pub trait BlockDevice {
     /// Work under way that no host request waits for (buffered data on its way to flash, GC
     /// owed).
     fn has_internal_work(&self) -> bool;
-    /// The run's clock exists: schedule what the device does on its own from the start
-    /// (an array's member failures). Called once per run, after [`BlockDevice::begin_run`].
-    fn start_run(&mut self, _ctx: &mut impl DeviceCtx<Self::Event>) {}
-    /// Whether the rebuild under way (an array's) is done; None: no rebuild started.
-    fn rebuild_done(&self) -> Option<bool> {
-        None
-    }
-    /// The rebuild's bytes in sync and its target (the one under way, else the last one);
-    /// None: no rebuild started. For progress reports.
-    fn rebuild_progress(&self) -> Option<(u64, u64)> {
-        None
-    }
-    /// Why the run cannot go on: an array's failure that would have lost its data (it ends
-    /// the run with this as its error). None for a device that cannot lose data that way.
-    fn data_lost(&self) -> Option<String> {
-        None
-    }
-    /// The results of the devices this one is made of (an array's members), as of `at`.
-    fn member_results(&self, _at: Time) -> Vec<crate::sim::DeviceResult> {
-        Vec::new()
-    }
     /// A run begins. The engine keeps no events from an earlier run, so the device forgets
     /// any it was waiting for. Returns the time its clock has reached (when its last work
     /// ends; 0 for a new device): the run starts there, and time stays continuous.
     fn begin_run(&mut self) -> Time;
 }
 
-/// The kinds of device a system can hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DeviceKind {
-    NandSsd,
-    InPlace,
-    Hdd,
-    Array,
-}
-
-/// What a device reports that iostat cannot show: the part every device has (traffic, busy
-/// time of its media and controller, temperature), plus its kind's own detail. For an
-/// array, "media" is its members (bytes it asked of them) and "controller" its stripe
-/// handling threads.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct DeviceReport {
-    pub kind: DeviceKind,
-    pub host_bytes_written: u64,
-    pub host_bytes_read: u64,
-    /// Bytes written to and read from the storage medium (NAND or in-place media).
-    pub media_bytes_written: u64,
-    pub media_bytes_read: u64,
-    /// Busy time of the media dies summed, ns (divide by dies × elapsed for utilisation).
-    pub die_busy_ns: u64,
-    pub dies: u32,
-    /// Busy ns per channel.
-    pub channel_busy_ns: Vec<u64>,
-    pub controller_busy_ns: u64,
-    pub controller_cores: u32,
-    /// Temperature and throttling, for drives with a thermal model.
-    pub thermal: Option<thermal::ThermalReport>,
-    /// A NAND SSD's flash translation layer, write buffer and wear.
-    pub nand: Option<NandReport>,
-    /// An array's stripe handling and member health (its members report on their own).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub array: Option<crate::array::ArrayReport>,
-    /// A hard disk's head time by part and its cache.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hdd: Option<hdd::HddReport>,
-}
-
-impl DeviceReport {
-    /// The NAND detail; for callers that know the device is a NAND SSD.
-    pub fn nand(&self) -> &NandReport {
-        self.nand.as_ref().expect("a NAND SSD's report")
-    }
-}
-
-/// What only a NAND SSD has: GC, write amplification's parts, SLC cache, buffer and wear.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct NandReport {
-    pub erase_count: u64,
-    pub gc_runs: u64,
-    pub gc_relocated_bytes: u64,
-    pub rmw_reads: u64,
-    pub buffer_read_hits: u64,
-    /// IUs of host writes merged into an IU already waiting in the write buffer.
-    pub buffer_merges: u64,
-    pub write_buffer_bytes_used: u64,
-    /// Of that, IUs not yet given a place on flash (not yet in `media_bytes_written`).
-    pub write_buffer_unplaced_bytes: u64,
-    pub free_blocks: u64,
-    pub total_blocks: u64,
-    pub max_block_erases: u32,
-    /// Raw flash beyond the user capacity, as a fraction of it.
-    pub over_provisioning: f64,
-    /// Bytes of simulator memory holding the mapping tables.
-    pub map_bytes: u64,
-    /// SLC cache: capacity in blocks used in SLC mode, what it may grow to now (user bytes),
-    /// host bytes that went to SLC, and bytes folded out of it into native blocks.
-    pub slc_used_bytes: u64,
-    pub slc_budget_bytes: u64,
-    pub slc_host_bytes: u64,
-    pub folded_bytes: u64,
-    /// Wear: average erases per block and blocks moved by static wear levelling.
-    pub mean_block_erases: f64,
-    pub wear_level_moves: u64,
-    /// Flash work the dies owe, summed (GC and folding decided but not yet carried out, and
-    /// host programs queued behind it), ns.
-    pub gc_owed_ns: u64,
-}
+/// A physical drive (not an array): what an array's members are. Arrays do not implement it,
+/// so an array of arrays cannot be built by accident.
+pub trait Drive: BlockDevice {}

@@ -1,4 +1,4 @@
-//! Drive temperature and thermal throttling.
+//! AnyDrive temperature and thermal throttling.
 //!
 //! The drive is one lump of heat capacity `C` joined to the surrounding air by a thermal
 //! resistance `R` (which is what the cooling — airflow, heatsink, slot — provides):
@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 
 use crate::engine::Time;
 use crate::error::ConfigError;
+use crate::report::ThermalReport;
 
 fn one_second() -> Time {
     1_000_000_000
@@ -30,7 +31,7 @@ pub struct ThermalConfig {
     pub active_w: f64,
     /// Heat capacity of the drive, J/K.
     pub heat_capacity_j_per_k: f64,
-    /// Drive to ambient air, K/W.
+    /// AnyDrive to ambient air, K/W.
     pub thermal_resistance_k_per_w: f64,
     pub ambient_c: f64,
     /// Temperature at the start of the run; `None`: settled at idle.
@@ -81,19 +82,6 @@ impl ThermalConfig {
     pub fn steady_c(&self, w: f64) -> f64 {
         self.ambient_c + w * self.thermal_resistance_k_per_w
     }
-}
-
-/// What the thermal model reports.
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
-pub struct ThermalReport {
-    /// Last sensor reading, °C.
-    pub temperature_c: f64,
-    pub max_temperature_c: f64,
-    pub throttled: bool,
-    /// Time spent throttled, ns.
-    pub throttled_ns: Time,
-    /// How many times throttling began.
-    pub throttle_events: u64,
 }
 
 /// Temperature state and throttle of one drive.

@@ -4,12 +4,12 @@
 pub mod divide;
 pub mod memory;
 pub mod rng;
-pub mod scheduler;
+pub mod event_queue;
 pub mod server;
 pub mod timer;
 
 pub use rng::{derive_seed, stream};
-pub use scheduler::Scheduler;
+pub use event_queue::EventQueue;
 pub use server::{FifoServer, MultiServer};
 
 /// Simulated time in integer nanoseconds since the start of the run.

@@ -3,7 +3,7 @@
 use rand::Rng as _;
 use rand::SeedableRng;
 
-use crate::device::Op;
+use crate::io::Op;
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{transfer_ns, Time, NS_PER_S};
 use crate::metrics::{IoLogger, JobStats, RateSampler};

@@ -6,12 +6,13 @@
 //! counts the jiffy boundaries inside busy periods, i.e. the union of request intervals at
 //! jiffy resolution. Latencies are summed in ns and reported in ms, as modern kernels do.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::device::Op;
+use crate::io::Op;
 use crate::engine::{Time, NS_PER_MS, NS_PER_S};
 
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema, PartialEq)]
 pub struct DiskCounters {
     pub read_ios: u64,
     pub read_merges: u64,

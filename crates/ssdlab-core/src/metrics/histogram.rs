@@ -95,6 +95,16 @@ impl Serialize for LatencyHistogram {
     }
 }
 
+/// Serialised as its non-empty buckets, `[[value ns, count], …]`.
+impl schemars::JsonSchema for LatencyHistogram {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LatencyHistogram".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Vec<(u64, u64)>>::json_schema(generator)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

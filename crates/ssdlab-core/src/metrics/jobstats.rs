@@ -1,5 +1,6 @@
 //! Per-job statistics in fio's terms: per direction I/O counts, bytes, and slat/clat/lat.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::histogram::LatencyHistogram;
@@ -7,7 +8,7 @@ use crate::engine::Time;
 
 /// Latency summary in ns. Sums are kept exactly in integers (squares of ns latencies fit a
 /// u128 for any realistic run), which is cheaper than a running mean and loses nothing.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct LatStats {
     pub n: u64,
     pub min: u64,
@@ -62,7 +63,7 @@ impl LatStats {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct DirStats {
     pub ios: u64,
     pub bytes: u64,
@@ -91,7 +92,7 @@ impl DirStats {
 }
 
 /// Everything fio reports for one job clone.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct JobStats {
     pub name: String,
     pub clone: u32,
@@ -129,7 +130,7 @@ pub struct JobStats {
 /// maximum). Per window: the window's end (or the job's end, for the last, partial one),
 /// the I/Os and bytes completed in it, offset 0, the sums of their slat and clat, and the
 /// largest slat, clat and slat + clat among them (fio's `log_max_value`).
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct IoLogRecord(pub u64, pub u8, pub u32, pub u64, pub u64, pub u64, pub u64, pub u64, pub u64, pub u64);
 
 /// What a window of the I/O log has gathered for one direction.
@@ -248,12 +249,12 @@ impl IoLogger {
 }
 
 impl JobStats {
-    pub fn dir_mut(&mut self, op: crate::device::Op) -> &mut DirStats {
+    pub fn dir_mut(&mut self, op: crate::io::Op) -> &mut DirStats {
         match op {
-            crate::device::Op::Read => &mut self.read,
-            crate::device::Op::Write => &mut self.write,
-            crate::device::Op::Trim => &mut self.trim,
-            crate::device::Op::Flush => &mut self.sync,
+            crate::io::Op::Read => &mut self.read,
+            crate::io::Op::Write => &mut self.write,
+            crate::io::Op::Trim => &mut self.trim,
+            crate::io::Op::Flush => &mut self.sync,
         }
     }
 

@@ -5,7 +5,7 @@ use rand::Rng as _;
 use rand_distr::{Distribution as _, Normal, Zipf};
 
 use super::spec::{BlockSizeDist, DistKind, JobSpec, RwMode};
-use crate::device::Op;
+use crate::io::Op;
 use crate::engine::rng::{splitmix64, Rng};
 use rand::SeedableRng;
 

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 
 use super::trace::{TimeUnit, TraceFormat, TraceOptions, TraceReader};
 use super::Io;
-use crate::device::Op;
+use crate::io::Op;
 use crate::engine::Time;
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]

@@ -4,10 +4,15 @@
 
 use ssdlab_core::device::inplace::{InPlaceConfig, InPlaceMedia};
 use ssdlab_core::device::ssd::{precondition, Precondition, Ssd, SsdConfig};
-use ssdlab_core::device::{BlockDevice, DeviceCtx, DeviceReport, DeviceRequest, Op, Tag};
+use ssdlab_core::device::{BlockDevice, DeviceCtx};
+use ssdlab_core::report::DeviceReport;
+use ssdlab_core::io::{DeviceRequest, Op, Tag};
 use ssdlab_core::engine::Time;
 use ssdlab_core::host::{Host, HostConfig};
-use ssdlab_core::sim::{simulate, SimResult, Target};
+use ssdlab_core::progress::Watch;
+use ssdlab_core::sim::{simulate_with, RunOptions, Target};
+use ssdlab_core::target::TargetDevice;
+use ssdlab_core::report::SimResult;
 use ssdlab_core::workload::JobSpec;
 
 /// What the auditing wrapper saw crossing the device boundary.
@@ -129,10 +134,6 @@ impl<E, C: DeviceCtx<E>> DeviceCtx<E> for AuditCtx<'_, C> {
 impl<D: BlockDevice> BlockDevice for Audited<'_, D> {
     type Event = D::Event;
 
-    fn data_lost(&self) -> Option<String> {
-        self.inner.data_lost()
-    }
-
     fn capacity(&self) -> u64 {
         self.inner.capacity()
     }
@@ -218,6 +219,12 @@ impl<D: BlockDevice> BlockDevice for Audited<'_, D> {
     }
 }
 
+impl<D: TargetDevice> TargetDevice for Audited<'_, D> {
+    fn data_lost(&self) -> Option<String> {
+        self.inner.data_lost()
+    }
+}
+
 impl<D: BlockDevice> Audited<'_, D> {
     /// Requests submitted and not yet completed.
     pub fn in_flight(&self) -> u64 {
@@ -232,7 +239,7 @@ pub fn run_audited(ssd: &mut Ssd, host: HostConfig, jobs: Vec<JobSpec>, seed: u6
 }
 
 /// [`run_audited`] for any device.
-pub fn run_audited_device<D: BlockDevice>(
+pub fn run_audited_device<D: TargetDevice>(
     dev: &mut D,
     name: &str,
     host: HostConfig,
@@ -244,10 +251,11 @@ pub fn run_audited_device<D: BlockDevice>(
         j.validate(dev.capacity(), jobs.len()).unwrap_or_else(|e| panic!("job {}: {e}", j.name));
     }
     let mut audit = Audit::default();
-    let host = Host::new(host, jobs, seed, interval).expect("host");
+    let host = Host::new(host, jobs, seed).expect("host");
     let result = {
         let dev = Audited::new(dev, &mut audit);
-        simulate(seed, host, vec![Target::new(name, dev)]).unwrap_or_else(|e| panic!("{e}"))
+        let opts = RunOptions { interval_ns: interval, ..Default::default() };
+        simulate_with(seed, host, vec![Target::new(name, dev)], opts, &mut Watch::off()).unwrap_or_else(|e| panic!("{e}"))
     };
     (result, audit)
 }

@@ -35,7 +35,7 @@ use schemars::JsonSchema;
 use super::lists::{QueueingSampler, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::queue::Request;
-use crate::device::{Op, Tag};
+use crate::io::{Op, Tag};
 use crate::engine::timer::Timer;
 use crate::engine::{Time, NS_PER_MS};
 use crate::error::ConfigError;

@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use super::lists::{QueueingSampler, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::queue::Request;
-use crate::device::Tag;
+use crate::io::Tag;
 use crate::engine::timer::Timer;
 use crate::engine::{Time, NS_PER_MS, NS_PER_S};
 use crate::error::ConfigError;

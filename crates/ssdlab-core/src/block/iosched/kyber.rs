@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 
 use super::{IoScheduler, SchedCtx};
 use crate::block::queue::Request;
-use crate::device::{Op, Tag};
+use crate::io::{Op, Tag};
 use crate::engine::{Time, NS_PER_MS, NS_PER_S};
 use crate::error::ConfigError;
 

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use crate::device::Tag;
+use crate::io::Tag;
 use crate::engine::Time;
 
 #[derive(Debug, Default)]

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use super::queue::Request;
-use crate::device::Tag;
+use crate::io::Tag;
 use crate::engine::Time;
 
 /// A timer a scheduler asked for: when, which of its timers, and the version it was armed at.
@@ -339,5 +339,5 @@ impl IoScheduler for NoopScheduler {
 /// A 4 KiB read of `process` at `offset`, for the schedulers' tests.
 #[cfg(test)]
 pub(crate) fn test_read(process: u32, offset: u64) -> Request {
-    Request::new(crate::device::Op::Read, offset, 4096, process, 0, 0)
+    Request::new(crate::io::Op::Read, offset, 4096, process, 0, 0)
 }

@@ -18,7 +18,9 @@ use schemars::JsonSchema;
 use self::cache::{DiskCache, Extent, ReadHit};
 use self::geometry::{Geometry, Place};
 use crate::device::frontend::{validate_front, ControllerConfig, FrontEnd, HostInterface};
-use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, Op, RequestTable, Tag};
+use crate::device::{BlockDevice, DeviceCtx, RequestTable, Drive};
+use crate::report::{DeviceKind, DeviceReport, HddReport};
+use crate::io::{DeviceRequest, Op, Tag};
 use crate::engine::{FifoServer, Time};
 use crate::error::ConfigError;
 
@@ -186,33 +188,6 @@ struct Waiting {
 enum Access {
     Host { tag: Tag, write: bool, lba: u64, sectors: u64 },
     Destage(Extent),
-}
-
-/// What the head's time went to, and what the cache saved it.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct HddReport {
-    /// Media accesses (host reads and writes that reached the head, destages).
-    pub media_accesses: u64,
-    /// Accesses that moved the arm, and the cylinders moved in all.
-    pub seeks: u64,
-    pub seek_cylinders: u64,
-    /// Head time by part, ns.
-    pub seek_ns: u64,
-    pub rotation_ns: u64,
-    pub transfer_ns: u64,
-    /// Reads served from the cache without waiting, and reads that waited for read-ahead.
-    pub cache_read_hits: u64,
-    pub read_ahead_hits: u64,
-    /// Writes taken into the write-back cache, and dirty bytes written out.
-    pub cached_writes: u64,
-    pub destaged_bytes: u64,
-    pub dirty_bytes: u64,
-    /// Commands served because they had waited past the starvation bound.
-    pub starved: u64,
-    pub cylinders: u32,
-    /// Sustained media rate of the outer and inner zone, bytes/s (track switches included).
-    pub outer_zone_bytes_per_s: f64,
-    pub inner_zone_bytes_per_s: f64,
 }
 
 pub struct Hdd {
@@ -453,6 +428,8 @@ impl Hdd {
         self.waiting.push(Waiting { tag, write, lba, sectors, place, angle, arrived: now });
     }
 }
+
+impl Drive for Hdd {}
 
 impl BlockDevice for Hdd {
     type Event = HddEvent;

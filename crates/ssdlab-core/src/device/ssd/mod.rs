@@ -18,7 +18,9 @@ pub mod precondition;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
-use crate::device::{BlockDevice, DeviceCtx, DeviceKind, DeviceReport, DeviceRequest, InDevice, NandReport, Op, RequestTable, Tag};
+use crate::device::{BlockDevice, DeviceCtx, InDevice, RequestTable, Drive};
+use crate::report::{DeviceKind, DeviceReport, NandReport};
+use crate::io::{DeviceRequest, Op, Tag};
 use crate::device::frontend::FrontEnd;
 use crate::device::thermal::Thermal;
 use crate::engine::timer::Timer;
@@ -708,6 +710,8 @@ impl Ssd {
     }
 }
 
+impl Drive for Ssd {}
+
 impl BlockDevice for Ssd {
     type Event = SsdEvent;
 
@@ -890,11 +894,11 @@ impl BlockDevice for Ssd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Scheduler;
+    use crate::engine::EventQueue;
 
     /// A drive's events in time order, and the completions it reports.
     struct Ctx<'a> {
-        sched: &'a mut Scheduler<SsdEvent>,
+        sched: &'a mut EventQueue<SsdEvent>,
         done: &'a mut Vec<Tag>,
     }
 
@@ -911,7 +915,7 @@ mod tests {
     }
 
     /// Submit one request now and run the drive until it completes; returns its latency.
-    fn run_one(ssd: &mut Ssd, sched: &mut Scheduler<SsdEvent>, op: Op, offset: u64, len: u64) -> Time {
+    fn run_one(ssd: &mut Ssd, sched: &mut EventQueue<SsdEvent>, op: Op, offset: u64, len: u64) -> Time {
         let mut done = Vec::new();
         let start = sched.now();
         let req = DeviceRequest { tag: 3, op, offset, len, process: 0 };
@@ -931,7 +935,7 @@ mod tests {
         let cfg = SsdConfig::generic(1);
         let mut ssd = Ssd::new(cfg.clone(), 1).unwrap();
         precondition(&mut ssd, Precondition::Sequential, 1);
-        let mut sched = Scheduler::new();
+        let mut sched = EventQueue::new();
         let c = &cfg.controller;
         let link = |b: u64| transfer_ns(b, cfg.interface.bytes_per_s());
         let channel = |b: u64| transfer_ns(b, cfg.nand.channel_bytes_per_s);
@@ -946,7 +950,7 @@ mod tests {
         assert_eq!(ssd.nand_bytes_read, 4096 + 8192);
         // Never written: zeros from the controller, no flash read.
         let mut fresh = Ssd::new(cfg.clone(), 1).unwrap();
-        assert_eq!(run_one(&mut fresh, &mut Scheduler::new(), Op::Read, 0, 4096), command + link(4096));
+        assert_eq!(run_one(&mut fresh, &mut EventQueue::new(), Op::Read, 0, 4096), command + link(4096));
         assert_eq!((fresh.nand_bytes_read, fresh.buffer_read_hits), (0, 0));
         // Overwritten, the new data still in the buffer: a buffer hit, no flash read.
         run_one(&mut ssd, &mut sched, Op::Write, 1 << 20, 4096);

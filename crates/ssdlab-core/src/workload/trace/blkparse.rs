@@ -37,7 +37,7 @@ use rustc_hash::FxHashMap;
 use super::{
     bad, fields, need, num, parse_scaled_decimal, parse_u64, sectors_to_bytes, show, FieldError, TraceRecord,
 };
-use crate::device::Op;
+use crate::io::Op;
 
 pub(super) struct BlkparseParser {
     /// The selected action as UTF-8 bytes (a `char` is at most 4).
@@ -162,7 +162,7 @@ fn classify(rwbs: &[u8]) -> Result<(bool, Kind), FieldError> {
 mod tests {
     use super::super::tests::{parse, parse_err, parse_ok, rec};
     use super::super::{TraceFormat, TraceOptions};
-    use crate::device::Op;
+    use crate::io::Op;
 
     const F: TraceFormat = TraceFormat::Blkparse;
 

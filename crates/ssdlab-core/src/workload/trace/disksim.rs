@@ -27,7 +27,7 @@ use super::{
     bad, fields, need, num, num_u32, parse_scaled_decimal, sectors_to_bytes, show, FieldError, TimeUnit,
     TraceRecord,
 };
-use crate::device::Op;
+use crate::io::Op;
 
 pub(super) struct DiskSimParser {
     /// Decimal digits between the unit and a nanosecond: 0 for ns, 6 for ms.
@@ -102,7 +102,7 @@ fn read_bit(f: &[u8]) -> Option<bool> {
 mod tests {
     use super::super::tests::{parse, parse_err, parse_ok, rec};
     use super::super::{TimeUnit, TraceFormat, TraceOptions};
-    use crate::device::Op;
+    use crate::io::Op;
 
     const F: TraceFormat = TraceFormat::DiskSim;
 

@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 use super::{
     bad, fields, is_blank, is_comment, need, num, show, time_to_ns, FieldError, Fields, TraceRecord,
 };
-use crate::device::Op;
+use crate::io::Op;
 
 const V2_HEADER: &[u8] = b"fio version 2 iolog";
 const V3_HEADER: &[u8] = b"fio version 3 iolog";
@@ -179,7 +179,7 @@ fn check_optional_numbers(it: &mut Fields<'_>) -> Result<(), FieldError> {
 mod tests {
     use super::super::tests::{parse_err, parse_ok, rec};
     use super::super::{TraceFormat, TraceOptions};
-    use crate::device::Op;
+    use crate::io::Op;
 
     const F: TraceFormat = TraceFormat::FioIolog;
 

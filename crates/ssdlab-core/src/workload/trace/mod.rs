@@ -43,7 +43,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use crate::device::Op;
+use crate::io::Op;
 
 /// One I/O of a trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

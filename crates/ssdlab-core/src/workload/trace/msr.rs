@@ -21,7 +21,7 @@
 //!   field are ignored. Blank lines are skipped.
 
 use super::{bad, is_blank, num, num_u32, show, time_to_ns, FieldError, TraceRecord};
-use crate::device::Op;
+use crate::io::Op;
 
 const LAYOUT: &str = "comma-separated Timestamp,Hostname,DiskNumber,Type,Offset,Size[,ResponseTime]";
 
@@ -74,7 +74,7 @@ pub(super) fn parse_row(line: &[u8], short_types: bool) -> Result<TraceRecord, F
 mod tests {
     use super::super::tests::{parse_err, parse_ok, rec};
     use super::super::{TraceFormat, TraceOptions};
-    use crate::device::Op;
+    use crate::io::Op;
 
     const F: TraceFormat = TraceFormat::Msr;
 

@@ -51,7 +51,7 @@ impl SniaParser {
 mod tests {
     use super::super::tests::{parse_err, parse_ok, rec};
     use super::super::{TraceFormat, TraceOptions};
-    use crate::device::Op;
+    use crate::io::Op;
 
     const F: TraceFormat = TraceFormat::Snia;
 

@@ -38,7 +38,7 @@ struct Key {
 
 impl Key {
     /// Fills the unused lanes of the last node, so that a node always has four children to
-    /// compare (real keys never reach it: see [`Scheduler::schedule`]).
+    /// compare (real keys never reach it: see [`EventQueue::schedule`]).
     const NONE: Key = Key { time: Time::MAX, order: u64::MAX };
 
     #[inline(always)]
@@ -165,7 +165,7 @@ impl Wheel {
 }
 
 /// The simulation clock and its pending events.
-pub struct Scheduler<E> {
+pub struct EventQueue<E> {
     now: Time,
     next_seq: u64,
     /// Sequence numbers available before a renumbering: `1 << (64 - slot_bits)`, less one
@@ -191,13 +191,13 @@ pub struct Scheduler<E> {
     dispatched: u64,
 }
 
-impl<E> Default for Scheduler<E> {
+impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> Scheduler<E> {
+impl<E> EventQueue<E> {
     pub fn new() -> Self {
         Self::starting_at(0)
     }
@@ -209,7 +209,7 @@ impl<E> Scheduler<E> {
 
     fn with_slot_bits(now: Time, slot_bits: u32) -> Self {
         assert!((1..=62).contains(&slot_bits));
-        Scheduler {
+        EventQueue {
             now,
             next_seq: 0,
             seq_limit: (1u64 << (64 - slot_bits)) - 1,
@@ -319,7 +319,7 @@ impl<E> Scheduler<E> {
 }
 
 /// Events are small plain data, copied in and out of the slab.
-impl<E: Copy> Scheduler<E> {
+impl<E: Copy> EventQueue<E> {
     /// Schedule `event` at absolute time `at`. Scheduling in the past is a model bug, checked
     /// in every build (it becomes an internal model error, never a silently moved event).
     #[inline(always)]
@@ -451,7 +451,7 @@ mod tests {
 
     #[test]
     fn equal_times_pop_in_schedule_order() {
-        let mut s = Scheduler::new();
+        let mut s = EventQueue::new();
         s.schedule(10, 'a');
         s.schedule(5, 'b');
         s.schedule(10, 'c');
@@ -465,7 +465,7 @@ mod tests {
     /// `(time, seq)` order, as from a sorted list; with `slot_bits` small or large the keys
     /// are renumbered (sequence numbers run out, the slab outgrows its slots) along the way.
     fn follows_time_then_schedule_order(slot_bits: u32, spread: u64, max_pending: usize) {
-        let mut s = Scheduler::with_slot_bits(0, slot_bits);
+        let mut s = EventQueue::with_slot_bits(0, slot_bits);
         let mut reference: Vec<(Time, u32)> = Vec::new();
         let mut x: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = || {
@@ -525,7 +525,7 @@ mod tests {
     #[test]
     fn order_survives_the_slab_outgrowing_its_slot_bits() {
         follows_time_then_schedule_order(2, 7, usize::MAX);
-        let mut s = Scheduler::with_slot_bits(0, 2);
+        let mut s = EventQueue::with_slot_bits(0, 2);
         for i in 0..100u32 {
             s.schedule(1, i);
         }
@@ -536,7 +536,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "event scheduled in the past")]
     fn scheduling_in_the_past_is_caught() {
-        let mut s = Scheduler::starting_at(100);
+        let mut s = EventQueue::starting_at(100);
         s.schedule(99, ());
     }
 }

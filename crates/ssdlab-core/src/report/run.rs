@@ -1,0 +1,68 @@
+//! What a run returns: every job's statistics, every device's counters and report (an
+//! array's members' too), and the time series. This is the core's output; its JSON Schema
+//! (see [`crate::schema`]) is what the Python layer reads it by.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::device::DeviceReport;
+use crate::engine::Time;
+use crate::metrics::diskstats::DiskCounters;
+use crate::metrics::JobStats;
+
+/// What one device reports: the block layer's counters for it, what the device itself saw
+/// (its kind included), and its members' results when it is made of other devices.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DeviceResult {
+    pub name: String,
+    pub capacity_bytes: u64,
+    pub scheduler: &'static str,
+    pub disk: DiskCounters,
+    pub internal: DeviceReport,
+    pub members: Vec<DeviceResult>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SimResult {
+    pub seed: u64,
+    /// Simulated time when the run began (0 on new devices; a device used for an earlier
+    /// run keeps its clock), when the last job finished, and when the devices had finished
+    /// the work still under way then (buffered data, GC owed), ns.
+    pub start_ns: Time,
+    pub end_ns: Time,
+    pub drained_ns: Time,
+    /// Events handled (cost measure).
+    pub events: u64,
+    pub jobs: Vec<JobStats>,
+    pub devices: Vec<DeviceResult>,
+    pub samples: Vec<Sample>,
+}
+
+impl SimResult {
+    /// Requests completed by all jobs, measured or not.
+    pub fn completed(&self) -> u64 {
+        self.jobs.iter().map(|j| j.completed).sum()
+    }
+}
+
+
+/// One device's counters at a sample (and its members', for an array).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DeviceSample {
+    pub disk: DiskCounters,
+    pub internal: DeviceReport,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<DeviceResult>,
+}
+
+/// One time-series sample: cumulative counters at `t_ns`, host-wide and per device.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Sample {
+    pub t_ns: Time,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub devices: Vec<DeviceSample>,
+}
+

@@ -1,0 +1,338 @@
+//! The event loop of one run: the job runner above, the block layer with its devices below,
+//! each handling its own events; the time series taken beside them.
+
+use crate::block::{BlockEvent, BlockLayer, DeviceEvent, QueueLimits, SchedulerConfig, TargetQueue};
+use crate::engine::{EventQueue, Time};
+use crate::error::SimError;
+use crate::host::{Host, JobEvent, Limits};
+use crate::progress::{fraction_of, Phase, Progress, Watch, CHECK_EVENTS};
+use crate::report::{DeviceResult, DeviceSample, Sample, SimResult};
+use crate::target::TargetDevice;
+
+use super::Until;
+
+/// Devices one system may hold (events name their device in 16 bits).
+pub const MAX_TARGETS: usize = 1 << 16;
+
+/// Events between checks that host requests still complete.
+const STALL_CHECK_EVENTS: u64 = 1 << 22;
+/// Simulated time with host requests in the devices and none completing that counts as a
+/// stall (a model bug): events that recur on their own (a drive's temperature samples, the
+/// time series) would otherwise keep such a run going for ever.
+const STALL_AFTER_NS: Time = 3_600 * 1_000_000_000;
+
+/// The run's events: the job runner's, the block layer's, a device's own, and the time
+/// series' sample.
+#[derive(Clone, Copy, Debug)]
+pub enum Event<DE> {
+    Job(JobEvent),
+    Block(BlockEvent),
+    Device(u16, DE),
+    Sample,
+}
+
+impl<DE> From<JobEvent> for Event<DE> {
+    #[inline(always)]
+    fn from(e: JobEvent) -> Self {
+        Event::Job(e)
+    }
+}
+
+impl<DE> From<BlockEvent> for Event<DE> {
+    #[inline(always)]
+    fn from(e: BlockEvent) -> Self {
+        Event::Block(e)
+    }
+}
+
+impl<DE> From<DeviceEvent<DE>> for Event<DE> {
+    #[inline(always)]
+    fn from(e: DeviceEvent<DE>) -> Self {
+        Event::Device(e.0, e.1)
+    }
+}
+
+/// A device of the system with what the block layer needs to know of it.
+pub struct Target<D> {
+    pub name: String,
+    pub scheduler: SchedulerConfig,
+    pub queue: QueueLimits,
+    pub device: D,
+}
+
+impl<D> Target<D> {
+    /// A target behind blk-mq's `none` scheduler.
+    pub fn new(name: impl Into<String>, device: D) -> Self {
+        Target { name: name.into(), scheduler: SchedulerConfig::None, queue: QueueLimits::default(), device }
+    }
+
+    /// The same target with its device transformed.
+    pub fn map<E>(self, f: impl FnOnce(D) -> E) -> Target<E> {
+        Target { name: self.name, scheduler: self.scheduler, queue: self.queue, device: f(self.device) }
+    }
+}
+
+/// How a run goes beside its jobs: when it ends, the time series, what it may keep.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    pub until: Until,
+    /// Time-series sampling interval; none by default.
+    pub interval_ns: Option<Time>,
+    pub limits: Limits,
+}
+
+/// Refuse a run whose planned end (from its start) takes more samples than allowed.
+pub fn check_sample_plan(planned_end: Option<Time>, opts: &RunOptions) -> Result<(), String> {
+    if let (Some(end), Some(iv)) = (planned_end, opts.interval_ns) {
+        let n = end / iv + 1;
+        if n > opts.limits.max_samples {
+            return Err(format!(
+                "the time series would take {n} samples at an interval of {iv} ns, more than the run's limit of {} \
+                 (max_samples): a longer interval takes fewer",
+                opts.limits.max_samples
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The time series: counters of the host and of every device at each interval.
+struct Sampler {
+    interval: Option<Time>,
+    max: u64,
+    samples: Vec<Sample>,
+}
+
+impl Sampler {
+    /// Take a sample now and schedule the next (while jobs run); a run past its limit stops
+    /// its jobs and fails.
+    fn take<D: TargetDevice>(&mut self, host: &mut Host, block: &BlockLayer<D>, events: &mut EventQueue<Event<D::Event>>) {
+        let now = events.now();
+        let devices = block
+            .devices()
+            .enumerate()
+            .map(|(i, d)| DeviceSample {
+                disk: block.disk_counters(i, now),
+                internal: d.internal_report(now),
+                members: d.member_results(now),
+            })
+            .collect();
+        if self.samples.len() as u64 >= self.max {
+            let msg = format!(
+                "the time series passed {} samples (the run's limit, max_samples) at an interval of {} ns: \
+                 a longer interval takes fewer",
+                self.max,
+                self.interval.unwrap_or(0)
+            );
+            host.overflow(msg, events);
+            return;
+        }
+        let [(read_bytes, read_ios), (write_bytes, write_ios)] = host.totals();
+        self.samples.push(Sample { t_ns: now, read_bytes, write_bytes, read_ios, write_ios, devices });
+        if !host.finished() {
+            if let Some(iv) = self.interval {
+                events.schedule(now + iv, Event::Sample);
+            }
+        }
+    }
+}
+
+/// The event loop: pop the earliest event, hand it to its owner, until every job is done.
+/// Then each device finishes the work it still has under way (results are taken first: the
+/// run ends when the host is done), so that it can be used for another run.
+///
+/// A run whose events run out while jobs are unfinished is an internal model error: a model
+/// that forgot to schedule something must not pass as a short run.
+pub fn simulate<D: TargetDevice>(seed: u64, host: Host, targets: Vec<Target<D>>) -> Result<SimResult, SimError> {
+    simulate_with(seed, host, targets, RunOptions::default(), &mut Watch::off())
+}
+
+/// [`simulate`] as `opts` says, under `watch` (an observer and how often it is told).
+pub fn simulate_with<D: TargetDevice>(
+    seed: u64,
+    mut host: Host,
+    targets: Vec<Target<D>>,
+    opts: RunOptions,
+    watch: &mut Watch,
+) -> Result<SimResult, SimError> {
+    if targets.len() > MAX_TARGETS {
+        return Err(SimError::Input(format!("{} target devices; at most {MAX_TARGETS}", targets.len())));
+    }
+    host.check_targets(targets.len()).map_err(SimError::Input)?;
+    host.set_limits(opts.limits);
+    let mut names = Vec::with_capacity(targets.len());
+    let queues = targets
+        .into_iter()
+        .map(|t| {
+            names.push(t.name);
+            TargetQueue { device: t.device, scheduler: t.scheduler, limits: t.queue }
+        })
+        .collect();
+    let mut block = BlockLayer::new(queues, host.config().hz);
+    let start = block.devices_mut().map(|d| d.begin_run()).max().unwrap_or(0);
+    let mut events: EventQueue<Event<D::Event>> = EventQueue::starting_at(start);
+    block.with_each_device(&mut events, |d, ctx| d.start_run(ctx));
+    host.start(&mut events);
+    let mut sampler = Sampler { interval: opts.interval_ns, max: opts.limits.max_samples, samples: Vec::new() };
+    if opts.interval_ns.is_some() {
+        events.schedule(start, Event::Sample);
+    }
+    let (planned_end, planned_bytes) = host.plan();
+    let plan = RunPlan { start, end_ns: planned_end.map(|e| start.saturating_add(e)), planned_bytes, until: opts.until };
+    watch.tell(plan.progress(Phase::Run, &host, &block, &events))?;
+    // The wall clock is looked at every CHECK_EVENTS events, and only with an observer.
+    let mut next_check = if watch.is_on() { CHECK_EVENTS } else { u64::MAX };
+    let mut watch_rebuild = opts.until == Until::RebuildDone;
+    let mut next_stall_check = STALL_CHECK_EVENTS;
+    let mut last_progress = (host.completed_totals().0, events.now());
+    let stalled = |host: &Host, block: &BlockLayer<D>| {
+        format!("jobs {:?} are unfinished with {} requests in the devices", host.unfinished(), block.in_devices())
+    };
+    loop {
+        if watch_rebuild {
+            // Checked after every event, so that the run ends when the rebuild does.
+            if rebuilds_done(&block) {
+                watch_rebuild = false;
+                host.stop_jobs(&mut events);
+            }
+        } else if host.finished() {
+            break;
+        }
+        let Some((_, ev)) = events.pop() else {
+            if watch_rebuild && rebuilds_done(&block) {
+                watch_rebuild = false;
+                host.stop_jobs(&mut events);
+                continue;
+            }
+            return Err(SimError::Internal(format!(
+                "the simulation stalled at {} ns: no event is pending but {}",
+                events.now(),
+                stalled(&host, &block)
+            )));
+        };
+        match ev {
+            Event::Device(d, e) => block.device_event(d, e, &mut events, &mut host),
+            Event::Block(e) => block.handle(e, &mut events, &mut host),
+            Event::Job(e) => host.handle(e, &mut block, &mut events),
+            Event::Sample => sampler.take(&mut host, &block, &mut events),
+        }
+        if events.dispatched() >= next_stall_check {
+            next_stall_check = events.dispatched() + STALL_CHECK_EVENTS;
+            data_lost(&names, &block)?;
+            let done = host.completed_totals().0;
+            if done != last_progress.0 || host.outstanding() == 0 {
+                last_progress = (done, events.now());
+            } else if events.now() - last_progress.1 > STALL_AFTER_NS {
+                return Err(SimError::Internal(format!(
+                    "the simulation stalled at {} ns: no host request completed for {} s of simulated time, and {}",
+                    events.now(),
+                    STALL_AFTER_NS / 1_000_000_000,
+                    stalled(&host, &block)
+                )));
+            }
+        }
+        if events.dispatched() >= next_check {
+            next_check = events.dispatched() + CHECK_EVENTS;
+            watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
+        }
+    }
+    data_lost(&names, &block)?;
+    if let Some(e) = host.job_error() {
+        return Err(SimError::Input(e));
+    }
+    if let Some(e) = host.limit_error() {
+        return Err(SimError::Input(e.to_string()));
+    }
+    watch.tell(plan.progress(Phase::Run, &host, &block, &events))?;
+    let end = events.now();
+    let mut devices = Vec::with_capacity(block.len());
+    for (i, (d, name)) in block.devices().zip(names.iter_mut()).enumerate() {
+        let internal = d.internal_report(end);
+        devices.push(DeviceResult {
+            name: std::mem::take(name),
+            capacity_bytes: d.capacity(),
+            scheduler: block.scheduler(i),
+            disk: block.disk_counters(i, end),
+            internal,
+            members: d.member_results(end),
+        });
+    }
+    for d in block.devices_mut() {
+        d.end_run(end);
+    }
+    watch.tell(plan.progress(Phase::Drain, &host, &block, &events))?;
+    while block.devices().any(|d| d.has_internal_work()) {
+        match events.pop() {
+            Some((_, Event::Device(d, e))) => block.device_event(d, e, &mut events, &mut host),
+            // The jobs are done: their timers, and the block layer's, no longer matter.
+            Some(_) => {}
+            None => {
+                return Err(SimError::Internal("a device reports work under way but has no event to carry it".into()))
+            }
+        }
+        if events.dispatched() >= next_check {
+            next_check = events.dispatched() + CHECK_EVENTS;
+            watch.check(|| plan.progress(Phase::Drain, &host, &block, &events))?;
+        }
+    }
+    let drained = events.now();
+    let jobs = host.into_results(|process| block.sched_cpu_ns(process));
+    Ok(SimResult {
+        seed,
+        start_ns: start,
+        end_ns: end,
+        drained_ns: drained,
+        events: events.dispatched(),
+        jobs,
+        devices,
+        samples: sampler.samples,
+    })
+}
+
+/// What a run's progress is measured against.
+struct RunPlan {
+    start: Time,
+    end_ns: Option<Time>,
+    planned_bytes: Option<u64>,
+    until: Until,
+}
+
+impl RunPlan {
+    fn progress<D: TargetDevice, E>(&self, phase: Phase, host: &Host, block: &BlockLayer<D>, events: &EventQueue<E>) -> Progress {
+        let now = events.now();
+        let (requests, bytes) = host.completed_totals();
+        let rebuild = block.devices().filter_map(|d| d.rebuild_progress()).reduce(|(a, b), (c, d)| (a + c, b + d));
+        let fraction = match (phase, self.until) {
+            (Phase::Run, Until::RebuildDone) => rebuild.and_then(|(done, of)| fraction_of(&[Some((done as f64, of as f64))])),
+            (Phase::Run, Until::JobsDone) => fraction_of(&[
+                self.end_ns.map(|e| ((now - self.start) as f64, e.saturating_sub(self.start) as f64)),
+                self.planned_bytes.map(|b| (bytes as f64, b as f64)),
+            ]),
+            _ => None,
+        };
+        Progress {
+            end_ns: self.end_ns,
+            planned_bytes: self.planned_bytes,
+            requests,
+            bytes,
+            events: events.dispatched(),
+            rebuild_bytes: rebuild,
+            fraction,
+            ..Progress::at(phase, self.start, now)
+        }
+    }
+}
+
+/// An array's failure that would have lost its data ends the run (looked at now and then,
+/// and at the end: the array keeps running meanwhile, with the member that would have failed).
+fn data_lost<D: TargetDevice>(names: &[String], block: &BlockLayer<D>) -> Result<(), SimError> {
+    match block.devices().zip(names).find_map(|(d, name)| d.data_lost().map(|e| (e, name))) {
+        Some((e, name)) => Err(SimError::Input(format!("array {name}: {e}"))),
+        None => Ok(()),
+    }
+}
+
+/// Every rebuild that started is done, and one did.
+fn rebuilds_done<D: TargetDevice>(block: &BlockLayer<D>) -> bool {
+    block.devices().all(|d| d.rebuild_done() != Some(false)) && block.devices().any(|d| d.rebuild_done().is_some())
+}

@@ -1,0 +1,237 @@
+//! One simulation run: a system (one host, its jobs, one or more target devices) in, results
+//! out. This is the whole public contract of the core: the Python layer serialises a
+//! [`SimSpec`] to JSON and reads back a [`SimResult`]. [`crate::schema`] derives the JSON
+//! Schema of the input from these types, and the Python tests check what they send against it.
+
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+
+mod event_loop;
+
+pub use event_loop::{check_sample_plan, simulate, simulate_with, Event, RunOptions, Target, MAX_TARGETS};
+
+use crate::block::{QueueLimits, SchedulerConfig};
+use crate::device::ssd::Precondition;
+use crate::device::AnyDrive;
+use crate::engine::rng::derive_seed;
+use crate::engine::Time;
+use crate::error::{ConfigError, SimError};
+use crate::host::{Host, HostConfig, Limits};
+use crate::progress::{Observer, Watch};
+use crate::report::SimResult;
+use crate::target::{AnyTarget, DeviceConfig, TargetSpec};
+use crate::workload::JobSpec;
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimSpec {
+    #[serde(default)]
+    pub seed: u64,
+    pub host: HostConfig,
+    /// The devices behind the host; each job names its own by index (`JobSpec::target`).
+    pub targets: Vec<TargetSpec>,
+    pub jobs: Vec<JobSpec>,
+    /// Time-series sampling interval; none by default.
+    #[serde(default)]
+    pub interval_ns: Option<Time>,
+    /// When the run ends.
+    #[serde(default)]
+    pub until: Until,
+    /// What the run may keep (time-series samples, I/O log records); past it, it fails.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Until {
+    /// When every job is done.
+    #[default]
+    JobsDone,
+    /// When every rebuild is done (or has reached its sample limit), those of failures still
+    /// to come included where a spare is left for them; jobs still running then are stopped,
+    /// as fio stops them at their runtime.
+    RebuildDone,
+}
+
+impl SimSpec {
+    /// A system of one drive (named `dev0`, fresh, behind `none`) with no time series.
+    pub fn one_drive(seed: u64, host: HostConfig, device: DeviceConfig, jobs: Vec<JobSpec>) -> SimSpec {
+        let target = TargetSpec {
+            name: "dev0".into(),
+            device,
+            precondition: Precondition::None,
+            scheduler: SchedulerConfig::None,
+            queue: QueueLimits::default(),
+        };
+        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default() }
+    }
+}
+
+/// The seed of target `index`'s random streams (controller time, preconditioning). Each
+/// target has its own, so identical drives in one system do not share their randomness;
+/// the first keeps the run's seed, so a one-drive system is the single-drive run it always was.
+pub fn target_seed(seed: u64, index: usize) -> u64 {
+    if index == 0 {
+        seed
+    } else {
+        derive_seed(seed, "target", index as u64)
+    }
+}
+
+/// Check the system description: targets named once each, every job on a target and inside it.
+pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
+    if spec.targets.is_empty() {
+        return Err(SimError::Input("the system has no target device".into()));
+    }
+    if spec.targets.len() > MAX_TARGETS {
+        return Err(SimError::Input(format!("{} target devices; at most {MAX_TARGETS}", spec.targets.len())));
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, t) in spec.targets.iter().enumerate() {
+        if t.name.is_empty() {
+            return Err(SimError::Input(format!("target {i} has no name")));
+        }
+        if !names.insert(t.name.as_str()) {
+            return Err(SimError::Input(format!("device name '{}' is used twice", t.name)));
+        }
+        t.device.validate().map_err(SimError::Device)?;
+        t.scheduler.validate().map_err(SimError::Device)?;
+        t.queue.validate().map_err(SimError::Device)?;
+    }
+    for job in &spec.jobs {
+        let target = spec.targets.get(job.target as usize).ok_or_else(|| SimError::Job {
+            job: job.name.clone(),
+            message: format!("target {} does not exist ({} devices)", job.target, spec.targets.len()),
+        })?;
+        job.validate(target.device.capacity_bytes(), spec.jobs.len())
+            .map_err(|message| SimError::Job { job: job.name.clone(), message })?;
+    }
+    if spec.until == Until::RebuildDone
+        && !spec.targets.iter().any(|t| {
+            matches!(&t.device, DeviceConfig::Array(a) if !a.failures.is_empty() && !a.spares.is_empty())
+        })
+    {
+        return Err(SimError::Input("run until the rebuild is done, but no array has a failure and a spare".into()));
+    }
+    if matches!(spec.interval_ns, Some(0)) {
+        return Err(SimError::Input("interval must be positive".into()));
+    }
+    Ok(())
+}
+
+/// Validate, build and run.
+pub fn run(spec: &SimSpec) -> Result<SimResult, SimError> {
+    run_watched(spec, &mut Watch::off())
+}
+
+/// [`run`], telling `observer` how far it is (see [`crate::progress`]): the drives'
+/// preconditioning, then the run. The observer may stop it ([`SimError::Interrupted`]); it
+/// does not change the result.
+pub fn run_observed(spec: &SimSpec, observer: &mut dyn Observer) -> Result<SimResult, SimError> {
+    run_watched(spec, &mut Watch::new(observer))
+}
+
+/// [`run`] under `watch` (an observer and how often it is told).
+pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimError> {
+    validate(spec)?;
+    let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed).map_err(SimError::Input)?;
+    let opts = RunOptions { until: spec.until, interval_ns: spec.interval_ns, limits: spec.limits };
+    // Before the drives are built: preconditioning a large one takes a while.
+    check_sample_plan(host.plan().0, &opts).map_err(SimError::Input)?;
+    let hz = spec.host.hz;
+    let targets = spec
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let device = AnyTarget::build_watched(&t.device, target_seed(spec.seed, i), t.precondition, hz, watch, &t.name)?;
+            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, device })
+        })
+        .collect::<Result<Vec<_>, SimError>>()?;
+    // One kind of device throughout (the usual case: NAND SSDs, or arrays of them): run the
+    // loop for that kind alone, so no event pays for the dispatch between kinds.
+    let nand = |d: &AnyDrive| matches!(d, AnyDrive::NandSsd(_));
+    let unwrap_ssd = |d: AnyDrive| match d {
+        AnyDrive::NandSsd(s) => s,
+        _ => unreachable!("checked before"),
+    };
+    if targets.iter().all(|t| matches!(&t.device, AnyTarget::Drive(d) if nand(d))) {
+        let ssds = targets.into_iter().map(|t| {
+            t.map(|d| match d {
+                AnyTarget::Drive(d) => unwrap_ssd(d),
+                AnyTarget::Array(_) => unreachable!("checked above"),
+            })
+        });
+        return simulate_with(spec.seed, host, ssds.collect(), opts, watch);
+    }
+    if targets.iter().all(|t| matches!(&t.device, AnyTarget::Array(a) if a.members().all(nand))) {
+        let arrays = targets.into_iter().map(|t| {
+            t.map(|d| match d {
+                AnyTarget::Array(a) => a.map_members(unwrap_ssd),
+                AnyTarget::Drive(_) => unreachable!("checked above"),
+            })
+        });
+        return simulate_with(spec.seed, host, arrays.collect(), opts, watch);
+    }
+    simulate_with(spec.seed, host, targets, opts, watch)
+}
+
+/// Run `f`; a broken model invariant (a panic) reaches the caller as an error instead of
+/// taking the host process down with it.
+fn catch_model_panic<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) -> Result<T, SimError> {
+    std::panic::catch_unwind(f).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(SimError::Internal(message))
+    })
+}
+
+/// Check one device description (JSON); the error names the offending key.
+pub fn check_device_json(device_json: &str) -> Result<(), ConfigError> {
+    let cfg: DeviceConfig =
+        serde_json::from_str(device_json).map_err(|e| ConfigError::new("", format!("not a device description: {e}")))?;
+    cfg.validate()
+}
+
+/// The bytes a device (JSON) offers the host: a drive's capacity, an array's usable size.
+pub fn device_capacity_json(device_json: &str) -> Result<u64, ConfigError> {
+    let cfg: DeviceConfig =
+        serde_json::from_str(device_json).map_err(|e| ConfigError::new("", format!("not a device description: {e}")))?;
+    Ok(cfg.capacity_bytes())
+}
+
+/// Run from JSON text to JSON text (what the Python binding calls).
+pub fn run_json(spec_json: &str) -> Result<String, SimError> {
+    json_watched(spec_json, &mut Watch::off())
+}
+
+/// [`run_json`], telling `observer` how far it is (see [`run_observed`]).
+pub fn run_json_observed(spec_json: &str, observer: &mut dyn Observer) -> Result<String, SimError> {
+    json_watched(spec_json, &mut Watch::new(observer))
+}
+
+fn json_watched(spec_json: &str, watch: &mut Watch) -> Result<String, SimError> {
+    let spec: SimSpec = serde_json::from_str(spec_json).map_err(|e| SimError::Input(e.to_string()))?;
+    // An observer that panics is as much a bug as a model that does: both become errors.
+    let result = catch_model_panic(std::panic::AssertUnwindSafe(|| run_watched(&spec, watch)))?;
+    serde_json::to_string(&result).map_err(|e| SimError::Input(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_naming_it() {
+        let r: Result<(), SimError> = catch_model_panic(|| panic!("invariant {} broken", 7));
+        let e = r.unwrap_err();
+        assert!(matches!(e, SimError::Internal(ref m) if m == "invariant 7 broken"), "{e}");
+        assert!(e.to_string().starts_with("internal model error"));
+        assert_eq!(catch_model_panic(|| Ok(3)).unwrap(), 3);
+    }
+}
