@@ -1,12 +1,26 @@
-//! ssdlab-core: a deterministic discrete-event simulator of SSDs behind a Linux-like block
-//! layer, driven by resolved fio-style job specs.
+//! ssdlab-core: a deterministic discrete-event simulator of SSDs, hard disks and arrays behind
+//! a Linux-like block layer, driven by resolved fio-style job specs.
 //!
-//! Data flows one way down — workload → host → block layer (one queue per device) → device —
-//! and completions come back up; metrics are collected on the way. Layout follows that flow:
-//! [`workload`], [`host`], [`block`], [`device`] (or an [`array`] of devices, each with its
-//! own block queue), [`metrics`], all on top of the [`engine`]; [`sim`] puts a system together
-//! and runs it, its targets drives or arrays ([`target`]), telling an observer how far it is
-//! ([`progress`]).
+//! Data flows one way down — jobs ([`host`]) → block layer ([`block`]: one queue per device,
+//! its scheduler, the dispatch to the device) → a drive ([`device`]) or an array of drives
+//! ([`array`](mod@array), whose members have block queues of their own) — and completions come back up.
+//! The modules form layers, each using only those below it (a test checks it):
+//!
+//! ```text
+//! schema                         the JSON Schemas of a run's input and output
+//! sim                            a system put together and run; the event loop
+//! target                         what the system holds: a drive or an array
+//! array                          RAID over drives
+//! host                           the job runner
+//! block                          queues, schedulers, dispatch, the host's block layer
+//! device                         drives: NAND SSD, in-place media, hard disk
+//! workload, progress             job specs, generators, traces; progress reports
+//! report                         what devices, arrays and runs report (the output)
+//! metrics                        diskstats, fio's statistics, histograms
+//! engine, error, io              time, events, servers, random streams; errors; ids, requests
+//! ```
+//!
+//! `docs/architecture.md` in the repository is the map, with a request's path through it.
 
 // Index loops over several parallel arrays read better than zipped iterators here, and a few
 // constructors and recorders take the many plain values they record.

@@ -9,76 +9,7 @@ use crate::device::DriveConfig;
 use crate::engine::Time;
 use crate::error::ConfigError;
 
-/// md's stripe unit: every stripe is handled in pages of this size on each member.
-pub const PAGE: u64 = 4096;
-
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RaidLevel {
-    /// Striping, no redundancy.
-    Raid0,
-    /// Every member holds every block.
-    Raid1,
-    /// Striped mirrors, md's default "near" layout with two copies.
-    Raid10,
-    /// One parity chunk per stripe, md's default left-symmetric rotation.
-    Raid5,
-    /// Two parity chunks (P and Q) per stripe, left-symmetric.
-    Raid6,
-}
-
-impl RaidLevel {
-    /// The fewest members the level works with (md's own minimums).
-    pub fn min_members(self) -> usize {
-        match self {
-            RaidLevel::Raid0 | RaidLevel::Raid1 | RaidLevel::Raid10 => 2,
-            RaidLevel::Raid5 => 3,
-            RaidLevel::Raid6 => 4,
-        }
-    }
-
-    /// Members that may fail at once without losing data (RAID 10 near-2: one, in general).
-    pub fn tolerated_failures(self, members: usize) -> usize {
-        match self {
-            RaidLevel::Raid0 => 0,
-            RaidLevel::Raid1 => members - 1,
-            RaidLevel::Raid10 | RaidLevel::Raid5 => 1,
-            RaidLevel::Raid6 => 2,
-        }
-    }
-
-    /// Whether some data has no copy or parity left when the members for which `out` is
-    /// true lack it (failed, or not yet rebuilt). RAID 10 near-2 keeps chunk `k`'s copies at
-    /// chunk positions `2k` and `2k + 1` across the members: partners for an even count,
-    /// neighbours all round for an odd one.
-    pub fn loses_data(self, members: usize, out: impl Fn(u32) -> bool) -> bool {
-        let n = members as u32;
-        let count = (0..n).filter(|&m| out(m)).count();
-        match self {
-            RaidLevel::Raid10 => (0..n).any(|k| out((2 * k) % n) && out((2 * k + 1) % n)),
-            level => count > level.tolerated_failures(members),
-        }
-    }
-
-    /// Parity chunks per stripe.
-    pub fn parity_count(self) -> u32 {
-        match self {
-            RaidLevel::Raid5 => 1,
-            RaidLevel::Raid6 => 2,
-            _ => 0,
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            RaidLevel::Raid0 => "raid0",
-            RaidLevel::Raid1 => "raid1",
-            RaidLevel::Raid10 => "raid10",
-            RaidLevel::Raid5 => "raid5",
-            RaidLevel::Raid6 => "raid6",
-        }
-    }
-}
+use super::layout::{RaidLevel, PAGE};
 
 /// One member drive (or spare): its name (as iostat shows it), what drive it is (a drive:
 /// arrays do not nest), the state it starts in, and its own block queue's I/O scheduler and

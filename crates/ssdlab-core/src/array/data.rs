@@ -6,7 +6,7 @@
 //! a member without current data, is an error. A failed member's bytes are replaced with
 //! junk, so a computation that leans on them shows up as wrong data later.
 
-use super::config::{RaidLevel, PAGE};
+use super::layout::{RaidLevel, PAGE};
 use super::gf::Gf;
 use super::layout::Layout;
 use super::plan::{Health, MemberIo, Plan};

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::config::RaidLevel;
+use super::layout::RaidLevel;
 use super::layout::Layout;
 use super::plan::MemberIo;
 use crate::io::Op;

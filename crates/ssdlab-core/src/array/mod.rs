@@ -17,6 +17,7 @@ pub mod rebuild;
 pub mod share;
 pub mod stripe_cache;
 
-pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, RaidLevel, StreamingConfig};
+pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, StreamingConfig};
+pub use layout::{RaidLevel, PAGE};
 pub use device::{Array, ArrayEvent};
 pub use hwraid::HwRaidConfig;

@@ -9,7 +9,7 @@
 //! data is not possible. Columns planned alike form segments, and a member's contiguous pages
 //! go to it as one I/O (what md's per-page bios become once the block layer merges them).
 
-use super::config::{RaidLevel, PAGE};
+use super::layout::{RaidLevel, PAGE};
 use super::layout::Layout;
 use crate::io::Op;
 

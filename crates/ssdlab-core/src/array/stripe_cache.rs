@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::config::PAGE;
+use super::layout::PAGE;
 use super::layout::Layout;
 use super::plan::MemberIo;
 
@@ -131,7 +131,7 @@ pub fn request_heads(l: &Layout, offset: u64, len: u64, out: &mut Vec<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::config::RaidLevel;
+    use crate::array::layout::RaidLevel;
 
     const K: u64 = 1024;
 

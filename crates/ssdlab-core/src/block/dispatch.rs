@@ -5,7 +5,8 @@
 //! an array keeps one per member: one dispatch path for both.
 
 use super::iosched::{ArmedTimer, Scheduler};
-use super::queue::{BlockQueue, PluggedBio, QueueLimits, Request};
+use super::queue::{BlockQueue, PluggedBio, QueueLimits};
+use super::request::Request;
 use crate::device::{BlockDevice, DeviceCtx};
 use crate::engine::Time;
 use crate::io::{BioId, Op, Tag};

@@ -11,8 +11,10 @@ mod dispatch;
 pub mod iosched;
 mod layer;
 mod queue;
+mod request;
 
 pub use iosched::{AnticipatoryTunables, BfqTunables, CfqTunables, DeadlineTunables, IoScheduler, KyberTunables, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
 pub use dispatch::{DispatchCtx, QueuedDevice};
 pub use layer::{Bio, BlockEvent, BlockLayer, DevCtx, DeviceEvent, Submit, TargetQueue, Upper};
-pub use queue::{BlockQueue, ChainedBio, PluggedBio, QueueLimits, Request};
+pub use queue::{BlockQueue, PluggedBio, QueueLimits};
+pub use request::{ChainedBio, Request};

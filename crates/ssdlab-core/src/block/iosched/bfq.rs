@@ -34,7 +34,7 @@ use schemars::JsonSchema;
 
 use super::lists::{QueueingSampler, SortedFifo};
 use super::{IoScheduler, SchedCtx};
-use crate::block::queue::Request;
+use crate::block::request::Request;
 use crate::io::{Op, Tag};
 use crate::engine::timer::Timer;
 use crate::engine::{Time, NS_PER_MS};

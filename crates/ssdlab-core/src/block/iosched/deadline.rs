@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 
 use super::lists::SortedFifo;
 use super::{IoScheduler, SchedCtx};
-use crate::block::queue::Request;
+use crate::block::request::Request;
 use crate::io::{Op, Tag};
 use crate::engine::{Time, NS_PER_MS};
 use crate::error::ConfigError;

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use super::{IoScheduler, SchedCtx};
-use crate::block::queue::Request;
+use crate::block::request::Request;
 use crate::io::{Op, Tag};
 use crate::engine::{Time, NS_PER_MS, NS_PER_S};
 use crate::error::ConfigError;

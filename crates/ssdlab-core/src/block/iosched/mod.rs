@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::queue::Request;
+use super::request::Request;
 use crate::io::Tag;
 use crate::engine::Time;
 
