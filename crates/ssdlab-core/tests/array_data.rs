@@ -51,10 +51,10 @@ impl Case {
         let bytes = self.bytes(len as usize);
         let mut p = Plan::default();
         plan(&self.layout, &self.health, Op::Write, offset, len, |_| 0, false, &mut p);
-        self.data.write(&self.health, &p, offset, &bytes)?;
+        self.data.write(&self.health, &p, offset, &bytes).map_err(|e| e.to_string())?;
         let healthy = Health::all_in_sync(self.layout.n as usize);
         plan(&self.layout, &healthy, Op::Write, offset, len, |_| 0, false, &mut p);
-        self.reference.write(&healthy, &p, offset, &bytes)?;
+        self.reference.write(&healthy, &p, offset, &bytes).map_err(|e| e.to_string())?;
         self.image[offset as usize..(offset + len) as usize].copy_from_slice(&bytes);
         Ok(())
     }
@@ -66,7 +66,7 @@ impl Case {
         while at < cap {
             let n = piece.min(cap - at);
             plan(&self.layout, &self.health, Op::Read, at, n, |m| m, true, &mut p);
-            let got = self.data.read(&self.health, &p, at, n)?;
+            let got = self.data.read(&self.health, &p, at, n).map_err(|e| e.to_string())?;
             if got[..] != self.image[at as usize..(at + n) as usize] {
                 return Err(format!("read of {n} bytes at {at} returned other bytes"));
             }
@@ -96,7 +96,7 @@ impl Case {
             if written.len() > lacking {
                 return Err(format!("row {row}: the pass writes {written:?}, more than the {lacking} roles lacking it"));
             }
-            self.data.rebuild(&self.health, &p, row, row)?;
+            self.data.rebuild(&self.health, &p, row, row).map_err(|e| e.to_string())?;
             for &role in roles {
                 let synced = (row + 1) * self.layout.chunk;
                 if self.health.in_sync_below(role) < synced {

@@ -102,7 +102,7 @@ fn a_run_past_its_sample_limit_is_refused() {
     s.interval_ns = Some(MS);
     s.limits.max_samples = 50;
     let e = run(&s).unwrap_err();
-    assert!(matches!(&e, SimError::Input(m) if m.contains("101 samples") && m.contains("max_samples")), "{e}");
+    assert!(matches!(&e, SimError::Limit(m) if m.contains("101 samples") && m.contains("max_samples")), "{e}");
     // Length bounded by size: stopped when it passes the limit.
     let mut job = JobSpec::simple("j", RwMode::Randread, 4096, 1, 64 * MIB);
     job.number_ios = Some(20_000);
@@ -110,7 +110,7 @@ fn a_run_past_its_sample_limit_is_refused() {
     s.interval_ns = Some(10_000);
     s.limits.max_samples = 100;
     let e = run(&s).unwrap_err();
-    assert!(matches!(&e, SimError::Input(m) if m.contains("passed 100 samples")), "{e}");
+    assert!(matches!(&e, SimError::Limit(m) if m.contains("passed 100 samples")), "{e}");
     s.limits.max_samples = 1_000_000;
     assert!(run(&s).unwrap().samples.len() > 100);
 }
@@ -123,5 +123,5 @@ fn a_log_past_its_record_limit_is_refused() {
     let mut s = spec(vec![job]);
     s.limits.max_log_records = 1_000;
     let e = run(&s).unwrap_err();
-    assert!(matches!(&e, SimError::Input(m) if m.contains("job 'j'") && m.contains("1000 records")), "{e}");
+    assert!(matches!(&e, SimError::Limit(m) if m.contains("job 'j'") && m.contains("1000 records")), "{e}");
 }

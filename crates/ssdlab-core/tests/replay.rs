@@ -117,7 +117,7 @@ fn a_bad_record_names_its_file_line_and_field() {
     let t = trace(10, "99000000 0 8 eight 1\n");
     let err = run(&spec(&t.0, ReplayTiming::Closed, 8, None, false)).unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, SimError::Input(_)));
+    assert!(matches!(err, SimError::Trace { ref error, .. } if error.line == 11 && error.field == "size"));
     assert!(msg.contains(&format!("{}:11: size", t.0.display())), "{msg}");
 }
 

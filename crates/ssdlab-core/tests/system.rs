@@ -125,12 +125,12 @@ fn bad_systems_are_named_errors() {
     let mut dup = two_drive_spec();
     dup.targets[1].name = "sda".into();
     let e = run(&dup).unwrap_err();
-    assert!(matches!(e, SimError::Input(ref m) if m.contains("'sda' is used twice")), "{e}");
+    assert!(matches!(e, SimError::System(ref c) if c.key == "targets.1.name" && c.message.contains("'sda' is used twice")), "{e}");
 
     let mut nowhere = two_drive_spec();
     nowhere.jobs[1].target = 7;
     let e = run(&nowhere).unwrap_err();
-    assert!(matches!(e, SimError::Job { ref job, ref message } if job == "b" && message.contains("target 7")), "{e}");
+    assert!(matches!(e, SimError::Job { ref job, ref error } if job == "b" && error.key == "target" && error.message.contains("device 7")), "{e}");
 
     let mut empty = two_drive_spec();
     empty.targets.clear();

@@ -155,7 +155,7 @@ impl EngineConfig {
                 }
                 Ok(())
             }
-            EngineConfig::Hwraid(h) => h.validate().map_err(|m| ConfigError::new("engine", m)),
+            EngineConfig::Hwraid(h) => h.validate(),
             EngineConfig::Streaming(s) => {
                 if !(1..=4096).contains(&s.cores) {
                     return Err(ConfigError::new("engine.cores", format!("must be 1 to 4096, got {}", s.cores)));

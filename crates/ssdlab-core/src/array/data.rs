@@ -10,6 +10,7 @@ use super::layout::{RaidLevel, PAGE};
 use super::gf::Gf;
 use super::layout::Layout;
 use super::plan::{Health, MemberIo, Plan};
+use crate::error::DataError;
 use crate::io::Op;
 
 type Page = Vec<u8>;
@@ -86,7 +87,7 @@ impl DataArray {
 
     /// Check a plan's reads against `health` and keep what they return now, for carrying the
     /// plan out later with [`DataArray::write_captured`] or [`DataArray::rebuild_captured`].
-    pub fn capture(&self, health: &Health, plan: &Plan) -> Result<Captured, String> {
+    pub fn capture(&self, health: &Health, plan: &Plan) -> Result<Captured, DataError> {
         self.check_ios(health, plan)?;
         Ok(plan
             .reads
@@ -96,7 +97,7 @@ impl DataArray {
     }
 
     /// [`DataArray::write`] with the plan's reads as `captured` returned them.
-    pub fn write_captured(&mut self, captured: Captured, plan: &Plan, offset: u64, data: &[u8]) -> Result<(), String> {
+    pub fn write_captured(&mut self, captured: Captured, plan: &Plan, offset: u64, data: &[u8]) -> Result<(), DataError> {
         self.captured = Some(captured);
         let all = Health::all_in_sync(self.layout.n as usize);
         let r = self.write(&all, plan, offset, data);
@@ -105,7 +106,7 @@ impl DataArray {
     }
 
     /// [`DataArray::rebuild`] with the plan's reads as `captured` returned them.
-    pub fn rebuild_captured(&mut self, captured: Captured, plan: &Plan, first: u64, last: u64) -> Result<(), String> {
+    pub fn rebuild_captured(&mut self, captured: Captured, plan: &Plan, first: u64, last: u64) -> Result<(), DataError> {
         self.captured = Some(captured);
         let all = Health::all_in_sync(self.layout.n as usize);
         let r = self.rebuild(&all, plan, first, last);
@@ -115,16 +116,16 @@ impl DataArray {
 
     /// Checks every planned I/O touches only member bytes with current data (reads) and
     /// lies within the members.
-    fn check_ios(&self, health: &Health, plan: &Plan) -> Result<(), String> {
+    fn check_ios(&self, health: &Health, plan: &Plan) -> Result<(), DataError> {
         let size = self.layout.rows * self.layout.chunk;
         for io in plan.reads.iter().chain(&plan.writes) {
             if io.op != Op::Flush && io.offset + io.len > size {
-                return Err(format!("{io:?} lies beyond the member's {size} bytes"));
+                return Err(DataError(format!("{io:?} lies beyond the member's {size} bytes")));
             }
         }
         for io in &plan.reads {
             if !health.ok(io.member as u32, io.offset, io.len) {
-                return Err(format!("{io:?} reads a member without current data there"));
+                return Err(DataError(format!("{io:?} reads a member without current data there")));
             }
         }
         Ok(())
@@ -138,7 +139,7 @@ impl DataArray {
     }
 
     /// Fill every data slot of `col` (and then P and Q) if the known values allow.
-    fn solve(&self, col: &mut Column, d: usize) -> Result<(), String> {
+    fn solve(&self, col: &mut Column, d: usize) -> Result<(), DataError> {
         let gf = &self.gf;
         let unknown: Vec<usize> = (0..d).filter(|&i| col.vals[i].is_none()).collect();
         let has_q = col.vals.len() > d + 1;
@@ -164,7 +165,7 @@ impl DataArray {
                     v.iter_mut().for_each(|a| *a = gf.div(*a, c));
                     col.vals[x] = Some(v);
                 } else {
-                    return Err("one data page unknown and no parity read to solve it".into());
+                    return Err(DataError("one data page unknown and no parity read to solve it".into()));
                 }
             }
             2 if has_q && col.vals[d].is_some() && col.vals[d + 1].is_some() => {
@@ -187,7 +188,7 @@ impl DataArray {
                 col.vals[x] = Some(dx);
                 col.vals[y] = Some(dy);
             }
-            k => return Err(format!("{k} data pages unknown: the plan did not read enough")),
+            k => return Err(DataError(format!("{k} data pages unknown: the plan did not read enough"))),
         }
         self.fill_parity(col, d);
         Ok(())
@@ -222,7 +223,7 @@ impl DataArray {
     }
 
     /// Carry out a write plan for host bytes `data` at array offset `offset`.
-    pub fn write(&mut self, health: &Health, plan: &Plan, offset: u64, data: &[u8]) -> Result<(), String> {
+    pub fn write(&mut self, health: &Health, plan: &Plan, offset: u64, data: &[u8]) -> Result<(), DataError> {
         self.check_ios(health, plan)?;
         let l = self.layout;
         if !self.parity_levels() {
@@ -230,10 +231,10 @@ impl DataArray {
             let writes: Vec<MemberIo> = plan.writes.clone();
             for w in writes {
                 for (at, n) in self.chunk_pieces(w.offset, w.len) {
-                    let logical = self.logical_of(w.member as u32, at).ok_or("write to no data")?;
+                    let logical = self.logical_of(w.member as u32, at).ok_or_else(|| DataError("write to no data".into()))?;
                     let src = data
                         .get((logical - offset) as usize..(logical - offset + n) as usize)
-                        .ok_or_else(|| format!("{w:?} writes bytes the host did not send"))?;
+                        .ok_or_else(|| DataError(format!("{w:?} writes bytes the host did not send")))?;
                     self.stores[w.member as usize][at as usize..(at + n) as usize].copy_from_slice(src);
                 }
             }
@@ -307,7 +308,7 @@ impl DataArray {
                 } else if writes_parity || unread_partial {
                     // Solve the old state for the data nobody read, then recompute.
                     let mut pre = Column { vals: old.vals.clone() };
-                    self.solve(&mut pre, d).map_err(|e| format!("row {row}: {e}"))?;
+                    self.solve(&mut pre, d).map_err(|e| DataError(format!("row {row}: {e}")))?;
                     for i in 0..d {
                         post.vals[i] = match new[i] {
                             None => pre.vals[i].clone(),
@@ -322,7 +323,7 @@ impl DataArray {
                 }
                 for (k, &m) in slots.iter().enumerate() {
                     if written_pages.contains(&m) {
-                        let v = post.vals[k].clone().ok_or_else(|| format!("row {row}: nothing to write to member {m}"))?;
+                        let v = post.vals[k].clone().ok_or_else(|| DataError(format!("row {row}: nothing to write to member {m}")))?;
                         out.push((m, page_off, v));
                     }
                 }
@@ -402,17 +403,17 @@ impl DataArray {
     }
 
     /// Carry out a read plan for `len` bytes at `offset`; returns what the host gets.
-    pub fn read(&self, health: &Health, plan: &Plan, offset: u64, len: u64) -> Result<Vec<u8>, String> {
+    pub fn read(&self, health: &Health, plan: &Plan, offset: u64, len: u64) -> Result<Vec<u8>, DataError> {
         self.check_ios(health, plan)?;
         let l = self.layout;
         let mut out = vec![0u8; len as usize];
         if !self.parity_levels() {
             for r in &plan.reads {
                 for (m_at, n) in self.chunk_pieces(r.offset, r.len) {
-                    let logical = self.logical_of(r.member as u32, m_at).ok_or("read of no data")?;
+                    let logical = self.logical_of(r.member as u32, m_at).ok_or_else(|| DataError("read of no data".into()))?;
                     let at = (logical - offset) as usize;
                     out.get_mut(at..at + n as usize)
-                        .ok_or_else(|| format!("{r:?} reads bytes the host did not ask for"))?
+                        .ok_or_else(|| DataError(format!("{r:?} reads bytes the host did not ask for")))?
                         .copy_from_slice(&self.stores[r.member as usize][m_at as usize..(m_at + n) as usize]);
                 }
             }
@@ -439,7 +440,7 @@ impl DataArray {
                 let page_off = row * l.chunk + page_col;
                 let mut c = self.column_from_reads(plan, &slots, page_off);
                 c.vals[i] = None;
-                self.solve(&mut c, d).map_err(|e| format!("row {row}: {e}"))?;
+                self.solve(&mut c, d).map_err(|e| DataError(format!("row {row}: {e}")))?;
                 let v = c.vals[i].as_ref().expect("solved");
                 v[(col - page_col) as usize..(col - page_col + n) as usize].to_vec()
             };
@@ -452,7 +453,7 @@ impl DataArray {
     /// Carry out a rebuild plan for rows `first..=last`: every page it writes is solved
     /// from what it read (the other pages it writes unknown too: a RAID 6 pass may rebuild
     /// two members at once).
-    pub fn rebuild(&mut self, health: &Health, plan: &Plan, first: u64, last: u64) -> Result<(), String> {
+    pub fn rebuild(&mut self, health: &Health, plan: &Plan, first: u64, last: u64) -> Result<(), DataError> {
         self.check_ios(health, plan)?;
         let l = self.layout;
         for w in &plan.writes {
@@ -460,7 +461,7 @@ impl DataArray {
             for page_off in (w.offset..w.offset + w.len).step_by(PAGE as usize) {
                 let row = page_off / l.chunk;
                 if row < first || row > last {
-                    return Err(format!("{w:?} writes outside rows {first}..={last}"));
+                    return Err(DataError(format!("{w:?} writes outside rows {first}..={last}")));
                 }
                 let value = if self.parity_levels() {
                     let slots = self.slots(row);
@@ -468,7 +469,7 @@ impl DataArray {
                     let mut c = self.column_from_reads(plan, &slots, page_off);
                     let k = slots.iter().position(|&m| m == target).expect("the target is in the row");
                     c.vals[k] = None;
-                    self.solve(&mut c, d).map_err(|e| format!("row {row}: {e}"))?;
+                    self.solve(&mut c, d).map_err(|e| DataError(format!("row {row}: {e}")))?;
                     c.vals[k].clone().expect("solved")
                 } else {
                     // A copy of the same logical page, among what the plan read.
@@ -480,7 +481,7 @@ impl DataArray {
                             .map(|x| (r.member, x))
                     });
                     let Some((m, from)) = src else {
-                        return Err(format!("row {row}: no copy of logical byte {want} was read"));
+                        return Err(DataError(format!("row {row}: no copy of logical byte {want} was read")));
                     };
                     self.page(m as u32, from)
                 };

@@ -12,6 +12,7 @@ use super::layout::Layout;
 use super::plan::MemberIo;
 use crate::io::Op;
 use crate::engine::{transfer_ns, FifoServer, Time};
+use crate::error::ConfigError;
 
 /// The unit in which the controller updates data and parity when it destages.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
@@ -75,17 +76,20 @@ pub fn strip_destage(l: &Layout, offset: u64, len: u64, fills: &mut Vec<MemberIo
 }
 
 impl HwRaidConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.cache_bytes == 0
-            || self.data_bytes_per_s == 0
-            || self.destage_depth == 0
-            || self.member_queue_depth == 0
-            || self.queue_depth == 0
-        {
-            return Err("cache_bytes, data_bytes_per_s, destage_depth, member_queue_depth and queue_depth must be positive".into());
+    /// Errors name the key under the array's engine (`engine.cache_bytes`, …).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("cache_bytes", self.cache_bytes),
+            ("data_bytes_per_s", self.data_bytes_per_s),
+            ("destage_depth", self.destage_depth as u64),
+            ("member_queue_depth", self.member_queue_depth as u64),
+            ("queue_depth", self.queue_depth as u64),
+        ];
+        if let Some((key, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(ConfigError::new(&format!("engine.{key}"), "must be positive".into()));
         }
         if !(self.parity_bytes_per_s > 0.0 && self.parity_bytes_per_s.is_finite()) {
-            return Err("parity_bytes_per_s must be a positive rate".into());
+            return Err(ConfigError::new("engine.parity_bytes_per_s", "must be a positive rate".into()));
         }
         Ok(())
     }

@@ -49,31 +49,32 @@ pub struct ThermalConfig {
 impl ThermalConfig {
     // `!(x > 0.0)` refuses NaN as well as the values out of range.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    /// Errors name the core's keys (`thermal.idle_w`), as every device check does.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |key: &str, msg: &str| Err(ConfigError::new(&format!("thermal.{key}"), msg.to_string()));
         if !(self.idle_w >= 0.0) {
-            return err("idle_power", "must be zero or more watts");
+            return err("idle_w", "must be zero or more watts");
         }
         if !(self.active_w >= self.idle_w) {
-            return err("active_power", "must be at least the idle power");
+            return err("active_w", "must be at least the idle power");
         }
         if !(self.heat_capacity_j_per_k > 0.0) {
-            return err("heat_capacity", "must be positive (J/K)");
+            return err("heat_capacity_j_per_k", "must be positive (J/K)");
         }
         if !(self.thermal_resistance_k_per_w > 0.0) {
-            return err("thermal_resistance", "must be positive (K/W)");
+            return err("thermal_resistance_k_per_w", "must be positive (K/W)");
         }
         if !(self.resume_c < self.throttle_c) {
-            return err("resume_temperature", "must be below the throttle temperature");
+            return err("resume_c", "must be below the throttle temperature");
         }
         if !(self.throttle_level > 0.0 && self.throttle_level <= 1.0) {
             return err("throttle_level", "must be in (0, 1]");
         }
         if self.sample_ns == 0 {
-            return err("sample_period", "must be positive");
+            return err("sample_ns", "must be positive");
         }
         if !self.ambient_c.is_finite() || self.start_c.is_some_and(|t| !t.is_finite()) {
-            return err("ambient_temperature", "must be a finite temperature");
+            return err("ambient_c", "must be a finite temperature");
         }
         Ok(())
     }
@@ -265,7 +266,7 @@ mod tests {
     #[test]
     fn bad_values_name_their_key() {
         let e = ThermalConfig { resume_c: 80.0, ..cfg() }.validate().unwrap_err();
-        assert_eq!(e.key, "thermal.resume_temperature");
+        assert_eq!(e.key, "thermal.resume_c");
         let e = ThermalConfig { throttle_level: 0.0, ..cfg() }.validate().unwrap_err();
         assert_eq!(e.key, "thermal.throttle_level");
     }

@@ -6,6 +6,7 @@ use rand::SeedableRng;
 use crate::io::Op;
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{transfer_ns, Time, NS_PER_S};
+use crate::error::{SimError, TraceError};
 use crate::metrics::{IoLogger, JobStats, RateSampler};
 use crate::workload::replay::{Next, Replayer};
 use crate::workload::{Generator, Io, JobSpec, RateProcess};
@@ -67,10 +68,13 @@ pub struct JobRun {
 }
 
 impl JobRun {
-    pub fn new(spec: JobSpec, master_seed: u64, index: u64) -> Result<JobRun, String> {
-        let generator = Generator::new(&spec)?;
+    pub fn new(spec: JobSpec, master_seed: u64, index: u64) -> Result<JobRun, SimError> {
+        let generator = Generator::new(&spec).map_err(|error| SimError::Job { job: spec.name.clone(), error })?;
         let replay = match &spec.replay {
-            Some(r) => Some(Box::new(Replayer::open(r, spec.region_offset, spec.region_size)?)),
+            Some(r) => {
+                let trace = Replayer::open(r, spec.region_offset, spec.region_size);
+                Some(Box::new(trace.map_err(|error| SimError::Trace { job: spec.name.clone(), error })?))
+            }
             None => None,
         };
         let rng = Rng::seed_from_u64(derive_seed(master_seed ^ spec.seed, "host-thread", index));
@@ -139,7 +143,7 @@ impl JobRun {
     }
 
     /// Why the job's trace could not be replayed to its end (file, line, field).
-    pub fn error(&self) -> Option<&str> {
+    pub fn error(&self) -> Option<&TraceError> {
         self.replay.as_ref().and_then(|r| r.error())
     }
 

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::{Bio, Submit, Upper};
 use crate::engine::{EventQueue, Time};
+use crate::error::{ConfigError, SimError};
 use crate::io::{BioId, Op};
 use crate::metrics::JobStats;
 use crate::workload::JobSpec;
@@ -34,12 +35,12 @@ pub struct HostConfig {
 }
 
 impl HostConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !(self.io_overhead_cv >= 0.0 && self.io_overhead_cv.is_finite()) {
-            return Err(format!("host.io_overhead_cv must be >= 0, got {}", self.io_overhead_cv));
+            return Err(ConfigError::new("host.io_overhead_cv", format!("must be >= 0, got {}", self.io_overhead_cv)));
         }
         if self.hz == 0 {
-            return Err("host.hz must be positive".into());
+            return Err(ConfigError::new("host.hz", "must be positive".into()));
         }
         Ok(())
     }
@@ -117,12 +118,13 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(cfg: HostConfig, specs: Vec<JobSpec>, seed: u64) -> Result<Host, String> {
-        cfg.validate()?;
+    pub fn new(cfg: HostConfig, specs: Vec<JobSpec>, seed: u64) -> Result<Host, SimError> {
+        cfg.validate().map_err(SimError::System)?;
         let overhead = if cfg.io_overhead_cv > 0.0 && cfg.io_overhead_ns > 0 {
             let shape = 1.0 / (cfg.io_overhead_cv * cfg.io_overhead_cv);
             let scale = cfg.io_overhead_ns as f64 / shape;
-            Some(Gamma::new(shape, scale).map_err(|e| format!("host overhead: {e}"))?)
+            let gamma = Gamma::new(shape, scale);
+            Some(gamma.map_err(|e| SimError::System(ConfigError::new("host.io_overhead_ns", e.to_string())))?)
         } else {
             None
         };
@@ -176,10 +178,13 @@ impl Host {
         }
     }
 
-    /// The first job whose target is not among the system's `targets` devices.
-    pub fn check_targets(&self, targets: usize) -> Result<(), String> {
+    /// Every job's target is among the system's `targets` devices.
+    pub fn check_targets(&self, targets: usize) -> Result<(), SimError> {
         match self.jobs.iter().find(|j| j.spec.target as usize >= targets) {
-            Some(j) => Err(format!("job '{}' targets device {}, but the system has {targets}", j.spec.name, j.spec.target)),
+            Some(j) => Err(SimError::Job {
+                job: j.spec.name.clone(),
+                error: ConfigError::new("target", format!("device {} does not exist ({targets} devices)", j.spec.target)),
+            }),
             None => Ok(()),
         }
     }
@@ -200,8 +205,8 @@ impl Host {
     }
 
     /// The first job that could not go on (a trace record it could not read or place).
-    pub fn job_error(&self) -> Option<String> {
-        self.jobs.iter().find_map(|j| j.error().map(|e| format!("job '{}': {e}", j.spec.name)))
+    pub fn job_error(&self) -> Option<SimError> {
+        self.jobs.iter().find_map(|j| j.error().map(|e| SimError::Trace { job: j.spec.name.clone(), error: e.clone() }))
     }
 
     pub fn finished(&self) -> bool {

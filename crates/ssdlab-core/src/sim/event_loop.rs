@@ -3,7 +3,7 @@
 
 use crate::block::{BlockEvent, BlockLayer, DeviceEvent, QueueLimits, SchedulerConfig, TargetQueue};
 use crate::engine::{EventQueue, Time};
-use crate::error::SimError;
+use crate::error::{ConfigError, SimError};
 use crate::host::{Host, JobEvent, Limits};
 use crate::progress::{fraction_of, Phase, Progress, Watch, CHECK_EVENTS};
 use crate::report::{DeviceResult, DeviceSample, Sample, SimResult};
@@ -13,6 +13,11 @@ use super::Until;
 
 /// Devices one system may hold (events name their device in 16 bits).
 pub const MAX_TARGETS: usize = 1 << 16;
+
+/// The error for a system of `n` targets, more than [`MAX_TARGETS`].
+pub(super) fn too_many_targets(n: usize) -> ConfigError {
+    ConfigError::new("targets", format!("{n} target devices; at most {MAX_TARGETS}"))
+}
 
 /// Events between checks that host requests still complete.
 const STALL_CHECK_EVENTS: u64 = 1 << 22;
@@ -82,15 +87,15 @@ pub struct RunOptions {
 }
 
 /// Refuse a run whose planned end (from its start) takes more samples than allowed.
-pub fn check_sample_plan(planned_end: Option<Time>, opts: &RunOptions) -> Result<(), String> {
+pub fn check_sample_plan(planned_end: Option<Time>, opts: &RunOptions) -> Result<(), SimError> {
     if let (Some(end), Some(iv)) = (planned_end, opts.interval_ns) {
         let n = end / iv + 1;
         if n > opts.limits.max_samples {
-            return Err(format!(
+            return Err(SimError::Limit(format!(
                 "the time series would take {n} samples at an interval of {iv} ns, more than the run's limit of {} \
                  (max_samples): a longer interval takes fewer",
                 opts.limits.max_samples
-            ));
+            )));
         }
     }
     Ok(())
@@ -156,9 +161,9 @@ pub fn simulate_with<D: TargetDevice>(
     watch: &mut Watch,
 ) -> Result<SimResult, SimError> {
     if targets.len() > MAX_TARGETS {
-        return Err(SimError::Input(format!("{} target devices; at most {MAX_TARGETS}", targets.len())));
+        return Err(SimError::System(too_many_targets(targets.len())));
     }
-    host.check_targets(targets.len()).map_err(SimError::Input)?;
+    host.check_targets(targets.len())?;
     host.set_limits(opts.limits);
     let mut names = Vec::with_capacity(targets.len());
     let queues = targets
@@ -238,10 +243,10 @@ pub fn simulate_with<D: TargetDevice>(
     }
     data_lost(&names, &block)?;
     if let Some(e) = host.job_error() {
-        return Err(SimError::Input(e));
+        return Err(e);
     }
     if let Some(e) = host.limit_error() {
-        return Err(SimError::Input(e.to_string()));
+        return Err(SimError::Limit(e.to_string()));
     }
     watch.tell(plan.progress(Phase::Run, &host, &block, &events))?;
     let end = events.now();
@@ -327,7 +332,7 @@ impl RunPlan {
 /// and at the end: the array keeps running meanwhile, with the member that would have failed).
 fn data_lost<D: TargetDevice>(names: &[String], block: &BlockLayer<D>) -> Result<(), SimError> {
     match block.devices().zip(names).find_map(|(d, name)| d.data_lost().map(|e| (e, name))) {
-        Some((e, name)) => Err(SimError::Input(format!("array {name}: {e}"))),
+        Some((message, name)) => Err(SimError::DataLost { array: name.clone(), message }),
         None => Ok(()),
     }
 }

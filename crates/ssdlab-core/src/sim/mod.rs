@@ -82,19 +82,20 @@ pub fn target_seed(seed: u64, index: usize) -> u64 {
 
 /// Check the system description: targets named once each, every job on a target and inside it.
 pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
+    let system = |key: &str, message: String| Err(SimError::System(ConfigError::new(key, message)));
     if spec.targets.is_empty() {
-        return Err(SimError::Input("the system has no target device".into()));
+        return system("targets", "the system has no target device".into());
     }
     if spec.targets.len() > MAX_TARGETS {
-        return Err(SimError::Input(format!("{} target devices; at most {MAX_TARGETS}", spec.targets.len())));
+        return Err(SimError::System(event_loop::too_many_targets(spec.targets.len())));
     }
     let mut names = std::collections::HashSet::new();
     for (i, t) in spec.targets.iter().enumerate() {
         if t.name.is_empty() {
-            return Err(SimError::Input(format!("target {i} has no name")));
+            return system(&format!("targets.{i}.name"), "a target needs a name".into());
         }
         if !names.insert(t.name.as_str()) {
-            return Err(SimError::Input(format!("device name '{}' is used twice", t.name)));
+            return system(&format!("targets.{i}.name"), format!("device name '{}' is used twice", t.name));
         }
         t.device.validate().map_err(SimError::Device)?;
         t.scheduler.validate().map_err(SimError::Device)?;
@@ -103,20 +104,20 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
     for job in &spec.jobs {
         let target = spec.targets.get(job.target as usize).ok_or_else(|| SimError::Job {
             job: job.name.clone(),
-            message: format!("target {} does not exist ({} devices)", job.target, spec.targets.len()),
+            error: ConfigError::new("target", format!("device {} does not exist ({} devices)", job.target, spec.targets.len())),
         })?;
         job.validate(target.device.capacity_bytes(), spec.jobs.len())
-            .map_err(|message| SimError::Job { job: job.name.clone(), message })?;
+            .map_err(|error| SimError::Job { job: job.name.clone(), error })?;
     }
     if spec.until == Until::RebuildDone
         && !spec.targets.iter().any(|t| {
             matches!(&t.device, DeviceConfig::Array(a) if !a.failures.is_empty() && !a.spares.is_empty())
         })
     {
-        return Err(SimError::Input("run until the rebuild is done, but no array has a failure and a spare".into()));
+        return system("until", "run until the rebuild is done, but no array has a failure and a spare".into());
     }
     if matches!(spec.interval_ns, Some(0)) {
-        return Err(SimError::Input("interval must be positive".into()));
+        return system("interval_ns", "must be positive".into());
     }
     Ok(())
 }
@@ -136,10 +137,10 @@ pub fn run_observed(spec: &SimSpec, observer: &mut dyn Observer) -> Result<SimRe
 /// [`run`] under `watch` (an observer and how often it is told).
 pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimError> {
     validate(spec)?;
-    let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed).map_err(SimError::Input)?;
+    let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed)?;
     let opts = RunOptions { until: spec.until, interval_ns: spec.interval_ns, limits: spec.limits };
     // Before the drives are built: preconditioning a large one takes a while.
-    check_sample_plan(host.plan().0, &opts).map_err(SimError::Input)?;
+    check_sample_plan(host.plan().0, &opts)?;
     let hz = spec.host.hz;
     let targets = spec
         .targets

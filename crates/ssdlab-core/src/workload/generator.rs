@@ -5,6 +5,7 @@ use rand::Rng as _;
 use rand_distr::{Distribution as _, Normal, Zipf};
 
 use super::spec::{BlockSizeDist, DistKind, JobSpec, RwMode};
+use crate::error::ConfigError;
 use crate::io::Op;
 use crate::engine::rng::{splitmix64, Rng};
 use rand::SeedableRng;
@@ -161,18 +162,18 @@ pub struct Generator {
 }
 
 impl Generator {
-    pub fn new(spec: &JobSpec) -> Result<Generator, String> {
+    pub fn new(spec: &JobSpec) -> Result<Generator, ConfigError> {
         let map_unit = *spec.block_align.iter().min().unwrap_or(&4096);
         let blocks = (spec.region_size / map_unit).max(1);
         let dist = match spec.distribution.kind {
             DistKind::Random => OffsetDist::Uniform,
             DistKind::Zipf => OffsetDist::Zipf(
-                Zipf::new(blocks, spec.distribution.param).map_err(|e| format!("zipf: {e}"))?,
+                Zipf::new(blocks, spec.distribution.param).map_err(|e| ConfigError::new("distribution.param", format!("zipf: {e}")))?,
             ),
             DistKind::Pareto => {
                 let h = spec.distribution.param;
                 if !(h > 0.0 && h < 1.0) {
-                    return Err(format!("pareto parameter must be in (0, 1), got {h}"));
+                    return Err(ConfigError::new("distribution.param", format!("pareto parameter must be in (0, 1), got {h}")));
                 }
                 // u^(ln h / ln(1-h)) puts a share 1-h of accesses on the first share h of
                 // blocks (h = 0.2 gives the 80/20 rule).
@@ -181,7 +182,7 @@ impl Generator {
             DistKind::Normal => {
                 let dev = spec.distribution.param / 100.0 * blocks as f64;
                 OffsetDist::Normal(
-                    Normal::new(blocks as f64 / 2.0, dev.max(1.0)).map_err(|e| format!("normal: {e}"))?,
+                    Normal::new(blocks as f64 / 2.0, dev.max(1.0)).map_err(|e| ConfigError::new("distribution.param", format!("normal: {e}")))?,
                 )
             }
             DistKind::Zoned => {

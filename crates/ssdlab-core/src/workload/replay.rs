@@ -18,6 +18,7 @@ use super::trace::{TimeUnit, TraceFormat, TraceOptions, TraceReader};
 use super::Io;
 use crate::io::Op;
 use crate::engine::Time;
+use crate::error::{ConfigError, TraceError};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
@@ -49,14 +50,14 @@ pub struct ReplaySpec {
 }
 
 impl ReplaySpec {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if let ReplayTiming::Scaled { speed } = self.timing {
             if !(speed > 0.0 && speed.is_finite()) {
-                return Err(format!("replay speed {speed}: expected a positive factor"));
+                return Err(ConfigError::new("replay.timing.speed", format!("{speed}: expected a positive factor")));
             }
         }
         if !Path::new(&self.path).is_file() {
-            return Err(format!("{}: no such trace file", self.path));
+            return Err(ConfigError::new("replay.path", format!("{}: no such trace file", self.path)));
         }
         Ok(())
     }
@@ -78,7 +79,7 @@ pub struct Replayer {
     size: u64,
     start: Time,
     pending: Option<(Io, u64)>,
-    error: Option<String>,
+    error: Option<TraceError>,
     /// Records issued, and records of other devices passed over.
     pub issued: u64,
     pub skipped: u64,
@@ -86,10 +87,9 @@ pub struct Replayer {
 
 impl Replayer {
     /// Open the trace for a job over `[base, base + size)` of its device.
-    pub fn open(spec: &ReplaySpec, base: u64, size: u64) -> Result<Replayer, String> {
-        spec.validate()?;
+    pub fn open(spec: &ReplaySpec, base: u64, size: u64) -> Result<Replayer, TraceError> {
         let opts = TraceOptions { disksim_time_unit: spec.disksim_time_unit, ..TraceOptions::default() };
-        let reader = TraceReader::open(Path::new(&spec.path), spec.format, opts).map_err(|e| e.to_string())?;
+        let reader = TraceReader::open(Path::new(&spec.path), spec.format, opts)?;
         Ok(Replayer { spec: spec.clone(), reader, base, size, start: 0, pending: None, error: None, issued: 0, skipped: 0 })
     }
 
@@ -99,8 +99,8 @@ impl Replayer {
     }
 
     /// Why the trace stopped early, naming file, line and field.
-    pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+    pub fn error(&self) -> Option<&TraceError> {
+        self.error.as_ref()
     }
 
     /// The next record as an I/O on the job's region, with its trace time.
@@ -109,7 +109,7 @@ impl Replayer {
             let rec = match self.reader.next()? {
                 Ok(r) => r,
                 Err(e) => {
-                    self.error = Some(e.to_string());
+                    self.error = Some(e);
                     return None;
                 }
             };
@@ -120,12 +120,15 @@ impl Replayer {
             let mut offset = rec.offset;
             if rec.op != Op::Flush && offset + rec.len > self.size {
                 if !self.spec.wrap || rec.len > self.size {
-                    let (file, line) = (self.reader.file(), self.reader.line());
-                    self.error = Some(format!(
-                        "{file}:{line}: offset: {}+{} bytes is past the end of the device's {} bytes \
-                         (--wrap folds a larger trace onto the device)",
-                        rec.offset, rec.len, self.size
-                    ));
+                    self.error = Some(TraceError {
+                        file: self.reader.file().to_string(),
+                        line: self.reader.line(),
+                        field: "offset".into(),
+                        message: format!(
+                            "{}+{} bytes is past the end of the device's {} bytes (--wrap folds a larger trace onto the device)",
+                            rec.offset, rec.len, self.size
+                        ),
+                    });
                     return None;
                 }
                 // Offset modulo the region, kept inside it and 512-byte aligned: the same trace

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
+use crate::error::ConfigError;
+
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
@@ -229,45 +231,47 @@ impl JobSpec {
     /// Reject what the generator cannot honour, naming the field.
     // `!(w >= 0.0)` refuses NaN weights as well as negative ones.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
-    pub fn validate(&self, device_capacity: u64, jobs: usize) -> Result<(), String> {
+    pub fn validate(&self, device_capacity: u64, jobs: usize) -> Result<(), ConfigError> {
+        let err = |key: &str, message: String| Err(ConfigError::new(key, message));
         if self.region_size == 0 {
-            return Err("region_size must be positive".into());
+            return err("region_size", "must be positive".into());
         }
         if self.region_offset + self.region_size > device_capacity {
-            return Err(format!(
-                "region {}+{} runs past the device end ({} bytes)",
-                self.region_offset, self.region_size, device_capacity
-            ));
+            return err(
+                "region_offset",
+                format!("region {}+{} runs past the device end ({} bytes)", self.region_offset, self.region_size, device_capacity),
+            );
         }
         if self.iodepth == 0 {
-            return Err("iodepth must be at least 1".into());
+            return err("iodepth", "must be at least 1".into());
         }
         for (d, bs) in self.block_sizes.iter().enumerate() {
             let (lo, hi) = (bs.min_size(), bs.max_size());
+            let key = format!("block_sizes.{d}");
             if lo == 0 || hi < lo {
-                return Err(format!("block sizes of direction {d} must be positive"));
+                return err(&key, "block sizes must be positive".into());
             }
             if hi > self.region_size {
-                return Err(format!("block size {hi} is larger than the region ({})", self.region_size));
+                return err(&key, format!("block size {hi} is larger than the region ({})", self.region_size));
             }
             if self.block_align[d] == 0 {
-                return Err("block_align must be positive".into());
+                return err(&format!("block_align.{d}"), "must be positive".into());
             }
             if bs.range_min.is_none() && bs.split.iter().any(|&(_, w)| !(w >= 0.0)) {
-                return Err("bssplit weights must be non-negative".into());
+                return err(&format!("{key}.split"), "bssplit weights must be non-negative".into());
             }
         }
         if !(0.0..=100.0).contains(&self.rwmix_read) {
-            return Err(format!("rwmix_read {} outside 0..100", self.rwmix_read));
+            return err("rwmix_read", format!("{} outside 0..100", self.rwmix_read));
         }
         if self.time_based && self.runtime_ns.is_none() {
-            return Err("time_based needs a runtime".into());
+            return err("time_based", "needs a runtime".into());
         }
         if let Some(&dep) = self.start_after.iter().find(|&&d| d as usize >= jobs) {
-            return Err(format!("start_after names job {dep}, which does not exist"));
+            return err("start_after", format!("names job {dep}, which does not exist"));
         }
         if self.distribution.kind == DistKind::Zoned && self.distribution.zones.is_empty() {
-            return Err("zoned distribution needs zones".into());
+            return err("distribution.zones", "a zoned distribution needs zones".into());
         }
         if let Some(r) = &self.replay {
             r.validate()?;

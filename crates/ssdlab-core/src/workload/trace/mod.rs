@@ -147,17 +147,7 @@ impl Default for TraceOptions {
     }
 }
 
-/// Why a trace could not be read. `line` is 1-based; 0 means the error is not tied to a
-/// line (the file could not be opened). `field` names the column (`"timestamp"`, `"type"`,
-/// `"offset"`, `"size"`, ...), or `"file"`/`"io"` for I/O errors.
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("{file}:{line}: {field}: {message}")]
-pub struct TraceError {
-    pub file: String,
-    pub line: u64,
-    pub field: String,
-    pub message: String,
-}
+pub use crate::error::TraceError;
 
 /// What a format parser found wrong in one line; the reader adds file and line.
 #[derive(Debug)]
