@@ -153,9 +153,6 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
     block device) and sample the diskstats of the device behind it (see the module)."""
     from .units import parse_time_ns
 
-    exe = shutil.which(fio)
-    if exe is None:
-        raise MeasureError(f"{fio}: not found on PATH (install fio, e.g. Debian's fio package)")
     job = Path(job)
     if not job.is_file():
         raise MeasureError(f"{job}: no such job file")
@@ -170,6 +167,11 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
     interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     if interval_ns is not None and interval_ns <= 0:
         raise MeasureError("--interval: must be positive")
+    # The user's own mistakes (job file, target, interval) first: they are worth naming even
+    # on a machine without fio.
+    exe = shutil.which(fio)
+    if exe is None:
+        raise MeasureError(f"{fio}: not found on PATH (install fio, e.g. Debian's fio package)")
     probe = target if target.exists() else target.parent
     dev = block_device(probe)
     warnings: list[str] = []

@@ -116,10 +116,12 @@ def test_measure_cli_json_and_normal(tmp_path, cli):
 def test_measure_errors_are_one_line(tmp_path, cli):
     job = tmp_path / "j.fio"
     job.write_text(JOB)
-    p = cli("measure", str(job), "--target", str(tmp_path / "no" / "such" / "f"))
-    assert p.returncode == 2 and "no such directory" in p.stderr and len(p.stderr.splitlines()) == 1
     empty = tmp_path / "bin"
     empty.mkdir()
+    # the user's mistake is named first, with or without fio on PATH
+    for env in (None, {"PATH": str(empty)}):
+        p = cli("measure", str(job), "--target", str(tmp_path / "no" / "such" / "f"), env=env)
+        assert p.returncode == 2 and "no such directory" in p.stderr and len(p.stderr.splitlines()) == 1
     p = cli("measure", str(job), "--target", str(tmp_path / "f"), env={"PATH": str(empty)})
     assert p.returncode == 2 and "fio: not found" in p.stderr and len(p.stderr.splitlines()) == 1
     if FIO is not None:
