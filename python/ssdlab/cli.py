@@ -22,7 +22,7 @@ from .fio import FioJobError
 from .system import SystemFileError
 from .system import raid as raid_system
 from .units import UnitError
-from .waf_projection import DEFAULT_BLOCKS_PER_PLANE
+from .analysis.waf_projection import DEFAULT_BLOCKS_PER_PLANE
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
                   help="Simulate SSDs, hard disks and arrays behind a Linux block layer, driven by fio job files or block traces.")
@@ -249,8 +249,8 @@ def measure(
 
     /proc/diskstats of the device behind it is sampled alongside; the report has the shape
     `ssdlab run` gives (same JSON)."""
-    from .measure import MeasureError
-    from .measure import measure as run_measure
+    from .analysis.measure import MeasureError
+    from .analysis.measure import measure as run_measure
 
     if output_format == OutputFormat.terse:
         _fail("--output-format terse: measure reports normal, json or json+")
@@ -285,7 +285,7 @@ def compare(
 
     Each job's and direction's IOPS, bandwidth and latencies, and each device's iostat and
     disk_util, with A's relative error against B."""
-    from .compare import CompareError, compare as run_compare, load_run
+    from .analysis.compare import CompareError, compare as run_compare, load_run
 
     try:
         result = run_compare(load_run(a), load_run(b), str(a), str(b))
@@ -313,7 +313,7 @@ def fit(
     """Fit a profile's free parameters to measured runs.
 
     Prints the fitted values and each run's residual."""
-    from .fit import FitError, fit as run_fit
+    from .analysis.fit import FitError, fit as run_fit
 
     _check_seed(seed)
     if max_evals is not None and max_evals < 1:
@@ -523,7 +523,7 @@ def profiles_show(name: Annotated[str, typer.Argument(help="profile name (a driv
 
 
 # ==== sizing: `ssdlab size` and `ssdlab endurance` (seed 002) ================================
-# The arithmetic is in ssdlab.sizing, the sustained-write simulation in ssdlab.sustained.
+# The arithmetic is in ssdlab.analysis.sizing, the sustained-write simulation in ssdlab.analysis.sustained.
 
 _SIM_HELP = "simulation of the drive's sustained write"
 
@@ -577,7 +577,7 @@ def _sz_drive(profile: Optional[str], capacity: Optional[str], tbw: Optional[str
 
 def _sz_sustained(profile: str, no_cache: bool, passes: float, block_size: str, iodepth: int,
                   sim_size: Optional[str], seed: int) -> dict:
-    from .sustained import sustained_summary
+    from .analysis.sustained import sustained_summary
 
     try:
         announce = (lambda m: _err.print(f"ssdlab: {m}", markup=False)) if sys.stderr.isatty() else None
@@ -607,7 +607,7 @@ def _sz_fraction(value: float, option: str, upper_open: bool) -> None:
 
 
 def _sz_endurance(d: dict, waf: float):
-    from . import sizing
+    from .analysis import sizing
 
     try:
         return sizing.rated_endurance(d["capacity"], tbw=d["tbw"], dwpd=d["dwpd"],
@@ -665,7 +665,7 @@ def size(
 ) -> None:
     """How many drives a RAID 0 array needs to take a sustained write stream, and how long they last."""
     _check_seed(seed)
-    from . import sizing
+    from .analysis import sizing
     from .units import parse_time_ns
 
     if raid != 0:
@@ -766,7 +766,7 @@ def endurance(
 ) -> None:
     """Years until the drives' rated endurance is used up by a write stream."""
     _check_seed(seed)
-    from . import sizing
+    from .analysis import sizing
 
     rate = _sz_rate(write_rate, "--write-rate")
     if drives < 1:
@@ -870,7 +870,7 @@ def rebuild(
     Rebuild time and rate, the rebuilt drive's WAF, the host's bandwidth meanwhile and the
     data-loss exposure."""
     _check_seed(seed)
-    from .rebuild import rebuild as run_rebuild
+    from .analysis.rebuild import rebuild as run_rebuild
     from .system import load_system
     from .units import format_bytes, parse_size
 

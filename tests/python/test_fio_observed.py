@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import ssdlab
-from ssdlab import api, memory
+from ssdlab import api
+from ssdlab.analysis import memory
 from ssdlab.fio import FioJobError
 from ssdlab.fioout.logs import write_logs
 from ssdlab.fioout.view import build_view

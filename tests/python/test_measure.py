@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import ssdlab
-from ssdlab.compare import compare, load_run, CompareError
-from ssdlab.measure import (DISKSTATS_FIELDS, BlockDevice, block_device, disk_of, job_for_target,
+from ssdlab.analysis.compare import compare, load_run, CompareError
+from ssdlab.analysis.measure import (DISKSTATS_FIELDS, BlockDevice, block_device, disk_of, job_for_target,
                             read_diskstats)
 
 FIO = shutil.which("fio")

@@ -11,7 +11,7 @@ import pytest
 
 import ssdlab
 from ssdlab.fio import FioJobError
-from ssdlab.steadystate import _criterion
+from ssdlab.analysis.steadystate import _criterion
 
 FIO = shutil.which("fio")
 

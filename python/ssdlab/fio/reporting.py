@@ -46,7 +46,7 @@ class JobReport(BaseModel):
     latency_percentile: float = 100.0
     iodepth_batch_complete_min: int = 1
     #: fio's steady-state test (``steadystate=CRITERION:LIMIT[%]``, ``ss_dur``, ``ss_ramp``,
-    #: ``ss_interval``): ``ss_dur_s`` 0 means none (see :mod:`ssdlab.steadystate`)
+    #: ``ss_interval``): ``ss_dur_s`` 0 means none (see :mod:`ssdlab.analysis.steadystate`)
     ss_criterion: str = "iops_slope"
     ss_limit: float = 0.01
     ss_percent: bool = True

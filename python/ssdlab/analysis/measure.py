@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .iostat import format_table, iostat_fields
-from .jsonout import finite
+from ..iostat import format_table, iostat_fields
+from ..jsonout import finite
 
 __all__ = ["MeasureError", "MeasuredResult", "block_device", "measure", "read_diskstats"]
 
@@ -151,7 +151,7 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
             interval: str | float | None = None, fio: str = "fio") -> "MeasuredResult":
     """Run the real fio job file ``job`` on ``target`` (a file, created by fio if need be, or a
     block device) and sample the diskstats of the device behind it (see the module)."""
-    from .units import parse_time_ns
+    from ..units import parse_time_ns
 
     job = Path(job)
     if not job.is_file():
