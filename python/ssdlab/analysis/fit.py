@@ -170,10 +170,10 @@ def job_text(data: dict[str, Any], path: str = "<run>") -> str:
                 lines.append(f"{k}={v}" if v != "" else k)
         runtime = allopts.get("runtime")
         if runtime and "time_based" not in allopts:
-            from ..fio.units import parse_time_us
+            from ..units import parse_fio_time_us
 
             try:
-                us = parse_time_us(str(runtime), seconds_default=True, notes=[])
+                us = parse_fio_time_us(str(runtime), seconds_default=True, notes=[])
             except Exception:
                 raise FitError(f"{path}: job '{name}': runtime={runtime}: not a time") from None
             if j.get("job_runtime", 0) * 1000 >= 0.95 * us:
