@@ -189,16 +189,10 @@ def _check_output(path: Path, option: str) -> None:
 
 def _emit(result, output_format: "OutputFormat", output: Optional[Path]) -> None:
     """The report as fio prints it (or its JSON), to stdout or ``output``; warnings to stderr."""
-    if output_format in (OutputFormat.json, OutputFormat.json_plus):
-        text = jsonout.dumps(result.to_fio_json(plus=output_format == OutputFormat.json_plus), indent=2) + "\n"
-    elif output_format == OutputFormat.terse:
-        from .fioout.terse import format_terse
+    from .fioout import format_report
 
-        text = format_terse(result)
-    else:
-        from .report import format_normal
-
-        text = format_normal(result)
+    text = format_report(result, output_format.value)
+    if output_format == OutputFormat.normal:
         for w in result.warnings:
             _err.print(f"ssdlab: warning: {w}", markup=False)
     _deliver(text, output)
