@@ -221,3 +221,23 @@ def test_bad_input_exits_2_with_one_line(cli, case):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ssdlab: error:"), p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_size_and_endurance_share_their_rating_and_simulation_options():
+    # defined once (ssdlab.cli.sizing.shared_options): same flags, help and defaults in both
+    from typer.main import get_command
+
+    from ssdlab.cli import app
+
+    commands = get_command(app).commands
+    shared = ["dwpd", "warranty_years", "pe_cycles", "passes", "block_size", "iodepth", "sim_size", "seed",
+              "no_cache", "json_out"]
+
+    def options(name):
+        return {p.name: (p.opts, p.help, p.default) for p in commands[name].params}
+
+    size, endurance = options("size"), options("endurance")
+    assert [size[n] for n in shared] == [endurance[n] for n in shared]
+    assert size["passes"][2] == 2.0 and size["block_size"][2] == "128k" and size["no_cache"][0] == ["--no-cache"]
+    names = [p.name for p in commands["endurance"].params]
+    assert names.index("tbw") + 1 == names.index("dwpd") and names[-1] == "json_out"
