@@ -14,7 +14,16 @@ from typing import Annotated, NoReturn, Optional
 import typer
 from rich.console import Console
 
+from .. import api
 from ..arguments import SEED_MAX
+from ..config import ProfileError
+from ..fio import FioJobError
+from ..system import SystemFileError
+from ..units import UnitError
+
+#: What bad input to a simulation raises (a job file, profile, system file, size or option the
+#: core refuses): reported as its first line. All are ValueErrors.
+BAD_INPUT = (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError)
 
 
 def console(**kw) -> Console:

@@ -10,13 +10,9 @@ import typer
 
 from .. import api
 from ..analysis.waf_projection import DEFAULT_BLOCKS_PER_PLANE
-from ..config import ProfileError
-from ..fio import FioJobError
-from ..system import SystemFileError
 from ..system import raid as raid_system
-from ..units import UnitError
 # `fail` is the command's option (the member that fails): the one-line error is `usage_error` here
-from .common import MemoryLimit, check_seed, interruptible, overrides, print_json, simulating, warn
+from .common import BAD_INPUT, MemoryLimit, check_seed, interruptible, overrides, print_json, simulating, warn
 from .common import fail as usage_error
 
 
@@ -83,7 +79,7 @@ def rebuild(
                             sample=parse_size(sample) if sample is not None else None, seed=seed,
                             mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit,
                             project_waf=project_waf, projection_blocks=projection_blocks)
-    except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
+    except BAD_INPUT as e:
         usage_error(str(e).splitlines()[0])
         return
     if as_json:

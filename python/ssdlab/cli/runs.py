@@ -6,18 +6,15 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 
 from .. import api
-from ..config import ProfileError
-from ..fio import FioJobError
 from ..jsonout import dumps
-from ..system import SystemFileError
 from ..system import raid as raid_system
 from ..units import UnitError
-from .common import (MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, fail,
+from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, fail,
                      interruptible, overrides, print_json, simulating, warn)
 
 
@@ -61,23 +58,32 @@ def run(
             fail(f"{j}: no such job file{hint}")
     if output is not None:
         check_output(output, "--output")
-    try:
+
+    def spec() -> api.RunSpec:
         sets = overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
                             precondition, verify_data)
-        spec = api.build(jobs if len(jobs) > 1 else jobs[0] if jobs else api.quickstart_job(), profile=profile,
+        return api.build(jobs if len(jobs) > 1 else jobs[0] if jobs else api.quickstart_job(), profile=profile,
                          system=sysd if sysd is not None else system, host=host, seed=seed,
                          overrides=overrides(set_), interval=interval, precondition=precondition, scale=scale,
                          profile_set=sets, scheduler=scheduler,
                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
                          memory_limit=memory_limit)
-        with simulating():
-            result = api.execute(spec)
-    except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
-        fail(str(e).splitlines()[0])
-        return
+
+    result = _simulate(spec)
     _emit(result, output_format, output)
     _write_logs(result)
+
+
+def _simulate(spec: Callable[[], api.RunSpec]):
+    """The run ``spec()`` builds, simulated (its progress on a terminal); bad input (see
+    :data:`.common.BAD_INPUT`), while building or simulating, is one line."""
+    try:
+        built = spec()
+        with simulating():
+            return api.execute(built)
+    except BAD_INPUT as e:
+        fail(str(e).splitlines()[0])
 
 
 def _write_logs(result) -> None:
@@ -197,7 +203,7 @@ def fit(
     try:
         with simulating():
             result = run_fit(profile, runs, params=names, host=host, seed=seed, max_evals=max_evals, scale=scale)
-    except (FitError, ProfileError, FioJobError, UnitError, api.SimulationError, ValueError) as e:
+    except (FitError, *BAD_INPUT) as e:
         fail(str(e).splitlines()[0])
         return
     if output_format == TextOrJson.json:
@@ -269,14 +275,8 @@ def replay(
         pairs = [(None, None)]
     jobs = [(Replay(path=str(trace), format=format.value, timing=t, device=dev, wrap=wrap,
                     disksim_time_unit=disksim_unit), name, qd) for dev, name in pairs]
-    try:
-        spec = api.build(None, profile=profile, system=system, host=host, seed=seed, interval=interval,
-                         precondition=precondition, scheduler=scheduler,
-                         host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), replay=jobs,
-                         memory_limit=memory_limit)
-        with simulating():
-            result = api.execute(spec)
-    except (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError) as e:
-        fail(str(e).splitlines()[0])
-        return
+    result = _simulate(lambda: api.build(None, profile=profile, system=system, host=host, seed=seed,
+                                         interval=interval, precondition=precondition, scheduler=scheduler,
+                                         host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
+                                         replay=jobs, memory_limit=memory_limit))
     _emit(result, output_format, None)

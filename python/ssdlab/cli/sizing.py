@@ -15,11 +15,9 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from .. import api
 from ..config import ProfileError, load_profile
-from ..fio import FioJobError
 from ..units import UnitError
-from .common import check_seed, console, err, fail, interruptible, print_json, simulating
+from .common import BAD_INPUT, check_seed, console, err, fail, interruptible, print_json, simulating
 
 
 # ---- the options `size` and `endurance` share, defined once ---------------------------------
@@ -142,7 +140,7 @@ def _sz_sustained(profile: str, run: SustainedRun) -> dict:
             return sustained_summary(profile, use_cache=not run.no_cache, announce=announce,
                                      block_size=run.block_size, iodepth=run.iodepth, passes=run.passes,
                                      seed=run.seed, size=run.sim_size)
-    except (ProfileError, UnitError, api.SimulationError, FioJobError, ValueError) as e:
+    except BAD_INPUT as e:
         fail(str(e).splitlines()[0])
         raise  # unreachable
 
