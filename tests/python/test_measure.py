@@ -159,3 +159,17 @@ def test_compare_says_what_only_one_side_has(tmp_path, cli):
     assert p.returncode == 2 and "expected fio's JSON output" in p.stderr
     with pytest.raises(CompareError):
         load_run(tmp_path / "missing.json")
+
+
+def test_compare_says_which_side_lacks_iostat_or_disk_util(tmp_path):
+    a = _run_json(tmp_path, "a.json", "[x]\nrw=randread\nsize=1m\n")
+    data = json.loads(a.read_text())
+    data["ssdlab"]["iostat"], data["disk_util"] = [], []
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(data))
+    notes = compare(load_run(a), load_run(b)).notes
+    assert "iostat: only A has it (a run without diskstats, or fio's own JSON)" in notes
+    assert "disk_util: only A has it" in notes
+    assert "disk_util: only B has it" in compare(load_run(b), load_run(a)).notes
+    both = compare(load_run(a), load_run(a))
+    assert {r.section for r in both.rows} >= {"iostat", "disk_util"} and not any("only" in n for n in both.notes)
