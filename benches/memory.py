@@ -4,7 +4,7 @@
     PYTHONPATH=python python3 benches/memory.py [--json FILE] [RUN ...]
 
 Each run goes in a fresh Python process: it builds the run with ``ssdlab.api.build`` (which
-estimates its memory, :mod:`ssdlab.memory`), runs it and reports its peak resident set
+estimates its memory, :mod:`ssdlab.analysis.memory`), runs it and reports its peak resident set
 (``VmHWM``). A process that only imports ssdlab (``ssdlab.api``, the compiled core, json)
 gives the baseline, which is subtracted from each peak: the estimate covers the run, not the
 interpreter. The table prints the estimate, the measured peak less the baseline and the error
@@ -61,7 +61,8 @@ RUNS: dict[str, tuple[str, str]] = {
 CHILD = """
 import json, sys
 import ssdlab
-from ssdlab import api, memory
+from ssdlab import api
+from ssdlab.analysis import memory
 {body}
 peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]) * 1024
 print(json.dumps({{"peak": peak, **out}}))

@@ -1,4 +1,4 @@
-"""How far the rebuilt drive's projected WAF (ssdlab.waf_projection) is from a full simulation,
+"""How far the rebuilt drive's projected WAF (ssdlab.analysis.waf_projection) is from a full simulation,
 and what the projection gives for seed 004's md under load at the brief's own rates.
 
 A RAID 5 of four small drives and a spare (Samsung 850 PRO flash, shrunk to a few blocks per
@@ -21,10 +21,10 @@ import argparse
 import time
 
 import ssdlab
-from ssdlab.rebuild import rebuild
+from ssdlab.analysis.rebuild import rebuild
 from ssdlab.reference import SEED004_DRIVE, SEED004_MEMBERS, SEED004_PUBLISHED
 from ssdlab.system import single
-from ssdlab.waf_projection import HostStream, fewer_blocks, run_streams
+from ssdlab.analysis.waf_projection import HostStream, fewer_blocks, run_streams
 
 HOST_JOB = """[global]
 direct=1

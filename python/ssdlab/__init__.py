@@ -26,9 +26,9 @@ __version__ = _version()
 
 from .api import DEFAULT_PROFILE, Progress, RunSpec, SimulationError, build, execute, observe, run
 from .config import ProfileError, host_names, load_host, load_profile, profile_names
-from .compare import compare
-from .fit import fit
-from .measure import MeasuredResult, MeasureError, measure
+from .analysis.compare import compare
+from .analysis.fit import fit
+from .analysis.measure import MeasuredResult, MeasureError, measure
 from .results import RunResult
 from .system import SystemFileError, load_system, raid
 

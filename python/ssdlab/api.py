@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import memory, steadystate
+from .analysis import memory, steadystate
 from .arguments import check_mapping, check_seed
 from .config import load_host
 from .config.profile import host_places
@@ -120,12 +120,12 @@ def build(
     (trace, target device name or None for the first, iodepth). Without ``replay`` a ``job``
     is required (``quickstart_job()`` is the built-in example).
 
-    The memory the run will need is estimated here (:mod:`ssdlab.memory`), and a run that
+    The memory the run will need is estimated here (:mod:`ssdlab.analysis.memory`), and a run that
     needs more than ``memory_limit`` (a size like ``"16GiB"``, a share of the available
     memory like ``"90%"``, or ``"none"``; default ``$SSDLAB_MEMORY_LIMIT``, else 75 % of
-    MemAvailable) is refused with :class:`ssdlab.memory.MemoryLimitError` (a ValueError)
+    MemAvailable) is refused with :class:`ssdlab.analysis.memory.MemoryLimitError` (a ValueError)
     naming what takes the memory and how to need less; so is an ``interval`` that would take
-    more than :data:`ssdlab.memory.MAX_SAMPLES` samples."""
+    more than :data:`ssdlab.analysis.memory.MAX_SAMPLES` samples."""
     if job is None and not replay:
         raise TypeError("job: expected a fio job file path, job text or a parsed JobSet, got None "
                         "(ssdlab.api.quickstart_job() is the built-in example job)")

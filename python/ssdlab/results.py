@@ -1,4 +1,5 @@
-"""Results of a run, in the forms people use: fio's JSON, an iostat -x table, pandas tables.
+"""Results of a run, in the forms people use: fio's JSON (formatted by :mod:`ssdlab.fioout`),
+an iostat -x table, pandas tables.
 
 The core reports per-clone statistics with latency histograms; here clones are merged into
 fio's reporting units (one per group with ``group_reporting``, else one per clone) and
@@ -7,7 +8,6 @@ percentiles are taken from the merged histograms by fio's rule.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict
 
 from .fioout.numbers import Stat
 from .iostat import iostat_fields
-from .jsonout import finite
 
 FIO_VERSION = "fio-3.42"  # the JSON layout follows this fio release
 _DIRS = ("read", "write", "trim")
@@ -110,40 +109,6 @@ def build_units(core: dict[str, Any], group_reporting: dict[int, bool],
         if group_reporting.get(g, False):
             by_group[g] = u
     return units
-
-
-def _lat_json(summary: LatSummary, res: "DirResult | None", plist: list[float], plus: bool) -> dict[str, Any]:
-    """fio's latency object: min, max, mean, stddev, N; with the percentiles (and, for json+,
-    the histogram's bins: fio's bucket value in ns -> count) where ``res`` holds them."""
-    out = summary.to_fio()
-    if res is not None and summary.n:
-        out["percentile"] = res.percentiles(plist)
-        if plus:
-            out["bins"] = {str(v): c for v, c in sorted(res.hist.items()) if c}
-    return out
-
-
-def _dir_json(fu, g, d: str, plist: list[float], plus: bool) -> dict[str, Any]:
-    """One direction as fio's add_ddir_status_json writes it."""
-    fd = fu.dirs[d]
-    r = fd.res
-    bw_bytes = fd.bw_bytes()
-    out: dict[str, Any] = {
-        "io_bytes": r.bytes, "io_kbytes": r.bytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
-        "iops": fd.iops_float(), "runtime": fd.runtime_ms, "total_ios": r.ios, "short_ios": 0, "drop_ios": 0,
-        "slat_ns": _lat_json(fu.slat(d), None, plist, plus),
-        "clat_ns": _lat_json(r.clat, r, plist, plus),
-        "lat_ns": _lat_json(r.lat, None, plist, plus),
-    }
-    bw, iops = fd.bw, fd.iops
-    out.update({
-        "bw_min": int(bw.min), "bw_max": int(bw.max),
-        "bw_agg": g.bw_share(d, bw.mean) if bw.n else 0.0,
-        "bw_mean": bw.mean, "bw_dev": bw.stddev, "bw_samples": bw.n,
-        "iops_min": int(iops.min), "iops_max": int(iops.max), "iops_mean": iops.mean,
-        "iops_stddev": iops.stddev, "iops_samples": iops.n,
-    })
-    return out
 
 
 class TargetInfo(BaseModel):
@@ -501,76 +466,10 @@ class RunResult:
 
     def to_fio_json(self, plus: bool = False) -> dict[str, Any]:
         """fio's JSON output (``plus``: json+, with each latency histogram's bins), keys in
-        fio's order, and ssdlab's own section."""
-        from .fioout.numbers import now as wall_now
-        from .fioout.view import DEPTH_KEYS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, build_view, dist
+        fio's order, and ssdlab's own section (see :mod:`ssdlab.fioout.json`)."""
+        from .fioout.json import fio_json
 
-        now = wall_now()
-        units, groups = build_view(self)
-        plist = self.percentiles_list
-        jobs = []
-        for fu in units:
-            u = fu.unit
-            g = groups[u.group_id]
-            job: dict[str, Any] = {
-                "jobname": u.name, "groupid": u.group_id, "job_start": fu.job_start_ms, "error": 0,
-                "eta": 0, "elapsed": int(round(self.elapsed_ns / 1e9)),
-            }
-            if u.options:
-                job["job options"] = u.options
-            for d in _DIRS:
-                job[d] = _dir_json(fu, g, d, plist, plus)
-            job["sync"] = {"total_ios": u.sync.ios, "lat_ns": _lat_json(u.sync.lat, u.sync, plist, plus)}
-            lat_n, lat_u, lat_m = fu.latency_dist()
-            rep = fu.report
-            job.update({
-                "job_runtime": fu.total_run_ms,
-                "usr_cpu": fu.usr_cpu, "sys_cpu": fu.sys_cpu, "ctx": fu.ctx, "majf": fu.majf, "minf": fu.minf,
-                "iodepth_level": dict(zip(DEPTH_KEYS, fu.depth_dist())),
-                "iodepth_submit": dict(zip(SUBMIT_KEYS, dist(fu.submit))),
-                "iodepth_complete": dict(zip(SUBMIT_KEYS, dist(fu.complete))),
-                "latency_ns": dict(zip(map(str, LAT_KEYS), lat_n)),
-                "latency_us": dict(zip(map(str, LAT_KEYS), lat_u)),
-                "latency_ms": dict(zip([*map(str, LAT_MS_KEYS), ">=2000"], lat_m)),
-                "latency_depth": fu.iodepth,
-                "latency_target": rep.latency_target_ns,
-                "latency_percentile": rep.latency_percentile,
-                "latency_window": rep.latency_window_us,
-            })
-            ss = self.core.get("steadystate", {}).get(str(u.members[0]))
-            if ss is not None:
-                job["steadystate"] = ss
-            if rep.description:
-                job["desc"] = rep.description
-            jobs.append(job)
-        disk_util = self.disk_util()
-        ssdlab: dict[str, Any] = {
-            "profile": self.profile_name,
-            "host": self.host_name,
-            "seed": self.core["seed"],
-            "scale": self.scale,
-            "sim_time_s": self.elapsed_ns / 1e9,
-            "events": self.core["events"],
-            "devices": [{**_flat_internal(d, self.elapsed_ns, info), "scheduler": d["scheduler"],
-                         "scale": info.scale, "capacity_bytes": d["capacity_bytes"],
-                         "mean_in_flight": d["disk"].get("in_flight_area_ns", 0) / max(self.elapsed_ns, 1),
-                         **({"array": parent} if parent else {})}
-                        for _, d, info, parent in self._walk()],
-            "iostat": [{"name": n, **self.iostat(n)} for n in self.all_device_names],
-            "warnings": self.warnings,
-        }
-        if self.core["samples"]:
-            ssdlab["timeseries"] = self.timeseries()
-        out: dict[str, Any] = {
-            "fio version": FIO_VERSION,
-            "timestamp": int(now),
-            "timestamp_ms": int(now * 1000),
-            "time": time.ctime(now),
-        }
-        if self.global_options:
-            out["global options"] = self.global_options
-        out.update({"jobs": jobs, "disk_util": disk_util, "ssdlab": ssdlab})
-        return finite(out)
+        return fio_json(self, plus=plus)
 
     def write_fio_logs(self, directory: str = ".") -> list:
         """The log files the jobs ask for (``write_bw_log``, ``write_iops_log``,

@@ -12,7 +12,7 @@ from ssdlab import SystemFileError, _core
 from ssdlab.api import RunSpec, build, execute
 from ssdlab.cli import app
 from ssdlab.fio import FioJobError
-from ssdlab.report import format_normal
+from ssdlab.fioout.normal import format_normal
 
 def drive_entries(letters: str, profile: str = "samsung-850-pro", size: str = "scale = 0.02") -> str:
     """``[[drive]]`` tables named sd + each letter, of one profile and size."""
@@ -84,7 +84,7 @@ def test_an_array_target_reports_itself_and_every_member(tmp_path):
     host = i["host_bytes_written"]
     assert (i["member_bytes_written"] - i["bitmap_write_bytes"]) / host == pytest.approx(2.0)
     assert i["rmw_stripe_heads"] + i["rcw_stripe_heads"] == 2000
-    from ssdlab.report import format_normal
+    from ssdlab.fioout.normal import format_normal
 
     text = format_normal(r)
     assert "write-intent bitmap (64.0MiB chunks): 2 bits set in 2 updates" in text

@@ -201,7 +201,9 @@ def test_fios_log_tool_reads_our_logs(tmp_path):
     job.write_text("[w]\nioengine=psync\ndirect=1\nrw=write\nbs=64k\nsize=32m\nwrite_bw_log\nlog_avg_msec=20\n")
     _ssdlab(job, "terse", tmp_path)
     assert (tmp_path / "w_bw.1.log").is_file()
-    p = subprocess.run([shutil.which("fio2gnuplot"), "-b"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    # with this interpreter (its shebang's python3 may be another), which has six (the test extras)
+    p = subprocess.run([sys.executable, shutil.which("fio2gnuplot"), "-b"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "w_bw.1.log" in p.stdout
     average = (tmp_path / "result.average").read_text().split()

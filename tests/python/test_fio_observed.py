@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 import ssdlab
-from ssdlab import api, memory
+from ssdlab import api
+from ssdlab.analysis import memory
 from ssdlab.fio import FioJobError
 from ssdlab.fioout.logs import write_logs
 from ssdlab.fioout.view import build_view
-from ssdlab.report import format_normal
+from ssdlab.fioout.normal import format_normal
 
 # Two jobs side by side: one paced evenly, one at random (Poisson) times.
 TWO = ("[global]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=4\nruntime=2\ntime_based\n"

@@ -11,10 +11,11 @@ import re
 import pytest
 
 import ssdlab
+from ssdlab.fioout import FORMATS, format_report
+from ssdlab.fioout.normal import format_normal
 from ssdlab.fioout.numbers import Stat, num2str
 from ssdlab.fioout.terse import format_terse
 from ssdlab.fioout.view import build_view, lat_dist
-from ssdlab.report import format_normal
 
 RR = "[rr]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\nruntime=2\ntime_based\n"
 
@@ -22,6 +23,19 @@ RR = "[rr]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\nruntime=2\
 @pytest.fixture(scope="module")
 def rr():
     return ssdlab.run(RR)
+
+
+def test_every_output_format_comes_from_fioout(rr, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # the reports' wall-clock stamps
+    assert FORMATS == ("normal", "json", "json+", "terse")
+    assert format_report(rr, "normal") == format_normal(rr)
+    assert format_report(rr, "terse") == format_terse(rr)
+    for name, plus in (("json", False), ("json+", True)):
+        text = format_report(rr, name)
+        assert text.endswith("}\n") and json.loads(text) == json.loads(json.dumps(rr.to_fio_json(plus=plus)))
+        assert ("bins" in json.loads(text)["jobs"][0]["read"]["clat_ns"]) == plus
+    with pytest.raises(ValueError, match="unknown output format 'xml'"):
+        format_report(rr, "xml")
 
 
 def test_num2str_prints_as_fio():

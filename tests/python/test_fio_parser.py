@@ -10,9 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssdlab.fio import FioJobError, JobSet, load_job_file, load_job_files, parse_job_text
-from ssdlab.fio.errors import ValueProblem
-from ssdlab.fio.options import DEFAULT_PERCENTILES, fio_option_names
-from ssdlab.fio.units import Percent, parse_size, parse_time_us, split_directions
+from ssdlab.fio.options import DEFAULT_PERCENTILES, fio_option_names, split_directions
+from ssdlab.units import Percent, ValueProblem, parse_fio_size, parse_fio_time_us
 
 GIB = 2**30
 TIB = 2**40
@@ -207,17 +206,17 @@ SIZE_TABLE = [
 
 @pytest.mark.parametrize(("text", "kb_base", "expected"), SIZE_TABLE)
 def test_size_table(text, kb_base, expected):
-    assert parse_size(text, kb_base) == expected
+    assert parse_fio_size(text, kb_base) == expected
 
 
 def test_ki_without_b_is_read_like_fio_with_a_note():
     notes: list[str] = []
-    assert parse_size("4ki", 1000, notes=notes) == 4000
+    assert parse_fio_size("4ki", 1000, notes=notes) == 4000
     assert notes and "4ki" in notes[0]
 
 
 def test_percent_and_zone_sizes():
-    assert parse_size("30%", percent=True) == Percent(30)
+    assert parse_fio_size("30%", percent=True) == Percent(30)
     job = one("[j]\nsize=25%\noffset=50%\n", device_size=4 * GIB)
     assert (job.region_offset, job.region_size) == (2 * GIB, GIB)
     job = one("[j]\nzonesize=256m\noffset=2z\nsize=4z\n", device_size=4 * GIB)
@@ -265,7 +264,7 @@ def test_fractional_times_are_honoured_and_flagged_in_files_only():
 
 def test_time_range_quirk_of_fio_is_reproduced():
     notes: list[str] = []
-    assert parse_time_us("1s", seconds_default=True, before_range_separator=True, notes=notes) == 1
+    assert parse_fio_time_us("1s", seconds_default=True, before_range_separator=True, notes=notes) == 1
     assert notes
 
 
@@ -740,14 +739,14 @@ def _reference_size(number: int, suffix: str, kb_base: int) -> int:
 )
 def test_valid_size_strings_round_trip_to_fio_semantics(number, suffix, upper, kb_base):
     text = f"{number}{suffix.upper() if upper else suffix}"
-    assert parse_size(text, kb_base) == _reference_size(number, suffix, kb_base)
+    assert parse_fio_size(text, kb_base) == _reference_size(number, suffix, kb_base)
 
 
 @settings(max_examples=300, deadline=None)
 @given(number=st.integers(min_value=0, max_value=2**40), kb_base=st.sampled_from([1024, 1000]))
 def test_hex_and_plain_numbers(number, kb_base):
-    assert parse_size(str(number), kb_base) == number
-    assert parse_size(hex(number), kb_base) == number
+    assert parse_fio_size(str(number), kb_base) == number
+    assert parse_fio_size(hex(number), kb_base) == number
 
 
 _FRAGMENTS = st.sampled_from([

@@ -123,7 +123,7 @@ def test_keyword_math_matches_fio(tmp_path):
     fio = dict(fio_parsed(path))
     host = {"pagesize": os.sysconf("SC_PAGE_SIZE")}
     sections = parse_sources([(path.read_text(), str(path), tmp_path)], env={}, host=host)
-    from ssdlab.fio.units import evaluate
+    from ssdlab.units import evaluate
 
     for opt in sections[0].options:
         value = str(int(evaluate(opt.value, integer=True))) if opt.keyword_math else opt.value

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import ssdlab
-from ssdlab.fit import FitError, fit, job_text, nelder_mead
+from ssdlab.analysis.fit import FitError, fit, job_text, nelder_mead
 
 JOB = "[w]\nrw=randwrite\nbs=4k\nioengine=psync\nsize=16m\n"
 

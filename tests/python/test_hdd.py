@@ -32,7 +32,7 @@ def test_random_reads_take_a_seek_and_half_a_revolution():
     i = r.internal("sda")
     assert i["kind"] == "hdd" and i["media_accesses"] == 2048
     assert 3.0 < i["mean_rotation_ms"] < 5.3
-    from ssdlab.report import format_normal
+    from ssdlab.fioout.normal import format_normal
     text = format_normal(r)
     assert "media accesses" in text and "mean seek" in text
 

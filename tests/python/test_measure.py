@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import ssdlab
-from ssdlab.compare import compare, load_run, CompareError
-from ssdlab.measure import (DISKSTATS_FIELDS, BlockDevice, block_device, disk_of, job_for_target,
+from ssdlab.analysis.compare import compare, load_run, CompareError
+from ssdlab.analysis.measure import (DISKSTATS_FIELDS, BlockDevice, block_device, disk_of, job_for_target,
                             read_diskstats)
 
 FIO = shutil.which("fio")
@@ -116,10 +116,12 @@ def test_measure_cli_json_and_normal(tmp_path, cli):
 def test_measure_errors_are_one_line(tmp_path, cli):
     job = tmp_path / "j.fio"
     job.write_text(JOB)
-    p = cli("measure", str(job), "--target", str(tmp_path / "no" / "such" / "f"))
-    assert p.returncode == 2 and "no such directory" in p.stderr and len(p.stderr.splitlines()) == 1
     empty = tmp_path / "bin"
     empty.mkdir()
+    # the user's mistake is named first, with or without fio on PATH
+    for env in (None, {"PATH": str(empty)}):
+        p = cli("measure", str(job), "--target", str(tmp_path / "no" / "such" / "f"), env=env)
+        assert p.returncode == 2 and "no such directory" in p.stderr and len(p.stderr.splitlines()) == 1
     p = cli("measure", str(job), "--target", str(tmp_path / "f"), env={"PATH": str(empty)})
     assert p.returncode == 2 and "fio: not found" in p.stderr and len(p.stderr.splitlines()) == 1
     if FIO is not None:
@@ -157,3 +159,17 @@ def test_compare_says_what_only_one_side_has(tmp_path, cli):
     assert p.returncode == 2 and "expected fio's JSON output" in p.stderr
     with pytest.raises(CompareError):
         load_run(tmp_path / "missing.json")
+
+
+def test_compare_says_which_side_lacks_iostat_or_disk_util(tmp_path):
+    a = _run_json(tmp_path, "a.json", "[x]\nrw=randread\nsize=1m\n")
+    data = json.loads(a.read_text())
+    data["ssdlab"]["iostat"], data["disk_util"] = [], []
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(data))
+    notes = compare(load_run(a), load_run(b)).notes
+    assert "iostat: only A has it (a run without diskstats, or fio's own JSON)" in notes
+    assert "disk_util: only A has it" in notes
+    assert "disk_util: only B has it" in compare(load_run(b), load_run(a)).notes
+    both = compare(load_run(a), load_run(a))
+    assert {r.section for r in both.rows} >= {"iostat", "disk_util"} and not any("only" in n for n in both.notes)

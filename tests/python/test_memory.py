@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import ssdlab
-from ssdlab import api, memory
+from ssdlab import api
+from ssdlab.analysis import memory
 
 REPO = Path(__file__).resolve().parents[2]
 HUGE = "solidigm-d5-p5336-61.44tb"
@@ -188,7 +189,7 @@ def test_run_length_and_samples_follow_the_jobs():
 def test_the_estimate_is_within_30_percent_of_the_measured_peak(args):
     # The baseline is the process's resident set just before the run (interpreter, imports,
     # the built spec), read in the same process: it varies by several MB between processes.
-    out = _child("import os\nfrom ssdlab import api, memory\n"
+    out = _child("import os\nfrom ssdlab import api\nfrom ssdlab.analysis import memory\n"
                  f"spec = api.build({args}, memory_limit='none')\n"
                  "out['estimate'] = memory.estimate(spec.core).total\n"
                  "out['base'] = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE')\n"

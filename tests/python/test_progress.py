@@ -160,7 +160,7 @@ def test_an_exception_in_the_callback_ends_the_run_and_propagates():
 
 
 def test_an_output_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
-    from ssdlab import cli
+    from ssdlab.cli.common import write_whole
 
     out = tmp_path / "x.json"
     out.write_text("the last complete report\n")
@@ -184,13 +184,13 @@ def test_an_output_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fdopen", lambda fd, mode: Interrupted(real_fdopen(fd, mode)))
     with pytest.raises(KeyboardInterrupt):
-        cli._write_whole(out, "a new report\n" * 1000)
+        write_whole(out, "a new report\n" * 1000)
     assert out.read_text() == "the last complete report\n"
     assert [f.name for f in tmp_path.iterdir()] == ["x.json"], "no partial temporary file either"
     monkeypatch.undo()
-    cli._write_whole(out, "a new report\n")
+    write_whole(out, "a new report\n")
     new = tmp_path / "new.json"
-    cli._write_whole(new, "{}\n")
+    write_whole(new, "{}\n")
     assert out.read_text() == "a new report\n" and new.read_text() == "{}\n"
     assert sorted(f.name for f in tmp_path.iterdir()) == ["new.json", "x.json"]
     umask = os.umask(0)

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 import ssdlab
 from ssdlab.cli import app
 from ssdlab.experiments import seed004
-from ssdlab.rebuild import rebuild
-from ssdlab.reliability import exposure, p_ure
+from ssdlab.analysis.rebuild import rebuild
+from ssdlab.analysis.reliability import exposure, p_ure
 
 
 def test_rebuild_json_has_the_promised_keys_and_a_waf():

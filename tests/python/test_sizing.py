@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import load_profile, sizing
+from ssdlab import load_profile
+from ssdlab.analysis import sizing
 from ssdlab.reference import (
     SEED002_DWPD_OVERWRITES,
     SEED002_EXAMPLE_CAPACITY,
@@ -75,7 +76,7 @@ GALLERY_LOADER = ("gallery/registry.py", "..experiments.catalog")
 def test_product_code_never_imports_an_experiment():
     # Published figures come from ssdlab.reference: an experiment can change or go without
     # breaking `ssdlab size`.
-    package = Path(sizing.__file__).parent
+    package = Path(sizing.__file__).parents[1]  # ssdlab
     scanned, offenders = set(), []
     for path in package.rglob("*.py"):
         rel = path.relative_to(package)
@@ -93,7 +94,7 @@ def test_product_code_never_imports_an_experiment():
                 continue
             if any("experiments" in n.split(".") for n in names):
                 offenders.append(f"{rel}:{node.lineno}")
-    assert {"sizing.py", "reference.py"} <= scanned  # the scan saw the package
+    assert {"analysis/sizing.py", "reference.py"} <= scanned  # the scan saw the package
     assert not offenders
 
 
@@ -220,3 +221,23 @@ def test_bad_input_exits_2_with_one_line(cli, case):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ssdlab: error:"), p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_size_and_endurance_share_their_rating_and_simulation_options():
+    # defined once (ssdlab.cli.sizing.shared_options): same flags, help and defaults in both
+    from typer.main import get_command
+
+    from ssdlab.cli import app
+
+    commands = get_command(app).commands
+    shared = ["dwpd", "warranty_years", "pe_cycles", "passes", "block_size", "iodepth", "sim_size", "seed",
+              "no_cache", "json_out"]
+
+    def options(name):
+        return {p.name: (p.opts, p.help, p.default) for p in commands[name].params}
+
+    size, endurance = options("size"), options("endurance")
+    assert [size[n] for n in shared] == [endurance[n] for n in shared]
+    assert size["passes"][2] == 2.0 and size["block_size"][2] == "128k" and size["no_cache"][0] == ["--no-cache"]
+    names = [p.name for p in commands["endurance"].params]
+    assert names.index("tbw") + 1 == names.index("dwpd") and names[-1] == "json_out"

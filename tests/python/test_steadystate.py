@@ -11,7 +11,7 @@ import pytest
 
 import ssdlab
 from ssdlab.fio import FioJobError
-from ssdlab.steadystate import _criterion
+from ssdlab.analysis.steadystate import _criterion
 
 FIO = shutil.which("fio")
 
@@ -143,7 +143,7 @@ SS_LINE = (r"^  steadystate  : attained=(yes|no), bw=[\d.]+[KMG]?iB/s \([\d.]+[k
 def test_normal_report_has_fios_steadystate_line():
     import re
 
-    from ssdlab.report import format_normal
+    from ssdlab.fioout.normal import format_normal
 
     text = format_normal(ssdlab.run(JOB.format(ss="bw_slope:5%"), profile="samsung-850-pro", seed=1))
     lines = [ln for ln in text.splitlines() if "steadystate" in ln]

@@ -11,7 +11,7 @@ import pytest
 import ssdlab
 from ssdlab import ProfileError, load_profile
 from ssdlab.experiments import seed002
-from ssdlab.sustained import _analyse, cache_key, estimate_write_rate, sustained_summary, sustained_write
+from ssdlab.analysis.sustained import _analyse, cache_key, estimate_write_rate, sustained_summary, sustained_write
 
 PROFILE = "samsung-850-pro"
 SIZE = 2 * 1024**3
@@ -162,7 +162,7 @@ def _store_many(args):
     import os
 
     os.environ["XDG_CACHE_HOME"] = cache_home
-    from ssdlab import sustained
+    from ssdlab.analysis import sustained
 
     key = sustained.cache_key(PROFILE, size="256MiB")
     for j in range(150):
@@ -187,7 +187,8 @@ def test_cache_is_safe_for_processes_writing_at_once_and_keyed_alike(tmp_path):
 
 
 def test_the_cache_key_follows_the_model_not_the_file_time(monkeypatch):
-    from ssdlab import _core, sustained
+    from ssdlab import _core
+    from ssdlab.analysis import sustained
 
     before = cache_key(PROFILE, size="256MiB")
     os.utime(_core.__file__)  # a rebuilt or copied library with the same source

@@ -38,3 +38,37 @@ def test_size_suffixes_scale_exactly(n, unit):
     scale = {"": 1, "k": 1024, "KiB": 1024, "KB": 1000, "m": 2**20, "MiB": 2**20, "MB": 10**6,
              "g": 2**30, "GB": 10**9}[unit]
     assert parse_size(f"{n}{unit}") == n * scale
+
+
+@pytest.mark.parametrize("text,ours,fio_1024,fio_1000", [
+    # the table in ssdlab.units' docstring: one module, two sets of rules
+    ("4k", 4096, 4096, 4000), ("4K", 4096, 4096, 4000),
+    ("4KB", 4000, 4096, 4000), ("4kB", 4000, 4096, 4000), ("4kb", None, 4096, 4000),
+    ("4KiB", 4096, 4000, 4096), ("4ki", None, 4096, 4000),
+    ("1.5MiB", 1572864, None, None), ("0x1000", None, 4096, 4096), ("(2*4k)", None, 8192, 8000),
+])
+def test_ssdlab_and_fio_size_rules(text, ours, fio_1024, fio_1000):
+    from ssdlab.units import ValueProblem, parse_fio_size
+
+    if ours is None:
+        with pytest.raises(UnitError):
+            parse_size(text)
+    else:
+        assert parse_size(text) == ours
+    for kb_base, expected in ((1024, fio_1024), (1000, fio_1000)):
+        if expected is None:
+            with pytest.raises(ValueProblem):
+                parse_fio_size(text, kb_base)
+        else:
+            assert parse_fio_size(text, kb_base, notes=[]) == expected
+
+
+def test_ssdlab_and_fio_time_rules():
+    from ssdlab.units import parse_fio_time_us
+
+    notes: list[str] = []
+    assert parse_time_ns("10sec", "s") == 10 * 10**9 and parse_fio_time_us("10sec", seconds_default=True, notes=notes) == 10
+    assert notes and "10 us" in notes[0]
+    assert parse_time_ns("10", "s") == 10 * 10**9 and parse_fio_time_us("10", seconds_default=True) == 10 * 10**6
+    assert parse_fio_time_us("10", seconds_default=False) == 10
+    assert parse_time_ns("1m") == 60 * 10**9 and parse_fio_time_us("1m", seconds_default=True) == 60 * 10**6

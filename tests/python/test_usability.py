@@ -94,7 +94,7 @@ def _unit(hist: dict[int, int], lat=None):
 
 
 def test_percentile_unit_follows_fio_the_smallest_value_matters():
-    from ssdlab.report import _percentile_block
+    from ssdlab.fioout.normal import _percentile_block
 
     # 20-30 us with a 12 ms tail: fio stays in usec (msec needs every value above 2 ms and
     # one above 100 ms) and rounds up when it divides.
@@ -115,7 +115,7 @@ def test_percentile_unit_follows_fio_the_smallest_value_matters():
 
 
 def test_percentile_rows_wrap_like_fio():
-    from ssdlab.report import _percentile_block
+    from ssdlab.fioout.normal import _percentile_block
 
     u = _unit({20_000: 99, 200_000: 1})
     plist = [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99]
@@ -126,7 +126,7 @@ def test_percentile_rows_wrap_like_fio():
 
 
 def test_latency_line_units_follow_fio():
-    from ssdlab.report import _lat_line
+    from ssdlab.fioout.normal import _lat_line
     from ssdlab.results import LatSummary
 
     # fio moves to usec only when min > 2 us, max > 99.999 us and stdev > 1 us.
@@ -140,7 +140,7 @@ def test_latency_line_units_follow_fio():
 
 def test_percentile_labels_keep_the_precision_written(tmp_path):
     import ssdlab
-    from ssdlab.report import format_normal
+    from ssdlab.fioout.normal import format_normal
 
     def labels(plist: str) -> list[str]:
         r = ssdlab.run(f"[j]\nrw=randread\nsize=8m\nnumber_ios=64\npercentile_list={plist}\n")

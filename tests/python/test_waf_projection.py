@@ -1,14 +1,14 @@
 """The rebuilt drive's WAF projected over a whole rebuild from a sample
-(ssdlab.waf_projection): against a full simulation, and when it is not made."""
+(ssdlab.analysis.waf_projection): against a full simulation, and when it is not made."""
 
 import pytest
 from typer.testing import CliRunner
 
 import ssdlab
 from ssdlab.cli import app
-from ssdlab.rebuild import rebuild
+from ssdlab.analysis.rebuild import rebuild
 from ssdlab.system import single
-from ssdlab.waf_projection import HostStream, fewer_blocks, projected_drive, run_streams
+from ssdlab.analysis.waf_projection import HostStream, fewer_blocks, projected_drive, run_streams
 
 WRITERS = """[global]
 direct=1

@@ -99,7 +99,7 @@ SEED002_QUICK_SKIP = {
 def seed002(ctx: Context):
     from ..config import load_profile
     from . import seed002 as m
-    from ..sustained import sustained_write
+    from ..analysis.sustained import sustained_write
 
     names = list(m.PUBLISHED)
     if ctx.quick:

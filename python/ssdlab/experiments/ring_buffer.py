@@ -74,7 +74,7 @@ from ..api import SimulationError, run
 from ..config import ProfileError, load_profile
 from ..plotting import pyplot, save
 from ..reference import SEED002_PUBLISHED as PUBLISHED, SEED002_TARGET
-from ..sustained import estimate_write_rate
+from ..analysis.sustained import estimate_write_rate
 from .gc_waf import desnoyers_waf
 
 GB = 1e9

@@ -6,7 +6,7 @@ drive with SPDK (no file system, one thread per drive keeping the queue full, la
 buffers): fill from empty, then overwrite the whole drive, logging throughput over time.
 Datasheet write speeds are not sustained: the 970 EVO Plus drops from 2.7-2.8 GB/s to ~1.6 GB/s
 once its SLC cache is full; the PM1725b dips from 1.7 to 1.3 GB/s. The simulator runs the same
-stream (:func:`ssdlab.sustained.sustained_write`) and reads off the same rates. The PM1725b's
+stream (:func:`ssdlab.analysis.sustained.sustained_write`) and reads off the same rates. The PM1725b's
 dips come from its thermal model (throttling under the profile's assumed server cooling; see
 ``experiments/thermal_throttling.py`` for how they depend on the cooling).
 """
@@ -25,8 +25,8 @@ from ..api import SimulationError
 from ..config import ProfileError
 # The paper's table lives with the other published figures; Drive and Rate stay importable here.
 from ..reference import SEED002_PUBLISHED as PUBLISHED, SEED002_TARGET, Drive, Rate
-from ..sizing import drives_for_rate
-from ..sustained import SustainedWrite, sustained_write
+from ..analysis.sizing import drives_for_rate
+from ..analysis.sustained import SustainedWrite, sustained_write
 
 GB = 1e9
 

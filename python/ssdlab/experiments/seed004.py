@@ -27,7 +27,7 @@ What is set, and why:
   of the replacement is simulated and extrapolated linearly to the whole 61.44 TB (measured
   error of that in docs/arrays.md).
 * under load, the rebuilt drive's WAF is projected over the whole rebuild
-  (:mod:`ssdlab.waf_projection`, ``ssdlab rebuild``'s default for a sample under a host job):
+  (:mod:`ssdlab.analysis.waf_projection`, ``ssdlab rebuild``'s default for a sample under a host job):
   the sample's drive is nearly empty, and the WAF comes from what happens as it fills, when the
   host's writes to the rebuilt part share flash blocks with the rebuild's.
 """
@@ -41,7 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..reference import SEED004_DRIVE, SEED004_MEMBERS, SEED004_PUBLISHED as PUBLISHED
-from ..rebuild import rebuild
+from ..analysis.rebuild import rebuild
 from ..system import raid
 
 #: Bytes of the replacement rebuilt per case before extrapolating (idle, under load).

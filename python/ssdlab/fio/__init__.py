@@ -4,7 +4,7 @@
     >>> jobs.jobs[0].region_size
     1073741824
 
-The grammar and the value syntax are fio's (``grammar`` and ``units``); what each option
+The grammar and the value syntax are fio's (``grammar``, and fio's rules in :mod:`ssdlab.units`); what each option
 means to the simulator is in ``options``; ``resolve`` builds the clones. Anything fio would
 reject, and anything ssdlab cannot simulate, raises :class:`FioJobError` with
 ``file:line: option 'x': ...``. Valid fio options that ssdlab does not simulate are kept

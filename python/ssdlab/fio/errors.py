@@ -38,6 +38,3 @@ class FioJobError(ValueError):
     def __str__(self) -> str:
         return self._render()
 
-
-class ValueProblem(Exception):
-    """Raised by the value parsers; the caller adds file, line and option."""

@@ -26,20 +26,19 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable
 
-from .errors import FioJobError, ValueProblem
-from .grammar import RawOption
-from .units import (
+from ..units import (
+    FioSize,
     Percent,
-    Size,
+    ValueProblem,
     Zones,
     evaluate,
-    merge_directions,
-    parse_bytes,
-    parse_count,
-    parse_size,
-    parse_time_us,
-    split_directions,
+    parse_fio_bytes,
+    parse_fio_count,
+    parse_fio_size,
+    parse_fio_time_us,
 )
+from .errors import FioJobError
+from .grammar import RawOption
 
 DIRECTIONS = ("read", "write", "trim")
 RW_MODES = {
@@ -94,11 +93,11 @@ class JobState:
     iodepth: int = 1
     iodepth_batch: int = 1  # iodepth_batch_submit; 0: iodepth
     numjobs: int = 1
-    size: Size | None = None
-    io_size: Size | None = None
+    size: FioSize | None = None
+    io_size: FioSize | None = None
     filesize: tuple[int, int] | None = None
-    offset: Size = 0
-    offset_increment: Size = 0
+    offset: FioSize = 0
+    offset_increment: FioSize = 0
     number_ios: int = 0
     loops: int = 1
     runtime_us: float = 0.0
@@ -408,17 +407,17 @@ def _h_rw(st: JobState, v: _Value) -> None:
     if not sep:
         return
     if st.is_random:
-        n = parse_count(modifier, st.kb_base)
+        n = parse_fio_count(modifier, st.kb_base)
         if n <= 0 or n > 2**32 - 1:
             raise ValueProblem(f"the ':N' of a random mode must be 1 or more, got '{text}'")
     else:
-        n = parse_bytes(modifier, st.kb_base, negative=True, notes=v.notes)
+        n = parse_fio_bytes(modifier, st.kb_base, negative=True, notes=v.notes)
     st.rw_modifier = n
 
 
 def _h_rwmix(read: bool) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
-        n = parse_count(v.single(), st.kb_base)
+        n = parse_fio_count(v.single(), st.kb_base)
         if not 0 <= n <= 100:
             raise ValueProblem(f"must be between 0 and 100, got {n}")
         st.rwmix_read = float(n if read else 100 - n)
@@ -426,7 +425,7 @@ def _h_rwmix(read: bool) -> Callable[[JobState, _Value], None]:
 
 
 def _positive_bytes(st: JobState, v: _Value, raw: str) -> int:
-    n = parse_bytes(raw, st.kb_base, notes=v.notes)
+    n = parse_fio_bytes(raw, st.kb_base, notes=v.notes)
     if n <= 0:
         raise ValueProblem(f"must be positive, got '{raw}'")
     return n
@@ -520,7 +519,7 @@ def _h_count(
     attr: str, minimum: int = 0, zero_means: int | None = None
 ) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
-        n = parse_count(v.single(), st.kb_base)
+        n = parse_fio_count(v.single(), st.kb_base)
         if zero_means is not None and n == 0:
             n = zero_means
         if n < minimum:
@@ -531,7 +530,7 @@ def _h_count(
 
 def _h_size(attr: str, *, zero_unsets: bool = False) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
-        value = parse_size(v.single(), st.kb_base, percent=True, zones=True, notes=v.notes)
+        value = parse_fio_size(v.single(), st.kb_base, percent=True, zones=True, notes=v.notes)
         if value == 0 and zero_unsets:
             setattr(st, attr, None)
             return
@@ -543,7 +542,7 @@ def _h_size(attr: str, *, zero_unsets: bool = False) -> Callable[[JobState, _Val
 
 def _h_offset(attr: str) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
-        setattr(st, attr, parse_size(v.single(), st.kb_base, percent=True, zones=True, notes=v.notes))
+        setattr(st, attr, parse_fio_size(v.single(), st.kb_base, percent=True, zones=True, notes=v.notes))
     return handler
 
 
@@ -560,7 +559,7 @@ def _h_filesize(st: JobState, v: _Value) -> None:
 
 def _time(attr: str, *, seconds: bool) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
-        us = parse_time_us(v.single(), seconds_default=seconds, notes=v.notes, warn_fraction=not v.overriding)
+        us = parse_fio_time_us(v.single(), seconds_default=seconds, notes=v.notes, warn_fraction=not v.overriding)
         setattr(st, attr, us)
     return handler
 
@@ -571,7 +570,7 @@ def _h_startdelay(st: JobState, v: _Value) -> None:
         raise ValueProblem(f"expected a time or a range like 1-5, got '{v.text()}'")
     values = merge_directions(
         [None, None, None], parts,
-        lambda raw, sep: parse_time_us(
+        lambda raw, sep: parse_fio_time_us(
             raw, seconds_default=True, before_range_separator=sep, notes=v.notes,
             warn_fraction=not v.overriding,
         ),
@@ -586,8 +585,8 @@ def _h_rate(attr: str, counts: bool) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
         def one(raw: str, _: bool) -> int:
             if counts:
-                return parse_count(raw, st.kb_base)
-            return parse_bytes(raw, st.kb_base, notes=v.notes)
+                return parse_fio_count(raw, st.kb_base)
+            return parse_fio_bytes(raw, st.kb_base, notes=v.notes)
         setattr(st, attr, merge_directions(getattr(st, attr), split_directions(v.numeric()), one))
     return handler
 
@@ -675,12 +674,12 @@ def _parse_zones(st: JobState, v: _Value, text: str, *, absolute: bool) -> list:
             if not item.strip():
                 break
             acc_raw, _, size_raw = item.partition("/")
-            acc = parse_count(acc_raw, st.kb_base)
+            acc = parse_fio_count(acc_raw, st.kb_base)
             if acc > 100:
                 raise ValueProblem(f"zone access percentage above 100: '{item}'")
             access.append(acc)
             if absolute:
-                sizes.append(parse_bytes(size_raw, st.kb_base, notes=v.notes) if size_raw.strip() else 0)
+                sizes.append(parse_fio_bytes(size_raw, st.kb_base, notes=v.notes) if size_raw.strip() else 0)
             else:
                 sizes.append(_percent(size_raw, "zoned"))
         if not access:
@@ -717,7 +716,7 @@ def _fraction_digits(text: str) -> str:
 
 
 def _h_randseed(st: JobState, v: _Value) -> None:
-    st.randseed = parse_count(v.single(), st.kb_base)
+    st.randseed = parse_fio_count(v.single(), st.kb_base)
 
 
 def _h_ioengine(st: JobState, v: _Value) -> None:
@@ -729,7 +728,7 @@ def _h_buffered(st: JobState, v: _Value) -> None:
 
 
 def _h_zonesize(st: JobState, v: _Value) -> None:
-    st.zonesize = parse_bytes(v.single(), st.kb_base, notes=v.notes)
+    st.zonesize = parse_fio_bytes(v.single(), st.kb_base, notes=v.notes)
 
 
 def _h_verify(st: JobState, v: _Value) -> None:
@@ -846,13 +845,58 @@ def fio_numbers(key: str, value: str, kb_base: int = 1024) -> list[int]:
         if not raw.strip():
             continue
         if name in TIME_SECONDS_OPTIONS or name in TIME_US_OPTIONS:
-            us = parse_time_us(raw, seconds_default=name in TIME_SECONDS_OPTIONS,
+            us = parse_fio_time_us(raw, seconds_default=name in TIME_SECONDS_OPTIONS,
                                before_range_separator=sep, notes=[])
             out.append(int(us))
         elif name in SIZE_OPTIONS:
-            size = parse_size(raw, kb_base, notes=[])
+            size = parse_fio_size(raw, kb_base, notes=[])
             assert isinstance(size, int)
             out.append(size)
         else:
             raise KeyError(name)
     return out
+
+
+# ---- per-direction lists (read,write,trim) ------------------------------------------------
+
+
+def split_directions(text: str, *, range_separators: bool = True) -> list[tuple[str, bool]]:
+    """Split a per-direction value the way fio does: ``read,write,trim``.
+
+    Without a comma, fio also splits numeric values at ``:`` (else ``-``), which is how
+    ``startdelay=1-5`` becomes a range and ``bs=4k:8k`` sets read and write. Returns the
+    parts with a flag telling whether a ``:``/``-`` separator followed the part.
+    """
+    if "," in text:
+        parts = [(p, False) for p in text.split(",")]
+    elif range_separators:
+        parts = []
+        rest = text
+        while True:
+            cut = rest.find(":")
+            if cut < 0:
+                cut = rest.find("-")
+            if cut <= 0:
+                parts.append((rest, False))
+                break
+            parts.append((rest[:cut], True))
+            rest = rest[cut + 1:]
+    else:
+        parts = [(text, False)]
+    if len(parts) > 3:
+        raise ValueProblem(f"expected at most three values (read,write,trim), got '{text}'")
+    return parts
+
+
+def merge_directions(current: list, parts: list, parse: Callable[[str, bool], object]) -> list:
+    """Apply parsed parts to a read/write/trim triple: blanks keep the current value, the
+    last given value also fills the directions after it."""
+    values = list(current)
+    last = len(parts) - 1
+    for i, (raw, before_sep) in enumerate(parts):
+        if not raw.strip():
+            continue
+        value = parse(raw, before_sep)
+        for j in range(i, 3 if i == last else i + 1):
+            values[j] = value
+    return values

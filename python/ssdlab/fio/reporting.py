@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from .errors import FioJobError, ValueProblem
+from ..units import ValueProblem, parse_fio_count, parse_fio_time_us
+from .errors import FioJobError
 from .options import JobState
-from .units import parse_count, parse_time_us
 
 DEFAULT_AVG_MSEC = 500  # fio's bwavgtime and iopsavgtime
 
@@ -46,7 +46,7 @@ class JobReport(BaseModel):
     latency_percentile: float = 100.0
     iodepth_batch_complete_min: int = 1
     #: fio's steady-state test (``steadystate=CRITERION:LIMIT[%]``, ``ss_dur``, ``ss_ramp``,
-    #: ``ss_interval``): ``ss_dur_s`` 0 means none (see :mod:`ssdlab.steadystate`)
+    #: ``ss_interval``): ``ss_dur_s`` 0 means none (see :mod:`ssdlab.analysis.steadystate`)
     ss_criterion: str = "iops_slope"
     ss_limit: float = 0.01
     ss_percent: bool = True
@@ -60,7 +60,7 @@ def _int(st: JobState, name: str, default: int, minimum: int = 0) -> int:
     if raw is None:
         return default
     try:
-        value = parse_count(raw, st.kb_base) if raw.strip() else default
+        value = parse_fio_count(raw, st.kb_base) if raw.strip() else default
     except ValueProblem as exc:
         raise _error(st, name, str(exc)) from None
     if value < minimum:
@@ -80,7 +80,7 @@ def _time_us(st: JobState, name: str) -> int:
     if raw is None or not raw.strip():
         return 0
     try:
-        return int(parse_time_us(raw, seconds_default=False, notes=[]))
+        return int(parse_fio_time_us(raw, seconds_default=False, notes=[]))
     except ValueProblem as exc:
         raise _error(st, name, str(exc)) from None
 
@@ -138,7 +138,7 @@ def _steadystate(st: JobState) -> dict:
         if text is None or not text.strip():
             continue
         try:
-            us = int(parse_time_us(text, seconds_default=True, notes=[]))
+            us = int(parse_fio_time_us(text, seconds_default=True, notes=[]))
         except ValueProblem as exc:
             raise _error(st, option, str(exc)) from None
         if key == "ss_ramp":

@@ -27,7 +27,7 @@ from .options import (
     Where,
     section_order,
 )
-from .units import Percent, Size, Zones, us_to_ns
+from ..units import FioSize, Percent, Zones, us_to_ns
 
 MAX_JOBS = 4096  # fio's own limit on jobs (threads) per run
 
@@ -563,7 +563,7 @@ class _CloneRegion:
     devices: list[str]  # /dev names given
     start: int  # offset inside the file (or device) of this clone's region
     size: int | None  # bytes of the region, None: up to the end of the file/device
-    io: Size | None  # io_size as written
+    io: FioSize | None  # io_size as written
     io_default: int | None  # io amount when io_size is not given (None: region size)
     entry: JobEntry
     clone: int
@@ -599,7 +599,7 @@ class _Layout:
             self.extent[name] = need if need is not None else max(self.device_size - cursor, 0)
             cursor += self.extent[name]
 
-    def _bytes(self, entry: JobEntry, option: str, value: Size, *, round_up: bool, target: int = 0) -> int:
+    def _bytes(self, entry: JobEntry, option: str, value: FioSize, *, round_up: bool, target: int = 0) -> int:
         st = entry.state
         if isinstance(value, Percent):
             raw = self.targets.sizes[target] * value.value // 100

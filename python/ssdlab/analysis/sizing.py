@@ -1,12 +1,12 @@
 """Sizing a write-recorder array and its lifetime: the arithmetic, as pure functions.
 
 Rates are bytes per second, sizes bytes, durations seconds. The simulation that supplies a
-drive's sustained rate and write amplification lives in :mod:`ssdlab.sustained`; the
+drive's sustained rate and write amplification lives in :mod:`ssdlab.analysis.sustained`; the
 ``ssdlab size`` and ``ssdlab endurance`` commands combine the two.
 
 Margin policy (``ssdlab size``): each drive is credited with its *worst sustained* rate (the
 5th percentile of its interval rates over a fill and an overwrite, see
-:mod:`ssdlab.sustained`) times ``1 − margin``; RAID 0 stripes evenly, so the array needs
+:mod:`ssdlab.analysis.sustained`) times ``1 − margin``; RAID 0 stripes evenly, so the array needs
 ``ceil(target / (worst × (1 − margin)))`` drives for the rate, ``ceil(target × duration /
 capacity)`` for the retention, and the larger of the two.
 
@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .reference import SEED002_PUBLISHED, SEED002_TARGET
+from ..reference import SEED002_PUBLISHED, SEED002_TARGET
 
 SECONDS_PER_DAY = 86_400.0
 DAYS_PER_YEAR = 365.0

@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .iosched import QUEUE
-from .system import Array, Drive, System
+from ..iosched import QUEUE
+from ..system import Array, Drive, System
 
 #: Blocks per plane of the projected drive (unless the drive has fewer): at seed 004's 16 KiB
 #: IU and 24 MiB plane-blocks, 64 make a 288 GB drive that runs a rebuild under load in 30-90 s.
@@ -118,7 +118,7 @@ def fewer_blocks(profile: str, blocks: int) -> dict[str, str]:
     """``profile_set`` keys that make ``profile`` a drive of ``blocks`` blocks per plane, as the
     projection shrinks one (its own block size, GC reserve and working spare): a drive small
     enough to rebuild in full, for checking the projection."""
-    from .system import single
+    from ..system import single
 
     core, _ = projected_drive(single(profile, scale=1.0).drives[0], blocks)
     return {"nand.blocks_per_plane": str(blocks), "capacity": str(core["capacity_bytes"])}
@@ -172,7 +172,7 @@ def run_streams(drive: Drive, rebuild_rate: float, streams: list[HostStream], *,
                 blocks_per_plane: int = DEFAULT_BLOCKS_PER_PLANE, seed: int = 0) -> WafProjection:
     """Run a whole rebuild of ``drive`` (a replacement) alone on a drive of its blocks, fed
     the rebuild's stream at ``rebuild_rate`` and every host stream."""
-    from .api import build, execute
+    from ..api import build, execute
 
     made = projected_drive(drive, blocks_per_plane)
     if made is None:

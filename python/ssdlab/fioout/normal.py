@@ -3,16 +3,16 @@ the queue depth each device saw, iostat -x tables and each device's insides.
 
 The fio part follows fio's own layout line by line (``stat.c``'s show_thread_status_normal,
 show_group_stats and show_disk_util, in the release of ``results.FIO_VERSION``), with the
-numbers from :mod:`ssdlab.fioout.view`."""
+numbers from :mod:`.view`."""
 
 from __future__ import annotations
 
-from .fioout.numbers import ctime, is_power_of_2, now, num2str
-from .fioout.view import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit,
-                      block_size_ranges, build_view, dist)
-from .iostat import format_table
-from .results import FIO_VERSION, RunResult, Unit
-from .units import format_bytes
+from .numbers import ctime, is_power_of_2, now, num2str
+from .view import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit, build_view,
+                   dist)
+from ..iostat import format_table
+from ..results import FIO_VERSION, RunResult, Unit
+from ..units import format_bytes
 
 
 def _lat_unit(s) -> tuple[str, int]:
@@ -210,7 +210,7 @@ def header_lines(r: RunResult) -> list[str]:
             continue
         kb = rep.kb_base if rep else 1024
         i2p = is_power_of_2(kb)
-        from .fioout.view import _block_sizes
+        from .view import _block_sizes
 
         bs = [f"({k}) {num2str(lo, 4, 1, i2p, 'B')}-{num2str(hi, 4, 1, i2p, 'B')}"
               for k, (lo, hi) in zip("RWT", _block_sizes(job))]

@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .api import run
-from .config import load_host, load_profile
-from .config.profile import profile_text
-from .units import parse_size, parse_time_ns
+from ..api import run
+from ..config import load_host, load_profile
+from ..config.profile import profile_text
+from ..units import parse_size, parse_time_ns
 
 TARGET_ROWS = 300  # rows of the reported time series (200-400)
 FINE_SAMPLES = 2000  # samples taken from the core before they are merged to TARGET_ROWS
@@ -374,7 +374,7 @@ def cache_dir() -> Path:
 def _core_stamp() -> str:
     """The compiled core's identity (version and a hash of its source): the same for every
     worker built from the same source, and different for any change to the model."""
-    from . import _core
+    from .. import _core
 
     return _core.core_build_id()
 

@@ -8,7 +8,7 @@ the drive at a steady rate once it is under way; the error of this is measured i
 docs/arrays.md). Drives simulated at a fraction of their flash (``scale``) rebuild that
 fraction; the time is extrapolated to the drive's full size the same way. The rebuilt
 drive's WAF cannot be extrapolated so: a sample's replacement is nearly empty. Under a host
-job it is projected over the whole rebuild instead (:mod:`ssdlab.waf_projection`).
+job it is projected over the whole rebuild instead (:mod:`ssdlab.analysis.waf_projection`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .api import build, execute
-from .fio import JobSet
+from ..api import build, execute
+from ..fio import JobSet
 from .reliability import DEFAULT_MTTF_HOURS, DEFAULT_URE_BITS, exposure
-from .results import RunResult
-from .system import Array, System
+from ..results import RunResult
+from ..system import Array, System
 from .waf_projection import DEFAULT_BLOCKS_PER_PLANE, WafProjection, project
 
 
@@ -75,7 +75,7 @@ def rebuild(system: System, *, host_job: Any = None, array: str | None = None, f
             projection_blocks: int = DEFAULT_BLOCKS_PER_PLANE) -> RebuildResult:
     """Rebuild one member of ``array`` (default: the system's first) onto its first spare.
     ``memory_limit`` is :func:`ssdlab.api.build`'s. ``project_waf``: project the rebuilt
-    drive's WAF over the whole rebuild (:mod:`ssdlab.waf_projection`); by default, when a
+    drive's WAF over the whole rebuild (:mod:`ssdlab.analysis.waf_projection`); by default, when a
     sample is extrapolated under a host job."""
     target = _target_array(system, array)
     if not target.spares:

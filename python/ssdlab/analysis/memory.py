@@ -75,7 +75,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .units import UnitError, format_bytes, parse_size
+from ..units import UnitError, format_bytes, parse_size
 
 __all__ = ["DEFAULT_SHARE", "ENV_VAR", "MAX_LOG_RECORDS", "MAX_SAMPLES", "Estimate", "MemoryLimitError", "Term", "check",
            "estimate", "memory_limit", "rate_estimate"]

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .iostat import format_table, iostat_fields
-from .jsonout import finite
+from ..iostat import format_table, iostat_fields
+from ..jsonout import finite
 
 __all__ = ["MeasureError", "MeasuredResult", "block_device", "measure", "read_diskstats"]
 
@@ -151,11 +151,8 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
             interval: str | float | None = None, fio: str = "fio") -> "MeasuredResult":
     """Run the real fio job file ``job`` on ``target`` (a file, created by fio if need be, or a
     block device) and sample the diskstats of the device behind it (see the module)."""
-    from .units import parse_time_ns
+    from ..units import parse_time_ns
 
-    exe = shutil.which(fio)
-    if exe is None:
-        raise MeasureError(f"{fio}: not found on PATH (install fio, e.g. Debian's fio package)")
     job = Path(job)
     if not job.is_file():
         raise MeasureError(f"{job}: no such job file")
@@ -170,6 +167,11 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
     interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     if interval_ns is not None and interval_ns <= 0:
         raise MeasureError("--interval: must be positive")
+    # The user's own mistakes (job file, target, interval) first: they are worth naming even
+    # on a machine without fio.
+    exe = shutil.which(fio)
+    if exe is None:
+        raise MeasureError(f"{fio}: not found on PATH (install fio, e.g. Debian's fio package)")
     probe = target if target.exists() else target.parent
     dev = block_device(probe)
     warnings: list[str] = []

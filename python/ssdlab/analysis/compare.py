@@ -185,21 +185,16 @@ def compare(a: dict[str, Any], b: dict[str, Any], a_name: str = "A", b_name: str
                 if vx is None and vy is None:
                     continue
                 out.rows.append(Row("job", name, d, f"clat_p{p}_us", vx, vy))
-    ia = (a.get("ssdlab") or {}).get("iostat") or []
-    ib = (b.get("ssdlab") or {}).get("iostat") or []
-    if ia or ib:
-        if not ia or not ib:
-            out.notes.append(f"iostat: only {'A' if ia else 'B'} has it (a run without diskstats, or fio's own JSON)")
-        for dev, x, y in _pair_devices(ia, ib, "iostat", out.notes):
-            for f in _IOSTAT:
-                out.rows.append(Row("iostat", dev, "", f, x.get(f) if x else None, y.get(f) if y else None))
-    da, db = a.get("disk_util") or [], b.get("disk_util") or []
-    if da or db:
-        if not da or not db:
-            out.notes.append(f"disk_util: only {'A' if da else 'B'} has it")
-        for dev, x, y in _pair_devices(da, db, "disk_util", out.notes):
-            for f in _DISK_UTIL:
-                out.rows.append(Row("disk_util", dev, "", f, x.get(f) if x else None, y.get(f) if y else None))
+    devices = (("iostat", (a.get("ssdlab") or {}).get("iostat") or [], (b.get("ssdlab") or {}).get("iostat") or [],
+                _IOSTAT, " (a run without diskstats, or fio's own JSON)"),
+               ("disk_util", a.get("disk_util") or [], b.get("disk_util") or [], _DISK_UTIL, ""))
+    for section, da, db, fields, why in devices:
+        if da or db:
+            if not da or not db:
+                out.notes.append(f"{section}: only {'A' if da else 'B'} has it{why}")
+            for dev, x, y in _pair_devices(da, db, section, out.notes):
+                for f in fields:
+                    out.rows.append(Row(section, dev, "", f, x.get(f) if x else None, y.get(f) if y else None))
     if (a.get("ssdlab") or {}).get("measured") or (b.get("ssdlab") or {}).get("measured"):
         out.notes.append("a measured run has no device internals (WAF, die utilisation): not compared")
     return out

@@ -170,10 +170,10 @@ def job_text(data: dict[str, Any], path: str = "<run>") -> str:
                 lines.append(f"{k}={v}" if v != "" else k)
         runtime = allopts.get("runtime")
         if runtime and "time_based" not in allopts:
-            from .fio.units import parse_time_us
+            from ..units import parse_fio_time_us
 
             try:
-                us = parse_time_us(str(runtime), seconds_default=True, notes=[])
+                us = parse_fio_time_us(str(runtime), seconds_default=True, notes=[])
             except Exception:
                 raise FitError(f"{path}: job '{name}': runtime={runtime}: not a time") from None
             if j.get("job_runtime", 0) * 1000 >= 0.95 * us:
@@ -277,8 +277,8 @@ def fit(profile: str, runs: Sequence[str | Path], *, params: Sequence[str] | Non
     """Fit ``params`` of ``profile`` (see the module) to the measured ``runs`` (fio JSON
     files). ``scale`` simulates that fraction of the drive's flash (as ``ssdlab run --scale``:
     rates carry over, and a small drive is quicker to set up for each trial)."""
-    from . import api
-    from .config import load_host, load_profile
+    from .. import api
+    from ..config import load_host, load_profile
 
     if not runs:
         raise FitError("no measured run given (fio JSON files, e.g. from ssdlab measure --output-format json)")

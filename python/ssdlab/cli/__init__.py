@@ -1,0 +1,45 @@
+"""The ``ssdlab`` command line: :data:`app` and :func:`main` (the ``ssdlab`` entry point and
+``python -m ssdlab``).
+
+One module per group of commands, registered here in the order ``ssdlab --help`` lists them:
+:mod:`.runs` (run, measure, compare, fit, replay), :mod:`.sweep`, :mod:`.sizing` (size,
+endurance), :mod:`.rebuild`, :mod:`.gallery` (reproduce, report) and :mod:`.profiles`; what
+they share (one-line errors, Ctrl-C, writing a report) is in :mod:`.common`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from . import gallery, rebuild, runs, sizing, sweep
+from .profiles import profiles_app
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
+                  help="Simulate SSDs, hard disks and arrays behind a Linux block layer, driven by fio job files or block traces.")
+app.add_typer(profiles_app, name="profiles")
+
+for _command in (runs.run, runs.measure, runs.compare, runs.fit, runs.replay, sweep.sweep, sizing.size,
+                 sizing.endurance, rebuild.rebuild, gallery.reproduce, gallery.report):
+    app.command()(_command)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        sys.stdout.write(f"ssdlab {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    pass
+
+
+def main() -> None:
+    app()

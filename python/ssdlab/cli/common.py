@@ -1,0 +1,153 @@
+"""What every ``ssdlab`` command shares: the console, one-line errors, Ctrl-C, the progress of
+a simulation, checks of common options and writing a report (to standard output, or to a file
+whole or not at all)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
+
+import typer
+from rich.console import Console
+
+from .. import api
+from ..arguments import SEED_MAX
+from ..config import ProfileError
+from ..fio import FioJobError
+from ..system import SystemFileError
+from ..units import UnitError
+
+#: What bad input to a simulation raises (a job file, profile, system file, size or option the
+#: core refuses): reported as its first line. All are ValueErrors.
+BAD_INPUT = (FioJobError, ProfileError, SystemFileError, UnitError, api.SimulationError, ValueError)
+
+
+def console(**kw) -> Console:
+    """A console that prints text as given: no markup, no emoji codes (``:100:`` stays
+    ``:100:``), no highlighting. Messages carry paths, option values and profile names the
+    user wrote; none of it is rich markup."""
+    return Console(markup=False, emoji=False, highlight=False, **kw)
+
+
+err = console(stderr=True, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    """A warning: one line on stderr."""
+    err.print(f"ssdlab: warning: {message}", markup=False)
+
+
+def fail(message: str) -> NoReturn:
+    """Bad input: one line on stderr, exit status 2, no traceback."""
+    err.print(f"ssdlab: error: {message}", markup=False)
+    raise typer.Exit(2)
+
+
+def interruptible(command):
+    """A command that may simulate for long: Ctrl-C ends it with one line on stderr and
+    exit status 130 (the shell's for SIGINT), no traceback, no partial output file."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            err.print("ssdlab: interrupted", markup=False)
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+def simulating():
+    """Around a simulation: its progress on the terminal (only when stdout and stderr are
+    terminals; see ``ssdlab.progress``)."""
+    from ..progress import terminal_progress
+
+    return terminal_progress()
+
+
+def check_seed(seed: int) -> None:
+    if not 0 <= seed <= SEED_MAX:
+        fail(f"--seed {seed}: expected a whole number from 0 to {SEED_MAX}")
+
+
+def overrides(pairs: list[str], flag: str = "--set", form: str = "OPTION=VALUE") -> dict[str, str]:
+    """``KEY=VALUE`` options (``--set``, ``--profile-set``, ...) as a dict."""
+    out = {}
+    for p in pairs:
+        key, eq, value = p.partition("=")
+        if not eq or not key.strip():
+            fail(f"{flag} {p!r}: expected {form}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+class OutputFormat(str, Enum):
+    normal = "normal"
+    json = "json"
+    json_plus = "json+"
+    terse = "terse"
+
+
+class TextOrJson(str, Enum):
+    text = "text"
+    json = "json"
+
+
+#: ``--memory-limit`` of the commands that simulate.
+MemoryLimit = Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")]
+
+
+def print_json(value) -> None:
+    """Strict JSON (non-finite numbers as null), indented, to standard output."""
+    from ..jsonout import dumps
+
+    sys.stdout.write(dumps(value, indent=2) + "\n")
+
+
+def check_output(path: Path, option: str) -> None:
+    """Fail now, not after the simulation, if the report cannot be written to ``path``."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        fail(f"{option} {path}: is a directory; give a file name")
+    if not parent.is_dir():
+        why = "not a directory" if parent.exists() else "no such directory"
+        fail(f"{option} {path}: {why} ({parent})")
+    if path.exists() and not os.access(path, os.W_OK) or not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        fail(f"{option} {path}: permission denied")
+
+
+def deliver(text: str, output: Optional[Path], option: str = "--output") -> None:
+    """The report to ``output`` (whole or not at all) or to standard output."""
+    if output:
+        try:
+            write_whole(output, text)
+        except OSError as e:
+            fail(f"{option} {output}: {e.strerror or e}")
+    else:
+        sys.stdout.write(text)
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that the file is either as it was or complete: into a
+    temporary file beside it, renamed over it once written. (A directory that takes no new
+    file but holds a writable ``path`` is written directly.)"""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:
+        path.write_text(text)
+        return
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,43 @@
+"""``ssdlab profiles`` and ``ssdlab profiles show``: the built-in profiles."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..config import ProfileError, engine_names, host_names, load_engine, load_host, load_profile, profile_names
+from ..config.profile import builtin_text
+from .common import console, fail
+
+profiles_app = typer.Typer(help="Built-in device profiles.", invoke_without_command=True)
+
+
+@profiles_app.callback()
+def profiles(ctx: typer.Context) -> None:
+    """List the built-in profiles: drives (--profile), hosts (--host) and RAID engines (--engine)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    table = Table("name", "kind", "description", "capacity", box=None)
+    for name in profile_names():
+        p, _ = load_profile(name)
+        table.add_row(name, p.kind, p.description, f"{p.capacity / 1e9:.0f} GB")
+    for name in host_names():
+        h, _ = load_host(name)
+        table.add_row(name, "host", h.description, "-")
+    for name in engine_names():
+        e, _ = load_engine(name)
+        table.add_row(name, "engine", f"{e.description} ({e.kind})", "-")
+    console().print(table)
+
+
+
+@profiles_app.command("show")
+def profiles_show(name: Annotated[str, typer.Argument(help="profile name (a drive, host or engine)")]) -> None:
+    """Print a profile as TOML, with the source of every value."""
+    try:
+        sys.stdout.write(builtin_text(name))
+    except ProfileError as e:
+        fail(str(e))

@@ -1,0 +1,282 @@
+"""``ssdlab run``, ``replay``, ``measure``, ``compare`` and ``fit``: one run, simulated or
+measured, its report, and a profile fitted to measured runs."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Callable, Optional
+
+import typer
+
+from .. import api
+from ..jsonout import dumps
+from ..system import raid as raid_system
+from ..units import UnitError
+from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, fail,
+                     interruptible, overrides, print_json, simulating, warn)
+
+
+@interruptible
+def run(
+    job: Annotated[Optional[list[str]], typer.Argument(help="fio job files, run one after the other as fio runs them; - reads one from standard input (default: the built-in quickstart job)")] = None,
+    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    system: Annotated[Optional[Path], typer.Option(help="system TOML: a host and its drives (instead of --profile)")] = None,
+    host: Annotated[Optional[str], typer.Option(help="host profile (default: the system's, else the first drive's calibration host)")] = None,
+    seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal, json, json+ or terse")] = OutputFormat.normal,
+    interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s or 500ms (the normal output then has an iostat -x table per interval)")] = None,
+    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES]")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="override a job option in every job, e.g. runtime=10")] = [],
+    scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of the flash (default: the profile's)")] = None,
+    profile_set: Annotated[list[str], typer.Option("--profile-set", help="override a profile key, e.g. thermal.ambient_temperature=40")] = [],
+    output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
+    raid: Annotated[Optional[int], typer.Option(help="RAID level (0, 1, 10, 5, 6): --drives of --profile in array md0")] = None,
+    drives: Annotated[Optional[int], typer.Option(help="drives in the --raid array")] = None,
+    chunk: Annotated[Optional[str], typer.Option(help="chunk size of the --raid array [default: 512k, mdadm's]",
+                                                 show_default=False)] = None,
+    engine: Annotated[str, typer.Option(help="RAID engine of the --raid array: md, streaming, hwraid (the built-in Adaptec 6805), or an engine TOML")] = "md",
+    spares: Annotated[int, typer.Option(help="hot spares of the --raid array")] = 0,
+    engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
+    verify_data: Annotated[bool, typer.Option("--verify-data", help="the --raid array's members hold real bytes, parity is computed and every read is checked against what was written (md and streaming, up to 1 GiB of member bytes: give the drives a small capacity, e.g. --profile-set capacity=150000000)")] = False,
+    scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
+    host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
+    memory_limit: MemoryLimit = None,
+) -> None:
+    """Run a fio job file on a simulated device and report as fio and iostat would."""
+    check_seed(seed)
+    jobs = [j if j == "-" else Path(j) for j in job or []]
+    if jobs.count("-") > 1:
+        fail("-: standard input can hold only one job file")
+    for j in jobs:
+        if isinstance(j, Path) and j.is_dir():
+            fail(f"{j}: is a directory, not a job file")
+        if isinstance(j, Path) and not j.is_file():
+            hint = (" (a KEY=VALUE? each --set, --profile-set, --engine-set or --host-set takes one; repeat it)"
+                    if "=" in j.name else "")
+            fail(f"{j}: no such job file{hint}")
+    if output is not None:
+        check_output(output, "--output")
+
+    def spec() -> api.RunSpec:
+        sets = overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
+        sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
+                            precondition, verify_data)
+        return api.build(jobs if len(jobs) > 1 else jobs[0] if jobs else api.quickstart_job(), profile=profile,
+                         system=sysd if sysd is not None else system, host=host, seed=seed,
+                         overrides=overrides(set_), interval=interval, precondition=precondition, scale=scale,
+                         profile_set=sets, scheduler=scheduler,
+                         host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
+                         memory_limit=memory_limit)
+
+    result = _simulate(spec)
+    _emit(result, output_format, output)
+    _write_logs(result)
+
+
+def _simulate(spec: Callable[[], api.RunSpec]):
+    """The run ``spec()`` builds, simulated (its progress on a terminal); bad input (see
+    :data:`.common.BAD_INPUT`), while building or simulating, is one line."""
+    try:
+        built = spec()
+        with simulating():
+            return api.execute(built)
+    except BAD_INPUT as e:
+        fail(str(e).splitlines()[0])
+
+
+def _write_logs(result) -> None:
+    """The log files the jobs ask for (write_bw_log, write_iops_log, write_lat_log), in the
+    working directory as fio writes them."""
+    try:
+        result.write_fio_logs()
+    except OSError as e:
+        fail(f"cannot write a log file: {e.strerror or e} ({e.filename})")
+
+
+def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
+    """The report as fio prints it (or its JSON), to stdout or ``output``; warnings to stderr."""
+    from ..fioout import format_report
+
+    text = format_report(result, output_format.value)
+    if output_format == OutputFormat.normal:
+        for w in result.warnings:
+            warn(w)
+    deliver(text, output)
+
+
+def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, system, profile_set, scale,
+                 precondition, verify_data=False):
+    """The system ``--raid`` describes, or None without it."""
+    if level is None:
+        if verify_data and system is not None:
+            raise ValueError("--verify-data: with --system, set verify_data = true in the file's [[array]]")
+        if drives is not None or spares or engine_set or chunk is not None or engine != "md" or verify_data:
+            raise ValueError("--drives, --chunk, --engine, --spares, --engine-set and --verify-data describe a "
+                             "--raid array; add --raid LEVEL")
+        return None
+    if system is not None:
+        raise ValueError("--raid builds the system from --profile; with --system, describe the array in the file")
+    if drives is None:
+        raise ValueError("--raid needs --drives N")
+    return raid_system(profile, level, drives, chunk=chunk, engine=engine, spares=spares, profile_set=profile_set,
+                       scale=scale, precondition=precondition,
+                       engine_set=overrides(engine_set, "--engine-set", "KEY=VALUE"), verify_data=verify_data)
+
+
+@interruptible
+def measure(
+    job: Annotated[Path, typer.Argument(help="fio job file to run with the real fio")],
+    target: Annotated[Path, typer.Option(help="file or block device every job's I/O goes to (its filename)")],
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal, json or json+")] = OutputFormat.normal,
+    interval: Annotated[Optional[str], typer.Option(help="also sample /proc/diskstats every INTERVAL, e.g. 1s (iostat -x per interval)")] = None,
+    output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
+) -> None:
+    """Run a fio job file with the real fio on a file or block device.
+
+    /proc/diskstats of the device behind it is sampled alongside; the report has the shape
+    `ssdlab run` gives (same JSON)."""
+    from ..analysis.measure import MeasureError
+    from ..analysis.measure import measure as run_measure
+
+    if output_format == OutputFormat.terse:
+        fail("--output-format terse: measure reports normal, json or json+")
+    if output is not None:
+        check_output(output, "--output")
+    try:
+        result = run_measure(job, target, interval=interval)
+    except (MeasureError, UnitError, ValueError, OSError) as e:
+        fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        return
+    if output_format in (OutputFormat.json, OutputFormat.json_plus):
+        text = dumps(result.to_fio_json(plus=output_format == OutputFormat.json_plus), indent=2) + "\n"
+    else:
+        text = result.format_normal()
+    for w in result.warnings:
+        warn(w)
+    deliver(text, output)
+
+
+def compare(
+    a: Annotated[Path, typer.Argument(help="a run's JSON (ssdlab run/measure --output-format json, or fio's)")],
+    b: Annotated[Path, typer.Argument(help="the reference run's JSON (put the measurement here)")],
+    output_format: Annotated[TextOrJson, typer.Option("--output-format", help="text or json")] = TextOrJson.text,
+) -> None:
+    """Two runs side by side, with the error of each figure.
+
+    Each job's and direction's IOPS, bandwidth and latencies, and each device's iostat and
+    disk_util, with A's relative error against B."""
+    from ..analysis.compare import CompareError, compare as run_compare, load_run
+
+    try:
+        result = run_compare(load_run(a), load_run(b), str(a), str(b))
+    except CompareError as e:
+        fail(str(e))
+        return
+    if output_format == TextOrJson.json:
+        print_json(result.to_dict())
+    else:
+        sys.stdout.write(result.format_text())
+
+
+@interruptible
+def fit(
+    runs: Annotated[list[Path], typer.Argument(help="measured runs: fio JSON files (ssdlab measure --output-format json, or fio's)")],
+    profile: Annotated[str, typer.Option(help="device profile whose parameters are fitted")] = api.DEFAULT_PROFILE,
+    params: Annotated[Optional[str], typer.Option(help="comma-separated parameters: controller.read_busy, controller.write_busy, controller.busy_cv, host.io_overhead, host.io_overhead_cv, write_buffer, slc_cache.static (default: the controller times the runs exercise, busy_cv, host.io_overhead)")] = None,
+    host: Annotated[Optional[str], typer.Option(help="host profile (default: the drive's calibration host)")] = None,
+    seed: Annotated[int, typer.Option(help="random seed of every trial simulation")] = 0,
+    scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of the flash (quicker trials; rates carry over)")] = None,
+    max_evals: Annotated[Optional[int], typer.Option(help="at most this many trial simulations of each run (default 40 per parameter + 20)")] = None,
+    output_format: Annotated[TextOrJson, typer.Option("--output-format", help="text or json")] = TextOrJson.text,
+) -> None:
+    """Fit a profile's free parameters to measured runs.
+
+    Prints the fitted values and each run's residual."""
+    from ..analysis.fit import FitError, fit as run_fit
+
+    check_seed(seed)
+    if max_evals is not None and max_evals < 1:
+        fail(f"--max-evals {max_evals}: expected at least 1")
+    names = [p.strip() for p in params.split(",") if p.strip()] if params is not None else None
+    try:
+        with simulating():
+            result = run_fit(profile, runs, params=names, host=host, seed=seed, max_evals=max_evals, scale=scale)
+    except (FitError, *BAD_INPUT) as e:
+        fail(str(e).splitlines()[0])
+        return
+    if output_format == TextOrJson.json:
+        print_json(result.to_dict())
+    else:
+        sys.stdout.write(result.format_text())
+
+
+class TraceFormatName(str, Enum):
+    fio = "fio"
+    disksim = "disksim"
+    msr = "msr"
+    snia = "snia"
+    blkparse = "blkparse"
+
+
+@interruptible
+def replay(
+    trace: Annotated[Path, typer.Argument(help="block trace to replay")],
+    format: Annotated[TraceFormatName, typer.Option("--format", help="the trace's format")],
+    timing: Annotated[str, typer.Option(help="recorded | scaled:X (X times as fast) | closed:QD (QD outstanding, times ignored)")] = "recorded",
+    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    system: Annotated[Optional[Path], typer.Option(help="system TOML (instead of --profile)")] = None,
+    host: Annotated[Optional[str], typer.Option(help="host profile")] = None,
+    seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="normal, json, json+ or terse")] = OutputFormat.normal,
+    map_: Annotated[list[str], typer.Option("--map", help="trace device id to a target, e.g. 0=sda (one job each; unmapped ids are skipped)")] = [],
+    wrap: Annotated[bool, typer.Option(help="fold records past a device's end onto it (offset modulo its size)")] = False,
+    disksim_unit: Annotated[str, typer.Option(help="DiskSim arrival-time unit: ns (MQSim's traces) or ms (classic DiskSim)")] = "ns",
+    iodepth: Annotated[Optional[int], typer.Option(help="most records outstanding (default: 4096 for recorded/scaled timing, an open loop)")] = None,
+    precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES]")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler")] = None,
+    host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting, e.g. iosched.slice_idle=0")] = [],
+    interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s")] = None,
+    memory_limit: MemoryLimit = None,
+) -> None:
+    """Replay a block trace on a simulated system and report as `run` does.
+
+    One job per trace, or per trace device with --map."""
+    check_seed(seed)
+    from ..workload import Replay, ReplayTiming
+
+    if trace.is_dir():
+        fail(f"{trace}: is a directory, not a trace file")
+    if not trace.is_file():
+        fail(f"{trace}: no such trace file")
+    kind, _, arg = timing.partition(":")
+    try:
+        if kind == "closed":
+            qd = int(arg) if arg else (iodepth or 1)
+            if qd < 1:
+                raise ValueError
+            t = ReplayTiming(kind="closed")
+        else:
+            t = ReplayTiming.parse(timing)
+            qd = iodepth or 4096
+    except ValueError:
+        fail(f"--timing {timing!r}: expected recorded, scaled:X or closed:QD")
+        return
+    if disksim_unit not in ("ns", "ms"):
+        fail(f"--disksim-unit {disksim_unit!r}: expected ns or ms")
+    pairs: list[tuple[int | None, str | None]] = []
+    for m in map_:
+        dev, eq, name = m.partition("=")
+        if not eq or not dev.strip().isdigit() or not name.strip():
+            fail(f"--map {m!r}: expected DEVICE_ID=TARGET, e.g. 0=sda")
+        pairs.append((int(dev), name.strip().removeprefix("/dev/")))
+    if not pairs:
+        pairs = [(None, None)]
+    jobs = [(Replay(path=str(trace), format=format.value, timing=t, device=dev, wrap=wrap,
+                    disksim_time_unit=disksim_unit), name, qd) for dev, name in pairs]
+    result = _simulate(lambda: api.build(None, profile=profile, system=system, host=host, seed=seed,
+                                         interval=interval, precondition=precondition, scheduler=scheduler,
+                                         host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
+                                         replay=jobs, memory_limit=memory_limit))
+    _emit(result, output_format, None)
