@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .core_output import DeviceResult, SimResult
 from .fioout.numbers import Stat
 from .iostat import iostat_fields
 
@@ -86,7 +87,7 @@ class Unit:
         return self.dirs[d].bytes / (self.runtime_ns / 1e9) if self.runtime_ns else 0.0
 
 
-def build_units(core: dict[str, Any], group_reporting: dict[int, bool],
+def build_units(core: SimResult, group_reporting: dict[int, bool],
                 job_options: list[dict[str, str]]) -> list[Unit]:
     units: list[Unit] = []
     by_group: dict[int, Unit] = {}
@@ -125,16 +126,24 @@ class TargetInfo(BaseModel):
     array: dict[str, Any] = {}
 
 
-def _flat_internal(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[str, Any]:
+#: A NAND SSD's report in the flat row, in order, with what a drive without flash shows.
+_NAND_FIELDS = (("erase_count", 0), ("gc_runs", 0), ("gc_relocated_bytes", 0), ("rmw_reads", 0),
+                ("buffer_read_hits", 0), ("free_blocks", 0), ("total_blocks", 0), ("max_block_erases", 0),
+                ("over_provisioning", None), ("slc_used_bytes", 0), ("slc_budget_bytes", 0),
+                ("slc_host_bytes", 0), ("folded_bytes", 0), ("mean_block_erases", 0.0), ("wear_level_moves", 0))
+
+
+def _flat_internal(d: DeviceResult, elapsed_ns: int, info: TargetInfo) -> dict[str, Any]:
     """A device's report as one flat row: what every device reports, then its kind's own."""
     i = d["internal"]
     if i["kind"] == "array":
         return _flat_array(d, elapsed_ns, info)
-    n = i.get("nand") or {}
+    n = i["nand"]  # None for drives without flash: their flash figures are 0
     t = max(elapsed_ns, 1)
     host_w = i["host_bytes_written"]
-    th = i.get("thermal")
+    th = i["thermal"]
     pe = info.endurance.get("pe_cycles")
+    flash = {key: (n[key] if n is not None else zero) for key, zero in _NAND_FIELDS}
     return {
         "name": d["name"],
         "profile": info.profile,
@@ -148,28 +157,14 @@ def _flat_internal(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict
         "nand_bytes_written": i["media_bytes_written"],
         "nand_bytes_read": i["media_bytes_read"],
         "waf": i["media_bytes_written"] / host_w if host_w else None,
-        "erase_count": n.get("erase_count", 0),
-        "gc_runs": n.get("gc_runs", 0),
-        "gc_relocated_bytes": n.get("gc_relocated_bytes", 0),
-        "rmw_reads": n.get("rmw_reads", 0),
-        "buffer_read_hits": n.get("buffer_read_hits", 0),
-        "free_blocks": n.get("free_blocks", 0),
-        "total_blocks": n.get("total_blocks", 0),
-        "max_block_erases": n.get("max_block_erases", 0),
-        "over_provisioning": n.get("over_provisioning"),
-        "slc_used_bytes": n.get("slc_used_bytes", 0),
-        "slc_budget_bytes": n.get("slc_budget_bytes", 0),
-        "slc_host_bytes": n.get("slc_host_bytes", 0),
-        "folded_bytes": n.get("folded_bytes", 0),
-        "mean_block_erases": n.get("mean_block_erases", 0.0),
-        "wear_level_moves": n.get("wear_level_moves", 0),
+        **flash,
         # Thermal model (None for drives without one).
         "temperature_c": th["temperature_c"] if th else None,
         "max_temperature_c": th["max_temperature_c"] if th else None,
         "throttled_s": th["throttled_ns"] / 1e9 if th else None,
         "throttle_events": th["throttle_events"] if th else None,
         # SMART "percentage used": average wear against the rated P/E cycles.
-        "percentage_used": 100.0 * n.get("mean_block_erases", 0.0) / pe if pe else None,
+        "percentage_used": 100.0 * flash["mean_block_erases"] / pe if pe else None,
         **_flat_hdd(i.get("hdd")),
     }
 
@@ -380,7 +375,7 @@ class RunResult:
         ``path`` indexes the samples: (target,) or (target, member)."""
         for i, (d, info) in enumerate(zip(self.core["devices"], self.spec.targets)):
             yield (i,), d, info, None
-            for j, (m, minfo) in enumerate(zip(d.get("members", []), info.members)):
+            for j, (m, minfo) in enumerate(zip(d["members"], info.members)):
                 yield (i, j), m, minfo, d["name"]
 
     @property
@@ -441,10 +436,10 @@ class RunResult:
                 row["internal_utilization"] = (ci["die_busy_ns"] - pi["die_busy_ns"]) / (ci["dies"] * dt * 1e9)
             # Per channel: the share of the interval its bus was busy (the core keeps die busy
             # time summed over dies only, so dies appear as internal_utilization above).
-            for k, (a, b) in enumerate(zip(pi.get("channel_busy_ns") or [], ci.get("channel_busy_ns") or [])):
+            for k, (a, b) in enumerate(zip(pi["channel_busy_ns"], ci["channel_busy_ns"])):
                 row[f"channel_utilization_{k}"] = (b - a) / (dt * 1e9)
-            nand = ci.get("nand") or {}
-            if nand.get("slc_budget_bytes"):  # the SLC cache's state at the end of the interval
+            nand = ci["nand"]
+            if nand is not None and nand["slc_budget_bytes"]:  # the SLC cache's state at the end of the interval
                 row["slc_used_bytes"] = nand["slc_used_bytes"]
                 row["slc_budget_bytes"] = nand["slc_budget_bytes"]
             hw = ci["host_bytes_written"] - pi["host_bytes_written"]
@@ -454,7 +449,7 @@ class RunResult:
                 row["rebuild_done_bytes"] = rb1["done_bytes"]
                 same = rb0 is not None and rb0["member"] == rb1["member"]  # not a later rebuild
                 row["rebuild_rate_bytes"] = (rb1["done_bytes"] - (rb0["done_bytes"] if same else 0)) / dt
-            if ci.get("thermal"):
+            if ci["thermal"] is not None:
                 pt, ct = pi["thermal"], ci["thermal"]
                 row["temperature_c"] = ct["temperature_c"]
                 row["throttled_fraction"] = (ct["throttled_ns"] - pt["throttled_ns"]) / (dt * 1e9)
@@ -489,7 +484,7 @@ class RunResult:
             if i not in used:
                 continue
             entry = _disk_util(d["name"], d["disk"], elapsed_ms)
-            members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d.get("members", [])]
+            members = [_disk_util(m["name"], m["disk"], elapsed_ms) for m in d["members"]]
             if members:
                 n = len(members)
                 for key, src in _AGGR:

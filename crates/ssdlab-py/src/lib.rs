@@ -84,6 +84,12 @@ fn spec_schema() -> String {
     ssdlab_core::schema::spec_schema_json()
 }
 
+/// The JSON Schema of the core's output (a run's result), for checking what Python reads.
+#[pyfunction]
+fn result_schema() -> String {
+    ssdlab_core::schema::result_schema_json()
+}
+
 /// The core's identity: version and a hash of its source (see `ssdlab_core::build_id`).
 #[pyfunction]
 fn core_build_id() -> String {
@@ -109,6 +115,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(device_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(spec_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(core_build_id, m)?)?;
     Ok(())
 }

@@ -99,7 +99,7 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
         "events": result.core["events"],
         "devices": [{**_flat_internal(d, result.elapsed_ns, info), "scheduler": d["scheduler"],
                      "scale": info.scale, "capacity_bytes": d["capacity_bytes"],
-                     "mean_in_flight": d["disk"].get("in_flight_area_ns", 0) / max(result.elapsed_ns, 1),
+                     "mean_in_flight": d["disk"]["in_flight_area_ns"] / max(result.elapsed_ns, 1),
                      **({"array": parent} if parent else {})}
                     for _, d, info, parent in result._walk()],
         "iostat": [{"name": n, **result.iostat(n)} for n in result.all_device_names],

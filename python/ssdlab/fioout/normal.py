@@ -252,7 +252,7 @@ def _device_depth_lines(r: RunResult) -> list[str]:
     jobs = r.spec.core["jobs"]
     for path, d, _, _ in r._walk():
         disk = d["disk"]
-        mean = disk.get("in_flight_area_ns", 0) / elapsed
+        mean = disk["in_flight_area_ns"] / elapsed
         asked = [f"{j['name']}.{j['clone']} {j['iodepth']}" for j in jobs
                  if len(path) == 1 and j.get("target", 0) == path[0]]
         out.append(f"  {d['name']}: mean in flight {mean:.2f}, aqu-sz {disk['time_in_queue_ms'] / (elapsed / 1e6):.2f}"

@@ -1,0 +1,254 @@
+"""The core's output (``_core.run_json``'s JSON), as types: what a run returns, field by field.
+
+These mirror the Rust types of ``ssdlab_core::report`` (``SimResult`` and what it holds). A
+field the core always writes is required here; one it may leave out (``skip_serializing_if``)
+is ``NotRequired``; one it writes as ``null`` is ``X | None``. ``tests/python/test_output_schema``
+checks every one against the JSON Schema the core derives from its types
+(``_core.result_schema()``): a field renamed or added on either side fails it. Python code
+reads the result through these, with ``d["key"]``, never with a default for a field the core
+always writes. :data:`RESULT` validates a result read back from a file (pydantic reads
+TypedDicts, and refuses keys they do not name).
+"""
+
+
+from typing import Literal
+
+from pydantic import ConfigDict, TypeAdapter
+from typing_extensions import NotRequired, TypedDict
+
+_STRICT = ConfigDict(extra="forbid")
+
+
+class LatStats(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    n: int
+    min: int
+    max: int
+    mean: float
+    stddev: float
+
+
+class DirStats(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    ios: int
+    bytes: int
+    slat: LatStats
+    clat: LatStats
+    lat: LatStats
+    #: non-empty latency buckets as ``[value ns, count]``
+    clat_hist: list[tuple[int, int]]
+
+
+class JobStats(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    name: str
+    clone: int
+    group_id: int
+    read: DirStats
+    write: DirStats
+    trim: DirStats
+    sync: DirStats
+    start_ns: int
+    measure_start_ns: int
+    end_ns: int
+    iodepth_level: list[int]
+    issued: int
+    completed: int
+    bw_samples: list[LatStats]
+    iops_samples: list[LatStats]
+    cpu_ns: int
+    sched_cpu_ns: int
+    #: ``[time ns, direction, I/Os, bytes, offset, slat, clat, max slat, max clat, max lat]``
+    log: NotRequired[list[list[int]]]
+
+
+class DiskCounters(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    read_ios: int
+    read_merges: int
+    read_sectors: int
+    read_ticks_ms: int
+    write_ios: int
+    write_merges: int
+    write_sectors: int
+    write_ticks_ms: int
+    in_flight: int
+    io_ticks_ms: int
+    time_in_queue_ms: int
+    discard_ios: int
+    discard_merges: int
+    discard_sectors: int
+    discard_ticks_ms: int
+    flush_ios: int
+    flush_ticks_ms: int
+    in_flight_area_ns: int
+
+
+class ThermalReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    temperature_c: float
+    max_temperature_c: float
+    throttled: bool
+    throttled_ns: int
+    throttle_events: int
+
+
+class NandReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    erase_count: int
+    gc_runs: int
+    gc_relocated_bytes: int
+    rmw_reads: int
+    buffer_read_hits: int
+    buffer_merges: int
+    write_buffer_bytes_used: int
+    write_buffer_unplaced_bytes: int
+    free_blocks: int
+    total_blocks: int
+    max_block_erases: int
+    over_provisioning: float
+    map_bytes: int
+    slc_used_bytes: int
+    slc_budget_bytes: int
+    slc_host_bytes: int
+    folded_bytes: int
+    mean_block_erases: float
+    wear_level_moves: int
+    gc_owed_ns: int
+
+
+class HddReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    media_accesses: int
+    seeks: int
+    seek_cylinders: int
+    seek_ns: int
+    rotation_ns: int
+    transfer_ns: int
+    cache_read_hits: int
+    read_ahead_hits: int
+    cached_writes: int
+    destaged_bytes: int
+    dirty_bytes: int
+    starved: int
+    cylinders: int
+    outer_zone_bytes_per_s: float
+    inner_zone_bytes_per_s: float
+
+
+class RebuildReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    member: str
+    replaces: str
+    started_ns: int
+    finished_ns: int | None
+    done_bytes: int
+    target_bytes: int
+    member_bytes: int
+    unit_bytes: int
+    overspeed_sleeps: int
+    busy_waits: int
+    restarts: int
+    rebuilt_with: list[str]
+
+
+class ArrayReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    level: str
+    engine: str
+    chunk_bytes: int
+    members: int
+    stripe_heads: int
+    rmw_stripe_heads: int
+    rcw_stripe_heads: int
+    full_stripe_heads: int
+    parity_bytes: int
+    reconstructed_bytes: int
+    discard_dropped_bytes: int
+    stripe_waits: int
+    stripe_cache_hits: int
+    joined_writes: int
+    bitmap_chunk_bytes: int
+    bitmap_bits_set: int
+    bitmap_updates: int
+    bitmap_write_bytes: int
+    bitmap_waits: int
+    handler_busy_ns: int
+    handler_threads: int
+    failed: list[str]
+    rebuild: NotRequired[RebuildReport]
+    earlier_rebuilds: NotRequired[list[RebuildReport]]
+    cache_read_hits: int
+    cache_write_waits: int
+    destaged_bytes: int
+    cache_dirty_bytes: int
+    controller_busy_ns: int
+    verified_bytes: int
+    data_errors: int
+    first_data_error: NotRequired[str]
+
+
+class DeviceReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    kind: Literal["nand-ssd", "in-place", "hdd", "array"]
+    host_bytes_written: int
+    host_bytes_read: int
+    media_bytes_written: int
+    media_bytes_read: int
+    die_busy_ns: int
+    dies: int
+    channel_busy_ns: list[int]
+    controller_busy_ns: int
+    controller_cores: int
+    thermal: ThermalReport | None
+    nand: NandReport | None
+    array: NotRequired[ArrayReport]
+    hdd: NotRequired[HddReport]
+
+
+class DeviceResult(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    name: str
+    capacity_bytes: int
+    scheduler: str
+    disk: DiskCounters
+    internal: DeviceReport
+    members: "list[DeviceResult]"
+
+
+class DeviceSample(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    disk: DiskCounters
+    internal: DeviceReport
+    members: NotRequired[list[DeviceResult]]
+
+
+class Sample(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    t_ns: int
+    read_bytes: int
+    write_bytes: int
+    read_ios: int
+    write_ios: int
+    devices: list[DeviceSample]
+
+
+class SimResult(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    seed: int
+    start_ns: int
+    end_ns: int
+    drained_ns: int
+    events: int
+    jobs: list[JobStats]
+    devices: list[DeviceResult]
+    samples: list[Sample]
+
+
+#: Each type by the name the core's schema gives it.
+TYPES: dict[str, type] = {t.__name__: t for t in (
+    LatStats, DirStats, JobStats, DiskCounters, ThermalReport, NandReport, HddReport, RebuildReport,
+    ArrayReport, DeviceReport, DeviceResult, DeviceSample, Sample, SimResult)}
+
+#: Validates a whole result (a file read back, a result from another process).
+RESULT: TypeAdapter[SimResult] = TypeAdapter(SimResult)
