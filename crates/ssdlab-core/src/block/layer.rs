@@ -55,9 +55,9 @@ pub struct Bio {
 /// wake one of its processes, which then goes on and may submit more (through `lower`, the
 /// layer it submits to).
 pub trait Upper<L, E> {
-    /// Bio `id` is done (every device request carrying it has completed) at the clock's now.
+    /// `bio` is done (every device request carrying it has completed) at the clock's now.
     /// Returns whom it wakes, if anyone.
-    fn bio_done(&mut self, id: BioId, events: &mut EventQueue<E>) -> Option<u32>;
+    fn bio_done(&mut self, bio: &Bio, events: &mut EventQueue<E>) -> Option<u32>;
     /// `waiter`, woken by completions, goes on.
     fn resume(&mut self, waiter: u32, lower: &mut L, events: &mut EventQueue<E>);
 }
@@ -76,17 +76,15 @@ pub trait Submit<E> {
     fn flush(&mut self, events: &mut EventQueue<E>);
 }
 
-/// A bio in the block layer.
-#[derive(Clone, Copy, Debug, Default)]
+/// A bio in the block layer, and the device requests still carrying part of it.
+#[derive(Clone, Copy, Debug)]
 struct BioState {
-    target: u32,
-    op: Option<Op>,
-    offset: u64,
-    len: u64,
-    process: u32,
-    /// Device requests still carrying part of it.
+    bio: Bio,
     parts: u32,
 }
+
+/// A free entry of the bio table.
+const NO_BIO: BioState = BioState { bio: Bio { id: 0, target: 0, op: Op::Flush, offset: 0, len: 0, process: 0 }, parts: 0 };
 
 /// The context through which device `dev` schedules its events and its queue's timers, and
 /// reports completions.
@@ -235,10 +233,9 @@ impl<D: BlockDevice> BlockLayer<D> {
     fn record(&mut self, bio: &Bio) {
         let i = bio.id as usize;
         if i >= self.bios.len() {
-            self.bios.resize(i + 1, BioState::default());
+            self.bios.resize(i + 1, NO_BIO);
         }
-        self.bios[i] =
-            BioState { target: bio.target, op: Some(bio.op), offset: bio.offset, len: bio.len, process: bio.process, parts: 0 };
+        self.bios[i] = BioState { bio: *bio, parts: 0 };
     }
 
     /// Handle one of the block layer's own events.
@@ -281,7 +278,7 @@ impl<D: BlockDevice> BlockLayer<D> {
         if !self.sched_costs {
             return Some(self.enter(id, now));
         }
-        let BioState { target, process, .. } = self.bios[id as usize];
+        let Bio { target, process, .. } = self.bios[id as usize].bio;
         let queue = &mut self.devs[target as usize].queue;
         let ready = queue.through_scheduler(now);
         let cpu = queue.sched_cpu_ns();
@@ -296,9 +293,8 @@ impl<D: BlockDevice> BlockLayer<D> {
     /// Bio `id` enters its device's queue; returns the device.
     #[inline]
     fn enter(&mut self, id: BioId, now: Time) -> u32 {
-        let b = self.bios[id as usize];
-        let op = b.op.expect("entering bio");
-        let parts = self.devs[b.target as usize].enter(id, op, b.offset, b.len, b.process, now);
+        let b = self.bios[id as usize].bio;
+        let parts = self.devs[b.target as usize].enter(id, b.op, b.offset, b.len, b.process, now);
         self.bios[id as usize].parts = parts;
         b.target
     }
@@ -308,7 +304,7 @@ impl<D: BlockDevice> BlockLayer<D> {
     /// together. Returns the device if they entered now.
     fn unplug_now<E: From<BlockEvent> + Copy>(&mut self, plug: u32, through: bool, events: &mut EventQueue<E>) -> Option<u32> {
         let now = events.now();
-        let (first, n) = (self.bios[self.plugs[plug as usize][0] as usize], self.plugs[plug as usize].len());
+        let (first, n) = (self.bios[self.plugs[plug as usize][0] as usize].bio, self.plugs[plug as usize].len());
         let queue = &mut self.devs[first.target as usize].queue;
         if !through && queue.sched_cpu_ns() > 0 {
             let mut ready = now;
@@ -327,8 +323,8 @@ impl<D: BlockDevice> BlockLayer<D> {
         if ids.len() <= PLUG_THRESHOLD {
             // Too few to plug: each goes in as a lone bio.
             for &id in ids {
-                let b = self.bios[id as usize];
-                let parts = dev.enter(id, b.op.expect("batched bio"), b.offset, b.len, b.process, now);
+                let b = self.bios[id as usize].bio;
+                let parts = dev.enter(id, b.op, b.offset, b.len, b.process, now);
                 self.bios[id as usize].parts = parts;
             }
         } else {
@@ -337,7 +333,8 @@ impl<D: BlockDevice> BlockLayer<D> {
             for &id in ids {
                 let b = &mut self.bios[id as usize];
                 b.parts = 1;
-                batch.push(PluggedBio { host: id, op: b.op.expect("plugged bio"), offset: b.offset, len: b.len, process: b.process });
+                let bio = b.bio;
+                batch.push(PluggedBio { host: id, op: bio.op, offset: bio.offset, len: bio.len, process: bio.process });
             }
             dev.enter_plugged(&batch, now);
             self.plug_buf = batch;
@@ -441,8 +438,8 @@ impl<D: BlockDevice> BlockLayer<D> {
         if b.parts > 0 {
             return None;
         }
-        b.op = None;
-        upper.bio_done(id, events)
+        let bio = b.bio;
+        upper.bio_done(&bio, events)
     }
 }
 

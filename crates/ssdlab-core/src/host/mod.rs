@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::block::{Bio, Submit, Upper};
 use crate::engine::{EventQueue, Time};
 use crate::error::{ConfigError, SimError};
-use crate::io::{BioId, Op};
+use crate::io::BioId;
 use crate::metrics::JobStats;
 use crate::workload::JobSpec;
 use job::{JobRun, JobState};
@@ -87,13 +87,10 @@ impl Default for Limits {
     }
 }
 
-/// One I/O of one job, from its submission until its completion.
+/// One I/O of one job from its submission until its completion: when its job issued it and
+/// when its thread was done with it (what it asked the block layer comes back with it).
 #[derive(Clone, Copy, Debug, Default)]
 struct InFlight {
-    job: u32,
-    op: Option<Op>,
-    offset: u64,
-    len: u64,
     issued_at: Time,
     arrived_at: Time,
 }
@@ -258,14 +255,8 @@ impl Host {
                         None => self.cfg.io_overhead_ns,
                     };
                     let arrive = job.thread_submit(now, overhead);
-                    self.ios[id as usize] = InFlight {
-                        job: j,
-                        op: Some(io.op),
-                        offset: io.offset,
-                        len: io.len,
-                        issued_at: now,
-                        arrived_at: arrive,
-                    };
+                    self.ios[id as usize] = InFlight { issued_at: now, arrived_at: arrive };
+                    // The bio names its job as its process: its completion comes back with it.
                     let bio = Bio { id, target, op: io.op, offset: io.offset, len: io.len, process: j };
                     if batch > 1 {
                         self.plug_ready = Some(arrive);
@@ -401,18 +392,17 @@ impl Host {
 impl<L: Submit<E>, E: From<JobEvent> + Copy> Upper<L, E> for Host {
     /// An I/O is done: its job hears of it; returns the job.
     #[inline]
-    fn bio_done(&mut self, id: BioId, events: &mut EventQueue<E>) -> Option<u32> {
+    fn bio_done(&mut self, bio: &Bio, events: &mut EventQueue<E>) -> Option<u32> {
         let now = events.now();
-        let r = self.ios[id as usize];
-        let op = r.op.expect("completed I/O");
-        self.ios[id as usize].op = None;
-        self.free_ids.push(id);
+        let r = self.ios[bio.id as usize];
+        self.free_ids.push(bio.id);
+        let (op, job_index) = (bio.op, bio.process);
         if op.index() < 2 {
-            self.totals[op.index()].0 += r.len;
+            self.totals[op.index()].0 += bio.len;
             self.totals[op.index()].1 += 1;
         }
-        let job = &mut self.jobs[r.job as usize];
-        job.on_complete(now, op, r.len, r.offset, r.arrived_at - r.issued_at, now - r.arrived_at);
+        let job = &mut self.jobs[job_index as usize];
+        job.on_complete(now, op, bio.len, bio.offset, r.arrived_at - r.issued_at, now - r.arrived_at);
         if job.logs() {
             let n = job.stats.log.len();
             self.log_records += (n - job.log_counted) as u64;
@@ -429,11 +419,11 @@ impl<L: Submit<E>, E: From<JobEvent> + Copy> Upper<L, E> for Host {
                 );
             }
         }
-        let job = &mut self.jobs[r.job as usize];
+        let job = &mut self.jobs[job_index as usize];
         if let Some(at) = job.take_wake_request() {
-            events.schedule(at, E::from(JobEvent::Wake(r.job)));
+            events.schedule(at, E::from(JobEvent::Wake(job_index)));
         }
-        Some(r.job)
+        Some(job_index)
     }
 
     /// A job whose I/O finished may issue more.
