@@ -827,6 +827,15 @@ _CORE_KEYS = {
     "cache.bytes": "cache.size",
     "cache.read_ahead_bytes": "cache.read_ahead",
     "ncq.max_wait_ns": "ncq.max_wait",
+    "thermal.idle_w": "thermal.idle_power",
+    "thermal.active_w": "thermal.active_power",
+    "thermal.heat_capacity_j_per_k": "thermal.heat_capacity",
+    "thermal.thermal_resistance_k_per_w": "thermal.thermal_resistance",
+    "thermal.ambient_c": "thermal.ambient_temperature",
+    "thermal.start_c": "thermal.start_temperature",
+    "thermal.throttle_c": "thermal.throttle_temperature",
+    "thermal.resume_c": "thermal.resume_temperature",
+    "thermal.sample_ns": "thermal.sample_period",
 }
 
 
