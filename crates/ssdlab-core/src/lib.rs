@@ -28,6 +28,7 @@
 
 pub mod array;
 pub mod block;
+pub mod cpu;
 pub mod device;
 pub mod engine;
 pub mod error;
