@@ -59,7 +59,7 @@ def _per_thread(workload: Workload, per_thread) -> list[list[list[Mapping]]]:
     if len(per_thread) == len(threads):
         out = []
         for t, entry in zip(threads, per_thread):
-            if is_ops(entry) and (not entry or len(entry) == len(t.ops)):
+            if is_ops(entry) and entry:
                 out.append([list(entry)])
             elif isinstance(entry, Sequence) and all(is_ops(x) for x in entry):
                 out.append([list(x) for x in entry])
