@@ -68,8 +68,9 @@ def _read(p: Path) -> str:
 
 def load(path_or_text: str | os.PathLike[str], *, plain_size: Literal["gamma", "fixed"] = "gamma",
          name: str | None = None) -> Workload:
-    """A workload from a file (a path), from a personality's name, or from WML text (a string
-    with a line break or a space in it). ``name`` is how text is named in messages."""
+    """A workload from a file, from a personality's name, or from WML text. A string is text
+    when it holds white space; else a personality's name, or a path when it has a ``/``, ends
+    in ``.f`` or names a file; else text. ``name`` is how text is named in messages."""
     if plain_size not in ("gamma", "fixed"):
         raise ValueError(f"plain_size: expected 'gamma' or 'fixed', got {plain_size!r}")
     if isinstance(path_or_text, os.PathLike):
@@ -82,9 +83,11 @@ def load(path_or_text: str | os.PathLike[str], *, plain_size: Literal["gamma", "
     elif path_or_text in PERSONALITIES:
         p = personality_path(path_or_text)
         text, where = p.read_text(encoding="utf-8"), str(p)
-    else:
+    elif "/" in path_or_text or path_or_text.endswith(".f") or Path(path_or_text).exists():
         p = Path(path_or_text)
         text, where = _read(p), str(p)
+    else:
+        text, where = path_or_text, name or "<string>"
     if "\x00" in text:
         raise FilebenchError("not a workload file (it holds NUL bytes)", path=where)
     try:

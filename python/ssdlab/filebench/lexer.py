@@ -100,6 +100,12 @@ def tokenize(text: str, path: str = "<string>") -> list[Token]:
         length = max(c_[0] for c_ in cands)
         _, kind, m = next(c_ for c_ in cands if c_[0] == length)
         tok_text = m.group(0)
+        if kind in ("int", "negint") and m.end() < n and (text[m.end()].isalnum() or text[m.end()] == "."):
+            j = m.end()
+            while j < n and (text[j].isalnum() or text[j] in "._"):
+                j += 1
+            raise FilebenchError(f"'{text[i:j]}': filebench reads whole numbers, with k, m or g (lower case) "
+                                 "for 1024, 1024² or 1024³", path=path, line=line)
         if kind == "int":
             digits = tok_text.rstrip("kmg")
             out.append(Token("int", int(digits) * SUFFIX[m.group(1)], line, tok_text))
