@@ -69,8 +69,9 @@ def _read(p: Path) -> str:
 def load(path_or_text: str | os.PathLike[str], *, plain_size: Literal["gamma", "fixed"] = "gamma",
          name: str | None = None) -> Workload:
     """A workload from a file, from a personality's name, or from WML text. A string is text
-    when it holds white space; else a personality's name, or a path when it has a ``/``, ends
-    in ``.f`` or names a file; else text. ``name`` is how text is named in messages."""
+    when ``name`` is given (how messages name it) or it holds white space; else a
+    personality's name, or a path when it has a ``/``, ends in ``.f`` or names a file; else
+    text."""
     if plain_size not in ("gamma", "fixed"):
         raise ValueError(f"plain_size: expected 'gamma' or 'fixed', got {plain_size!r}")
     if isinstance(path_or_text, os.PathLike):
@@ -78,7 +79,7 @@ def load(path_or_text: str | os.PathLike[str], *, plain_size: Literal["gamma", "
         text, where = _read(p), str(p)
     elif not isinstance(path_or_text, str):
         raise TypeError(f"load() takes a path or text, not {type(path_or_text).__name__}")
-    elif any(c.isspace() for c in path_or_text) or not path_or_text:
+    elif name is not None or any(c.isspace() for c in path_or_text) or not path_or_text:
         text, where = path_or_text, name or "<string>"
     elif path_or_text in PERSONALITIES:
         p = personality_path(path_or_text)
