@@ -40,6 +40,11 @@ def test_numbers_filebench_does_not_read_are_refused(text):
     assert "whole numbers" in error(text)
 
 
+def test_numbers_beyond_strtoll_are_refused():
+    assert "out of range" in error("set $x=9999999999g\n")
+    assert load("set $x=8589934591g\n").variables["x"] == 8589934591 * 1024**3
+
+
 def test_comments_line_breaks_and_continued_attributes():
     text = thread("read name=r,filesetname=s,  # the read\n        iosize=2k,\n        random")
     assert core_ops(text)[-1] == {"op": "read", "io_bytes": 2048, "random": True}

@@ -17,6 +17,9 @@ from .errors import FilebenchError
 #: filebench's multipliers: ``KB``, ``MB``, ``GB`` in its ``filebench.h`` are 1024, 1024², 1024³.
 SUFFIX = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
+#: filebench reads numbers with strtoll: at most 2^63 - 1
+INT_MAX = 2**63 - 1
+
 _INT = re.compile(r"[0-9]+([kmg]?)")
 _NEGINT = re.compile(r"-[0-9]+")
 _WORD = re.compile(r"[/A-Za-z_-][/A-Za-z0-9._:;-]*")
@@ -108,8 +111,14 @@ def tokenize(text: str, path: str = "<string>") -> list[Token]:
                                  "for 1024, 1024² or 1024³", path=path, line=line)
         if kind == "int":
             digits = tok_text.rstrip("kmg")
-            out.append(Token("int", int(digits) * SUFFIX[m.group(1)], line, tok_text))
+            value = int(digits) * SUFFIX[m.group(1)]
+            if value > INT_MAX:
+                raise FilebenchError(f"'{tok_text}' is out of range (filebench reads numbers up to 2^63 - 1)",
+                                     path=path, line=line)
+            out.append(Token("int", value, line, tok_text))
         elif kind == "negint":
+            if int(tok_text) < -INT_MAX - 1:
+                raise FilebenchError(f"'{tok_text}' is out of range", path=path, line=line)
             out.append(Token("int", int(tok_text), line, tok_text))
         else:
             out.append(Token("word", tok_text, line, tok_text))
