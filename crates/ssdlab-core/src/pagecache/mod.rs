@@ -117,8 +117,9 @@ pub struct ReadSummary {
     pub misses: u64,
     /// Pages read beyond the request (read-ahead).
     pub readahead: u64,
-    /// Reclaim could free nothing (every page dirty or under writeback): the read stopped at
-    /// this page; the file layer waits for writeback to complete and reads the rest again.
+    /// Reclaim could free nothing (every other page dirty, under writeback or being read by
+    /// this call): the read stopped at this page. The file layer reads the plan's runs, then
+    /// reads again from here (after writeback has completed, if `wake_flusher` is set).
     pub blocked_at: Option<u64>,
     /// Reclaim met dirty pages: the flusher should write ([`WbWork::All`]), as reclaim wakes
     /// it.
@@ -616,8 +617,9 @@ impl PageCache {
         if work == WbWork::Periodic && now >= self.last_periodic + interval {
             self.last_periodic = now;
         }
-        let cutoff = now.saturating_sub(self.cfg.dirty_expire_centisecs as Time * NS_PER_CS);
-        let eligible = |key: (Time, u32)| work != WbWork::Periodic || key.0 <= cutoff;
+        // Files that became dirty at or before `now - expire` (none before `expire` has passed).
+        let cutoff = now.checked_sub(self.cfg.dirty_expire_centisecs as Time * NS_PER_CS);
+        let eligible = |key: (Time, u32)| work != WbWork::Periodic || cutoff.is_some_and(|c| key.0 <= c);
         let bg = self.thresholds.0;
         let chunk = self.cfg.writeback_chunk_pages as u64;
         let mut pages = 0u64;
@@ -933,8 +935,8 @@ impl PageCache {
     /// Frees up to `want` pages (or at least a batch when making room): ages the active list
     /// while the inactive one is low, then takes the inactive tail: a clean page is evicted;
     /// a dirty one or one under writeback is moved to the active head marked for reclaim
-    /// (`activate_locked` with PG_reclaim), and a dirty one asks for writeback. Scans each page
-    /// about twice at most.
+    /// (`activate_locked` with PG_reclaim), and a dirty one asks for writeback; a page the
+    /// read in progress is adding is skipped. Scans each page about twice at most.
     fn reclaim(&mut self, want: u64, evicted: &mut Vec<PageKey>, wake: &mut bool) -> u64 {
         let target = want.min(self.table.len());
         let limit = 2 * self.table.len() + 2;
@@ -958,8 +960,13 @@ impl PageCache {
                 self.deactivate(a);
                 continue;
             }
-            let state = self.table.slot(t).state();
-            if state == CLEAN {
+            let flags = self.table.slot(t).flags;
+            let state = flags & table::STATE_MASK;
+            if flags & FRESH != 0 {
+                // Being read by the call in progress (locked, in the kernel): not reclaimable.
+                self.table.unlink(INACTIVE, t);
+                self.table.push_head(INACTIVE, t);
+            } else if state == CLEAN {
                 self.evict(t, evicted);
                 freed += 1;
             } else {
