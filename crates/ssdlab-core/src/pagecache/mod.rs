@@ -22,8 +22,9 @@
 //!   order they became dirty, round-robin, taking up to a chunk of each file's dirty pages in
 //!   index order from where it last stopped, and returns contiguous runs.
 //!
-//! One page costs 20 bytes of record plus at most 6.7 bytes of index at a full budget, and a
-//! dirty page about 16 more in its file's dirty map; nothing is allocated per page.
+//! A cached page costs 20 bytes of record and 6.7 bytes of index at a full budget, and a
+//! dirty page about 16 more in its file's dirty map; nothing is allocated per page. Page
+//! indices are 32-bit: files up to 16 TiB (ext4's largest with 4 KiB blocks).
 
 mod config;
 mod readahead;
@@ -233,7 +234,7 @@ struct FileState {
     /// Highest page index cached while this state existed (bounds truncate's probing).
     max_index: u64,
     /// The dirty pages, by index, with when each was dirtied (centiseconds).
-    dirty_pages: BTreeMap<u64, u32>,
+    dirty_pages: BTreeMap<u32, u32>,
 }
 
 /// The page cache. See the module documentation.
@@ -360,7 +361,7 @@ impl PageCache {
             WRITEBACK => PageState::Writeback,
             _ => PageState::WritebackDirty,
         };
-        let dirtied_at = self.files.get(&file).and_then(|f| f.dirty_pages.get(&index)).map(|&cs| cs as Time * NS_PER_CS);
+        let dirtied_at = self.files.get(&file).and_then(|f| f.dirty_pages.get(&(index as u32))).map(|&cs| cs as Time * NS_PER_CS);
         Some(PageInfo { state, active: slot.flags & ACTIVE != 0, referenced: slot.flags & REFERENCED != 0, dirtied_at })
     }
 
@@ -687,13 +688,17 @@ impl PageCache {
         let Some(fs) = files.get(&file) else { return 0 };
         let from = if cyclic { fs.cursor } else { 0 };
         scratch.clear();
-        for (&idx, _) in fs.dirty_pages.range(from..).chain(fs.dirty_pages.range(..from)) {
+        let (ahead, behind) = match u32::try_from(from) {
+            Ok(f) => (fs.dirty_pages.range(f..), fs.dirty_pages.range(..f)),
+            Err(_) => (fs.dirty_pages.range(0..0), fs.dirty_pages.range(..)),
+        };
+        for (&idx, _) in ahead.chain(behind) {
             if scratch.len() as u64 >= limit {
                 break;
             }
-            let s = table.find(file, idx).expect("a dirty page is cached");
+            let s = table.find(file, idx as u64).expect("a dirty page is cached");
             if table.slot(s).state() == DIRTY {
-                scratch.push(idx);
+                scratch.push(idx as u64);
             }
         }
         let taken = std::mem::take(&mut self.scratch);
@@ -802,7 +807,7 @@ impl PageCache {
     /// Adds an uncached page at the inactive head, reclaiming first if the cache is full;
     /// None if reclaim could free nothing.
     fn add_page(&mut self, now: Time, file: u32, index: u64, state: u8, referenced: bool, evicted: &mut Vec<PageKey>, wake: &mut bool) -> Option<u32> {
-        assert!(index <= MAX_PAGE_INDEX, "page index {index} over 2^48");
+        assert!(index <= MAX_PAGE_INDEX, "page index {index} over 2^32 - 1 (a 16 TiB file)");
         if self.table.len() >= self.cfg.budget_pages {
             self.reclaim(self.cfg.reclaim_batch_pages as u64, evicted, wake);
             if self.table.len() >= self.cfg.budget_pages {
@@ -855,7 +860,7 @@ impl PageCache {
             self.dirty_order.insert((now, file));
         }
         fs.dirty += 1;
-        fs.dirty_pages.insert(index, centis(now));
+        fs.dirty_pages.insert(index as u32, centis(now));
     }
 
     /// A page lost the dirty bit (handed out for writeback, or dropped).
@@ -863,7 +868,7 @@ impl PageCache {
         self.nr_dirty -= 1;
         let fs = self.files.get_mut(&file).expect("a cached page's file");
         fs.dirty -= 1;
-        fs.dirty_pages.remove(&index);
+        fs.dirty_pages.remove(&(index as u32));
         if fs.dirty == 0 {
             self.dirty_order.remove(&(fs.dirtied_when, file));
         }
@@ -995,7 +1000,7 @@ impl PageCache {
                 e.1 += 1;
                 dirty += 1;
                 let fs = self.files.get(&slot.file()).ok_or("a dirty page without a file")?;
-                if !fs.dirty_pages.contains_key(&slot.index()) {
+                if !fs.dirty_pages.contains_key(&(slot.index() as u32)) {
                     return Err(format!("dirty page {}:{} missing from its file's dirty map", slot.file(), slot.index()));
                 }
             }

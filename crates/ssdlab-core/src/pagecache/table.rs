@@ -15,8 +15,9 @@
 /// No slot: the end of a list, an empty free list.
 pub(crate) const NIL: u32 = u32::MAX;
 
-/// The largest page index a record can hold (48 bits: byte offsets up to 2^60).
-pub const MAX_PAGE_INDEX: u64 = (1 << 48) - 1;
+/// The largest page index a record can hold: 2^32 - 1, so files up to 16 TiB of 4 KiB pages
+/// (ext4's largest file with 4 KiB blocks; ext3's is 2 TiB).
+pub const MAX_PAGE_INDEX: u64 = u32::MAX as u64;
 
 // The record's flags byte.
 pub(crate) const STATE_MASK: u8 = 0b11;
@@ -43,10 +44,9 @@ const USED: u8 = 1 << 7;
 #[repr(C)]
 pub(crate) struct Slot {
     file: u32,
-    idx_lo: u32,
-    idx_hi: u16,
+    index: u32,
     pub flags: u8,
-    _pad: u8,
+    _pad: [u8; 3],
     /// Towards the list's head (more recently added); NIL at the head.
     pub prev: u32,
     /// Towards the list's tail; NIL at the tail. On the free list: the next free record.
@@ -58,7 +58,7 @@ impl Slot {
         self.file
     }
     pub fn index(&self) -> u64 {
-        self.idx_lo as u64 | (self.idx_hi as u64) << 32
+        self.index as u64
     }
     pub fn state(&self) -> u8 {
         self.flags & STATE_MASK
@@ -204,10 +204,11 @@ impl PageTable {
         let cap = self.ctrl.len();
         let full = buckets_for(self.max_len);
         let new_cap = (cap + cap / 4).max(cap + 16).min(full);
-        let old = std::mem::replace(&mut self.index, vec![NIL; new_cap]);
+        self.index = vec![NIL; new_cap];
         self.ctrl = vec![EMPTY; new_cap];
-        for s in old {
-            if s != NIL {
+        // Re-index from the slab in order: sequential reads of the records, not random ones.
+        for s in 0..self.slots.len() as u32 {
+            if self.slots[s as usize].flags & USED != 0 {
                 self.index_put(s);
             }
         }
@@ -224,10 +225,9 @@ impl PageTable {
         }
         let rec = Slot {
             file,
-            idx_lo: index as u32,
-            idx_hi: (index >> 32) as u16,
+            index: index as u32,
             flags: flags | USED,
-            _pad: 0,
+            _pad: [0; 3],
             prev: NIL,
             next: NIL,
         };
@@ -387,7 +387,7 @@ mod tests {
             assert_eq!(t.find(f, i), Some(s));
             assert_eq!(t.slot(s).index(), i);
         }
-        // High page indices (above 32 bits) round-trip.
+        // The highest page index round-trips.
         let big = MAX_PAGE_INDEX - 7;
         if let Some(s) = t.find(9, big) {
             t.remove(s);
