@@ -216,7 +216,7 @@ fn a_second_access_promotes_and_the_active_list_survives_a_scan() {
     let mut ra = RaState::new(0);
     let mut plan = ReadPlan::default();
     pc.read(0, 1, &mut ra, 0..30, 1000, &mut plan);
-    assert_eq!(pc.page_info(1, 5).unwrap().active, false);
+    assert!(!pc.page_info(1, 5).unwrap().active);
     assert!(pc.page_info(1, 5).unwrap().referenced);
     let mut ra2 = RaState::new(0);
     pc.read(0, 1, &mut ra2, 0..30, 1000, &mut plan);
