@@ -12,6 +12,7 @@
 //! target                         what the system holds: a drive or an array
 //! array                          RAID over drives
 //! host                           the job runner
+//! pagecache                      the page cache: LRU, read-ahead, dirty limits, writeback selection
 //! block                          queues, schedulers, dispatch, the host's block layer
 //! device                         drives: NAND SSD, in-place media, hard disk
 //! workload, progress             job specs, generators, traces; progress reports
@@ -35,6 +36,7 @@ pub mod error;
 pub mod host;
 pub mod io;
 pub mod metrics;
+pub mod pagecache;
 pub mod progress;
 pub mod report;
 pub mod schema;
