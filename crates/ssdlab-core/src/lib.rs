@@ -13,6 +13,7 @@
 //! array                          RAID over drives
 //! host                           the job runner
 //! pagecache                      the page cache: LRU, read-ahead, dirty limits, writeback selection
+//! fs                             ext3/ext4 on-disk model: mkfs, inodes, allocation (no I/O)
 //! block                          queues, schedulers, dispatch, the host's block layer
 //! device                         drives: NAND SSD, in-place media, hard disk
 //! workload, progress             job specs, generators, traces; progress reports
@@ -33,6 +34,7 @@ pub mod cpu;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod fs;
 pub mod host;
 pub mod io;
 pub mod metrics;
