@@ -123,7 +123,8 @@ pub struct FsConfig {
     /// Blocks reserved for root (`-m 5`).
     pub reserved_blocks: u64,
     /// Blocks ext4 keeps back from delayed allocation (`s_resv_clusters`: 2% of the file
-    /// system, at most 4096; `ext4_calculate_resv_clusters`). 0 for ext3's allocator.
+    /// system, at most 4096; `ext4_calculate_resv_clusters`, which keeps none without the
+    /// extent feature). 0 for ext3's allocator.
     pub resv_clusters: u64,
     /// ext3's default reservation window (`EXT3_DEFAULT_RESERVE_BLOCKS`, 8) and its
     /// largest (`EXT3_MAX_RESERVE_BLOCKS`, 1027).
@@ -313,7 +314,8 @@ impl FsConfig {
                 group_csum: ext4,
                 dir_index: true,
                 reserved_blocks: blocks * 5 / 100,
-                resv_clusters: if mballoc { (blocks / 50).min(4096) } else { 0 },
+                // None without extents: they are for extent-tree splits.
+                resv_clusters: if mballoc && ext4 { (blocks / 50).min(4096) } else { 0 },
                 rsv_window: 8,
                 rsv_window_max: 1027,
                 mballoc: MballocParams::default(),

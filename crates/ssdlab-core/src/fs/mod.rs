@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! mod.rs       FileSystem: mkfs, create/mkdir/allocate/truncate/unlink/rmdir, queries
+//! aging.rs     the seed's aging procedure (fill, thin, fill, thin)
 //! layout.rs    mkfs geometry (FsConfig, group tables, journal placement)
 //! space.rs     block bitmap, the allocator's view of it and its O(log n) index
 //! alloc.rs     mballoc (ext4) and reservation windows (ext3)
@@ -14,6 +15,7 @@
 //! freefrag.rs  the free-extent histogram as e2freefrag prints it
 //! ```
 
+pub mod aging;
 pub mod alloc;
 pub mod dir;
 pub mod freefrag;
@@ -621,7 +623,16 @@ impl FileSystem {
         let mut out = Changes::default();
         // New blocks at the directory's end.
         for l in old_blocks..old_blocks + ch.grew {
-            let goal = self.data_goal(dir, l, task);
+            let mut goal = self.data_goal(dir, l, task);
+            if self.cfg.kind == FsKind::Ext3 {
+                match self.ensure_ind_path(dir, l, goal, task, &mut out) {
+                    Ok(g) => goal = g,
+                    Err(e) => {
+                        self.dirs.insert(dir, snapshot);
+                        return Err(e);
+                    }
+                }
+            }
             match self.meta_block(dir, goal, task) {
                 Some(b) => {
                     let c = self.map_blocks(dir, l, b, 1, task);
