@@ -115,6 +115,15 @@ impl Allocator {
     /// Allocates the first blocks of `r`: one physical run of at most `r.len` blocks, or
     /// none if the file system is full.
     pub fn mb_data(&mut self, cfg: &FsConfig, space: &mut Space, r: &DataReq) -> Option<(u64, u32)> {
+        self.mb_data_once(cfg, space, r).or_else(|| {
+            // Out of space: give back every preallocation and try again
+            // (`ext4_mb_discard_preallocations_should_retry`).
+            (self.held_blocks() > 0).then(|| self.discard_all(space))?;
+            self.mb_data_once(cfg, space, r)
+        })
+    }
+
+    fn mb_data_once(&mut self, cfg: &FsConfig, space: &mut Space, r: &DataReq) -> Option<(u64, u32)> {
         let p = &cfg.mballoc;
         // Inode preallocation covering the block.
         if let Some(pas) = self.inode_pas.get_mut(&r.ino) {
@@ -183,7 +192,14 @@ impl Allocator {
     /// Blocks for metadata or a directory: no preallocation, no normalisation; the goal's
     /// group first. One run of at most `len`.
     pub fn mb_meta(&mut self, cfg: &FsConfig, space: &mut Space, goal: u64, len: u32) -> Option<(u64, u32)> {
-        let found = self.regular(cfg, space, goal, len, len, false, false)?;
+        let found = match self.regular(cfg, space, goal, len, len, false, false) {
+            Some(f) => f,
+            None if self.held_blocks() > 0 => {
+                self.discard_all(space);
+                self.regular(cfg, space, goal, len, len, false, false)?
+            }
+            None => return None,
+        };
         space.take(found.0, found.1 as u64);
         Some(found)
     }
@@ -307,13 +323,16 @@ impl Allocator {
             for pa in pas {
                 let end = pa.pstart + pa.len as u64;
                 let mut b = pa.pstart;
+                // Still held: busy but not used on disk (blocks the file used and then
+                // freed, by a truncate, are free already).
+                let held = |space: &Space, x: u64| space.is_busy(x) && !space.is_disk_used(x);
                 while b < end {
-                    if space.is_disk_used(b) {
+                    if !held(space, b) {
                         b += 1;
                         continue;
                     }
                     let mut e = b;
-                    while e < end && !space.is_disk_used(e) {
+                    while e < end && held(space, e) {
                         e += 1;
                     }
                     space.unhold(b, e - b);
