@@ -27,7 +27,10 @@ fn main() {
     let mut o = MkfsOptions::new(kind, era, size);
     o.block_size = Some(args[2].parse().expect("a block size"));
     o.alloc = Some(alloc);
-    let sizes: Vec<u64> = args[3..].iter().map(|s| s.parse().expect("a file size")).collect();
+    let sizes: Vec<u64> = args[3..]
+        .iter()
+        .map(|s| s.parse().expect("a file size"))
+        .collect();
     let (mut fs, _) = FileSystem::mkfs(FsConfig::new(&o).expect("a geometry")).expect("mkfs");
     let wb = match std::env::var("FS_AGE_WRITEBACK").as_deref() {
         Ok("whole") => Writeback::WholeFile,

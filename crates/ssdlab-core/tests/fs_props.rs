@@ -13,19 +13,44 @@
 //! Each property was seen failing once on a planted bug (see the commit message).
 
 use proptest::prelude::*;
-use ssdlab_core::fs::{AllocPolicy, Changes, Era, FileSystem, FsConfig, FsKind, Ino, MkfsOptions, Task, ROOT_INO};
+use ssdlab_core::fs::{
+    AllocPolicy, Changes, Era, FileSystem, FsConfig, FsKind, Ino, MkfsOptions, Task, ROOT_INO,
+};
 use std::collections::BTreeSet;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Create { dir: usize, name: u16 },
-    Mkdir { dir: usize, name: u16 },
-    Write { file: usize, start: u32, count: u32, cpu: u32 },
-    Append { file: usize, count: u32 },
-    Truncate { file: usize, blocks: u32 },
-    Unlink { file: usize },
-    Rmdir { dir: usize },
-    Release { file: usize },
+    Create {
+        dir: usize,
+        name: u16,
+    },
+    Mkdir {
+        dir: usize,
+        name: u16,
+    },
+    Write {
+        file: usize,
+        start: u32,
+        count: u32,
+        cpu: u32,
+    },
+    Append {
+        file: usize,
+        count: u32,
+    },
+    Truncate {
+        file: usize,
+        blocks: u32,
+    },
+    Unlink {
+        file: usize,
+    },
+    Rmdir {
+        dir: usize,
+    },
+    Release {
+        file: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -51,10 +76,34 @@ struct Names {
 fn configs() -> Vec<FsConfig> {
     let mut out = vec![];
     for (kind, era, alloc, size, bs) in [
-        (FsKind::Ext4, Era::Today, AllocPolicy::Mballoc, 24u64 << 20, 1024),
-        (FsKind::Ext4, Era::Today, AllocPolicy::Mballoc, 64 << 20, 4096),
-        (FsKind::Ext3, Era::Y2008, AllocPolicy::Ext3Reservation, 24 << 20, 1024),
-        (FsKind::Ext3, Era::Today, AllocPolicy::Mballoc, 24 << 20, 1024),
+        (
+            FsKind::Ext4,
+            Era::Today,
+            AllocPolicy::Mballoc,
+            24u64 << 20,
+            1024,
+        ),
+        (
+            FsKind::Ext4,
+            Era::Today,
+            AllocPolicy::Mballoc,
+            64 << 20,
+            4096,
+        ),
+        (
+            FsKind::Ext3,
+            Era::Y2008,
+            AllocPolicy::Ext3Reservation,
+            24 << 20,
+            1024,
+        ),
+        (
+            FsKind::Ext3,
+            Era::Today,
+            AllocPolicy::Mballoc,
+            24 << 20,
+            1024,
+        ),
     ] {
         let mut o = MkfsOptions::new(kind, era, size);
         o.block_size = Some(bs);
@@ -67,7 +116,11 @@ fn configs() -> Vec<FsConfig> {
 
 /// Every block a file owns: data and mapping blocks.
 fn owned(fs: &FileSystem, ino: Ino) -> BTreeSet<u64> {
-    let mut s: BTreeSet<u64> = fs.extents_of(ino).iter().flat_map(|e| e.phys..e.phys + e.len as u64).collect();
+    let mut s: BTreeSet<u64> = fs
+        .extents_of(ino)
+        .iter()
+        .flat_map(|e| e.phys..e.phys + e.len as u64)
+        .collect();
     s.extend(fs.mapping_blocks_of(ino));
     s
 }
@@ -80,10 +133,14 @@ fn freed(ch: &Changes) -> BTreeSet<u64> {
 /// (now, or freed by the operation).
 fn is_metadata(fs: &FileSystem, b: u64, live_meta: &BTreeSet<u64>, ch: &Changes) -> bool {
     let c = fs.config();
-    if b >= c.first_data_block + 1 && b < c.first_data_block + 1 + c.desc_blocks as u64 {
+    if b > c.first_data_block && b < c.first_data_block + 1 + c.desc_blocks as u64 {
         return true;
     }
-    let in_tables = fs.layout().iter().any(|l| b == l.block_bitmap || b == l.inode_bitmap || (b >= l.inode_table && b < l.inode_table + c.inode_table_blocks as u64));
+    let in_tables = fs.layout().iter().any(|l| {
+        b == l.block_bitmap
+            || b == l.inode_bitmap
+            || (b >= l.inode_table && b < l.inode_table + c.inode_table_blocks as u64)
+    });
     in_tables || live_meta.contains(&b) || freed(ch).contains(&b)
 }
 
@@ -93,7 +150,11 @@ fn live_metadata(fs: &FileSystem) -> BTreeSet<u64> {
     for ino in fs.live_inodes() {
         s.extend(fs.mapping_blocks_of(ino));
         if fs.is_dir(ino) {
-            s.extend(fs.extents_of(ino).iter().flat_map(|e| e.phys..e.phys + e.len as u64));
+            s.extend(
+                fs.extents_of(ino)
+                    .iter()
+                    .flat_map(|e| e.phys..e.phys + e.len as u64),
+            );
         }
     }
     s
@@ -102,13 +163,25 @@ fn live_metadata(fs: &FileSystem) -> BTreeSet<u64> {
 fn check_changes(fs: &FileSystem, ch: &Changes) -> Result<(), TestCaseError> {
     let live = live_metadata(fs);
     for &b in &ch.metadata {
-        prop_assert!(is_metadata(fs, b, &live, ch), "dirtied block {} is no metadata block", b);
+        prop_assert!(
+            is_metadata(fs, b, &live, ch),
+            "dirtied block {} is no metadata block",
+            b
+        );
     }
     let c = fs.config();
     for r in &ch.data {
         let g = c.group_of_block(r.phys) as usize;
-        prop_assert!(ch.metadata.contains(&fs.layout()[g].block_bitmap), "run at {} without its group's block bitmap", r.phys);
-        prop_assert!(ch.metadata.contains(&c.gdt_block_of(g as u32)), "run at {} without its group's descriptor block", r.phys);
+        prop_assert!(
+            ch.metadata.contains(&fs.layout()[g].block_bitmap),
+            "run at {} without its group's block bitmap",
+            r.phys
+        );
+        prop_assert!(
+            ch.metadata.contains(&c.gdt_block_of(g as u32)),
+            "run at {} without its group's descriptor block",
+            r.phys
+        );
     }
     Ok(())
 }
@@ -118,7 +191,12 @@ fn check_maps(fs: &FileSystem, names: &Names) -> Result<(), TestCaseError> {
         let ex = fs.extents_of(ino);
         let mut next = 0u32;
         for e in &ex {
-            prop_assert!(e.logical >= next, "extents of {} overlap or are unsorted: {:?}", ino, ex);
+            prop_assert!(
+                e.logical >= next,
+                "extents of {} overlap or are unsorted: {:?}",
+                ino,
+                ex
+            );
             // A hole before the extent maps to nothing.
             if e.logical > next {
                 prop_assert_eq!(fs.map(ino, e.logical - 1), None);
@@ -138,26 +216,38 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let mut names = Names::default();
     let bs = fs.config().block_size as u64;
     for op in ops {
-        let dirs: Vec<Ino> = std::iter::once(ROOT_INO).chain(names.dirs.iter().map(|d| d.2)).collect();
+        let dirs: Vec<Ino> = std::iter::once(ROOT_INO)
+            .chain(names.dirs.iter().map(|d| d.2))
+            .collect();
         let ch = match op {
             Op::Create { dir, name } | Op::Mkdir { dir, name } => {
                 let parent = dirs[dir % dirs.len()];
                 let mkdir = matches!(op, Op::Mkdir { .. });
                 let nm = format!("{}{name:05}", if mkdir { "d" } else { "f" }).into_bytes();
-                let r = if mkdir { fs.mkdir(parent, &nm, Task::default()) } else { fs.create(parent, &nm, Task::default()) };
+                let r = if mkdir {
+                    fs.mkdir(parent, &nm, Task::default())
+                } else {
+                    fs.create(parent, &nm, Task::default())
+                };
                 match r {
                     Ok((ino, ch)) => {
                         let g = fs.inode_group(ino) as usize;
                         prop_assert!(ch.metadata.contains(&fs.layout()[g].inode_bitmap));
                         prop_assert!(ch.metadata.contains(&fs.inode_block(ino)));
                         prop_assert_eq!(fs.lookup(parent, &nm), Some(ino));
-                        if mkdir { names.dirs.push((parent, nm, ino)) } else { names.files.push((parent, nm, ino)) }
+                        if mkdir {
+                            names.dirs.push((parent, nm, ino))
+                        } else {
+                            names.files.push((parent, nm, ino))
+                        }
                         ch
                     }
                     Err(_) => continue,
                 }
             }
-            Op::Write { file, count, .. } | Op::Append { file, count } if !names.files.is_empty() => {
+            Op::Write { file, count, .. } | Op::Append { file, count }
+                if !names.files.is_empty() =>
+            {
                 let ino = names.files[file % names.files.len()].2;
                 let size = fs.size_of(ino).unwrap();
                 let (start, cpu) = match op {
@@ -173,7 +263,12 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                         let after = owned(&fs, ino);
                         prop_assert!(before.is_subset(&after));
                         if fs.free_blocks() > 64 {
-                            prop_assert!((start..start + count).all(|l| fs.map(ino, l).is_some()), "unmapped blocks after allocating {} at {}", count, start);
+                            prop_assert!(
+                                (start..start + count).all(|l| fs.map(ino, l).is_some()),
+                                "unmapped blocks after allocating {} at {}",
+                                count,
+                                start
+                            );
                         }
                         prop_assert!(new <= count as u64);
                         ch
@@ -187,15 +282,26 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let ch = fs.truncate(ino, blocks as u64 * bs).unwrap();
                 let after = owned(&fs, ino);
                 let gone: BTreeSet<u64> = before.difference(&after).copied().collect();
-                prop_assert_eq!(&gone, &freed(&ch), "truncate gave back other blocks than it took away");
-                prop_assert!(fs.extents_of(ino).iter().all(|e| e.logical_end() as u64 <= blocks as u64));
+                prop_assert_eq!(
+                    &gone,
+                    &freed(&ch),
+                    "truncate gave back other blocks than it took away"
+                );
+                prop_assert!(fs
+                    .extents_of(ino)
+                    .iter()
+                    .all(|e| e.logical_end() as u64 <= blocks as u64));
                 ch
             }
             Op::Unlink { file } if !names.files.is_empty() => {
                 let (parent, nm, ino) = names.files.remove(file % names.files.len());
                 let before = owned(&fs, ino);
                 let ch = fs.unlink(parent, &nm).unwrap();
-                prop_assert_eq!(&before, &freed(&ch), "a delete gave back other blocks than the file's");
+                prop_assert_eq!(
+                    &before,
+                    &freed(&ch),
+                    "a delete gave back other blocks than the file's"
+                );
                 prop_assert!(!fs.exists(ino));
                 prop_assert_eq!(fs.lookup(parent, &nm), None);
                 ch
@@ -207,11 +313,18 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 match fs.rmdir(parent, &nm) {
                     Ok(ch) => {
                         names.dirs.remove(i);
-                        prop_assert_eq!(&before, &freed(&ch), "rmdir gave back other blocks than the directory's");
+                        prop_assert_eq!(
+                            &before,
+                            &freed(&ch),
+                            "rmdir gave back other blocks than the directory's"
+                        );
                         ch
                     }
                     Err(_) => {
-                        prop_assert!(!fs.children(ino).is_empty(), "rmdir of an empty directory failed");
+                        prop_assert!(
+                            !fs.children(ino).is_empty(),
+                            "rmdir of an empty directory failed"
+                        );
                         continue;
                     }
                 }
@@ -268,7 +381,9 @@ fn filling_and_emptying_gives_every_block_back() {
         let mut files = vec![];
         for i in 0u32.. {
             let name = format!("f{i}");
-            let Ok((ino, _)) = fs.create(ROOT_INO, name.as_bytes(), Task::default()) else { break };
+            let Ok((ino, _)) = fs.create(ROOT_INO, name.as_bytes(), Task::default()) else {
+                break;
+            };
             let n = 1 + (i * 7919) % 90;
             let _ = fs.set_size(ino, n as u64 * fs.config().block_size as u64);
             let ok = fs.allocate(ino, 0, n, Task { cpu: i % 3, pid: i });
@@ -279,14 +394,25 @@ fn filling_and_emptying_gives_every_block_back() {
             }
         }
         fs.check().unwrap();
-        assert!(fs.free_blocks() < free0 / 50, "filled: {} of {} free", fs.free_blocks(), free0);
+        assert!(
+            fs.free_blocks() < free0 / 50,
+            "filled: {} of {} free",
+            fs.free_blocks(),
+            free0
+        );
         for name in files {
             fs.unlink(ROOT_INO, name.as_bytes()).unwrap();
         }
         fs.unmount();
         fs.check().unwrap();
         // The root directory keeps the blocks it grew to.
-        let root_growth = fs.extents_of(ROOT_INO).iter().map(|e| e.len as u64).sum::<u64>() - 1 + fs.mapping_blocks_of(ROOT_INO).len() as u64;
+        let root_growth = fs
+            .extents_of(ROOT_INO)
+            .iter()
+            .map(|e| e.len as u64)
+            .sum::<u64>()
+            - 1
+            + fs.mapping_blocks_of(ROOT_INO).len() as u64;
         assert_eq!(fs.free_blocks() + root_growth, free0);
     }
 }

@@ -33,21 +33,33 @@ pub enum Writeback {
 }
 
 /// Writes files of `file_bytes` named `{prefix}{i:07}` into the root until one does not fit.
-pub fn fill(fs: &mut FileSystem, prefix: &str, file_bytes: u64, task: Task, wb: Writeback) -> Vec<(String, Ino)> {
+pub fn fill(
+    fs: &mut FileSystem,
+    prefix: &str,
+    file_bytes: u64,
+    task: Task,
+    wb: Writeback,
+) -> Vec<(String, Ino)> {
     let bs = fs.config().block_size as u64;
     let blocks = file_bytes.div_ceil(bs);
     let mut files = vec![];
     for i in 0.. {
         let name = format!("{prefix}{i:07}");
-        let Ok((ino, _)) = fs.create(ROOT_INO, name.as_bytes(), task) else { break };
+        let Ok((ino, _)) = fs.create(ROOT_INO, name.as_bytes(), task) else {
+            break;
+        };
         let _ = fs.set_size(ino, file_bytes);
         let per_block = wb == Writeback::PerBlock;
         let fits = fs.reserve(blocks).is_ok()
             && if per_block {
                 fs.unreserve(blocks);
-                (0..blocks as u32).all(|l| fs.allocate(ino, l, 1, task).is_ok_and(|ch| ch.data.len() == 1))
+                (0..blocks as u32).all(|l| {
+                    fs.allocate(ino, l, 1, task)
+                        .is_ok_and(|ch| ch.data.len() == 1)
+                })
             } else {
-                fs.allocate(ino, 0, blocks as u32, task).is_ok_and(|ch| ch.data.iter().map(|r| r.len as u64).sum::<u64>() == blocks)
+                fs.allocate(ino, 0, blocks as u32, task)
+                    .is_ok_and(|ch| ch.data.iter().map(|r| r.len as u64).sum::<u64>() == blocks)
             };
         fs.release(ino);
         if !fits {
@@ -55,7 +67,8 @@ pub fn fill(fs: &mut FileSystem, prefix: &str, file_bytes: u64, task: Task, wb: 
                 fs.unreserve(blocks);
             }
             let _ = fs.truncate(ino, 0);
-            fs.unlink(ROOT_INO, name.as_bytes()).expect("the file just made");
+            fs.unlink(ROOT_INO, name.as_bytes())
+                .expect("the file just made");
             break;
         }
         files.push((name, ino));
@@ -64,7 +77,10 @@ pub fn fill(fs: &mut FileSystem, prefix: &str, file_bytes: u64, task: Task, wb: 
 }
 
 /// Deletes files 0, 2, 4, … of `files`; returns the others.
-pub fn delete_even(fs: &mut FileSystem, files: Vec<(String, Ino)>) -> Result<Vec<(String, Ino)>, FsError> {
+pub fn delete_even(
+    fs: &mut FileSystem,
+    files: Vec<(String, Ino)>,
+) -> Result<Vec<(String, Ino)>, FsError> {
     let mut kept = vec![];
     for (i, (name, ino)) in files.into_iter().enumerate() {
         if i % 2 == 0 {
@@ -78,13 +94,22 @@ pub fn delete_even(fs: &mut FileSystem, files: Vec<(String, Ino)>) -> Result<Vec
 
 /// The whole procedure: a round per size (the seed: 4 KB, then 7 KB), each followed by a
 /// sync (nothing to do in the model) and, at the end, unmount (preallocations dropped).
-pub fn age(fs: &mut FileSystem, sizes: &[u64], task: Task, wb: Writeback) -> Result<Vec<Phase>, FsError> {
+pub fn age(
+    fs: &mut FileSystem,
+    sizes: &[u64],
+    task: Task,
+    wb: Writeback,
+) -> Result<Vec<Phase>, FsError> {
     let mut phases = vec![];
     for (k, &size) in sizes.iter().enumerate() {
         let files = fill(fs, &format!("p{k}_"), size, task, wb);
         let written = files.len();
         let kept = delete_even(fs, files)?;
-        phases.push(Phase { file_bytes: size, written, kept });
+        phases.push(Phase {
+            file_bytes: size,
+            written,
+            kept,
+        });
     }
     fs.unmount();
     Ok(phases)

@@ -114,7 +114,12 @@ impl Allocator {
 
     /// Allocates the first blocks of `r`: one physical run of at most `r.len` blocks, or
     /// none if the file system is full.
-    pub fn mb_data(&mut self, cfg: &FsConfig, space: &mut Space, r: &DataReq) -> Option<(u64, u32)> {
+    pub fn mb_data(
+        &mut self,
+        cfg: &FsConfig,
+        space: &mut Space,
+        r: &DataReq,
+    ) -> Option<(u64, u32)> {
         self.mb_data_once(cfg, space, r).or_else(|| {
             // Out of space: give back every preallocation and try again
             // (`ext4_mb_discard_preallocations_should_retry`).
@@ -123,16 +128,28 @@ impl Allocator {
         })
     }
 
-    fn mb_data_once(&mut self, cfg: &FsConfig, space: &mut Space, r: &DataReq) -> Option<(u64, u32)> {
+    fn mb_data_once(
+        &mut self,
+        cfg: &FsConfig,
+        space: &mut Space,
+        r: &DataReq,
+    ) -> Option<(u64, u32)> {
         let p = &cfg.mballoc;
         // Inode preallocation covering the block.
         if let Some(pas) = self.inode_pas.get_mut(&r.ino) {
-            if let Some(i) = pas.iter().position(|pa| pa.lstart <= r.logical && r.logical < pa.lstart + pa.len) {
+            if let Some(i) = pas
+                .iter()
+                .position(|pa| pa.lstart <= r.logical && r.logical < pa.lstart + pa.len)
+            {
                 let pa = &mut pas[i];
                 let phys = pa.pstart + (r.logical - pa.lstart) as u64;
                 let n = r.len.min(pa.lstart + pa.len - r.logical);
                 // Only the held, unused part is usable (a file rewritten after a truncate).
-                let n = (0..n).take_while(|&k| space.is_busy(phys + k as u64) && !space.is_disk_used(phys + k as u64)).count() as u32;
+                let n = (0..n)
+                    .take_while(|&k| {
+                        space.is_busy(phys + k as u64) && !space.is_disk_used(phys + k as u64)
+                    })
+                    .count() as u32;
                 if n > 0 {
                     space.use_held(phys, n as u64);
                     pa.free -= n;
@@ -146,7 +163,7 @@ impl Allocator {
         // ext4_mb_group_or_file: small files share the CPU's locality group.
         let size = r.logical.saturating_add(r.len).max(r.isize_blocks);
         let group_pa = p.group_prealloc > 0 && size <= p.stream_req;
-        let inode_pa = !(size == r.isize_blocks && !r.open);
+        let inode_pa = size != r.isize_blocks || r.open;
         if group_pa {
             if let Some(x) = self.use_group_pa(space, r) {
                 return Some(x);
@@ -155,7 +172,10 @@ impl Allocator {
             if found.1 > r.len {
                 space.hold(found.0, found.1 as u64);
                 space.use_held(found.0, r.len as u64);
-                let pa = GroupPa { pstart: found.0 + r.len as u64, free: found.1 - r.len };
+                let pa = GroupPa {
+                    pstart: found.0 + r.len as u64,
+                    free: found.1 - r.len,
+                };
                 self.add_group_pa(cfg, space, r.cpu, pa);
                 return Some((found.0, r.len));
             }
@@ -185,13 +205,24 @@ impl Allocator {
         space.hold(found.0, found.1 as u64);
         let phys = found.0 + (r.logical - lstart) as u64;
         space.use_held(phys, r.len as u64);
-        self.inode_pas.entry(r.ino).or_default().push(InodePa { lstart, pstart: found.0, len: found.1, free: found.1 - r.len });
+        self.inode_pas.entry(r.ino).or_default().push(InodePa {
+            lstart,
+            pstart: found.0,
+            len: found.1,
+            free: found.1 - r.len,
+        });
         Some((phys, r.len))
     }
 
     /// Blocks for metadata or a directory: no preallocation, no normalisation; the goal's
     /// group first. One run of at most `len`.
-    pub fn mb_meta(&mut self, cfg: &FsConfig, space: &mut Space, goal: u64, len: u32) -> Option<(u64, u32)> {
+    pub fn mb_meta(
+        &mut self,
+        cfg: &FsConfig,
+        space: &mut Space,
+        goal: u64,
+        len: u32,
+    ) -> Option<(u64, u32)> {
         let found = match self.regular(cfg, space, goal, len, len, false, false) {
             Some(f) => f,
             None if self.held_blocks() > 0 => {
@@ -223,10 +254,12 @@ impl Allocator {
             s if s <= 1024 * K => (0, 1024 * K),
             s if check(s, 4096 * K, 2 * K) => (((r.logical as u64 * bs) >> 21) << 21, 2048 * K),
             s if check(s, 8192 * K, 4 * K) => (((r.logical as u64 * bs) >> 22) << 22, 4096 * K),
-            _ if check(r.len as u64 * bs, 8192 * K, 8 * K) => (((r.logical as u64 * bs) >> 23) << 23, 8192 * K),
+            _ if check(r.len as u64 * bs, 8192 * K, 8 * K) => {
+                (((r.logical as u64 * bs) >> 23) << 23, 8192 * K)
+            }
             _ => (r.logical as u64 * bs, r.len as u64 * bs),
         };
-        let mut start = (start_b / bs) as u64;
+        let mut start = start_b / bs;
         let mut size = size_b / bs;
         // Don't cover blocks already mapped on either side.
         if let Some(l) = r.left {
@@ -285,7 +318,12 @@ impl Allocator {
     fn use_group_pa(&mut self, space: &mut Space, r: &DataReq) -> Option<(u64, u32)> {
         let list = self.lgs.get_mut(&r.cpu)?;
         // The preallocation with room nearest the goal (`ext4_mb_check_group_pa`).
-        let i = list.iter().enumerate().filter(|(_, pa)| pa.free >= r.len).min_by_key(|(_, pa)| pa.pstart.abs_diff(r.goal)).map(|(i, _)| i)?;
+        let i = list
+            .iter()
+            .enumerate()
+            .filter(|(_, pa)| pa.free >= r.len)
+            .min_by_key(|(_, pa)| pa.pstart.abs_diff(r.goal))
+            .map(|(i, _)| i)?;
         let pa = &mut list[i];
         let phys = pa.pstart;
         space.use_held(phys, r.len as u64);
@@ -305,7 +343,12 @@ impl Allocator {
         let order = |f: u32| (31 - f.leading_zeros()).min(9);
         let o = order(pa.free);
         list.push(pa);
-        let same: Vec<usize> = list.iter().enumerate().filter(|(_, x)| order(x.free) == o).map(|(i, _)| i).collect();
+        let same: Vec<usize> = list
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| order(x.free) == o)
+            .map(|(i, _)| i)
+            .collect();
         if same.len() as u32 > p.lg_list_max {
             let drop = same.len() - p.lg_list_keep as usize;
             let gone: Vec<GroupPa> = same[..drop].iter().map(|&i| list[i]).collect();
@@ -357,7 +400,12 @@ impl Allocator {
 
     /// Gives back every preallocation (unmount): what stays on disk is what files use.
     pub fn discard_all(&mut self, space: &mut Space) {
-        let inos: Vec<Ino> = self.inode_pas.keys().copied().chain(self.rsv.keys().copied()).collect();
+        let inos: Vec<Ino> = self
+            .inode_pas
+            .keys()
+            .copied()
+            .chain(self.rsv.keys().copied())
+            .collect();
         for ino in inos {
             self.discard_inode(space, ino);
         }
@@ -371,13 +419,27 @@ impl Allocator {
     /// Blocks held by preallocations (free on disk, not available to others).
     pub fn held_blocks(&self) -> u64 {
         let g: u64 = self.lgs.values().flatten().map(|p| p.free as u64).sum();
-        let i: u64 = self.inode_pas.values().flatten().map(|p| p.free as u64).sum();
+        let i: u64 = self
+            .inode_pas
+            .values()
+            .flatten()
+            .map(|p| p.free as u64)
+            .sum();
         g + i
     }
 
     /// `ext4_mb_regular_allocator`: a run for `len` blocks (`min` is the original request,
     /// the floor of CR_BEST_AVAIL_LEN's trimming). The run is found, not taken.
-    fn regular(&mut self, cfg: &FsConfig, space: &Space, goal: u64, len: u32, min: u32, try_goal: bool, stream: bool) -> Option<(u64, u32)> {
+    fn regular(
+        &mut self,
+        cfg: &FsConfig,
+        space: &Space,
+        goal: u64,
+        len: u32,
+        min: u32,
+        try_goal: bool,
+        stream: bool,
+    ) -> Option<(u64, u32)> {
         let p = &cfg.mballoc;
         let goal = goal.clamp(cfg.first_data_block, cfg.blocks - 1);
         let ngroups = cfg.groups;
@@ -393,9 +455,14 @@ impl Allocator {
         if stream {
             first_group = self.last_stream_group.min(ngroups - 1);
         }
-        let mut s = Search { found: 0, best: None, done: None, broke: false };
+        let mut s = Search {
+            found: 0,
+            best: None,
+            done: None,
+            broke: false,
+        };
         let order = |l: u32| 32 - l.leading_zeros(); // fls
-        // CR_POWER2_ALIGNED.
+                                                     // CR_POWER2_ALIGNED.
         if order(len) >= p.order2_reqs && len.is_power_of_two() {
             for i in 0..ngroups {
                 let g = (first_group + i) % ngroups;
@@ -443,7 +510,12 @@ impl Allocator {
         self.finish(stream, space, got)
     }
 
-    fn finish(&mut self, stream: bool, space: &Space, got: Option<(u64, u32)>) -> Option<(u64, u32)> {
+    fn finish(
+        &mut self,
+        stream: bool,
+        space: &Space,
+        got: Option<(u64, u32)>,
+    ) -> Option<(u64, u32)> {
         if let (true, Some((b, _))) = (stream, got) {
             self.last_stream_group = space.group_of(b);
         }
@@ -454,12 +526,25 @@ impl Allocator {
 
     /// ext3's `ext3_new_blocks`: up to `count` contiguous blocks at or after `goal`, inside
     /// the file's reservation window when it has one (`windowed`: regular files).
-    pub fn ext3_blocks(&mut self, cfg: &FsConfig, space: &mut Space, ino: Ino, goal: u64, count: u32, windowed: bool) -> Option<(u64, u32)> {
+    pub fn ext3_blocks(
+        &mut self,
+        cfg: &FsConfig,
+        space: &mut Space,
+        ino: Ino,
+        goal: u64,
+        count: u32,
+        windowed: bool,
+    ) -> Option<(u64, u32)> {
         let goal = goal.clamp(cfg.first_data_block, cfg.blocks - 1);
         let g0 = space.group_of(goal);
         let n = cfg.groups;
         if windowed {
-            let rsv = *self.rsv.entry(ino).or_insert(Rsv { start: 1, end: 0, goal_size: cfg.rsv_window, alloc_hit: 0 });
+            let rsv = *self.rsv.entry(ino).or_insert(Rsv {
+                start: 1,
+                end: 0,
+                goal_size: cfg.rsv_window,
+                alloc_hit: 0,
+            });
             let windowsz = rsv.goal_size;
             for i in 0..n {
                 let g = (g0 + i) % n;
@@ -501,16 +586,22 @@ impl Allocator {
     }
 
     /// `ext3_try_to_allocate_with_rsv` in group `g`.
-    fn alloc_with_rsv(&mut self, cfg: &FsConfig, space: &Space, ino: Ino, g: u32, goal: u64, count: u32) -> Option<(u64, u32)> {
+    fn alloc_with_rsv(
+        &mut self,
+        cfg: &FsConfig,
+        space: &Space,
+        ino: Ino,
+        g: u32,
+        goal: u64,
+        count: u32,
+    ) -> Option<(u64, u32)> {
         let (gs, ge) = space.group_range(g);
         let mut goal = goal.max(gs);
         for _ in 0..64 {
             let r = self.rsv[&ino];
             let in_window = r.end >= r.start && r.start <= goal && goal <= r.end;
-            if !in_window {
-                if !self.new_window(cfg, space, ino, g, goal, count) {
-                    return None;
-                }
+            if !in_window && !self.new_window(cfg, space, ino, g, goal, count) {
+                return None;
             }
             let r = self.rsv[&ino];
             let from = goal.max(r.start);
@@ -532,7 +623,15 @@ impl Allocator {
 
     /// `alloc_new_reservation`: a window of the file's size from the first free block at
     /// or after `goal` in group `g`, where it overlaps no other window.
-    fn new_window(&mut self, cfg: &FsConfig, space: &Space, ino: Ino, g: u32, goal: u64, count: u32) -> bool {
+    fn new_window(
+        &mut self,
+        cfg: &FsConfig,
+        space: &Space,
+        ino: Ino,
+        g: u32,
+        goal: u64,
+        count: u32,
+    ) -> bool {
         let (_, ge) = space.group_range(g);
         let mut r = self.rsv[&ino];
         if r.goal_size < count {
@@ -540,7 +639,7 @@ impl Allocator {
         }
         if r.end >= r.start {
             // More than half of the last window used: double (`rsv_alloc_hit`).
-            if r.alloc_hit > ((r.end - r.start + 1) / 2) as u32 {
+            if r.alloc_hit as u64 > (r.end - r.start).div_ceil(2) {
                 r.goal_size = (r.goal_size * 2).min(cfg.rsv_window_max);
             }
             self.windows.remove(&r.start);
@@ -551,7 +650,12 @@ impl Allocator {
             // The first gap of `size` between other windows from `start`.
             let mut cur = start;
             loop {
-                let clash = self.windows.range(..cur + size).next_back().filter(|(&s, &(e, _))| e >= cur && s < cur + size).map(|(_, &(e, _))| e);
+                let clash = self
+                    .windows
+                    .range(..cur + size)
+                    .next_back()
+                    .filter(|(&s, &(e, _))| e >= cur && s < cur + size)
+                    .map(|(_, &(e, _))| e);
                 match clash {
                     Some(e) => cur = e + 1,
                     None => break,
@@ -586,7 +690,10 @@ impl Allocator {
 
     /// The window of `ino`, if any (for tests and reports).
     pub fn window_of(&self, ino: Ino) -> Option<(u64, u64)> {
-        self.rsv.get(&ino).filter(|r| r.end >= r.start).map(|r| (r.start, r.end))
+        self.rsv
+            .get(&ino)
+            .filter(|r| r.end >= r.start)
+            .map(|r| (r.start, r.end))
     }
 }
 
@@ -606,7 +713,14 @@ fn aligned_chunk(space: &Space, g: u32, len: u32) -> Option<u64> {
 }
 
 /// `ext4_mb_complex_scan_group`: measures the free extents of group `g` from its start.
-fn scan_group(space: &Space, g: u32, want: u32, min_to_scan: u32, max_to_scan: u32, s: &mut Search) {
+fn scan_group(
+    space: &Space,
+    g: u32,
+    want: u32,
+    min_to_scan: u32,
+    max_to_scan: u32,
+    s: &mut Search,
+) {
     let (gs, ge) = space.group_range(g);
     let mut pos = gs;
     let mut best_here: Option<(u64, u32)> = None;

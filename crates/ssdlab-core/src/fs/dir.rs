@@ -35,6 +35,10 @@ pub fn rec_len(name_len: usize) -> u16 {
     ((8 + name_len + 3) & !3) as u16
 }
 
+/// The name is in the directory already.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameExists;
+
 /// One entry: 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DirEntry {
@@ -101,7 +105,18 @@ pub struct Dir {
 impl Dir {
     /// A new directory: one block with `.` and `..`.
     pub fn new() -> Self {
-        Dir { leaves: vec![Leaf { block: 0, hash_lo: 0, used: 24, entries: vec![] }], indexed: false, nodes: vec![], blocks: 1, last_alloc_group: None }
+        Dir {
+            leaves: vec![Leaf {
+                block: 0,
+                hash_lo: 0,
+                used: 24,
+                entries: vec![],
+            }],
+            indexed: false,
+            nodes: vec![],
+            blocks: 1,
+            last_alloc_group: None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -119,7 +134,9 @@ impl Dir {
             return 0;
         }
         let h = htree_hash(key);
-        self.leaves.partition_point(|l| l.hash_lo <= h).saturating_sub(1)
+        self.leaves
+            .partition_point(|l| l.hash_lo <= h)
+            .saturating_sub(1)
     }
 
     /// Where `key` is: leaf index and entry index.
@@ -137,7 +154,10 @@ impl Dir {
             }
             return None;
         }
-        self.leaves.iter().enumerate().find_map(|(i, l)| l.entries.iter().position(|e| e.key == key).map(|e| (i, e)))
+        self.leaves
+            .iter()
+            .enumerate()
+            .find_map(|(i, l)| l.entries.iter().position(|e| e.key == key).map(|e| (i, e)))
     }
 
     pub fn lookup(&self, key: u64) -> Option<Ino> {
@@ -153,10 +173,26 @@ impl Dir {
         }
     }
 
+    /// Whether an entry of `name_len` fits without the directory growing.
+    pub fn has_room(&self, key: u64, name_len: usize, g: &DirGeometry) -> bool {
+        let (rec, room) = (rec_len(name_len), g.leaf_room());
+        if self.indexed {
+            self.leaves[self.leaf_for(key)].used + rec <= room
+        } else {
+            self.leaves.iter().any(|l| l.used + rec <= room)
+        }
+    }
+
     /// Adds an entry. Fails if the name is there already.
-    pub fn insert(&mut self, key: u64, ino: Ino, name_len: usize, g: &DirGeometry) -> Result<DirChange, ()> {
+    pub fn insert(
+        &mut self,
+        key: u64,
+        ino: Ino,
+        name_len: usize,
+        g: &DirGeometry,
+    ) -> Result<DirChange, NameExists> {
         if self.find(key).is_some() {
-            return Err(());
+            return Err(NameExists);
         }
         let rec = rec_len(name_len);
         let room = g.leaf_room();
@@ -175,7 +211,12 @@ impl Dir {
                 let block = self.blocks;
                 self.blocks += 1;
                 ch.grew = 1;
-                self.leaves.push(Leaf { block, hash_lo: 0, used: rec, entries: vec![entry] });
+                self.leaves.push(Leaf {
+                    block,
+                    hash_lo: 0,
+                    used: rec,
+                    entries: vec![entry],
+                });
                 ch.dirty.push(block);
                 return Ok(ch);
             }
@@ -184,7 +225,12 @@ impl Dir {
             let mut entries = std::mem::take(&mut self.leaves[0].entries);
             entries.sort_by_key(|e| (htree_hash(e.key), e.key));
             let used: u16 = entries.iter().map(|e| e.rec).sum();
-            self.leaves = vec![Leaf { block: 1, hash_lo: 0, used, entries }];
+            self.leaves = vec![Leaf {
+                block: 1,
+                hash_lo: 0,
+                used,
+                entries,
+            }];
             self.indexed = true;
             self.blocks = 2;
             ch.grew = 1;
@@ -201,7 +247,9 @@ impl Dir {
             leaf.entries.sort_by_key(|e| (htree_hash(e.key), e.key));
             let mut moved_bytes = 0u32;
             let mut split = leaf.entries.len();
-            while split > 1 && moved_bytes + leaf.entries[split - 1].rec as u32 / 2 <= room as u32 / 2 {
+            while split > 1
+                && moved_bytes + leaf.entries[split - 1].rec as u32 / 2 <= room as u32 / 2
+            {
                 split -= 1;
                 moved_bytes += leaf.entries[split].rec as u32;
             }
@@ -212,12 +260,24 @@ impl Dir {
                 hash_lo |= 1; // continuation: the same hash on both sides
             }
             let old_block = leaf.block;
-            self.leaves.insert(li + 1, Leaf { block: new_block, hash_lo, used: moved_bytes as u16, entries: upper });
+            self.leaves.insert(
+                li + 1,
+                Leaf {
+                    block: new_block,
+                    hash_lo,
+                    used: moved_bytes as u16,
+                    entries: upper,
+                },
+            );
             ch.dirty.extend([old_block, new_block]);
             // The index gains an entry: a second level when the root is full, a new node
             // when the nodes are.
             let leaves = self.leaves.len();
-            let nodes_needed = if leaves <= g.root_limit() { 0 } else { leaves.div_ceil(g.node_limit()) };
+            let nodes_needed = if leaves <= g.root_limit() {
+                0
+            } else {
+                leaves.div_ceil(g.node_limit())
+            };
             while self.nodes.len() < nodes_needed {
                 let b = self.blocks;
                 self.blocks += 1;
@@ -250,7 +310,13 @@ impl Dir {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.leaves.capacity() * std::mem::size_of::<Leaf>() + self.leaves.iter().map(|l| l.entries.capacity() * std::mem::size_of::<DirEntry>()).sum::<usize>() + self.nodes.capacity() * 4
+        self.leaves.capacity() * std::mem::size_of::<Leaf>()
+            + self
+                .leaves
+                .iter()
+                .map(|l| l.entries.capacity() * std::mem::size_of::<DirEntry>())
+                .sum::<usize>()
+            + self.nodes.capacity() * 4
     }
 }
 
@@ -266,30 +332,56 @@ mod tests {
 
     #[test]
     fn a_directory_grows_into_an_htree() {
-        let g = DirGeometry { block_size: 1024, csum: true, dir_index: true };
+        let g = DirGeometry {
+            block_size: 1024,
+            csum: true,
+            dir_index: true,
+        };
         let mut d = Dir::new();
         // 1012 bytes of room, 24 taken by . and ..: 49 entries of 20 bytes fit in block 0.
         for i in 0..49u32 {
-            let ch = d.insert(name_key(format!("file{i:07}").as_bytes()), 100 + i, 11, &g).unwrap();
-            assert_eq!(ch, DirChange { dirty: vec![0], grew: 0 });
+            let ch = d
+                .insert(name_key(format!("file{i:07}").as_bytes()), 100 + i, 11, &g)
+                .unwrap();
+            assert_eq!(
+                ch,
+                DirChange {
+                    dirty: vec![0],
+                    grew: 0
+                }
+            );
         }
         let ch = d.insert(name_key(b"file0000049"), 149, 11, &g).unwrap();
         assert!(d.indexed);
         assert_eq!(ch.grew, 2, "block 0 became the root; leaves 1 and 2");
         assert_eq!(ch.dirty, vec![0, 1, 2]);
         for i in 50..5000u32 {
-            d.insert(name_key(format!("file{i:07}").as_bytes()), 100 + i, 11, &g).unwrap();
+            d.insert(name_key(format!("file{i:07}").as_bytes()), 100 + i, 11, &g)
+                .unwrap();
         }
         assert_eq!(d.len(), 5000);
         assert!(d.insert(name_key(b"file0000123"), 1, 11, &g).is_err());
         for i in 0..5000u32 {
-            assert_eq!(d.lookup(name_key(format!("file{i:07}").as_bytes())), Some(100 + i));
+            assert_eq!(
+                d.lookup(name_key(format!("file{i:07}").as_bytes())),
+                Some(100 + i)
+            );
         }
         // Leaves are about half to fully used, and cover ascending hash ranges.
         assert!(d.leaves.windows(2).all(|w| w[0].hash_lo < w[1].hash_lo));
         let room = 1012;
-        assert!(d.leaves.iter().all(|l| l.used <= room && l.used >= room / 2 - 20), "{:?}", d.leaves.iter().map(|l| l.used).collect::<Vec<_>>());
-        assert!(d.nodes.len() >= 1, "{} leaves need a second level", d.leaves.len());
+        assert!(
+            d.leaves
+                .iter()
+                .all(|l| l.used <= room && l.used >= room / 2 - 20),
+            "{:?}",
+            d.leaves.iter().map(|l| l.used).collect::<Vec<_>>()
+        );
+        assert!(
+            !d.nodes.is_empty(),
+            "{} leaves need a second level",
+            d.leaves.len()
+        );
         let (ino, block) = d.remove(name_key(b"file0000007")).unwrap();
         assert_eq!(ino, 107);
         assert!(block >= 1 && block < d.blocks);

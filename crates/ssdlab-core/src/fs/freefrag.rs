@@ -55,9 +55,28 @@ pub fn free_frag(bits: &Bits, first_data_block: u64, block_size: u32) -> FreeFra
     }
     let buckets = (0..MAX_HIST)
         .filter(|&i| counts[i] > 0)
-        .map(|i| FreeBucket { index: i as u32, start_bytes: if i == 0 { 0 } else { (block_size as u64) << (i - 1) }, end_bytes: (block_size as u64) << i, extents: counts[i], blocks: blocks[i] })
+        .map(|i| FreeBucket {
+            index: i as u32,
+            start_bytes: if i == 0 {
+                0
+            } else {
+                (block_size as u64) << (i - 1)
+            },
+            end_bytes: (block_size as u64) << i,
+            extents: counts[i],
+            blocks: blocks[i],
+        })
         .collect();
-    FreeFrag { block_size, total_blocks: end, free_blocks: sum, free_extents: n, min_blocks: if n == 0 { 0 } else { min }, max_blocks: max, avg_blocks: if n == 0 { 0 } else { sum / n }, buckets }
+    FreeFrag {
+        block_size,
+        total_blocks: end,
+        free_blocks: sum,
+        free_extents: n,
+        min_blocks: if n == 0 { 0 } else { min },
+        max_blocks: max,
+        avg_blocks: sum.checked_div(n).unwrap_or(0),
+        buckets,
+    }
 }
 
 #[cfg(test)]
@@ -72,8 +91,21 @@ mod tests {
         bits.set_range(5, 3, false); // 3 blocks: bucket 2, [2K, 4K)
         bits.set_range(10, 4, false); // 4 blocks: bucket 3, [4K, 8K)
         let f = free_frag(&bits, 1, 1024);
-        assert_eq!((f.free_blocks, f.free_extents, f.min_blocks, f.max_blocks, f.avg_blocks), (8, 3, 1, 4, 2));
-        let b: Vec<(u32, u64, u64, u64)> = f.buckets.iter().map(|b| (b.index, b.start_bytes, b.extents, b.blocks)).collect();
+        assert_eq!(
+            (
+                f.free_blocks,
+                f.free_extents,
+                f.min_blocks,
+                f.max_blocks,
+                f.avg_blocks
+            ),
+            (8, 3, 1, 4, 2)
+        );
+        let b: Vec<(u32, u64, u64, u64)> = f
+            .buckets
+            .iter()
+            .map(|b| (b.index, b.start_bytes, b.extents, b.blocks))
+            .collect();
         assert_eq!(b, vec![(1, 1024, 1, 1), (2, 2048, 1, 3), (3, 4096, 1, 4)]);
     }
 }

@@ -82,7 +82,10 @@ impl BlockMap {
     fn heap(&mut self) -> &mut MapHeap {
         if let BlockMap::Inline(e) = *self {
             let extents = if e.len == 0 { vec![] } else { vec![e] };
-            *self = BlockMap::Heap(Box::new(MapHeap { extents, meta: vec![] }));
+            *self = BlockMap::Heap(Box::new(MapHeap {
+                extents,
+                meta: vec![],
+            }));
         }
         match self {
             BlockMap::Heap(h) => h,
@@ -104,7 +107,9 @@ impl BlockMap {
     pub fn map(&self, l: u32) -> Option<u64> {
         let ex = self.extents();
         let i = ex.partition_point(|e| e.logical_end() <= l);
-        ex.get(i).filter(|e| e.logical <= l).map(|e| e.phys + (l - e.logical) as u64)
+        ex.get(i)
+            .filter(|e| e.logical <= l)
+            .map(|e| e.phys + (l - e.logical) as u64)
     }
     /// The run at or before logical `l` (mballoc's left neighbour) and after it (right).
     pub fn neighbours(&self, l: u32) -> (Option<Extent>, Option<Extent>) {
@@ -137,7 +142,10 @@ impl BlockMap {
                 // Also join the right neighbour if now contiguous.
                 if i < h.extents.len() {
                     let (a, b) = (h.extents[i - 1], h.extents[i]);
-                    if a.logical_end() == b.logical && a.phys_end() == b.phys && a.len + b.len <= max_len {
+                    if a.logical_end() == b.logical
+                        && a.phys_end() == b.phys
+                        && a.len + b.len <= max_len
+                    {
                         h.extents[i - 1].len += b.len;
                         h.extents.remove(i);
                     }
@@ -213,7 +221,9 @@ impl BlockMap {
     pub fn heap_bytes(&self) -> usize {
         match self {
             BlockMap::Inline(_) => 0,
-            BlockMap::Heap(h) => std::mem::size_of::<MapHeap>() + h.extents.capacity() * 16 + h.meta.capacity() * 16,
+            BlockMap::Heap(h) => {
+                std::mem::size_of::<MapHeap>() + h.extents.capacity() * 16 + h.meta.capacity() * 16
+            }
         }
     }
 }
@@ -229,7 +239,11 @@ pub struct Inode {
 
 impl Inode {
     fn free() -> Self {
-        Inode { size: 0, map: BlockMap::default(), mode: Mode::Free }
+        Inode {
+            size: 0,
+            map: BlockMap::default(),
+            mode: Mode::Free,
+        }
     }
 }
 
@@ -256,7 +270,13 @@ impl InodeTable {
         InodeTable {
             ipg: cfg.inodes_per_group,
             bitmap: Bits::new(cfg.inodes()),
-            groups: vec![GroupInodes { free: cfg.inodes_per_group, dirs: 0 }; cfg.groups as usize],
+            groups: vec![
+                GroupInodes {
+                    free: cfg.inodes_per_group,
+                    dirs: 0
+                };
+                cfg.groups as usize
+            ],
             slots: vec![Vec::new(); cfg.groups as usize],
         }
     }
@@ -294,7 +314,10 @@ impl InodeTable {
     /// Takes inode `ino` (must be free).
     pub fn take(&mut self, ino: Ino, mode: Mode) {
         debug_assert!(!self.is_used(ino));
-        let (g, i) = (self.group_of(ino) as usize, self.index_in_group(ino) as usize);
+        let (g, i) = (
+            self.group_of(ino) as usize,
+            self.index_in_group(ino) as usize,
+        );
         self.bitmap.set(ino as u64 - 1, true);
         self.groups[g].free -= 1;
         if mode == Mode::Dir {
@@ -304,11 +327,18 @@ impl InodeTable {
         if v.len() <= i {
             v.resize_with(i + 1, Inode::free);
         }
-        v[i] = Inode { size: 0, map: BlockMap::default(), mode };
+        v[i] = Inode {
+            size: 0,
+            map: BlockMap::default(),
+            mode,
+        };
     }
     /// Frees inode `ino`, returning its record.
     pub fn release(&mut self, ino: Ino) -> Inode {
-        let (g, i) = (self.group_of(ino) as usize, self.index_in_group(ino) as usize);
+        let (g, i) = (
+            self.group_of(ino) as usize,
+            self.index_in_group(ino) as usize,
+        );
         debug_assert!(self.is_used(ino));
         self.bitmap.set(ino as u64 - 1, false);
         self.groups[g].free += 1;
@@ -325,16 +355,30 @@ impl InodeTable {
     /// The lowest free inode of group `g` (`find_inode_bit`).
     pub fn first_free_in(&self, g: u32) -> Option<Ino> {
         let start = g as u64 * self.ipg as u64;
-        self.bitmap.next_clear(start, start + self.ipg as u64).map(|b| b as Ino + 1)
+        self.bitmap
+            .next_clear(start, start + self.ipg as u64)
+            .map(|b| b as Ino + 1)
     }
     /// Every live inode number, in order.
     pub fn live(&self) -> impl Iterator<Item = Ino> + '_ {
-        self.slots.iter().enumerate().flat_map(move |(g, v)| v.iter().enumerate().filter(|(_, x)| x.mode != Mode::Free).map(move |(i, _)| (g as u32 * self.ipg + i as u32 + 1) as Ino))
+        self.slots.iter().enumerate().flat_map(move |(g, v)| {
+            v.iter()
+                .enumerate()
+                .filter(|(_, x)| x.mode != Mode::Free)
+                .map(move |(i, _)| (g as u32 * self.ipg + i as u32 + 1) as Ino)
+        })
     }
     pub fn heap_bytes(&self) -> usize {
         self.bitmap.heap_bytes()
             + self.groups.capacity() * 8
-            + self.slots.iter().map(|v| v.capacity() * std::mem::size_of::<Inode>() + v.iter().map(|x| x.map.heap_bytes()).sum::<usize>()).sum::<usize>()
+            + self
+                .slots
+                .iter()
+                .map(|v| {
+                    v.capacity() * std::mem::size_of::<Inode>()
+                        + v.iter().map(|x| x.map.heap_bytes()).sum::<usize>()
+                })
+                .sum::<usize>()
     }
 }
 
@@ -355,7 +399,11 @@ struct Stats {
 
 impl GroupView<'_> {
     fn stats(&self, fg: u32, flex: u32) -> Stats {
-        let mut s = Stats { free_inodes: 0, free_blocks: 0, dirs: 0 };
+        let mut s = Stats {
+            free_inodes: 0,
+            free_blocks: 0,
+            dirs: 0,
+        };
         for g in fg * flex..((fg + 1) * flex).min(self.cfg.groups) {
             let gi = self.inodes.group(g);
             s.free_inodes += gi.free as u64;
@@ -381,7 +429,13 @@ impl GroupView<'_> {
         let avefreei = freei / ngroups as u64;
         let avefreeb = freeb / ngroups as u64;
         let ndirs = self.inodes.dirs_total();
-        let found = |fg: u32| -> Option<u32> { if flex == 1 { Some(fg) } else { self.first_group_with_inodes(fg, flex) } };
+        let found = |fg: u32| -> Option<u32> {
+            if flex == 1 {
+                Some(fg)
+            } else {
+                self.first_group_with_inodes(fg, flex)
+            }
+        };
         if top {
             let start = name_hash % ngroups;
             let mut best: Option<(u32, u64)> = None;
@@ -477,18 +531,60 @@ mod tests {
     fn block_map_merges_and_cuts() {
         let mut m = BlockMap::default();
         assert_eq!(std::mem::size_of::<Inode>(), 40);
-        m.insert(Extent { logical: 0, len: 4, phys: 100 }, 32768);
-        m.insert(Extent { logical: 4, len: 4, phys: 104 }, 32768);
+        m.insert(
+            Extent {
+                logical: 0,
+                len: 4,
+                phys: 100,
+            },
+            32768,
+        );
+        m.insert(
+            Extent {
+                logical: 4,
+                len: 4,
+                phys: 104,
+            },
+            32768,
+        );
         assert!(matches!(m, BlockMap::Inline(_)));
-        assert_eq!(m.extents(), &[Extent { logical: 0, len: 8, phys: 100 }]);
-        m.insert(Extent { logical: 10, len: 2, phys: 50 }, 32768);
-        m.insert(Extent { logical: 8, len: 2, phys: 200 }, 32768);
+        assert_eq!(
+            m.extents(),
+            &[Extent {
+                logical: 0,
+                len: 8,
+                phys: 100
+            }]
+        );
+        m.insert(
+            Extent {
+                logical: 10,
+                len: 2,
+                phys: 50,
+            },
+            32768,
+        );
+        m.insert(
+            Extent {
+                logical: 8,
+                len: 2,
+                phys: 200,
+            },
+            32768,
+        );
         assert_eq!(m.extents().len(), 3);
         assert_eq!(m.map(9), Some(201));
         assert_eq!(m.map(12), None);
         let freed = m.cut_from(6);
         assert_eq!(freed, vec![(106, 2), (200, 2), (50, 2)]);
-        assert_eq!(m.extents(), &[Extent { logical: 0, len: 6, phys: 100 }]);
+        assert_eq!(
+            m.extents(),
+            &[Extent {
+                logical: 0,
+                len: 6,
+                phys: 100
+            }]
+        );
         assert!(matches!(m, BlockMap::Inline(_)));
     }
 }

@@ -58,7 +58,18 @@ pub struct MkfsOptions {
 
 impl MkfsOptions {
     pub fn new(kind: FsKind, era: Era, size_bytes: u64) -> Self {
-        MkfsOptions { kind, era, size_bytes, block_size: None, inode_count: None, inode_ratio: None, inode_size: None, journal_blocks: None, lazy_itable_init: None, alloc: None }
+        MkfsOptions {
+            kind,
+            era,
+            size_bytes,
+            block_size: None,
+            inode_count: None,
+            inode_ratio: None,
+            inode_size: None,
+            journal_blocks: None,
+            lazy_itable_init: None,
+            alloc: None,
+        }
     }
 }
 
@@ -85,7 +96,16 @@ pub struct MballocParams {
 
 impl Default for MballocParams {
     fn default() -> Self {
-        MballocParams { stream_req: 16, group_prealloc: 512, max_to_scan: 200, min_to_scan: 10, order2_reqs: 2, best_avail_trim_order: 3, lg_list_max: 8, lg_list_keep: 5 }
+        MballocParams {
+            stream_req: 16,
+            group_prealloc: 512,
+            max_to_scan: 200,
+            min_to_scan: 10,
+            order2_reqs: 2,
+            best_avail_trim_order: 3,
+            lg_list_max: 8,
+            lg_list_keep: 5,
+        }
     }
 }
 
@@ -159,15 +179,40 @@ fn size_type(era: Era, size: u64) -> SizeType {
     const MIB: u64 = 1 << 20;
     let small_inode = if era == Era::Y2008 { 128 } else { 256 };
     if size < 3 * MIB {
-        SizeType { name: "floppy", block_size: 1024, inode_ratio: 8192, inode_size: small_inode }
+        SizeType {
+            name: "floppy",
+            block_size: 1024,
+            inode_ratio: 8192,
+            inode_size: small_inode,
+        }
     } else if size < 512 * MIB {
-        SizeType { name: "small", block_size: 1024, inode_ratio: 4096, inode_size: small_inode }
+        SizeType {
+            name: "small",
+            block_size: 1024,
+            inode_ratio: 4096,
+            inode_size: small_inode,
+        }
     } else if era == Era::Today && size >= 16 << 40 {
-        SizeType { name: "huge", block_size: 4096, inode_ratio: 65536, inode_size: 256 }
+        SizeType {
+            name: "huge",
+            block_size: 4096,
+            inode_ratio: 65536,
+            inode_size: 256,
+        }
     } else if era == Era::Today && size >= 4 << 40 {
-        SizeType { name: "big", block_size: 4096, inode_ratio: 32768, inode_size: 256 }
+        SizeType {
+            name: "big",
+            block_size: 4096,
+            inode_ratio: 32768,
+            inode_size: 256,
+        }
     } else {
-        SizeType { name: "default", block_size: 4096, inode_ratio: 16384, inode_size: 256 }
+        SizeType {
+            name: "default",
+            block_size: 4096,
+            inode_ratio: 16384,
+            inode_size: 256,
+        }
     }
 }
 
@@ -207,7 +252,7 @@ pub fn has_super(g: u32) -> bool {
     if g <= 1 {
         return true;
     }
-    if g % 2 == 0 {
+    if g.is_multiple_of(2) {
         return false;
     }
     [3u64, 5, 7].iter().any(|&p| {
@@ -225,7 +270,9 @@ impl FsConfig {
         let st = size_type(o.era, o.size_bytes);
         let block_size = o.block_size.unwrap_or(st.block_size);
         if ![1024, 2048, 4096].contains(&block_size) {
-            return Err(FsError::Config(format!("block size {block_size} is not 1024, 2048 or 4096")));
+            return Err(FsError::Config(format!(
+                "block size {block_size} is not 1024, 2048 or 4096"
+            )));
         }
         let inode_size = o.inode_size.unwrap_or(st.inode_size);
         if !inode_size.is_power_of_two() || inode_size < 128 || inode_size > block_size {
@@ -245,7 +292,10 @@ impl FsConfig {
                 return Err(FsError::Config("device too small".into()));
             }
             let groups = (blocks - first_data_block).div_ceil(bpg) as u32;
-            let inodes = o.inode_count.unwrap_or(blocks * block_size as u64 / ratio).max(16);
+            let inodes = o
+                .inode_count
+                .unwrap_or(blocks * block_size as u64 / ratio)
+                .max(16);
             let mut ipg = inodes.div_ceil(groups as u64);
             if ipg > 8 * block_size as u64 {
                 if bpg >= 256 {
@@ -263,9 +313,16 @@ impl FsConfig {
             let desc_per_block = (block_size / desc_size) as u64;
             let desc_blocks = (groups as u64).div_ceil(desc_per_block) as u32;
             // calc_reserved_gdt_blocks: room to grow 1024 times, or to 2^32 blocks.
-            let max_blocks = if blocks < 0xffff_ffff / 1024 { blocks * 1024 } else { 0xffff_ffff };
+            let max_blocks = if blocks < 0xffff_ffff / 1024 {
+                blocks * 1024
+            } else {
+                0xffff_ffff
+            };
             let rsv_groups = (max_blocks - first_data_block).div_ceil(bpg);
-            let reserved_gdt = (rsv_groups.div_ceil(desc_per_block).saturating_sub(desc_blocks as u64)).min(block_size as u64 / 4) as u32;
+            let reserved_gdt = (rsv_groups
+                .div_ceil(desc_per_block)
+                .saturating_sub(desc_blocks as u64))
+            .min(block_size as u64 / 4) as u32;
             let overhead = 3 + itb + reserved_gdt as u64;
             if overhead > bpg {
                 return Err(FsError::Config("too many inodes for the group size".into()));
@@ -285,9 +342,16 @@ impl FsConfig {
             }
             let journal_blocks = match o.journal_blocks {
                 Some(j) => j,
-                None => default_journal_blocks(o.era, blocks).ok_or_else(|| FsError::Config("too small for a journal".into()))?,
+                None => default_journal_blocks(o.era, blocks)
+                    .ok_or_else(|| FsError::Config("too small for a journal".into()))?,
             };
-            let alloc = o.alloc.unwrap_or(if o.kind == FsKind::Ext3 && o.era == Era::Y2008 { AllocPolicy::Ext3Reservation } else { AllocPolicy::Mballoc });
+            let alloc = o
+                .alloc
+                .unwrap_or(if o.kind == FsKind::Ext3 && o.era == Era::Y2008 {
+                    AllocPolicy::Ext3Reservation
+                } else {
+                    AllocPolicy::Mballoc
+                });
             let mballoc = alloc == AllocPolicy::Mballoc;
             return Ok(FsConfig {
                 kind: o.kind,
@@ -315,7 +379,11 @@ impl FsConfig {
                 dir_index: true,
                 reserved_blocks: blocks * 5 / 100,
                 // None without extents: they are for extent-tree splits.
-                resv_clusters: if mballoc && ext4 { (blocks / 50).min(4096) } else { 0 },
+                resv_clusters: if mballoc && ext4 {
+                    (blocks / 50).min(4096)
+                } else {
+                    0
+                },
                 rsv_window: 8,
                 rsv_window_max: 1027,
                 mballoc: MballocParams::default(),
@@ -366,7 +434,12 @@ pub fn place_tables(cfg: &FsConfig) -> (Vec<GroupLayout>, Bits) {
     for g in 0..cfg.groups {
         let n = cfg.super_blocks(g);
         used.set_range(cfg.group_first_block(g), n, true);
-        layout.push(GroupLayout { has_super: has_super(g), block_bitmap: 0, inode_bitmap: 0, inode_table: 0 });
+        layout.push(GroupLayout {
+            has_super: has_super(g),
+            block_bitmap: 0,
+            inode_bitmap: 0,
+            inode_table: 0,
+        });
     }
     let flex = cfg.flex_bg_size as u64;
     let ipb = cfg.inode_table_blocks as u64;
@@ -379,9 +452,15 @@ pub fn place_tables(cfg: &FsConfig) -> (Vec<GroupLayout>, Bits) {
             used.set(bb, true);
             let ib = first_free_run(&used, gfirst, gend, 1, cfg.first_data_block).unwrap_or(gfirst);
             used.set(ib, true);
-            let it = first_free_run(&used, gfirst, gend, ipb, cfg.first_data_block).unwrap_or(gfirst);
+            let it =
+                first_free_run(&used, gfirst, gend, ipb, cfg.first_data_block).unwrap_or(gfirst);
             used.set_range(it, ipb, true);
-            layout[g as usize] = GroupLayout { has_super: has_super(g), block_bitmap: bb, inode_bitmap: ib, inode_table: it };
+            layout[g as usize] = GroupLayout {
+                has_super: has_super(g),
+                block_bitmap: bb,
+                inode_bitmap: ib,
+                inode_table: it,
+            };
             continue;
         }
         // flex_bg (ext2fs_allocate_group_table with flexbg_offset): each kind of table of
@@ -394,27 +473,56 @@ pub fn place_tables(cfg: &FsConfig) -> (Vec<GroupLayout>, Bits) {
         if in_flex == 0 && last_grp == cfg.groups - 1 {
             // The last flex group keeps its tables contiguous.
             table_offset = last_grp as u64 & (flex - 1);
-            table_offset = if table_offset == 0 { flex } else { table_offset + 1 };
+            table_offset = if table_offset == 0 {
+                flex
+            } else {
+                table_offset + 1
+            };
         }
-        let prev = if in_flex != 0 { Some(layout[g as usize - 1].block_bitmap + 1) } else { None };
+        let prev = if in_flex != 0 {
+            Some(layout[g as usize - 1].block_bitmap + 1)
+        } else {
+            None
+        };
         let start = flexbg_offset(cfg, &used, g, prev, rem, 1);
         let bb = first_free_run(&used, start, last_blk, 1, cfg.first_data_block).unwrap_or(start);
         used.set(bb, true);
-        let prev = Some(if in_flex != 0 { layout[g as usize - 1].inode_bitmap + 1 } else { bb + table_offset });
+        let prev = Some(if in_flex != 0 {
+            layout[g as usize - 1].inode_bitmap + 1
+        } else {
+            bb + table_offset
+        });
         let start = flexbg_offset(cfg, &used, g, prev, rem, 1);
         let ib = first_free_run(&used, start, last_blk, 1, cfg.first_data_block).unwrap_or(start);
         used.set(ib, true);
-        let prev = Some(if in_flex != 0 { layout[g as usize - 1].inode_table + ipb } else { ib + table_offset });
+        let prev = Some(if in_flex != 0 {
+            layout[g as usize - 1].inode_table + ipb
+        } else {
+            ib + table_offset
+        });
         let start = flexbg_offset(cfg, &used, g, prev, rem, ipb);
-        let it = first_free_run(&used, start, last_blk, ipb, cfg.first_data_block).or_else(|| first_free_run(&used, gfirst, gend, ipb, cfg.first_data_block)).unwrap_or(start);
+        let it = first_free_run(&used, start, last_blk, ipb, cfg.first_data_block)
+            .or_else(|| first_free_run(&used, gfirst, gend, ipb, cfg.first_data_block))
+            .unwrap_or(start);
         used.set_range(it, ipb, true);
-        layout[g as usize] = GroupLayout { has_super: has_super(g), block_bitmap: bb, inode_bitmap: ib, inode_table: it };
+        layout[g as usize] = GroupLayout {
+            has_super: has_super(g),
+            block_bitmap: bb,
+            inode_bitmap: ib,
+            inode_table: it,
+        };
     }
     (layout, used)
 }
 
 /// `ext2fs_get_free_blocks2`: the first `b` in `[start, finish)` with `[b, b+num)` free.
-fn first_free_run(used: &Bits, start: u64, finish: u64, num: u64, first_data_block: u64) -> Option<u64> {
+fn first_free_run(
+    used: &Bits,
+    start: u64,
+    finish: u64,
+    num: u64,
+    first_data_block: u64,
+) -> Option<u64> {
     let mut b = start.max(first_data_block);
     while b < finish {
         let s = used.next_clear(b, finish)?;
@@ -432,7 +540,14 @@ fn first_free_run(used: &Bits, start: u64, finish: u64, num: u64, first_data_blo
 
 /// `flexbg_offset` in `lib/ext2fs/alloc_tables.c`: keep packing after the previous group's
 /// table if room is there, else the first place in the flex group with room for the rest.
-fn flexbg_offset(cfg: &FsConfig, used: &Bits, g: u32, prev: Option<u64>, rem_grp: u64, elem: u64) -> u64 {
+fn flexbg_offset(
+    cfg: &FsConfig,
+    used: &Bits,
+    g: u32,
+    prev: Option<u64>,
+    rem_grp: u64,
+    elem: u64,
+) -> u64 {
     let flex = cfg.flex_bg_size;
     let flexbg = g / flex;
     let size = (rem_grp * elem).min(cfg.blocks_per_group / 4);
@@ -470,7 +585,11 @@ pub fn journal_goal_group(cfg: &FsConfig, free_in_group: impl Fn(u32) -> u64) ->
     } else {
         start = group.saturating_sub(1);
     }
-    let end = if group + 1 < cfg.groups { group + 1 } else { group };
+    let end = if group + 1 < cfg.groups {
+        group + 1
+    } else {
+        group
+    };
     let mut best = start;
     for i in start + 1..=end {
         if free_in_group(i) > free_in_group(best) {
@@ -497,11 +616,27 @@ mod tests {
         // bitmaps from 260, inode bitmaps from 276, inode tables from 292; group 15's table
         // at 8452 (after group 1's backup); an 8 MiB journal.
         let c = FsConfig::new(&MkfsOptions::new(FsKind::Ext4, Era::Today, 256 << 20)).unwrap();
-        assert_eq!((c.block_size, c.groups, c.inodes_per_group, c.inode_table_blocks, c.reserved_gdt_blocks, c.journal_blocks), (1024, 32, 2048, 512, 256, 8192));
+        assert_eq!(
+            (
+                c.block_size,
+                c.groups,
+                c.inodes_per_group,
+                c.inode_table_blocks,
+                c.reserved_gdt_blocks,
+                c.journal_blocks
+            ),
+            (1024, 32, 2048, 512, 256, 8192)
+        );
         let (l, _) = place_tables(&c);
-        assert_eq!((l[0].block_bitmap, l[0].inode_bitmap, l[0].inode_table), (260, 276, 292));
+        assert_eq!(
+            (l[0].block_bitmap, l[0].inode_bitmap, l[0].inode_table),
+            (260, 276, 292)
+        );
         assert_eq!((l[1].block_bitmap, l[1].inode_table), (261, 804));
         assert_eq!(l[15].inode_table, 8452);
-        assert_eq!((l[16].block_bitmap, l[16].inode_bitmap, l[16].inode_table), (131073, 131089, 131105));
+        assert_eq!(
+            (l[16].block_bitmap, l[16].inode_bitmap, l[16].inode_table),
+            (131073, 131089, 131105)
+        );
     }
 }

@@ -26,8 +26,8 @@ pub mod space;
 use self::alloc::{Allocator, DataReq};
 use self::dir::{name_key, Dir, DirGeometry};
 use self::freefrag::{free_frag, FreeFrag};
-pub use self::inode::{Extent, Ino};
 use self::inode::{BlockMap, GroupView, InodeTable, MetaBlock, Mode};
+pub use self::inode::{Extent, Ino};
 pub use self::layout::{AllocPolicy, Era, FsConfig, FsKind, GroupLayout, MkfsOptions};
 use self::space::Space;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -182,7 +182,11 @@ fn ind_path(l: u64, p: u64) -> Result<Vec<u64>, FsError> {
     }
     let l = l - p * p;
     if l < p * p * p {
-        return Ok(vec![KEY_TIND, KEY_TIND_MID | (l / (p * p)), KEY_TIND_LEAF | (l / p)]);
+        return Ok(vec![
+            KEY_TIND,
+            KEY_TIND_MID | (l / (p * p)),
+            KEY_TIND_LEAF | (l / p),
+        ]);
     }
     Err(FsError::TooLarge)
 }
@@ -224,15 +228,40 @@ impl FileSystem {
             space.take(s, e - s);
             b = e;
         }
-        let dir_geometry = DirGeometry { block_size: cfg.block_size, csum: cfg.kind == FsKind::Ext4 && cfg.era == Era::Today, dir_index: cfg.dir_index };
-        let mut fs = FileSystem { inodes: InodeTable::new(&cfg), cfg, layout, space, dirs: FxHashMap::default(), alloc: Allocator::default(), open: FxHashSet::default(), reserved: 0, dir_geometry };
+        let dir_geometry = DirGeometry {
+            block_size: cfg.block_size,
+            csum: cfg.kind == FsKind::Ext4 && cfg.era == Era::Today,
+            dir_index: cfg.dir_index,
+        };
+        let mut fs = FileSystem {
+            inodes: InodeTable::new(&cfg),
+            cfg,
+            layout,
+            space,
+            dirs: FxHashMap::default(),
+            alloc: Allocator::default(),
+            open: FxHashSet::default(),
+            reserved: 0,
+            dir_geometry,
+        };
         for ino in 1..LOST_FOUND_INO {
-            fs.inodes.take(ino, if ino == ROOT_INO { Mode::Dir } else { Mode::Reserved });
+            fs.inodes.take(
+                ino,
+                if ino == ROOT_INO {
+                    Mode::Dir
+                } else {
+                    Mode::Reserved
+                },
+            );
         }
         let mut io = MkfsIo::default();
         let bs = fs.cfg.block_size as u64;
         if fs.cfg.era == Era::Today {
-            io.writes.push(MkfsWrite { offset: 0, bytes: fs.cfg.blocks * bs, what: MkfsWhat::Discard });
+            io.writes.push(MkfsWrite {
+                offset: 0,
+                bytes: fs.cfg.blocks * bs,
+                what: MkfsWhat::Discard,
+            });
         }
         // Inode tables: zeroed now, or (lazy) only the part in use, the rest by the kernel.
         for g in 0..fs.cfg.groups {
@@ -254,7 +283,7 @@ impl FileSystem {
         fs.set_blocks(ROOT_INO, &[root_block]);
         fs.dirs.insert(ROOT_INO, Dir::new());
         fs.inodes.take(LOST_FOUND_INO, Mode::Dir);
-        let lpf_blocks = (16 * 1024 / bs).max(2).min(12);
+        let lpf_blocks = (16 * 1024 / bs).clamp(2, 12);
         let mut lpf = vec![];
         for _ in 0..lpf_blocks {
             let goal = lpf.last().map_or(root_block, |&x: &u64| x);
@@ -264,19 +293,47 @@ impl FileSystem {
         let mut lf = Dir::new();
         lf.blocks = lpf_blocks as u32;
         for i in 1..lpf_blocks as u32 {
-            lf.leaves.push(dir::Leaf { block: i, hash_lo: 0, used: 0, entries: vec![] });
+            lf.leaves.push(dir::Leaf {
+                block: i,
+                hash_lo: 0,
+                used: 0,
+                entries: vec![],
+            });
         }
         fs.dirs.insert(LOST_FOUND_INO, lf);
         let dgeo = fs.dir_geometry;
-        fs.dirs.get_mut(&ROOT_INO).unwrap().insert(name_key(b"lost+found"), LOST_FOUND_INO, 10, &dgeo).expect("a new root");
-        let resize_goal = fs.cfg.first_data_block + fs.cfg.desc_blocks as u64 + fs.cfg.reserved_gdt_blocks as u64 + 2 + fs.cfg.inode_table_blocks as u64;
+        fs.dirs
+            .get_mut(&ROOT_INO)
+            .unwrap()
+            .insert(name_key(b"lost+found"), LOST_FOUND_INO, 10, &dgeo)
+            .expect("a new root");
+        let resize_goal = fs.cfg.first_data_block
+            + fs.cfg.desc_blocks as u64
+            + fs.cfg.reserved_gdt_blocks as u64
+            + 2
+            + fs.cfg.inode_table_blocks as u64;
         let resize_dind = fs.mkfs_block(resize_goal);
         fs.set_blocks(RESIZE_INO, &[]);
-        fs.inodes.get_mut(RESIZE_INO).unwrap().map.add_meta(MetaBlock { key: KEY_DIND, phys: resize_dind });
+        fs.inodes
+            .get_mut(RESIZE_INO)
+            .unwrap()
+            .map
+            .add_meta(MetaBlock {
+                key: KEY_DIND,
+                phys: resize_dind,
+            });
         for (blk, n) in [(root_block, 1), (lpf[0], lpf_blocks)] {
-            io.writes.push(MkfsWrite { offset: blk * bs, bytes: n * bs, what: MkfsWhat::Directory });
+            io.writes.push(MkfsWrite {
+                offset: blk * bs,
+                bytes: n * bs,
+                what: MkfsWhat::Directory,
+            });
         }
-        io.writes.push(MkfsWrite { offset: resize_dind * bs, bytes: bs, what: MkfsWhat::Directory });
+        io.writes.push(MkfsWrite {
+            offset: resize_dind * bs,
+            bytes: bs,
+            what: MkfsWhat::Directory,
+        });
         // The journal, from the middle of the file system.
         fs.make_journal(&mut io);
         // ext2fs_close: superblock and descriptors (primary and backups), reserved GDT
@@ -287,11 +344,27 @@ impl FileSystem {
             }
             let first = fs.cfg.group_first_block(g);
             let sb_offset = if g == 0 { 1024 } else { first * bs };
-            io.writes.push(MkfsWrite { offset: sb_offset, bytes: 1024, what: MkfsWhat::Superblock });
-            let gdt = if g == 0 { fs.cfg.first_data_block + 1 } else { first + 1 };
-            io.writes.push(MkfsWrite { offset: gdt * bs, bytes: fs.cfg.desc_blocks as u64 * bs, what: MkfsWhat::GroupDescriptors });
+            io.writes.push(MkfsWrite {
+                offset: sb_offset,
+                bytes: 1024,
+                what: MkfsWhat::Superblock,
+            });
+            let gdt = if g == 0 {
+                fs.cfg.first_data_block + 1
+            } else {
+                first + 1
+            };
+            io.writes.push(MkfsWrite {
+                offset: gdt * bs,
+                bytes: fs.cfg.desc_blocks as u64 * bs,
+                what: MkfsWhat::GroupDescriptors,
+            });
             if fs.cfg.reserved_gdt_blocks > 0 {
-                io.writes.push(MkfsWrite { offset: (gdt + fs.cfg.desc_blocks as u64) * bs, bytes: fs.cfg.reserved_gdt_blocks as u64 * bs, what: MkfsWhat::ReservedGdt });
+                io.writes.push(MkfsWrite {
+                    offset: (gdt + fs.cfg.desc_blocks as u64) * bs,
+                    bytes: fs.cfg.reserved_gdt_blocks as u64 * bs,
+                    what: MkfsWhat::ReservedGdt,
+                });
             }
         }
         for g in 0..fs.cfg.groups {
@@ -301,11 +374,20 @@ impl FileSystem {
             let used = (end - first) - fs.space.disk_free_in_group(g);
             let block_uninit = fs.cfg.group_csum && g + 1 < fs.cfg.groups && used == sb_only;
             if !block_uninit {
-                io.writes.push(MkfsWrite { offset: l.block_bitmap * bs, bytes: bs, what: MkfsWhat::BlockBitmap });
+                io.writes.push(MkfsWrite {
+                    offset: l.block_bitmap * bs,
+                    bytes: bs,
+                    what: MkfsWhat::BlockBitmap,
+                });
             }
-            let inode_uninit = fs.cfg.group_csum && fs.inodes.group(g).free == fs.cfg.inodes_per_group;
+            let inode_uninit =
+                fs.cfg.group_csum && fs.inodes.group(g).free == fs.cfg.inodes_per_group;
             if !inode_uninit {
-                io.writes.push(MkfsWrite { offset: l.inode_bitmap * bs, bytes: bs, what: MkfsWhat::InodeBitmap });
+                io.writes.push(MkfsWrite {
+                    offset: l.inode_bitmap * bs,
+                    bytes: bs,
+                    what: MkfsWhat::InodeBitmap,
+                });
             }
         }
         Ok((fs, io))
@@ -314,7 +396,14 @@ impl FileSystem {
     /// mke2fs's block allocator (`ext2fs_new_block2`): the first free block at or after
     /// `goal`, wrapping.
     fn mkfs_block(&mut self, goal: u64) -> u64 {
-        let b = self.space.next_free(goal, self.cfg.blocks).or_else(|| self.space.next_free(self.cfg.first_data_block, self.cfg.blocks)).expect("room for mkfs's blocks");
+        let b = self
+            .space
+            .next_free(goal, self.cfg.blocks)
+            .or_else(|| {
+                self.space
+                    .next_free(self.cfg.first_data_block, self.cfg.blocks)
+            })
+            .expect("room for mkfs's blocks");
         self.space.take(b, 1);
         b
     }
@@ -325,7 +414,14 @@ impl FileSystem {
         let max = self.max_extent();
         let node = self.inodes.get_mut(ino).expect("a live inode");
         for (i, &b) in blocks.iter().enumerate() {
-            node.map.insert(Extent { logical: i as u32, len: 1, phys: b }, max);
+            node.map.insert(
+                Extent {
+                    logical: i as u32,
+                    len: 1,
+                    phys: b,
+                },
+                max,
+            );
         }
         node.size = blocks.len() as u64 * bs;
     }
@@ -333,12 +429,20 @@ impl FileSystem {
     /// `ext2fs_zero_blocks`: writes of 8 blocks aligned to 8 (1.41), or up to 4 MiB (today).
     fn zero_blocks(&self, io: &mut MkfsIo, start: u64, n: u64, what: MkfsWhat) {
         let bs = self.cfg.block_size as u64;
-        let stride = if self.cfg.era == Era::Y2008 { 8 } else { (4 << 20) / bs };
+        let stride = if self.cfg.era == Era::Y2008 {
+            8
+        } else {
+            (4 << 20) / bs
+        };
         let mut b = start;
         let end = start + n;
         while b < end {
             let count = (stride - b % stride).min(end - b);
-            io.writes.push(MkfsWrite { offset: b * bs, bytes: count * bs, what });
+            io.writes.push(MkfsWrite {
+                offset: b * bs,
+                bytes: count * bs,
+                what,
+            });
             b += count;
         }
     }
@@ -353,7 +457,10 @@ impl FileSystem {
         let mut goal = if self.cfg.kind == FsKind::Ext3 && self.cfg.era == Era::Today {
             self.cfg.first_data_block
         } else {
-            self.cfg.group_first_block(layout::journal_goal_group(&self.cfg, |g| space.disk_free_in_group(g)))
+            self.cfg
+                .group_first_block(layout::journal_goal_group(&self.cfg, |g| {
+                    space.disk_free_in_group(g)
+                }))
         };
         let n = self.cfg.journal_blocks as u64;
         let p = self.cfg.ptrs_per_block();
@@ -363,18 +470,37 @@ impl FileSystem {
         while l < n {
             if self.cfg.kind == FsKind::Ext3 {
                 let path = ind_path(l, p).expect("a journal within triple indirection");
-                let have: Vec<u64> = self.inodes.get(JOURNAL_INO).unwrap().map.meta().iter().map(|m| m.key).collect();
+                let have: Vec<u64> = self
+                    .inodes
+                    .get(JOURNAL_INO)
+                    .unwrap()
+                    .map
+                    .meta()
+                    .iter()
+                    .map(|m| m.key)
+                    .collect();
                 for key in path {
                     if !have.contains(&key) {
                         let b = self.mkfs_block(goal);
-                        self.inodes.get_mut(JOURNAL_INO).unwrap().map.add_meta(MetaBlock { key, phys: b });
+                        self.inodes
+                            .get_mut(JOURNAL_INO)
+                            .unwrap()
+                            .map
+                            .add_meta(MetaBlock { key, phys: b });
                         push_run(&mut runs, b, 1);
                         goal = b + 1;
                     }
                 }
             }
             let b = self.mkfs_block(goal);
-            self.inodes.get_mut(JOURNAL_INO).unwrap().map.insert(Extent { logical: l as u32, len: 1, phys: b }, max);
+            self.inodes.get_mut(JOURNAL_INO).unwrap().map.insert(
+                Extent {
+                    logical: l as u32,
+                    len: 1,
+                    phys: b,
+                },
+                max,
+            );
             push_run(&mut runs, b, 1);
             goal = b + 1;
             l += 1;
@@ -384,7 +510,14 @@ impl FileSystem {
             let extents = self.inodes.get(JOURNAL_INO).unwrap().map.extents().len();
             if extents > 4 {
                 let b = self.mkfs_block(goal);
-                self.inodes.get_mut(JOURNAL_INO).unwrap().map.add_meta(MetaBlock { key: KEY_LEAF, phys: b });
+                self.inodes
+                    .get_mut(JOURNAL_INO)
+                    .unwrap()
+                    .map
+                    .add_meta(MetaBlock {
+                        key: KEY_LEAF,
+                        phys: b,
+                    });
                 push_run(&mut runs, b, 1);
             }
         }
@@ -393,7 +526,11 @@ impl FileSystem {
             self.zero_blocks(io, s, len, MkfsWhat::Journal);
         }
         let first = self.inodes.get(JOURNAL_INO).unwrap().map.map(0).unwrap();
-        io.writes.push(MkfsWrite { offset: first * self.cfg.block_size as u64, bytes: self.cfg.block_size as u64, what: MkfsWhat::Journal });
+        io.writes.push(MkfsWrite {
+            offset: first * self.cfg.block_size as u64,
+            bytes: self.cfg.block_size as u64,
+            what: MkfsWhat::Journal,
+        });
     }
 
     fn max_extent(&self) -> u32 {
@@ -430,13 +567,21 @@ impl FileSystem {
     }
     /// The file's physical runs (what `filefrag` counts as extents).
     pub fn extents_of(&self, ino: Ino) -> Vec<Extent> {
-        let Some(i) = self.inodes.get(ino) else { return vec![] };
+        let Some(i) = self.inodes.get(ino) else {
+            return vec![];
+        };
         // filefrag merges runs that are contiguous both ways; ext4 keeps extents of at most
         // 32768 blocks, which FIEMAP reports as they are.
         let mut out: Vec<Extent> = vec![];
         for &e in i.map.extents() {
             match out.last_mut() {
-                Some(l) if self.cfg.kind == FsKind::Ext3 && l.logical_end() == e.logical && l.phys_end() == e.phys => l.len += e.len,
+                Some(l)
+                    if self.cfg.kind == FsKind::Ext3
+                        && l.logical_end() == e.logical
+                        && l.phys_end() == e.phys =>
+                {
+                    l.len += e.len
+                }
                 _ => out.push(e),
             }
         }
@@ -444,7 +589,10 @@ impl FileSystem {
     }
     /// The file's mapping blocks (extent-tree or indirect blocks).
     pub fn mapping_blocks_of(&self, ino: Ino) -> Vec<u64> {
-        self.inodes.get(ino).map(|i| i.map.meta().iter().map(|m| m.phys).collect()).unwrap_or_default()
+        self.inodes
+            .get(ino)
+            .map(|i| i.map.meta().iter().map(|m| m.phys).collect())
+            .unwrap_or_default()
     }
     /// The journal's physical runs.
     pub fn journal(&self) -> Vec<Extent> {
@@ -456,7 +604,10 @@ impl FileSystem {
     }
     /// The names' inodes of a directory, in its block order.
     pub fn children(&self, dir: Ino) -> Vec<Ino> {
-        self.dirs.get(&dir).map(|d| d.entries().map(|e| e.ino).collect()).unwrap_or_default()
+        self.dirs
+            .get(&dir)
+            .map(|d| d.entries().map(|e| e.ino).collect())
+            .unwrap_or_default()
     }
     /// The group of an inode.
     pub fn inode_group(&self, ino: Ino) -> u32 {
@@ -466,12 +617,17 @@ impl FileSystem {
     pub fn inode_block(&self, ino: Ino) -> u64 {
         let g = self.inodes.group_of(ino);
         let i = self.inodes.index_in_group(ino) as u64;
-        self.layout[g as usize].inode_table + i * self.cfg.inode_size as u64 / self.cfg.block_size as u64
+        self.layout[g as usize].inode_table
+            + i * self.cfg.inode_size as u64 / self.cfg.block_size as u64
     }
     /// The free-extent histogram as `e2freefrag` prints it (from the on-disk bitmap; blocks
     /// held by preallocations in memory count as free, as they are on disk).
     pub fn free_extent_histogram(&self) -> FreeFrag {
-        free_frag(self.space.disk_bits(), self.cfg.first_data_block, self.cfg.block_size)
+        free_frag(
+            self.space.disk_bits(),
+            self.cfg.first_data_block,
+            self.cfg.block_size,
+        )
     }
     /// Free and used blocks and free inodes, per group.
     pub fn group_usage(&self) -> Vec<GroupUsage> {
@@ -480,7 +636,14 @@ impl FileSystem {
                 let (s, e) = (self.cfg.group_first_block(g), self.cfg.group_end_block(g));
                 let free = self.space.disk_free_in_group(g);
                 let gi = self.inodes.group(g);
-                GroupUsage { first_block: s, blocks: e - s, free_blocks: free, used_blocks: e - s - free, free_inodes: gi.free, dirs: gi.dirs }
+                GroupUsage {
+                    first_block: s,
+                    blocks: e - s,
+                    free_blocks: free,
+                    used_blocks: e - s - free,
+                    free_inodes: gi.free,
+                    dirs: gi.dirs,
+                }
             })
             .collect()
     }
@@ -506,7 +669,10 @@ impl FileSystem {
     }
     /// Heap bytes the model holds (bitmaps, index, inodes, directories, allocator).
     pub fn heap_bytes(&self) -> usize {
-        self.space.heap_bytes() + self.inodes.heap_bytes() + self.dirs.capacity() * (std::mem::size_of::<(Ino, Dir)>() + 1) + self.dirs.values().map(|d| d.heap_bytes()).sum::<usize>()
+        self.space.heap_bytes()
+            + self.inodes.heap_bytes()
+            + self.dirs.capacity() * (std::mem::size_of::<(Ino, Dir)>() + 1)
+            + self.dirs.values().map(|d| d.heap_bytes()).sum::<usize>()
     }
 
     /// Block bitmap and descriptor block of the group of `b`.
@@ -543,7 +709,13 @@ impl FileSystem {
         self.new_inode(dir, name, Mode::Dir, task)
     }
 
-    fn new_inode(&mut self, parent: Ino, name: &[u8], mode: Mode, task: Task) -> Result<(Ino, Changes), FsError> {
+    fn new_inode(
+        &mut self,
+        parent: Ino,
+        name: &[u8],
+        mode: Mode,
+        task: Task,
+    ) -> Result<(Ino, Changes), FsError> {
         let key = name_key(name);
         if self.dir_mut(parent)?.lookup(key).is_some() {
             return Err(FsError::Exists);
@@ -552,9 +724,17 @@ impl FileSystem {
         let last = self.dirs[&parent].last_alloc_group;
         let group = {
             let fb = self.free_blocks_fn();
-            let view = GroupView { cfg: &self.cfg, inodes: &self.inodes, free_blocks: &fb };
+            let view = GroupView {
+                cfg: &self.cfg,
+                inodes: &self.inodes,
+                free_blocks: &fb,
+            };
             match mode {
-                Mode::Dir => view.orlov(last.unwrap_or(pgroup), parent == ROOT_INO, dir::htree_hash(key)),
+                Mode::Dir => view.orlov(
+                    last.unwrap_or(pgroup),
+                    parent == ROOT_INO,
+                    dir::htree_hash(key),
+                ),
                 _ => view.other(pgroup, parent),
             }
         }
@@ -608,14 +788,26 @@ impl FileSystem {
     }
 
     /// Adds an entry to a directory, growing it if needed.
-    fn dir_insert(&mut self, dir: Ino, key: u64, ino: Ino, name_len: usize, task: Task) -> Result<Changes, FsError> {
+    fn dir_insert(
+        &mut self,
+        dir: Ino,
+        key: u64,
+        ino: Ino,
+        name_len: usize,
+        task: Task,
+    ) -> Result<Changes, FsError> {
         let geo = self.dir_geometry;
         let mut d = self.dirs.remove(&dir).ok_or(FsError::NotDir(dir))?;
         let old_blocks = d.blocks;
-        let snapshot = d.clone();
+        // Kept to undo a growth that finds no space (growth is one insert in tens).
+        let snapshot = if d.has_room(key, name_len, &geo) {
+            None
+        } else {
+            Some(d.clone())
+        };
         let ch = match d.insert(key, ino, name_len, &geo) {
             Ok(c) => c,
-            Err(()) => {
+            Err(dir::NameExists) => {
                 self.dirs.insert(dir, d);
                 return Err(FsError::Exists);
             }
@@ -628,7 +820,8 @@ impl FileSystem {
                 match self.ensure_ind_path(dir, l, goal, task, &mut out) {
                     Ok(g) => goal = g,
                     Err(e) => {
-                        self.dirs.insert(dir, snapshot);
+                        self.dirs
+                            .insert(dir, snapshot.expect("a growing directory keeps a copy"));
                         return Err(e);
                     }
                 }
@@ -640,7 +833,8 @@ impl FileSystem {
                         Ok(c) => out.merge(c),
                         Err(e) => {
                             self.space.free(b, 1);
-                            self.dirs.insert(dir, snapshot);
+                            self.dirs
+                                .insert(dir, snapshot.expect("a growing directory keeps a copy"));
                             return Err(e);
                         }
                     }
@@ -652,7 +846,8 @@ impl FileSystem {
                     for (s, n) in freed {
                         self.space.free(s, n);
                     }
-                    self.dirs.insert(dir, snapshot);
+                    self.dirs
+                        .insert(dir, snapshot.expect("a growing directory keeps a copy"));
                     return Err(FsError::NoSpace);
                 }
             }
@@ -769,7 +964,13 @@ impl FileSystem {
     /// back at once). Consumes that many delayed-allocation promises. When space runs out
     /// part way, what was allocated stays and is returned (fewer blocks in `data` than
     /// asked: a short write); `NoSpace` only when nothing could be allocated.
-    pub fn allocate(&mut self, ino: Ino, logical: u32, count: u32, task: Task) -> Result<Changes, FsError> {
+    pub fn allocate(
+        &mut self,
+        ino: Ino,
+        logical: u32,
+        count: u32,
+        task: Task,
+    ) -> Result<Changes, FsError> {
         match self.inodes.get(ino) {
             None => return Err(FsError::NoInode(ino)),
             Some(i) if i.mode != Mode::File => return Err(FsError::IsDir(ino)),
@@ -809,27 +1010,60 @@ impl FileSystem {
     }
 
     /// One allocation call: at most `want` blocks at `l`; returns how many were mapped.
-    fn allocate_run(&mut self, ino: Ino, l: u32, want: u32, task: Task, ch: &mut Changes) -> Result<u32, FsError> {
+    fn allocate_run(
+        &mut self,
+        ino: Ino,
+        l: u32,
+        want: u32,
+        task: Task,
+        ch: &mut Changes,
+    ) -> Result<u32, FsError> {
         let goal = self.data_goal(ino, l, task);
         let (phys, n) = match self.cfg.alloc {
             AllocPolicy::Mballoc => {
                 // Block-mapped files (ext3 on today's driver) get their indirect blocks
                 // first, one at a time, the data after them.
-                let goal = if self.cfg.kind == FsKind::Ext3 { self.ensure_ind_path(ino, l, goal, task, ch)? } else { goal };
+                let goal = if self.cfg.kind == FsKind::Ext3 {
+                    self.ensure_ind_path(ino, l, goal, task, ch)?
+                } else {
+                    goal
+                };
                 let node = self.inodes.get(ino).unwrap();
                 let (left, right) = node.map.neighbours(l);
                 let left = left.filter(|e| e.logical_end() <= l);
                 let bs = self.cfg.block_size as u64;
-                let req = DataReq { ino, logical: l, len: want, goal, isize_blocks: node.size.div_ceil(bs).min(u32::MAX as u64) as u32, left, right, cpu: task.cpu, open: self.open.contains(&ino) };
-                self.alloc.mb_data(&self.cfg, &mut self.space, &req).ok_or(FsError::NoSpace)?
+                let req = DataReq {
+                    ino,
+                    logical: l,
+                    len: want,
+                    goal,
+                    isize_blocks: node.size.div_ceil(bs).min(u32::MAX as u64) as u32,
+                    left,
+                    right,
+                    cpu: task.cpu,
+                    open: self.open.contains(&ino),
+                };
+                self.alloc
+                    .mb_data(&self.cfg, &mut self.space, &req)
+                    .ok_or(FsError::NoSpace)?
             }
             AllocPolicy::Ext3Reservation => {
-                let goal = if self.cfg.kind == FsKind::Ext3 { self.ensure_ind_path(ino, l, goal, task, ch)? } else { goal };
-                self.alloc.ext3_blocks(&self.cfg, &mut self.space, ino, goal, want, true).ok_or(FsError::NoSpace)?
+                let goal = if self.cfg.kind == FsKind::Ext3 {
+                    self.ensure_ind_path(ino, l, goal, task, ch)?
+                } else {
+                    goal
+                };
+                self.alloc
+                    .ext3_blocks(&self.cfg, &mut self.space, ino, goal, want, true)
+                    .ok_or(FsError::NoSpace)?
             }
         };
         self.dirty_alloc(ch, phys, n as u64);
-        ch.data.push(Run { logical: l, phys, len: n });
+        ch.data.push(Run {
+            logical: l,
+            phys,
+            len: n,
+        });
         let c = self.map_blocks(ino, l, phys, n, task)?;
         ch.merge(c);
         Ok(n)
@@ -837,17 +1071,36 @@ impl FileSystem {
 
     /// For a block-mapped file, allocates the indirect blocks logical `l` needs; returns
     /// the goal for its data (after the last new indirect block).
-    fn ensure_ind_path(&mut self, ino: Ino, l: u32, goal: u64, task: Task, ch: &mut Changes) -> Result<u64, FsError> {
+    fn ensure_ind_path(
+        &mut self,
+        ino: Ino,
+        l: u32,
+        goal: u64,
+        task: Task,
+        ch: &mut Changes,
+    ) -> Result<u64, FsError> {
         let path = ind_path(l as u64, self.cfg.ptrs_per_block())?;
         let mut goal = goal;
         let mut parent_block = self.inode_block(ino);
         for key in path {
-            let have = self.inodes.get(ino).unwrap().map.meta().iter().find(|m| m.key == key).map(|m| m.phys);
+            let have = self
+                .inodes
+                .get(ino)
+                .unwrap()
+                .map
+                .meta()
+                .iter()
+                .find(|m| m.key == key)
+                .map(|m| m.phys);
             let b = match have {
                 Some(b) => b,
                 None => {
                     let b = self.meta_block(ino, goal, task).ok_or(FsError::NoSpace)?;
-                    self.inodes.get_mut(ino).unwrap().map.add_meta(MetaBlock { key, phys: b });
+                    self.inodes
+                        .get_mut(ino)
+                        .unwrap()
+                        .map
+                        .add_meta(MetaBlock { key, phys: b });
                     self.dirty_alloc(ch, b, 1);
                     ch.dirty(b);
                     ch.dirty(parent_block);
@@ -863,18 +1116,38 @@ impl FileSystem {
     /// One block for metadata or a directory.
     fn meta_block(&mut self, ino: Ino, goal: u64, _task: Task) -> Option<u64> {
         match self.cfg.alloc {
-            AllocPolicy::Mballoc => self.alloc.mb_meta(&self.cfg, &mut self.space, goal, 1).map(|x| x.0),
-            AllocPolicy::Ext3Reservation => self.alloc.ext3_blocks(&self.cfg, &mut self.space, ino, goal, 1, false).map(|x| x.0),
+            AllocPolicy::Mballoc => self
+                .alloc
+                .mb_meta(&self.cfg, &mut self.space, goal, 1)
+                .map(|x| x.0),
+            AllocPolicy::Ext3Reservation => self
+                .alloc
+                .ext3_blocks(&self.cfg, &mut self.space, ino, goal, 1, false)
+                .map(|x| x.0),
         }
     }
 
     /// Records `n` blocks at `phys` as logical `l..` of `ino`, and the mapping blocks that
     /// change: the inode, an extent leaf, an indirect block.
-    fn map_blocks(&mut self, ino: Ino, l: u32, phys: u64, n: u32, task: Task) -> Result<Changes, FsError> {
+    fn map_blocks(
+        &mut self,
+        ino: Ino,
+        l: u32,
+        phys: u64,
+        n: u32,
+        task: Task,
+    ) -> Result<Changes, FsError> {
         let mut ch = Changes::default();
         let max = self.max_extent();
         let node = self.inodes.get_mut(ino).unwrap();
-        let idx = node.map.insert(Extent { logical: l, len: n, phys }, max);
+        let idx = node.map.insert(
+            Extent {
+                logical: l,
+                len: n,
+                phys,
+            },
+            max,
+        );
         match self.cfg.kind {
             FsKind::Ext3 => {
                 let p = self.cfg.ptrs_per_block();
@@ -885,7 +1158,15 @@ impl FileSystem {
                     match path.last() {
                         None => ch.dirty(self.inode_block(ino)),
                         Some(&k) => {
-                            let m = self.inodes.get(ino).unwrap().map.meta().iter().find(|m| m.key == k).map(|m| m.phys);
+                            let m = self
+                                .inodes
+                                .get(ino)
+                                .unwrap()
+                                .map
+                                .meta()
+                                .iter()
+                                .find(|m| m.key == k)
+                                .map(|m| m.phys);
                             ch.dirty(m.expect("indirect blocks are allocated before data"));
                         }
                     }
@@ -902,24 +1183,58 @@ impl FileSystem {
     /// Keeps the extent tree's blocks in step with the number of extents: 4 in the inode,
     /// then leaves of `(block_size - 12) / 12`, indexed from the inode (4) or from index
     /// blocks. Allocates or frees the difference; dirties the blocks that hold `changed`.
-    fn fit_extent_tree(&mut self, ino: Ino, changed: Option<usize>, goal: u64, task: Task) -> Result<Changes, FsError> {
+    fn fit_extent_tree(
+        &mut self,
+        ino: Ino,
+        changed: Option<usize>,
+        goal: u64,
+        task: Task,
+    ) -> Result<Changes, FsError> {
         let mut ch = Changes::default();
         let per = ((self.cfg.block_size - 12) / 12) as usize;
         let extents = self.inodes.get(ino).unwrap().map.extents().len();
-        let leaves = if extents <= 4 { 0 } else { extents.div_ceil(per) };
+        let leaves = if extents <= 4 {
+            0
+        } else {
+            extents.div_ceil(per)
+        };
         let idx_blocks = if leaves <= 4 { 0 } else { leaves.div_ceil(per) };
-        let have_leaves = self.inodes.get(ino).unwrap().map.meta().iter().filter(|m| m.key & (0xff << 56) == KEY_LEAF).count();
-        let have_idx = self.inodes.get(ino).unwrap().map.meta().iter().filter(|m| m.key & (0xff << 56) == KEY_XIDX).count();
-        for (kind, have, need) in [(KEY_LEAF, have_leaves, leaves), (KEY_XIDX, have_idx, idx_blocks)] {
+        let have_leaves = self
+            .inodes
+            .get(ino)
+            .unwrap()
+            .map
+            .meta()
+            .iter()
+            .filter(|m| m.key & (0xff << 56) == KEY_LEAF)
+            .count();
+        let have_idx = self
+            .inodes
+            .get(ino)
+            .unwrap()
+            .map
+            .meta()
+            .iter()
+            .filter(|m| m.key & (0xff << 56) == KEY_XIDX)
+            .count();
+        for (kind, have, need) in [
+            (KEY_LEAF, have_leaves, leaves),
+            (KEY_XIDX, have_idx, idx_blocks),
+        ] {
             for i in have..need {
                 let b = self.meta_block(ino, goal, task).ok_or(FsError::NoSpace)?;
-                self.inodes.get_mut(ino).unwrap().map.add_meta(MetaBlock { key: kind | i as u64, phys: b });
+                self.inodes.get_mut(ino).unwrap().map.add_meta(MetaBlock {
+                    key: kind | i as u64,
+                    phys: b,
+                });
                 self.dirty_alloc(&mut ch, b, 1);
                 ch.dirty(b);
                 ch.dirty(self.inode_block(ino));
             }
             if need < have {
-                let freed = self.inodes.get_mut(ino).unwrap().map.drop_meta(|m| m.key & (0xff << 56) != kind || ((m.key & 0xffff_ffff) as usize) < need);
+                let freed = self.inodes.get_mut(ino).unwrap().map.drop_meta(|m| {
+                    m.key & (0xff << 56) != kind || ((m.key & 0xffff_ffff) as usize) < need
+                });
                 for b in freed {
                     self.space.free(b, 1);
                     self.dirty_alloc(&mut ch, b, 1);
@@ -931,7 +1246,15 @@ impl FileSystem {
         match changed {
             Some(i) if leaves > 0 => {
                 let leaf = (i.min(extents.saturating_sub(1)) / per) as u64;
-                let m = self.inodes.get(ino).unwrap().map.meta().iter().find(|m| m.key == KEY_LEAF | leaf).map(|m| m.phys);
+                let m = self
+                    .inodes
+                    .get(ino)
+                    .unwrap()
+                    .map
+                    .meta()
+                    .iter()
+                    .find(|m| m.key == KEY_LEAF | leaf)
+                    .map(|m| m.phys);
                 if let Some(b) = m {
                     ch.dirty(b);
                 }
@@ -970,7 +1293,11 @@ impl FileSystem {
                 // Indirect blocks whose whole range is past the end go; the one holding the
                 // new last block changes.
                 let p = self.cfg.ptrs_per_block();
-                let keep: FxHashSet<u64> = if from == 0 { FxHashSet::default() } else { ind_path(from as u64 - 1, p)?.into_iter().collect() };
+                let keep: FxHashSet<u64> = if from == 0 {
+                    FxHashSet::default()
+                } else {
+                    ind_path(from as u64 - 1, p)?.into_iter().collect()
+                };
                 let first_key = |key: u64| -> u64 {
                     let (kind, i) = (key & (0xff << 56), key & 0x00ff_ffff_ffff_ffff);
                     match kind {
@@ -983,14 +1310,24 @@ impl FileSystem {
                     }
                 };
                 let node = self.inodes.get_mut(ino).unwrap();
-                let gone = node.map.drop_meta(|m| keep.contains(&m.key) || first_key(m.key) < from as u64);
+                let gone = node
+                    .map
+                    .drop_meta(|m| keep.contains(&m.key) || first_key(m.key) < from as u64);
                 for b in gone {
                     self.space.free(b, 1);
                     self.dirty_alloc(&mut ch, b, 1);
                     ch.freed.push((b, 1));
                 }
                 if let Some(&k) = keep.iter().max_by_key(|k| first_key(**k)) {
-                    if let Some(m) = self.inodes.get(ino).unwrap().map.meta().iter().find(|m| m.key == k) {
+                    if let Some(m) = self
+                        .inodes
+                        .get(ino)
+                        .unwrap()
+                        .map
+                        .meta()
+                        .iter()
+                        .find(|m| m.key == k)
+                    {
                         ch.dirty(m.phys);
                     }
                 }
@@ -1014,7 +1351,9 @@ impl FileSystem {
         let (left, right) = node.map.neighbours(l);
         match (left, right) {
             (Some(e), _) if e.logical <= l => e.phys + (l - e.logical) as u64,
-            (_, Some(e)) if self.cfg.kind == FsKind::Ext4 => e.phys.saturating_sub((e.logical - l) as u64),
+            (_, Some(e)) if self.cfg.kind == FsKind::Ext4 => {
+                e.phys.saturating_sub((e.logical - l) as u64)
+            }
             _ => self.inode_goal(ino, task),
         }
     }
@@ -1037,7 +1376,11 @@ impl FileSystem {
             return start;
         }
         let last = self.cfg.blocks - 1;
-        let colour = if start + self.cfg.blocks_per_group <= last { (task.pid as u64 % 16) * (self.cfg.blocks_per_group / 16) } else { (task.pid as u64 % 16) * ((last - start) / 16) };
+        let colour = if start + self.cfg.blocks_per_group <= last {
+            (task.pid as u64 % 16) * (self.cfg.blocks_per_group / 16)
+        } else {
+            (task.pid as u64 % 16) * ((last - start) / 16)
+        };
         start + colour
     }
 
@@ -1054,7 +1397,10 @@ impl FileSystem {
                 return Err(format!("{what}: block {b} past the end"));
             }
             if owner[b as usize] != 0 {
-                return Err(format!("{what}: block {b} owned by {} and {who}", owner[b as usize]));
+                return Err(format!(
+                    "{what}: block {b} owned by {} and {who}",
+                    owner[b as usize]
+                ));
             }
             owner[b as usize] = who;
             Ok(())
@@ -1086,9 +1432,16 @@ impl FileSystem {
                 claim(m.phys, ino, "mapping block")?;
             }
             if node.mode == Mode::Dir {
-                let d = self.dirs.get(&ino).ok_or(format!("directory {ino} has no entries"))?;
+                let d = self
+                    .dirs
+                    .get(&ino)
+                    .ok_or(format!("directory {ino} has no entries"))?;
                 if node.map.blocks() != d.blocks as u64 {
-                    return Err(format!("directory {ino}: {} blocks mapped, {} in use", node.map.blocks(), d.blocks));
+                    return Err(format!(
+                        "directory {ino}: {} blocks mapped, {} in use",
+                        node.map.blocks(),
+                        d.blocks
+                    ));
                 }
                 for e in d.entries() {
                     if !self.inodes.is_used(e.ino) {
@@ -1100,7 +1453,11 @@ impl FileSystem {
         for b in 0..n {
             let used = self.space.is_disk_used(b);
             if used != (owner[b as usize] != 0) {
-                return Err(format!("block {b}: bitmap says {}, owner {}", if used { "used" } else { "free" }, owner[b as usize]));
+                return Err(format!(
+                    "block {b}: bitmap says {}, owner {}",
+                    if used { "used" } else { "free" },
+                    owner[b as usize]
+                ));
             }
         }
         let mut free_total = 0;
@@ -1112,7 +1469,10 @@ impl FileSystem {
         }
         let owned = owner.iter().filter(|&&o| o != 0).count() as u64;
         if free_total != self.space.disk_free() || owned + free_total != n {
-            return Err(format!("free blocks: {free_total} by group, {} in all, {owned} owned of {n}", self.space.disk_free()));
+            return Err(format!(
+                "free blocks: {free_total} by group, {} in all, {owned} owned of {n}",
+                self.space.disk_free()
+            ));
         }
         Ok(())
     }

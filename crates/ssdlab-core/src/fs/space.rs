@@ -25,7 +25,10 @@ pub struct Bits {
 
 impl Bits {
     pub fn new(len: u64) -> Self {
-        Bits { words: vec![0; len.div_ceil(64) as usize], len }
+        Bits {
+            words: vec![0; len.div_ceil(64) as usize],
+            len,
+        }
     }
     pub fn len(&self) -> u64 {
         self.len
@@ -49,7 +52,7 @@ impl Bits {
         let mut i = start;
         let end = start + len;
         while i < end {
-            if i % 64 == 0 && end - i >= 64 {
+            if i.is_multiple_of(64) && end - i >= 64 {
                 self.words[(i / 64) as usize] = if v { !0 } else { 0 };
                 i += 64;
             } else {
@@ -68,7 +71,7 @@ impl Bits {
         let mut i = start;
         let end = start + len;
         while i < end {
-            if i % 64 == 0 && end - i >= 64 {
+            if i.is_multiple_of(64) && end - i >= 64 {
                 n += self.words[(i / 64) as usize].count_ones() as u64;
                 i += 64;
             } else {
@@ -141,7 +144,11 @@ fn word_node(w: u64, valid: u32) -> Node {
     // `valid` low bits belong to the device; the rest count as used.
     let w = if valid == 64 { w } else { w | (!0u64 << valid) };
     if w == 0 {
-        return Node { pre: 64, suf: 64, best: 64 };
+        return Node {
+            pre: 64,
+            suf: 64,
+            best: 64,
+        };
     }
     let (mut best, mut cur) = (0u32, 0u32);
     for i in 0..64 {
@@ -183,7 +190,10 @@ impl Space {
         let ngroups = (blocks - first_data_block).div_ceil(blocks_per_group);
         for g in 0..ngroups {
             let (start, end) = s.group_range(g as u32);
-            s.groups.push(GroupFree { free: (end - start) as u32, fragments: 1 });
+            s.groups.push(GroupFree {
+                free: (end - start) as u32,
+                fragments: 1,
+            });
         }
         for i in 0..leaves {
             s.refresh_leaf(i);
@@ -211,7 +221,11 @@ impl Space {
         let start = i as u64 * 64;
         let valid = self.busy.len.saturating_sub(start).min(64) as u32;
         let w = if valid == 0 { !0 } else { self.busy.words[i] };
-        self.tree[self.leaves + i] = if valid == 0 { Node::default() } else { word_node(w, valid) };
+        self.tree[self.leaves + i] = if valid == 0 {
+            Node::default()
+        } else {
+            word_node(w, valid)
+        };
     }
 
     /// Recomputes the index over `[start, start+len)` of `busy`.
@@ -280,7 +294,11 @@ impl Space {
             let g = self.group_of(s);
             let (gs, ge) = self.group_range(g);
             let e = end.min(ge);
-            debug_assert!(self.busy.all(s, e - s, !busy), "blocks {s}..{e} are not all {}", if busy { "free" } else { "busy" });
+            debug_assert!(
+                self.busy.all(s, e - s, !busy),
+                "blocks {s}..{e} are not all {}",
+                if busy { "free" } else { "busy" }
+            );
             let left_free = s > gs && !self.busy.get(s - 1);
             let right_free = e < ge && !self.busy.get(e);
             let gf = &mut self.groups[g as usize];
@@ -329,7 +347,10 @@ impl Space {
     }
     /// Frees blocks used on disk.
     pub fn free(&mut self, start: u64, len: u64) {
-        debug_assert!(self.disk.all(start, len, true), "freeing blocks {start}+{len} that are not all used");
+        debug_assert!(
+            self.disk.all(start, len, true),
+            "freeing blocks {start}+{len} that are not all used"
+        );
         self.disk.set_range(start, len, false);
         self.disk_free += len;
         self.set_busy(start, len, false);
@@ -341,7 +362,8 @@ impl Space {
             return None;
         }
         let mut run = 0u32;
-        self.descend(1, 0, from, len, &mut run).filter(|&s| s < limit)
+        self.descend(1, 0, from, len, &mut run)
+            .filter(|&s| s < limit)
     }
 
     /// Search in `node` (covering blocks from `base`), counting free blocks only from `from`,
@@ -368,7 +390,12 @@ impl Space {
         }
         if node >= self.leaves {
             // A leaf word: walk its bits.
-            let w = self.busy.words.get(node - self.leaves).copied().unwrap_or(!0);
+            let w = self
+                .busy
+                .words
+                .get(node - self.leaves)
+                .copied()
+                .unwrap_or(!0);
             let valid = self.busy.len.saturating_sub(base).min(64);
             for i in 0..64u64 {
                 let b = base + i;
@@ -388,7 +415,8 @@ impl Space {
             return None;
         }
         let half = span / 2;
-        self.descend(2 * node, base, from, len, run).or_else(|| self.descend(2 * node + 1, base + half, from, len, run))
+        self.descend(2 * node, base, from, len, run)
+            .or_else(|| self.descend(2 * node + 1, base + half, from, len, run))
     }
 
     /// The first free block at or after `from` and before `limit`.
@@ -414,7 +442,10 @@ impl Space {
 
     /// Heap bytes of the bitmaps and the index.
     pub fn heap_bytes(&self) -> usize {
-        self.disk.heap_bytes() + self.busy.heap_bytes() + self.tree.capacity() * std::mem::size_of::<Node>() + self.groups.capacity() * 8
+        self.disk.heap_bytes()
+            + self.busy.heap_bytes()
+            + self.tree.capacity() * std::mem::size_of::<Node>()
+            + self.groups.capacity() * 8
     }
 }
 
@@ -423,7 +454,11 @@ mod tests {
     use super::*;
 
     fn brute_first_fit(busy: &[bool], from: u64, len: u32) -> Option<u64> {
-        (from as usize..busy.len()).find(|&s| s + len as usize <= busy.len() && busy[s..s + len as usize].iter().all(|b| !b)).map(|s| s as u64)
+        (from as usize..busy.len())
+            .find(|&s| {
+                s + len as usize <= busy.len() && busy[s..s + len as usize].iter().all(|b| !b)
+            })
+            .map(|s| s as u64)
     }
 
     #[test]
@@ -443,7 +478,9 @@ mod tests {
         shadow[0] = true;
         let mut x: u64 = 12345;
         for step in 0..400 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let start = (x >> 33) % 1000;
             let len = 1 + (x >> 20) % 20;
             let len = len.min(1000 - start);
@@ -478,14 +515,24 @@ mod tests {
             for q in 0..20u64 {
                 let from = (q * 53 + step) % 1000;
                 let len = 1 + (q as u32 * 7) % 30;
-                assert_eq!(s.first_fit(from, len, u64::MAX), brute_first_fit(&shadow, from, len), "from {from} len {len}");
+                assert_eq!(
+                    s.first_fit(from, len, u64::MAX),
+                    brute_first_fit(&shadow, from, len),
+                    "from {from} len {len}"
+                );
             }
             // Group counts agree with the bitmap.
             for g in 0..s.group_count() {
                 let (gs, ge) = s.group_range(g);
                 let free = (gs..ge).filter(|&b| !shadow[b as usize]).count() as u32;
-                let frags = (gs..ge).filter(|&b| !shadow[b as usize] && (b == gs || shadow[b as usize - 1])).count() as u32;
-                assert_eq!((s.group_free(g).free, s.group_free(g).fragments), (free, frags), "group {g}");
+                let frags = (gs..ge)
+                    .filter(|&b| !shadow[b as usize] && (b == gs || shadow[b as usize - 1]))
+                    .count() as u32;
+                assert_eq!(
+                    (s.group_free(g).free, s.group_free(g).fragments),
+                    (free, frags),
+                    "group {g}"
+                );
             }
         }
     }
