@@ -31,7 +31,7 @@ use ssdlab_core::workload::{JobSpec, RwMode};
 const GIB: u64 = 1 << 30;
 
 fn target(name: &str, device: DeviceConfig, precondition: Precondition, scheduler: SchedulerConfig) -> TargetSpec {
-    TargetSpec { name: name.into(), device, precondition, scheduler, queue: QueueLimits::default() }
+    TargetSpec { filesystem: None, name: name.into(), device, precondition, scheduler, queue: QueueLimits::default() }
 }
 
 fn member(name: &str, device: DriveConfig, precondition: Precondition, scheduler: SchedulerConfig) -> MemberSpec {
@@ -40,7 +40,7 @@ fn member(name: &str, device: DriveConfig, precondition: Precondition, scheduler
 
 fn host() -> HostConfig {
     // Gamma-distributed per-I/O host time: host events and the host's random stream.
-    HostConfig { name: "digest".into(), io_overhead_ns: 3 * NS_PER_US, io_overhead_cv: 0.5, hz: 250 }
+    HostConfig { memory: None, name: "digest".into(), io_overhead_ns: 3 * NS_PER_US, io_overhead_cv: 0.5, hz: 250 }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -72,7 +72,7 @@ fn array(level: RaidLevel, n: usize, gib: u64, pre: Precondition, member_sched: 
 }
 
 fn systems() -> Vec<(&'static str, SimSpec)> {
-    let spec = |targets: Vec<TargetSpec>, jobs: Vec<JobSpec>, interval_ns: Option<u64>, until: Until| SimSpec {
+    let spec = |targets: Vec<TargetSpec>, jobs: Vec<JobSpec>, interval_ns: Option<u64>, until: Until| SimSpec { file_sets: Vec::new(),
         seed: 7,
         host: host(),
         targets,

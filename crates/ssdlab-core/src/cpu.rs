@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 
 use crate::engine::{MultiServer, Time, NS_PER_S};
+pub use crate::report::CpuInterval;
 
 /// The load average's sampling period (LOAD_FREQ: 5 s, kernel/sched/loadavg.c).
 pub const LOAD_FREQ_NS: Time = 5 * NS_PER_S;
@@ -60,19 +61,6 @@ impl Steps {
     }
 }
 
-/// What the CPUs did over one interval, as `sar -u` and `/proc/loadavg` say it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
-pub struct CpuInterval {
-    pub start_ns: Time,
-    pub end_ns: Time,
-    /// Shares of the interval's core-time: running bursts, idle with I/O waiting, idle.
-    pub busy: f64,
-    pub iowait: f64,
-    pub idle: f64,
-    /// The load averages (1, 5, 15 minutes) at the interval's end.
-    pub load: [f64; 3],
-}
-
 /// The host's cores and the threads' use of them.
 #[derive(Clone, Debug)]
 pub struct Cpus {
@@ -92,6 +80,7 @@ pub struct Cpus {
     next_load: Time,
     /// The last interval's start and its integrals there (for `interval`).
     mark: (Time, u128, u128),
+    start: Time,
 }
 
 impl Cpus {
@@ -111,6 +100,7 @@ impl Cpus {
             load: [0.0; 3],
             next_load: start + LOAD_FREQ_NS,
             mark: (start, 0, 0),
+            start,
         }
     }
 
@@ -190,8 +180,18 @@ impl Cpus {
     /// What the CPUs did since the last call (or the start), up to `now`.
     pub fn interval(&mut self, now: Time) -> CpuInterval {
         self.integrate(now);
-        let (start, busy0, iowait0) = self.mark;
+        let mark = self.mark;
         self.mark = (now, self.busy_area, self.iowait_area);
+        self.since(mark, now)
+    }
+
+    /// What the CPUs did from the start up to `now` (intervals taken meanwhile or not).
+    pub fn whole(&mut self, now: Time) -> CpuInterval {
+        self.integrate(now);
+        self.since((self.start, 0, 0), now)
+    }
+
+    fn since(&self, (start, busy0, iowait0): (Time, u128, u128), now: Time) -> CpuInterval {
         let total = (now.saturating_sub(start) as f64) * self.count as f64;
         let share = |x: u128| if total > 0.0 { x as f64 / total } else { 0.0 };
         let (busy, iowait) = (share(self.busy_area - busy0), share(self.iowait_area - iowait0));

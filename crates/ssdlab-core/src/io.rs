@@ -44,3 +44,64 @@ pub struct DeviceRequest {
     /// The process whose I/O it is (an array passes it on to its members' schedulers).
     pub process: u32,
 }
+
+/// A file operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileIoOp {
+    /// Create the file (an absent entry) and open it.
+    Create,
+    /// Open an existing file.
+    Open,
+    Close,
+    Read,
+    Write,
+    /// fsync, or fdatasync (`data_only`: the file's data and only the metadata needed to
+    /// read it back).
+    Fsync { data_only: bool },
+    Delete,
+    Stat,
+    /// readdir over the set's directory.
+    ListDir,
+}
+
+impl FileIoOp {
+    /// Operations on a file that must exist (all but create and listing).
+    pub fn needs_existing(self) -> bool {
+        !matches!(self, FileIoOp::Create | FileIoOp::ListDir)
+    }
+}
+
+/// The `entry` that asks the file layer for the next entry after its set's rotor (filebench's
+/// pick), rather than a given one or one at random.
+pub const ROTOR_PICK: u64 = u64::MAX;
+
+/// A file operation a job asks for: on file `entry` of file set `set` (None: one the file
+/// layer picks at random among the set's files in the state the operation needs;
+/// [`ROTOR_PICK`]: the next after the set's rotor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileIo {
+    /// The job runner's request number (the same numbers as its bios).
+    pub id: BioId,
+    /// The submitting job.
+    pub process: u32,
+    pub set: u32,
+    pub entry: Option<u64>,
+    pub op: FileIoOp,
+    /// Byte range of a read or write.
+    pub offset: u64,
+    pub len: u64,
+    /// O_DIRECT: a read or write bypasses the page cache.
+    pub direct: bool,
+}
+
+/// How a file operation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileDone {
+    /// The file it worked on (the one picked, for a picked operation).
+    pub entry: u64,
+    /// The file's size after it (for a create: the size its set gives the file, to be
+    /// written; the file itself is empty).
+    pub size: u64,
+    /// False: it could not be done (no file in the state needed; a read past the end).
+    pub ok: bool,
+}

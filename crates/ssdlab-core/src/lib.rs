@@ -12,6 +12,7 @@
 //! target                         what the system holds: a drive or an array
 //! array                          RAID over drives
 //! host                           the job runner
+//! file                           the file layer at run time: operations, flusher, journal commits
 //! pagecache                      the page cache: LRU, read-ahead, dirty limits, writeback selection
 //! fs                             ext3/ext4 on-disk model: mkfs, inodes, allocation (no I/O)
 //! block                          queues, schedulers, dispatch, the host's block layer
@@ -34,6 +35,7 @@ pub mod cpu;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod file;
 pub mod fs;
 pub mod host;
 pub mod io;

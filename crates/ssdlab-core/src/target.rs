@@ -17,6 +17,7 @@ use crate::device::{AnyDrive, BlockDevice, DeviceCtx, Drive, DriveConfig, DriveE
 use crate::engine::rng::derive_seed;
 use crate::engine::Time;
 use crate::error::{ConfigError, SimError};
+use crate::file::FileSystemSpec;
 use crate::io::DeviceRequest;
 use crate::progress::Watch;
 use crate::report::{DeviceKind, DeviceReport, DeviceResult};
@@ -35,6 +36,9 @@ pub struct TargetSpec {
     /// The block queue's own settings (merging, request size).
     #[serde(default)]
     pub queue: QueueLimits,
+    /// The file system made on it, for jobs that work on files.
+    #[serde(default)]
+    pub filesystem: Option<FileSystemSpec>,
 }
 
 

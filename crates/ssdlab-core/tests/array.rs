@@ -42,8 +42,8 @@ fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
 }
 
 fn spec(a: ArrayConfig, jobs: Vec<JobSpec>) -> SimSpec {
-    let target = TargetSpec { name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default(), queue: Default::default() };
-    SimSpec { seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() }
+    let target = TargetSpec { filesystem: None, name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default(), queue: Default::default() };
+    SimSpec { file_sets: Vec::new(), seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() }
 }
 
 fn members(r: &SimResult) -> &[DeviceResult] {
@@ -217,7 +217,7 @@ fn bad_arrays_get_one_line_errors() {
 
 #[test]
 fn an_array_and_a_drive_side_by_side() {
-    let drive = TargetSpec {
+    let drive = TargetSpec { filesystem: None,
         name: "nvme0n1".into(),
         device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
         precondition: Precondition::None,

@@ -138,10 +138,10 @@ fn write_back_hides_the_media_until_flushed_and_every_byte_is_destaged() {
 
 #[test]
 fn same_seed_same_results_through_the_system() {
-    let spec = || SimSpec {
+    let spec = || SimSpec { file_sets: Vec::new(),
         seed: 3,
         host: HostConfig::ideal(),
-        targets: vec![TargetSpec {
+        targets: vec![TargetSpec { filesystem: None,
             name: "sda".into(),
             device: DeviceConfig::Hdd(barracuda()),
             precondition: Precondition::None,

@@ -13,10 +13,10 @@ use ssdlab_core::{run, SimSpec};
 fn spec(rw: RwMode, bs: u64, qd: u64) -> SimSpec {
     let mut job = JobSpec::simple("j", rw, bs, qd, 1 << 30);
     job.io_limit = 256 << 20;
-    SimSpec {
+    SimSpec { file_sets: Vec::new(),
         seed: 1,
         host: HostConfig::ideal(),
-        targets: vec![TargetSpec {
+        targets: vec![TargetSpec { filesystem: None,
             name: "nvme0n1".into(),
             device: DeviceConfig::InPlace(xpoint()),
             precondition: Precondition::Sequential,

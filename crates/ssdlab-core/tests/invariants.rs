@@ -361,7 +361,7 @@ proptest! {
 
 /// A fresh NAND target named `dev0` in the state `pre` leaves it.
 fn target(cfg: SsdConfig, pre: Precondition) -> TargetSpec {
-    TargetSpec { name: "dev0".into(), device: DeviceConfig::NandSsd(cfg), precondition: pre, scheduler: Default::default(), queue: Default::default() }
+    TargetSpec { filesystem: None, name: "dev0".into(), device: DeviceConfig::NandSsd(cfg), precondition: pre, scheduler: Default::default(), queue: Default::default() }
 }
 
 /// `ssdlab_core::run` (the public entry point) is deterministic too, for a mixed workload.
@@ -374,7 +374,7 @@ fn run_is_deterministic() {
     b.region_offset = 512 * MIB;
     b.number_ios = Some(500);
     b.start_after = vec![0];
-    let spec = SimSpec {
+    let spec = SimSpec { file_sets: Vec::new(),
         seed: 3,
         host: host_with_overhead(8_000, 0.5, 250),
         targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.5 })],
@@ -397,7 +397,7 @@ fn different_seed_different_result_for_random_workloads() {
     let spec = |seed: u64, job_seed: u64, cv: f64| {
         let mut j = job.clone();
         j.seed = job_seed;
-        SimSpec {
+        SimSpec { file_sets: Vec::new(),
             seed,
             host: host_with_overhead(10_000, cv, 250),
             targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.2 })],
@@ -426,7 +426,7 @@ fn different_seed_different_result_for_random_workloads() {
 fn sequential_workload_ignores_the_seed() {
     let mut job = JobSpec::simple("s", RwMode::Write, 128 * KIB, 4, 64 * MIB);
     job.io_limit = 16 * MIB;
-    let spec = |seed| SimSpec {
+    let spec = |seed| SimSpec { file_sets: Vec::new(),
         seed,
         host: host_with_overhead(5_000, 0.0, 250),
         targets: vec![target(SsdConfig::generic(1), Precondition::Sequential)],

@@ -17,7 +17,7 @@ use ssdlab_core::{run, SimSpec};
 fn disk(scheduler: SchedulerConfig, queue_depth: u32) -> TargetSpec {
     let mut cfg = barracuda();
     cfg.queue_depth = queue_depth;
-    TargetSpec {
+    TargetSpec { filesystem: None,
         name: "sda".into(),
         device: DeviceConfig::Hdd(cfg),
         precondition: Precondition::None,
@@ -33,7 +33,7 @@ fn job(name: &str, rw: RwMode, bs: u64, qd: u64, seed: u64) -> JobSpec {
 }
 
 fn run_on(target: TargetSpec, jobs: Vec<JobSpec>) -> SimResult {
-    run(&SimSpec { seed: 1, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() })
+    run(&SimSpec { file_sets: Vec::new(), seed: 1, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() })
         .unwrap()
 }
 
@@ -191,7 +191,7 @@ fn a_heavy_scheduler_caps_a_fast_device_at_its_lock() {
         let mut j = job("r", RwMode::Randread, 4096, 64, 1);
         j.region_size = 1 << 30;
         j.io_limit = 128 << 20;
-        let target = TargetSpec {
+        let target = TargetSpec { filesystem: None,
             name: "nvme0n1".into(),
             device: DeviceConfig::InPlace(xpoint()),
             precondition: Precondition::None,

@@ -14,15 +14,15 @@ const MIB: u64 = 1 << 20;
 const MS: u64 = 1_000_000;
 
 fn spec(jobs: Vec<JobSpec>) -> SimSpec {
-    let target = TargetSpec {
+    let target = TargetSpec { filesystem: None,
         name: "sda".into(),
         device: DeviceConfig::NandSsd(SsdConfig::generic(1)),
         precondition: Precondition::None,
         scheduler: Default::default(),
         queue: Default::default(),
     };
-    let host = HostConfig { name: "h".into(), io_overhead_ns: 3_000, io_overhead_cv: 0.5, hz: 1000 };
-    SimSpec { seed: 3, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default() }
+    let host = HostConfig { memory: None, name: "h".into(), io_overhead_ns: 3_000, io_overhead_cv: 0.5, hz: 1000 };
+    SimSpec { file_sets: Vec::new(), seed: 3, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default() }
 }
 
 /// A reader held to `iops` for `ms` milliseconds.

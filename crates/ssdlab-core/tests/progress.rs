@@ -21,7 +21,7 @@ const MIB: u64 = 1 << 20;
 fn spec() -> SimSpec {
     let mut drive = SsdConfig::generic(1);
     drive.controller.busy_cv = 0.5;
-    let target = TargetSpec {
+    let target = TargetSpec { filesystem: None,
         name: "sda".into(),
         device: DeviceConfig::NandSsd(drive),
         precondition: Precondition::Random { passes: 1.0 },
@@ -30,7 +30,7 @@ fn spec() -> SimSpec {
     };
     let mut job = JobSpec::simple("j", RwMode::Randrw, 4096, 16, 512 * MIB);
     job.number_ios = Some(200_000);
-    SimSpec {
+    SimSpec { file_sets: Vec::new(),
         seed: 7,
         host: HostConfig::ideal(),
         targets: vec![target],
@@ -133,7 +133,7 @@ fn a_rebuild_run_reports_the_rebuild_bytes() {
         verify_data: false,
     };
     let mut s = spec();
-    s.targets[0] = TargetSpec {
+    s.targets[0] = TargetSpec { filesystem: None,
         name: "md0".into(),
         device: DeviceConfig::Array(a),
         precondition: Precondition::None,

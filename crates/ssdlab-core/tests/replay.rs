@@ -58,10 +58,10 @@ fn spec(path: &std::path::Path, timing: ReplayTiming, iodepth: u64, device: Opti
         wrap,
         disksim_time_unit: TimeUnit::Ns,
     });
-    SimSpec {
+    SimSpec { file_sets: Vec::new(),
         seed: 1,
         host: HostConfig::ideal(),
-        targets: vec![TargetSpec {
+        targets: vec![TargetSpec { filesystem: None,
             name: "sda".into(),
             device: DeviceConfig::NandSsd(cfg),
             precondition: Precondition::Sequential,

@@ -13,7 +13,7 @@ use super::queue::{PluggedBio, QueueLimits};
 use super::SchedulerConfig;
 use crate::device::{BlockDevice, DeviceCtx};
 use crate::engine::{EventQueue, Time};
-use crate::io::{BioId, Op, Tag};
+use crate::io::{BioId, FileIo, Op, Tag};
 use crate::metrics::diskstats::DiskCounters;
 
 /// The most I/Os one submission sends without a plug: io_submit (AIO_PLUG_THRESHOLD) and
@@ -51,13 +51,16 @@ pub struct Bio {
     pub process: u32,
 }
 
-/// What the layer above the block layer is told: when its bios are done. A completion may
-/// wake one of its processes, which then goes on and may submit more (through `lower`, the
-/// layer it submits to).
-pub trait Upper<L, E> {
+/// What the layer above the block layer is told when its bios are done.
+pub trait BioDone<E> {
     /// `bio` is done (every device request carrying it has completed) at the clock's now.
     /// Returns whom it wakes, if anyone.
     fn bio_done(&mut self, bio: &Bio, events: &mut EventQueue<E>) -> Option<u32>;
+}
+
+/// The layer above the block layer: it hears of its bios, and whom a completion woke then
+/// goes on and may submit more (through `lower`, the layer it submits to).
+pub trait Upper<L, E>: BioDone<E> {
     /// `waiter`, woken by completions, goes on.
     fn resume(&mut self, waiter: u32, lower: &mut L, events: &mut EventQueue<E>);
 }
@@ -74,6 +77,8 @@ pub trait Submit<E> {
     fn unplug(&mut self, at: Time, events: &mut EventQueue<E>);
     /// The submitter is done for now: what entered a queue meanwhile goes to the devices.
     fn flush(&mut self, events: &mut EventQueue<E>);
+    /// A file operation reaches this layer at `at` (only a file layer takes them).
+    fn submit_file(&mut self, io: FileIo, at: Time, events: &mut EventQueue<E>);
 }
 
 /// A bio in the block layer, and the device requests still carrying part of it.
@@ -227,6 +232,13 @@ impl<D: BlockDevice> BlockLayer<D> {
             self.sched_cpu_ns.resize(p + 1, 0);
         }
         self.sched_cpu_ns[p] += ns;
+    }
+
+    /// `bio` joins the batch being prepared for one plug; returns the batch's size.
+    pub fn plug_bio(&mut self, bio: Bio) -> usize {
+        self.record(&bio);
+        self.preparing.push(bio.id);
+        self.preparing.len()
     }
 
     #[inline]
@@ -459,9 +471,7 @@ impl<D: BlockDevice, E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy> S
 
     #[cold]
     fn plug(&mut self, bio: Bio) -> usize {
-        self.record(&bio);
-        self.preparing.push(bio.id);
-        self.preparing.len()
+        self.plug_bio(bio)
     }
 
     fn unplug(&mut self, at: Time, events: &mut EventQueue<E>) {
@@ -498,6 +508,11 @@ impl<D: BlockDevice, E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy> S
         }
         to_run.clear();
         self.to_run = to_run;
+    }
+
+    fn submit_file(&mut self, io: FileIo, _at: Time, _events: &mut EventQueue<E>) {
+        // The run puts a file layer above the block layer whenever a job works on files.
+        unreachable!("file operation {io:?} reached the block layer: no file layer is in the stack")
     }
 }
 

@@ -7,7 +7,9 @@ use crate::io::Op;
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{transfer_ns, Time, NS_PER_S};
 use crate::error::{SimError, TraceError};
+use crate::io::{FileDone, FileIoOp};
 use crate::metrics::{IoLogger, JobStats, RateSampler};
+use super::files::{FileJob, FileRequest, Next as ProgramNext};
 use crate::workload::replay::{Next, Replayer};
 use crate::workload::{Generator, Io, JobSpec, RateProcess};
 
@@ -23,6 +25,8 @@ pub enum JobState {
 /// What a job wants to do now.
 pub enum Action {
     Issue(Io),
+    /// A file operation of its program.
+    IssueFile(FileRequest),
     /// Nothing until this time (rate limit, think time).
     WakeAt(Time),
     /// Nothing until one of its requests completes.
@@ -51,6 +55,8 @@ pub struct JobRun {
     thinking_until: Time,
     pub wake_at: Option<Time>,
     pending_wake: Option<Time>,
+    /// A program's `Delay` ends then.
+    delay_until: Option<Time>,
     pub stats: JobStats,
     /// A trace the job replays instead of generating I/O.
     replay: Option<Box<Replayer>>,
@@ -59,6 +65,8 @@ pub struct JobRun {
     bw: RateSampler,
     iops: RateSampler,
     logger: Option<Box<IoLogger>>,
+    /// The job's file work (None: it addresses its device directly).
+    pub files: Option<Box<FileJob>>,
     /// The earliest time a window of these ends (checked on each completion), and whether
     /// each completion is a sample (a per-I/O log) or goes to the logger.
     next_window: Time,
@@ -99,11 +107,13 @@ impl JobRun {
             thinking_until: 0,
             wake_at: None,
             pending_wake: None,
+            delay_until: None,
             stats,
             replay,
             bw: RateSampler::new(spec.bw_window_ns, true),
             iops: RateSampler::new(spec.iops_window_ns, false),
             logger: spec.log_window_ns.map(|w| Box::new(IoLogger::new(w))),
+            files: None,
             next_window: Time::MAX,
             observe_each: spec.log_window_ns.is_some() || spec.bw_window_ns == 0 || spec.iops_window_ns == 0,
             log_counted: 0,
@@ -148,6 +158,9 @@ impl JobRun {
     }
 
     pub fn finish(&mut self, now: Time) {
+        if let Some(f) = &self.files {
+            self.stats.file_ops = f.summary.clone();
+        }
         if self.state != JobState::Waiting {
             // fio's last samples: the windows complete at the end; a log's partial window.
             self.close_windows(now);
@@ -218,6 +231,9 @@ impl JobRun {
             }
             JobState::Running => {}
         }
+        if self.files.as_ref().is_some_and(|f| f.is_program()) {
+            return self.next_program_action(now);
+        }
         if self.limits_reached(now) {
             self.state = JobState::Draining;
             return if self.inflight == 0 { Action::Finished } else { Action::Wait };
@@ -264,6 +280,65 @@ impl JobRun {
             self.writes_since_sync += 1;
         }
         self.issue(io)
+    }
+
+    /// A program's next operation: one at a time, until its loops or its runtime end.
+    fn next_program_action(&mut self, now: Time) -> Action {
+        if self.deadline.is_some_and(|d| now >= d) {
+            self.state = JobState::Draining;
+            return if self.inflight == 0 { Action::Finished } else { Action::Wait };
+        }
+        if self.inflight > 0 {
+            return Action::Wait;
+        }
+        if let Some(until) = self.delay_until {
+            if now < until {
+                return self.wake(until);
+            }
+            self.delay_until = None;
+            self.files.as_mut().expect("a file job").delay_done(now);
+        }
+        loop {
+            match self.files.as_mut().expect("a file job").next(now) {
+                ProgramNext::Issue(req) => {
+                    self.inflight += 1;
+                    self.stats.issued += 1;
+                    self.stats.record_depth(self.inflight);
+                    return Action::IssueFile(req);
+                }
+                ProgramNext::Delay { ns, .. } => {
+                    self.delay_until = Some(now + ns);
+                    return self.wake(now + ns);
+                }
+                ProgramNext::Again => continue,
+                ProgramNext::Done => {
+                    self.state = JobState::Draining;
+                    return if self.inflight == 0 { Action::Finished } else { Action::Wait };
+                }
+            }
+        }
+    }
+
+    /// A file operation the job issued is done at `now`.
+    /// `producers_running`: whether a job this one serves as a queue runner still runs.
+    pub fn on_file_done(&mut self, now: Time, req: &FileRequest, done: &FileDone, slat: Time, clat: Time, producers_running: bool) {
+        let op = match req.op {
+            FileIoOp::Read => Some(Op::Read),
+            FileIoOp::Write => Some(Op::Write),
+            FileIoOp::Fsync { .. } => Some(Op::Flush),
+            _ => None,
+        };
+        match op {
+            // Reads, writes and fsyncs count as fio counts them, in their directions.
+            Some(op) => self.on_complete(now, op, req.len, req.offset, slat, clat),
+            None => {
+                self.inflight -= 1;
+                self.stats.completed += 1;
+            }
+        }
+        if let Some(f) = self.files.as_mut() {
+            f.done(now, req, done, producers_running);
+        }
     }
 
     fn issue(&mut self, io: Io) -> Action {

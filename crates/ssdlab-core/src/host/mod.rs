@@ -8,18 +8,21 @@
 //! depth 1 that gap between a completion and the next submission is what keeps iostat's
 //! %util below 100 %.
 
+mod files;
 mod job;
 
 use rand_distr::{Distribution as _, Gamma};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::block::{Bio, Submit, Upper};
+use crate::block::{Bio, BioDone, Submit, Upper};
+use crate::file::{FileUpper, MemoryConfig};
 use crate::engine::{EventQueue, Time};
 use crate::error::{ConfigError, SimError};
-use crate::io::BioId;
+use crate::io::{BioId, FileDone, FileIo};
 use crate::metrics::JobStats;
 use crate::workload::JobSpec;
+use files::{FileJob, FileRequest};
 use job::{JobRun, JobState};
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -32,6 +35,10 @@ pub struct HostConfig {
     pub io_overhead_cv: f64,
     /// Kernel tick rate; iostat's %util has this resolution.
     pub hz: u32,
+    /// Its memory, kernel defaults and CPUs, for jobs that work on files (the page cache and
+    /// file systems need them); None: a host that runs block jobs only.
+    #[serde(default)]
+    pub memory: Option<MemoryConfig>,
 }
 
 impl HostConfig {
@@ -47,7 +54,7 @@ impl HostConfig {
 
     /// A host with no software time, for tests that look only at the device.
     pub fn ideal() -> HostConfig {
-        HostConfig { name: "ideal".into(), io_overhead_ns: 0, io_overhead_cv: 0.0, hz: 1000 }
+        HostConfig { name: "ideal".into(), io_overhead_ns: 0, io_overhead_cv: 0.0, hz: 1000, memory: None }
     }
 }
 
@@ -156,6 +163,27 @@ impl Host {
         &self.cfg
     }
 
+    /// The run's file sets have these many entries each: jobs that work on files get their
+    /// file work (a job's own random streams stay as they were).
+    pub fn set_file_sets(&mut self, entries: &[u64], seed: u64) {
+        for (i, j) in self.jobs.iter_mut().enumerate() {
+            if let Some(access) = &j.spec.files {
+                let s = crate::engine::rng::derive_seed(seed ^ j.spec.seed, "files", i as u64);
+                j.files = Some(Box::new(FileJob::new(access.clone(), entries.to_vec(), j.spec.region_size, s)));
+            }
+        }
+    }
+
+    /// Jobs in the run.
+    pub fn jobs(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Whether any job works on files (the run then needs a file layer).
+    pub fn has_file_jobs(&self) -> bool {
+        self.jobs.iter().any(|j| j.spec.files.is_some())
+    }
+
     /// Bound the I/O log records the run keeps.
     pub fn set_limits(&mut self, limits: Limits) {
         self.max_log_records = limits.max_log_records;
@@ -243,19 +271,21 @@ impl Host {
             let job = &mut self.jobs[j as usize];
             match job.next_action(now) {
                 job::Action::Issue(io) => {
-                    let id = match self.free_ids.pop() {
-                        Some(t) => t,
-                        None => {
-                            self.ios.push(InFlight::default());
-                            (self.ios.len() - 1) as BioId
-                        }
-                    };
+                    let id = self.new_id();
+                    let job = &mut self.jobs[j as usize];
                     let overhead = match &self.overhead {
                         Some(g) => g.sample(job.rng()) as Time,
                         None => self.cfg.io_overhead_ns,
                     };
                     let arrive = job.thread_submit(now, overhead);
                     self.ios[id as usize] = InFlight { issued_at: now, arrived_at: arrive };
+                    if let Some(f) = job.files.as_mut() {
+                        // fio's pattern over files: the I/O goes to one of them.
+                        let req = f.place(&io);
+                        let direct = f.access.direct;
+                        lower.submit_file(file_io(id, j, &req, direct), arrive, events);
+                        continue;
+                    }
                     // The bio names its job as its process: its completion comes back with it.
                     let bio = Bio { id, target, op: io.op, offset: io.offset, len: io.len, process: j };
                     if batch > 1 {
@@ -267,6 +297,18 @@ impl Host {
                     } else {
                         lower.submit(bio, arrive, events);
                     }
+                }
+                job::Action::IssueFile(req) => {
+                    let id = self.new_id();
+                    let job = &mut self.jobs[j as usize];
+                    let overhead = match &self.overhead {
+                        Some(g) => g.sample(job.rng()) as Time,
+                        None => self.cfg.io_overhead_ns,
+                    };
+                    let arrive = job.thread_submit(now, overhead);
+                    self.ios[id as usize] = InFlight { issued_at: now, arrived_at: arrive };
+                    let direct = job.files.as_ref().is_some_and(|f| f.access.direct);
+                    lower.submit_file(file_io(id, j, &req, direct), arrive, events);
                 }
                 job::Action::WakeAt(at) => {
                     events.schedule(at, E::from(JobEvent::Wake(j)));
@@ -283,6 +325,17 @@ impl Host {
             lower.unplug(at, events);
         }
         lower.flush(events);
+    }
+
+    /// A free request number.
+    fn new_id(&mut self) -> BioId {
+        match self.free_ids.pop() {
+            Some(t) => t,
+            None => {
+                self.ios.push(InFlight::default());
+                (self.ios.len() - 1) as BioId
+            }
+        }
     }
 
     fn finish_job<E: From<JobEvent> + Copy>(&mut self, j: u32, events: &mut EventQueue<E>) {
@@ -389,7 +442,7 @@ impl Host {
     }
 }
 
-impl<L: Submit<E>, E: From<JobEvent> + Copy> Upper<L, E> for Host {
+impl<E: From<JobEvent> + Copy> BioDone<E> for Host {
     /// An I/O is done: its job hears of it; returns the job.
     #[inline]
     fn bio_done(&mut self, bio: &Bio, events: &mut EventQueue<E>) -> Option<u32> {
@@ -426,9 +479,46 @@ impl<L: Submit<E>, E: From<JobEvent> + Copy> Upper<L, E> for Host {
         Some(job_index)
     }
 
+}
+
+impl<L: Submit<E>, E: From<JobEvent> + Copy> Upper<L, E> for Host {
     /// A job whose I/O finished may issue more.
     #[inline]
     fn resume(&mut self, job: u32, lower: &mut L, events: &mut EventQueue<E>) {
         self.pump(job, lower, events);
     }
+}
+
+impl<E: From<JobEvent> + Copy> FileUpper<E> for Host {
+    /// A file operation is done: its job hears of it; returns the job.
+    fn file_done(&mut self, io: &FileIo, done: FileDone, events: &mut EventQueue<E>) -> Option<u32> {
+        let now = events.now();
+        let r = self.ios[io.id as usize];
+        self.free_ids.push(io.id);
+        let req = FileRequest { op: io.op, set: io.set, entry: io.entry, offset: io.offset, len: io.len };
+        let dir = match io.op {
+            crate::io::FileIoOp::Read => Some(0),
+            crate::io::FileIoOp::Write => Some(1),
+            _ => None,
+        };
+        if let Some(d) = dir {
+            self.totals[d].0 += io.len;
+            self.totals[d].1 += 1;
+        }
+        let producers_running = match &self.jobs[io.process as usize].files {
+            Some(f) => f.producers().iter().any(|&p| self.jobs[p as usize].state != JobState::Done),
+            None => false,
+        };
+        let job = &mut self.jobs[io.process as usize];
+        job.on_file_done(now, &req, &done, r.arrived_at - r.issued_at, now - r.arrived_at, producers_running);
+        if let Some(at) = job.take_wake_request() {
+            events.schedule(at, E::from(JobEvent::Wake(io.process)));
+        }
+        Some(io.process)
+    }
+}
+
+/// Job `job`'s request `req` as the file layer takes it, under number `id`.
+fn file_io(id: BioId, job: u32, req: &FileRequest, direct: bool) -> FileIo {
+    FileIo { id, process: job, set: req.set, entry: req.entry, op: req.op, offset: req.offset, len: req.len, direct }
 }

@@ -91,6 +91,18 @@ impl DirStats {
     }
 }
 
+/// One operation of a job's file program (filebench's flowop): how often it ran, its
+/// bytes, the calls that failed, and its latency summed, at least and at most, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct OpSummary {
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub latency_ns: u64,
+    pub min_latency_ns: u64,
+    pub max_latency_ns: u64,
+}
+
 /// Everything fio reports for one job clone.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct JobStats {
@@ -122,6 +134,9 @@ pub struct JobStats {
     /// The job's I/O log (fio's `write_*_log`), when it asked for one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub log: Vec<IoLogRecord>,
+    /// A file program's operations, in program order (filebench's per-flowop summary).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub file_ops: Vec<OpSummary>,
 }
 
 /// One line's worth of a job's I/O log, as a JSON array: `[time ns, direction (0 read,

@@ -6,4 +6,4 @@ pub mod jobstats;
 
 pub use diskstats::DiskStats;
 pub use histogram::LatencyHistogram;
-pub use jobstats::{DirStats, IoLogRecord, IoLogger, JobStats, LatStats, RateSampler};
+pub use jobstats::{DirStats, IoLogRecord, IoLogger, JobStats, LatStats, OpSummary, RateSampler};

@@ -4,8 +4,10 @@
 
 pub mod array;
 pub mod device;
+pub mod file;
 pub mod run;
 
 pub use array::{ArrayReport, RebuildReport};
 pub use device::{DeviceKind, DeviceReport, HddReport, NandReport, ThermalReport};
+pub use file::{CpuInterval, FileReport};
 pub use run::{DeviceResult, DeviceSample, Sample, SimResult};

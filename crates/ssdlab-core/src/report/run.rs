@@ -9,6 +9,7 @@ use super::device::DeviceReport;
 use crate::engine::Time;
 use crate::metrics::diskstats::DiskCounters;
 use crate::metrics::JobStats;
+use super::file::{CpuInterval, FileReport};
 
 /// What one device reports: the block layer's counters for it, what the device itself saw
 /// (its kind included), and its members' results when it is made of other devices.
@@ -36,6 +37,9 @@ pub struct SimResult {
     pub jobs: Vec<JobStats>,
     pub devices: Vec<DeviceResult>,
     pub samples: Vec<Sample>,
+    /// The file layer's report, when jobs worked on files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<FileReport>,
 }
 
 impl SimResult {
@@ -64,5 +68,8 @@ pub struct Sample {
     pub read_ios: u64,
     pub write_ios: u64,
     pub devices: Vec<DeviceSample>,
+    /// The host's CPUs since the previous sample (as `sar -u` prints each interval), when the
+    /// run works on files (the file layer runs the CPU model).
+    pub cpu: Option<CpuInterval>,
 }
 

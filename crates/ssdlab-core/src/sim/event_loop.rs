@@ -2,12 +2,14 @@
 //! each handling its own events; the time series taken beside them.
 
 use crate::block::{BlockEvent, BlockLayer, DeviceEvent, QueueLimits, SchedulerConfig, TargetQueue};
+use crate::file::{FileEvent, FileLayer, FileSystemSpec, Lower, Up};
 use crate::engine::{EventQueue, Time};
 use crate::error::{ConfigError, SimError};
 use crate::host::{Host, JobEvent, Limits};
 use crate::progress::{fraction_of, Phase, Progress, Watch, CHECK_EVENTS};
 use crate::report::{DeviceResult, DeviceSample, Sample, SimResult};
 use crate::target::TargetDevice;
+use crate::workload::files::FileSetSpec;
 
 use super::Until;
 
@@ -26,14 +28,22 @@ const STALL_CHECK_EVENTS: u64 = 1 << 22;
 /// time series) would otherwise keep such a run going for ever.
 const STALL_AFTER_NS: Time = 3_600 * 1_000_000_000;
 
-/// The run's events: the job runner's, the block layer's, a device's own, and the time
-/// series' sample.
+/// The run's events: the job runner's, the file layer's, the block layer's, a device's own,
+/// and the time series' sample.
 #[derive(Clone, Copy, Debug)]
 pub enum Event<DE> {
     Job(JobEvent),
+    File(FileEvent),
     Block(BlockEvent),
     Device(u16, DE),
     Sample,
+}
+
+impl<DE> From<FileEvent> for Event<DE> {
+    #[inline(always)]
+    fn from(e: FileEvent) -> Self {
+        Event::File(e)
+    }
 }
 
 impl<DE> From<JobEvent> for Event<DE> {
@@ -57,33 +67,37 @@ impl<DE> From<DeviceEvent<DE>> for Event<DE> {
     }
 }
 
-/// A device of the system with what the block layer needs to know of it.
+/// A device of the system with what the block layer (and a file layer) need to know of it.
 pub struct Target<D> {
     pub name: String,
     pub scheduler: SchedulerConfig,
     pub queue: QueueLimits,
+    /// The file system made on it, if jobs work on files there.
+    pub filesystem: Option<FileSystemSpec>,
     pub device: D,
 }
 
 impl<D> Target<D> {
     /// A target behind blk-mq's `none` scheduler.
     pub fn new(name: impl Into<String>, device: D) -> Self {
-        Target { name: name.into(), scheduler: SchedulerConfig::None, queue: QueueLimits::default(), device }
+        Target { name: name.into(), scheduler: SchedulerConfig::None, queue: QueueLimits::default(), filesystem: None, device }
     }
 
     /// The same target with its device transformed.
     pub fn map<E>(self, f: impl FnOnce(D) -> E) -> Target<E> {
-        Target { name: self.name, scheduler: self.scheduler, queue: self.queue, device: f(self.device) }
+        Target { name: self.name, scheduler: self.scheduler, queue: self.queue, filesystem: self.filesystem, device: f(self.device) }
     }
 }
 
-/// How a run goes beside its jobs: when it ends, the time series, what it may keep.
-#[derive(Clone, Copy, Debug, Default)]
+/// How a run goes beside its jobs: when it ends, the time series, what it may keep, and the
+/// file sets its file jobs work on.
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub until: Until,
     /// Time-series sampling interval; none by default.
     pub interval_ns: Option<Time>,
     pub limits: Limits,
+    pub file_sets: Vec<FileSetSpec>,
 }
 
 /// Refuse a run whose planned end (from its start) takes more samples than allowed.
@@ -111,8 +125,9 @@ struct Sampler {
 impl Sampler {
     /// Take a sample now and schedule the next (while jobs run); a run past its limit stops
     /// its jobs and fails.
-    fn take<D: TargetDevice>(&mut self, host: &mut Host, block: &BlockLayer<D>, events: &mut EventQueue<Event<D::Event>>) {
+    fn take<D: TargetDevice>(&mut self, host: &mut Host, block: &BlockLayer<D>, files: Option<&mut FileLayer>, events: &mut EventQueue<Event<D::Event>>) {
         let now = events.now();
+        let cpu = files.map(|f| f.cpus_mut().interval(now));
         let devices = block
             .devices()
             .enumerate()
@@ -133,7 +148,7 @@ impl Sampler {
             return;
         }
         let [(read_bytes, read_ios), (write_bytes, write_ios)] = host.totals();
-        self.samples.push(Sample { t_ns: now, read_bytes, write_bytes, read_ios, write_ios, devices });
+        self.samples.push(Sample { t_ns: now, read_bytes, write_bytes, read_ios, write_ios, devices, cpu });
         if !host.finished() {
             if let Some(iv) = self.interval {
                 events.schedule(now + iv, Event::Sample);
@@ -166,15 +181,30 @@ pub fn simulate_with<D: TargetDevice>(
     host.check_targets(targets.len())?;
     host.set_limits(opts.limits);
     let mut names = Vec::with_capacity(targets.len());
+    let mut file_systems = Vec::with_capacity(targets.len());
     let queues = targets
         .into_iter()
         .map(|t| {
             names.push(t.name);
+            file_systems.push((t.filesystem, t.device.capacity()));
             TargetQueue { device: t.device, scheduler: t.scheduler, limits: t.queue }
         })
         .collect();
     let mut block = BlockLayer::new(queues, host.config().hz);
     let start = block.devices_mut().map(|d| d.begin_run()).max().unwrap_or(0);
+    // A file layer when jobs work on files: it sits between them and the block layer.
+    let mut files = match host.has_file_jobs() {
+        false => None,
+        true => {
+            let memory = host.config().memory.clone().ok_or_else(|| {
+                SimError::System(ConfigError::new("host.memory", "jobs work on files, but the host has no memory described".into()))
+            })?;
+            let entries: Vec<u64> = opts.file_sets.iter().map(|s| s.entries).collect();
+            host.set_file_sets(&entries, seed);
+            let layer = FileLayer::new(&memory, &file_systems, &opts.file_sets, host.jobs(), seed, start).map_err(SimError::System)?;
+            Some(Box::new(layer))
+        }
+    };
     let mut events: EventQueue<Event<D::Event>> = EventQueue::starting_at(start);
     block.with_each_device(&mut events, |d, ctx| d.start_run(ctx));
     host.start(&mut events);
@@ -215,11 +245,16 @@ pub fn simulate_with<D: TargetDevice>(
                 stalled(&host, &block)
             )));
         };
-        match ev {
-            Event::Device(d, e) => block.device_event(d, e, &mut events, &mut host),
-            Event::Block(e) => block.handle(e, &mut events, &mut host),
-            Event::Job(e) => host.handle(e, &mut block, &mut events),
-            Event::Sample => sampler.take(&mut host, &block, &mut events),
+        match (ev, files.as_deref_mut()) {
+            (Event::Device(d, e), None) => block.device_event(d, e, &mut events, &mut host),
+            (Event::Device(d, e), Some(f)) => block.device_event(d, e, &mut events, &mut Up { files: f, host: &mut host }),
+            (Event::Block(e), None) => block.handle(e, &mut events, &mut host),
+            (Event::Block(e), Some(f)) => block.handle(e, &mut events, &mut Up { files: f, host: &mut host }),
+            (Event::Job(e), None) => host.handle(e, &mut block, &mut events),
+            (Event::Job(e), Some(f)) => host.handle(e, &mut Lower { files: f, block: &mut block }, &mut events),
+            (Event::File(e), Some(f)) => f.handle(e, &mut block, &mut events, &mut host),
+            (Event::File(_), None) => unreachable!("a file event without a file layer"),
+            (Event::Sample, f) => sampler.take(&mut host, &block, f, &mut events),
         }
         if events.dispatched() >= next_stall_check {
             next_stall_check = events.dispatched() + STALL_CHECK_EVENTS;
@@ -268,7 +303,10 @@ pub fn simulate_with<D: TargetDevice>(
     watch.tell(plan.progress(Phase::Drain, &host, &block, &events))?;
     while block.devices().any(|d| d.has_internal_work()) {
         match events.pop() {
-            Some((_, Event::Device(d, e))) => block.device_event(d, e, &mut events, &mut host),
+            Some((_, Event::Device(d, e))) => match files.as_deref_mut() {
+                None => block.device_event(d, e, &mut events, &mut host),
+                Some(f) => block.device_event(d, e, &mut events, &mut Up { files: f, host: &mut host }),
+            },
             // The jobs are done: their timers, and the block layer's, no longer matter.
             Some(_) => {}
             None => {
@@ -281,8 +319,10 @@ pub fn simulate_with<D: TargetDevice>(
         }
     }
     let drained = events.now();
+    let files = files.map(|mut f| f.finish(end));
     let jobs = host.into_results(|process| block.sched_cpu_ns(process));
     Ok(SimResult {
+        files,
         seed,
         start_ns: start,
         end_ns: end,

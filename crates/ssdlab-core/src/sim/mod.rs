@@ -20,6 +20,7 @@ use crate::host::{Host, HostConfig, Limits};
 use crate::progress::{Observer, Watch};
 use crate::report::SimResult;
 use crate::target::{AnyTarget, DeviceConfig, TargetSpec};
+use crate::workload::files::FileSetSpec;
 use crate::workload::JobSpec;
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -40,6 +41,9 @@ pub struct SimSpec {
     /// What the run may keep (time-series samples, I/O log records); past it, it fails.
     #[serde(default)]
     pub limits: Limits,
+    /// The file sets jobs that work on files use (`JobSpec::files` names them by index).
+    #[serde(default)]
+    pub file_sets: Vec<FileSetSpec>,
 }
 
 /// When a run ends.
@@ -64,8 +68,9 @@ impl SimSpec {
             precondition: Precondition::None,
             scheduler: SchedulerConfig::None,
             queue: QueueLimits::default(),
+            filesystem: None,
         };
-        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default() }
+        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default(), file_sets: Vec::new() }
     }
 }
 
@@ -119,6 +124,28 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
     if matches!(spec.interval_ns, Some(0)) {
         return system("interval_ns", "must be positive".into());
     }
+    for set in &spec.file_sets {
+        set.validate(spec.targets.len()).map_err(SimError::System)?;
+        if spec.targets[set.target as usize].filesystem.is_none() {
+            return system(
+                &format!("file_sets.{}.target", set.name),
+                format!("device '{}' has no file system (give it one, e.g. filesystem = \"ext4\")", spec.targets[set.target as usize].name),
+            );
+        }
+    }
+    for job in &spec.jobs {
+        if let Some(f) = &job.files {
+            f.validate(&spec.file_sets, spec.jobs.len()).map_err(|error| SimError::Job { job: job.name.clone(), error })?;
+            if spec.host.memory.is_none() {
+                return system("host.memory", format!("job '{}' works on files, but the host has no memory described", job.name));
+            }
+        }
+    }
+    for (i, t) in spec.targets.iter().enumerate() {
+        if let Some(fs) = &t.filesystem {
+            fs.validate(&format!("targets.{i}.filesystem")).map_err(SimError::System)?;
+        }
+    }
     Ok(())
 }
 
@@ -138,7 +165,7 @@ pub fn run_observed(spec: &SimSpec, observer: &mut dyn Observer) -> Result<SimRe
 pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimError> {
     validate(spec)?;
     let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed)?;
-    let opts = RunOptions { until: spec.until, interval_ns: spec.interval_ns, limits: spec.limits };
+    let opts = RunOptions { until: spec.until, interval_ns: spec.interval_ns, limits: spec.limits, file_sets: spec.file_sets.clone() };
     // Before the drives are built: preconditioning a large one takes a while.
     check_sample_plan(host.plan().0, &opts)?;
     let hz = spec.host.hz;
@@ -148,7 +175,7 @@ pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimEr
         .enumerate()
         .map(|(i, t)| {
             let device = AnyTarget::build_watched(&t.device, target_seed(spec.seed, i), t.precondition, hz, watch, &t.name)?;
-            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, device })
+            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, filesystem: t.filesystem.clone(), device })
         })
         .collect::<Result<Vec<_>, SimError>>()?;
     // One kind of device throughout (the usual case: NAND SSDs, or arrays of them): run the

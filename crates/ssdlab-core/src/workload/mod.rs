@@ -1,5 +1,6 @@
 //! Workload generation: what the next I/O of a job is (direction, offset, size).
 
+pub mod files;
 pub mod generator;
 pub mod replay;
 pub mod spec;

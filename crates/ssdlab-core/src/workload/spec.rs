@@ -181,6 +181,11 @@ pub struct JobSpec {
     /// many ns (`log_avg_msec`). None: no log. Observation only.
     #[serde(default)]
     pub log_window_ns: Option<u64>,
+    /// File work: the job's I/O goes to files through the file layer (fio's pattern over its
+    /// files, offsets within each file of `region_size`), or a program of file operations.
+    /// None: the job addresses its target device directly.
+    #[serde(default)]
+    pub files: Option<super::files::FileAccess>,
 }
 
 fn half_second() -> u64 {
@@ -225,6 +230,7 @@ impl JobSpec {
             bw_window_ns: half_second(),
             iops_window_ns: half_second(),
             log_window_ns: None,
+            files: None,
         }
     }
 

@@ -1,0 +1,222 @@
+//! What the file layer is told of the host (its RAM, its kernel's defaults, what file
+//! operations cost its CPUs) and of a target's file system (as mkfs and mount make it).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Time, NS_PER_S};
+use crate::error::ConfigError;
+
+/// Which kernel's defaults: 2008's (2.6.2x: dirty ratios 10/5, ext3 with its own allocator,
+/// e2fsprogs 1.41's mkfs) or today's (dirty ratios 20/10, ext4, e2fsprogs 1.47).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelEra {
+    #[serde(rename = "2008")]
+    Y2008,
+    #[default]
+    Today,
+}
+
+/// ext3 or ext4.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FsType {
+    Ext3,
+    #[default]
+    Ext4,
+}
+
+/// CPU time of file operations on a host core, ns. The defaults are for a core of about
+/// 2.4 GHz; every figure says where it comes from.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct FileCosts {
+    /// Entering and leaving the kernel for a read, write, open, close or fsync, and the VFS
+    /// path around it (assumed: ~1 µs, the order of a null `read()` on a 2008 Xeon).
+    pub syscall_ns: Time,
+    /// Copying one 4 KiB page between user space and the page cache (assumed: ~1 µs, a 4 GB/s
+    /// memcpy of 2008's DDR2 servers).
+    pub page_copy_ns: Time,
+    /// Creating a file: inode and directory entry allocation, the journal's bookkeeping
+    /// (assumed: ~15 µs, in line with ext3 create rates of tens of thousands a second).
+    pub create_ns: Time,
+    /// Deleting a file: the directory entry, the inode and its blocks freed (assumed: ~15 µs,
+    /// as create).
+    pub unlink_ns: Time,
+    /// A stat or an open of a cached inode (assumed: ~2 µs: a path walk through the dentry
+    /// cache).
+    pub lookup_ns: Time,
+    /// readdir per directory entry returned (assumed: ~0.2 µs: filldir of a cached block).
+    pub readdir_entry_ns: Time,
+    /// Allocating one extent or block run (mballoc or ext3's bitmap search; assumed: ~2 µs).
+    pub alloc_ns: Time,
+    /// Building and submitting one bio through the block layer and the driver, and its
+    /// completion interrupt (assumed: ~5 µs, as the host profile's per-I/O time).
+    pub bio_ns: Time,
+}
+
+impl Default for FileCosts {
+    fn default() -> Self {
+        FileCosts {
+            syscall_ns: 1_000,
+            page_copy_ns: 1_000,
+            create_ns: 15_000,
+            unlink_ns: 15_000,
+            lookup_ns: 2_000,
+            readdir_entry_ns: 200,
+            alloc_ns: 2_000,
+            bio_ns: 5_000,
+        }
+    }
+}
+
+/// The host's memory and kernel, as the file layer uses them.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    pub era: KernelEra,
+    /// RAM, bytes.
+    pub ram_bytes: u64,
+    /// RAM the kernel and the applications keep for themselves (not page cache), bytes.
+    pub reserved_bytes: u64,
+    /// CPU cores.
+    pub cpus: u32,
+    /// `vm.dirty_ratio` and `vm.dirty_background_ratio`, % (None: the era's defaults, 10/5
+    /// in 2008, 20/10 today).
+    #[serde(default)]
+    pub dirty_ratio: Option<u32>,
+    #[serde(default)]
+    pub dirty_background_ratio: Option<u32>,
+    /// `vm.dirty_expire_centisecs` (3000) and `vm.dirty_writeback_centisecs` (500).
+    #[serde(default = "expire")]
+    pub dirty_expire_centisecs: u32,
+    #[serde(default = "writeback")]
+    pub dirty_writeback_centisecs: u32,
+    /// A block queue's `read_ahead_kb` (128).
+    #[serde(default = "read_ahead")]
+    pub read_ahead_kb: u32,
+    #[serde(default)]
+    pub costs: FileCosts,
+}
+
+fn expire() -> u32 {
+    3000
+}
+fn writeback() -> u32 {
+    500
+}
+fn read_ahead() -> u32 {
+    128
+}
+
+impl MemoryConfig {
+    /// `ram_bytes` of RAM on `cpus` cores, of `era`, 256 MiB kept back from the cache (assumed:
+    /// the kernel's own memory and a small application).
+    pub fn new(era: KernelEra, ram_bytes: u64, cpus: u32) -> MemoryConfig {
+        MemoryConfig {
+            era,
+            ram_bytes,
+            reserved_bytes: 256 << 20,
+            cpus,
+            dirty_ratio: None,
+            dirty_background_ratio: None,
+            dirty_expire_centisecs: expire(),
+            dirty_writeback_centisecs: writeback(),
+            read_ahead_kb: read_ahead(),
+            costs: FileCosts::default(),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |k: &str, m: String| Err(ConfigError::new(&format!("host.memory.{k}"), m));
+        if self.ram_bytes <= self.reserved_bytes + (16 << 20) {
+            return err("ram_bytes", format!("{} bytes leave no page cache beside the {} reserved", self.ram_bytes, self.reserved_bytes));
+        }
+        if self.cpus == 0 {
+            return err("cpus", "a host needs at least one CPU".into());
+        }
+        for (k, v) in [("dirty_ratio", self.dirty_ratio), ("dirty_background_ratio", self.dirty_background_ratio)] {
+            if v.is_some_and(|r| r > 100) {
+                return err(k, format!("{}: a percentage, 0 to 100", v.unwrap_or(0)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Pages the page cache may hold.
+    pub fn cache_pages(&self) -> u64 {
+        (self.ram_bytes - self.reserved_bytes) / 4096
+    }
+}
+
+/// A target's file system: what mkfs makes of it and how it is mounted.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileSystemSpec {
+    #[serde(rename = "type")]
+    pub fs_type: FsType,
+    /// Whose mke2fs and kernel (None: the host's era).
+    #[serde(default)]
+    pub era: Option<KernelEra>,
+    /// mkfs's `-b`, `-N`, `-i`, `-J size=` (in blocks), `-E lazy_itable_init=`; None: what
+    /// mke2fs picks.
+    #[serde(default)]
+    pub block_size: Option<u32>,
+    #[serde(default)]
+    pub inode_count: Option<u64>,
+    #[serde(default)]
+    pub inode_ratio: Option<u64>,
+    #[serde(default)]
+    pub journal_blocks: Option<u32>,
+    #[serde(default)]
+    pub lazy_itable_init: Option<bool>,
+    /// The journal's commit interval (`commit=`, 5 s).
+    #[serde(default = "commit_interval")]
+    pub commit_interval_ns: Time,
+    /// Write barriers (`barrier=1`, the default since ext4 and in ext3 with 2.6.28's
+    /// distributions' defaults varying: a cache flush before each commit block).
+    #[serde(default = "yes")]
+    pub barriers: bool,
+    /// The file system's size (a partition at the start of the device); None: the whole
+    /// device.
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+}
+
+fn commit_interval() -> Time {
+    5 * NS_PER_S
+}
+fn yes() -> bool {
+    true
+}
+
+impl FileSystemSpec {
+    pub fn new(fs_type: FsType) -> FileSystemSpec {
+        FileSystemSpec {
+            fs_type,
+            era: None,
+            block_size: None,
+            inode_count: None,
+            inode_ratio: None,
+            journal_blocks: None,
+            lazy_itable_init: None,
+            commit_interval_ns: commit_interval(),
+            barriers: true,
+            size_bytes: None,
+        }
+    }
+
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.block_size.is_some_and(|b| !matches!(b, 1024 | 2048 | 4096)) {
+            return Err(ConfigError::new(&format!("{key}.block_size"), "1024, 2048 or 4096 expected".into()));
+        }
+        if self.size_bytes == Some(0) {
+            return Err(ConfigError::new(&format!("{key}.size_bytes"), "must be positive".into()));
+        }
+        if self.commit_interval_ns == 0 {
+            return Err(ConfigError::new(&format!("{key}.commit_interval_ns"), "must be positive".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,143 @@
+//! jbd2 at run time: metadata joining the running transaction, and a commit's phases
+//! (ordered data, the log, the flush, the commit block).
+
+use super::*;
+
+impl FileLayer {
+    /// The metadata an operation dirtied joins its file system's running transaction (and
+    /// `ordered`, a file whose data must reach the disk first); a new transaction arms its
+    /// commit.
+    pub(super) fn journal<E: From<FileEvent> + Copy>(&mut self, m: usize, ch: &Changes, ordered: Option<u32>, events: &mut EventQueue<E>) {
+        let now = events.now();
+        let mnt = self.mounts[m].as_mut().expect("a mounted file system");
+        if mnt.journal.add(now, &ch.metadata, ordered) && !mnt.commit_armed {
+            mnt.commit_armed = true;
+            let due = mnt.journal.due().expect("a running transaction");
+            events.schedule(due, E::from(FileEvent::Commit(m as u16)));
+        }
+    }
+
+
+    /// Commit file system `m`'s running transaction: its ordered data first.
+    pub(super) fn commit<D, E>(&mut self, m: u16, block: &mut BlockLayer<D>, events: &mut EventQueue<E>)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+    {
+        let mnt = self.mounts[m as usize].as_mut().expect("a mounted file system");
+        if mnt.commit.is_some() || !mnt.journal.has_running() {
+            return;
+        }
+        let c = mnt.journal.start_commit();
+        self.report.commits += 1;
+        let ordered = c.ordered.clone();
+        let mnt = self.mounts[m as usize].as_mut().expect("a mounted file system");
+        mnt.commit = Some((c, 0, CommitPhase::Ordered));
+        let mut sent = 0;
+        for f in ordered {
+            let mut runs = std::mem::take(&mut self.runs);
+            self.cache.fsync(f, &mut runs);
+            for r in runs.clone() {
+                let ino = r.file & ((1 << INO_BITS) - 1);
+                let bl = self.blocks_of(m as usize, ino, r.start, r.len as u64);
+                self.report.written_back_pages += r.len as u64;
+                let n = self.send_blocks(m as usize, Op::Write, &bl, Purpose::Commit(m), self.jbd2(m as usize), block, events);
+                if n == 0 {
+                    self.cache.complete_writeback(events.now(), r);
+                } else {
+                    // The writeback completes with the commit's writes; the cache hears of
+                    // it then.
+                    self.ordered_runs.push((m, r));
+                }
+                sent += n;
+            }
+            self.runs = runs;
+        }
+        self.mounts[m as usize].as_mut().expect("mounted").commit.as_mut().expect("under way").1 = sent;
+        if sent == 0 {
+            self.commit_step(m, block, events);
+        }
+    }
+
+    /// The commit's writes so far are done: its next phase (the log, the flush, the commit
+    /// block), or its end.
+    pub(super) fn commit_step<D, E>(&mut self, m: u16, block: &mut BlockLayer<D>, events: &mut EventQueue<E>)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+    {
+        let now = events.now();
+        let mnt = self.mounts[m as usize].as_mut().expect("a mounted file system");
+        let Some((c, _, phase)) = mnt.commit.take() else { return };
+        let barriers = mnt.barriers;
+        let target = mnt.target;
+        let (next, sent) = match phase {
+            CommitPhase::Ordered => {
+                for (mm, r) in std::mem::take(&mut self.ordered_runs) {
+                    if mm == m {
+                        self.cache.complete_writeback(now, r);
+                    } else {
+                        self.ordered_runs.push((mm, r));
+                    }
+                }
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                let (body, commit_block) = mnt.journal.log_writes(&c);
+                mnt.commit_block = commit_block;
+                self.report.journal_blocks += body.iter().map(|r| r.1).sum::<u64>() + 1;
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                mnt.commit = Some((c.clone(), 0, CommitPhase::Log));
+                let n = self.send_blocks(m as usize, Op::Write, &body, Purpose::Commit(m), self.jbd2(m as usize), block, events);
+                (CommitPhase::Log, n)
+            }
+            CommitPhase::Log if barriers => {
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                mnt.commit = Some((c.clone(), 0, CommitPhase::Flush));
+                let n = self.send(target, Op::Flush, 0, 0, Purpose::Commit(m), self.jbd2(m as usize), block, events);
+                (CommitPhase::Flush, n)
+            }
+            CommitPhase::Log | CommitPhase::Flush => {
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                let commit_block = mnt.commit_block;
+                mnt.commit = Some((c.clone(), 0, CommitPhase::CommitBlock));
+                let n = self.send_blocks(m as usize, Op::Write, &[commit_block], Purpose::Commit(m), self.jbd2(m as usize), block, events);
+                (CommitPhase::CommitBlock, n)
+            }
+            CommitPhase::CommitBlock => {
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                mnt.journal.finish_commit(c);
+                let committed = mnt.journal.committed();
+                // fsyncs waiting for this commit end; a transaction begun meanwhile commits
+                // when due.
+                let mut waiting = std::mem::take(&mut self.commit_waiting);
+                waiting.retain(|&s| {
+                    let o = &self.ops[s as usize];
+                    if o.mount == m as usize && o.wait_seq <= committed {
+                        self.conts.push_back(Cont::Op(s));
+                        false
+                    } else {
+                        true
+                    }
+                });
+                self.commit_waiting = waiting;
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                if self.commit_waiting.iter().any(|&s| self.ops[s as usize].mount == m as usize) {
+                    self.conts.push_back(Cont::Commit(m));
+                    let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                    mnt.commit = None;
+                } else if let Some(due) = mnt.journal.due() {
+                    if !mnt.commit_armed {
+                        mnt.commit_armed = true;
+                        events.schedule(due.max(now), E::from(FileEvent::Commit(m)));
+                    }
+                }
+                return;
+            }
+        };
+        let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+        let (c, _, _) = mnt.commit.take().expect("set above");
+        mnt.commit = Some((c, sent, next));
+        if sent == 0 {
+            self.conts.push_back(Cont::Commit(m));
+        }
+    }
+}

@@ -1,0 +1,698 @@
+//! The file layer at run time: file operations through the page cache and the file systems,
+//! the flusher, jbd2's commits and checkpoints, and the bios they send down.
+//!
+//! It owns the block layer's bio numbers while it is in the stack: the job runner's raw bios
+//! get numbers of its own on the way down and their own back on the way up. Whatever a bio's
+//! completion lets go (a job, an operation's next stage, a commit's next write, the flusher)
+//! waits in `conts` until the block layer hands over control (`Upper::resume`), so that
+//! follow-ups that submit bios have the block layer at hand.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use super::config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig};
+use super::journal::{Commit, Journal};
+use super::sets::SetState;
+use super::FileUpper;
+use crate::block::{Bio, BioDone, BlockEvent, BlockLayer, DeviceEvent, Submit, Upper};
+use crate::cpu::Cpus;
+use crate::report::FileReport;
+use crate::device::BlockDevice;
+use crate::engine::{EventQueue, Time};
+use crate::error::ConfigError;
+use crate::fs::{Changes, Era as FsEra, FileSystem, FsKind, Ino, MkfsOptions, Task, ROOT_INO};
+use crate::io::{BioId, FileDone, FileIo, FileIoOp, Op, ROTOR_PICK};
+use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, RaState, ReadPlan, WbWork, WriterState};
+use crate::workload::files::FileSetSpec;
+
+mod commit;
+mod ops;
+mod stack;
+mod writeback;
+
+pub use stack::{Lower, Up};
+
+/// Bytes of a page.
+const PAGE: u64 = 4096;
+/// The largest bio the layer builds (BIO_MAX_VECS = 256 pages, include/linux/bio.h); the
+/// block queue merges contiguous ones further.
+const MAX_BIO_BYTES: u64 = 256 * PAGE;
+/// Pages one flusher pass hands out before it waits for their writeback (4 × today's
+/// MIN_WRITEBACK_PAGES of 1024; assumed: keeps a disk busy without queueing the whole cache).
+const FLUSH_BATCH_PAGES: u64 = 4096;
+/// How long a writer that found no reclaimable page waits before it tries again
+/// (congestion_wait(BLK_RW_ASYNC, HZ/10) in mm/vmscan.c).
+const RECLAIM_WAIT_NS: Time = 100_000_000;
+/// A file's page-cache id: its file system in the top bits, its inode below.
+const INO_BITS: u32 = 27;
+
+/// The file layer's own events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileEvent {
+    /// Operation slot `.0`: its CPU burst, or its throttle pause, is over.
+    Op(u32),
+    /// The flusher's periodic wake-up.
+    Flusher,
+    /// File system `.0`'s running transaction is due for commit.
+    Commit(u16),
+}
+
+/// What a bio the layer sent is for.
+#[derive(Clone, Copy, Debug)]
+enum Purpose {
+    Free,
+    /// A raw bio of the job runner's, under its own number.
+    Host(Bio),
+    /// A read or write an operation waits for.
+    Op(u32),
+    /// Writeback of page-cache run `.1` (of an operation `.0` waiting for it: fsync).
+    Writeback(Option<u32>, pagecache::Run),
+    /// Read-ahead nobody waits for.
+    ReadAhead,
+    /// A commit's write on file system `.0` (ordered data, the log, the commit block).
+    Commit(u16),
+    /// A checkpoint write home.
+    Home,
+    /// A cache flush an fsync waits for (slot).
+    Flush(u32),
+}
+
+/// Where an operation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Free,
+    /// Its submitting thread reaches the layer at a later time.
+    Arriving,
+    /// Its system call's CPU burst.
+    Cpu,
+    /// Waiting for its bios (reads, direct I/O, fsync's writeback).
+    Io,
+    /// Paused by balance_dirty_pages (`.0`: call again after the pause).
+    Throttled,
+    /// fsync: waiting for the flusher's writeback of its file to end.
+    WritebackWait,
+    /// fsync: waiting for a commit (the sequence in `wait_seq`).
+    Commit,
+    /// fsync: waiting for a cache flush.
+    Flush,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct OpState {
+    io: FileIo,
+    stage: Stage,
+    pending: u32,
+    done: FileDone,
+    /// The file it works on, once known: its file system, inode and page-cache id.
+    mount: usize,
+    ino: Ino,
+    file: u32,
+    wait_seq: u64,
+    /// Blocked for I/O (counted in the CPUs' iowait and load).
+    io_waiting: bool,
+    over_limit: bool,
+    /// Its file was picked for it to create or delete: no other create or delete takes it.
+    claimed: bool,
+    /// A buffered read or write stopped by reclaim (no page it could free): bytes of it
+    /// done so far, and whether it goes on after its wait.
+    written: u64,
+    resume: bool,
+}
+
+/// What follows a completion, once the block layer hands over control.
+#[derive(Clone, Copy, Debug)]
+enum Cont {
+    Job(u32),
+    Op(u32),
+    Commit(u16),
+    Flush,
+}
+
+/// A waiter number that is not a job's: the layer's own queue (`conts`) has work.
+const DRAIN: u32 = u32::MAX;
+
+/// One target's file system.
+struct Mount {
+    target: u32,
+    fs: FileSystem,
+    journal: Journal,
+    block_size: u64,
+    delalloc: bool,
+    barriers: bool,
+    commit_armed: bool,
+    /// The commit under way: the transaction and its writes still out; where its commit
+    /// block goes.
+    commit: Option<(Commit, u32, CommitPhase)>,
+    commit_block: (u64, u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CommitPhase {
+    Ordered,
+    Log,
+    Flush,
+    CommitBlock,
+}
+
+pub struct FileLayer {
+    mounts: Vec<Option<Mount>>,
+    sets: Vec<SetState>,
+    cache: PageCache,
+    cpus: Cpus,
+    costs: FileCosts,
+    read_ahead_kb: u32,
+    ras: FxHashMap<u32, RaState>,
+    writers: Vec<WriterState>,
+    ops: Vec<OpState>,
+    free_ops: Vec<u32>,
+    bios: Vec<Purpose>,
+    free_bios: Vec<BioId>,
+    conts: VecDeque<Cont>,
+    flusher_at: Option<Time>,
+    /// Writeback pages of the flusher's in flight.
+    flushing: u64,
+    fsync_waiting: Vec<u32>,
+    commit_waiting: Vec<u32>,
+    /// Ordered data a commit is writing: its runs complete in the cache with the commit's
+    /// ordered phase.
+    ordered_runs: Vec<(u16, pagecache::Run)>,
+    runs: Vec<pagecache::Run>,
+    plan: ReadPlan,
+    evicted: Vec<PageKey>,
+    /// The first process number past the jobs': the kernel's threads that send I/O (the
+    /// flusher, then each file system's jbd2), as the block layer's schedulers see them.
+    kthreads: u32,
+    pub report: FileReport,
+}
+
+fn cache_id(mount: usize, ino: Ino) -> u32 {
+    debug_assert!(ino < 1 << INO_BITS);
+    ((mount as u32) << INO_BITS) | ino
+}
+
+impl FileLayer {
+    /// The layer over `targets` (each with its file system and capacity), the run's file
+    /// sets, a host of `memory`; `seed` seeds the sets' random picks and sizes.
+    pub fn new(
+        memory: &MemoryConfig,
+        targets: &[(Option<FileSystemSpec>, u64)],
+        sets: &[FileSetSpec],
+        jobs: usize,
+        seed: u64,
+        start: Time,
+    ) -> Result<FileLayer, ConfigError> {
+        memory.validate()?;
+        let mut mounts = Vec::with_capacity(targets.len());
+        for (i, (spec, capacity)) in targets.iter().enumerate() {
+            let Some(spec) = spec else {
+                mounts.push(None);
+                continue;
+            };
+            let mut mnt = mount(spec, *capacity, memory.era).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
+            mnt.target = i as u32;
+            mounts.push(Some(mnt));
+        }
+        let era = match memory.era {
+            KernelEra::Y2008 => PcEra::Linux2008,
+            KernelEra::Today => PcEra::Today,
+        };
+        let mut pc = PageCacheConfig::for_era(era, memory.cache_pages());
+        if let Some(r) = memory.dirty_ratio {
+            pc.dirty = pagecache::DirtyLimit::Ratio(r);
+        }
+        if let Some(r) = memory.dirty_background_ratio {
+            pc.dirty_background = pagecache::DirtyLimit::Ratio(r);
+        }
+        pc.dirty_expire_centisecs = memory.dirty_expire_centisecs;
+        pc.dirty_writeback_centisecs = memory.dirty_writeback_centisecs;
+        pc.read_ahead_kb = memory.read_ahead_kb;
+        let cache = PageCache::new(pc)?;
+        let mut layer = FileLayer {
+            mounts,
+            sets: Vec::new(),
+            cache,
+            cpus: Cpus::new(memory.cpus, start),
+            costs: memory.costs,
+            read_ahead_kb: memory.read_ahead_kb,
+            ras: FxHashMap::default(),
+            writers: vec![WriterState::default(); jobs],
+            ops: Vec::new(),
+            free_ops: Vec::new(),
+            bios: Vec::new(),
+            free_bios: Vec::new(),
+            conts: VecDeque::new(),
+            flusher_at: None,
+            flushing: 0,
+            fsync_waiting: Vec::new(),
+            commit_waiting: Vec::new(),
+            ordered_runs: Vec::new(),
+            runs: Vec::new(),
+            plan: ReadPlan::default(),
+            evicted: Vec::new(),
+            kthreads: jobs as u32,
+            report: FileReport::default(),
+        };
+        for (i, s) in sets.iter().enumerate() {
+            layer.add_set(s.clone(), seed, i)?;
+        }
+        Ok(layer)
+    }
+
+    /// Set `spec` on its target's file system: its directories made, and the share of its
+    /// files it says written whole before the run (as fio lays files out and drops them from
+    /// the cache before it starts: on disk, not cached).
+    fn add_set(&mut self, spec: FileSetSpec, seed: u64, index: usize) -> Result<(), ConfigError> {
+        let name = spec.name.clone();
+        let key = |k: &str| format!("file_sets.{name}.{k}");
+        let m = spec.target as usize;
+        let Some(Some(mnt)) = self.mounts.get_mut(m) else {
+            return Err(ConfigError::new(&key("target"), format!("device {m} has no file system")));
+        };
+        let no_space = |e: crate::fs::FsError| ConfigError::new(&key("entries"), format!("laying the set out: {e}"));
+        let task = Task::default();
+        let mut dir = ROOT_INO;
+        for part in spec.dir.split('/').filter(|p| !p.is_empty()) {
+            dir = match mnt.fs.lookup(dir, part.as_bytes()) {
+                Some(d) => d,
+                None => mnt.fs.mkdir(dir, part.as_bytes(), task).map_err(no_space)?.0,
+            };
+        }
+        let mut set = SetState::new(spec, m, seed, index as u64);
+        for d in 0..set.dir_count() {
+            let ino = if set.spec.dir_width == 0 {
+                dir
+            } else {
+                let name = format!("d{d:05}");
+                mnt.fs.mkdir(dir, name.as_bytes(), task).map_err(no_space)?.0
+            };
+            set.dirs.push(ino);
+        }
+        let pre = (set.spec.prealloc * set.spec.entries as f64).round() as u64;
+        let bs = mnt.block_size;
+        for e in 0..pre {
+            let parent = set.dirs[set.dir_of(e)];
+            let (ino, _) = mnt.fs.create(parent, &SetState::name(e), task).map_err(no_space)?;
+            let size = set.created(e, ino);
+            set.publish(e);
+            let blocks = size.div_ceil(bs);
+            if blocks > 0 {
+                mnt.fs.allocate(ino, 0, blocks as u32, task).map_err(no_space)?;
+            }
+            mnt.fs.set_size(ino, size).map_err(no_space)?;
+            mnt.fs.release(ino);
+        }
+        self.sets.push(set);
+        Ok(())
+    }
+
+    /// The flusher's process number (the writeback worker, one per device in today's kernels,
+    /// pdflush in 2008's: one thread for all here).
+    fn flusher_pid(&self) -> u32 {
+        self.kthreads
+    }
+
+    /// File system `m`'s jbd2 thread's process number.
+    fn jbd2(&self, m: usize) -> u32 {
+        self.kthreads + 1 + m as u32
+    }
+
+    /// The CPUs (for the run's CPU report).
+    pub fn cpus_mut(&mut self) -> &mut Cpus {
+        &mut self.cpus
+    }
+
+    // ---- bio numbers -------------------------------------------------------------------
+
+    fn alloc_bio(&mut self, p: Purpose) -> BioId {
+        match self.free_bios.pop() {
+            Some(id) => {
+                self.bios[id as usize] = p;
+                id
+            }
+            None => {
+                self.bios.push(p);
+                (self.bios.len() - 1) as BioId
+            }
+        }
+    }
+
+    /// Send `[offset, offset + len)` of target `target` down as bios for `p`, each at most
+    /// MAX_BIO_BYTES; returns how many.
+    fn send<D: BlockDevice, E>(&mut self, target: u32, op: Op, offset: u64, len: u64, p: Purpose, process: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>) -> u32
+    where
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+    {
+        let now = events.now();
+        let mut sent = 0;
+        let mut at = offset;
+        let end = offset + len;
+        while at < end || (op == Op::Flush && sent == 0) {
+            let n = if op == Op::Flush { 0 } else { (end - at).min(MAX_BIO_BYTES) };
+            let id = self.alloc_bio(p);
+            block.submit(Bio { id, target, op, offset: at, len: n, process }, now, events);
+            sent += 1;
+            at += n;
+            if op == Op::Flush {
+                break;
+            }
+        }
+        if matches!(p, Purpose::Home | Purpose::Commit(_)) {
+            self.report.metadata_bios += sent as u64;
+        } else {
+            self.report.data_bios += sent as u64;
+        }
+        // What entered a queue goes to the device now.
+        Submit::<E>::flush(block, events);
+        sent
+    }
+
+    /// Physical block runs `(block, count)` of mount `m` as bios; returns how many.
+    fn send_blocks<D: BlockDevice, E>(&mut self, m: usize, op: Op, runs: &[(u64, u64)], p: Purpose, process: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>) -> u32
+    where
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+    {
+        let (target, bs) = {
+            let mnt = self.mounts[m].as_ref().expect("a mounted file system");
+            (mnt.target, mnt.block_size)
+        };
+        runs.iter().map(|&(b, n)| self.send(target, op, b * bs, n * bs, p, process, block, events)).sum()
+    }
+
+    // ---- what the job runner sends -----------------------------------------------------
+
+    /// A raw bio of the job runner's, under a number of the layer's own.
+    pub fn pass<D: BlockDevice, E>(&mut self, bio: Bio, at: Time, block: &mut BlockLayer<D>, events: &mut EventQueue<E>)
+    where
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy,
+    {
+        let id = self.alloc_bio(Purpose::Host(bio));
+        block.submit(Bio { id, ..bio }, at, events);
+    }
+
+    /// A raw bio joining the job's plug.
+    pub fn pass_plugged<D: BlockDevice>(&mut self, bio: Bio, block: &mut BlockLayer<D>) -> usize {
+        let id = self.alloc_bio(Purpose::Host(bio));
+        block.plug_bio(Bio { id, ..bio })
+    }
+
+    /// A file operation reaches the layer at `at` (its thread is done with it then).
+    pub fn submit_file<E>(&mut self, io: FileIo, at: Time, events: &mut EventQueue<E>)
+    where
+        E: From<FileEvent> + Copy,
+    {
+        let op = OpState {
+            io,
+            stage: Stage::Arriving,
+            pending: 0,
+            done: FileDone { entry: io.entry.unwrap_or(0), size: 0, ok: true },
+            mount: 0,
+            ino: 0,
+            file: 0,
+            wait_seq: 0,
+            io_waiting: false,
+            over_limit: false,
+            claimed: false,
+            written: 0,
+            resume: false,
+        };
+        let slot = match self.free_ops.pop() {
+            Some(s) => {
+                self.ops[s as usize] = op;
+                s
+            }
+            None => {
+                self.ops.push(op);
+                (self.ops.len() - 1) as u32
+            }
+        };
+        self.report.ops += 1;
+        if at > events.now() {
+            events.schedule(at, E::from(FileEvent::Op(slot)));
+        } else {
+            self.start(slot, events);
+        }
+    }
+
+    /// Operation `slot` begins: the file it works on is found (or picked), and its system
+    /// call's CPU burst runs.
+    fn start<E: From<FileEvent> + Copy>(&mut self, slot: u32, events: &mut EventQueue<E>) {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        let set = &mut self.sets[o.io.set as usize];
+        let create = o.io.op == FileIoOp::Create;
+        // A picked file to create or delete is claimed until the operation is done.
+        let claim = create || o.io.op == FileIoOp::Delete;
+        let entry = match o.io.entry {
+            Some(ROTOR_PICK) => set.rotor_pick(!create, claim),
+            Some(e) if e < set.spec.entries => Some(e),
+            Some(_) => None,
+            None if o.io.op == FileIoOp::ListDir => Some(0),
+            None => set.pick(!create, claim),
+        };
+        self.ops[slot as usize].claimed = claim && entry.is_some() && !matches!(o.io.entry, Some(e) if e != ROTOR_PICK);
+        let (mount, c) = (set.mount, self.costs);
+        let mut cost = c.syscall_ns;
+        match entry {
+            None => self.ops[slot as usize].done.ok = false,
+            Some(e) => {
+                let ino = set.ino[e as usize];
+                let op = &mut self.ops[slot as usize];
+                op.done.entry = e;
+                op.mount = mount;
+                op.ino = ino;
+                op.file = cache_id(mount, ino);
+                cost += match o.io.op {
+                    FileIoOp::Create => c.create_ns,
+                    FileIoOp::Delete => c.unlink_ns,
+                    FileIoOp::Open | FileIoOp::Stat => c.lookup_ns,
+                    FileIoOp::ListDir => c.readdir_entry_ns * set.existing(),
+                    FileIoOp::Read | FileIoOp::Write if !o.io.direct => c.page_copy_ns * pages_of(o.io.offset, o.io.len),
+                    _ => 0,
+                };
+            }
+        }
+        let end = self.cpus.run(now, cost);
+        self.ops[slot as usize].stage = Stage::Cpu;
+        events.schedule(end, E::from(FileEvent::Op(slot)));
+    }
+
+    // ---- events ------------------------------------------------------------------------
+
+    /// Handle one of the layer's events.
+    pub fn handle<D, E, U>(&mut self, ev: FileEvent, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        match ev {
+            FileEvent::Op(slot) => match self.ops[slot as usize].stage {
+                Stage::Arriving => self.start(slot, events),
+                Stage::Cpu => self.act(slot, block, events, host),
+                Stage::Throttled => self.unthrottle(slot, block, events, host),
+                s => panic!("an operation event in stage {s:?}"),
+            },
+            FileEvent::Flusher => {
+                self.flusher_at = None;
+                self.flush(block, events);
+            }
+            FileEvent::Commit(m) => {
+                let mnt = self.mounts[m as usize].as_mut().expect("a mounted file system");
+                mnt.commit_armed = false;
+                if mnt.journal.due().is_some_and(|d| d <= events.now()) {
+                    self.commit(m, block, events);
+                } else if let Some(d) = mnt.journal.due() {
+                    mnt.commit_armed = true;
+                    events.schedule(d, E::from(FileEvent::Commit(m)));
+                }
+            }
+        }
+        self.drain(block, events, host);
+    }
+
+    /// What follows completions, in order: jobs woken go on, operations and commits take
+    /// their next step, the flusher its next batch.
+    fn drain<D, E, U>(&mut self, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        while let Some(c) = self.conts.pop_front() {
+            match c {
+                Cont::Job(j) => host.resume(j, &mut Lower { files: self, block }, events),
+                Cont::Op(slot) => self.proceed(slot, block, events, host),
+                Cont::Commit(m) => self.commit_step(m, block, events),
+                Cont::Flush => self.flush(block, events),
+            }
+        }
+    }
+
+    /// Operation `slot` ends: its job hears of it.
+    fn complete<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
+        let o = &mut self.ops[slot as usize];
+        if o.io_waiting {
+            o.io_waiting = false;
+            self.cpus.io_done(events.now());
+        }
+        let (io, done) = (o.io, o.done);
+        o.stage = Stage::Free;
+        self.free_ops.push(slot);
+        if !done.ok {
+            self.report.failed_ops += 1;
+        }
+        if let Some(j) = host.file_done(&io, done, events) {
+            self.conts.push_back(Cont::Job(j));
+        }
+    }
+
+    fn fail<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
+        self.ops[slot as usize].done.ok = false;
+        self.complete(slot, events, host);
+    }
+
+    /// Operation `slot` waits for I/O from now (its thread counts in iowait and the load).
+    fn wait_io(&mut self, slot: u32, now: Time) {
+        let o = &mut self.ops[slot as usize];
+        if !o.io_waiting {
+            o.io_waiting = true;
+            self.cpus.io_wait(now);
+        }
+    }
+
+    // ---- completions from the block layer ----------------------------------------------
+
+    /// Bio `bio` of the layer's is done. What it lets go waits in `conts`; returns the waiter
+    /// that makes the block layer hand over control (`resume`).
+    pub fn bio_done<E, U: FileUpper<E> + BioDone<E>>(&mut self, bio: &Bio, events: &mut EventQueue<E>, host: &mut U) -> Option<u32> {
+        let now = events.now();
+        let p = self.bios[bio.id as usize];
+        self.bios[bio.id as usize] = Purpose::Free;
+        self.free_bios.push(bio.id);
+        match p {
+            Purpose::Free => panic!("bio {} completed twice", bio.id),
+            Purpose::Host(orig) => {
+                if let Some(j) = host.bio_done(&orig, events) {
+                    self.conts.push_back(Cont::Job(j));
+                }
+            }
+            Purpose::ReadAhead | Purpose::Home => {}
+            Purpose::Op(slot) | Purpose::Flush(slot) => self.op_io_done(slot),
+            Purpose::Writeback(waiter, r) => {
+                let done = self.cache.complete_writeback(now, r);
+                if waiter.is_none() {
+                    self.flushing = self.flushing.saturating_sub(done.max(r.len as u64));
+                    if self.flushing == 0 {
+                        self.conts.push_back(Cont::Flush);
+                    }
+                }
+                if let Some(slot) = waiter {
+                    self.op_io_done(slot);
+                }
+                // fsyncs waiting for this file's writeback may go on.
+                if !self.fsync_waiting.is_empty() {
+                    let file = r.file;
+                    let done_file = self.cache.file_pages(file).2 == 0;
+                    let mut w = std::mem::take(&mut self.fsync_waiting);
+                    w.retain(|&s| {
+                        if done_file && self.ops[s as usize].file == file {
+                            self.conts.push_back(Cont::Op(s));
+                            false
+                        } else {
+                            true
+                        }
+                    });
+                    self.fsync_waiting = w;
+                }
+            }
+            Purpose::Commit(m) => {
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                let c = mnt.commit.as_mut().expect("a commit under way");
+                c.1 -= 1;
+                if c.1 == 0 {
+                    self.conts.push_back(Cont::Commit(m));
+                }
+            }
+        }
+        (!self.conts.is_empty()).then_some(DRAIN)
+    }
+
+    fn op_io_done(&mut self, slot: u32) {
+        let o = &mut self.ops[slot as usize];
+        o.pending -= 1;
+        if o.pending == 0 {
+            self.conts.push_back(Cont::Op(slot));
+        }
+    }
+
+    /// The block layer hands over control after completions: what they let go runs.
+    pub fn resume<D, E, U>(&mut self, waiter: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        debug_assert_eq!(waiter, DRAIN);
+        self.drain(block, events, host);
+    }
+
+    /// The run is over: the report, with each file system's free-extent histogram.
+    pub fn finish(&mut self, now: Time) -> FileReport {
+        let mut r = std::mem::take(&mut self.report);
+        r.cpu = self.cpus.whole(now);
+        r.dirty_pages_at_end = self.cache.dirty_pages();
+        r.free_extents = self
+            .mounts
+            .iter()
+            .flatten()
+            .map(|m| m.fs.free_extent_histogram().buckets.iter().map(|b| (b.start_bytes, b.extents, b.blocks)).collect())
+            .collect();
+        r
+    }
+}
+
+/// The number of pages `[offset, offset + len)` touches.
+fn pages_of(offset: u64, len: u64) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    (offset + len).div_ceil(PAGE) - offset / PAGE
+}
+
+/// mkfs on a target of `capacity` bytes as `spec` says.
+fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mount, String> {
+    let era = match spec.era.unwrap_or(host_era) {
+        KernelEra::Y2008 => FsEra::Y2008,
+        KernelEra::Today => FsEra::Today,
+    };
+    let kind = match spec.fs_type {
+        FsType::Ext3 => FsKind::Ext3,
+        FsType::Ext4 => FsKind::Ext4,
+    };
+    let size = spec.size_bytes.unwrap_or(capacity);
+    if size > capacity {
+        return Err(format!("a file system of {size} bytes does not fit on a device of {capacity} bytes"));
+    }
+    let mut opts = MkfsOptions::new(kind, era, size);
+    opts.block_size = spec.block_size;
+    opts.inode_count = spec.inode_count;
+    opts.inode_ratio = spec.inode_ratio;
+    opts.journal_blocks = spec.journal_blocks;
+    opts.lazy_itable_init = spec.lazy_itable_init;
+    let cfg = crate::fs::FsConfig::new(&opts).map_err(|e| e.to_string())?;
+    let (fs, _io) = FileSystem::mkfs(cfg).map_err(|e| e.to_string())?;
+    let block_size = fs.config().block_size as u64;
+    let journal = Journal::new(fs.journal(), block_size as u32, spec.commit_interval_ns);
+    Ok(Mount {
+        target: 0,
+        delalloc: fs.config().delalloc,
+        fs,
+        journal,
+        block_size,
+        barriers: spec.barriers,
+        commit_armed: false,
+        commit: None,
+        commit_block: (0, 0),
+    })
+}

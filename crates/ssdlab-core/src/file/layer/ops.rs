@@ -1,0 +1,414 @@
+//! File operations once their system call has had its CPU: namespace changes, buffered
+//! reads and writes through the cache, O_DIRECT, and fsync's stages.
+
+use super::*;
+
+impl FileLayer {
+    /// Operation `slot`'s system call has had its CPU: what it does to the file system and
+    /// the cache, and the I/O it must wait for.
+    pub(super) fn act<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        if !o.done.ok {
+            return self.complete(slot, events, host);
+        }
+        let set_i = o.io.set as usize;
+        let e = o.done.entry;
+        let task = Task { cpu: o.io.process % self.cpus.cores(), pid: o.io.process };
+        let exists = self.sets[set_i].exists(e);
+        match o.io.op {
+            FileIoOp::Create => {
+                if exists {
+                    return self.fail(slot, events, host);
+                }
+                let set = &self.sets[set_i];
+                let parent = set.dirs[set.dir_of(e)];
+                let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+                match mnt.fs.create(parent, &SetState::name(e), task) {
+                    Ok((ino, ch)) => {
+                        let size = self.sets[set_i].created(e, ino);
+                        let op = &mut self.ops[slot as usize];
+                        (op.ino, op.file, op.done.size) = (ino, cache_id(o.mount, ino), size);
+                        self.journal(o.mount, &ch, None, events);
+                        self.complete(slot, events, host);
+                    }
+                    Err(_) => {
+                        self.unclaim(slot);
+                        self.fail(slot, events, host)
+                    }
+                }
+            }
+            _ if !exists && o.io.op != FileIoOp::ListDir => self.fail(slot, events, host),
+            FileIoOp::Open | FileIoOp::Stat | FileIoOp::ListDir => {
+                if o.io.op != FileIoOp::ListDir {
+                    let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
+                    self.ops[slot as usize].done.size = mnt.fs.size_of(o.ino).unwrap_or(0);
+                }
+                self.complete(slot, events, host);
+            }
+            FileIoOp::Close => {
+                self.sets[set_i].publish(e);
+                let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+                mnt.fs.release(o.ino);
+                self.ras.remove(&o.file);
+                self.complete(slot, events, host);
+            }
+            FileIoOp::Delete => {
+                let set = &self.sets[set_i];
+                let parent = set.dirs[set.dir_of(e)];
+                let dropped = self.cache.delete(o.file);
+                self.report.dropped_dirty_pages += dropped.dirty;
+                self.ras.remove(&o.file);
+                let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+                if mnt.delalloc {
+                    mnt.fs.unreserve(dropped.dirty * (PAGE / mnt.block_size));
+                }
+                match mnt.fs.unlink(parent, &SetState::name(e)) {
+                    Ok(ch) => {
+                        self.sets[set_i].deleted(e);
+                        self.journal(o.mount, &ch, None, events);
+                        self.complete(slot, events, host);
+                    }
+                    Err(_) => {
+                        self.unclaim(slot);
+                        self.fail(slot, events, host)
+                    }
+                }
+            }
+            FileIoOp::Read if o.io.direct => self.direct(slot, Op::Read, block, events, host),
+            FileIoOp::Write if o.io.direct => self.direct(slot, Op::Write, block, events, host),
+            FileIoOp::Read => self.read(slot, block, events, host),
+            FileIoOp::Write => self.write(slot, events, host),
+            FileIoOp::Fsync { .. } => self.fsync(slot, block, events, host),
+        }
+        let _ = now;
+    }
+
+
+    /// Operation `slot`'s create or delete failed: the file it claimed is pickable again.
+    fn unclaim(&mut self, slot: u32) {
+        let o = self.ops[slot as usize];
+        if o.claimed {
+            self.sets[o.io.set as usize].unclaim(o.done.entry);
+        }
+    }
+
+    /// A buffered read: hits come from the cache; misses and read-ahead are read from the
+    /// blocks the file system maps them to (holes read as zeros, no I/O).
+    pub(super) fn read<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
+        let size = mnt.fs.size_of(o.ino).unwrap_or(0);
+        let eof = size.div_ceil(PAGE);
+        let first = (o.io.offset + o.written) / PAGE;
+        let last = (o.io.offset + o.io.len).div_ceil(PAGE).min(eof);
+        self.ops[slot as usize].done.size = size;
+        if first >= last {
+            return self.complete(slot, events, host);
+        }
+        let ra_kb = self.read_ahead_kb;
+        let ra = self.ras.entry(o.file).or_insert_with(|| RaState::new(ra_kb));
+        let mut plan = std::mem::take(&mut self.plan);
+        let sum = self.cache.read(now, o.file, ra, first..last, eof, &mut plan);
+        self.report.cache_hits += sum.hits;
+        self.report.cache_misses += sum.misses;
+        self.report.readahead_pages += sum.readahead;
+        self.report.evicted_pages += plan.evicted.len() as u64;
+        if sum.wake_flusher {
+            self.kick_flusher(events);
+        }
+        let mut pending = 0;
+        for r in plan.runs.clone() {
+            let waits = r.run.start < last && r.run.end() > first;
+            let runs = self.blocks_of(o.mount, o.ino, r.run.start, r.run.len as u64);
+            let p = if waits { Purpose::Op(slot) } else { Purpose::ReadAhead };
+            let n = self.send_blocks(o.mount, Op::Read, &runs, p, o.io.process, block, events);
+            if waits {
+                pending += n;
+            }
+        }
+        self.plan = plan;
+        if let Some(p) = sum.blocked_at {
+            // Reclaim found nothing to free: the read goes on from page `p` after its I/O
+            // and a wait for writeback.
+            let op = &mut self.ops[slot as usize];
+            op.written = (p * PAGE).saturating_sub(o.io.offset).max(o.written);
+            op.resume = true;
+        }
+        if pending == 0 {
+            return self.proceed(slot, block, events, host);
+        }
+        let op = &mut self.ops[slot as usize];
+        op.stage = Stage::Io;
+        op.pending = pending;
+        self.wait_io(slot, now);
+    }
+
+    /// Operation `slot` was stopped by reclaim: it waits (congestion_wait, HZ/10 in
+    /// mm/vmscan.c of both eras) for writeback to free pages, then goes on.
+    fn reclaim_wait<E: From<FileEvent> + Copy>(&mut self, slot: u32, events: &mut EventQueue<E>) {
+        let now = events.now();
+        self.kick_flusher(events);
+        self.ops[slot as usize].stage = Stage::Throttled;
+        self.report.throttled_ns += RECLAIM_WAIT_NS;
+        self.wait_io(slot, now);
+        events.schedule(now + RECLAIM_WAIT_NS, E::from(FileEvent::Op(slot)));
+    }
+
+    /// The physical block runs holding pages `[first, first + n)` of a file (unmapped
+    /// blocks left out).
+    pub(super) fn blocks_of(&self, m: usize, ino: Ino, first: u64, n: u64) -> Vec<(u64, u64)> {
+        let mnt = self.mounts[m].as_ref().expect("a mounted file system");
+        let per = PAGE / mnt.block_size;
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for l in first * per..(first + n) * per {
+            let Some(p) = mnt.fs.map(ino, l as u32) else { continue };
+            match out.last_mut() {
+                Some(last) if last.0 + last.1 == p => last.1 += 1,
+                _ => out.push((p, 1)),
+            }
+        }
+        out
+    }
+
+    /// A buffered write: pages dirtied in the cache (ext3 allocates their blocks now; ext4
+    /// promises them, to allocate at writeback), the file's size grown, the writer throttled
+    /// as balance_dirty_pages says.
+    pub(super) fn write<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U)
+    where
+        E: From<FileEvent> + Copy,
+    {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        // A write blocked for want of a reclaimable page goes on where it stopped.
+        let start = o.io.offset + o.written;
+        let end = o.io.offset + o.io.len;
+        let mut evicted = std::mem::take(&mut self.evicted);
+        let ws = self.cache.write(now, o.file, start / PAGE..end.div_ceil(PAGE), &mut evicted);
+        self.report.dirtied_pages += ws.dirtied;
+        self.report.evicted_pages += evicted.len() as u64;
+        self.evicted = evicted;
+        let upto = ws.blocked_at.map_or(end, |p| (p * PAGE).clamp(start, end));
+        let task = Task { cpu: o.io.process % self.cpus.cores(), pid: o.io.process };
+        let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+        mnt.fs.open_for_write(o.ino);
+        let bs = mnt.block_size;
+        let size = mnt.fs.size_of(o.ino).unwrap_or(0);
+        let mut changes = Changes::default();
+        let ok = if upto == start {
+            true
+        } else if mnt.delalloc {
+            mnt.fs.reserve(ws.dirtied * (PAGE / bs)).is_ok()
+        } else {
+            // ext3: blocks now, with the metadata they dirty; the data is ordered before it.
+            let (l0, l1) = (start / bs, upto.div_ceil(bs));
+            match mnt.fs.allocate(o.ino, l0 as u32, (l1 - l0) as u32, task) {
+                Ok(ch) => {
+                    changes = ch;
+                    true
+                }
+                Err(_) => false,
+            }
+        };
+        if upto > size {
+            if let Ok(ch) = mnt.fs.set_size(o.ino, upto) {
+                changes.metadata.extend(ch.metadata);
+            }
+        }
+        self.ops[slot as usize].done.size = upto.max(size);
+        let extents = changes.data.len() as u64;
+        if extents > 0 {
+            self.cpus.run(now, self.costs.alloc_ns * extents);
+        }
+        let ordered = (!changes.data.is_empty()).then_some(o.file);
+        self.journal(o.mount, &changes, ordered, events);
+        if !ok {
+            return self.fail(slot, events, host);
+        }
+        if upto < end {
+            // Reclaim found no clean page: the writer waits and writes the rest.
+            let op = &mut self.ops[slot as usize];
+            op.written = upto - o.io.offset;
+            op.resume = true;
+            return self.reclaim_wait(slot, events);
+        }
+        let t = self.cache.balance_dirty_pages(now, &mut self.writers[o.io.process as usize], ws.dirtied);
+        if t.start_background || ws.wake_flusher || ws.over_background {
+            self.kick_flusher(events);
+        }
+        if t.pause_ns > 0 {
+            self.report.throttled_ns += t.pause_ns;
+            let op = &mut self.ops[slot as usize];
+            op.stage = Stage::Throttled;
+            op.over_limit = t.over_limit;
+            self.wait_io(slot, now);
+            events.schedule(now + t.pause_ns, E::from(FileEvent::Op(slot)));
+            return;
+        }
+        self.complete(slot, events, host);
+    }
+
+    /// A pause is over: a read or write stopped by reclaim goes on; a writer over the dirty
+    /// limit asks again.
+    pub(super) fn unthrottle<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        if o.resume {
+            self.ops[slot as usize].resume = false;
+            return match o.io.op {
+                FileIoOp::Read => self.read(slot, block, events, host),
+                _ => self.write(slot, events, host),
+            };
+        }
+        if o.over_limit {
+            let t = self.cache.balance_dirty_pages(now, &mut self.writers[o.io.process as usize], 0);
+            if t.start_background {
+                self.kick_flusher(events);
+            }
+            if t.pause_ns > 0 {
+                self.report.throttled_ns += t.pause_ns;
+                self.ops[slot as usize].over_limit = t.over_limit;
+                events.schedule(now + t.pause_ns, E::from(FileEvent::Op(slot)));
+                return;
+            }
+        }
+        self.complete(slot, events, host);
+    }
+
+    /// O_DIRECT: the blocks mapped (a write allocates what is unmapped) and read or written
+    /// straight from the user's buffer.
+    pub(super) fn direct<D, E, U>(&mut self, slot: u32, op: Op, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        let task = Task { cpu: o.io.process % self.cpus.cores(), pid: o.io.process };
+        let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+        let bs = mnt.block_size;
+        let (l0, l1) = (o.io.offset / bs, (o.io.offset + o.io.len).div_ceil(bs));
+        if op == Op::Write {
+            match mnt.fs.allocate(o.ino, l0 as u32, (l1 - l0) as u32, task) {
+                Ok(mut ch) => {
+                    let end = o.io.offset + o.io.len;
+                    if end > mnt.fs.size_of(o.ino).unwrap_or(0) {
+                        if let Ok(s) = mnt.fs.set_size(o.ino, end) {
+                            ch.metadata.extend(s.metadata);
+                        }
+                    }
+                    self.journal(o.mount, &ch, None, events);
+                }
+                Err(_) => return self.fail(slot, events, host),
+            }
+        }
+        let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for l in l0..l1 {
+            if let Some(p) = mnt.fs.map(o.ino, l as u32) {
+                match runs.last_mut() {
+                    Some(last) if last.0 + last.1 == p => last.1 += 1,
+                    _ => runs.push((p, 1)),
+                }
+            }
+        }
+        let n = self.send_blocks(o.mount, op, &runs, Purpose::Op(slot), o.io.process, block, events);
+        if n == 0 {
+            return self.complete(slot, events, host);
+        }
+        let s = &mut self.ops[slot as usize];
+        s.stage = Stage::Io;
+        s.pending = n;
+        self.wait_io(slot, now);
+    }
+
+    /// fsync: the file's dirty pages written (ext4 allocating them now), then the journal
+    /// committed if the file's metadata is in the running transaction, else a cache flush.
+    pub(super) fn fsync<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        let mut runs = std::mem::take(&mut self.runs);
+        self.cache.fsync(o.file, &mut runs);
+        let mut pending = 0;
+        for r in runs.clone() {
+            pending += self.writeback_run(r, Some(slot), o.io.process, block, events);
+        }
+        self.runs = runs;
+        let s = &mut self.ops[slot as usize];
+        s.pending = pending;
+        s.stage = Stage::Io;
+        self.wait_io(slot, now);
+        if pending == 0 {
+            self.proceed(slot, block, events, host);
+        }
+    }
+
+    /// Operation `slot`'s I/O (or the wait it was in) is over: its next stage.
+    pub(super) fn proceed<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let o = self.ops[slot as usize];
+        if o.resume {
+            return self.reclaim_wait(slot, events);
+        }
+        if !matches!(o.io.op, FileIoOp::Fsync { .. }) {
+            return self.complete(slot, events, host);
+        }
+        match o.stage {
+            Stage::Io | Stage::WritebackWait => {
+                // The flusher's writeback of the file, begun before, must end too.
+                if self.cache.file_pages(o.file).2 > 0 {
+                    self.ops[slot as usize].stage = Stage::WritebackWait;
+                    if !self.fsync_waiting.contains(&slot) {
+                        self.fsync_waiting.push(slot);
+                    }
+                    return;
+                }
+                let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+                if mnt.journal.has_running() || mnt.journal.committing {
+                    let seq = if mnt.journal.has_running() { mnt.journal.running_sequence() } else { mnt.journal.committed() + 1 };
+                    let op = &mut self.ops[slot as usize];
+                    op.stage = Stage::Commit;
+                    op.wait_seq = seq;
+                    self.commit_waiting.push(slot);
+                    if !mnt.journal.committing {
+                        self.commit(o.mount as u16, block, events);
+                    }
+                } else if mnt.barriers {
+                    self.ops[slot as usize].stage = Stage::Flush;
+                    let target = mnt.target;
+                    self.send(target, Op::Flush, 0, 0, Purpose::Flush(slot), o.io.process, block, events);
+                } else {
+                    self.complete(slot, events, host);
+                }
+            }
+            Stage::Commit | Stage::Flush => self.complete(slot, events, host),
+            s => panic!("fsync proceeding from stage {s:?}"),
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Writeback: the flusher's passes (background, periodic, checkpoint) and a page-cache
+//! run written to the blocks its file maps (allocated then under delayed allocation).
+
+use super::*;
+
+impl FileLayer {
+    /// Page-cache run `r` written back: ext4 allocates its blocks now (delayed allocation);
+    /// its pages go to the blocks mapped. Returns the bios sent.
+    pub(super) fn writeback_run<D, E>(&mut self, r: pagecache::Run, waiter: Option<u32>, process: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>) -> u32
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+    {
+        let now = events.now();
+        let m = (r.file >> INO_BITS) as usize;
+        let ino = r.file & ((1 << INO_BITS) - 1);
+        let mnt = self.mounts[m].as_mut().expect("a mounted file system");
+        let per = PAGE / mnt.block_size;
+        if mnt.delalloc {
+            let task = Task { cpu: process % self.cpus.cores(), pid: process };
+            if let Ok(ch) = mnt.fs.allocate(ino, (r.start * per) as u32, (r.len as u64 * per) as u32, task) {
+                let extents = ch.data.len() as u64;
+                if extents > 0 {
+                    self.cpus.run(now, self.costs.alloc_ns * extents);
+                }
+                self.journal(m, &ch, None, events);
+            }
+        }
+        let runs = self.blocks_of(m, ino, r.start, r.len as u64);
+        self.report.written_back_pages += r.len as u64;
+        let n = self.send_blocks(m, Op::Write, &runs, Purpose::Writeback(waiter, r), process, block, events);
+        if n == 0 {
+            // Nothing mapped (the file was deleted meanwhile): the run is done at once.
+            self.cache.complete_writeback(now, r);
+        }
+        n
+    }
+
+
+
+    /// Dirty pages passed the background threshold (or reclaim met dirty pages): the
+    /// flusher works now rather than at its next periodic wake-up.
+    pub(super) fn kick_flusher<E: From<FileEvent> + Copy>(&mut self, events: &mut EventQueue<E>) {
+        let now = events.now();
+        if self.flusher_at.is_some_and(|t| t <= now) || self.flushing > 0 {
+            return;
+        }
+        self.flusher_at = Some(now);
+        events.schedule(now, E::from(FileEvent::Flusher));
+    }
+
+    /// The flusher's pass: background writeback while over the threshold, else what has
+    /// expired; the journals' committed metadata written home; its next wake-up armed.
+    pub(super) fn flush<D, E>(&mut self, block: &mut BlockLayer<D>, events: &mut EventQueue<E>)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+    {
+        let now = events.now();
+        if self.flushing == 0 {
+            let (background, _) = self.cache.dirty_thresholds();
+            let work = if self.cache.dirty_pages() > background { WbWork::Background } else { WbWork::Periodic };
+            let mut runs = std::mem::take(&mut self.runs);
+            self.cache.writeback(now, work, FLUSH_BATCH_PAGES, &mut runs);
+            for r in runs.clone() {
+                let pages = r.len as u64;
+                if self.writeback_run(r, None, self.flusher_pid(), block, events) > 0 {
+                    self.flushing += pages;
+                }
+            }
+            self.runs = runs;
+            // Checkpoint: committed metadata home.
+            for m in 0..self.mounts.len() {
+                let Some(mnt) = self.mounts[m].as_mut() else { continue };
+                let blocks = mnt.journal.take_checkpoint();
+                if blocks.is_empty() {
+                    continue;
+                }
+                self.report.checkpoint_blocks += blocks.len() as u64;
+                let mut runs: Vec<(u64, u64)> = Vec::new();
+                for b in blocks {
+                    match runs.last_mut() {
+                        Some(last) if last.0 + last.1 == b => last.1 += 1,
+                        _ => runs.push((b, 1)),
+                    }
+                }
+                self.send_blocks(m, Op::Write, &runs, Purpose::Home, self.jbd2(m), block, events);
+            }
+        }
+        if self.flusher_at.is_none() {
+            if let Some(t) = self.cache.next_periodic() {
+                let at = t.max(now + 1);
+                self.flusher_at = Some(at);
+                events.schedule(at, E::from(FileEvent::Flusher));
+            }
+        }
+    }
+}

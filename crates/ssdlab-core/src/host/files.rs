@@ -1,0 +1,376 @@
+//! A job's file work: which file each of fio's I/Os goes to, or the program of file operations
+//! a thread runs (filebench's flowops, the seed scenarios), one operation at a time.
+
+use rand::{Rng as _, SeedableRng};
+
+use crate::engine::rng::{derive_seed, Rng};
+use crate::engine::Time;
+use crate::io::{FileDone, FileIoOp, ROTOR_PICK};
+use crate::metrics::OpSummary;
+use crate::io::Op;
+use crate::workload::files::{FileAccess, FileOp, FileService, Pick};
+use crate::workload::Io;
+
+/// One file operation a job is to issue: what, on which entry (None: picked by the file
+/// layer at random), and the byte range of a read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileRequest {
+    pub op: FileIoOp,
+    pub set: u32,
+    pub entry: Option<u64>,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Where a program is: the operation, and what it has done of it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Step {
+    index: usize,
+    /// Bytes of the operation done and to do (reads and writes of whole files, appends).
+    done: u64,
+    total: u64,
+    /// When the operation began (its latency is from there to its last call's end).
+    began: Time,
+}
+
+/// The file a program has open: its entry and size, and where its next sequential I/O goes.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    set: u32,
+    entry: u64,
+    size: u64,
+    pos: u64,
+}
+
+pub struct FileJob {
+    pub access: FileAccess,
+    /// Entries in each of the run's file sets (the job's own for fio's file service).
+    set_entries: Vec<u64>,
+    entries: u64,
+    rng: Rng,
+    /// fio's pattern: the file the next I/O goes to, and the last written (fsync=N syncs it).
+    next_file: u64,
+    last_written: u64,
+    /// fio's sequential service: bytes sent to the current file, and a file's size.
+    seq_bytes: u64,
+    file_bytes: u64,
+    /// A program's state; per operation, the cursor of its `Next`/`Every` pick.
+    step: Step,
+    open: Option<Open>,
+    cursors: Vec<u64>,
+    loops_done: u64,
+    /// A queue runner found nothing: it sleeps this long, then starts its program again.
+    idle: Option<Time>,
+    idling: bool,
+    /// A program ran out of files for a pick, or its loops: it is done.
+    exhausted: bool,
+    pub summary: Vec<OpSummary>,
+}
+
+impl FileJob {
+    pub fn new(access: FileAccess, set_entries: Vec<u64>, file_bytes: u64, seed: u64) -> FileJob {
+        let ops = access.program.as_ref().map_or(0, |p| p.ops.len());
+        let entries = set_entries.get(access.set as usize).copied().unwrap_or(1).max(1);
+        FileJob {
+            access,
+            set_entries,
+            entries,
+            rng: Rng::seed_from_u64(derive_seed(seed, "file-job", 0)),
+            next_file: 0,
+            last_written: 0,
+            seq_bytes: 0,
+            file_bytes: file_bytes.max(1),
+            step: Step::default(),
+            open: None,
+            cursors: vec![0; ops],
+            loops_done: 0,
+            idle: None,
+            idling: false,
+            exhausted: false,
+            summary: vec![OpSummary::default(); ops],
+        }
+    }
+
+    pub fn is_program(&self) -> bool {
+        self.access.program.is_some()
+    }
+
+    /// fio's pattern: the file and offset of I/O `io` (its offset is within one file).
+    pub fn place(&mut self, io: &Io) -> FileRequest {
+        let set = self.access.set;
+        let entry = match io.op {
+            // fsync=N syncs the file last written.
+            Op::Flush => self.last_written,
+            _ => match self.access.service {
+                FileService::Roundrobin => {
+                    let e = self.next_file;
+                    self.next_file = (self.next_file + 1) % self.entries;
+                    e
+                }
+                FileService::Sequential => {
+                    // Each file to its end before the next: a file's worth of bytes, then on.
+                    let e = self.next_file;
+                    self.seq_bytes += io.len;
+                    if self.seq_bytes >= self.file_bytes {
+                        self.seq_bytes = 0;
+                        self.next_file = (self.next_file + 1) % self.entries;
+                    }
+                    e
+                }
+                FileService::Random => self.rng.gen_range(0..self.entries),
+            },
+        };
+        if io.op == Op::Write {
+            self.last_written = entry;
+        }
+        let op = match io.op {
+            Op::Read => FileIoOp::Read,
+            Op::Write => FileIoOp::Write,
+            Op::Flush => FileIoOp::Fsync { data_only: false },
+            // fio's trim on a file is a hole punch: not modelled; refused when the job is built.
+            Op::Trim => FileIoOp::Write,
+        };
+        FileRequest { op, set, entry: Some(entry), offset: io.offset, len: io.len }
+    }
+
+
+    /// The program's next request at `now`; None when it is done (loops run, or a pick found
+    /// no file), or when the current operation needs no request (a delay: `Delay` is returned
+    /// for the caller to wait).
+    pub fn next(&mut self, now: Time) -> Next {
+        let Some(program) = self.access.program.as_ref() else { return Next::Done };
+        if self.exhausted {
+            return Next::Done;
+        }
+        if let Some(ns) = self.idle.take() {
+            self.idling = true;
+            return Next::Delay { ns, busy: false };
+        }
+        if self.step.index >= program.ops.len() {
+            self.loops_done += 1;
+            if program.loops.is_some_and(|l| self.loops_done >= l) {
+                self.exhausted = true;
+                return Next::Done;
+            }
+            self.step = Step::default();
+        }
+        let i = self.step.index;
+        if self.step.done == 0 && self.step.total == 0 {
+            self.step.began = now;
+        }
+        let io_req = |op, set, entry: Option<u64>, offset, len| Next::Issue(FileRequest { op, set, entry, offset, len });
+        match program.ops[i] {
+            FileOp::Create { set, pick } => match self.pick(i, pick) {
+                Ok(entry) => io_req(FileIoOp::Create, set, entry, 0, 0),
+                Err(()) => self.run_out(),
+            },
+            FileOp::Open { set, pick } => match self.pick(i, pick) {
+                Ok(entry) => io_req(FileIoOp::Open, set, entry, 0, 0),
+                Err(()) => self.run_out(),
+            },
+            FileOp::Delete { set, pick } => match self.pick(i, pick) {
+                Ok(entry) => io_req(FileIoOp::Delete, set, entry, 0, 0),
+                Err(()) => self.run_out(),
+            },
+            FileOp::Stat { set, pick } => match self.pick(i, pick) {
+                Ok(entry) => io_req(FileIoOp::Stat, set, entry, 0, 0),
+                Err(()) => self.run_out(),
+            },
+            FileOp::ListDir { set } => io_req(FileIoOp::ListDir, set, None, 0, 0),
+            FileOp::Close => match self.open {
+                Some(o) => io_req(FileIoOp::Close, o.set, Some(o.entry), 0, 0),
+                None => self.skip(),
+            },
+            FileOp::Fsync { data_only } => match self.open {
+                Some(o) => io_req(FileIoOp::Fsync { data_only }, o.set, Some(o.entry), 0, 0),
+                None => self.skip(),
+            },
+            FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } => {
+                let Some(o) = self.open else { return self.skip() };
+                let write = matches!(program.ops[i], FileOp::WriteWhole { .. });
+                if self.step.total == 0 && self.step.done == 0 {
+                    self.step.total = o.size;
+                    if o.size == 0 {
+                        // An empty file: one operation of no bytes, as filebench counts it.
+                        self.finish_step(now);
+                        return Next::Again;
+                    }
+                }
+                let len = io_bytes.min(self.step.total - self.step.done);
+                let op = if write { FileIoOp::Write } else { FileIoOp::Read };
+                io_req(op, o.set, Some(o.entry), self.step.done, len)
+            }
+            FileOp::Append { size, io_bytes } => {
+                let Some(o) = self.open else { return self.skip() };
+                if self.step.total == 0 && self.step.done == 0 {
+                    self.step.total = size.draw(&mut self.rng).max(1);
+                }
+                let len = io_bytes.min(self.step.total - self.step.done);
+                io_req(FileIoOp::Write, o.set, Some(o.entry), o.size + self.step.done, len)
+            }
+            FileOp::Read { io_bytes, random } | FileOp::Write { io_bytes, random } => {
+                let Some(o) = self.open else { return self.skip() };
+                let write = matches!(program.ops[i], FileOp::Write { .. });
+                let span = o.size.max(io_bytes);
+                let offset = if random {
+                    self.rng.gen_range(0..span.div_ceil(io_bytes).max(1)) * io_bytes
+                } else if o.pos + io_bytes > span {
+                    0
+                } else {
+                    o.pos
+                };
+                let op = if write { FileIoOp::Write } else { FileIoOp::Read };
+                io_req(op, o.set, Some(o.entry), offset, io_bytes.min(span - offset).max(1))
+            }
+            FileOp::Delay { ns, busy } => Next::Delay { ns, busy },
+        }
+    }
+
+    /// A `Delay` is over: the program goes on.
+    pub fn delay_done(&mut self, now: Time) {
+        if std::mem::take(&mut self.idling) {
+            self.step = Step::default();
+        } else {
+            self.finish_step(now);
+        }
+    }
+
+    /// The jobs this one serves as a queue runner.
+    pub fn producers(&self) -> &[u32] {
+        self.access.program.as_ref().map_or(&[], |p| &p.producers)
+    }
+
+    /// Request `req`, issued for the current operation, ended at `now` as `done` says;
+    /// `producers_running`: whether a job this one serves as a queue runner still runs.
+    pub fn done(&mut self, now: Time, req: &FileRequest, done: &FileDone, producers_running: bool) {
+        let Some(program) = self.access.program.as_ref() else {
+            return;
+        };
+        let i = self.step.index;
+        let op = program.ops[i];
+        if !done.ok && !program.producers.is_empty() {
+            // A queue runner found the queue empty: it rescans later, or is done.
+            self.summary[i].errors += 1;
+            if producers_running {
+                self.idle = Some(program.idle_ns);
+            } else {
+                self.exhausted = true;
+            }
+            self.open = None;
+            self.finish_step(now);
+            return;
+        }
+        if !done.ok {
+            self.summary[i].errors += 1;
+            if program.stop_on_error {
+                self.exhausted = true;
+                self.finish_step(now);
+                return;
+            }
+        }
+        match req.op {
+            FileIoOp::Create | FileIoOp::Open if done.ok => {
+                self.open = Some(Open { set: req.set, entry: done.entry, size: done.size, pos: 0 });
+            }
+            FileIoOp::Close => self.open = None,
+            FileIoOp::Delete if self.open.is_some_and(|o| o.set == req.set && o.entry == done.entry) => self.open = None,
+            FileIoOp::Read | FileIoOp::Write => {
+                self.summary[i].bytes += req.len;
+                if let Some(o) = &mut self.open {
+                    o.pos = req.offset + req.len;
+                    if req.op == FileIoOp::Write {
+                        o.size = o.size.max(req.offset + req.len);
+                    }
+                }
+                if matches!(op, FileOp::WriteWhole { .. } | FileOp::ReadWhole { .. } | FileOp::Append { .. }) {
+                    self.step.done += req.len;
+                    if self.step.done < self.step.total && done.ok {
+                        return; // the operation goes on with its next call
+                    }
+                    if let (FileOp::Append { .. }, Some(o)) = (op, &mut self.open) {
+                        o.size = o.size.max(req.offset + req.len);
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.finish_step(now);
+    }
+
+    /// The current operation is done at `now`: counted, with its latency.
+    fn finish_step(&mut self, now: Time) {
+        let s = &mut self.summary[self.step.index];
+        let lat = now - self.step.began;
+        s.min_latency_ns = if s.ops == 0 { lat } else { s.min_latency_ns.min(lat) };
+        s.ops += 1;
+        s.latency_ns += lat;
+        s.max_latency_ns = s.max_latency_ns.max(lat);
+        self.advance();
+    }
+
+    fn advance(&mut self) {
+        self.step = Step { index: self.step.index + 1, ..Step::default() };
+    }
+
+    /// An operation that has nothing to work on (no file open): it is passed over.
+    fn skip(&mut self) -> Next {
+        let i = self.step.index;
+        self.summary[i].errors += 1;
+        self.advance();
+        Next::Again
+    }
+
+    /// A pick found no file: the program ends.
+    fn run_out(&mut self) -> Next {
+        self.exhausted = true;
+        Next::Done
+    }
+
+    /// The entry `pick` names for operation `i` (None: at random, the file layer's choice);
+    /// Err when an `Every` or `Next` pick has passed the set's end.
+    fn pick(&mut self, i: usize, pick: Pick) -> Result<Option<u64>, ()> {
+        let set_entries = self.set_entries(i);
+        match pick {
+            Pick::Random => Ok(None),
+            Pick::Rotor => Ok(Some(ROTOR_PICK)),
+            Pick::Open => self.open.map(|o| Some(o.entry)).ok_or(()),
+            Pick::Next => {
+                let c = &mut self.cursors[i];
+                if *c >= set_entries {
+                    return Err(());
+                }
+                *c += 1;
+                Ok(Some(*c - 1))
+            }
+            Pick::Every { first, step } => {
+                let c = &mut self.cursors[i];
+                let entry = first + *c * step;
+                if entry >= set_entries {
+                    return Err(());
+                }
+                *c += 1;
+                Ok(Some(entry))
+            }
+        }
+    }
+
+    /// Entries of the set operation `i` works on.
+    fn set_entries(&self, i: usize) -> u64 {
+        let set = match self.access.program.as_ref().map(|p| p.ops[i]) {
+            Some(FileOp::Create { set, .. } | FileOp::Open { set, .. } | FileOp::Delete { set, .. } | FileOp::Stat { set, .. }) => set,
+            _ => self.access.set,
+        };
+        self.set_entries.get(set as usize).copied().unwrap_or(0)
+    }
+}
+
+/// What a program does next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Next {
+    Issue(FileRequest),
+    /// Wait (`busy`: compute) this long, then go on.
+    Delay { ns: Time, busy: bool },
+    /// Nothing to issue for this operation: ask again.
+    Again,
+    Done,
+}

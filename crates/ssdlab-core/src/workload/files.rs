@@ -1,0 +1,269 @@
+//! File-level work: the sets of files jobs work on, and what a job does with them — fio's
+//! I/O pattern over its files, or a program of file operations (filebench's flowops, the
+//! seed scenarios' procedures). The file layer (page cache and file system) turns them into
+//! block I/O; a job without files goes to its device's block queue as before.
+
+use rand::Rng as _;
+use rand_distr::{Distribution as _, Gamma};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::rng::Rng;
+use crate::engine::Time;
+use crate::error::ConfigError;
+
+/// How big each file of a set is.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SizeSpec {
+    /// Every file the same.
+    Fixed { bytes: u64 },
+    /// Uniform between the two (fio's `filesize=a-b`), in `align` steps.
+    Uniform { min: u64, max: u64, align: u64 },
+    /// Gamma-distributed around `mean` with shape `shape` (filebench's default for file sizes
+    /// is a gamma distribution with shape 1.5), at most `max`.
+    Gamma { mean: u64, shape: f64, max: u64 },
+}
+
+impl SizeSpec {
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        let ok = match *self {
+            SizeSpec::Fixed { .. } => true,
+            SizeSpec::Uniform { min, max, align } => min <= max && align > 0,
+            SizeSpec::Gamma { mean, shape, max } => mean > 0 && shape > 0.0 && shape.is_finite() && max >= mean,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(ConfigError::new(key, format!("{self:?}: not a size distribution")))
+        }
+    }
+
+    /// A size drawn from it.
+    pub fn draw(&self, rng: &mut Rng) -> u64 {
+        match *self {
+            SizeSpec::Fixed { bytes } => bytes,
+            SizeSpec::Uniform { min, max, align } => min + rng.gen_range(0..=(max - min) / align) * align,
+            SizeSpec::Gamma { mean, shape, max } => {
+                let g = Gamma::new(shape, mean as f64 / shape).expect("a validated shape and mean");
+                (g.sample(rng).round() as u64).clamp(1, max)
+            }
+        }
+    }
+
+    /// The largest size it gives.
+    pub fn max_bytes(&self) -> u64 {
+        match *self {
+            SizeSpec::Fixed { bytes } => bytes,
+            SizeSpec::Uniform { max, .. } | SizeSpec::Gamma { max, .. } => max,
+        }
+    }
+}
+
+/// A set of files on one target's file system: fio's files of a job (`nrfiles` × `filesize`
+/// under `directory`), a filebench fileset, a scenario's tree.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileSetSpec {
+    /// Its name (fio's job name, filebench's fileset name), for reports and errors.
+    pub name: String,
+    /// The system's target whose file system holds it.
+    #[serde(default)]
+    pub target: u32,
+    /// Its directory, from the file system's root (`"/"`: the root itself).
+    pub dir: String,
+    /// Files in the set (entries: a file may exist or not at a given time).
+    pub entries: u64,
+    pub size: SizeSpec,
+    /// Files per subdirectory (filebench's `dirwidth`): the set's files are spread over
+    /// subdirectories of `dir` that many to a directory; 0: all directly in `dir`.
+    #[serde(default)]
+    pub dir_width: u64,
+    /// Share of the entries that exist, written whole, before the jobs start (fio lays its
+    /// files out first; filebench's `prealloc`), in order of their number. 0..=1.
+    #[serde(default)]
+    pub prealloc: f64,
+}
+
+impl FileSetSpec {
+    pub fn validate(&self, targets: usize) -> Result<(), ConfigError> {
+        let key = |k: &str| format!("file_sets.{}.{k}", self.name);
+        if self.target as usize >= targets {
+            return Err(ConfigError::new(&key("target"), format!("device {} does not exist ({targets} devices)", self.target)));
+        }
+        if !self.dir.starts_with('/') {
+            return Err(ConfigError::new(&key("dir"), format!("'{}': expected a path from the root, as /dir", self.dir)));
+        }
+        if self.entries == 0 {
+            return Err(ConfigError::new(&key("entries"), "a file set needs at least one file".into()));
+        }
+        if !(0.0..=1.0).contains(&self.prealloc) {
+            return Err(ConfigError::new(&key("prealloc"), format!("{}: expected a share from 0 to 1", self.prealloc)));
+        }
+        self.size.validate(&key("size"))
+    }
+}
+
+/// Which file of a set an operation takes, among those in the state it needs (existing for
+/// open, read, stat and delete; absent for create).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Pick {
+    /// Uniformly at random.
+    #[default]
+    Random,
+    /// The next entry in the state needed after the set's rotor, which every job of the set
+    /// moves on, wrapping round (filebench's fileset_pick).
+    Rotor,
+    /// In order of their number, the job's own cursor, each entry once: the program ends at
+    /// the set's end (a procedure's "create files 1 … N").
+    Next,
+    /// Entries `first`, `first + step`, … once each, the job's own cursor (the seed's "delete
+    /// every even-numbered file": first 1, step 2, counting from 0).
+    Every { first: u64, step: u64 },
+    /// The file the program has open (filebench's `fd=`).
+    Open,
+}
+
+/// One operation of a file program. The operations on "the open file" work on the file the
+/// last `Create` or `Open` opened (a program opens one file at a time).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FileOp {
+    /// Create a file of the set (an absent entry) and open it.
+    Create { set: u32, #[serde(default)] pick: Pick },
+    /// Open an existing file of the set.
+    Open { set: u32, #[serde(default)] pick: Pick },
+    /// Close the open file.
+    Close,
+    /// Write the open file from its start to its set's size for it, `io_bytes` a call.
+    WriteWhole { io_bytes: u64 },
+    /// Append `size` bytes to the open file, `io_bytes` a call.
+    Append { size: SizeSpec, io_bytes: u64 },
+    /// Read the open file whole, `io_bytes` a call.
+    ReadWhole { io_bytes: u64 },
+    /// One read or write of `io_bytes` at a random (aligned to it) or the next offset of the
+    /// open file.
+    Read { io_bytes: u64, random: bool },
+    Write { io_bytes: u64, random: bool },
+    /// fsync (or fdatasync: `data_only`) of the open file.
+    Fsync { #[serde(default)] data_only: bool },
+    /// Delete a file of the set (closing it if open).
+    Delete { set: u32, #[serde(default)] pick: Pick },
+    /// stat a file of the set.
+    Stat { set: u32, #[serde(default)] pick: Pick },
+    /// List the set's directory (readdir over every entry).
+    ListDir { set: u32 },
+    /// The thread computes (or sleeps, `busy` false) for this long.
+    Delay { ns: Time, #[serde(default)] busy: bool },
+}
+
+/// A program of file operations run in a loop by each of a job's threads (its clones).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileProgram {
+    pub ops: Vec<FileOp>,
+    /// Times the thread runs the program; None: until the job's runtime ends (or a pick runs
+    /// out of files: a `Create` with no absent entry, an `Every` pick past the set's end).
+    #[serde(default)]
+    pub loops: Option<u64>,
+    /// The thread stops at the first operation that fails (a procedure's "fill the file
+    /// system": until a create or a write finds no space).
+    #[serde(default)]
+    pub stop_on_error: bool,
+    /// The jobs a queue runner serves (their indices): while any of them runs, an operation
+    /// that fails (a pick that finds the queue empty) makes the thread sleep `idle_ns` and
+    /// start its program again, as a mail queue runner rescans; once they are all done, the
+    /// failure ends the program. Empty: failures go on as `stop_on_error` says.
+    #[serde(default)]
+    pub producers: Vec<u32>,
+    #[serde(default)]
+    pub idle_ns: Time,
+}
+
+/// How fio picks the file of each I/O among a job's files (`file_service_type`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FileService {
+    /// A different file for each I/O, in turn (fio's default, `roundrobin`).
+    #[default]
+    Roundrobin,
+    /// Each file to the end before the next.
+    Sequential,
+    /// A file at random for each I/O.
+    Random,
+}
+
+/// What a job does with files: its set, how its I/O reaches them, and either fio's pattern
+/// (the job's `rw`, `bs`, … over its files, offsets within each file) or a program.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileAccess {
+    /// The file set (index into the run's `file_sets`).
+    pub set: u32,
+    /// O_DIRECT: reads and writes bypass the page cache (the file system still maps them).
+    #[serde(default)]
+    pub direct: bool,
+    /// fio's pattern: which file each I/O goes to.
+    #[serde(default)]
+    pub service: FileService,
+    /// fio's `end_fsync`: fsync every file the job wrote when it is done.
+    #[serde(default)]
+    pub end_fsync: bool,
+    /// fio's `unlink`: delete the job's files when it is done.
+    #[serde(default)]
+    pub unlink: bool,
+    /// A program instead of fio's pattern.
+    #[serde(default)]
+    pub program: Option<FileProgram>,
+}
+
+impl FileAccess {
+    /// Checked against the run's file sets and its number of jobs.
+    pub fn validate(&self, sets: &[FileSetSpec], jobs: usize) -> Result<(), ConfigError> {
+        let n = sets.len() as u32;
+        let check_set = |key: &str, set: u32| {
+            if set >= n {
+                Err(ConfigError::new(key, format!("file set {set} does not exist ({n} sets)")))
+            } else {
+                Ok(())
+            }
+        };
+        check_set("files.set", self.set)?;
+        let Some(p) = &self.program else { return Ok(()) };
+        if p.ops.is_empty() {
+            return Err(ConfigError::new("files.program.ops", "a program needs at least one operation".into()));
+        }
+        for (i, op) in p.ops.iter().enumerate() {
+            let key = format!("files.program.ops.{i}");
+            match *op {
+                FileOp::Create { set, pick } | FileOp::Open { set, pick } | FileOp::Delete { set, pick } | FileOp::Stat { set, pick } => {
+                    check_set(&key, set)?;
+                    if let Pick::Every { step: 0, .. } = pick {
+                        return Err(ConfigError::new(&key, "an Every pick needs a step of at least 1".into()));
+                    }
+                }
+                FileOp::ListDir { set } => check_set(&key, set)?,
+                FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::Read { io_bytes, .. } | FileOp::Write { io_bytes, .. } => {
+                    if io_bytes == 0 {
+                        return Err(ConfigError::new(&key, "io_bytes must be positive".into()));
+                    }
+                }
+                FileOp::Append { size, io_bytes } => {
+                    size.validate(&key)?;
+                    if io_bytes == 0 {
+                        return Err(ConfigError::new(&key, "io_bytes must be positive".into()));
+                    }
+                }
+                FileOp::Close | FileOp::Fsync { .. } | FileOp::Delay { .. } => {}
+            }
+        }
+        if let Some(&j) = p.producers.iter().find(|&&j| j as usize >= jobs) {
+            return Err(ConfigError::new("files.program.producers", format!("names job {j}, which does not exist ({jobs} jobs)")));
+        }
+        if !p.producers.is_empty() && p.idle_ns == 0 {
+            return Err(ConfigError::new("files.program.idle_ns", "a queue runner needs a positive idle time between rescans".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,216 @@
+//! File-level work through the file layer: fio's pattern over files, and file programs, on
+//! ext3 and ext4 over simulated drives; what reaches the devices, and the books kept.
+
+use ssdlab_core::device::ssd::{Precondition, SsdConfig};
+use ssdlab_core::file::{FileSystemSpec, FsType, KernelEra, MemoryConfig};
+use ssdlab_core::host::HostConfig;
+use ssdlab_core::report::SimResult;
+use ssdlab_core::sim::{run, SimSpec};
+use ssdlab_core::target::{DeviceConfig, TargetSpec};
+use ssdlab_core::workload::files::{FileAccess, FileOp, FileProgram, FileService, FileSetSpec, Pick, SizeSpec};
+use ssdlab_core::workload::{JobSpec, RwMode};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1 << 20;
+
+fn host(era: KernelEra) -> HostConfig {
+    let mut h = HostConfig::ideal();
+    h.memory = Some(MemoryConfig::new(era, 2 << 30, 2));
+    h
+}
+
+fn system(fs: FsType, era: KernelEra, sets: Vec<FileSetSpec>, jobs: Vec<JobSpec>) -> SimSpec {
+    let target = TargetSpec {
+        name: "sda".into(),
+        device: DeviceConfig::NandSsd(SsdConfig::generic(4)),
+        precondition: Precondition::None,
+        scheduler: Default::default(),
+        queue: Default::default(),
+        filesystem: Some(FileSystemSpec::new(fs)),
+    };
+    SimSpec { seed: 1, host: host(era), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default(), file_sets: sets }
+}
+
+fn set(name: &str, entries: u64, bytes: u64, prealloc: f64) -> FileSetSpec {
+    FileSetSpec { name: name.into(), target: 0, dir: format!("/{name}"), entries, size: SizeSpec::Fixed { bytes }, dir_width: 0, prealloc }
+}
+
+fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) -> JobSpec {
+    let mut j = JobSpec::simple("f", rw, bs, 1, file_bytes);
+    j.number_ios = Some(ios);
+    j.io_limit = u64::MAX;
+    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None });
+    j
+}
+
+fn program(ops: Vec<FileOp>, loops: Option<u64>) -> JobSpec {
+    let mut j = JobSpec::simple("p", RwMode::Write, 4 * KIB, 1, MIB);
+    j.io_limit = u64::MAX;
+    j.files = Some(FileAccess {
+        set: 0,
+        direct: false,
+        service: FileService::Roundrobin,
+        end_fsync: false,
+        unlink: false,
+        program: Some(FileProgram { ops, loops, stop_on_error: false, producers: Vec::new(), idle_ns: 0 }),
+    });
+    j
+}
+
+fn device_read_bytes(r: &SimResult) -> u64 {
+    r.devices[0].disk.read_sectors * 512
+}
+
+fn device_write_bytes(r: &SimResult) -> u64 {
+    r.devices[0].disk.write_sectors * 512
+}
+
+#[test]
+fn buffered_random_reads_miss_then_hit_the_page_cache() {
+    // 16 files of 1 MiB laid out before the run; 4 KiB random reads, twice the data.
+    let spec = system(FsType::Ext4, KernelEra::Today, vec![set("data", 16, MIB, 1.0)], vec![fio_on_files(RwMode::Randread, 4 * KIB, MIB, 8192, false)]);
+    let r = run(&spec).expect("run");
+    let f = r.files.as_ref().expect("a file report");
+    assert_eq!(r.jobs[0].read.ios, 8192);
+    assert_eq!(f.cache_hits + f.cache_misses, 8192, "one lookup per page read");
+    assert!(f.cache_misses > 2000 && f.cache_hits > 3000, "{f:?}");
+    // The device reads what missed and what read-ahead added (little: the reads are random).
+    assert_eq!(device_read_bytes(&r), (f.cache_misses + f.readahead_pages) * 4 * KIB, "{f:?}");
+    assert!(f.readahead_pages < f.cache_misses / 4, "{f:?}");
+    assert!(f.cache_misses <= 16 * 256, "never more misses than pages");
+}
+
+#[test]
+fn sequential_buffered_reads_are_read_ahead_in_large_requests() {
+    let mut job = fio_on_files(RwMode::Read, 4 * KIB, 4 * MIB, 1024, false);
+    job.files.as_mut().unwrap().service = FileService::Sequential;
+    let spec = system(FsType::Ext4, KernelEra::Today, vec![set("seq", 1, 4 * MIB, 1.0)], vec![job]);
+    let r = run(&spec).expect("run");
+    let f = r.files.as_ref().unwrap();
+    assert_eq!(device_read_bytes(&r), 4 * MIB, "the file read once");
+    assert!(f.readahead_pages > 500, "{f:?}");
+    let reqs = r.devices[0].disk.read_ios;
+    assert!(reqs <= 64, "read-ahead windows of up to 128 KiB: {reqs} requests");
+}
+
+#[test]
+fn created_and_fsynced_files_reach_the_device_with_their_metadata_and_journal() {
+    for fs in [FsType::Ext4, FsType::Ext3] {
+        let ops = vec![
+            FileOp::Create { set: 0, pick: Pick::Next },
+            FileOp::WriteWhole { io_bytes: 16 * KIB },
+            FileOp::Fsync { data_only: false },
+            FileOp::Close,
+        ];
+        let spec = system(fs, KernelEra::Y2008, vec![set("mail", 200, 16 * KIB, 0.0)], vec![program(ops, None)]);
+        let r = run(&spec).expect("run");
+        let f = r.files.as_ref().unwrap();
+        let ops = &r.jobs[0].file_ops;
+        assert_eq!(ops[0].ops, 200, "{fs:?}: every entry created once, then the Next pick ran out");
+        assert_eq!(ops[1].bytes, 200 * 16 * KIB);
+        assert!(f.commits >= 1 && f.journal_blocks > 0, "{fs:?}: fsync commits the journal: {f:?}");
+        let data = 200 * 16 * KIB;
+        let written = device_write_bytes(&r);
+        assert!(written >= data, "{fs:?}: the data is on the device: {written} < {data}");
+        assert!(written < 3 * data, "{fs:?}: data, journal and metadata, not more: {written}");
+        assert_eq!(f.failed_ops, 0);
+    }
+}
+
+#[test]
+fn deleting_every_other_file_leaves_small_free_extents() {
+    // The seed's aging on a small ext3 of 1 KiB blocks: 4 KB files, every even one deleted.
+    let mut target_fs = FileSystemSpec::new(FsType::Ext3);
+    target_fs.block_size = Some(1024);
+    let create = vec![FileOp::Create { set: 0, pick: Pick::Next }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Close];
+    let delete = vec![FileOp::Delete { set: 0, pick: Pick::Every { first: 1, step: 2 } }];
+    let mut first = program(create, None);
+    first.name = "fill".into();
+    let mut second = program(delete, None);
+    second.name = "delete".into();
+    second.start_after = vec![0];
+    let mut spec = system(FsType::Ext3, KernelEra::Y2008, vec![set("a", 2000, 4 * KIB, 0.0)], vec![first, second]);
+    spec.targets[0].filesystem = Some(target_fs);
+    let r = run(&spec).expect("run");
+    let f = r.files.as_ref().unwrap();
+    assert_eq!(r.jobs[1].file_ops[0].ops, 1000);
+    let hist = &f.free_extents[0];
+    let small: u64 = hist.iter().filter(|b| b.0 < 8 * KIB).map(|b| b.1).sum();
+    assert!(small >= 900, "about a thousand 4 KiB holes: {hist:?}");
+}
+
+#[test]
+fn a_queue_runner_rescans_while_its_producers_run_and_empties_the_queue() {
+    // Four writers queue 50 files each; one runner lists the queue and deletes from it,
+    // sleeping when it finds it empty, and ends once the writers are done and it is empty.
+    let write = vec![FileOp::Create { set: 0, pick: Pick::Rotor }, FileOp::WriteWhole { io_bytes: 8 * KIB }, FileOp::Close];
+    let mut jobs: Vec<JobSpec> = (0..4)
+        .map(|i| {
+            let mut j = program(write.clone(), Some(50));
+            j.name = format!("writer{i}");
+            j
+        })
+        .collect();
+    let mut runner = program(vec![FileOp::ListDir { set: 0 }, FileOp::Delete { set: 0, pick: Pick::Rotor }], None);
+    runner.name = "runner".into();
+    let p = runner.files.as_mut().unwrap().program.as_mut().unwrap();
+    p.producers = vec![0, 1, 2, 3];
+    p.idle_ns = 10_000_000;
+    jobs.push(runner);
+    let spec = system(FsType::Ext4, KernelEra::Y2008, vec![set("queue", 1000, 8 * KIB, 0.0)], jobs);
+    let r = run(&spec).expect("run");
+    for w in &r.jobs[..4] {
+        assert_eq!(w.file_ops[0].ops, 50, "each writer queued its 50 files");
+        assert_eq!(w.file_ops[0].errors, 0);
+    }
+    let deletes = &r.jobs[4].file_ops[1];
+    assert_eq!(deletes.ops - deletes.errors, 200, "the runner deleted every queued file once: {deletes:?}");
+    assert!(deletes.errors >= 1, "it found the queue empty at least once (at the end)");
+    // Ending when empty, not before: the run lasts past the last writer.
+    assert_eq!(r.files.as_ref().unwrap().failed_ops, deletes.errors);
+}
+
+/// Pages dirtied are written back, dropped dirty by a delete, or still dirty at the end:
+/// none is lost and none is written twice without being dirtied twice.
+fn assert_dirty_pages_conserved(f: &ssdlab_core::report::FileReport) {
+    assert_eq!(f.dirtied_pages, f.written_back_pages + f.dropped_dirty_pages + f.dirty_pages_at_end, "{f:?}");
+}
+
+#[test]
+fn a_writer_past_a_small_cache_is_throttled_while_the_flusher_writes_and_finishes() {
+    // 48 MiB of cache, a dirty limit of all of it, a 128 MiB file: balance_dirty_pages
+    // pauses the writer while the flusher writes, and the whole file goes through.
+    let mut job = fio_on_files(RwMode::Write, 256 * KIB, 128 * MIB, 512, false);
+    job.files.as_mut().unwrap().service = FileService::Sequential;
+    let mut spec = system(FsType::Ext4, KernelEra::Today, vec![set("big", 1, 128 * MIB, 1.0)], vec![job]);
+    let m = spec.host.memory.as_mut().unwrap();
+    m.ram_bytes = 64 * MIB;
+    m.reserved_bytes = 16 * MIB;
+    m.dirty_ratio = Some(100);
+    m.dirty_background_ratio = Some(95);
+    let r = run(&spec).expect("run");
+    let f = r.files.as_ref().unwrap();
+    assert_eq!(r.jobs[0].write.bytes, 128 * MIB, "the whole file written");
+    assert!(f.throttled_ns > 0, "the writer waited: {f:?}");
+    assert!(f.written_back_pages >= (128 * MIB - 48 * MIB) / 4096, "{f:?}");
+    assert_eq!(f.failed_ops, 0);
+    assert_dirty_pages_conserved(f);
+}
+
+#[test]
+fn dirty_pages_are_conserved_through_writeback_deletes_and_the_end() {
+    let write = vec![FileOp::Create { set: 0, pick: Pick::Rotor }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Close];
+    let mut jobs: Vec<JobSpec> = (0..2).map(|_| program(write.clone(), Some(300))).collect();
+    let mut runner = program(vec![FileOp::ListDir { set: 0 }, FileOp::Delete { set: 0, pick: Pick::Rotor }], None);
+    let p = runner.files.as_mut().unwrap().program.as_mut().unwrap();
+    p.producers = vec![0, 1];
+    p.idle_ns = 2_000_000_000;
+    jobs.push(runner);
+    for fs in [FsType::Ext3, FsType::Ext4] {
+        let spec = system(fs, KernelEra::Y2008, vec![set("q", 2000, 24 * KIB, 0.0)], jobs.clone());
+        let r = run(&spec).expect("run");
+        let f = r.files.as_ref().unwrap();
+        assert!(f.dropped_dirty_pages > 0, "{fs:?}: some files deleted before writeback: {f:?}");
+        assert_dirty_pages_conserved(f);
+    }
+}
