@@ -31,6 +31,8 @@ from .arguments import check_mapping, check_seed
 from .config import load_host
 from .config.profile import host_places
 from .fio import JobSet, Targets, load_job_file, load_job_files, parse_job_text
+from .filework import FileWork, filesystem_spec
+from .filework import load as load_file_work
 from .fio.reporting import JobReport
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
@@ -110,6 +112,8 @@ def build(
     host_set: Mapping[str, str] | None = None,
     replay: Sequence[tuple[Replay, str | None, int]] | None = None,
     memory_limit: str | int | None = None,
+    files: "FileWork | str | os.PathLike[str] | None" = None,
+    filesystem: str | Mapping[str, Any] | None = None,
 ) -> RunSpec:
     """Parse the job, load the system (a system file, or ``profile`` as a one-drive system)
     and resolve everything into a :class:`RunSpec`. Bad input raises here, never later.
@@ -126,7 +130,9 @@ def build(
     MemAvailable) is refused with :class:`ssdlab.analysis.memory.MemoryLimitError` (a ValueError)
     naming what takes the memory and how to need less; so is an ``interval`` that would take
     more than :data:`ssdlab.analysis.memory.MAX_SAMPLES` samples."""
-    if job is None and not replay:
+    if isinstance(files, (str, os.PathLike)):
+        files = load_file_work(files)
+    if job is None and not replay and files is None:
         raise TypeError("job: expected a fio job file path, job text or a parsed JobSet, got None "
                         "(ssdlab.api.quickstart_job() is the built-in example job)")
     check_seed(seed)
@@ -166,7 +172,12 @@ def build(
                                  f"(it has {', '.join('/dev/' + n for n in sysd.names)})")
         job = "".join(f"[replay{i}]\nioengine=libaio\ndirect=1\niodepth={qd}\nsize=100%\n"
                       + (f"filename=/dev/{name}\n" if name else "") for i, (_, name, qd) in enumerate(replay))
-    jobset = _load_jobs(job, targets, overrides, env, seed)
+    if files is not None:
+        jobs = files.jobs(seed)
+        jobset = JobSet(jobs=jobs, job_options=[{} for _ in jobs], global_options={}, group_reporting={},
+                        warnings=list(files.warnings), reports=[JobReport() for _ in jobs])
+    else:
+        jobset = _load_jobs(job, targets, overrides, env, seed)
     if replay:
         jobs = [j.model_copy(update={"replay": r, "io_limit": 1 << 62, "name": "replay"})
                 for j, (r, _, _) in zip(jobset.jobs, replay, strict=True)]
@@ -183,7 +194,15 @@ def build(
         "interval_ns": interval_ns,
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
         "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
+        "file_sets": files.file_sets if files is not None else [],
     }
+    fs_spec = _filesystem(filesystem if filesystem is not None else (files.filesystem if files else None))
+    if fs_spec is not None:
+        for t in core["targets"]:
+            t["filesystem"] = fs_spec
+    if files is not None and core["host"]["memory"] is None:
+        raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
+                         "(a [memory] table in the host profile)")
     _observe(core["jobs"], jobset.reports)
     warnings = list(jobset.warnings)
     sources = {f"host.{k}": v for k, v in host_sources.items()}
@@ -225,6 +244,22 @@ def build(
                    job_reports=list(jobset.reports), interval_ns=interval_ns)
 
 
+def _filesystem(fs: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The core's file-system spec from ``"ext4"`` or a table of mkfs and mount options."""
+    if fs is None:
+        return None
+    table = {"type": fs} if isinstance(fs, str) else dict(fs)
+    if "commit_interval_ns" in table:  # already the core's spec
+        return table
+
+    def fail(key: str, message: str) -> ValueError:
+        return ValueError(f"filesystem: {key}: {message}")
+
+    if table.get("type") not in ("ext3", "ext4"):
+        raise fail("type", f"{table.get('type')!r}: expected ext3 or ext4")
+    return filesystem_spec(table, fail)
+
+
 def _observe(jobs: list[dict[str, Any]], reports: Sequence[JobReport]) -> None:
     """What the core observes of each clone for fio's report: its bandwidth and IOPS
     sampling windows, and its I/O log if it writes a log file."""
@@ -250,8 +285,9 @@ def _job_scheduler(t: Drive | Array, i: int, jobset: JobSet, io: IoOverride | No
 def _core_target(t: Drive | Array, io: IoOverride | None) -> dict[str, Any]:
     if isinstance(t, Array):
         # md is bio-based: no scheduler of its own; its members have theirs.
-        return {"name": t.name, "device": t.core(io), "scheduler": {"name": "none"}, "precondition": {"kind": "none"}}
-    return t.target_core(io)
+        return {"name": t.name, "device": t.core(io), "scheduler": {"name": "none"}, "precondition": {"kind": "none"},
+                "filesystem": None}
+    return {**t.target_core(io), "filesystem": None}
 
 
 def _drive_info(d: Drive) -> TargetInfo:

@@ -39,6 +39,18 @@ class DirStats(TypedDict):
     clat_hist: list[tuple[int, int]]
 
 
+class OpSummary(TypedDict):
+    """One operation of a job's file program (filebench's flowop)."""
+
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    ops: int
+    bytes: int
+    errors: int
+    latency_ns: int
+    min_latency_ns: int
+    max_latency_ns: int
+
+
 class JobStats(TypedDict):
     __pydantic_config__ = _STRICT  # type: ignore[misc]
     name: str
@@ -60,6 +72,7 @@ class JobStats(TypedDict):
     sched_cpu_ns: int
     #: ``[time ns, direction, I/Os, bytes, offset, slat, clat, max slat, max clat, max lat]``
     log: NotRequired[list[list[int]]]
+    file_ops: NotRequired[list[OpSummary]]
 
 
 class DiskCounters(TypedDict):
@@ -223,6 +236,18 @@ class DeviceSample(TypedDict):
     members: NotRequired[list[DeviceResult]]
 
 
+class CpuInterval(TypedDict):
+    """The host's CPUs over an interval, as sar -u and /proc/loadavg give them."""
+
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    start_ns: int
+    end_ns: int
+    busy: float
+    iowait: float
+    idle: float
+    load: tuple[float, float, float]
+
+
 class Sample(TypedDict):
     __pydantic_config__ = _STRICT  # type: ignore[misc]
     t_ns: int
@@ -231,6 +256,34 @@ class Sample(TypedDict):
     read_ios: int
     write_ios: int
     devices: list[DeviceSample]
+    #: the host's CPUs since the previous sample (runs whose jobs work on files)
+    cpu: CpuInterval | None
+
+
+class FileReport(TypedDict):
+    """What the file layer did (runs whose jobs work on files)."""
+
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    ops: int
+    failed_ops: int
+    cache_hits: int
+    cache_misses: int
+    readahead_pages: int
+    #: pages dirtied = written back + dropped dirty (deleted) + still dirty at the end
+    dirtied_pages: int
+    written_back_pages: int
+    dropped_dirty_pages: int
+    dirty_pages_at_end: int
+    evicted_pages: int
+    throttled_ns: int
+    commits: int
+    journal_blocks: int
+    checkpoint_blocks: int
+    data_bios: int
+    metadata_bios: int
+    cpu: CpuInterval
+    #: per file system, the free-extent histogram: [bucket start bytes, extents, blocks]
+    free_extents: list[list[tuple[int, int, int]]]
 
 
 class SimResult(TypedDict):
@@ -243,11 +296,12 @@ class SimResult(TypedDict):
     jobs: list[JobStats]
     devices: list[DeviceResult]
     samples: list[Sample]
+    files: NotRequired[FileReport]
 
 
 #: Each type by the name the core's schema gives it.
 TYPES: dict[str, type] = {t.__name__: t for t in (
-    LatStats, DirStats, JobStats, DiskCounters, ThermalReport, NandReport, HddReport, RebuildReport,
+    LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
     ArrayReport, DeviceReport, DeviceResult, DeviceSample, Sample, SimResult)}
 
 #: Validates a whole result (a file read back, a result from another process).

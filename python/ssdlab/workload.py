@@ -8,6 +8,8 @@ field names (``crates/ssdlab-core/src/workload/spec.rs``), so both sides change 
 
 from __future__ import annotations
 
+from typing import Any
+
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, model_validator
@@ -169,6 +171,9 @@ class JobSpec(_Strict):
     bw_window_ns: int = 500_000_000
     iops_window_ns: int = 500_000_000
     log_window_ns: int | None = None
+    # File work: the core's FileAccess (its file set, direct or through the page cache, fio's
+    # file service or a program of file operations); None: the job addresses its device.
+    files: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _sane(self) -> "JobSpec":

@@ -454,8 +454,56 @@ DeviceProfile = Annotated[SsdProfile | InPlaceProfile | HddProfile, Field(discri
 
 
 
+class FileCosts(_Section):
+    """CPU time of file operations on one of the host's cores (the core's FileCosts)."""
+
+    syscall: TimeNs = Field(description="entering and leaving the kernel for a file call")
+    page_copy: TimeNs = Field(description="copying a 4 KiB page to or from the page cache")
+    create: TimeNs = Field(description="creating a file (inode, directory entry, journal)")
+    unlink: TimeNs = Field(description="deleting a file")
+    lookup: TimeNs = Field(description="a stat or open of a cached inode")
+    readdir_entry: TimeNs = Field(description="readdir, per entry returned")
+    alloc: TimeNs = Field(description="allocating one extent")
+    bio: TimeNs = Field(description="building, submitting and completing one bio")
+
+    def to_core(self) -> dict[str, Any]:
+        return {"syscall_ns": self.syscall, "page_copy_ns": self.page_copy, "create_ns": self.create,
+                "unlink_ns": self.unlink, "lookup_ns": self.lookup, "readdir_entry_ns": self.readdir_entry,
+                "alloc_ns": self.alloc, "bio_ns": self.bio}
+
+
+class HostMemory(_Section):
+    """The host's RAM, CPUs and kernel defaults: what file workloads need (page cache, dirty
+    limits, the CPUs' busy, iowait and load average)."""
+
+    era: Literal["2008", "today"] = Field(description="whose kernel defaults: 2.6.2x of 2008, or today's")
+    ram: Size = Field(description="RAM")
+    reserved: Size = Field(description="RAM the kernel and applications keep (not page cache)")
+    cpus: int = Field(ge=1, description="logical CPUs")
+    dirty_ratio: int | None = Field(default=None, ge=0, le=100, description="vm.dirty_ratio, %")
+    dirty_background_ratio: int | None = Field(default=None, ge=0, le=100, description="vm.dirty_background_ratio, %")
+    dirty_expire: TimeNs = Field(default=30_000_000_000, description="vm.dirty_expire_centisecs")
+    dirty_writeback: TimeNs = Field(default=5_000_000_000, description="vm.dirty_writeback_centisecs")
+    read_ahead_kb: int = Field(default=128, ge=0, description="a block queue's read_ahead_kb")
+    costs: FileCosts
+
+    @model_validator(mode="after")
+    def _sane(self) -> "HostMemory":
+        if self.ram <= self.reserved + (16 << 20):
+            raise ValueError(f"ram {self.ram} leaves no page cache beside the {self.reserved} bytes reserved")
+        return self
+
+    def to_core(self) -> dict[str, Any]:
+        return {"era": self.era, "ram_bytes": self.ram, "reserved_bytes": self.reserved, "cpus": self.cpus,
+                "dirty_ratio": self.dirty_ratio, "dirty_background_ratio": self.dirty_background_ratio,
+                "dirty_expire_centisecs": self.dirty_expire // 10_000_000,
+                "dirty_writeback_centisecs": self.dirty_writeback // 10_000_000,
+                "read_ahead_kb": self.read_ahead_kb, "costs": self.costs.to_core()}
+
+
 class HostProfile(_Section):
-    """The machine running the workload: its per-I/O software time and tick rate."""
+    """The machine running the workload: its per-I/O software time and tick rate, and (for
+    file workloads) its memory, CPUs and kernel."""
 
     name: str
     description: str
@@ -463,6 +511,7 @@ class HostProfile(_Section):
     io_overhead: TimeNs
     io_overhead_cv: float = Field(ge=0)
     hz: int = Field(ge=1)
+    memory: HostMemory | None = None
 
     def to_core(self) -> dict[str, Any]:
         return {
@@ -470,6 +519,7 @@ class HostProfile(_Section):
             "io_overhead_ns": self.io_overhead,
             "io_overhead_cv": self.io_overhead_cv,
             "hz": self.hz,
+            "memory": None if self.memory is None else self.memory.to_core(),
         }
 
 
@@ -746,7 +796,8 @@ def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
 
 
 # The core's host keys -> the host profile's own.
-_HOST_CORE_KEYS = {"name": "name", "io_overhead_ns": "io_overhead", "io_overhead_cv": "io_overhead_cv", "hz": "hz"}
+_HOST_CORE_KEYS = {"name": "name", "io_overhead_ns": "io_overhead", "io_overhead_cv": "io_overhead_cv", "hz": "hz",
+                   "memory.ram_bytes": "memory.ram", "memory.reserved_bytes": "memory.reserved", "memory.cpus": "memory.cpus"}
 
 
 def host_places(name_or_path: str | Path) -> dict[str, list[str]]:
@@ -754,7 +805,7 @@ def host_places(name_or_path: str | Path) -> dict[str, list[str]]:
     it (``file.toml:LINE``) and its name there, so that an error the core finds in the host
     names the file."""
     origin, text = _read(name_or_path, _builtin_dir("hosts"), host_names(), "host")
-    return {f"host.{core}": [place(origin, text, (key,)), key] for core, key in _HOST_CORE_KEYS.items()}
+    return {f"host.{core}": [place(origin, text, tuple(key.split("."))), key] for core, key in _HOST_CORE_KEYS.items()}
 
 
 def load_engine(name_or_path: str | Path, overrides: Mapping[str, str] | None = None,

@@ -1,0 +1,346 @@
+"""File workloads as the core runs them: file sets, and jobs whose threads run programs of
+file operations — from a filebench workload file (``.f``, :mod:`ssdlab.filebench`) or from a
+scenario file (``.toml``: the seed procedures, written as file sets and threads).
+
+A scenario file::
+
+    name = "aging"
+    description = "seed 000's tooth-missing procedure"
+    filesystem = { type = "ext3", block_size = "1k" }   # made on the run's first device
+
+    [[fileset]]
+    name = "a"              # 4 KB files a0 … aN
+    dir = "/a"
+    entries = 50000
+    size = "4k"             # or { mean = "16k", shape = 1.5 } (gamma), { min = "1k", max = "8k" }
+
+    [[thread]]
+    name = "fill-a"
+    instances = 1
+    after = []              # threads that finish before this one starts
+    ops = [ { op = "create", set = "a", pick = "next" },
+            { op = "write_whole", io = "4k" },   # repeat = N: the operation N times over
+            { op = "close" } ]
+    loops = 0               # 0: until a pick runs out (or the runtime ends)
+    runtime = "0"           # 0: no limit
+    direct = false          # true: reads and writes with O_DIRECT, past the page cache
+
+    [[thread]]              # a queue runner: takes the files the writers make
+    name = "runner"
+    serves = ["fill-a"]     # while they run, finding no file means sleep `idle` and rescan;
+    idle = "1s"             # once they are done, it means the queue is empty: the thread ends
+    ops = [ { op = "list_dir", set = "a" }, { op = "delete", set = "a", pick = "rotor" } ]
+
+Every error names the file, the line and what was expected (:class:`FileWorkError`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+from .config.tomlpos import locate
+from .units import UnitError, parse_size, parse_time_ns
+from .workload import BlockSizeDist, JobSpec
+
+try:  # Python 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - declared >= 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
+
+class FileWorkError(ValueError):
+    """A scenario or workload file is wrong: one line naming the file, the line and the key."""
+
+
+@dataclasses.dataclass
+class Thread:
+    name: str
+    instances: int
+    files: dict[str, Any]  # the core's FileAccess
+    after: list[str] = dataclasses.field(default_factory=list)
+    runtime_ns: int | None = None
+    #: a queue runner: the threads whose files it takes, and how long it sleeps when it finds none
+    serves: list[str] = dataclasses.field(default_factory=list)
+    idle_ns: int = 0
+
+
+@dataclasses.dataclass
+class FileWork:
+    """File sets and threads, ready for the core."""
+
+    name: str
+    file_sets: list[dict[str, Any]]
+    threads: list[Thread]
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    #: a file system the work asks for (the scenario's ``filesystem``), the core's spec
+    filesystem: dict[str, Any] | None = None
+    #: where it came from: "filebench" (with the parsed workload, for its summary) or "scenario"
+    kind: str = "scenario"
+    source: Any = None
+    run_ns: int | None = None
+
+    def jobs(self, seed: int = 0) -> list[JobSpec]:
+        """One core job per thread instance; `after` names become job dependencies, `serves`
+        names a queue runner's producers."""
+        out: list[JobSpec] = []
+        first_of: dict[str, list[int]] = {}
+        start = 0
+        for t in self.threads:
+            first_of[t.name] = list(range(start, start + t.instances))
+            start += t.instances
+        for t in self.threads:
+            files = t.files
+            if t.serves:
+                program = dict(files["program"], producers=[j for s in t.serves for j in first_of[s]],
+                               idle_ns=t.idle_ns)
+                files = dict(files, program=program)
+            for i in range(t.instances):
+                runtime = t.runtime_ns if t.runtime_ns is not None else self.run_ns
+                out.append(JobSpec(
+                    name=t.name, clone=i, seed=seed + len(out), rw="write",
+                    block_sizes=(BlockSizeDist(split=[(4096, 100.0)]),) * 3, block_align=(4096,) * 3,
+                    region_size=1 << 20, io_limit=1 << 62, iodepth=1,
+                    runtime_ns=runtime, time_based=runtime is not None,
+                    files=files,
+                    start_after=[j for a in t.after for j in first_of[a]],
+                ))
+        return out
+
+
+def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
+    """A filebench workload (``.f``, or a personality's name) or a scenario (``.toml``)."""
+    p = Path(path)
+    if p.suffix == ".toml":
+        return load_scenario(p, target)
+    from . import filebench
+
+    w = filebench.load(str(path))
+    core = filebench.to_core(w, target_index=target)
+    threads = [Thread(t["name"], t["instances"], t["files"]) for t in core["threads"]]
+    run = core.get("run_seconds")
+    return FileWork(name=Path(str(path)).stem, file_sets=core["file_sets"], threads=threads,
+                    warnings=list(w.warnings), kind="filebench", source=w,
+                    run_ns=int(run * 1e9) if run else None)
+
+
+_OPS = {"create", "open", "close", "write_whole", "append", "read_whole", "read", "write", "fsync",
+        "delete", "stat", "list_dir", "delay"}
+_PICKS = {"random", "rotor", "next", "open"}
+
+
+def load_scenario(path: Path, target: int = 0) -> FileWork:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise FileWorkError(f"{path}: cannot read the scenario: {e}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise FileWorkError(f"{path}: not TOML: {e}") from None
+
+    def where(*keys: Any) -> str:
+        line = locate(text, tuple(keys))
+        return f"{path}:{line}" if line else str(path)
+
+    def fail(keys: tuple, message: str) -> FileWorkError:
+        return FileWorkError(f"{where(*keys)}: {'.'.join(str(k) for k in keys)}: {message}")
+
+    def size(v: Any, keys: tuple) -> int:
+        try:
+            return parse_size(v)
+        except (UnitError, TypeError, ValueError) as e:
+            raise fail(keys, f"{v!r}: expected a size like 4k: {e}") from None
+
+    def time_ns(v: Any, keys: tuple) -> int:
+        try:
+            return parse_time_ns(v, "s")
+        except (UnitError, TypeError, ValueError) as e:
+            raise fail(keys, f"{v!r}: expected a time like 10s: {e}") from None
+
+    known_top = {"name", "description", "filesystem", "fileset", "thread", "runtime"}
+    for k in doc:
+        if k not in known_top:
+            raise fail((k,), f"unknown key (expected one of {', '.join(sorted(known_top))})")
+    sets: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    for i, fs in enumerate(doc.get("fileset", [])):
+        keys = ("fileset", i)
+        for k in fs:
+            if k not in {"name", "dir", "entries", "size", "dir_width", "prealloc"}:
+                raise fail(keys + (k,), "unknown key")
+        name = fs.get("name")
+        if not isinstance(name, str) or not name:
+            raise fail(keys + ("name",), "a file set needs a name")
+        if name in index:
+            raise fail(keys + ("name",), f"'{name}' is defined twice")
+        entries = fs.get("entries")
+        if not isinstance(entries, int) or entries < 1:
+            raise fail(keys + ("entries",), f"{entries!r}: expected a whole number of files, at least 1")
+        sz = fs.get("size")
+        if isinstance(sz, dict):
+            if "mean" in sz:
+                mean = size(sz["mean"], keys + ("size", "mean"))
+                shape = float(sz.get("shape", 1.5))
+                spec = {"kind": "gamma", "mean": mean, "shape": shape, "max": size(sz.get("max", 11 * mean), keys + ("size", "max"))}
+            else:
+                lo, hi = size(sz.get("min"), keys + ("size", "min")), size(sz.get("max"), keys + ("size", "max"))
+                spec = {"kind": "uniform", "min": lo, "max": hi, "align": size(sz.get("align", 1), keys + ("size", "align"))}
+        else:
+            spec = {"kind": "fixed", "bytes": size(sz, keys + ("size",))}
+        d = fs.get("dir", f"/{name}")
+        if not isinstance(d, str) or not d.startswith("/"):
+            raise fail(keys + ("dir",), f"{d!r}: expected a path from the root, as /dir")
+        pre = fs.get("prealloc", 0.0)
+        if not isinstance(pre, (int, float)) or not 0 <= pre <= 1:
+            raise fail(keys + ("prealloc",), f"{pre!r}: expected a share from 0 to 1")
+        index[name] = len(sets)
+        sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
+                     "dir_width": int(fs.get("dir_width", 0)), "prealloc": float(pre)})
+    threads: list[Thread] = []
+    names: set[str] = set()
+    for i, th in enumerate(doc.get("thread", [])):
+        keys = ("thread", i)
+        for k in th:
+            if k not in {"name", "instances", "after", "ops", "loops", "runtime", "stop_on_error", "serves", "idle",
+                         "direct"}:
+                raise fail(keys + (k,), "unknown key")
+        name = th.get("name")
+        if not isinstance(name, str) or not name:
+            raise fail(keys + ("name",), "a thread needs a name")
+        if name in names:
+            raise fail(keys + ("name",), f"'{name}' is defined twice")
+        for a in th.get("after", []):
+            if a not in names:
+                raise fail(keys + ("after",), f"'{a}' names no thread defined before this one")
+        instances = th.get("instances", 1)
+        if not isinstance(instances, int) or isinstance(instances, bool) or instances < 1:
+            raise fail(keys + ("instances",), f"{instances!r}: expected a whole number of threads, at least 1")
+        loops = th.get("loops", 0)
+        if not isinstance(loops, int) or isinstance(loops, bool) or loops < 0:
+            raise fail(keys + ("loops",), f"{loops!r}: expected a whole number, 0 for no limit")
+        serves = th.get("serves", [])
+        if not isinstance(serves, list) or not all(isinstance(x, str) for x in serves):
+            raise fail(keys + ("serves",), f"{serves!r}: expected a list of thread names")
+        idle_ns = time_ns(th.get("idle", "1s"), keys + ("idle",)) if serves else 0
+        if serves and idle_ns <= 0:
+            raise fail(keys + ("idle",), "a queue runner's idle time must be positive")
+        ops = []
+        for j, op in enumerate(th.get("ops", [])):
+            repeat = op.pop("repeat", 1) if isinstance(op, dict) else 1
+            if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 10_000:
+                raise fail(keys + ("ops", j, "repeat"), f"{repeat!r}: expected a whole number from 1 to 10000")
+            ops += [_op(op, keys + ("ops", j), index, fail, size, time_ns)] * repeat
+        if not ops:
+            raise fail(keys + ("ops",), "a thread needs at least one operation")
+        first_set = next((o["set"] for o in ops if "set" in o), 0)
+        direct = th.get("direct", False)
+        if not isinstance(direct, bool):
+            raise fail(keys + ("direct",), f"{direct!r}: expected true (O_DIRECT) or false")
+        runtime = th.get("runtime")
+        threads.append(Thread(name, instances, {
+            "set": first_set, "direct": direct, "service": "roundrobin", "end_fsync": False, "unlink": False,
+            "program": {"ops": ops, "loops": loops or None, "stop_on_error": bool(th.get("stop_on_error", False))}},
+            list(th.get("after", [])),
+            time_ns(runtime, keys + ("runtime",)) if runtime not in (None, 0, "0") else None,
+            list(serves), idle_ns))
+        names.add(name)
+    for i, t in enumerate(threads):
+        for s in t.serves:
+            if s not in names or s == t.name:
+                raise fail(("thread", i, "serves"), f"'{s}' names no other thread of the scenario")
+    fs_spec = None
+    if "filesystem" in doc:
+        f = doc["filesystem"]
+        keys = ("filesystem",)
+        if not isinstance(f, dict) or f.get("type") not in ("ext3", "ext4"):
+            raise fail(keys + ("type",), "expected type = \"ext3\" or \"ext4\"")
+        fs_spec = filesystem_spec(f, lambda k, m: fail(keys + (k,), m))
+    run = doc.get("runtime")
+    return FileWork(name=str(doc.get("name", path.stem)), file_sets=sets, threads=threads, filesystem=fs_spec,
+                    kind="scenario", source=doc, run_ns=time_ns(run, ("runtime",)) if run else None)
+
+
+def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dict[str, Any]:
+    if not isinstance(op, dict) or op.get("op") not in _OPS:
+        raise fail(keys + ("op",), f"{op!r}: expected an operation, one of {', '.join(sorted(_OPS))}")
+    kind = op["op"]
+    out: dict[str, Any] = {"op": kind}
+
+    def set_of() -> int:
+        s = op.get("set")
+        if s not in index:
+            raise fail(keys + ("set",), f"{s!r} names no file set (there are: {', '.join(index) or 'none'})")
+        return index[s]
+
+    def pick() -> dict[str, Any]:
+        p = op.get("pick", "random")
+        if isinstance(p, dict):
+            if set(p) != {"every", "first"} or not all(isinstance(p[k], int) and not isinstance(p[k], bool)
+                                                       and p[k] >= (k == "every") for k in p):
+                raise fail(keys + ("pick",), "expected { every = STEP, first = N }, whole numbers, STEP at least 1")
+            return {"kind": "every", "first": int(p["first"]), "step": int(p["every"])}
+        if p not in _PICKS:
+            raise fail(keys + ("pick",), f"{p!r}: expected one of {', '.join(sorted(_PICKS))} or {{ every, first }}")
+        return {"kind": p}
+
+    if kind in ("create", "open", "delete", "stat"):
+        out.update(set=set_of(), pick=pick())
+    elif kind == "list_dir":
+        out["set"] = set_of()
+    elif kind in ("write_whole", "read_whole"):
+        out["io_bytes"] = size(op.get("io", "1m"), keys + ("io",))
+    elif kind == "append":
+        out.update(size={"kind": "fixed", "bytes": size(op.get("size"), keys + ("size",))},
+                   io_bytes=size(op.get("io", "1m"), keys + ("io",)))
+    elif kind in ("read", "write"):
+        out.update(io_bytes=size(op.get("io", "4k"), keys + ("io",)), random=bool(op.get("random", False)))
+    elif kind == "fsync":
+        out["data_only"] = bool(op.get("data_only", False))
+    elif kind == "delay":
+        out.update(ns=time_ns(op.get("time"), keys + ("time",)), busy=bool(op.get("busy", False)))
+    return out
+
+
+def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
+    """The core's FileSystemSpec from a table (``type``, ``era``, ``block_size``, ``inodes``,
+    ``inode_ratio``, ``journal_blocks``, ``lazy_itable_init``, ``commit``, ``barriers``,
+    ``size``: a partition of that size at the device's start)."""
+    known = {"type", "era", "block_size", "inodes", "inode_ratio", "journal_blocks", "lazy_itable_init", "commit",
+             "barriers", "size"}
+    for k in f:
+        if k not in known:
+            raise fail(k, f"unknown key (expected one of {', '.join(sorted(known))})")
+    era = f.get("era")
+    if era not in (None, "2008", "today"):
+        raise fail("era", f"{era!r}: expected \"2008\" or \"today\"")
+
+    def opt_size(k: str) -> int | None:
+        if k not in f:
+            return None
+        try:
+            return parse_size(f[k])
+        except (UnitError, TypeError, ValueError) as e:
+            raise fail(k, f"{f[k]!r}: {e}") from None
+
+    bs = opt_size("block_size")
+    if bs is not None and bs not in (1024, 2048, 4096):
+        raise fail("block_size", f"{bs}: expected 1k, 2k or 4k")
+    commit = f.get("commit", "5s")
+    try:
+        commit_ns = parse_time_ns(commit, "s")
+    except (UnitError, TypeError, ValueError) as e:
+        raise fail("commit", f"{commit!r}: {e}") from None
+    for k in ("inodes", "journal_blocks"):
+        v = f.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise fail(k, f"{v!r}: expected a whole number, at least 1")
+    for k in ("lazy_itable_init", "barriers"):
+        if k in f and not isinstance(f[k], bool):
+            raise fail(k, f"{f[k]!r}: expected true or false")
+    return {"type": f["type"], "era": era, "block_size": bs, "inode_count": f.get("inodes"),
+            "inode_ratio": opt_size("inode_ratio"), "journal_blocks": f.get("journal_blocks"),
+            "lazy_itable_init": f.get("lazy_itable_init"), "commit_interval_ns": commit_ns,
+            "barriers": bool(f.get("barriers", True)), "size_bytes": opt_size("size")}

@@ -1,0 +1,134 @@
+"""File workloads from scenario files: the loader's checks (one line naming the file, the line
+and the key) and a small queue run through the core (every file made is deleted, dirtied pages
+are accounted for, the same seed gives the same result)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ssdlab import api
+from ssdlab.filework import FileWorkError, load
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "ssdlab" / "scenarios"
+
+QUEUE = """\
+name = "queue"
+filesystem = { type = "ext4", size = "2g" }
+
+[[fileset]]
+name = "q"
+entries = 2000
+size = "0"
+
+[[thread]]
+name = "writer"
+instances = 2
+loops = 300
+ops = [ { op = "create", set = "q", pick = "rotor" },
+        { op = "append", size = "10k", io = "4k" },
+        { op = "close" } ]
+
+[[thread]]
+name = "runner"
+instances = 2
+serves = ["writer"]
+idle = "10ms"
+ops = [ { op = "list_dir", set = "q" },
+        { op = "delete", set = "q", pick = "rotor", repeat = 10 } ]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "work.toml"
+    p.write_text(text)
+    return p
+
+
+def test_the_mail_queue_scenario_loads() -> None:
+    w = load(SCENARIOS / "seed000-mailqueue.toml")
+    assert [t.name for t in w.threads] == ["writer-10k", "writer-100k", "runner"]
+    assert sum(t.instances for t in w.threads) == 20
+    assert w.file_sets[0]["entries"] == 1_000_000
+    assert w.filesystem is not None and w.filesystem["type"] == "ext3"
+    jobs = w.jobs()
+    runners = [j for j in jobs if j.name == "runner"]
+    # Every runner serves all ten writers, which are jobs 0 to 9.
+    assert all(j.files["program"]["producers"] == list(range(10)) for j in runners)
+    loops = sum(t.instances * t.files["program"]["loops"] for t in w.threads if t.name.startswith("writer"))
+    assert loops == 1_000_000
+
+
+@pytest.mark.parametrize(("change", "line", "expected"), [
+    (('instances = 2\nloops', 'instances = 0\nloops'), 11, "thread.0.instances: 0: expected a whole number"),
+    (('{ op = "close" }', '{ op = "shut" }'), None, "expected an operation, one of"),
+    (('set = "q", pick = "rotor" },\n        { op = "append"', 'set = "z", pick = "rotor" },\n        { op = "append"'),
+     None, "'z' names no file set"),
+    (('serves = ["writer"]', 'serves = ["nobody"]'), None, "'nobody' names no other thread"),
+    (('repeat = 10', 'repeat = 0'), None, "expected a whole number from 1 to 10000"),
+    (('idle = "10ms"', 'idle = "soon"'), 21, "expected a time like 10s"),
+    (('entries = 2000', 'entries = 2000\ncolour = "red"'), 7, "fileset.0.colour: unknown key"),
+    (('type = "ext4"', 'type = "xfs"'), 2, 'expected type = "ext3" or "ext4"'),
+    (('size = "2g"', 'size = "2 furlongs"'), 2, "filesystem.size"),
+    (('name = "runner"', 'name = "writer"'), 18, "'writer' is defined twice"),
+])
+def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, change, line, expected) -> None:
+    old, new = change
+    assert old in QUEUE
+    p = write(tmp_path, QUEUE.replace(old, new, 1))
+    with pytest.raises(FileWorkError) as e:
+        load(p)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg.startswith(str(p)), msg
+    if line is not None:
+        assert msg.startswith(f"{p}:{line}:"), msg
+    assert expected in msg, msg
+
+
+def test_not_toml_is_named(tmp_path: Path) -> None:
+    p = write(tmp_path, "name = \n")
+    with pytest.raises(FileWorkError, match=f"^{p}: not TOML"):
+        load(p)
+
+
+def run(path: Path, profile: str, seed: int = 1) -> dict:
+    spec = api.build(None, profile=profile, host="generic-linux", files=load(path), seed=seed)
+    return api.execute(spec).core
+
+
+@pytest.mark.parametrize("profile", ["seagate-barracuda-7200.11-1tb", "samsung-850-pro"])
+def test_a_queue_run_deletes_every_file_it_makes_and_accounts_for_every_dirty_page(tmp_path: Path, profile) -> None:
+    core = run(write(tmp_path, QUEUE), profile)
+    jobs = core["jobs"]
+    writers = [j for j in jobs if j["name"] == "writer"]
+    runners = [j for j in jobs if j["name"] == "runner"]
+    made = sum(j["file_ops"][0]["ops"] - j["file_ops"][0]["errors"] for j in writers)
+    assert made == 600
+    # A runner's program is list_dir then ten deletes (repeat = 10): a delete that finds
+    # nothing is an error.
+    assert all(len(j["file_ops"]) == 11 for j in runners)
+    deleted = sum(o["ops"] - o["errors"] for j in runners for o in j["file_ops"][1:])
+    assert deleted == made
+    f = core["files"]
+    assert f["dirtied_pages"] == 600 * 3  # 10 KB in 4 KiB calls: three pages each
+    assert f["dirtied_pages"] == f["written_back_pages"] + f["dropped_dirty_pages"] + f["dirty_pages_at_end"]
+    cpu = f["cpu"]
+    assert cpu["busy"] > 0
+    assert cpu["busy"] + cpu["iowait"] + cpu["idle"] == pytest.approx(1.0)
+
+
+def test_the_same_seed_gives_the_same_run(tmp_path: Path) -> None:
+    p = write(tmp_path, QUEUE)
+    a = run(p, "samsung-850-pro", seed=3)
+    b = run(p, "samsung-850-pro", seed=3)
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_a_host_without_memory_is_refused_for_file_work(tmp_path: Path) -> None:
+    host = tmp_path / "bare.toml"
+    host.write_text('name = "bare"\n[cpu]\nio_overhead = "3us"\n')
+    with pytest.raises((ValueError, Exception), match="memory"):
+        api.build(None, profile="samsung-850-pro", host=str(host), files=load(write(tmp_path, QUEUE)))
