@@ -380,17 +380,11 @@ impl BlockQueue {
         }
         if let Some(&tag) = self.starts.get(&(offset + len, key)) {
             if fits(self, tag, true) {
-                let (old, first, chain) = {
+                let (old, first, chain, first_len) = {
                     let rq = &self.rqs[tag as usize];
-                    (rq.offset, rq.host, rq.merged)
+                    (rq.offset, rq.host, rq.merged, rq.first_bio_len(&self.bios))
                 };
                 // The new bio leads; the old first bio heads the chain behind it.
-                let mut first_len = self.rqs[tag as usize].len;
-                let mut b = chain;
-                while b != NO_BIO {
-                    first_len -= self.bios[b as usize].len;
-                    b = self.bios[b as usize].next;
-                }
                 let b = self.alloc_bio(ChainedBio { host: first, offset: old, len: first_len, next: chain });
                 let rq = &mut self.rqs[tag as usize];
                 rq.merged = b;
@@ -420,27 +414,13 @@ impl BlockQueue {
         debug_assert_eq!(a.offset + a.len, b.offset);
         let key = a.op as u8;
         // `next`'s first bio, then its chain, go to the end of `rq`'s chain.
-        let mut first_len = b.len;
-        let mut c = b.merged;
-        while c != NO_BIO {
-            first_len -= self.bios[c as usize].len;
-            c = self.bios[c as usize].next;
-        }
-        let head = self.alloc_bio(ChainedBio { host: b.host, offset: b.offset, len: first_len, next: b.merged });
+        let head = self.alloc_bio(ChainedBio { host: b.host, offset: b.offset, len: b.first_bio_len(&self.bios), next: b.merged });
         let r = &mut self.rqs[rq as usize];
         r.len += b.len;
         // Linux keeps the earlier start time (attempt_merge), as the merged request
         // carries I/O waiting since then.
         r.started_at = r.started_at.min(b.started_at);
-        if r.merged == NO_BIO {
-            r.merged = head;
-        } else {
-            let mut last = r.merged;
-            while self.bios[last as usize].next != NO_BIO {
-                last = self.bios[last as usize].next;
-            }
-            self.bios[last as usize].next = head;
-        }
+        r.append_bios(&mut self.bios, head);
         self.ends.remove(&(b.offset, key));
         self.starts.remove(&(b.offset, key));
         self.ends.insert((b.offset + b.len, key), rq);
@@ -531,18 +511,9 @@ impl BlockQueue {
             return false;
         }
         let b = self.alloc_bio(ChainedBio { host, offset, len, next: NO_BIO });
-        // Append at the end of the chain, so that bios complete in the order they joined.
         let rq = &mut self.rqs[tag as usize];
         rq.len += len;
-        if rq.merged == NO_BIO {
-            rq.merged = b;
-        } else {
-            let mut last = rq.merged;
-            while self.bios[last as usize].next != NO_BIO {
-                last = self.bios[last as usize].next;
-            }
-            self.bios[last as usize].next = b;
-        }
+        rq.append_bios(&mut self.bios, b);
         true
     }
 

@@ -42,4 +42,52 @@ impl Request {
     pub fn is_merged(&self) -> bool {
         self.merged != NO_BIO
     }
+
+    /// The length of its first bio (kept inline): what its chained bios leave of its length.
+    pub(super) fn first_bio_len(&self, bios: &[ChainedBio]) -> u64 {
+        let mut len = self.len;
+        let mut b = self.merged;
+        while b != NO_BIO {
+            len -= bios[b as usize].len;
+            b = bios[b as usize].next;
+        }
+        len
+    }
+
+    /// Chains the bios from `head` on after its own, so that they complete in the order they
+    /// joined.
+    pub(super) fn append_bios(&mut self, bios: &mut [ChainedBio], head: u32) {
+        if self.merged == NO_BIO {
+            self.merged = head;
+            return;
+        }
+        let mut last = self.merged;
+        while bios[last as usize].next != NO_BIO {
+            last = bios[last as usize].next;
+        }
+        bios[last as usize].next = head;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bio(host: BioId, offset: u64, len: u64, next: u32) -> ChainedBio {
+        ChainedBio { host, offset, len, next }
+    }
+
+    #[test]
+    fn a_chain_is_appended_at_its_end_and_leaves_the_first_bio_its_length() {
+        let mut bios = vec![bio(1, 4096, 4096, 1), bio(2, 8192, 8192, NO_BIO), bio(3, 16384, 4096, NO_BIO)];
+        let mut rq = Request::new(Op::Write, 0, 4096, 0, 0, 0);
+        assert_eq!(rq.first_bio_len(&bios), 4096);
+        rq.append_bios(&mut bios, 0); // bios 0 and 1 join
+        rq.len += 4096 + 8192;
+        assert_eq!((rq.merged, rq.first_bio_len(&bios)), (0, 4096));
+        rq.append_bios(&mut bios, 2);
+        rq.len += 4096;
+        assert_eq!(bios[1].next, 2, "after the last link");
+        assert_eq!(rq.first_bio_len(&bios), 4096);
+    }
 }

@@ -17,13 +17,11 @@
 //! ANTIC_WAIT_REQ), so on a queuing disk it anticipates less; think and seek statistics take
 //! writes too; `antic_expire` is kept in ns, not whole jiffies.
 
-use std::collections::VecDeque;
-
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::lists::SortedFifo;
+use super::lists::{RequestBook, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::request::Request;
 use crate::io::{Op, Tag};
@@ -86,30 +84,18 @@ impl Process {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Entry {
-    offset: u64,
-    end: u64,
-    seq: u64,
-    dir: u8,
-    process: u32,
-    queued: bool,
-}
-
 pub struct Anticipatory {
     t: AnticipatoryTunables,
     /// Per direction (read, write): queued requests by sector and by arrival.
     lists: [SortedFifo; 2],
-    flushes: VecDeque<Tag>,
-    entries: Vec<Entry>,
+    /// The requests it holds, flushes (which go first) included; its head is where the
+    /// last request dispatched ended.
+    book: RequestBook,
     processes: FxHashMap<u32, Process>,
-    queued: usize,
-    inserted: u64,
     in_device: u32,
     /// The batch under way: its direction and when it ends.
-    batch_dir: u8,
+    batch_dir: u32,
     batch_end: Time,
-    head: u64,
     /// Anticipating the next read of this process since this time.
     waiting_for: Option<(u32, Time)>,
     timer: Timer,
@@ -122,15 +108,11 @@ impl Anticipatory {
         Anticipatory {
             t,
             lists: Default::default(),
-            flushes: VecDeque::new(),
-            entries: Vec::new(),
+            book: RequestBook::default(),
             processes: FxHashMap::default(),
-            queued: 0,
-            inserted: 0,
             in_device: 0,
             batch_dir: 0,
             batch_end: 0,
-            head: 0,
             waiting_for: None,
             timer: Timer::default(),
             awaited: None,
@@ -138,10 +120,8 @@ impl Anticipatory {
     }
 
     /// The oldest request of `dir` if its expiry has passed.
-    fn expired_head(&mut self, dir: u8, now: Time) -> Option<Tag> {
-        let entries = &self.entries;
-        let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
-        self.lists[dir as usize].oldest(live).and_then(|(tag, expire)| (now >= expire).then_some(tag))
+    fn expired_head(&mut self, dir: u32, now: Time) -> Option<Tag> {
+        self.lists[dir as usize].oldest(self.book.waiting()).and_then(|(tag, expire)| (now >= expire).then_some(tag))
     }
 
     /// as_can_break_anticipation: whether `rq` is worth more than waiting for the process.
@@ -153,7 +133,7 @@ impl Anticipatory {
         // Close to the head: 4 MiB at first, doubling with each ms waited.
         let waited_ms = (now - since) / NS_PER_MS;
         let close = if waited_ms > 20 { u64::MAX } else { (4 << 20) << waited_ms };
-        let distance = offset.abs_diff(self.head);
+        let distance = offset.abs_diff(self.book.head());
         if distance <= close {
             return true;
         }
@@ -175,23 +155,13 @@ impl IoScheduler for Anticipatory {
 
     fn insert(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
         let now = ctx.now;
-        let i = tag as usize;
-        if i >= self.entries.len() {
-            self.entries.resize(i + 1, Entry::default());
-        }
-        self.queued += 1;
-        self.inserted += 1;
-        let seq = self.inserted;
         if rq.op == Op::Flush {
-            self.entries[i] = Entry { seq, dir: 2, queued: true, ..Entry::default() };
-            self.flushes.push_back(tag);
+            self.book.insert_flush(tag);
             return;
         }
         let dir = if rq.op == Op::Read { 0 } else { 1 };
-        self.entries[i] =
-            Entry { offset: rq.offset, end: rq.offset + rq.len, seq, dir, process: rq.process, queued: true };
         let expire = if dir == 0 { self.t.read_expire_ns } else { self.t.write_expire_ns };
-        self.lists[dir as usize].insert(tag, rq.offset, seq, now + expire);
+        self.book.insert(tag, rq, dir, now + expire, &mut self.lists);
         let p = self.processes.entry(rq.process).or_default();
         if let Some(end) = p.last_end {
             Process::add(&mut p.think_ns, &mut p.think_samples, now.saturating_sub(end) as f64);
@@ -212,9 +182,7 @@ impl IoScheduler for Anticipatory {
 
     fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
         let now = ctx.now;
-        if let Some(tag) = self.flushes.pop_front() {
-            self.entries[tag as usize].queued = false;
-            self.queued -= 1;
+        if let Some(tag) = self.book.take_flush() {
             self.in_device += 1;
             return Some(tag);
         }
@@ -242,26 +210,24 @@ impl IoScheduler for Anticipatory {
             }
         }
         let dir = self.batch_dir;
-        let awaited = self.awaited.take().filter(|&t| self.entries[t as usize].queued && self.entries[t as usize].dir == dir);
+        let awaited = self.awaited.take().filter(|&t| {
+            let e = self.book.entry(t);
+            e.queued && e.list == dir
+        });
         let tag = match (self.expired_head(dir, now), awaited) {
             (Some(t), _) => t,
             (None, Some(t)) => t,
-            (None, None) => self.lists[dir as usize].nearest(self.head, MAX_BACK, 2)?,
+            (None, None) => self.lists[dir as usize].nearest(self.book.head(), MAX_BACK, 2)?,
         };
-        let e = &mut self.entries[tag as usize];
-        e.queued = false;
-        self.lists[e.dir as usize].remove(tag, e.offset);
-        self.head = e.end;
-        self.queued -= 1;
+        self.book.take(tag, &mut self.lists);
         self.in_device += 1;
         Some(tag)
     }
 
-    fn completed(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
+    fn completed(&mut self, _tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
         let now = ctx.now;
         self.in_device -= 1;
-        let e = self.entries[tag as usize];
-        if e.dir == 2 {
+        if rq.op == Op::Flush {
             return;
         }
         let p = self.processes.entry(rq.process).or_default();
@@ -269,14 +235,12 @@ impl IoScheduler for Anticipatory {
         // After a read, wait for the same process's next one if it may come soon and no
         // waiting request already beats it.
         let process = *p;
-        if e.dir == 0 && self.in_device == 0 && self.t.antic_expire_ns > 0 {
+        if rq.op == Op::Read && self.in_device == 0 && self.t.antic_expire_ns > 0 {
             let thinks_long = process.think_samples > 0 && process.think_ns > self.t.antic_expire_ns as f64;
             if !thinks_long {
                 self.waiting_for = Some((rq.process, now));
-                let beaten = self.lists.iter().flat_map(|l| l.iter()).any(|&(o, t)| {
-                    let q = &self.entries[t as usize];
-                    self.breaks_wait(q.process, o, now)
-                });
+                let mut waiting = self.lists.iter().flat_map(|l| l.iter());
+                let beaten = waiting.any(|&(o, t)| self.breaks_wait(self.book.entry(t).process, o, now));
                 if beaten {
                     self.waiting_for = None;
                 } else {
@@ -294,7 +258,7 @@ impl IoScheduler for Anticipatory {
     }
 
     fn queued(&self) -> usize {
-        self.queued
+        self.book.queued()
     }
 
     fn merges(&self) -> bool {
@@ -302,25 +266,14 @@ impl IoScheduler for Anticipatory {
     }
 
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
-        let e = &mut self.entries[tag as usize];
-        e.end = rq.offset + rq.len;
-        if front {
-            self.lists[e.dir as usize].moved(tag, old_offset, rq.offset);
-            e.offset = rq.offset;
-        }
+        self.book.merged(tag, rq, front, old_offset, &mut self.lists);
     }
 
     fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
-        let g = self.entries[gone as usize];
-        self.entries[gone as usize].queued = false;
-        self.queued -= 1;
-        self.inserted += 1;
         if self.awaited == Some(gone) {
             self.awaited = Some(kept);
         }
-        let k = &mut self.entries[kept as usize];
-        k.end = kept_rq.offset + kept_rq.len;
-        self.lists[g.dir as usize].absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
+        self.book.requests_merged(kept, kept_rq, gone, &mut self.lists);
     }
 }
 

@@ -32,7 +32,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::lists::{QueueingSampler, SortedFifo};
+use super::lists::{Lists, QueueingSampler, RequestBook, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::request::Request;
 use crate::io::{Op, Tag};
@@ -140,13 +140,11 @@ impl Queue {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Entry {
-    queue: u32,
-    offset: u64,
-    end: u64,
-    seq: u64,
-    queued: bool,
+/// The book's list `q` is queue `q`'s.
+impl Lists for Vec<Queue> {
+    fn list(&mut self, q: u32) -> &mut SortedFifo {
+        &mut self[q as usize].lists
+    }
 }
 
 pub struct Bfq {
@@ -160,13 +158,11 @@ pub struct Bfq {
     service_end: Time,
     wait_request: bool,
     idle_timer: Timer,
-    flushes: std::collections::VecDeque<Tag>,
-    entries: Vec<Entry>,
-    queued: usize,
-    inserted: u64,
+    /// The requests it holds, flushes (which bypass the queues) included; its head is
+    /// where the last request dispatched ended.
+    book: RequestBook,
     rq_in_driver: u32,
     hw_tag: QueueingSampler,
-    head: u64,
 }
 
 impl Bfq {
@@ -183,15 +179,11 @@ impl Bfq {
             service_end: 0,
             wait_request: false,
             idle_timer: Timer::default(),
-            flushes: Default::default(),
-            entries: Vec::new(),
-            queued: 0,
-            inserted: 0,
+            book: RequestBook::default(),
             rq_in_driver: 0,
             // Queueing is assumed until the device shows otherwise (hw_tag = -1); a device
             // queues if it held more than the threshold.
             hw_tag: QueueingSampler::new(HW_QUEUE_SAMPLES, HW_QUEUE_THRESHOLD + 1),
-            head: 0,
         }
     }
 
@@ -212,7 +204,7 @@ impl Bfq {
     /// bfq_update_hw_tag: a sample counts when more than the threshold wait or are in the
     /// device together.
     fn update_hw_tag(&mut self) {
-        let busy = self.rq_in_driver + self.queued as u32 > HW_QUEUE_THRESHOLD;
+        let busy = self.rq_in_driver + self.book.queued() as u32 > HW_QUEUE_THRESHOLD;
         self.hw_tag.sample(self.rq_in_driver, busy);
     }
 
@@ -287,14 +279,11 @@ impl Bfq {
         Some(q)
     }
 
-    /// The request queue `q` sends next: its expired oldest (checked once per service),
-    /// else the nearest to the head going forward, or behind within `back_seek_max`.
+    /// The request queue `q` sends next ([`RequestBook::choose`]; its oldest is looked at
+    /// once per service).
     fn choose(&mut self, q: u32, now: Time) -> Tag {
-        let seek = (self.head, self.t.back_seek_max_kb * 1024, self.t.back_seek_penalty);
-        let entries = &self.entries;
         let queue = &mut self.queues[q as usize];
-        let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
-        queue.lists.expired_or_nearest(&mut queue.fifo_checked, now, seek, live).expect("a queued request")
+        self.book.choose(&mut queue.lists, &mut queue.fifo_checked, now, (self.t.back_seek_max_kb * 1024, self.t.back_seek_penalty))
     }
 }
 
@@ -305,21 +294,13 @@ impl IoScheduler for Bfq {
 
     fn insert(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
         let now = ctx.now;
-        let i = tag as usize;
-        if i >= self.entries.len() {
-            self.entries.resize(i + 1, Entry::default());
-        }
-        self.inserted += 1;
-        self.queued += 1;
-        let seq = self.inserted;
         if rq.op == Op::Flush {
             // Flushes bypass the elevator in blk-mq.
-            self.entries[i] = Entry { seq, queued: true, ..Entry::default() };
-            self.flushes.push_back(tag);
+            self.book.insert_flush(tag);
             return;
         }
         let q = self.queue_of(rq.process);
-        self.entries[i] = Entry { queue: q, offset: rq.offset, end: rq.offset + rq.len, seq, queued: true };
+        self.book.insert(tag, rq, q, now + self.t.fifo_expire_sync_ns, &mut self.queues);
         let (slice_idle, rotational) = (self.t.slice_idle_ns, self.rotational);
         let queue = &mut self.queues[q as usize];
         if let Some(end) = queue.last_end_request {
@@ -334,7 +315,6 @@ impl IoScheduler for Bfq {
         });
         queue.seek_history = (queue.seek_history << 1) | seek as u32;
         queue.last_pos = Some(sector + rq.len / 512);
-        queue.lists.insert(tag, rq.offset, seq, now + self.t.fifo_expire_sync_ns);
         if self.in_service == Some(q) {
             if self.wait_request {
                 // The awaited request came: stop idling.
@@ -348,9 +328,7 @@ impl IoScheduler for Bfq {
 
     fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
         let now = ctx.now;
-        if let Some(tag) = self.flushes.pop_front() {
-            self.entries[tag as usize].queued = false;
-            self.queued -= 1;
+        if let Some(tag) = self.book.take_flush() {
             self.rq_in_driver += 1;
             return Some(tag);
         }
@@ -372,7 +350,7 @@ impl IoScheduler for Bfq {
                 continue;
             }
             let tag = self.choose(q, now);
-            let e = self.entries[tag as usize];
+            let e = self.book.entry(tag);
             let charge = (e.end - e.offset) / 512;
             let queue = &self.queues[q as usize];
             if queue.served > 0 && queue.served + charge > queue.budget {
@@ -381,14 +359,11 @@ impl IoScheduler for Bfq {
             }
             self.wait_request = false;
             self.idle_timer.cancel();
-            self.entries[tag as usize].queued = false;
+            self.book.take(tag, &mut self.queues);
             let queue = &mut self.queues[q as usize];
-            queue.lists.remove(tag, e.offset);
             queue.dispatched += 1;
             queue.served += charge;
-            self.queued -= 1;
             self.rq_in_driver += 1;
-            self.head = e.end;
             return Some(tag);
         }
     }
@@ -400,7 +375,7 @@ impl IoScheduler for Bfq {
         if rq.op == Op::Flush {
             return;
         }
-        let q = self.entries[tag as usize].queue;
+        let q = self.book.entry(tag).list;
         let queue = &mut self.queues[q as usize];
         queue.dispatched -= 1;
         queue.last_end_request = Some(now);
@@ -433,7 +408,7 @@ impl IoScheduler for Bfq {
     }
 
     fn queued(&self) -> usize {
-        self.queued
+        self.book.queued()
     }
 
     fn merges(&self) -> bool {
@@ -446,22 +421,11 @@ impl IoScheduler for Bfq {
     }
 
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
-        let e = &mut self.entries[tag as usize];
-        e.end = rq.offset + rq.len;
-        if front {
-            self.queues[e.queue as usize].lists.moved(tag, old_offset, rq.offset);
-            e.offset = rq.offset;
-        }
+        self.book.merged(tag, rq, front, old_offset, &mut self.queues);
     }
 
     fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
-        let g = self.entries[gone as usize];
-        self.entries[gone as usize].queued = false;
-        self.queued -= 1;
-        self.inserted += 1;
-        let k = &mut self.entries[kept as usize];
-        k.end = kept_rq.offset + kept_rq.len;
-        self.queues[g.queue as usize].lists.absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
+        self.book.requests_merged(kept, kept_rq, gone, &mut self.queues);
     }
 }
 

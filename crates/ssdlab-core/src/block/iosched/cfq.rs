@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::lists::{QueueingSampler, SortedFifo};
+use super::lists::{Lists, QueueingSampler, RequestBook, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::request::Request;
 use crate::io::Tag;
@@ -132,13 +132,11 @@ impl Queue {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Entry {
-    queue: u32,
-    offset: u64,
-    end: u64,
-    seq: u64,
-    queued: bool,
+/// The book's list `q` is queue `q`'s.
+impl Lists for Vec<Queue> {
+    fn list(&mut self, q: u32) -> &mut SortedFifo {
+        &mut self[q as usize].lists
+    }
 }
 
 pub struct Cfq {
@@ -152,13 +150,11 @@ pub struct Cfq {
     /// The active queue is idling for its process's next request.
     wait_request: bool,
     idle_timer: Timer,
-    entries: Vec<Entry>,
-    queued: usize,
-    inserted: u64,
+    /// The requests it holds; its head is where the last request dispatched ended, for
+    /// choosing the next.
+    book: RequestBook,
     rq_in_driver: u32,
     hw_tag: QueueingSampler,
-    /// The head's position after the last dispatch (bytes), for choosing the next request.
-    head: u64,
     report: CfqCounters,
 }
 
@@ -181,13 +177,10 @@ impl Cfq {
             active: None,
             wait_request: false,
             idle_timer: Timer::default(),
-            entries: Vec::new(),
-            queued: 0,
-            inserted: 0,
+            book: RequestBook::default(),
             rq_in_driver: 0,
             // Assume queuing hardware until the device shows otherwise.
             hw_tag: QueueingSampler::new(HW_QUEUE_SAMPLES, HW_QUEUE_MIN),
-            head: 0,
             report: CfqCounters::default(),
         }
     }
@@ -216,7 +209,7 @@ impl Cfq {
     /// cfq_update_hw_tag: a sample counts when more than CFQ_HW_QUEUE_MIN requests wait or
     /// are in the device.
     fn update_hw_tag(&mut self) {
-        let busy = self.queued as u32 > HW_QUEUE_MIN || self.rq_in_driver > HW_QUEUE_MIN;
+        let busy = self.book.queued() as u32 > HW_QUEUE_MIN || self.rq_in_driver > HW_QUEUE_MIN;
         self.hw_tag.sample(self.rq_in_driver, busy);
     }
 
@@ -263,14 +256,11 @@ impl Cfq {
         Some(next)
     }
 
-    /// The request queue `q` sends next: its expired oldest (checked once a slice), else the
-    /// nearest to the head going forward, or behind it within `back_seek_max` at a penalty.
+    /// The request queue `q` sends next ([`RequestBook::choose`]; its oldest is looked at
+    /// once a slice).
     fn choose(&mut self, q: u32, now: Time) -> Tag {
-        let seek = (self.head, self.t.back_seek_max_kb * 1024, self.t.back_seek_penalty);
-        let entries = &self.entries;
         let queue = &mut self.queues[q as usize];
-        let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
-        queue.lists.expired_or_nearest(&mut queue.fifo_checked, now, seek, live).expect("a queued request")
+        self.book.choose(&mut queue.lists, &mut queue.fifo_checked, now, (self.t.back_seek_max_kb * 1024, self.t.back_seek_penalty))
     }
 }
 
@@ -282,14 +272,7 @@ impl IoScheduler for Cfq {
     fn insert(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
         let now = ctx.now;
         let q = self.queue_of(rq.process);
-        let i = tag as usize;
-        if i >= self.entries.len() {
-            self.entries.resize(i + 1, Entry::default());
-        }
-        self.inserted += 1;
-        let seq = self.inserted;
-        self.entries[i] = Entry { queue: q, offset: rq.offset, end: rq.offset + rq.len, seq, queued: true };
-        self.queued += 1;
+        self.book.insert(tag, rq, q, now + self.t.fifo_expire_sync_ns, &mut self.queues);
         let (slice_idle, hw_tag) = (self.t.slice_idle_ns, self.hw_tag.queues);
         let queue = &mut self.queues[q as usize];
         // cfq_update_io_thinktime / _seektime / _idle_window.
@@ -311,7 +294,6 @@ impl IoScheduler for Cfq {
         } else if queue.think.valid() {
             queue.idle_window = queue.think.mean <= slice_idle;
         }
-        queue.lists.insert(tag, rq.offset, seq, now + self.t.fifo_expire_sync_ns);
         if self.active == Some(q) {
             if self.wait_request {
                 // The awaited request came: stop idling and dispatch it.
@@ -336,20 +318,15 @@ impl IoScheduler for Cfq {
         self.wait_request = false;
         self.idle_timer.cancel();
         let tag = self.choose(q, now);
-        let e = &mut self.entries[tag as usize];
-        e.queued = false;
-        let queue = &mut self.queues[q as usize];
-        queue.lists.remove(tag, e.offset);
-        queue.dispatched += 1;
-        self.queued -= 1;
+        self.book.take(tag, &mut self.queues);
+        self.queues[q as usize].dispatched += 1;
         self.rq_in_driver += 1;
-        self.head = e.end;
         Some(tag)
     }
 
     fn completed(&mut self, tag: Tag, _rq: &Request, ctx: &mut SchedCtx) {
         let now = ctx.now;
-        let q = self.entries[tag as usize].queue;
+        let q = self.book.entry(tag).list;
         self.rq_in_driver -= 1;
         let slice_sync = self.t.slice_sync_ns;
         let queue = &mut self.queues[q as usize];
@@ -400,7 +377,7 @@ impl IoScheduler for Cfq {
     }
 
     fn queued(&self) -> usize {
-        self.queued
+        self.book.queued()
     }
 
     fn merges(&self) -> bool {
@@ -413,24 +390,12 @@ impl IoScheduler for Cfq {
     }
 
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
-        let e = &mut self.entries[tag as usize];
-        e.end = rq.offset + rq.len;
-        if front {
-            let queue = &mut self.queues[e.queue as usize];
-            queue.lists.moved(tag, old_offset, rq.offset);
-            e.offset = rq.offset;
-        }
+        self.book.merged(tag, rq, front, old_offset, &mut self.queues);
     }
 
     fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
         // Both are one process's (allow_merge), so in one queue, which stays busy.
-        let g = self.entries[gone as usize];
-        self.entries[gone as usize].queued = false;
-        self.queued -= 1;
-        self.inserted += 1;
-        let k = &mut self.entries[kept as usize];
-        k.end = kept_rq.offset + kept_rq.len;
-        self.queues[g.queue as usize].lists.absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
+        self.book.requests_merged(kept, kept_rq, gone, &mut self.queues);
     }
 }
 

@@ -3,12 +3,10 @@
 //! batches that sweep upward, reads preferred over writes until writes have been passed over
 //! `writes_starved` times, and a request whose expiry time has passed starts the next batch.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
-use super::lists::SortedFifo;
+use super::lists::{RequestBook, SortedFifo};
 use super::{IoScheduler, SchedCtx};
 use crate::block::request::Request;
 use crate::io::{Op, Tag};
@@ -51,29 +49,17 @@ impl DeadlineTunables {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Entry {
-    offset: u64,
-    /// Which insertion this is: tags are reused, so an expiry-list entry names both.
-    seq: u64,
-    dir: u8,
-    queued: bool,
-}
-
 pub struct Deadline {
     name: &'static str,
     t: DeadlineTunables,
     /// Per direction (read, write): queued requests by sector and by arrival.
     lists: [SortedFifo; 2],
-    /// Flushes go first, in order.
-    flushes: VecDeque<Tag>,
-    entries: Vec<Entry>,
+    /// The requests it holds, flushes (which go first) included.
+    book: RequestBook,
     /// Where the current batch's sweep is: the key of the last request it dispatched.
-    next_after: Option<(u8, (u64, Tag))>,
+    next_after: Option<(u32, (u64, Tag))>,
     batching: u32,
     starved: u32,
-    queued: usize,
-    inserted: u64,
 }
 
 impl Deadline {
@@ -82,30 +68,21 @@ impl Deadline {
             name,
             t,
             lists: Default::default(),
-            flushes: VecDeque::new(),
-            entries: Vec::new(),
+            book: RequestBook::default(),
             next_after: None,
             batching: 0,
             starved: 0,
-            queued: 0,
-            inserted: 0,
         }
     }
 
     /// The oldest queued request of `dir` and whether its expiry has passed.
-    fn fifo_head(&mut self, dir: u8, now: Time) -> Option<(Tag, bool)> {
-        let entries = &self.entries;
-        let live = |tag: Tag, seq: u64| entries[tag as usize].queued && entries[tag as usize].seq == seq;
-        self.lists[dir as usize].oldest(live).map(|(tag, expire)| (tag, now >= expire))
+    fn fifo_head(&mut self, dir: u32, now: Time) -> Option<(Tag, bool)> {
+        self.lists[dir as usize].oldest(self.book.waiting()).map(|(tag, expire)| (tag, now >= expire))
     }
 
     fn take(&mut self, tag: Tag) -> Tag {
-        let e = &mut self.entries[tag as usize];
-        e.queued = false;
-        let (dir, key) = (e.dir, (e.offset, tag));
-        self.lists[dir as usize].remove(tag, e.offset);
-        self.queued -= 1;
-        self.next_after = Some((dir, key));
+        let e = self.book.take(tag, &mut self.lists);
+        self.next_after = Some((e.list, (e.offset, tag)));
         self.batching += 1;
         tag
     }
@@ -117,28 +94,17 @@ impl IoScheduler for Deadline {
     }
 
     fn insert(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
-        let i = tag as usize;
-        if i >= self.entries.len() {
-            self.entries.resize(i + 1, Entry::default());
-        }
-        self.queued += 1;
-        self.inserted += 1;
-        let seq = self.inserted;
         if rq.op == Op::Flush {
-            self.entries[i] = Entry { offset: 0, seq, dir: 2, queued: true };
-            self.flushes.push_back(tag);
+            self.book.insert_flush(tag);
             return;
         }
         let dir = if rq.op == Op::Read { 0 } else { 1 };
-        self.entries[i] = Entry { offset: rq.offset, seq, dir, queued: true };
         let expire = if dir == 0 { self.t.read_expire_ns } else { self.t.write_expire_ns };
-        self.lists[dir as usize].insert(tag, rq.offset, seq, ctx.now + expire);
+        self.book.insert(tag, rq, dir, ctx.now + expire, &mut self.lists);
     }
 
     fn dispatch(&mut self, ctx: &mut SchedCtx) -> Option<Tag> {
-        if let Some(tag) = self.flushes.pop_front() {
-            self.entries[tag as usize].queued = false;
-            self.queued -= 1;
+        if let Some(tag) = self.book.take_flush() {
             return Some(tag);
         }
         // Go on with the batch: the next request up from the last one dispatched.
@@ -182,7 +148,7 @@ impl IoScheduler for Deadline {
     fn timer(&mut self, _key: u16, _token: u32, _ctx: &mut SchedCtx) {}
 
     fn queued(&self) -> usize {
-        self.queued
+        self.book.queued()
     }
 
     fn merges(&self) -> bool {
@@ -194,20 +160,11 @@ impl IoScheduler for Deadline {
     }
 
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
-        if front {
-            let e = &mut self.entries[tag as usize];
-            self.lists[e.dir as usize].moved(tag, old_offset, rq.offset);
-            e.offset = rq.offset;
-        }
+        self.book.merged(tag, rq, front, old_offset, &mut self.lists);
     }
 
-    fn requests_merged(&mut self, kept: Tag, _kept_rq: &Request, gone: Tag) {
-        let g = self.entries[gone as usize];
-        self.entries[gone as usize].queued = false;
-        self.queued -= 1;
-        self.inserted += 1;
-        let k = &mut self.entries[kept as usize];
-        self.lists[g.dir as usize].absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
+    fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
+        self.book.requests_merged(kept, kept_rq, gone, &mut self.lists);
     }
 }
 

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
+use super::lists::tag_slot;
 use super::{IoScheduler, SchedCtx};
 use crate::block::request::Request;
 use crate::io::{Op, Tag};
@@ -202,12 +203,8 @@ impl IoScheduler for Kyber {
     }
 
     fn insert(&mut self, tag: Tag, rq: &Request, _ctx: &mut SchedCtx) {
-        let i = tag as usize;
-        if i >= self.entries.len() {
-            self.entries.resize(i + 1, Entry::default());
-        }
         let d = domain(rq.op);
-        self.entries[i] = Entry { domain: d as u8, dispatched_at: 0 };
+        *tag_slot(&mut self.entries, tag) = Entry { domain: d as u8, dispatched_at: 0 };
         self.lists[d].push_back(tag);
         self.queued += 1;
     }

@@ -3,12 +3,178 @@
 //!
 //! Removal from the arrival list is lazy: a dispatched request's entry stays until it reaches
 //! the front. Tags are reused, so each entry carries its insertion number, and the caller
-//! says whether a (tag, insertion) pair is still waiting.
+//! says whether a (tag, insertion) pair is still waiting. [`RequestBook`] is that caller for
+//! the sorting schedulers (deadline, anticipatory, cfq, bfq): it books each request's list,
+//! extent and insertion number by tag.
 
 use std::collections::{BTreeSet, VecDeque};
 
+use crate::block::request::Request;
 use crate::io::Tag;
 use crate::engine::Time;
+
+/// Request `tag`'s place in a table kept by tag, grown to hold it (tags are dense from 0).
+#[inline(always)]
+pub fn tag_slot<T: Clone + Default>(table: &mut Vec<T>, tag: Tag) -> &mut T {
+    let i = tag as usize;
+    if i >= table.len() {
+        table.resize(i + 1, T::default());
+    }
+    &mut table[i]
+}
+
+/// The list of a request booked in none: a flush.
+const NO_LIST: u32 = u32::MAX;
+
+/// What a [`RequestBook`] knows of one request.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Booked {
+    /// The list it waits in: a direction (deadline, anticipatory) or a process's queue (cfq,
+    /// bfq).
+    pub list: u32,
+    pub process: u32,
+    pub offset: u64,
+    pub end: u64,
+    /// Its insertion number: tags are reused, so an arrival entry names both.
+    pub seq: u64,
+    /// Inserted and not yet dispatched (nor merged away).
+    pub queued: bool,
+}
+
+/// A scheduler's lists as a [`RequestBook`] numbers them: per direction, or one in each
+/// process's queue (where it stays, beside the queue's other state).
+pub trait Lists {
+    fn list(&mut self, i: u32) -> &mut SortedFifo;
+}
+
+impl<const N: usize> Lists for [SortedFifo; N] {
+    fn list(&mut self, i: u32) -> &mut SortedFifo {
+        &mut self[i as usize]
+    }
+}
+
+/// The book the sorting schedulers keep of the requests they hold, by tag: which of their
+/// [`Lists`] each waits in, where it lies, its insertion number, whether it still waits;
+/// the counts; and the flushes, which wait in no list and go first, in order. The
+/// operations that move a request in or out of its list take the lists.
+#[derive(Debug, Default)]
+pub struct RequestBook {
+    entries: Vec<Booked>,
+    flushes: VecDeque<Tag>,
+    /// Insertions numbered so far; merges take a number too (see `requests_merged`).
+    inserted: u64,
+    queued: usize,
+    /// Where the last request taken ended: the head, for schedulers that seek the nearest.
+    head: u64,
+}
+
+impl RequestBook {
+    /// Books `entry` for `tag` under the next insertion number, which it returns.
+    #[inline(always)]
+    fn book(&mut self, tag: Tag, entry: Booked) -> u64 {
+        self.inserted += 1;
+        self.queued += 1;
+        *tag_slot(&mut self.entries, tag) = Booked { seq: self.inserted, queued: true, ..entry };
+        self.inserted
+    }
+
+    /// Request `tag` (`rq`) waits in list `list` of `lists` until it is taken; it expires at
+    /// `expire`.
+    #[inline(always)]
+    pub fn insert(&mut self, tag: Tag, rq: &Request, list: u32, expire: Time, lists: &mut impl Lists) {
+        let entry = Booked { list, process: rq.process, offset: rq.offset, end: rq.offset + rq.len, ..Booked::default() };
+        let seq = self.book(tag, entry);
+        lists.list(list).insert(tag, rq.offset, seq, expire);
+    }
+
+    /// Flush `tag` waits in no list: it goes before any request, after earlier flushes.
+    pub fn insert_flush(&mut self, tag: Tag) {
+        self.book(tag, Booked { list: NO_LIST, ..Booked::default() });
+        self.flushes.push_back(tag);
+    }
+
+    /// The oldest flush waiting, taken for the device.
+    #[inline(always)]
+    pub fn take_flush(&mut self) -> Option<Tag> {
+        let tag = self.flushes.pop_front()?;
+        self.entries[tag as usize].queued = false;
+        self.queued -= 1;
+        Some(tag)
+    }
+
+    /// Request `tag` leaves its list for the device; the head moves to its end.
+    #[inline(always)]
+    pub fn take(&mut self, tag: Tag, lists: &mut impl Lists) -> Booked {
+        let e = &mut self.entries[tag as usize];
+        e.queued = false;
+        lists.list(e.list).remove(tag, e.offset);
+        self.queued -= 1;
+        self.head = e.end;
+        *e
+    }
+
+    /// What is booked for `tag` (its last request's, once that left).
+    #[inline(always)]
+    pub fn entry(&self, tag: Tag) -> Booked {
+        self.entries[tag as usize]
+    }
+
+    /// Requests inserted and not yet taken, flushes included.
+    #[inline(always)]
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// Where the last request taken ended.
+    #[inline(always)]
+    pub fn head(&self) -> u64 {
+        self.head
+    }
+
+    /// Whether (tag, insertion) is a request still waiting: what a [`SortedFifo`]'s arrival
+    /// list asks of the entries it meets.
+    #[inline(always)]
+    pub fn waiting(&self) -> impl Fn(Tag, u64) -> bool + '_ {
+        move |tag, seq| {
+            let e = &self.entries[tag as usize];
+            e.queued && e.seq == seq
+        }
+    }
+
+    /// The request a process's queue sends next (cfq_choose_req, bfq_choose_req): from its
+    /// list `fifo`, the oldest if expired, looked at once per service (`*fifo_checked`), else
+    /// the nearest to the head, or one behind it within `back_seek.0` bytes at `back_seek.1`
+    /// times the distance ([`SortedFifo::expired_or_nearest`]). The queue holds a request.
+    #[inline(always)]
+    pub fn choose(&self, fifo: &mut SortedFifo, fifo_checked: &mut bool, now: Time, back_seek: (u64, u64)) -> Tag {
+        let seek = (self.head, back_seek.0, back_seek.1);
+        fifo.expired_or_nearest(fifo_checked, now, seek, self.waiting()).expect("a queued request")
+    }
+
+    /// Queued request `tag` grew to `rq` by a merged bio; `front`: at its start, which moved
+    /// from `old_offset`, so it moves in its sorted list.
+    pub fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64, lists: &mut impl Lists) {
+        let e = &mut self.entries[tag as usize];
+        e.end = rq.offset + rq.len;
+        if front {
+            lists.list(e.list).moved(tag, old_offset, rq.offset);
+            e.offset = rq.offset;
+        }
+    }
+
+    /// Queued request `gone` merged into queued request `kept` (now `kept_rq`, in the same
+    /// list) and leaves. `kept` keeps the earlier expiry ([`SortedFifo::absorb`]); the
+    /// merge takes an insertion number, which `kept` carries if it took `gone`'s place.
+    pub fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag, lists: &mut impl Lists) {
+        let g = self.entries[gone as usize];
+        self.entries[gone as usize].queued = false;
+        self.queued -= 1;
+        self.inserted += 1;
+        let k = &mut self.entries[kept as usize];
+        k.end = kept_rq.offset + kept_rq.len;
+        lists.list(g.list).absorb(kept, &mut k.seq, (gone, g.seq), g.offset, self.inserted);
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct SortedFifo {
@@ -78,6 +244,11 @@ impl SortedFifo {
     /// The nearest request to `head` going forward, or behind it within `max_back` bytes
     /// if its distance times `penalty` is shorter; when all lie further behind, the lowest.
     pub fn nearest(&self, head: u64, max_back: u64, penalty: u64) -> Option<Tag> {
+        // A lone request is the answer whichever rule picks it (ahead, behind, or lowest):
+        // the common case of a process's queue, spared two searches.
+        if self.sorted.len() == 1 {
+            return self.sorted.first().map(|&(_, t)| t);
+        }
         let ahead = self.sorted.range((head, 0)..).next().copied();
         let behind = self.sorted.range(..(head, 0)).next_back().copied().filter(|&(o, _)| head - o <= max_back);
         match (ahead, behind) {
@@ -91,6 +262,7 @@ impl SortedFifo {
     /// The request a per-process queue sends next (cfq_choose_req, bfq_choose_req): its
     /// oldest if expired, looked at once per service (`*fifo_checked`), else the nearest to
     /// `head` as :meth:`nearest` finds it.
+    #[inline]
     pub fn expired_or_nearest(
         &mut self,
         fifo_checked: &mut bool,
@@ -153,6 +325,71 @@ impl QueueingSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::Op;
+
+    fn read(process: u32, offset: u64, len: u64) -> Request {
+        Request::new(Op::Read, offset, len, process, 0, 0)
+    }
+
+    #[test]
+    fn a_book_numbers_insertions_flushes_and_merges_alike_in_order() {
+        let (mut b, mut lists) = (RequestBook::default(), <[SortedFifo; 2]>::default());
+        b.insert(0, &read(1, 0, 4096), 0, 10, &mut lists);
+        b.insert_flush(5);
+        b.insert(1, &read(1, 4096, 4096), 0, 20, &mut lists);
+        assert_eq!((b.entry(0).seq, b.entry(5).seq, b.entry(1).seq), (1, 2, 3));
+        assert_eq!(b.queued(), 3);
+        // 1 continues 0 and merges into it: the merge takes number 4; 0, the older, keeps 1.
+        b.requests_merged(0, &read(1, 0, 8192), 1, &mut lists);
+        assert_eq!((b.entry(0).seq, b.entry(0).end, b.queued()), (1, 8192, 2));
+        assert!(!b.entry(1).queued);
+        b.insert(1, &read(2, 1 << 20, 4096), 1, 30, &mut lists); // tag 1 reused, in the other list
+        assert_eq!(b.entry(1).seq, 5);
+        assert_eq!(b.take_flush(), Some(5), "the flush goes first");
+        assert_eq!(b.take_flush(), None);
+        assert_eq!(lists[0].oldest(b.waiting()), Some((0, 10)));
+        assert_eq!(lists[1].oldest(b.waiting()), Some((1, 30)));
+    }
+
+    #[test]
+    fn a_request_taken_moves_the_head_and_leaves_the_arrival_list() {
+        let (mut b, mut lists) = (RequestBook::default(), <[SortedFifo; 1]>::default());
+        b.insert(0, &read(1, 8192, 4096), 0, 10, &mut lists);
+        b.insert(1, &read(1, 0, 4096), 0, 20, &mut lists);
+        let e = b.take(0, &mut lists);
+        assert_eq!((e.list, e.offset, e.end, e.queued), (0, 8192, 12288, false));
+        assert_eq!((b.head(), b.queued()), (12288, 1));
+        b.insert(0, &read(1, 1 << 20, 4096), 0, 5, &mut lists); // tag 0 again: its old entry is stale
+        assert_eq!(lists[0].oldest(b.waiting()), Some((1, 20)));
+        assert_eq!(lists[0].iter().count(), 2);
+    }
+
+    #[test]
+    fn a_front_merge_moves_the_request_in_sector_order_and_a_merge_keeps_the_earlier_expiry() {
+        let (mut b, mut lists) = (RequestBook::default(), <[SortedFifo; 1]>::default());
+        b.insert(0, &read(1, 1 << 20, 4096), 0, 10, &mut lists); // the older, high on the disk
+        b.insert(1, &read(1, 8192, 4096), 0, 20, &mut lists);
+        b.merged(1, &read(1, 4096, 8192), true, 8192, &mut lists);
+        assert_eq!(lists[0].iter().next(), Some(&(4096, 1)));
+        assert_eq!((b.entry(1).offset, b.entry(1).end), (4096, 12288));
+        // 0 joins 1 (as if 1 reached up to it): 1 takes 0's place in arrival, and its expiry.
+        b.requests_merged(1, &read(1, 4096, 1 << 20), 0, &mut lists);
+        assert_eq!(b.entry(1).seq, 3, "the merge's number");
+        assert_eq!(lists[0].oldest(b.waiting()), Some((1, 10)));
+        assert_eq!(lists[0].iter().count(), 1);
+    }
+
+    #[test]
+    fn a_process_queue_chooses_from_the_head_of_the_last_request_taken() {
+        let (mut b, mut lists) = (RequestBook::default(), <[SortedFifo; 2]>::default());
+        b.insert(0, &read(1, 0, 4096), 1, 100, &mut lists);
+        b.insert(1, &read(1, 1 << 30, 4096), 1, 100, &mut lists);
+        b.insert(2, &read(2, 1 << 30, 4096), 0, 100, &mut lists);
+        b.take(2, &mut lists); // another queue's: the head is now at 1 GiB + 4 KiB
+        let mut checked = false;
+        assert_eq!(b.choose(&mut lists[1], &mut checked, 0, (1 << 20, 2)), 1, "just behind the head");
+        assert_eq!(b.choose(&mut lists[1], &mut false, 100, (1 << 20, 2)), 0, "expired: the oldest");
+    }
 
     #[test]
     fn nearest_prefers_forward_unless_behind_is_much_closer() {
@@ -166,6 +403,13 @@ mod tests {
         assert_eq!(l.nearest(300, 50, 2), Some(2), "40 behind, within 50");
         assert_eq!(l.nearest(300, 30, 2), Some(0), "all too far behind: the lowest");
         assert_eq!(l.after((100, 0)), Some(1));
+        let mut one = SortedFifo::default();
+        for head in [0, 100, 1 << 40] {
+            one.insert(3, 1 << 30, 1, 0);
+            assert_eq!(one.nearest(head, 0, 2), Some(3), "a lone request, ahead, behind or too far");
+            one.remove(3, 1 << 30);
+        }
+        assert_eq!(one.nearest(0, 0, 2), None);
     }
 
     #[test]
