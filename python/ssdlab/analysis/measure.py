@@ -143,7 +143,17 @@ def split_fio_output(out: str) -> tuple[dict[str, Any], str]:
     if start is None:
         raise MeasureError("fio printed no JSON (its output starts: "
                            f"{out.strip().splitlines()[0] if out.strip() else 'nothing'})")
-    data, end = json.JSONDecoder().raw_decode(out, start.start())
+    from pydantic import ValidationError
+
+    from ..fioout.schema import FioRun, describe
+
+    try:
+        data, end = json.JSONDecoder().raw_decode(out, start.start())
+        FioRun.model_validate(data)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise MeasureError(f"fio's JSON output cannot be read: {e}") from None
+    except ValidationError as e:
+        raise MeasureError(f"fio's JSON output is not as expected: {describe(e)}") from None
     return data, (out[:start.start()] + out[end:].lstrip("\n"))
 
 
