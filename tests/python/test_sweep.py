@@ -440,6 +440,18 @@ def test_cli_sweep(cli, tmp_path):
     assert r.returncode == 2 and "no such directory" in r.stderr
 
 
+@pytest.mark.parametrize("address, said", [("banana", "--scheduler banana: no HOST:PORT"),
+                                           ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler"),
+                                           ("tcp://host:port", "--scheduler tcp://host:port: no HOST:PORT")])
+def test_a_scheduler_that_is_not_there_is_one_line_at_once(cli, tmp_path, address, said):
+    grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n')
+    start = time.monotonic()
+    r = cli("sweep", str(grid), "--scheduler", address)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and time.monotonic() - start < 20  # the client waited 20 s, then 40 s
+    assert not list(tmp_path.glob("*.jsonl"))
+
+
 def test_a_sweep_that_cannot_start_leaves_no_journal(tmp_path):
     from ssdlab.sweep.runner import SweepError
 

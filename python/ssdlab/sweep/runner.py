@@ -235,6 +235,8 @@ class _DaskPool(_Pool):
         if isinstance(scheduler, Client):
             self.client, own_client = scheduler, False
         else:
+            if isinstance(scheduler, str):
+                check_scheduler(scheduler)
             try:
                 self.client = Client(scheduler, timeout="20s", set_as_default=False)
             except (OSError, TimeoutError, ValueError) as e:
@@ -262,6 +264,39 @@ class _DaskPool(_Pool):
     def kill(self) -> None:
         self.executor.shutdown(wait=False)
         self.close()
+
+
+#: the schemes of a Dask scheduler's address that name a host and port
+_NETWORK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """Refuse, at once and in one line, a scheduler address that is not one (``banana``) or
+    where nothing answers: a Dask client would try for its whole timeout, then again when it
+    is collected, and print a traceback."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    expected = "expected a Dask scheduler's address, e.g. tcp://HOST:8786"
+    try:
+        scheme, location = parse_address(address)
+    except ValueError as e:
+        raise SweepError(f"--scheduler {address}: {e}; {expected}") from None
+    if scheme not in _NETWORK_SCHEMES:
+        return
+    try:
+        host, port = parse_host_port(location)
+    except ValueError:
+        raise SweepError(f"--scheduler {address}: no HOST:PORT in it; {expected}") from None
+    if not host or not 0 < port < 65536:
+        raise SweepError(f"--scheduler {address}: no host, or a port out of range; {expected}")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        why = "no answer" if isinstance(e, TimeoutError) else e.strerror or str(e)
+        raise SweepError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 
 
 def _pool(workers: int | None, scheduler: Any, executor: cf.Executor | None, start_method: str | None) -> _Pool:
