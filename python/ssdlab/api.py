@@ -34,7 +34,7 @@ from .fio import JobSet, Targets, load_job_file, load_job_files, parse_job_text
 from .fio.reporting import JobReport
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
-from .workload import Replay
+from .workload import Replay, survey
 from .system import Array, Drive, IoOverride, System, load_system, parse_precondition, raid, single
 from .units import parse_time_ns
 
@@ -75,6 +75,8 @@ class RunSpec(BaseModel):
     interval_ns: int | None = None
     #: a key of ``core`` (dotted) -> [where the user set it, its name there], for core errors
     places: dict[str, list[str]] = Field(default_factory=dict)
+    #: what the run's input holds, for people (a replayed trace's records read and lines skipped)
+    notes: list[str] = Field(default_factory=list)
 
 
 def _load_jobs(job, targets: Targets, overrides, env, seed) -> JobSet:
@@ -172,6 +174,7 @@ def build(
                 for j, (r, _, _) in zip(jobset.jobs, replay, strict=True)]
         # The generated job text's own options are not the user's to be warned about.
         jobset = dataclasses.replace(jobset, jobs=jobs, warnings=[w for w in jobset.warnings if "ioengine" not in w])
+    notes, trace_warnings = _survey_traces(jobset.jobs)
     interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     if interval_ns is not None and interval_ns <= 0:
         raise ValueError("interval must be positive")
@@ -185,7 +188,7 @@ def build(
         "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
     }
     _observe(core["jobs"], jobset.reports)
-    warnings = list(jobset.warnings)
+    warnings = list(jobset.warnings) + trace_warnings
     sources = {f"host.{k}": v for k, v in host_sources.items()}
     used = [d for t in chosen for d in (t.members if isinstance(t, Array) else [t])]
     for d in used:
@@ -222,7 +225,26 @@ def build(
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    percentile_precision=jobset.percentile_precision,
                    warnings=warnings, sources=sources, places=host_places(host_ref),
-                   job_reports=list(jobset.reports), interval_ns=interval_ns)
+                   job_reports=list(jobset.reports), interval_ns=interval_ns, notes=notes)
+
+
+def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """Every trace the jobs replay, read once before the run (:func:`ssdlab.workload.survey`):
+    a trace with nothing to replay, a bad record or a time past the simulated clock is refused
+    here, not after simulating up to it. Returns a line per trace saying what was read and
+    skipped, and warnings."""
+    notes: list[str] = []
+    warnings: list[str] = []
+    seen: set[Replay] = set()
+    for j in jobs:
+        if j.replay is None or j.replay in seen:
+            continue
+        seen.add(j.replay)
+        _, line, said = survey(j.replay)
+        if line not in notes:
+            notes.append(line)
+        warnings += [w for w in said if w not in warnings]
+    return notes, warnings
 
 
 def _observe(jobs: list[dict[str, Any]], reports: Sequence[JobReport]) -> None:

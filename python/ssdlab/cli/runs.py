@@ -14,7 +14,7 @@ from .. import api
 from ..jsonout import dumps
 from ..system import raid as raid_system
 from ..units import UnitError
-from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, fail,
+from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, err, fail,
                      interruptible, overrides, print_json, simulating, warn)
 
 
@@ -100,6 +100,8 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
     from ..fioout import format_report
 
     text = format_report(result, output_format.value)
+    for n in result.spec.notes:
+        err.print(f"ssdlab: {n}", markup=False)
     if output_format == OutputFormat.normal:
         for w in result.warnings:
             warn(w)
@@ -261,8 +263,10 @@ def replay(
             t = ReplayTiming.parse(timing)
             qd = iodepth or 4096
     except ValueError:
-        fail(f"--timing {timing!r}: expected recorded, scaled:X or closed:QD")
+        fail(f"--timing {timing!r}: expected recorded, scaled:X (X a positive, finite factor) or closed:QD")
         return
+    if iodepth is not None and iodepth < 1:
+        fail(f"--iodepth {iodepth}: expected at least 1 record outstanding")
     if disksim_unit not in ("ns", "ms"):
         fail(f"--disksim-unit {disksim_unit!r}: expected ns or ms")
     pairs: list[tuple[int | None, str | None]] = []
