@@ -42,4 +42,16 @@ def _main(
 
 
 def main() -> None:
-    app()
+    from .common import StdoutError, guard_stdout, stdout_failed
+
+    guard_stdout()
+    try:
+        app()
+    except SystemExit:
+        try:
+            sys.stdout.flush()  # now, not at exit, where a failure could only be ignored
+        except StdoutError as e:
+            stdout_failed(e)
+        raise
+    except StdoutError as e:
+        stdout_failed(e)

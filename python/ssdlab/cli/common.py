@@ -4,6 +4,7 @@ whole or not at all)."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -100,6 +101,72 @@ class TextOrJson(str, Enum):
 
 #: ``--memory-limit`` of the commands that simulate.
 MemoryLimit = Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")]
+
+
+class StdoutError(Exception):
+    """Writing to standard output failed (a full disk, ``ulimit -f``, a closed pipe)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error.strerror or str(error))
+        self.error = error
+
+
+class _GuardedStdout:
+    """Standard output whose write errors are :class:`StdoutError`, told apart from every
+    other OSError, so that the command fails with one line instead of a traceback or, when the
+    error comes at the flush at exit, with status 0 and a truncated report."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write all of ``text``, or raise: Python's buffered writer reports a write cut short
+        (a file size limit reached) only in its return value, which its text layer drops."""
+        buffer = getattr(self._stream, "buffer", None)
+        try:
+            if buffer is None:
+                return self._stream.write(text)
+            self._stream.flush()
+            data = memoryview(text.encode(self._stream.encoding or "utf-8", self._stream.errors or "strict"))
+            while data:
+                n = buffer.write(data)
+                if not n:
+                    raise OSError(errno.EIO, "the write made no progress")
+                data = data[n:]
+            return len(text)
+        except OSError as e:
+            raise StdoutError(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise StdoutError(e) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    """Standard output's write errors as :class:`StdoutError` (see :class:`_GuardedStdout`)."""
+    if not isinstance(sys.stdout, _GuardedStdout) and sys.stdout is not None:
+        sys.stdout = _GuardedStdout(sys.stdout)
+
+
+def stdout_failed(e: StdoutError) -> NoReturn:
+    """End a command whose output could not be written: one line and status 2, as a failed
+    ``--output``; a reader that closed its pipe (``| head``) ends it quietly, as SIGPIPE would.
+    Standard output is pointed at /dev/null first, so that nothing fails again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
+    if e.error.errno == errno.EPIPE:
+        raise SystemExit(141)
+    err.print(f"ssdlab: error: standard output: {e}", markup=False)
+    raise SystemExit(2)
 
 
 def print_json(value) -> None:
