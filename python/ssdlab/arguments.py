@@ -4,9 +4,24 @@ instead of surfacing as an AttributeError or as the core's deserialiser text."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 SEED_MAX = 2**64 - 1  # the core's seeds are unsigned 64-bit
+
+
+class NotText(ValueError):
+    """A file that should be text is not UTF-8 (its message names the file, byte and offset)."""
+
+
+def read_text(path: Path) -> str:
+    """The text of the file at ``path``. A file that is not UTF-8 raises :class:`NotText`;
+    one that cannot be read raises OSError."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotText(f"{path}: not text (byte {data[e.start]:#04x} at offset {e.start} is not UTF-8)") from None
 
 
 def check_seed(seed: Any, name: str = "seed") -> int:

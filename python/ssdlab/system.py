@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .arguments import read_text
 from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, engine_place, place, value_key
 from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
@@ -273,7 +274,10 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
     p = Path(path)
     if not p.is_file():
         raise SystemFileError(f"{p}: no such system file")
-    text = p.read_text()
+    try:
+        text = read_text(p)
+    except (OSError, ValueError) as e:
+        raise SystemFileError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
     origin = str(p)
     try:
         data = tomllib.loads(text)

@@ -54,3 +54,41 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     p.stdout.read(10)
     p.stdout.close()
     assert p.wait(timeout=120) in (0, 141) and b"Traceback" not in p.stderr.read()
+
+
+# ---- options that do not go together, files that are not what they should be ----------------
+
+
+def _system(tmp_path) -> Path:
+    path = tmp_path / "sys.toml"
+    path.write_text('[[drive]]\nname = "sda"\nprofile = "samsung-850-pro"\n')
+    return path
+
+
+def test_profile_and_system_together_are_refused(tmp_path):
+    sysf = _system(tmp_path)
+    one_line(_ssdlab("run", "--system", str(sysf), "--profile", "intel-optane-905p-480", *SHORT),
+             f"--profile intel-optane-905p-480 and --system {sysf}: give one")
+    trace = tmp_path / "t.disksim"
+    trace.write_text("0 0 0 8 1\n")
+    one_line(_ssdlab("replay", str(trace), "--format", "disksim", "--system", str(sysf), "--profile",
+                     "samsung-850-pro"), "give one")
+    assert _ssdlab("run", "--system", str(sysf), *SHORT).returncode == 0
+
+
+def test_profiles_show_shows_only_profiles(tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("just some text\n")
+    one_line(_ssdlab("profiles", "show", str(other)), f"{other}: not a drive, host or engine profile")
+    one_line(_ssdlab("profiles", "show", str(_system(tmp_path))), "not a drive, host or engine profile",
+             "unknown key 'drive'")
+    shown = _ssdlab("profiles", "show", str(REPO / "python/ssdlab/profiles/hosts/generic-linux.toml"))
+    assert shown.returncode == 0 and shown.stdout.startswith('name = "generic-linux"')
+
+
+def test_a_file_that_is_not_text_is_named(tmp_path):
+    junk = tmp_path / "junk.toml"
+    junk.write_bytes(b"name = \"\xb7\"\n")
+    for args in (("profiles", "show", str(junk)), ("run", "--profile", str(junk)), ("run", "--system", str(junk)),
+                 ("sweep", str(junk)), ("rebuild", "--system", str(junk))):
+        one_line(_ssdlab(*args), f"{junk}: not text (byte 0xb7 at offset 8 is not UTF-8)")

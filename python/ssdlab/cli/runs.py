@@ -21,7 +21,7 @@ from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_out
 @interruptible
 def run(
     job: Annotated[Optional[list[str]], typer.Argument(help="fio job files, run one after the other as fio runs them; - reads one from standard input (default: the built-in quickstart job)")] = None,
-    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) [default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
     system: Annotated[Optional[Path], typer.Option(help="system TOML: a host and its drives (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile (default: the system's, else the first drive's calibration host)")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
@@ -58,6 +58,7 @@ def run(
             fail(f"{j}: no such job file{hint}")
     if output is not None:
         check_output(output, "--output")
+    profile = _one_of_profile_or_system(profile, system)
 
     def spec() -> api.RunSpec:
         sets = overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
@@ -73,6 +74,15 @@ def run(
     result = _simulate(spec)
     _emit(result, output_format, output)
     _write_logs(result)
+
+
+def _one_of_profile_or_system(profile: Optional[str], system: Optional[Path]) -> str:
+    """The drive profile: --profile and --system both say what the drives are, so only one
+    may be given (a system file names each drive's profile)."""
+    if profile is not None and system is not None:
+        fail(f"--profile {profile} and --system {system}: give one; a system file names each drive's profile "
+             "(--profile-set, --scale and --precondition apply to every drive of either)")
+    return profile if profile is not None else api.DEFAULT_PROFILE
 
 
 def _simulate(spec: Callable[[], api.RunSpec]):
@@ -227,7 +237,7 @@ def replay(
     trace: Annotated[Path, typer.Argument(help="block trace to replay")],
     format: Annotated[TraceFormatName, typer.Option("--format", help="the trace's format")],
     timing: Annotated[str, typer.Option(help="recorded | scaled:X (X times as fast) | closed:QD (QD outstanding, times ignored)")] = "recorded",
-    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) [default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
     system: Annotated[Optional[Path], typer.Option(help="system TOML (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
@@ -248,6 +258,7 @@ def replay(
     check_seed(seed)
     from ..workload import Replay, ReplayTiming
 
+    profile = _one_of_profile_or_system(profile, system)
     if trace.is_dir():
         fail(f"{trace}: is a directory, not a trace file")
     if not trace.is_file():

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..arguments import read_text
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 from .tomlpos import locate
 
@@ -675,7 +676,10 @@ def _read(name_or_path: str | Path, builtin: resources.abc.Traversable, names: l
     if p.suffix == ".toml" or p.exists():
         if not p.is_file():
             raise ProfileError(f"{p}: no such {what} file")
-        return str(p), p.read_text()
+        try:
+            return str(p), read_text(p)
+        except (OSError, ValueError) as e:
+            raise ProfileError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
     f = builtin / f"{name_or_path}.toml"
     if not f.is_file():
         raise ProfileError(f"unknown {what} '{name_or_path}' (built-in: {', '.join(names)})")

@@ -401,7 +401,12 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
         raise GridError(f"{p}: is a directory, not a grid file")
     if not p.is_file():
         raise GridError(f"{p}: no such grid file")
-    text = p.read_text()
+    from ..arguments import read_text
+
+    try:
+        text = read_text(p)
+    except (OSError, ValueError) as e:
+        raise GridError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
