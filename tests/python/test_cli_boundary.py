@@ -92,3 +92,46 @@ def test_a_file_that_is_not_text_is_named(tmp_path):
     for args in (("profiles", "show", str(junk)), ("run", "--profile", str(junk)), ("run", "--system", str(junk)),
                  ("sweep", str(junk)), ("rebuild", "--system", str(junk))):
         one_line(_ssdlab(*args), f"{junk}: not text (byte 0xb7 at offset 8 is not UTF-8)")
+
+
+# ---- job files: what fio refuses is refused ----------------------------------------------------
+
+
+def _job(tmp_path, body: str) -> str:
+    path = tmp_path / "j.fio"
+    path.write_text("[j]\nrw=randread\nsize=1m\nruntime=0.01\n" + body)
+    return str(path)
+
+
+@pytest.mark.parametrize("body, said", [
+    ("direct=1\nbs=1\n", "option 'bs': read block size 1: with direct=1"),
+    ("direct=1\nbs=511\n", "option 'bs': read block size 511: with direct=1"),
+    ("direct=1\nba=3\n", "option 'ba': read block alignment 3: with direct=1"),
+    ("direct=1\nbssplit=4k/50:100/50\n", "option 'bssplit': read block size 100"),
+    ("direct=1\noffset=100\n", "option 'offset': job 'j' (clone 0) starts at byte 100"),
+])
+def test_sub_sector_direct_io_is_refused(tmp_path, body, said):
+    one_line(_ssdlab("run", _job(tmp_path, body)), said, "whole 512-byte sectors")
+
+
+def test_sub_sector_buffered_io_still_runs(tmp_path):
+    assert _ssdlab("run", _job(tmp_path, "bs=511\n")).returncode == 0
+
+
+@pytest.mark.parametrize("option, said", [
+    ("verify=sha9999", "option 'verify': expected one of 0, md5"),
+    ("ioengine=warpdrive", "option 'ioengine': no such fio ioengine 'warpdrive'"),
+    ("ioengine=libaoi", "(did you mean 'libaio'?)"),
+    ("cpus_allowed=zz", "option 'cpus_allowed': expected a list of CPUs such as 0-3,8, got 'zz'"),
+    ("gtod_reduce=5", "option 'gtod_reduce': expected 0 or 1, got '5'"),
+    ("write_hint=loud", "option 'write_hint': expected one of none, short"),
+])
+def test_values_fio_refuses_are_refused_before_the_not_modelled_warning(tmp_path, option, said):
+    one_line(_ssdlab("run", _job(tmp_path, option + "\n")), said)
+
+
+@pytest.mark.parametrize("option", ["verify=md5", "ioengine=external:/opt/e.so", "cpus_allowed=0-1,3", "gtod_reduce=1",
+                                    "mem=mmap:/tmp/m", "write_hint=short"])
+def test_values_fio_takes_are_taken(tmp_path, option):
+    p = _ssdlab("run", _job(tmp_path, option + "\n"))
+    assert p.returncode == 0 and "not modelled" in p.stderr, p.stderr
