@@ -36,7 +36,7 @@ from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
 from .workload import Replay, survey
 from .system import Array, Drive, IoOverride, System, load_system, parse_precondition, raid, single
-from .units import parse_time_ns
+from .units import UnitError, parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
 
@@ -175,9 +175,12 @@ def build(
         # The generated job text's own options are not the user's to be warned about.
         jobset = dataclasses.replace(jobset, jobs=jobs, warnings=[w for w in jobset.warnings if "ioengine" not in w])
     notes, trace_warnings = _survey_traces(jobset.jobs)
-    interval_ns = parse_time_ns(interval, "s") if interval is not None else None
+    try:
+        interval_ns = parse_time_ns(interval, "s") if interval is not None else None
+    except UnitError as e:
+        raise UnitError(f"interval {interval!r}: {e}") from None
     if interval_ns is not None and interval_ns <= 0:
-        raise ValueError("interval must be positive")
+        raise ValueError(f"interval {interval!r}: expected a positive time, e.g. 100ms")
     core = {
         "seed": seed,
         "host": host_profile.to_core(),

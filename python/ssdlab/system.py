@@ -47,7 +47,7 @@ class SystemFileError(ValueError):
 
 
 class DriveEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
     profile: str = Field(min_length=1, description="built-in profile name or profile TOML path")
@@ -73,14 +73,14 @@ DEFAULT_CHUNK = 512 * 1024  # mdadm's default chunk
 
 
 class FailureEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     member: str
-    at: str | int | float = Field(default=0, description="time from the run's start (bare numbers: seconds)")
+    at: str | int | float = Field(description="time from the run's start (bare numbers: seconds); required")
 
 
 class ArrayEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
     level: int = Field(strict=True, description="RAID level: 0, 1, 10, 5 or 6")
@@ -112,7 +112,7 @@ class ArrayEntry(BaseModel):
 
 
 class SystemFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     host: str | None = None
     drive: list[DriveEntry] = Field(min_length=1)
@@ -419,7 +419,8 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str | Non
     try:
         eng, eng_sources = load_engine(engine, engine_set or None)
     except ProfileError as e:
-        raise ValueError(f"--engine: {e}") from None
+        said = str(e)
+        raise ValueError(f"--engine {said}" if said.startswith(str(engine)) else f"--engine {engine}: {said}") from None
     arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:], verify_data=verify_data,
                 chunk_given=chunk is not None)
 
@@ -465,7 +466,7 @@ def parse_precondition(value: str | dict[str, Any] | None) -> dict[str, Any]:
             passes = float(arg) if arg else 2.0
         except ValueError:
             passes = -1.0
-        if not passes >= 0:
-            raise ValueError(f"precondition random:{arg}: expected a number of passes >= 0")
+        if not 0 <= passes < float("inf"):
+            raise ValueError(f"precondition random:{arg}: expected a finite number of passes >= 0")
         return {"kind": "random", "passes": passes}
     raise ValueError(f"precondition {value!r}: expected none, sequential or random[:PASSES]")

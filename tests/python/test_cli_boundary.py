@@ -135,3 +135,47 @@ def test_values_fio_refuses_are_refused_before_the_not_modelled_warning(tmp_path
 def test_values_fio_takes_are_taken(tmp_path, option):
     p = _ssdlab("run", _job(tmp_path, option + "\n"))
     assert p.returncode == 0 and "not modelled" in p.stderr, p.stderr
+
+
+# ---- numbers: finite, in range, and said in the user's terms -----------------------------------
+
+
+@pytest.mark.parametrize("args, said", [
+    (("run", "--profile", "samsung-970-pro-512", "--profile-set", "thermal.ambient_temperature=inf", *SHORT),
+     "--profile-set thermal.ambient_temperature=inf: key 'thermal.ambient_temperature': expected a finite number, got inf"),
+    (("run", "--profile-set", "controller.busy_cv=nan", *SHORT), "key 'controller.busy_cv': expected a finite number"),
+    (("run", "--profile-set", "capacity=1e30", *SHORT),
+     "key 'capacity': 1e+30 is more than the core holds (at most 18446744073709551615, 2^64 - 1)"),
+    (("run", "--precondition", "random:inf", *SHORT), "precondition random:inf: expected a finite number of passes"),
+    (("run", "--interval", "inf"), "interval 'inf': expected a time"),
+    (("endurance", "--write-rate", "1GB/s", "--capacity", "1TB", "--dwpd", "nan", "--warranty-years", "5"),
+     "--dwpd nan: expected a positive, finite number"),
+    (("endurance", "--write-rate", "1GB/s", "--capacity", "1TB", "--dwpd", "1", "--warranty-years", "inf"),
+     "--warranty-years inf: expected a positive, finite number"),
+    (("endurance", "--write-rate", "1GB/s", "--profile", "samsung-850-pro", "--passes", "inf"),
+     "passes inf: expected a positive, finite number of drive writes"),
+    (("size", "--target", "1GB/s", "--duration", "0", "--drive-rate", "500MB/s", "--capacity", "1TB"),
+     "--duration 0: expected a positive time"),
+])
+def test_non_finite_and_out_of_range_numbers_are_refused_naming_the_key(args, said):
+    one_line(_ssdlab(*args), said)
+
+
+def test_a_non_finite_number_in_a_system_file_is_named(tmp_path):
+    sysf = tmp_path / "sys.toml"
+    sysf.write_text('[[drive]]\nname = "sda"\nprofile = "samsung-850-pro"\nscale = nan\n')
+    one_line(_ssdlab("run", "--system", str(sysf)), f"{sysf}:4: key 'drive.0.scale': expected a finite number, got nan")
+
+
+def test_a_section_key_on_a_profile_without_the_section_says_so():
+    one_line(_ssdlab("run", "--profile-set", "thermal.ambient_temperature=40", *SHORT),
+             "--profile-set thermal.ambient_temperature=40: the profile has no [thermal] section to change",
+             "idle_power")
+
+
+def test_an_array_failure_needs_its_time(tmp_path):
+    sysf = tmp_path / "sys.toml"
+    sysf.write_text("".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.01\n' for c in "abc")
+                    + '[[array]]\nname = "md0"\nlevel = 5\nmembers = ["sda", "sdb", "sdc"]\n'
+                      'fail = [{ member = "sda" }]\n')
+    one_line(_ssdlab("run", "--system", str(sysf), *SHORT), f"{sysf}:17: missing key 'array.0.fail.0.at'")

@@ -306,8 +306,8 @@ def _resolve(profile, block_size, iodepth, passes, size, scale):
         raise ValueError(f"block size {block_size!r}: expected a positive multiple of 512 bytes")
     if iodepth < 1:
         raise ValueError(f"iodepth {iodepth}: expected at least 1")
-    if not passes > 0:
-        raise ValueError(f"passes {passes}: expected a positive number of drive writes")
+    if not 0 < passes < math.inf:
+        raise ValueError(f"passes {passes}: expected a positive, finite number of drive writes")
     region = capacity if size is None else parse_size(size)
     if region > capacity:
         raise ValueError(f"size {size!r} is larger than the simulated drive ({capacity} bytes)")

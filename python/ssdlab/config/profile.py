@@ -37,13 +37,16 @@ def _unit(parser):
     return BeforeValidator(convert)
 
 
-Size = Annotated[int, _unit(parse_size), Field(ge=0)]
-TimeNs = Annotated[int, _unit(parse_time_ns), Field(ge=0)]
+#: the most the core holds in a size or a time (an unsigned 64-bit number)
+U64_MAX = 2**64 - 1
+Size = Annotated[int, _unit(parse_size), Field(ge=0, le=U64_MAX)]
+TimeNs = Annotated[int, _unit(parse_time_ns), Field(ge=0, le=U64_MAX)]
 Rate = Annotated[float, _unit(parse_rate), Field(gt=0)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf and nan are refused where a profile is read (JSON, the core's input, has neither)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Interface(_Section):
@@ -640,6 +643,10 @@ def _describe(err: ValidationError, origin: str, text: str | None = None,
     if e["type"] == "missing":
         return f"{where}: missing key '{key}'"
     msg = e["msg"].removeprefix("Value error, ")
+    if e["type"] == "finite_number":
+        msg = f"expected a finite number, got {e['input']!r}"
+    elif e["type"] == "less_than_equal" and e["ctx"]["le"] == U64_MAX:
+        msg = f"{e['input']:g} is more than the core holds (at most {U64_MAX}, 2^64 - 1)"
     return f"{where}: key '{key}': {msg}" if key else f"{where}: {msg}"
 
 
@@ -724,6 +731,7 @@ def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = 
     except tomllib.TOMLDecodeError as e:
         raise ProfileError(f"{origin}: not valid TOML: {e}") from None
     values, sources = _split_sources(data)
+    sections = {k for k, v in values.items() if isinstance(v, dict)}
     if overrides:
         _apply_overrides(origin, values, sources, overrides)
     if not isinstance(model, type):
@@ -731,7 +739,28 @@ def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = 
     try:
         return model.model_validate(values), sources
     except ValidationError as e:
+        made = _made_section(e, sections, overrides or {})
+        if made is not None:
+            key, section, missing = made
+            raise ProfileError(f"{origin}, {set_by} {key}={overrides[key]}: the profile has no [{section}] section "
+                               f"to change (it needs {', '.join(missing)} too); use a profile that has one, or "
+                               f"write the whole section in a profile file") from None
         raise ProfileError(_describe(e, origin, text, overrides, set_by)) from None
+
+
+def _made_section(err: ValidationError, sections: set[str],
+                  overrides: Mapping[str, str]) -> tuple[str, str, list[str]] | None:
+    """An override of a key in a section the profile does not have (a thermal key on a drive
+    without a thermal model), which leaves the section's other keys missing: (the override,
+    the section, the keys missing), else None."""
+    missing = [tuple(x["loc"]) for x in err.errors() if x["type"] == "missing" and len(x["loc"]) > 1]
+    for key in overrides:
+        section = key.split(".", 1)[0]
+        if "." in key and section not in sections:
+            keys = [".".join(map(str, loc[1:])) for loc in missing if loc[0] == section]
+            if keys:
+                return key, section, keys
+    return None
 
 
 def load_profile(name_or_path: str | Path,
