@@ -179,3 +179,16 @@ def test_an_array_failure_needs_its_time(tmp_path):
                     + '[[array]]\nname = "md0"\nlevel = 5\nmembers = ["sda", "sdb", "sdc"]\n'
                       'fail = [{ member = "sda" }]\n')
     one_line(_ssdlab("run", "--system", str(sysf), *SHORT), f"{sysf}:17: missing key 'array.0.fail.0.at'")
+
+
+# ---- log files are checked before the run, as --output is --------------------------------------
+
+
+@pytest.mark.parametrize("where, said", [("nodir/x/bw", "no such directory"), ("afile/bw", "not a directory")])
+def test_a_log_that_cannot_be_written_fails_before_the_run(tmp_path, where, said):
+    (tmp_path / "afile").write_text("")
+    job = _job(tmp_path, f"direct=1\nwrite_bw_log={tmp_path / where}\n")
+    out = tmp_path / "out.txt"
+    one_line(_ssdlab("run", job, "--output", str(out)), f"write_bw_log: log file {tmp_path / where}_bw.1.log: {said}")
+    assert not out.exists() and not (tmp_path / "nodir").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "j.fio"]

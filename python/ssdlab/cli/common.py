@@ -20,6 +20,7 @@ from ..arguments import SEED_MAX
 from ..config import ProfileError
 from ..fio import FioJobError
 from ..system import SystemFileError
+from ..outfiles import write_whole  # noqa: F401  (the commands write reports with it)
 from ..units import UnitError
 
 #: What bad input to a simulation raises (a job file, profile, system file, size or option the
@@ -197,24 +198,3 @@ def deliver(text: str, output: Optional[Path], option: str = "--output") -> None
             fail(f"{option} {output}: {e.strerror or e}")
     else:
         sys.stdout.write(text)
-
-
-def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that the file is either as it was or complete: into a
-    temporary file beside it, renamed over it once written. (A directory that takes no new
-    file but holds a writable ``path`` is written directly.)"""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError:
-        path.write_text(text)
-        return
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -71,9 +71,9 @@ def run(
                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
                          memory_limit=memory_limit)
 
-    result = _simulate(spec)
-    _emit(result, output_format, output)
+    result = _simulate(spec, check=_check_logs)
     _write_logs(result)
+    _emit(result, output_format, output)
 
 
 def _one_of_profile_or_system(profile: Optional[str], system: Optional[Path]) -> str:
@@ -85,15 +85,27 @@ def _one_of_profile_or_system(profile: Optional[str], system: Optional[Path]) ->
     return profile if profile is not None else api.DEFAULT_PROFILE
 
 
-def _simulate(spec: Callable[[], api.RunSpec]):
+def _simulate(spec: Callable[[], api.RunSpec], check: Callable[[api.RunSpec], None] | None = None):
     """The run ``spec()`` builds, simulated (its progress on a terminal); bad input (see
-    :data:`.common.BAD_INPUT`), while building or simulating, is one line."""
+    :data:`.common.BAD_INPUT`), while building or simulating, is one line. ``check`` sees
+    the spec before the simulation (what the command will write, say)."""
     try:
         built = spec()
+        if check is not None:
+            check(built)
         with simulating():
             return api.execute(built)
     except BAD_INPUT as e:
         fail(str(e).splitlines()[0])
+
+
+def _check_logs(spec: api.RunSpec) -> None:
+    """Fail now, not after the simulation, if a log file the jobs ask for cannot be written
+    (its directory is missing, say: fio does not make it either)."""
+    from ..fioout.logs import log_names
+
+    for name, option in log_names(spec).items():
+        check_output(Path(name), f"{option}: log file")
 
 
 def _write_logs(result) -> None:
