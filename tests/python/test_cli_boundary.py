@@ -192,3 +192,26 @@ def test_a_log_that_cannot_be_written_fails_before_the_run(tmp_path, where, said
     one_line(_ssdlab("run", job, "--output", str(out)), f"write_bw_log: log file {tmp_path / where}_bw.1.log: {said}")
     assert not out.exists() and not (tmp_path / "nodir").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "j.fio"]
+
+
+# ---- argument errors ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, said, helped", [
+    (("run", "--output-format", "banana"), "Invalid value for '--output-format': 'banana' is not one of 'normal'",
+     "ssdlab run --help"),
+    (("run", "--bogus"), "No such option: --bogus", "ssdlab run --help"),
+    (("replay", "t.trace"), "Missing option '--format'. Choose from: fio, disksim, msr, snia, blkparse",
+     "ssdlab replay --help"),
+    (("nosuch",), "No such command 'nosuch'", "ssdlab --help"),
+    (("profiles", "show"), "Missing argument 'name'", "ssdlab profiles show --help"),
+])
+def test_argument_errors_are_one_line_not_a_box(args, said, helped):
+    p = _ssdlab(*args)
+    one_line(p, said, f"; see 'python -m {helped}'")
+    assert "─" not in p.stderr and "Usage:" not in p.stderr
+
+
+def test_help_is_still_help():
+    p = _ssdlab("run", "--help")
+    assert p.returncode == 0 and "ssdlab run [OPTIONS]" in p.stdout and not p.stderr

@@ -148,6 +148,23 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
+def usage_exceptions() -> tuple[type[Exception], type[Exception], type[BaseException]]:
+    """The exceptions of the command-line parser under Typer: a usage error (ClickException),
+    no arguments where help is shown instead, and Abort. Typer 0.2x carries its own copy of
+    click (``typer._click``); older ones use click itself."""
+    try:
+        from typer._click import exceptions as parser
+    except ImportError:  # pragma: no cover - Typer before it carried click
+        from click import exceptions as parser
+    no_args = getattr(parser, "NoArgsIsHelpError", None) or type("_Never", (Exception,), {})
+    abort = getattr(parser, "Abort", None)
+    if abort is None:
+        import typer
+
+        abort = typer.Abort
+    return parser.ClickException, no_args, abort
+
+
 def guard_stdout() -> None:
     """Standard output's write errors as :class:`StdoutError` (see :class:`_GuardedStdout`)."""
     if not isinstance(sys.stdout, _GuardedStdout) and sys.stdout is not None:
