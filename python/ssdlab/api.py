@@ -40,12 +40,53 @@ from .units import UnitError, parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
 
-__all__ = ["DEFAULT_PROFILE", "Progress", "RunSpec", "SimulationError", "build", "execute", "observe",
-           "parse_precondition", "quickstart_job", "run"]
+__all__ = ["DEFAULT_PROFILE", "DataLostError", "Progress", "RunLimitError", "RunSpec", "SimulationError", "build",
+           "execute", "observe", "parse_precondition", "quickstart_job", "run"]
 
 
 class SimulationError(ValueError):
     """The core rejected the input (it names the key or job and what was wrong)."""
+
+
+class RunLimitError(SimulationError):
+    """The run passed one of its limits (time-series samples, I/O log records) and stopped."""
+
+
+class DataLostError(SimulationError):
+    """A member failure lost an array's data: the run ended there (it names the array and members)."""
+
+
+_LIMIT = "run stopped at its limit: "
+_SAMPLES = re.compile(r"the time series passed (\d+) samples \(the run's limit, max_samples\) at an interval of "
+                      r"(\d+) ns")
+_PLANNED = re.compile(r"the time series would take (\d+) samples at an interval of (\d+) ns, more than the run's "
+                      r"limit of (\d+)")
+_LOGS = re.compile(r"job '(?P<job>.*)': the I/O logs passed (\d+) records \(the run's limit, max_log_records\)")
+
+
+def _core_error(message: str, spec: "RunSpec", text: str) -> SimulationError:
+    """The core's error as the exception of its kind, said in the user's terms: a limit the
+    run passed names the option that sets it; an array's lost data is the array's."""
+    if message.startswith(_LIMIT):
+        what = message.removeprefix(_LIMIT)
+        m = _SAMPLES.match(what)
+        if m:
+            return RunLimitError(f"--interval {memory._time(int(m[2]))}: the time series passed {int(m[1]):,} samples, "
+                                 "the most a run keeps, and the run stopped; a longer interval takes fewer")
+        m = _PLANNED.match(what)
+        if m:
+            return RunLimitError(f"--interval {memory._time(int(m[2]))}: the run would take {int(m[1]):,} time-series "
+                                 f"samples, more than the {int(m[3]):,} a run keeps; a longer interval takes fewer")
+        m = _LOGS.match(what)
+        if m:
+            return RunLimitError(f"job '{m['job']}': its I/O logs passed {int(m[2]):,} records, the most a run "
+                                 "keeps, and the run stopped; average them over windows (log_avg_msec=) or log a "
+                                 "shorter run")
+        return RunLimitError(f"the run stopped at its limit: {what}")
+    if message.startswith("array ") and any(t["name"] == message[6:].split(":", 1)[0]
+                                            for t in spec.core.get("targets", [])):
+        return DataLostError(message)
+    return SimulationError(_place_core_error(message, spec, text))
 
 
 def quickstart_job() -> Path:
@@ -392,7 +433,7 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None) -> RunRe
         except ValueError as e:
             if failed and e is failed[-1]:
                 raise
-            raise SimulationError(_place_core_error(str(e), spec, text)) from None
+            raise _core_error(str(e), spec, text) from None
         return json.loads(raw)
 
     if steadystate.enabled(spec):

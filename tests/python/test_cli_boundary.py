@@ -215,3 +215,40 @@ def test_argument_errors_are_one_line_not_a_box(args, said, helped):
 def test_help_is_still_help():
     p = _ssdlab("run", "--help")
     assert p.returncode == 0 and "ssdlab run [OPTIONS]" in p.stdout and not p.stderr
+
+
+# ---- a run's own limits and lost data: said in the user's terms ---------------------------------
+
+
+def test_a_run_that_passes_its_limits_names_the_option():
+    from ssdlab import api
+
+    spec = api.build("[j]\nrw=randread\nbs=4k\nsize=8m\nruntime=0.05\ntime_based\ndirect=1\nwrite_lat_log=lat\n",
+                     interval="1ms", scale=0.01)
+    spec.core["limits"]["max_log_records"] = 100
+    with pytest.raises(api.RunLimitError) as e:
+        api.execute(spec)
+    assert str(e.value).startswith("job 'j': its I/O logs passed 100 records, the most a run keeps")
+    assert "log_avg_msec=" in str(e.value) and "invalid simulation input" not in str(e.value)
+    spec.core["limits"] = {"max_log_records": 10**6, "max_samples": 10}
+    with pytest.raises(api.RunLimitError, match=r"^--interval 1ms: the run would take 51 time-series samples, more "
+                                                r"than the 10 a run keeps; a longer interval takes fewer$"):
+        api.execute(spec)
+    spec.core["jobs"][0].update(time_based=False, runtime_ns=None)  # its length unknown: stopped when it passes
+    with pytest.raises(api.RunLimitError, match=r"^--interval 1ms: the time series passed 10 samples, the most a run "
+                                                r"keeps, and the run stopped; a longer interval takes fewer$"):
+        api.execute(spec)
+
+
+def test_lost_data_is_the_arrays_error(tmp_path):
+    sysf = tmp_path / "sys.toml"
+    sysf.write_text("".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\nscale = 0.01\n' for c in "abcd")
+                    + '[[array]]\nname = "md0"\nlevel = 5\nmembers = ["sda", "sdb", "sdc"]\nspares = ["sdd"]\n'
+                      'fail = [{ member = "sda", at = "1ms" }, { member = "sdb", at = "2ms" }]\n')
+    job = _job(tmp_path, "direct=1\nrw=randwrite\ntime_based\nfilename=/dev/md0\n")
+    one_line(_ssdlab("run", job, "--system", str(sysf)),
+             "ssdlab: error: array md0: sdb fails 0.002 s into the run", "the array's data is lost")
+    from ssdlab import api
+
+    with pytest.raises(api.DataLostError, match="^array md0: "):
+        api.run(Path(job), system=sysf)
