@@ -127,7 +127,7 @@ raid.drives = [2, 4]
     ('job = "job.fio"\n[grid]\nseed = ["one"]\n', 3, "expected a whole number, got str"),
     ('job = "job.fio"\n[grid]\n"job.iodepth" = [1]\njob.iodepth = [2]\n', 4, "written twice (first on line 3)"),
     ('job = "job.fio"\n# the profile\n[grid]\n"profile_set.thermal.ambient_temperature" = [20, 40]\n', 4,
-     "missing key 'thermal.idle_power'"),
+     "the profile has no [thermal] section to change"),
     ('job = "job.fio"\nsystem = "s.toml"\n[grid]\n"raid.level" = [5]\n"raid.drives" = [4]\n', 4,
      "with 'system', describe the array in the system file"),
 ])
@@ -154,6 +154,23 @@ profile = ["samsung-850-pro", "samsung-970-pro-512"]
     with pytest.raises(ssdlab.ProfileError):
         g.spec(g.runs[0])
     g.spec(g.runs[1])
+
+
+def test_a_jobs_offset_is_checked_against_the_sweeps_own_drives(tmp_path):
+    (tmp_path / "off.fio").write_text("[j]\nrw=read\nsize=1m\noffset=10g\ndirect=1\n")
+    grid = tmp_path / "g.toml"
+    grid.write_text('job = "off.fio"\nprofile = "samsung-850-pro"\nscale = 0.01\n')
+    with pytest.raises(GridError) as e:
+        load_grid(grid)
+    assert str(e.value).endswith("starts at byte 10737418240, past the end of the 3000709120-byte device "
+                                 "(profile samsung-850-pro, scale 0.01)"), e.value
+    assert "1099511627776" not in str(e.value)  # not the 1 TiB stand-in the check used
+    # Wrong on one of the sweep's drives only: that run's error, not the grid's.
+    grid.write_text('job = "off.fio"\nscale = 0.1\n[grid]\nprofile = ["samsung-850-pro", "samsung-970-pro-512"]\n')
+    assert len(load_grid(grid).runs) == 2
+    (tmp_path / "off.fio").write_text("[j]\nrw=read\nsize=1m\noffset=2t\ndirect=1\n")  # past 1 TiB, on a 61 TB drive
+    grid.write_text('job = "off.fio"\nprofile = "solidigm-d5-p5336-61.44tb"\nscale = 0.05\n')
+    assert len(load_grid(grid).runs) == 1
 
 
 def test_keys_set_what_the_command_line_options_set(tmp_path):

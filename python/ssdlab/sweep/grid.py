@@ -530,10 +530,18 @@ def _check_combinations(g: Grid) -> None:
         raise g.error("raid.level", "needs raid.drives (the number of drives in the array)")
 
 
-_DUMMY_SIZE = 1 << 40
+#: a device larger than any (2^62 bytes): what is wrong with a job on it is wrong on every device
+_ANY_SIZE = 1 << 62
+#: the most systems of a sweep a job is checked against (the rest are checked as they run)
+_SYSTEMS_CHECKED = 16
+#: the keys that make a run's system
+_SYSTEM_KEYS = ("profile", "system", "scale", "precondition")
 
 
 def _job_check(g: Grid, job: Any, overrides: dict[str, str] | None = None) -> str | None:
+    """What is wrong with ``job`` (with ``overrides``) on every device the sweep runs it on:
+    first on a device larger than any (what no device fixes), then on the sweep's own
+    systems, wrong only if wrong on all of them (an offset past a 3 GB drive, said of it)."""
     from ..fio import FioJobError, Targets, load_job_file
 
     if not isinstance(job, str):
@@ -544,12 +552,43 @@ def _job_check(g: Grid, job: Any, overrides: dict[str, str] | None = None) -> st
     if not path.is_file():
         return f"no such job file ({path})"
     env = {k[4:]: option_text(g.values(k)[0]) for k in g.keys if k.startswith("env.")}
-    try:
-        load_job_file(path, targets=Targets(("sda",), (_DUMMY_SIZE,), strict=False),
-                      overrides=overrides, env={**os.environ, **env} if env else None)
-    except (FioJobError, ValueError) as e:
-        return str(e).splitlines()[0].removeprefix("<overrides>: ")
-    return None
+
+    def problem(targets) -> str | None:
+        try:
+            load_job_file(path, targets=targets, overrides=overrides, env={**os.environ, **env} if env else None)
+        except (FioJobError, ValueError) as e:
+            return str(e).splitlines()[0].removeprefix("<overrides>: ")
+        return None
+
+    said = problem(Targets(("sda",), (_ANY_SIZE,), strict=False))
+    if said is not None:
+        return said
+    first = None
+    for what, system in _systems(g):
+        sizes = tuple(t.capacity if hasattr(t, "level") else t.core["capacity_bytes"] for t in system.targets)
+        said = problem(Targets(tuple(system.names), sizes, strict=system.strict, members=system.members))
+        if said is None:
+            return None
+        first = first or f"{said} ({what})"
+    return first
+
+
+def _systems(g: Grid):
+    """(what it is, the system) of the first :data:`_SYSTEMS_CHECKED` distinct systems the
+    sweep's runs use; a combination that cannot be built is left to the checks of its keys."""
+    from ..api import DEFAULT_PROFILE
+
+    keys = [k for k in g.keys if k in _SYSTEM_KEYS or k.startswith(("raid.", "profile_set."))]
+    combos = itertools.product(*(g.values(k) for k in keys))
+    for combo in itertools.islice(combos, _SYSTEMS_CHECKED):
+        params = dict(zip(keys, combo))
+        profile = g.ref(params.get("profile", DEFAULT_PROFILE))
+        try:
+            system = g._system(params, profile, _prefixed(params, "profile_set."))
+        except (ValueError, TypeError):
+            continue
+        what = ", ".join(f"{k} {v}" for k, v in params.items()) or f"profile {profile}"
+        yield what, system
 
 
 def _any(candidates: list[Any], check: Callable[[Any], str | None]) -> str | None:
