@@ -252,3 +252,57 @@ def test_lost_data_is_the_arrays_error(tmp_path):
 
     with pytest.raises(api.DataLostError, match="^array md0: "):
         api.run(Path(job), system=sysf)
+
+
+# ---- signals and temporary files --------------------------------------------------------------
+
+
+def _started(p: subprocess.Popen) -> None:
+    """Give the command time to load and start simulating (it prints nothing until the end)."""
+    import time
+
+    time.sleep(4)
+    assert p.poll() is None, "the run ended before it could be signalled"
+
+
+@pytest.mark.parametrize("sig, status, said", [(15, 143, "ssdlab: terminated"), (2, 130, "ssdlab: interrupted")])
+def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path, sig, status, said):
+    import signal
+
+    out = tmp_path / "out.txt"
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab", "run", "--set", "runtime=60", "--output", str(out)],
+                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _started(p)
+    p.send_signal(signal.Signals(sig))
+    _, stderr = p.communicate(timeout=60)
+    assert p.returncode == status and stderr == said + "\n", (p.returncode, stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temporary_files_of_dead_runs_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    out = tmp_path / "out.txt"
+    (tmp_path / f".out.txt.{pid}.tmp").write_text("half of a report")  # a run killed while it wrote
+    (tmp_path / f".out.txt.{os.getpid()}.tmp").write_text("")  # this (live) process's: left alone
+    assert _ssdlab("run", *SHORT, "--output", str(out)).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".out.txt.{os.getpid()}.tmp", "out.txt"]
+
+
+def test_ctrl_c_as_the_temporary_file_is_made_leaves_nothing_half_done(tmp_path, monkeypatch):
+    import signal
+
+    from ssdlab import outfiles
+
+    real_open = os.open
+
+    def open_then_ctrl_c(*args, **kwargs):
+        fd = real_open(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # arrives the moment the temporary file exists
+        return fd
+
+    monkeypatch.setattr(outfiles.os, "open", open_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        outfiles.write_whole(tmp_path / "out.txt", "all of it")
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"] and (tmp_path / "out.txt").read_text() == "all of it"

@@ -42,9 +42,10 @@ def _main(
 
 
 def main() -> None:
-    from .common import StdoutError, guard_stdout, stdout_failed
+    from .common import StdoutError, guard_stdout, stdout_failed, terminate_as_interrupt
 
     guard_stdout()
+    terminate_as_interrupt()
     try:
         code = _run_app()
         sys.stdout.flush()  # now, not at exit, where a failure could only be ignored

@@ -49,14 +49,32 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch system's time limit, ``kill``): handled as Ctrl-C is."""
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt), so that it stops a command
+    where Ctrl-C would, with its message and clean-up."""
+    import signal
+
+    def _term(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, _term)
+
+
 def interruptible(command):
     """A command that may simulate for long: Ctrl-C ends it with one line on stderr and
-    exit status 130 (the shell's for SIGINT), no traceback, no partial output file."""
+    exit status 130 (the shell's for SIGINT; SIGTERM: 143), no traceback, no partial output file."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except Terminated:
+            err.print("ssdlab: terminated", markup=False)
+            raise typer.Exit(143) from None
         except KeyboardInterrupt:
             err.print("ssdlab: interrupted", markup=False)
             raise typer.Exit(130) from None

@@ -611,9 +611,12 @@ def write_parquet(out: Path, g: Grid, runs: list[Run], records: dict[str, dict[s
     """Write the results table (atomically: a temporary file renamed); returns its rows."""
     import pyarrow.parquet as pq
 
+    from ..outfiles import remove_stale_temps, temp_path
+
     rows, columns = table_rows(g, runs, records)
     table = _table(rows, columns).replace_schema_metadata({"ssdlab.grid": g.text, "ssdlab.grid_file": str(g.path)})
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    remove_stale_temps(out)
+    tmp = temp_path(out)
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, out)
