@@ -469,6 +469,25 @@ def test_a_scheduler_that_is_not_there_is_one_line_at_once(cli, tmp_path, addres
     assert not list(tmp_path.glob("*.jsonl"))
 
 
+def test_a_grid_says_its_size_first_and_refuses_one_too_large(cli, tmp_path):
+    seeds, depths = ", ".join(map(str, range(1000))), ", ".join(map(str, range(1, 1001)))
+    big = write(tmp_path, f'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [{seeds}]\n"job.iodepth" = [{depths}]\n',
+                name="big.toml")
+    start = time.monotonic()
+    r = cli("sweep", str(big), "--dry-run")
+    assert r.returncode == 2 and r.stderr == (f"ssdlab: error: {big}: 1,000,000 runs (1000 seed x 1000 job.iodepth), "
+                                              "more than a sweep takes (100,000): split the grid into sweeps of fewer "
+                                              "runs\n")
+    assert time.monotonic() - start < 30  # was past 120 s and 857 MB
+    mid = write(tmp_path, f'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [{seeds}]\n"job.iodepth" = [1, 2]\n',
+                name="mid.toml")
+    r = cli("sweep", str(mid), "--dry-run")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[0] == "2,000 runs (1000 seed x 2 job.iodepth)"
+    assert lines[1].split() == ["run", "seed", "job.iodepth", "status"] and len(lines) == 2 + 2000 + 1
+    assert lines[-2].split() == ["1999", "999", "2", "to", "run"]
+
+
 def test_a_sweep_that_cannot_start_leaves_no_journal(tmp_path):
     from ssdlab.sweep.runner import SweepError
 

@@ -49,19 +49,24 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-__all__ = ["Grid", "GridError", "Run", "load_grid", "KEYS", "PREFIXES"]
+__all__ = ["Grid", "GridError", "MAX_RUNS", "Run", "load_grid", "KEYS", "PREFIXES"]
 
 
 class GridError(ValueError):
     """A grid file that cannot be used; the message names file:line and the key."""
+
+
+#: the most runs a grid may have: a sweep holds its runs and their journal records in memory
+MAX_RUNS = 100_000
 
 
 # key -> (expected value, how it is said)
@@ -317,18 +322,29 @@ class Grid:
 
     # ---- runs ------------------------------------------------------------------------------
 
-    @cached_property
-    def runs(self) -> list[Run]:
+    @property
+    def size(self) -> int:
+        """The number of runs, known without making them: the product of the axes' lengths."""
+        return math.prod(len(a.values) for a in self.axes)
+
+    def shape(self) -> str:
+        """The axes' lengths, for people: ``10 seed x 3 job.iodepth``."""
+        return " x ".join(f"{len(a.values)} {a.keys[0] if len(a.keys) == 1 else a.section}" for a in self.axes)
+
+    def iter_runs(self) -> Iterator[Run]:
+        """The runs one at a time, in order (a large grid need not be held whole)."""
         keys = self.keys
-        out = []
         for i, combo in enumerate(itertools.product(*(a.values for a in self.axes))):
             params = dict(self.base)
             for a, values in zip(self.axes, combo):
                 params.update(zip(a.keys, values))
             params.setdefault("seed", 0)
             params = {k: params[k] for k in keys}
-            out.append(Run(i, params, self._run_key(params)))
-        return out
+            yield Run(i, params, self._run_key(params))
+
+    @cached_property
+    def runs(self) -> list[Run]:
+        return list(self.iter_runs())
 
     def _run_key(self, params: dict[str, Any]) -> str:
         files = {}
@@ -465,6 +481,9 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
 
     for key, value in g.base.items():
         _check_type(g, "", key, value)
+    if g.size > MAX_RUNS:
+        raise GridError(f"{g.origin}: {g.size:,} runs ({g.shape()}), more than a sweep takes ({MAX_RUNS:,}): "
+                        "split the grid into sweeps of fewer runs")
     _check_combinations(g)
     for key in g.keys:
         if g.has(key):
