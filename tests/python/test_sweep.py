@@ -417,6 +417,29 @@ def test_interrupted_and_killed_sweeps_resume_with_what_they_did(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(out), pd.read_parquet(fresh))
 
 
+def test_the_workers_end_when_the_sweep_is_killed(tmp_path):
+    import psutil
+
+    (tmp_path / "long.fio").write_text("[j]\nrw=randread\nbs=4k\nsize=16m\nruntime=3000\ntime_based\ndirect=1\n")
+    grid = tmp_path / "grid.toml"
+    grid.write_text('job = "long.fio"\nscale = 0.01\n[grid]\nseed = [1, 2, 3, 4]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", "sweep", str(grid), "--workers", "2"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    main = psutil.Process(proc.pid)
+    end = time.monotonic() + 60
+    while len(main.children(recursive=True)) < 4 and time.monotonic() < end:  # tracker, forkserver, 2 workers
+        time.sleep(0.2)
+    left = main.children(recursive=True)
+    assert len(left) >= 4, left
+    time.sleep(1)  # the runs under way
+    proc.kill()  # SIGKILL: no handler of the sweep's runs
+    proc.wait(timeout=30)
+    gone, alive = psutil.wait_procs(left, timeout=30)
+    for p in alive:  # leave nothing behind, whatever the test says
+        p.kill()
+    assert not alive, [p.cmdline()[:4] for p in alive]
+
+
 def test_extending_the_grid_runs_only_the_new_runs(tmp_path):
     grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [1, 2]\n')
     out = tmp_path / "out.parquet"

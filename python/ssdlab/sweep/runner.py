@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .grid import Grid, Run, load_grid
-from .task import error_text, ignore_sigint, run_task
+from .task import error_text, run_task, worker_init
 
 __all__ = ["SweepError", "SweepInterrupted", "SweepSummary", "journal_path", "prestart", "run_sweep",
            "write_parquet"]
@@ -206,7 +206,8 @@ class _LocalPool(_Pool):
         super().__init__(self._new(), 2 * workers, own=True)
 
     def _new(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx, initializer=ignore_sigint)
+        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx, initializer=worker_init,
+                                      initargs=(os.getpid(),))
 
     def restart(self) -> bool:
         self.kill()
