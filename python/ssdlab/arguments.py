@@ -14,6 +14,23 @@ class NotText(ValueError):
     """A file that should be text is not UTF-8 (its message names the file, byte and offset)."""
 
 
+class NotToml(ValueError):
+    """Text that is not TOML: ``not valid TOML: ...`` (Python's reader, or nesting too deep for it)."""
+
+
+def toml_loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, whose every failure is :class:`NotToml` (a deeply nested array makes
+    Python's reader recurse past its limit: that is not valid TOML to it either)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise NotToml(f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise NotToml("not valid TOML: nested too deeply to read") from None
+
+
 def read_text(path: Path) -> str:
     """The text of the file at ``path``. A file that is not UTF-8 raises :class:`NotText`;
     one that cannot be read raises OSError."""

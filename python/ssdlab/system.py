@@ -25,7 +25,6 @@ system file. Every mistake is an error naming the file, the line and the key as 
 
 from __future__ import annotations
 
-import tomllib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .arguments import read_text
+from .arguments import NotToml, read_text, toml_loads
 from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, engine_place, place, value_key
 from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
@@ -280,9 +279,9 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
         raise SystemFileError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
     origin = str(p)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SystemFileError(f"{origin}: not valid TOML: {e}") from None
+        data = toml_loads(text)
+    except NotToml as e:
+        raise SystemFileError(f"{origin}: {e}") from None
     try:
         sf = SystemFile.model_validate(data)
     except ValidationError as e:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from importlib import resources
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..arguments import read_text
+from ..arguments import NotToml, read_text, toml_loads
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 from .tomlpos import locate
 
@@ -697,8 +696,8 @@ def _override_value(text: str) -> Any:
     """A command-line value as TOML would read it (numbers, booleans, quoted strings);
     anything else is a plain string (``cost-benefit``, ``16KiB``)."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        return toml_loads(f"v = {text}")["v"]
+    except NotToml:
         return text
 
 
@@ -727,9 +726,9 @@ def _device_model(values: dict[str, Any]) -> type[BaseModel]:
 def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = None,
            set_by: str = "--profile-set"):
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ProfileError(f"{origin}: not valid TOML: {e}") from None
+        data = toml_loads(text)
+    except NotToml as e:
+        raise ProfileError(f"{origin}: {e}") from None
     values, sources = _split_sources(data)
     sections = {k for k, v in values.items() if isinstance(v, dict)}
     if overrides:

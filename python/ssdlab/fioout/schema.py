@@ -148,7 +148,7 @@ class FioRun(BaseModel):
     model_config = _CONFIG
     fio_version: str | None = Field(default=None, alias="fio version")
     global_options: dict[str, str] = Field(default_factory=dict, alias="global options")
-    jobs: list[Job]
+    jobs: list[Job] = Field(min_length=1)
     disk_util: list[DiskUtil] = Field(default_factory=list)
     ssdlab: Ssdlab | None = None
 
@@ -198,7 +198,7 @@ def describe(e: ValidationError) -> str:
     if kind == "greater_than_equal":
         return f"{where}: expected a number >= {err['ctx']['ge']:g}, got {_shown(err['input'])}"
     if kind == "too_short":
-        return f"{where}: empty; expected at least one entry"
+        return f"{where}: empty; expected at least one entry (fio reports every job it ran)"
     expected = _EXPECTED.get(kind)
     if expected is None:
         return f"{where}: {err['msg']}"

@@ -52,7 +52,6 @@ import json
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -417,16 +416,16 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
         raise GridError(f"{p}: is a directory, not a grid file")
     if not p.is_file():
         raise GridError(f"{p}: no such grid file")
-    from ..arguments import read_text
+    from ..arguments import NotToml, read_text, toml_loads
 
     try:
         text = read_text(p)
     except (OSError, ValueError) as e:
         raise GridError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise GridError(f"{p}: not valid TOML: {e}") from None
+        data = toml_loads(text)
+    except NotToml as e:
+        raise GridError(f"{p}: {e}") from None
     repeats: dict[tuple[str, str], int] = {}
     lines = key_lines(text, repeats)
     g = Grid(p, text, {}, [], lines, repeats)
