@@ -440,6 +440,22 @@ def test_the_workers_end_when_the_sweep_is_killed(tmp_path):
     assert not alive, [p.cmdline()[:4] for p in alive]
 
 
+@pytest.mark.parametrize("damage", [lambda r: {**r, "rows": "x"}, lambda r: {**r, "index": "first"},
+                                    lambda r: [1, 2], lambda r: {**r, "extra": 1}, lambda r: {"key": r["key"]}])
+def test_a_damaged_journal_record_is_run_again(tmp_path, damage, cli):
+    grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [1, 2]\n')
+    out = tmp_path / "out.parquet"
+    run_sweep(grid, out, workers=1, progress=False)
+    journal = journal_path(out)
+    first, second = _records(journal)
+    journal.write_text(json.dumps(damage(first)) + "\n" + json.dumps(second) + "\n")
+    r = cli("sweep", str(grid), "--out", str(out), "--dry-run")
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == f"2 runs, 1 in {journal}", r.stdout + r.stderr
+    s = run_sweep(grid, out, workers=1, progress=False)
+    assert (s.ran, s.reused, s.failed) == (1, 1, 0)
+    assert len(pd.read_parquet(out)) == 4  # a read and a write row a run
+
+
 def test_extending_the_grid_runs_only_the_new_runs(tmp_path):
     grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [1, 2]\n')
     out = tmp_path / "out.parquet"

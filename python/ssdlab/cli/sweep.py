@@ -57,16 +57,12 @@ def sweep(
 def _sweep_plan(g, journal: Path) -> None:
     """The runs of a grid, first their number, then a line each, with what the journal already
     has (written as they are made: a large grid is not held whole)."""
-    import json
+    from ..sweep.runner import read_records
 
-    done: dict = {}
-    if journal.is_file():
-        for line in journal.read_text(errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-                done[rec["key"]] = rec
-            except (ValueError, KeyError, TypeError):
-                continue
+    try:
+        done = read_records(journal.read_bytes()) if journal.is_file() else {}
+    except OSError as e:
+        fail(f"{journal}: {e.strerror or e}")
     keys = [k for k in g.keys if any(a for a in g.axes if k in a.keys)] or g.keys
     sys.stdout.write(f"{g.size:,} runs ({g.shape() or 'no axes'})\n")
     widths = [max(len("run"), len(str(max(g.size - 1, 0))))]

@@ -22,7 +22,10 @@ from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Union
+
+from pydantic import ConfigDict, StrictBool, StrictInt, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from .grid import Grid, Run, load_grid
 from .task import error_text, run_task, worker_init
@@ -73,6 +76,37 @@ def journal_path(out: str | os.PathLike[str]) -> Path:
 
 # ---- the journal -----------------------------------------------------------------------------
 
+_Cell = Union[StrictBool, StrictInt, float, str, None]
+
+
+class JournalRecord(TypedDict):
+    """One finished run, as a line of the journal holds it (checked when read back)."""
+
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")  # type: ignore[misc]
+    key: str
+    index: int
+    params: dict[str, _Cell]
+    error: str | None
+    rows: list[dict[str, _Cell]]
+    sim_s: float
+    task_s: float
+
+
+RECORD: TypeAdapter[JournalRecord] = TypeAdapter(JournalRecord)
+
+
+def read_records(data: bytes) -> dict[str, dict[str, Any]]:
+    """The whole records of a journal's bytes, by key. A line that is not one (cut short by a
+    crash, damaged, or of another version) is dropped: its run runs again."""
+    records: dict[str, dict[str, Any]] = {}
+    for line in data.splitlines():
+        try:
+            rec = RECORD.validate_json(line)
+        except ValidationError:
+            continue
+        records[rec["key"]] = dict(rec)
+    return records
+
 
 class Journal:
     """Finished runs, one JSON line each, appended as they finish. A line cut short by a
@@ -95,13 +129,7 @@ class Journal:
         self._fh.seek(0)
         data = self._fh.read()
         end = data.rfind(b"\n") + 1
-        for line in data[:end].splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("rows"), list):
-                self.records[rec["key"]] = rec
+        self.records.update(read_records(data[:end]))
         if end < len(data):  # a line cut short: drop it, so that the next one starts clean
             self._fh.truncate(end)
         self._synced = time.monotonic()
