@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .arguments import NotToml, read_text, toml_loads
+from .arguments import InputFileError, read_toml
 from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, engine_place, place, value_key
 from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
@@ -273,15 +273,11 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
     p = Path(path)
     if not p.is_file():
         raise SystemFileError(f"{p}: no such system file")
-    try:
-        text = read_text(p)
-    except (OSError, ValueError) as e:
-        raise SystemFileError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
     origin = str(p)
     try:
-        data = toml_loads(text)
-    except NotToml as e:
-        raise SystemFileError(f"{origin}: {e}") from None
+        text, data = read_toml(p)
+    except InputFileError as e:
+        raise SystemFileError(str(e)) from None
     try:
         sf = SystemFile.model_validate(data)
     except ValidationError as e:

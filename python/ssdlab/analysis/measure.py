@@ -188,11 +188,11 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
     if dev is None:
         warnings.append(f"{target}: its file system has no block device (tmpfs or overlay?): "
                         "no diskstats, no iostat")
-    from ..arguments import NotText, read_text
+    from ..arguments import InputFileError, read_text
 
     try:
         job_text = read_text(job)
-    except NotText as e:
+    except InputFileError as e:
         raise MeasureError(str(e)) from None
     text = job_for_target(job_text, str(target.resolve() if target.exists() else target.absolute()))
     sampler = _Sampler(dev.name, interval_ns) if dev else None

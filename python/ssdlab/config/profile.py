@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..arguments import NotToml, read_text, toml_loads
+from ..arguments import InputFileError, NotToml, read_text, toml_loads
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 from .tomlpos import locate
 
@@ -684,8 +684,8 @@ def _read(name_or_path: str | Path, builtin: resources.abc.Traversable, names: l
             raise ProfileError(f"{p}: no such {what} file")
         try:
             return str(p), read_text(p)
-        except (OSError, ValueError) as e:
-            raise ProfileError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
+        except InputFileError as e:
+            raise ProfileError(str(e)) from None
     f = builtin / f"{name_or_path}.toml"
     if not f.is_file():
         raise ProfileError(f"unknown {what} '{name_or_path}' (built-in: {', '.join(names)})")

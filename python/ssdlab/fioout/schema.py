@@ -215,18 +215,12 @@ def load_json(path: Path, expected: str, *, skip_to_brace: bool = False) -> Any:
     """The JSON value in the file at ``path``, or :class:`RunFileError` naming the file and what
     is wrong with it as JSON (``expected`` says what it should have been). ``skip_to_brace``:
     lines before the first ``{`` are skipped (fio prints notes before its JSON)."""
-    from ..arguments import NotText, read_text
+    from ..arguments import InputFileError, read_text
 
     try:
         text = read_text(path)
-    except FileNotFoundError:
-        raise RunFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise RunFileError(f"{path}: is a directory; {expected}") from None
-    except OSError as e:
-        raise RunFileError(f"{path}: {e.strerror or e}") from None
-    except NotText as e:
-        raise RunFileError(f"{e}; {expected}") from None
+    except InputFileError as e:
+        raise RunFileError(str(e) if str(e).endswith("no such file") else f"{e}; {expected}") from None
     start = max(text.find("{"), 0) if skip_to_brace else 0
     try:
         value, _ = json.JSONDecoder().raw_decode(text, start)

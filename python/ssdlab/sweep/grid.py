@@ -416,16 +416,12 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
         raise GridError(f"{p}: is a directory, not a grid file")
     if not p.is_file():
         raise GridError(f"{p}: no such grid file")
-    from ..arguments import NotToml, read_text, toml_loads
+    from ..arguments import InputFileError, read_toml
 
     try:
-        text = read_text(p)
-    except (OSError, ValueError) as e:
-        raise GridError(str(e) if isinstance(e, ValueError) else f"{p}: {e.strerror or e}") from None
-    try:
-        data = toml_loads(text)
-    except NotToml as e:
-        raise GridError(f"{p}: {e}") from None
+        text, data = read_toml(p)
+    except InputFileError as e:
+        raise GridError(str(e)) from None
     repeats: dict[tuple[str, str], int] = {}
     lines = key_lines(text, repeats)
     g = Grid(p, text, {}, [], lines, repeats)
