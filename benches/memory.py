@@ -49,6 +49,14 @@ RUNS: dict[str, tuple[str, str]] = {
         "850 PRO at --scale 0.01, 512 jobs of 4 KiB random reads for 0.5 s (the jobs' own state)",
         "'[j]\\nrw=randread\\nbs=4k\\nnumjobs=512\\nruntime=0.5\\ntime_based\\n', profile='samsung-850-pro', "
         "scale=0.01"),
+    "deep-queue": (
+        "970 PRO at --scale 0.01, 8 jobs of 4 KiB random reads at iodepth 100,000 (800,000 I/Os queued), 0.1 s",
+        "'[j]\\nrw=randread\\nbs=4k\\nioengine=libaio\\ndirect=1\\niodepth=100000\\nnumjobs=8\\nruntime=0.1\\n"
+        "time_based\\nnorandommap\\n', profile='samsung-970-pro-512', scale=0.01"),
+    "deep-queue-raid5": (
+        "md RAID 5 of 4 x 850 PRO at --scale 0.01, 8 jobs of 4 KiB random writes at iodepth 100,000, 0.1 s",
+        "'[j]\\nrw=randwrite\\nbs=4k\\nioengine=libaio\\ndirect=1\\niodepth=100000\\nnumjobs=8\\nruntime=0.1\\n"
+        "time_based\\nnorandommap\\n', system=ssdlab.raid('samsung-850-pro', 5, 4, chunk='64k', scale=0.01)"),
     "sized-1ms": (
         "970 EVO Plus at --scale 0.05, 8 GiB of 128 KiB sequential writes at QD32, --interval 1ms "
         "(no runtime: the length, so the sample count, estimated from a rough rate)",

@@ -36,18 +36,59 @@ from .filework import load as load_file_work
 from .fio.reporting import JobReport
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
-from .workload import Replay
+from .workload import Replay, survey
 from .system import Array, Drive, IoOverride, System, load_system, parse_precondition, raid, single
-from .units import parse_time_ns
+from .units import UnitError, parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
 
-__all__ = ["DEFAULT_PROFILE", "Progress", "RunSpec", "SimulationError", "build", "execute", "observe",
-           "parse_precondition", "quickstart_job", "run"]
+__all__ = ["DEFAULT_PROFILE", "DataLostError", "Progress", "RunLimitError", "RunSpec", "SimulationError", "build",
+           "execute", "observe", "parse_precondition", "quickstart_job", "run"]
 
 
 class SimulationError(ValueError):
     """The core rejected the input (it names the key or job and what was wrong)."""
+
+
+class RunLimitError(SimulationError):
+    """The run passed one of its limits (time-series samples, I/O log records) and stopped."""
+
+
+class DataLostError(SimulationError):
+    """A member failure lost an array's data: the run ended there (it names the array and members)."""
+
+
+_LIMIT = "run stopped at its limit: "
+_SAMPLES = re.compile(r"the time series passed (\d+) samples \(the run's limit, max_samples\) at an interval of "
+                      r"(\d+) ns")
+_PLANNED = re.compile(r"the time series would take (\d+) samples at an interval of (\d+) ns, more than the run's "
+                      r"limit of (\d+)")
+_LOGS = re.compile(r"job '(?P<job>.*)': the I/O logs passed (\d+) records \(the run's limit, max_log_records\)")
+
+
+def _core_error(message: str, spec: "RunSpec", text: str) -> SimulationError:
+    """The core's error as the exception of its kind, said in the user's terms: a limit the
+    run passed names the option that sets it; an array's lost data is the array's."""
+    if message.startswith(_LIMIT):
+        what = message.removeprefix(_LIMIT)
+        m = _SAMPLES.match(what)
+        if m:
+            return RunLimitError(f"--interval {memory._time(int(m[2]))}: the time series passed {int(m[1]):,} samples, "
+                                 "the most a run keeps, and the run stopped; a longer interval takes fewer")
+        m = _PLANNED.match(what)
+        if m:
+            return RunLimitError(f"--interval {memory._time(int(m[2]))}: the run would take {int(m[1]):,} time-series "
+                                 f"samples, more than the {int(m[3]):,} a run keeps; a longer interval takes fewer")
+        m = _LOGS.match(what)
+        if m:
+            return RunLimitError(f"job '{m['job']}': its I/O logs passed {int(m[2]):,} records, the most a run "
+                                 "keeps, and the run stopped; average them over windows (log_avg_msec=) or log a "
+                                 "shorter run")
+        return RunLimitError(f"the run stopped at its limit: {what}")
+    if message.startswith("array ") and any(t["name"] == message[6:].split(":", 1)[0]
+                                            for t in spec.core.get("targets", [])):
+        return DataLostError(message)
+    return SimulationError(_place_core_error(message, spec, text))
 
 
 def quickstart_job() -> Path:
@@ -77,6 +118,8 @@ class RunSpec(BaseModel):
     interval_ns: int | None = None
     #: a key of ``core`` (dotted) -> [where the user set it, its name there], for core errors
     places: dict[str, list[str]] = Field(default_factory=dict)
+    #: what the run's input holds, for people (a replayed trace's records read and lines skipped)
+    notes: list[str] = Field(default_factory=list)
 
 
 def _load_jobs(job, targets: Targets, overrides, env, seed) -> JobSet:
@@ -183,9 +226,13 @@ def build(
                 for j, (r, _, _) in zip(jobset.jobs, replay, strict=True)]
         # The generated job text's own options are not the user's to be warned about.
         jobset = dataclasses.replace(jobset, jobs=jobs, warnings=[w for w in jobset.warnings if "ioengine" not in w])
-    interval_ns = parse_time_ns(interval, "s") if interval is not None else None
+    notes, trace_warnings = _survey_traces(jobset.jobs)
+    try:
+        interval_ns = parse_time_ns(interval, "s") if interval is not None else None
+    except UnitError as e:
+        raise UnitError(f"interval {interval!r}: {e}") from None
     if interval_ns is not None and interval_ns <= 0:
-        raise ValueError("interval must be positive")
+        raise ValueError(f"interval {interval!r}: expected a positive time, e.g. 100ms")
     core = {
         "seed": seed,
         "host": host_profile.to_core(),
@@ -204,7 +251,7 @@ def build(
         raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
                          "(a [memory] table in the host profile)")
     _observe(core["jobs"], jobset.reports)
-    warnings = list(jobset.warnings)
+    warnings = list(jobset.warnings) + trace_warnings
     sources = {f"host.{k}": v for k, v in host_sources.items()}
     used = [d for t in chosen for d in (t.members if isinstance(t, Array) else [t])]
     for d in used:
@@ -241,7 +288,26 @@ def build(
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    percentile_precision=jobset.percentile_precision,
                    warnings=warnings, sources=sources, places=host_places(host_ref),
-                   job_reports=list(jobset.reports), interval_ns=interval_ns)
+                   job_reports=list(jobset.reports), interval_ns=interval_ns, notes=notes)
+
+
+def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """Every trace the jobs replay, read once before the run (:func:`ssdlab.workload.survey`):
+    a trace with nothing to replay, a bad record or a time past the simulated clock is refused
+    here, not after simulating up to it. Returns a line per trace saying what was read and
+    skipped, and warnings."""
+    notes: list[str] = []
+    warnings: list[str] = []
+    seen: set[Replay] = set()
+    for j in jobs:
+        if j.replay is None or j.replay in seen:
+            continue
+        seen.add(j.replay)
+        _, line, said = survey(j.replay)
+        if line not in notes:
+            notes.append(line)
+        warnings += [w for w in said if w not in warnings]
+    return notes, warnings
 
 
 def _filesystem(fs: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -403,7 +469,7 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None) -> RunRe
         except ValueError as e:
             if failed and e is failed[-1]:
                 raise
-            raise SimulationError(_place_core_error(str(e), spec, text)) from None
+            raise _core_error(str(e), spec, text) from None
         return json.loads(raw)
 
     if steadystate.enabled(spec):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -21,31 +20,14 @@ class ReportInputError(ValueError):
 
 
 def load_result(path: Path) -> dict[str, Any]:
-    """The JSON of one run, checked to be fio's (with or without ssdlab's section)."""
+    """The JSON of one run, checked against fio's and ssdlab's output schema
+    (:mod:`ssdlab.fioout.schema`)."""
+    from .fioout.schema import RunFileError, read_run
+
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ReportInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ReportInputError(f"{path}: is a directory, expected the JSON of ssdlab run --output-format json") from None
-    except UnicodeDecodeError:
-        raise ReportInputError(f"{path}: not text; expected the JSON of ssdlab run --output-format json") from None
-    except OSError as e:
-        raise ReportInputError(f"{path}: {e.strerror or e}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ReportInputError(f"{path}:{e.lineno}: not valid JSON ({e.msg}); expected the JSON of "
-                               "ssdlab run --output-format json") from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise ReportInputError(f"{path}: not an fio or ssdlab result (no \"jobs\" list); expected the JSON of "
-                               "ssdlab run --output-format json")
-    for k, job in enumerate(data["jobs"]):
-        if not isinstance(job, dict) or "jobname" not in job:
-            raise ReportInputError(f"{path}: jobs[{k}] has no \"jobname\"; expected fio's JSON job entries")
-    if "ssdlab" in data and not isinstance(data["ssdlab"], dict):
-        raise ReportInputError(f"{path}: \"ssdlab\" is not an object")
-    return data
+        return read_run(path, "expected the JSON of ssdlab run --output-format json")
+    except RunFileError as e:
+        raise ReportInputError(str(e)) from None
 
 
 # ---- helpers ----------------------------------------------------------------------------

@@ -25,7 +25,6 @@ system file. Every mistake is an error naming the file, the line and the key as 
 
 from __future__ import annotations
 
-import tomllib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .arguments import InputFileError, read_toml
 from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, engine_place, place, value_key
 from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
@@ -46,7 +46,7 @@ class SystemFileError(ValueError):
 
 
 class DriveEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
     profile: str = Field(min_length=1, description="built-in profile name or profile TOML path")
@@ -72,14 +72,14 @@ DEFAULT_CHUNK = 512 * 1024  # mdadm's default chunk
 
 
 class FailureEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     member: str
-    at: str | int | float = Field(default=0, description="time from the run's start (bare numbers: seconds)")
+    at: str | int | float = Field(description="time from the run's start (bare numbers: seconds); required")
 
 
 class ArrayEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
     level: int = Field(strict=True, description="RAID level: 0, 1, 10, 5 or 6")
@@ -111,7 +111,7 @@ class ArrayEntry(BaseModel):
 
 
 class SystemFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     host: str | None = None
     drive: list[DriveEntry] = Field(min_length=1)
@@ -273,12 +273,11 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
     p = Path(path)
     if not p.is_file():
         raise SystemFileError(f"{p}: no such system file")
-    text = p.read_text()
     origin = str(p)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SystemFileError(f"{origin}: not valid TOML: {e}") from None
+        text, data = read_toml(p)
+    except InputFileError as e:
+        raise SystemFileError(str(e)) from None
     try:
         sf = SystemFile.model_validate(data)
     except ValidationError as e:
@@ -415,7 +414,8 @@ def raid(profile: str | Path, level: int, drives: int, *, chunk: int | str | Non
     try:
         eng, eng_sources = load_engine(engine, engine_set or None)
     except ProfileError as e:
-        raise ValueError(f"--engine: {e}") from None
+        said = str(e)
+        raise ValueError(f"--engine {said}" if said.startswith(str(engine)) else f"--engine {engine}: {said}") from None
     arr = Array("md0", level, chunk_bytes, eng, eng_sources, disks[:drives], disks[drives:], verify_data=verify_data,
                 chunk_given=chunk is not None)
 
@@ -461,7 +461,7 @@ def parse_precondition(value: str | dict[str, Any] | None) -> dict[str, Any]:
             passes = float(arg) if arg else 2.0
         except ValueError:
             passes = -1.0
-        if not passes >= 0:
-            raise ValueError(f"precondition random:{arg}: expected a number of passes >= 0")
+        if not 0 <= passes < float("inf"):
+            raise ValueError(f"precondition random:{arg}: expected a finite number of passes >= 0")
         return {"kind": "random", "passes": passes}
     raise ValueError(f"precondition {value!r}: expected none, sequential or random[:PASSES]")

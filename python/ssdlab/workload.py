@@ -84,7 +84,7 @@ class ReplayTiming(_Strict):
     fast as the job's iodepth allows."""
 
     kind: Literal["recorded", "scaled", "closed"] = "recorded"
-    speed: float | None = Field(default=None, gt=0)
+    speed: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _speed(self) -> "ReplayTiming":
@@ -100,7 +100,7 @@ class ReplayTiming(_Strict):
             try:
                 return cls(kind="scaled", speed=float(arg))
             except (ValueError, ValidationError):
-                raise ValueError(f"timing {text!r}: expected scaled:X with X a positive factor") from None
+                raise ValueError(f"timing {text!r}: expected scaled:X with X a positive, finite factor") from None
         if kind in ("recorded", "closed") and not arg:
             return cls(kind=kind)
         raise ValueError(f"timing {text!r}: expected recorded, scaled:X or closed")
@@ -122,6 +122,51 @@ class Replay(_Strict):
     @field_serializer("timing")
     def _timing(self, t: ReplayTiming) -> dict:
         return t.core()
+
+
+#: the latest time a replayed record may be due, ns (``workload/replay.rs`` ``MAX_DUE_NS``)
+MAX_DUE_NS = 1 << 63
+#: skipped lines worth a word: the others (blank lines, comments, headers, file actions,
+#: events of other actions or without data) are what the formats hold besides records
+_DAMAGE = ("not-an-event",)
+
+
+def survey(replay: Replay) -> tuple[dict[int | None, int], str, list[str]]:
+    """Read the trace ``replay`` names to its end, before it is replayed: its records per
+    device (``None``: all of them), a line saying what was read and skipped, and warnings
+    (lines that look damaged). A trace with no record to replay (empty, none of the format,
+    none of ``replay.device``), a bad record or a time past the simulated clock raises
+    ValueError naming the file (and the line)."""
+    from . import _core
+
+    s = _core.trace_summary(replay.path, replay.format, replay.disksim_time_unit)
+    if s["error"] is not None:
+        raise ValueError(s["error"])
+    path = replay.path
+    skipped = [(kind, what, n, first) for kind, what, n, first in s["skipped"]]
+    said = "; ".join(f"{n:,} {what}, first on line {first}" for _, what, n, first in skipped)
+    if not s["records"]:
+        why = "an empty file" if not s["lines"] else f"{s['lines']:,} lines: {said}"
+        raise ValueError(f"{path}: no records to replay ({why}); expected a trace in {replay.format} format")
+    devices: dict[int | None, int] = {None: s["records"], **s["devices"]}
+    if replay.device is not None and not s["devices"].get(replay.device):
+        have = ", ".join(f"{d} ({n:,} record{'s' * (n != 1)})" for d, n in s["devices"].items())
+        raise ValueError(f"{path}: no records of device {replay.device} (its devices: {have})")
+    t = s["last_time_ns"]
+    due = t / replay.timing.speed if replay.timing.kind == "scaled" else t if replay.timing.kind == "recorded" else 0
+    if due >= MAX_DUE_NS:
+        at = f", at scaled:{replay.timing.speed:g} {due:.4e} ns," if replay.timing.kind == "scaled" else ""
+        raise ValueError(f"{path}:{s['last_time_line']}: timestamp: {t} ns after the first record{at} is past the "
+                         f"end of the simulated clock ({MAX_DUE_NS} ns, about 292 years); the trace's times may be "
+                         "in another unit (--disksim-unit), or use --timing closed:QD to ignore them")
+    line = f"{path}: {s['records']:,} records read"
+    if replay.device is not None:
+        line += f", {s['devices'][replay.device]:,} of them of device {replay.device}"
+    if skipped:
+        line += f"; lines skipped: {said}"
+    warnings = [f"{path}: line {first}, among its records, is one of {n:,} lines {what}: skipped"
+                for kind, what, n, first in skipped if kind in _DAMAGE and first < s["last_record_line"]]
+    return devices, line, warnings
 
 
 class JobSpec(_Strict):

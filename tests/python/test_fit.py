@@ -75,4 +75,4 @@ def test_fit_errors_name_the_problem(tmp_path, cli):
     empty = tmp_path / "empty.json"
     empty.write_text('{"jobs": []}')
     p = cli("fit", str(empty))
-    assert p.returncode == 2 and "nothing to fit to" in p.stderr and len(p.stderr.splitlines()) == 1
+    assert p.returncode == 2 and f"{empty}: jobs: empty" in p.stderr and len(p.stderr.splitlines()) == 1

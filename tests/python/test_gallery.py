@@ -266,7 +266,7 @@ def test_a_rebuilding_arrays_report_plots_and_lists_the_rebuild(tmp_path):
     (None, "no such file"),
     ("{", "not valid JSON"),
     ('{"a": 1}', 'no "jobs" list'),
-    ('{"jobs": [1]}', 'jobs[0] has no "jobname"'),
+    ('{"jobs": [1]}', 'jobs[0]: expected an object, got 1'),
 ])
 def test_report_input_errors_are_one_line(cli, tmp_path, content, expect):
     path = tmp_path / "in.json"

@@ -100,3 +100,69 @@ def test_replay_to_a_device_the_system_lacks_is_named(cli, tmp_path):
     p = cli("replay", str(t), "--format", "disksim", "--system", str(sysf), "--map", "0=sdz")
     assert p.returncode == 2
     assert "replay to /dev/sdz: no such device in the system (it has /dev/sda)" in p.stderr
+
+
+def _one_line(p, *parts: str) -> None:
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("ssdlab: error: "), p.stderr
+    assert "Traceback" not in p.stderr and "internal model error" not in p.stderr, p.stderr
+    for part in parts:
+        assert part in p.stderr, (part, p.stderr)
+
+
+@pytest.mark.parametrize("fmt", ["fio", "disksim", "msr", "snia", "blkparse"])
+def test_an_empty_trace_is_an_error_in_every_format(cli, tmp_path, fmt):
+    t = tmp_path / "empty.trace"
+    t.write_text("")
+    p = cli("replay", str(t), "--format", fmt)
+    _one_line(p, str(t))
+
+
+def test_a_replay_with_nothing_to_replay_is_an_error(cli, tmp_path):
+    import random
+
+    from ssdlab.workload import Replay
+
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(4000)))
+    _one_line(cli("replay", str(noise), "--format", "blkparse"), f"{noise}: no records to replay", "not blkparse events")
+    t = tmp_path / "t.trace"
+    _disksim(t, 4)
+    _one_line(cli("replay", str(t), "--format", "disksim", "--map", "5=sda"),
+              f"{t}: no records of device 5 (its devices: 0 (2 records), 1 (2 records))")
+    _one_line(cli("replay", str(t), "--format", "disksim", "--iodepth", "0"), "--iodepth 0: expected at least 1")
+    with pytest.raises(ValueError, match="no records to replay"):
+        ssdlab.api.build(None, profile=SSD, replay=[(Replay(path=str(noise), format="blkparse"), None, 8)])
+
+
+def test_a_replay_says_what_it_read_and_skipped(cli, tmp_path):
+    t = tmp_path / "blk.txt"
+    t.write_text("  8,0 3 1 0.000000000 697 Q WS 3417048 + 8 [kw]\n"
+                 "8;0 3 2 0.100000000 697 Q WS 1 + 8 [kw]\n"           # damaged: not an event any more
+                 "  8,0 3 3 0.200000000 697 D WS 1 + 8 [kw]\n"
+                 "  8,0 3 4 0.300000000 697 Q R 100 + 8 [kw]\n\nCPU0 (8,0):\n")
+    p = cli("replay", str(t), "--format", "blkparse", "--timing", "closed:4")
+    assert p.returncode == 0, p.stderr
+    assert (f"ssdlab: {t}: 2 records read; lines skipped: 1 blank, first on line 5; 2 not blkparse events (its "
+            "summaries, or damaged), first on line 2; 1 events of other actions, first on line 3") in p.stderr
+    assert f"ssdlab: warning: {t}: line 2, among its records, is one of 2 lines not blkparse events" in p.stderr
+
+
+@pytest.mark.parametrize("times, timing", [
+    (("0", "10000000000000000000"), "recorded"),
+    (("0", "18446744073709551615"), "recorded"),
+    (("0", "6000000000000000000"), "scaled:0.5"),
+])
+def test_a_time_past_the_simulated_clock_is_named_with_its_line(cli, tmp_path, times, timing):
+    t = tmp_path / "t.disksim"
+    t.write_text("".join(f"{s} 0 {8 * i} 8 1\n" for i, s in enumerate(times)))
+    _one_line(cli("replay", str(t), "--format", "disksim", "--timing", timing),
+              f"{t}:2: timestamp: {times[1]} ns after the first record", "past the end of the simulated clock")
+
+
+@pytest.mark.parametrize("timing", ["scaled:inf", "scaled:nan", "scaled:0", "scaled:-1"])
+def test_a_speed_must_be_positive_and_finite(cli, tmp_path, timing):
+    t = tmp_path / "t.trace"
+    _disksim(t, 2)
+    _one_line(cli("replay", str(t), "--format", "disksim", "--timing", timing),
+              f"--timing '{timing}': expected recorded, scaled:X (X a positive, finite factor)")

@@ -156,6 +156,37 @@ def test_summary_cache(tmp_path, monkeypatch):
     assert sustained_summary(PROFILE, use_cache=False, size="256MiB")["cached"] is False
 
 
+_SUMMARY = {"profile": PROFILE, "size_bytes": 1 << 28, "passes": 2.0, "block_size": 131072, "iodepth": 32, "seed": 0,
+            "burst_rate": 2e9, "cache_bytes": None, "cache_bytes_drive": None, "after_cache_rate": 1.5e9,
+            "overwrite_rate": 1.4e9, "worst_sustained_rate": 1.3e9, "mean_rate": 1.45e9, "bytes_written": 1 << 29,
+            "elapsed_s": 0.37, "nand_bytes_written": 1 << 29, "waf": 1.0, "throttled_share": None,
+            "interval_s": 0.001, "samples": 300, "scale": 1.0}
+
+
+@pytest.mark.parametrize("damage", ["{}", "[1, 2]", '{"profile": 1}', "", '{"profile": "x"',
+                                    json.dumps({**_SUMMARY, "worst_sustained_rate": "fast"}),
+                                    json.dumps({**_SUMMARY, "waf": float("nan")}),
+                                    json.dumps({**_SUMMARY, "extra": 1})])
+def test_a_damaged_cache_entry_is_computed_again(tmp_path, monkeypatch, damage):
+    from ssdlab.analysis import sustained
+
+    class Ran:
+        def summary(self):
+            runs.append(1)
+            return dict(_SUMMARY)
+
+    runs: list[int] = []
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(sustained, "sustained_write", lambda profile, **options: Ran())
+    assert sustained_summary(PROFILE, size="256MiB")["cached"] is False
+    assert sustained_summary(PROFILE, size="256MiB") == {**_SUMMARY, "cached": True} and len(runs) == 1
+    entry = tmp_path / "ssdlab" / "sustained" / f"{cache_key(PROFILE, size='256MiB')}.json"
+    entry.write_text(damage)
+    again = sustained_summary(PROFILE, size="256MiB")
+    assert again == {**_SUMMARY, "cached": False} and len(runs) == 2
+    assert json.loads(entry.read_text()) == _SUMMARY  # stored whole again
+
+
 def _store_many(args):
     """In a worker process: store 150 made-up entries under keys of its own, as fast as it can."""
     cache_home, w = args

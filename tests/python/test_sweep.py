@@ -127,7 +127,7 @@ raid.drives = [2, 4]
     ('job = "job.fio"\n[grid]\nseed = ["one"]\n', 3, "expected a whole number, got str"),
     ('job = "job.fio"\n[grid]\n"job.iodepth" = [1]\njob.iodepth = [2]\n', 4, "written twice (first on line 3)"),
     ('job = "job.fio"\n# the profile\n[grid]\n"profile_set.thermal.ambient_temperature" = [20, 40]\n', 4,
-     "missing key 'thermal.idle_power'"),
+     "the profile has no [thermal] section to change"),
     ('job = "job.fio"\nsystem = "s.toml"\n[grid]\n"raid.level" = [5]\n"raid.drives" = [4]\n', 4,
      "with 'system', describe the array in the system file"),
 ])
@@ -154,6 +154,23 @@ profile = ["samsung-850-pro", "samsung-970-pro-512"]
     with pytest.raises(ssdlab.ProfileError):
         g.spec(g.runs[0])
     g.spec(g.runs[1])
+
+
+def test_a_jobs_offset_is_checked_against_the_sweeps_own_drives(tmp_path):
+    (tmp_path / "off.fio").write_text("[j]\nrw=read\nsize=1m\noffset=10g\ndirect=1\n")
+    grid = tmp_path / "g.toml"
+    grid.write_text('job = "off.fio"\nprofile = "samsung-850-pro"\nscale = 0.01\n')
+    with pytest.raises(GridError) as e:
+        load_grid(grid)
+    assert str(e.value).endswith("starts at byte 10737418240, past the end of the 3000709120-byte device "
+                                 "(profile samsung-850-pro, scale 0.01)"), e.value
+    assert "1099511627776" not in str(e.value)  # not the 1 TiB stand-in the check used
+    # Wrong on one of the sweep's drives only: that run's error, not the grid's.
+    grid.write_text('job = "off.fio"\nscale = 0.1\n[grid]\nprofile = ["samsung-850-pro", "samsung-970-pro-512"]\n')
+    assert len(load_grid(grid).runs) == 2
+    (tmp_path / "off.fio").write_text("[j]\nrw=read\nsize=1m\noffset=2t\ndirect=1\n")  # past 1 TiB, on a 61 TB drive
+    grid.write_text('job = "off.fio"\nprofile = "solidigm-d5-p5336-61.44tb"\nscale = 0.05\n')
+    assert len(load_grid(grid).runs) == 1
 
 
 def test_keys_set_what_the_command_line_options_set(tmp_path):
@@ -400,6 +417,45 @@ def test_interrupted_and_killed_sweeps_resume_with_what_they_did(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(out), pd.read_parquet(fresh))
 
 
+def test_the_workers_end_when_the_sweep_is_killed(tmp_path):
+    import psutil
+
+    (tmp_path / "long.fio").write_text("[j]\nrw=randread\nbs=4k\nsize=16m\nruntime=3000\ntime_based\ndirect=1\n")
+    grid = tmp_path / "grid.toml"
+    grid.write_text('job = "long.fio"\nscale = 0.01\n[grid]\nseed = [1, 2, 3, 4]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", "sweep", str(grid), "--workers", "2"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    main = psutil.Process(proc.pid)
+    end = time.monotonic() + 60
+    while len(main.children(recursive=True)) < 4 and time.monotonic() < end:  # tracker, forkserver, 2 workers
+        time.sleep(0.2)
+    left = main.children(recursive=True)
+    assert len(left) >= 4, left
+    time.sleep(1)  # the runs under way
+    proc.kill()  # SIGKILL: no handler of the sweep's runs
+    proc.wait(timeout=30)
+    gone, alive = psutil.wait_procs(left, timeout=30)
+    for p in alive:  # leave nothing behind, whatever the test says
+        p.kill()
+    assert not alive, [p.cmdline()[:4] for p in alive]
+
+
+@pytest.mark.parametrize("damage", [lambda r: {**r, "rows": "x"}, lambda r: {**r, "index": "first"},
+                                    lambda r: [1, 2], lambda r: {**r, "extra": 1}, lambda r: {"key": r["key"]}])
+def test_a_damaged_journal_record_is_run_again(tmp_path, damage, cli):
+    grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [1, 2]\n')
+    out = tmp_path / "out.parquet"
+    run_sweep(grid, out, workers=1, progress=False)
+    journal = journal_path(out)
+    first, second = _records(journal)
+    journal.write_text(json.dumps(damage(first)) + "\n" + json.dumps(second) + "\n")
+    r = cli("sweep", str(grid), "--out", str(out), "--dry-run")
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == f"2 runs, 1 in {journal}", r.stdout + r.stderr
+    s = run_sweep(grid, out, workers=1, progress=False)
+    assert (s.ran, s.reused, s.failed) == (1, 1, 0)
+    assert len(pd.read_parquet(out)) == 4  # a read and a write row a run
+
+
 def test_extending_the_grid_runs_only_the_new_runs(tmp_path):
     grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [1, 2]\n')
     out = tmp_path / "out.parquet"
@@ -438,6 +494,37 @@ def test_cli_sweep(cli, tmp_path):
     assert r.returncode == 2 and "--workers" in r.stderr
     r = cli("sweep", str(grid), "--out", str(tmp_path / "no" / "such.parquet"))
     assert r.returncode == 2 and "no such directory" in r.stderr
+
+
+@pytest.mark.parametrize("address, said", [("banana", "--scheduler banana: no HOST:PORT"),
+                                           ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler"),
+                                           ("tcp://host:port", "--scheduler tcp://host:port: no HOST:PORT")])
+def test_a_scheduler_that_is_not_there_is_one_line_at_once(cli, tmp_path, address, said):
+    grid = write(tmp_path, 'job = "job.fio"\nscale = 0.01\n')
+    start = time.monotonic()
+    r = cli("sweep", str(grid), "--scheduler", address)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and time.monotonic() - start < 20  # the client waited 20 s, then 40 s
+    assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_a_grid_says_its_size_first_and_refuses_one_too_large(cli, tmp_path):
+    seeds, depths = ", ".join(map(str, range(1000))), ", ".join(map(str, range(1, 1001)))
+    big = write(tmp_path, f'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [{seeds}]\n"job.iodepth" = [{depths}]\n',
+                name="big.toml")
+    start = time.monotonic()
+    r = cli("sweep", str(big), "--dry-run")
+    assert r.returncode == 2 and r.stderr == (f"ssdlab: error: {big}: 1,000,000 runs (1000 seed x 1000 job.iodepth), "
+                                              "more than a sweep takes (100,000): split the grid into sweeps of fewer "
+                                              "runs\n")
+    assert time.monotonic() - start < 30  # was past 120 s and 857 MB
+    mid = write(tmp_path, f'job = "job.fio"\nscale = 0.01\n[grid]\nseed = [{seeds}]\n"job.iodepth" = [1, 2]\n',
+                name="mid.toml")
+    r = cli("sweep", str(mid), "--dry-run")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[0] == "2,000 runs (1000 seed x 2 job.iodepth)"
+    assert lines[1].split() == ["run", "seed", "job.iodepth", "status"] and len(lines) == 2 + 2000 + 1
+    assert lines[-2].split() == ["1999", "999", "2", "to", "run"]
 
 
 def test_a_sweep_that_cannot_start_leaves_no_journal(tmp_path):

@@ -32,7 +32,8 @@ def test_bad_overrides_name_the_key(overrides, message):
 
 
 def test_a_drive_without_a_thermal_model_needs_all_of_it():
-    with pytest.raises(ProfileError, match="missing key 'thermal.idle_power'"):
+    with pytest.raises(ProfileError, match=r"thermal.ambient_temperature=40: the profile has no \[thermal\] section to "
+                                           r"change \(it needs idle_power, active_power"):
         load_profile("samsung-850-pro", {"thermal.ambient_temperature": "40"})
 
 

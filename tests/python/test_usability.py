@@ -26,7 +26,7 @@ def test_an_error_on_line_100_keeps_its_line_number(cli, tmp_path):
 def test_command_line_values_are_printed_as_given(cli):
     p = cli("run", "--precondition", "random:-1")
     assert p.returncode == 2
-    assert p.stderr == "ssdlab: error: precondition random:-1: expected a number of passes >= 0\n"
+    assert p.stderr == "ssdlab: error: precondition random:-1: expected a finite number of passes >= 0\n"
 
 
 def test_warnings_print_option_text_literally(cli, tmp_path):

@@ -137,3 +137,27 @@ fn same_trace_same_result() {
     let b = serde_json::to_string(&run(&spec(&t.0, ReplayTiming::Recorded, 64, None, false)).unwrap()).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn a_time_past_the_simulated_clock_is_an_input_error_naming_its_line() {
+    // 2^63 ns and more cannot be scheduled: recorded at 10^19 ns or u64::MAX, or scaled past it.
+    let cases: [(&str, ReplayTiming); 4] = [
+        ("10000000000000000000", ReplayTiming::Recorded),
+        ("18446744073709551615", ReplayTiming::Recorded),
+        ("18446744073709551615", ReplayTiming::Scaled { speed: 2.0 }),
+        ("5000000000000000000", ReplayTiming::Scaled { speed: 0.5 }),
+    ];
+    for (time, timing) in cases {
+        let t = tempfile_path::write(&format!("0 0 0 8 1\n100 0 8 8 1\n{time} 0 16 8 1\n"));
+        let err = run(&spec(&t.0, timing, 8, None, false)).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            matches!(err, SimError::Trace { ref error, .. } if error.line == 3 && error.field == "timestamp"),
+            "{time} {timing:?}: {msg}"
+        );
+        assert!(msg.contains("past the end of the simulated clock"), "{msg}");
+    }
+    // Just inside the clock: replayed.
+    let t = tempfile_path::write("0 0 0 8 1\n9000000000000000000 0 16 8 1\n");
+    assert_eq!(ios(&run(&spec(&t.0, ReplayTiming::Recorded, 8, None, false)).unwrap()), (2, 0));
+}

@@ -5,6 +5,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdlab_core::progress::{Flow, Progress};
+use ssdlab_core::workload::trace::{summarize, TimeUnit, TraceFormat, TraceOptions, UnknownTraceFormat};
 use ssdlab_core::SimError;
 
 /// Run one simulation. `spec_json` is a serialised SimSpec; returns a serialised SimResult.
@@ -78,6 +79,41 @@ fn device_capacity(device_json: String) -> PyResult<u64> {
     ssdlab_core::sim::device_capacity_json(&device_json).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// What the trace at `path` holds, read to its end before it is replayed: a dict of
+/// `lines`, `records`, `devices` ({device id: records}), `last_time_ns` and `last_time_line`
+/// (its latest record time, ns after the first record), `last_record_line`, `skipped` (a list
+/// of (kind, description, lines, first line) for the lines that held no record) and `error`
+/// (None, or the message of the first error, which ends the reading) with `error_line`.
+#[pyfunction]
+#[pyo3(signature = (path, format, disksim_time_unit="ns"))]
+fn trace_summary<'py>(py: Python<'py>, path: String, format: &str, disksim_time_unit: &str) -> PyResult<Bound<'py, PyDict>> {
+    let format: TraceFormat = format.parse().map_err(|e: UnknownTraceFormat| PyValueError::new_err(e.to_string()))?;
+    let unit = match disksim_time_unit {
+        "ns" => TimeUnit::Ns,
+        "ms" => TimeUnit::Ms,
+        other => return Err(PyValueError::new_err(format!("disksim_time_unit {other:?}: expected ns or ms"))),
+    };
+    let opts = TraceOptions { disksim_time_unit: unit, ..TraceOptions::default() };
+    let s = py.allow_threads(|| summarize(std::path::Path::new(&path), format, opts));
+    let d = PyDict::new(py);
+    d.set_item("lines", s.lines)?;
+    d.set_item("records", s.records)?;
+    let devices = PyDict::new(py);
+    for (id, n) in &s.devices {
+        devices.set_item(id, n)?;
+    }
+    d.set_item("devices", devices)?;
+    d.set_item("last_time_ns", s.last_time_ns)?;
+    d.set_item("last_time_line", s.last_time_line)?;
+    d.set_item("last_record_line", s.last_record_line)?;
+    let skipped: Vec<(&str, &str, u64, u64)> =
+        s.skipped.iter().map(|&(k, n, first)| (k.name(), k.describe(), n, first)).collect();
+    d.set_item("skipped", skipped)?;
+    d.set_item("error", s.error.as_ref().map(|e| e.to_string()))?;
+    d.set_item("error_line", s.error.as_ref().map(|e| e.line))?;
+    Ok(d)
+}
+
 /// The JSON Schema of the core's input (a run spec), for checking what Python sends.
 #[pyfunction]
 fn spec_schema() -> String {
@@ -117,5 +153,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(core_build_id, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_summary, m)?)?;
     Ok(())
 }

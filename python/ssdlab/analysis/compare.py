@@ -11,7 +11,6 @@ direction, device or figure that only one run has is listed as such, never dropp
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,21 +100,14 @@ def _fmt(v: float | None) -> str:
 
 
 def load_run(path: str | Path) -> dict[str, Any]:
-    """A run's JSON (fio's layout); fio's start-up lines before the JSON are skipped."""
-    path = Path(path)
+    """A run's JSON (fio's layout), checked against the output schema
+    (:mod:`ssdlab.fioout.schema`); fio's start-up lines before the JSON are skipped."""
+    from ..fioout.schema import RunFileError, read_run
+
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise CompareError(f"{path}: {e.strerror or e}") from None
-    start = text.find("{")
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text, max(start, 0))
-    except json.JSONDecodeError as e:
-        raise CompareError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise CompareError(f"{path}: expected fio's JSON output (an object with 'jobs'), "
-                           "as ssdlab run/measure --output-format json write it")
-    return data
+        return read_run(path)
+    except RunFileError as e:
+        raise CompareError(str(e)) from None
 
 
 def _keyed_jobs(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

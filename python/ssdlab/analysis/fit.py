@@ -117,6 +117,16 @@ class Measured:
     path: str
     job_text: str
     figures: dict[tuple[str, str, str], float]  # (job key, direction, figure) -> value
+    #: per line of ``job_text`` (the first is line 1), the field of the run's JSON it comes from
+    origins: list[str] = field(default_factory=list)
+
+    def place(self, message: str) -> str:
+        """An error about ``job_text`` (``<job text>:LINE: ...``) said of the run's file and field."""
+        head, sep, rest = message.partition(": ")
+        name, _, line = head.rpartition(":")
+        if sep and name == JOB_TEXT and line.isdigit() and 0 < int(line) <= len(self.origins):
+            return f"{self.path}: {self.origins[int(line) - 1]}: {rest}"
+        return f"{self.path}: {message}"
 
 
 def _keyed(jobs: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
@@ -144,30 +154,39 @@ def run_figures(data: dict[str, Any]) -> dict[tuple[str, str, str], float]:
     return out
 
 
+#: how :func:`ssdlab.api.build` names job text it is given (its errors start ``<job text>:LINE:``)
+JOB_TEXT = "<job text>"
+
+
 def job_text(data: dict[str, Any], path: str = "<run>") -> str:
     """A job file that reruns a run recorded in fio's JSON (see the module on what is inferred)."""
-    lines = ["[global]"]
-    for k, v in (data.get("global options") or {}).items():
+    return "".join(f"{line}\n" for line, _ in _job_lines(data, path))
+
+
+def _job_lines(data: dict[str, Any], path: str) -> list[tuple[str, str]]:
+    """:func:`job_text`'s lines, each with the field of ``data`` it comes from."""
+    glob = data.get("global options") or {}
+    lines = [("[global]", '"global options"')]
+    for k, v in glob.items():
         if k not in _DROPPED:
-            lines.append(f"{k}={v}" if v != "" else k)
+            lines.append((f"{k}={v}" if v != "" else k, f'"global options".{k}'))
     counts: dict[str, int] = {}
     for j in data["jobs"]:
         counts[j["jobname"]] = counts.get(j["jobname"], 0) + 1
     written: set[str] = set()
-    for j in data["jobs"]:
+    for i, j in enumerate(data["jobs"]):
         name = j["jobname"]
-        if name in written and counts[name] > 1:
-            # clones of one job (numjobs, no group_reporting): the section makes them all
-            opts = {**(data.get("global options") or {}), **(j.get("job options") or {})}
-            if int(opts.get("numjobs", 1)) >= counts[name]:
-                continue
-        written.add(name)
+        where = f'jobs[{i}]["job options"]'
         opts = dict(j.get("job options") or {})
-        allopts = {**(data.get("global options") or {}), **opts}
-        lines.append(f"[{name}]")
+        allopts = {**glob, **opts}
+        numjobs = _numjobs(allopts, path, where if "numjobs" in opts else '"global options"')
+        if name in written and counts[name] > 1 and numjobs >= counts[name]:
+            continue  # clones of one job (numjobs, no group_reporting): the section makes them all
+        written.add(name)
+        lines.append((f"[{name}]", f"jobs[{i}].jobname"))
         for k, v in opts.items():
             if k not in _DROPPED:
-                lines.append(f"{k}={v}" if v != "" else k)
+                lines.append((f"{k}={v}" if v != "" else k, f"{where}.{k}"))
         runtime = allopts.get("runtime")
         if runtime and "time_based" not in allopts:
             from ..units import parse_fio_time_us
@@ -175,12 +194,24 @@ def job_text(data: dict[str, Any], path: str = "<run>") -> str:
             try:
                 us = parse_fio_time_us(str(runtime), seconds_default=True, notes=[])
             except Exception:
-                raise FitError(f"{path}: job '{name}': runtime={runtime}: not a time") from None
-            if j.get("job_runtime", 0) * 1000 >= 0.95 * us:
-                lines.append("time_based")
-        if int(allopts.get("numjobs", 1)) > counts[name] and "group_reporting" not in allopts:
-            lines.append("group_reporting")
-    return "\n".join(lines) + "\n"
+                raise FitError(f"{path}: {where if 'runtime' in opts else 'global options'}.runtime: "
+                               f"job '{name}': runtime={runtime}: not a time") from None
+            if (j.get("job_runtime") or 0) * 1000 >= 0.95 * us:
+                lines.append(("time_based", f"jobs[{i}].job_runtime"))
+        if numjobs > counts[name] and "group_reporting" not in allopts:
+            lines.append(("group_reporting", f"{where}.numjobs"))
+    return lines
+
+
+def _numjobs(opts: dict[str, str], path: str, where: str) -> int:
+    text = opts.get("numjobs", "1")
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise FitError(f"{path}: {where}.numjobs: expected a whole number >= 1, got {text!r}")
+    return n
 
 
 def load_measured(path: str | Path) -> Measured:
@@ -193,7 +224,8 @@ def load_measured(path: str | Path) -> Measured:
     figures = run_figures(data)
     if not figures:
         raise FitError(f"{path}: no job did I/O: nothing to fit to")
-    return Measured(str(path), job_text(data, str(path)), figures)
+    lines = _job_lines(data, str(path))
+    return Measured(str(path), "".join(f"{line}\n" for line, _ in lines), figures, [o for _, o in lines])
 
 
 # ---- the search --------------------------------------------------------------------------
@@ -309,13 +341,16 @@ def fit(profile: str, runs: Sequence[str | Path], *, params: Sequence[str] | Non
         sets = {k: _set_value(k, v) for k, v in values.items() if k in DEVICE_PARAMS}
         out = []
         for m in measured:
-            spec = api.build(m.job_text, profile=profile, host=host_ref, seed=seed, profile_set=sets or None,
-                              scale=scale)
-            for k, v in values.items():
-                if k in HOST_PARAMS:
-                    spec.core["host"][k.split(".", 1)[1] + ("_ns" if k in _TIMES else "")] = (
-                        int(round(v)) if k in _TIMES else v)
-            out.append(run_figures(api.execute(spec).to_fio_json()))
+            try:
+                spec = api.build(m.job_text, profile=profile, host=host_ref, seed=seed, profile_set=sets or None,
+                                  scale=scale)
+                for k, v in values.items():
+                    if k in HOST_PARAMS:
+                        spec.core["host"][k.split(".", 1)[1] + ("_ns" if k in _TIMES else "")] = (
+                            int(round(v)) if k in _TIMES else v)
+                out.append(run_figures(api.execute(spec).to_fio_json()))
+            except ValueError as e:  # the run's job or its simulation: said of its file and field
+                raise FitError(m.place(str(e).splitlines()[0])) from None
         return out
 
     def logs(sim: dict, meas: dict) -> list[float]:
@@ -328,6 +363,8 @@ def fit(profile: str, runs: Sequence[str | Path], *, params: Sequence[str] | Non
     # fail early, with the simulator's own message, if a run's job cannot be simulated
     try:
         at_start = simulate(start)
+    except FitError:
+        raise
     except Exception as e:
         raise FitError(f"simulating the measured jobs: {str(e).splitlines()[0]}") from None
     budget = max_evals if max_evals is not None else 40 * len(params) + 20

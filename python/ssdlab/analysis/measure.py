@@ -143,7 +143,17 @@ def split_fio_output(out: str) -> tuple[dict[str, Any], str]:
     if start is None:
         raise MeasureError("fio printed no JSON (its output starts: "
                            f"{out.strip().splitlines()[0] if out.strip() else 'nothing'})")
-    data, end = json.JSONDecoder().raw_decode(out, start.start())
+    from pydantic import ValidationError
+
+    from ..fioout.schema import FioRun, describe
+
+    try:
+        data, end = json.JSONDecoder().raw_decode(out, start.start())
+        FioRun.model_validate(data)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise MeasureError(f"fio's JSON output cannot be read: {e}") from None
+    except ValidationError as e:
+        raise MeasureError(f"fio's JSON output is not as expected: {describe(e)}") from None
     return data, (out[:start.start()] + out[end:].lstrip("\n"))
 
 
@@ -178,7 +188,13 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
     if dev is None:
         warnings.append(f"{target}: its file system has no block device (tmpfs or overlay?): "
                         "no diskstats, no iostat")
-    text = job_for_target(job.read_text(), str(target.resolve() if target.exists() else target.absolute()))
+    from ..arguments import InputFileError, read_text
+
+    try:
+        job_text = read_text(job)
+    except InputFileError as e:
+        raise MeasureError(str(e)) from None
+    text = job_for_target(job_text, str(target.resolve() if target.exists() else target.absolute()))
     sampler = _Sampler(dev.name, interval_ns) if dev else None
     with tempfile.TemporaryDirectory(prefix="ssdlab-measure-") as tmp:
         jobfile = Path(tmp) / job.name
@@ -197,7 +213,8 @@ def measure(job: str | os.PathLike[str], target: str | os.PathLike[str], *,
     if p.returncode != 0:
         first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()),
                      next((ln.strip() for ln in p.stdout.splitlines() if "error" in ln.lower()), ""))
-        raise MeasureError(f"fio failed (exit status {p.returncode}): {first or 'no message'}")
+        said = first if len(first) <= 200 else first[:200] + "..."
+        raise MeasureError(f"{job}: fio failed on it (exit status {p.returncode}): {said or 'no message'}")
     data, normal = split_fio_output(p.stdout)
     for ln in p.stderr.splitlines():
         if ln.strip():

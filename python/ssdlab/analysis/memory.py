@@ -33,8 +33,16 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     its share of :func:`rate_estimate`; a trace replay has no map.
 ``jobs`` (``host/job.rs``, ``metrics/``)
     Per job clone: four latency histograms of 1856 buckets of 8 bytes (59 KiB) and the
-    job's state, its spec and statistics as Python objects, and a host request per queued
-    I/O: ``CLONE_BYTES`` + ``iodepth`` x ``REQUEST_BYTES``.
+    job's state, its spec and statistics as Python objects: ``CLONE_BYTES``.
+``queue`` (``host/``, ``block/``, ``array/``)
+    Per I/O a job may have outstanding (its ``iodepth``; a device takes a few hundred, the
+    rest wait in the host and the block layer): the host's request, the block layer's request
+    and bio, their tags and the event that completes them, ``QUEUED_BYTES``; through an md
+    array, its own request and the members' bios, ``ARRAY_QUEUED_BYTES`` more; a write to
+    RAID 5 or 6, its stripe head, ``PARITY_WRITE_BYTES`` more (by the job's share of writes).
+    Measured with queues of 160,000 to 6.4 million I/Os (``benches/memory.py``: ``deep-queue``,
+    ``deep-queue-raid5``); the most measured per I/O, as the containers that hold them grow by
+    doubling, so that the queue's share is an upper bound.
 ``time series`` (``host/mod.rs`` ``Sample``, ``sim.rs`` ``DeviceResult``)
     Samples x device records x what one record holds. A sample holds, per target device,
     its block-layer counters and internal report, and an array's sample holds a full result
@@ -99,7 +107,12 @@ MAP_CHUNK_BLOCKS = 32_768     # generator.rs MAP_CHUNK_WORDS x 64
 MAP_CHUNK_BYTES = 4096 + 16   # one chunk of bits and its allocation header
 MAP_SLOT_BYTES = 16           # Option<Box<[u64]>> per chunk, allocated up front
 CLONE_BYTES = 80 << 10        # 4 x 1856 x 8 B histograms, job state, spec and stats in Python
-REQUEST_BYTES = 128           # a HostReq and its tags per queued I/O
+# A queued I/O's cost varies with where the containers that hold it stand in their doubling:
+# these are the most measured per I/O (queues of 160,000 to 6.4 million), so the queue is not
+# under-estimated (and may be over-estimated by up to ~40 %).
+QUEUED_BYTES = 248            # per queued I/O: host and block-layer requests, bio, tags, its event (197-247 B)
+ARRAY_QUEUED_BYTES = 176      # through an md array: its request and the members' bios (a read: 350-423 B in all)
+PARITY_WRITE_BYTES = 488      # a write to RAID 5/6: its stripe head (655-910 B in all)
 REPLAY_BYTES = 256 << 10      # trace/mod.rs BufReader::with_capacity(1 << 18)
 SAMPLE_RUST_BYTES = 1250      # host/mod.rs DeviceSample (counters, report, channel Vec)
 SAMPLE_BYTES = 400            # a sample's own fields (time, host totals), JSON and Python
@@ -119,7 +132,7 @@ class MemoryLimitError(ValueError):
 class Term:
     """One part of the estimate: bytes held while simulating and after."""
 
-    kind: str  # "flash map", "device", "random map", "jobs", "time series", "I/O log", "replay", "verify"
+    kind: str  # "flash map", "device", "random map", "jobs", "queue", "time series", "I/O log", "replay", "verify"
     what: str
     sim_bytes: int
     result_bytes: int = 0
@@ -296,6 +309,23 @@ def _job_ios(job: Mapping[str, Any]) -> float | None:
     return total
 
 
+def _write_share(job: Mapping[str, Any]) -> float:
+    rw = job["rw"]
+    if rw in ("rw", "randrw"):
+        return 1 - job.get("rwmix_read", 50.0) / 100
+    return 1.0 if "write" in rw else 0.0
+
+
+def _queued_bytes(job: Mapping[str, Any], device: Mapping[str, Any]) -> float:
+    """What one I/O the job has outstanding holds while it waits (see the module's ``queue``)."""
+    per = QUEUED_BYTES
+    if device["kind"] == "array":
+        per += ARRAY_QUEUED_BYTES
+        if device.get("level") in ("raid5", "raid6"):
+            per += PARITY_WRITE_BYTES * _write_share(job)
+    return per
+
+
 def _random_map_bytes(job: Mapping[str, Any], ios: float | None) -> int:
     """A job clone's random map after ``ios`` uniformly random I/Os (None: all of it)."""
     if not (job["rw"].startswith("rand") and job.get("random_map", True)
@@ -460,10 +490,13 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
                           "add norandommap to the job (fio keeps a bit per block of the region for "
                           "each job clone), or use fewer jobs or a smaller size="))
     clones = len(jobs)
-    requests = sum(max(j.get("iodepth", 1), 1) for j in jobs) * REQUEST_BYTES
     clone = clones * CLONE_BYTES
-    terms.append(Term("jobs", f"{clones} job clone{'s' * (clones != 1)}", clone + requests, clone,
-                      "use fewer jobs (numjobs=)"))
+    terms.append(Term("jobs", f"{clones} job clone{'s' * (clones != 1)}", clone, clone, "use fewer jobs (numjobs=)"))
+    queued = sum(max(j.get("iodepth", 1), 1) for j in jobs)
+    queue = sum(max(j.get("iodepth", 1), 1) * _queued_bytes(j, core["targets"][j.get("target", 0)]["device"])
+                for j in jobs)
+    terms.append(Term("queue", f"{queued:,} I/Os the jobs may have queued (iodepth x job clones)", queue, 0,
+                      "use a smaller iodepth= (a device takes a few hundred I/Os; the rest wait in the host)"))
     replays = sum(1 for j in jobs if j.get("replay") is not None)
     if replays:
         terms.append(Term("replay", f"read buffers of {replays} trace replay{'s' * (replays != 1)}",

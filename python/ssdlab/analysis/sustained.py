@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from ..api import run
 from ..config import load_host, load_profile
@@ -304,8 +306,8 @@ def _resolve(profile, block_size, iodepth, passes, size, scale):
         raise ValueError(f"block size {block_size!r}: expected a positive multiple of 512 bytes")
     if iodepth < 1:
         raise ValueError(f"iodepth {iodepth}: expected at least 1")
-    if not passes > 0:
-        raise ValueError(f"passes {passes}: expected a positive number of drive writes")
+    if not 0 < passes < math.inf:
+        raise ValueError(f"passes {passes}: expected a positive, finite number of drive writes")
     region = capacity if size is None else parse_size(size)
     if region > capacity:
         raise ValueError(f"size {size!r} is larger than the simulated drive ({capacity} bytes)")
@@ -365,6 +367,48 @@ def sustained_write(profile: str, *, block_size: str | int = "128k", iodepth: in
 
 # ---- cached summaries (for the sizing commands) ------------------------------------------
 
+_STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class Summary(TypedDict):
+    """:meth:`SustainedWrite.summary`, as a cache entry holds it (checked when read back)."""
+
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    profile: str
+    size_bytes: int
+    passes: float
+    block_size: int
+    iodepth: int
+    seed: int
+    burst_rate: float | None
+    cache_bytes: float | None
+    cache_bytes_drive: float | None
+    after_cache_rate: float | None
+    overwrite_rate: float | None
+    worst_sustained_rate: float | None
+    mean_rate: float | None
+    bytes_written: int
+    elapsed_s: float
+    nand_bytes_written: int
+    waf: float | None
+    throttled_share: float | None
+    interval_s: float
+    samples: int
+    scale: float
+
+
+SUMMARY: TypeAdapter[Summary] = TypeAdapter(Summary)
+
+
+def _cached(key: str) -> dict[str, Any] | None:
+    """The cache entry of ``key`` if it is there and whole: one that is missing, cut short,
+    or not a summary (damaged, or written by another version) is None, and is computed again."""
+    try:
+        return dict(SUMMARY.validate_json(_entry_path(key).read_bytes()))
+    except (OSError, ValidationError):
+        return None
+
+
 def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/ssdlab``, else ``~/.cache/ssdlab``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -423,10 +467,9 @@ def sustained_summary(profile: str, *, use_cache: bool = True, announce=None, **
     (and does not store). ``announce(message)`` is called before a simulation starts."""
     key = cache_key(profile, **options) if use_cache else None
     if key is not None:
-        try:
-            return dict(json.loads(_entry_path(key).read_text()), cached=True)
-        except (OSError, ValueError):
-            pass
+        entry = _cached(key)
+        if entry is not None:
+            return dict(entry, cached=True)
     if announce is not None:
         announce(f"simulating a sustained sequential write on {profile} (options: "
                  + ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v is not None) + ")"

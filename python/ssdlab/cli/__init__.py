@@ -42,4 +42,37 @@ def _main(
 
 
 def main() -> None:
-    app()
+    from .common import StdoutError, guard_stdout, stdout_failed, terminate_as_interrupt
+
+    guard_stdout()
+    terminate_as_interrupt()
+    try:
+        code = _run_app()
+        sys.stdout.flush()  # now, not at exit, where a failure could only be ignored
+    except StdoutError as e:
+        stdout_failed(e)
+    raise SystemExit(code)
+
+
+def _run_app() -> int:
+    """Run the command; its exit status. A mistake in the arguments (an unknown option, a
+    value not among an option's choices, a missing argument) is one line, as every other
+    error is, with where to find the command's help."""
+    from .common import err, usage_exceptions
+
+    click_error, no_args, abort = usage_exceptions()
+    try:
+        code = app(standalone_mode=False)
+    except no_args as e:
+        sys.stdout.write(e.ctx.get_help() + "\n")
+        return 0
+    except click_error as e:
+        message = " ".join(e.format_message().replace("Value error, ", "").split()).rstrip(".")
+        ctx = getattr(e, "ctx", None)
+        where = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+        err.print(f"ssdlab: error: {message}{where}", markup=False)
+        return e.exit_code
+    except abort:
+        err.print("ssdlab: interrupted", markup=False)
+        return 130
+    return code if isinstance(code, int) else 0

@@ -4,6 +4,7 @@ whole or not at all)."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -19,6 +20,7 @@ from ..arguments import SEED_MAX
 from ..config import ProfileError
 from ..fio import FioJobError
 from ..system import SystemFileError
+from ..outfiles import write_whole  # noqa: F401  (the commands write reports with it)
 from ..units import UnitError
 
 #: What bad input to a simulation raises (a job file, profile, system file, size or option the
@@ -47,14 +49,32 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch system's time limit, ``kill``): handled as Ctrl-C is."""
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt), so that it stops a command
+    where Ctrl-C would, with its message and clean-up."""
+    import signal
+
+    def _term(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, _term)
+
+
 def interruptible(command):
     """A command that may simulate for long: Ctrl-C ends it with one line on stderr and
-    exit status 130 (the shell's for SIGINT), no traceback, no partial output file."""
+    exit status 130 (the shell's for SIGINT; SIGTERM: 143), no traceback, no partial output file."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except Terminated:
+            err.print("ssdlab: terminated", markup=False)
+            raise typer.Exit(143) from None
         except KeyboardInterrupt:
             err.print("ssdlab: interrupted", markup=False)
             raise typer.Exit(130) from None
@@ -102,6 +122,89 @@ class TextOrJson(str, Enum):
 MemoryLimit = Annotated[Optional[str], typer.Option(help="refuse a run that would need more memory than this: a size (16GiB), a share of the available memory (90%) or none (default: $SSDLAB_MEMORY_LIMIT, else 75% of MemAvailable)")]
 
 
+class StdoutError(Exception):
+    """Writing to standard output failed (a full disk, ``ulimit -f``, a closed pipe)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error.strerror or str(error))
+        self.error = error
+
+
+class _GuardedStdout:
+    """Standard output whose write errors are :class:`StdoutError`, told apart from every
+    other OSError, so that the command fails with one line instead of a traceback or, when the
+    error comes at the flush at exit, with status 0 and a truncated report."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write all of ``text``, or raise: Python's buffered writer reports a write cut short
+        (a file size limit reached) only in its return value, which its text layer drops."""
+        buffer = getattr(self._stream, "buffer", None)
+        try:
+            if buffer is None:
+                return self._stream.write(text)
+            self._stream.flush()
+            data = memoryview(text.encode(self._stream.encoding or "utf-8", self._stream.errors or "strict"))
+            while data:
+                n = buffer.write(data)
+                if not n:
+                    raise OSError(errno.EIO, "the write made no progress")
+                data = data[n:]
+            return len(text)
+        except OSError as e:
+            raise StdoutError(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise StdoutError(e) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def usage_exceptions() -> tuple[type[Exception], type[Exception], type[BaseException]]:
+    """The exceptions of the command-line parser under Typer: a usage error (ClickException),
+    no arguments where help is shown instead, and Abort. Typer 0.2x carries its own copy of
+    click (``typer._click``); older ones use click itself."""
+    try:
+        from typer._click import exceptions as parser
+    except ImportError:  # pragma: no cover - Typer before it carried click
+        from click import exceptions as parser
+    no_args = getattr(parser, "NoArgsIsHelpError", None) or type("_Never", (Exception,), {})
+    abort = getattr(parser, "Abort", None)
+    if abort is None:
+        import typer
+
+        abort = typer.Abort
+    return parser.ClickException, no_args, abort
+
+
+def guard_stdout() -> None:
+    """Standard output's write errors as :class:`StdoutError` (see :class:`_GuardedStdout`)."""
+    if not isinstance(sys.stdout, _GuardedStdout) and sys.stdout is not None:
+        sys.stdout = _GuardedStdout(sys.stdout)
+
+
+def stdout_failed(e: StdoutError) -> NoReturn:
+    """End a command whose output could not be written: one line and status 2, as a failed
+    ``--output``; a reader that closed its pipe (``| head``) ends it quietly, as SIGPIPE would.
+    Standard output is pointed at /dev/null first, so that nothing fails again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
+    if e.error.errno == errno.EPIPE:
+        raise SystemExit(141)
+    err.print(f"ssdlab: error: standard output: {e}", markup=False)
+    raise SystemExit(2)
+
+
 def print_json(value) -> None:
     """Strict JSON (non-finite numbers as null), indented, to standard output."""
     from ..jsonout import dumps
@@ -130,24 +233,3 @@ def deliver(text: str, output: Optional[Path], option: str = "--output") -> None
             fail(f"{option} {output}: {e.strerror or e}")
     else:
         sys.stdout.write(text)
-
-
-def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that the file is either as it was or complete: into a
-    temporary file beside it, renamed over it once written. (A directory that takes no new
-    file but holds a writable ``path`` is written directly.)"""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError:
-        path.write_text(text)
-        return
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

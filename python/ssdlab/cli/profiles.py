@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -38,6 +39,21 @@ def profiles(ctx: typer.Context) -> None:
 def profiles_show(name: Annotated[str, typer.Argument(help="profile name (a drive, host or engine)")]) -> None:
     """Print a profile as TOML, with the source of every value."""
     try:
-        sys.stdout.write(builtin_text(name))
+        text = builtin_text(name)
     except ProfileError as e:
-        fail(str(e))
+        fail(str(e).splitlines()[0])
+    if Path(name).suffix == ".toml" or Path(name).exists():
+        _check_profile_file(name)
+    sys.stdout.write(text)
+
+
+def _check_profile_file(path: str) -> None:
+    """A file given by path is shown only if it is a drive, host or engine profile."""
+    errors = []
+    for load in (load_profile, load_host, load_engine):
+        try:
+            load(path)
+            return
+        except ProfileError as e:
+            errors.append(str(e).splitlines()[0].removeprefix(f"{path}: "))
+    fail(f"{path}: not a drive, host or engine profile; as a drive profile: {errors[0]}")

@@ -14,14 +14,14 @@ from .. import api
 from ..jsonout import dumps
 from ..system import raid as raid_system
 from ..units import UnitError
-from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, fail,
+from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, err, fail,
                      interruptible, overrides, print_json, simulating, warn)
 
 
 @interruptible
 def run(
     job: Annotated[Optional[list[str]], typer.Argument(help="fio job files, run one after the other as fio runs them; - reads one from standard input (default: the built-in quickstart job)")] = None,
-    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) [default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
     system: Annotated[Optional[Path], typer.Option(help="system TOML: a host and its drives (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile (default: the system's, else the first drive's calibration host)")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
@@ -58,6 +58,7 @@ def run(
             fail(f"{j}: no such job file{hint}")
     if output is not None:
         check_output(output, "--output")
+    profile = _one_of_profile_or_system(profile, system)
 
     def spec() -> api.RunSpec:
         sets = overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
@@ -70,20 +71,41 @@ def run(
                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
                          memory_limit=memory_limit)
 
-    result = _simulate(spec)
-    _emit(result, output_format, output)
+    result = _simulate(spec, check=_check_logs)
     _write_logs(result)
+    _emit(result, output_format, output)
 
 
-def _simulate(spec: Callable[[], api.RunSpec]):
+def _one_of_profile_or_system(profile: Optional[str], system: Optional[Path]) -> str:
+    """The drive profile: --profile and --system both say what the drives are, so only one
+    may be given (a system file names each drive's profile)."""
+    if profile is not None and system is not None:
+        fail(f"--profile {profile} and --system {system}: give one; a system file names each drive's profile "
+             "(--profile-set, --scale and --precondition apply to every drive of either)")
+    return profile if profile is not None else api.DEFAULT_PROFILE
+
+
+def _simulate(spec: Callable[[], api.RunSpec], check: Callable[[api.RunSpec], None] | None = None):
     """The run ``spec()`` builds, simulated (its progress on a terminal); bad input (see
-    :data:`.common.BAD_INPUT`), while building or simulating, is one line."""
+    :data:`.common.BAD_INPUT`), while building or simulating, is one line. ``check`` sees
+    the spec before the simulation (what the command will write, say)."""
     try:
         built = spec()
+        if check is not None:
+            check(built)
         with simulating():
             return api.execute(built)
     except BAD_INPUT as e:
         fail(str(e).splitlines()[0])
+
+
+def _check_logs(spec: api.RunSpec) -> None:
+    """Fail now, not after the simulation, if a log file the jobs ask for cannot be written
+    (its directory is missing, say: fio does not make it either)."""
+    from ..fioout.logs import log_names
+
+    for name, option in log_names(spec).items():
+        check_output(Path(name), f"{option}: log file")
 
 
 def _write_logs(result) -> None:
@@ -100,6 +122,8 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
     from ..fioout import format_report
 
     text = format_report(result, output_format.value)
+    for n in result.spec.notes:
+        err.print(f"ssdlab: {n}", markup=False)
     if output_format == OutputFormat.normal:
         for w in result.warnings:
             warn(w)
@@ -225,7 +249,7 @@ def replay(
     trace: Annotated[Path, typer.Argument(help="block trace to replay")],
     format: Annotated[TraceFormatName, typer.Option("--format", help="the trace's format")],
     timing: Annotated[str, typer.Option(help="recorded | scaled:X (X times as fast) | closed:QD (QD outstanding, times ignored)")] = "recorded",
-    profile: Annotated[str, typer.Option(help="device profile name or TOML file (a one-drive system)")] = api.DEFAULT_PROFILE,
+    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) [default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
     system: Annotated[Optional[Path], typer.Option(help="system TOML (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
@@ -246,6 +270,7 @@ def replay(
     check_seed(seed)
     from ..workload import Replay, ReplayTiming
 
+    profile = _one_of_profile_or_system(profile, system)
     if trace.is_dir():
         fail(f"{trace}: is a directory, not a trace file")
     if not trace.is_file():
@@ -261,8 +286,10 @@ def replay(
             t = ReplayTiming.parse(timing)
             qd = iodepth or 4096
     except ValueError:
-        fail(f"--timing {timing!r}: expected recorded, scaled:X or closed:QD")
+        fail(f"--timing {timing!r}: expected recorded, scaled:X (X a positive, finite factor) or closed:QD")
         return
+    if iodepth is not None and iodepth < 1:
+        fail(f"--iodepth {iodepth}: expected at least 1 record outstanding")
     if disksim_unit not in ("ns", "ms"):
         fail(f"--disksim-unit {disksim_unit!r}: expected ns or ms")
     pairs: list[tuple[int | None, str | None]] = []

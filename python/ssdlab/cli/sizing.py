@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 import sys
 import typing
 from dataclasses import dataclass
@@ -123,8 +124,8 @@ def _sz_drive(profile: Optional[str], capacity: Optional[str], tbw: Optional[str
         fail(str(e).splitlines()[0])
     for key, value in dataclasses.asdict(rating).items():
         if value is not None:
-            if value <= 0:
-                fail(f"--{key.replace('_', '-')} {value}: expected a positive number")
+            if not 0 < value < math.inf:
+                fail(f"--{key.replace('_', '-')} {value}: expected a positive, finite number")
             d[key] = value
     if not d["capacity"]:
         fail("--capacity must be positive")
@@ -224,6 +225,8 @@ def size(
         duration_s = parse_time_ns(duration, "s") / 1e9
     except UnitError as e:
         fail(f"--duration: {e}")
+    if not duration_s > 0:
+        fail(f"--duration {duration}: expected a positive time, e.g. 8h")
     _sz_fraction(margin, "--margin", upper_open=True)
     _sz_fraction(duty, "--duty", upper_open=False)
     if profile is None and (drive_rate is None or capacity is None):

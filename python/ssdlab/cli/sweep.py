@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
-
-from .common import console, err, fail
+from .common import err, fail
 
 
 def sweep(
@@ -57,23 +55,28 @@ def sweep(
 
 
 def _sweep_plan(g, journal: Path) -> None:
-    """The runs of a grid as a table, with what the journal already has."""
-    import json
+    """The runs of a grid, first their number, then a line each, with what the journal already
+    has (written as they are made: a large grid is not held whole)."""
+    from ..sweep.runner import read_records
 
-    done: dict = {}
-    if journal.is_file():
-        for line in journal.read_text().splitlines():
-            try:
-                rec = json.loads(line)
-                done[rec["key"]] = rec
-            except (ValueError, KeyError, TypeError):
-                continue
+    try:
+        done = read_records(journal.read_bytes()) if journal.is_file() else {}
+    except OSError as e:
+        fail(f"{journal}: {e.strerror or e}")
     keys = [k for k in g.keys if any(a for a in g.axes if k in a.keys)] or g.keys
-    table = Table("run", *keys, "status", box=None)
-    for r in g.runs:
+    sys.stdout.write(f"{g.size:,} runs ({g.shape() or 'no axes'})\n")
+    widths = [max(len("run"), len(str(max(g.size - 1, 0))))]
+    widths += [max(len(k), *(len(str(v)) for v in g.values(k))) for k in keys]
+    widths.append(len("to run"))
+
+    def line(cells) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip() + "\n"
+
+    sys.stdout.write(line(["run", *keys, "status"]))
+    n_done = 0
+    for r in g.iter_runs():
         rec = done.get(r.key)
+        n_done += rec is not None
         status = "to run" if rec is None else ("failed" if rec.get("error") else "done")
-        table.add_row(str(r.index), *(str(r.params[k]) for k in keys), status)
-    console().print(table)
-    n_done = sum(r.key in done for r in g.runs)
-    sys.stdout.write(f"{len(g.runs)} runs, {n_done} in {journal}\n")
+        sys.stdout.write(line([r.index, *(r.params[k] for k in keys), status]))
+    sys.stdout.write(f"{g.size} runs, {n_done} in {journal}\n")

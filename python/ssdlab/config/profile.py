@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from importlib import resources
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..arguments import InputFileError, NotToml, read_text, toml_loads
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 from .tomlpos import locate
 
@@ -36,13 +36,16 @@ def _unit(parser):
     return BeforeValidator(convert)
 
 
-Size = Annotated[int, _unit(parse_size), Field(ge=0)]
-TimeNs = Annotated[int, _unit(parse_time_ns), Field(ge=0)]
+#: the most the core holds in a size or a time (an unsigned 64-bit number)
+U64_MAX = 2**64 - 1
+Size = Annotated[int, _unit(parse_size), Field(ge=0, le=U64_MAX)]
+TimeNs = Annotated[int, _unit(parse_time_ns), Field(ge=0, le=U64_MAX)]
 Rate = Annotated[float, _unit(parse_rate), Field(gt=0)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf and nan are refused where a profile is read (JSON, the core's input, has neither)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Interface(_Section):
@@ -689,6 +692,10 @@ def _describe(err: ValidationError, origin: str, text: str | None = None,
     if e["type"] == "missing":
         return f"{where}: missing key '{key}'"
     msg = e["msg"].removeprefix("Value error, ")
+    if e["type"] == "finite_number":
+        msg = f"expected a finite number, got {e['input']!r}"
+    elif e["type"] == "less_than_equal" and e["ctx"]["le"] == U64_MAX:
+        msg = f"{e['input']:g} is more than the core holds (at most {U64_MAX}, 2^64 - 1)"
     return f"{where}: key '{key}': {msg}" if key else f"{where}: {msg}"
 
 
@@ -725,7 +732,10 @@ def _read(name_or_path: str | Path, builtin: resources.abc.Traversable, names: l
     if p.suffix == ".toml" or p.exists():
         if not p.is_file():
             raise ProfileError(f"{p}: no such {what} file")
-        return str(p), p.read_text()
+        try:
+            return str(p), read_text(p)
+        except InputFileError as e:
+            raise ProfileError(str(e)) from None
     f = builtin / f"{name_or_path}.toml"
     if not f.is_file():
         raise ProfileError(f"unknown {what} '{name_or_path}' (built-in: {', '.join(names)})")
@@ -736,8 +746,8 @@ def _override_value(text: str) -> Any:
     """A command-line value as TOML would read it (numbers, booleans, quoted strings);
     anything else is a plain string (``cost-benefit``, ``16KiB``)."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        return toml_loads(f"v = {text}")["v"]
+    except NotToml:
         return text
 
 
@@ -766,10 +776,11 @@ def _device_model(values: dict[str, Any]) -> type[BaseModel]:
 def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = None,
            set_by: str = "--profile-set"):
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ProfileError(f"{origin}: not valid TOML: {e}") from None
+        data = toml_loads(text)
+    except NotToml as e:
+        raise ProfileError(f"{origin}: {e}") from None
     values, sources = _split_sources(data)
+    sections = {k for k, v in values.items() if isinstance(v, dict)}
     if overrides:
         _apply_overrides(origin, values, sources, overrides)
     if not isinstance(model, type):
@@ -777,7 +788,28 @@ def _parse(origin: str, text: str, model, overrides: Mapping[str, str] | None = 
     try:
         return model.model_validate(values), sources
     except ValidationError as e:
+        made = _made_section(e, sections, overrides or {})
+        if made is not None:
+            key, section, missing = made
+            raise ProfileError(f"{origin}, {set_by} {key}={overrides[key]}: the profile has no [{section}] section "
+                               f"to change (it needs {', '.join(missing)} too); use a profile that has one, or "
+                               f"write the whole section in a profile file") from None
         raise ProfileError(_describe(e, origin, text, overrides, set_by)) from None
+
+
+def _made_section(err: ValidationError, sections: set[str],
+                  overrides: Mapping[str, str]) -> tuple[str, str, list[str]] | None:
+    """An override of a key in a section the profile does not have (a thermal key on a drive
+    without a thermal model), which leaves the section's other keys missing: (the override,
+    the section, the keys missing), else None."""
+    missing = [tuple(x["loc"]) for x in err.errors() if x["type"] == "missing" and len(x["loc"]) > 1]
+    for key in overrides:
+        section = key.split(".", 1)[0]
+        if "." in key and section not in sections:
+            keys = [".".join(map(str, loc[1:])) for loc in missing if loc[0] == section]
+            if keys:
+                return key, section, keys
+    return None
 
 
 def load_profile(name_or_path: str | Path,

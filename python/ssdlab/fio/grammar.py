@@ -116,12 +116,19 @@ def _lines(text: str) -> list[str]:
     return text.lstrip("\ufeff").splitlines()
 
 
+def _shown(s: str, most: int = 60) -> str:
+    """A header as an error message quotes it: shortened if long."""
+    return repr(s if len(s) <= most else s[:most] + "...")
+
+
 def _section_name(s: str, path: str, lineno: int) -> str:
     if not s.endswith("]"):
-        raise FioJobError(f"section header {s!r} must end with ']'", path=path, line=lineno)
+        raise FioJobError(f"section header {_shown(s)} must end with ']'", path=path, line=lineno)
     name = s[1:-1]
     if not name.strip():
         raise FioJobError("empty section name", path=path, line=lineno)
+    if "[" in name or "]" in name:
+        raise FioJobError(f"section header {_shown(s)}: a job's name holds no '[' or ']'", path=path, line=lineno)
     return name
 
 

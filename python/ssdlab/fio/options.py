@@ -719,8 +719,25 @@ def _h_randseed(st: JobState, v: _Value) -> None:
     st.randseed = parse_fio_count(v.single(), st.kb_base)
 
 
+#: fio's ioengines: those of fio-3.33's ``--cmdhelp=ioengine`` and of newer or other builds
+#: (upstream ioengines.c and engines/ at fio-3.42); ``external:PATH`` or a path loads one
+IOENGINES = frozenset("""
+sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio solarisaio windowsaio rbd mmap splice
+netsplice sg null net cpuio rdma e4defrag falloc ftruncate gfapi gfapi_async pmemblk dev-dax filecreate filestat
+filedelete dircreate dirstat dirdelete external libpmem nbd exec http mtd libhdfs libcufile libhipfile nfs dfs
+xnvme libblkio rados ime_psync ime_psyncv ime_aio page_fault cpp_null spdk spdk_bdev guasi binject
+""".split())
+
+
 def _h_ioengine(st: JobState, v: _Value) -> None:
-    st.ioengine = v.text().strip()
+    text = v.text().strip()
+    engine = text.split(":", 1)[0]
+    if engine not in IOENGINES and "/" not in engine:
+        guess = difflib.get_close_matches(engine, sorted(IOENGINES), n=1)
+        hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+        raise ValueProblem(f"no such fio ioengine '{engine}'{hint} (fio --enghelp lists them; external:PATH "
+                           "loads one of your own)")
+    st.ioengine = text
 
 
 def _h_buffered(st: JobState, v: _Value) -> None:
@@ -732,6 +749,7 @@ def _h_zonesize(st: JobState, v: _Value) -> None:
 
 
 def _h_verify(st: JobState, v: _Value) -> None:
+    _CHOICE_CHECKS["verify"](v)
     st.verify = v.text().strip()
 
 
@@ -812,9 +830,79 @@ def _percentages(most: int, *, whole: bool = True) -> Callable[[_Value], None]:
     return check
 
 
-# Valid fio options that are not modelled but that fio rejects out of range: ssdlab rejects
-# what fio rejects, then warns that the rest is not modelled.
+def _choices(values: str) -> Callable[[_Value], None]:
+    """A check of an option whose value is one of fio's words (its ``valid values``): the
+    part before a ``:`` or ``,`` must be one of them, as fio's parser compares them."""
+    allowed = tuple(values.split())
+
+    def check(v: _Value) -> None:
+        text = v.text().strip()
+        head = text.replace(",", ":").split(":", 1)[0]
+        if head not in allowed:
+            raise ValueProblem(f"expected one of {', '.join(allowed)}, got '{text}'")
+    return check
+
+
+def _boolean(v: _Value) -> None:
+    """fio's boolean options: bare, 0 or 1 (fio refuses 2, yes, true)."""
+    if v.opt.value is not None and v.numeric().strip() not in ("0", "1"):
+        raise ValueProblem(f"expected 0 or 1, got '{v.text()}'")
+
+
+def _cpu_list(v: _Value) -> None:
+    """A list of CPUs, as ``cpus_allowed`` and ``numa_cpu_nodes`` take it: ``0-3,8``. fio reads
+    a word with atoi (``zz`` is CPU 0): a list that is not one is refused here."""
+    text = v.text().strip()
+    for part in text.split(","):
+        ends = part.strip().split("-")
+        if not 1 <= len(ends) <= 2 or not all(e.strip().isdigit() for e in ends):
+            raise ValueProblem(f"expected a list of CPUs such as 0-3,8, got '{text}'")
+
+
+# fio's ``valid values`` of the options it checks against a list (``fio --cmdhelp=NAME``, fio-3.33)
+_CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
+    "clocksource": _choices("gettimeofday clock_gettime cpu"),
+    "continue_on_error": _choices("none read write io verify all 0 1"),
+    "cpus_allowed_policy": _choices("shared split"),
+    "dedupe_mode": _choices("repeat working_set"),
+    "exit_what": _choices("group stonewall all"),
+    "fadvise_hint": _choices("0 1 random sequential"),
+    "fallocate": _choices("none native posix keep truncate 0 1"),
+    "file_service_type": _choices("random zipf pareto normal gauss roundrobin sequential"),
+    "io_submit_mode": _choices("inline offload"),
+    "lockfile": _choices("none exclusive readwrite"),
+    "mem": _choices("malloc shm shmhuge mmap mmapshared mmaphuge cudamalloc"),
+    "iomem": _choices("malloc shm shmhuge mmap mmapshared mmaphuge cudamalloc"),
+    "random_generator": _choices("tausworthe lfsr tausworthe64"),
+    "rw_sequencer": _choices("sequential identical"),
+    "sync": _choices("none 0 sync 1 dsync"),
+    "thinktime_blocks_type": _choices("complete issue"),
+    "unified_rw_reporting": _choices("none mixed both 0 1 2"),
+    "verify": _choices("0 md5 crc64 crc32 crc32c-intel crc32c crc16 crc7 sha1 sha256 sha512 sha3-224 sha3-256 "
+                       "sha3-384 sha3-512 xxhash meta pattern null"),
+    "write_hint": _choices("none short medium long extreme"),
+    "zonemode": _choices("none strided zbd"),
+}
+
+# fio's boolean options that ssdlab does not model (``type: boolean`` in ``fio --cmdhelp``)
+_BOOLEANS = frozenset("""
+unique_filename serialize_overlap file_append allrandrepeat atomic overwrite verify_fatal verify_dump
+experimental_verify verify_state_load verify_state_save trim_verify_zero read_iolog_chunked read_beyond_wp
+ignore_zone_limits rate_ignore_thinktime latency_run invalidate create_serialize create_fsync create_on_open
+create_only allow_file_create allow_mounted_write pre_read end_fsync fsync_on_close unlink unlink_each_loop
+log_max_value log_prio log_store_compressed log_unix_epoch log_alternate_epoch block_error_percentiles
+stats scramble_buffers dedupe_global clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce
+disable_lat disable_clat disable_slat disable_bw_measurement error_dump cgroup_nodelete
+""".split())
+
+# Valid fio options that are not modelled but whose values fio checks (a range, a list of
+# words, a boolean, a CPU list): ssdlab refuses what fio refuses, then warns that the rest is
+# not modelled.
 _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
+    **_CHOICE_CHECKS,
+    **{name: _boolean for name in _BOOLEANS},
+    "cpus_allowed": _cpu_list,
+    "numa_cpu_nodes": _cpu_list,
     "percentage_random": _percentages(3),
     "percentage_sequential": _percentages(3),
     "cmdprio_percentage": _percentages(2),

@@ -229,6 +229,8 @@ def resolve(
                 replay=replay,
             )
             _check_block_sizes(entry, spec, region_size)
+            if replay is None:
+                _check_direct_sectors(entry, spec)
             try:
                 out.jobs.append(JobSpec(**spec))
             except ValidationError as exc:  # pragma: no cover - guarded by the checks above
@@ -484,6 +486,33 @@ def _check_block_sizes(entry: JobEntry, spec: dict, region_size: int) -> None:
                 f" {region_size} bytes", path=where.path if where else entry.section.path,
                 line=where.line if where else entry.section.line, option=option,
             )
+
+
+#: the unit of direct I/O to a block device: its logical block size, 512 bytes on every
+#: simulated device (Linux's sector)
+SECTOR = 512
+
+
+def _check_direct_sectors(entry: JobEntry, spec: dict) -> None:
+    """Direct I/O to a block device moves whole sectors from sector-aligned offsets: the kernel
+    refuses anything else (EINVAL) and fio's job fails, so such a job is refused here."""
+    st = entry.state
+    if not st.direct:
+        return
+    why = (f"with direct=1, I/O to a block device moves whole {SECTOR}-byte sectors (fio's I/O fails with "
+           f"EINVAL); use a multiple of {SECTOR}, or direct=0")
+    for d in _used_directions(spec["rw"]):
+        dist = spec["block_sizes"][d]
+        sizes = [size for size, _ in dist.split] or [dist.min_size, dist.max_size]
+        odd = next((size for size in sizes if size % SECTOR), None)
+        if odd is not None:
+            option = "bssplit" if st.bssplit[d] else ("bsrange" if st.bsrange[d] else "bs")
+            _raise(entry, option, f"{DIRECTIONS[d]} block size {odd}: {why}")
+        if st.is_random and st.ba[d] and st.ba[d] % SECTOR:
+            _raise(entry, "ba", f"{DIRECTIONS[d]} block alignment {st.ba[d]}: {why}")
+    if spec["region_offset"] % SECTOR:
+        option = "offset_increment" if "offset_increment" in st.where and spec["clone"] else "offset"
+        _raise(entry, option, f"job '{entry.name}' (clone {spec['clone']}) starts at byte {spec['region_offset']}: {why}")
 
 
 def _distribution(entry: JobEntry, region_size: int, warnings: Warnings) -> Distribution:

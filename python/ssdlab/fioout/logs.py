@@ -89,24 +89,45 @@ def log_lines(r: "RunResult") -> dict[str, list[tuple[int, str]]]:
                 out.setdefault("clat", []).append((rel, _line(rel, c, d, bs, offset, rep)))
                 if not sync:
                     out.setdefault("slat", []).append((at_submit, _line(at_submit, s, d, bs, offset, rep)))
-        kinds = [("bw", rep.bw_log), ("iops", rep.iops_log)]
-        kinds += [(k, rep.lat_log) for k in ("lat", "clat", "slat")] if rep.lat_log else []
-        for kind, prefix in kinds:
-            if not prefix:
-                continue
-            fname = f"{prefix}_{kind}.{i + 1}.log" if rep.per_job_logs else f"{prefix}_{kind}.log"
+        for kind, fname in _job_log_names(i, rep):
             # every file fio would open exists, an empty one too (fio's slat of a sync engine)
             files.setdefault(fname, []).extend(out.get(kind, []))
     return files
 
 
+def _job_log_names(i: int, rep: JobReport) -> list[tuple[str, str]]:
+    """(kind, file name) of each log the ``i``-th job clone writes."""
+    kinds = [("bw", rep.bw_log), ("iops", rep.iops_log)]
+    kinds += [(k, rep.lat_log) for k in ("lat", "clat", "slat")] if rep.lat_log else []
+    return [(kind, f"{prefix}_{kind}.{i + 1}.log" if rep.per_job_logs else f"{prefix}_{kind}.log")
+            for kind, prefix in kinds if prefix]
+
+
+_OPTION = {"bw": "write_bw_log", "iops": "write_iops_log", "lat": "write_lat_log", "clat": "write_lat_log",
+           "slat": "write_lat_log"}
+
+
+def log_names(spec) -> dict[str, str]:
+    """The log files a run (its :class:`~ssdlab.api.RunSpec`) will write, each with the job
+    option that asks for it, known before the run: a path that cannot be written is refused
+    before the simulation, as ``--output`` is."""
+    names: dict[str, str] = {}
+    for i, rep in enumerate(getattr(spec, "job_reports", []) or []):
+        names.update((fname, _OPTION[kind]) for kind, fname in _job_log_names(i, rep))
+    return names
+
+
 def write_logs(r: "RunResult", directory: str | Path = ".") -> list[Path]:
-    """Write the jobs' log files (relative names under ``directory``); their paths."""
+    """Write the jobs' log files (relative names under ``directory``, which is made if need
+    be), each whole or not at all; their paths. A directory in a log's own name must exist, as
+    fio's must."""
+    from ..outfiles import write_whole
+
+    Path(directory).mkdir(parents=True, exist_ok=True)
     out = []
     for fname, lines in log_lines(r).items():
         path = Path(directory) / fname
-        path.parent.mkdir(parents=True, exist_ok=True)
         lines.sort(key=lambda x: x[0])
-        path.write_text("".join(line + "\n" for _, line in lines))
+        write_whole(path, "".join(line + "\n" for _, line in lines))
         out.append(path)
     return out

@@ -49,19 +49,23 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-__all__ = ["Grid", "GridError", "Run", "load_grid", "KEYS", "PREFIXES"]
+__all__ = ["Grid", "GridError", "MAX_RUNS", "Run", "load_grid", "KEYS", "PREFIXES"]
 
 
 class GridError(ValueError):
     """A grid file that cannot be used; the message names file:line and the key."""
+
+
+#: the most runs a grid may have: a sweep holds its runs and their journal records in memory
+MAX_RUNS = 100_000
 
 
 # key -> (expected value, how it is said)
@@ -317,18 +321,29 @@ class Grid:
 
     # ---- runs ------------------------------------------------------------------------------
 
-    @cached_property
-    def runs(self) -> list[Run]:
+    @property
+    def size(self) -> int:
+        """The number of runs, known without making them: the product of the axes' lengths."""
+        return math.prod(len(a.values) for a in self.axes)
+
+    def shape(self) -> str:
+        """The axes' lengths, for people: ``10 seed x 3 job.iodepth``."""
+        return " x ".join(f"{len(a.values)} {a.keys[0] if len(a.keys) == 1 else a.section}" for a in self.axes)
+
+    def iter_runs(self) -> Iterator[Run]:
+        """The runs one at a time, in order (a large grid need not be held whole)."""
         keys = self.keys
-        out = []
         for i, combo in enumerate(itertools.product(*(a.values for a in self.axes))):
             params = dict(self.base)
             for a, values in zip(self.axes, combo):
                 params.update(zip(a.keys, values))
             params.setdefault("seed", 0)
             params = {k: params[k] for k in keys}
-            out.append(Run(i, params, self._run_key(params)))
-        return out
+            yield Run(i, params, self._run_key(params))
+
+    @cached_property
+    def runs(self) -> list[Run]:
+        return list(self.iter_runs())
 
     def _run_key(self, params: dict[str, Any]) -> str:
         files = {}
@@ -401,11 +416,12 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
         raise GridError(f"{p}: is a directory, not a grid file")
     if not p.is_file():
         raise GridError(f"{p}: no such grid file")
-    text = p.read_text()
+    from ..arguments import InputFileError, read_toml
+
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise GridError(f"{p}: not valid TOML: {e}") from None
+        text, data = read_toml(p)
+    except InputFileError as e:
+        raise GridError(str(e)) from None
     repeats: dict[tuple[str, str], int] = {}
     lines = key_lines(text, repeats)
     g = Grid(p, text, {}, [], lines, repeats)
@@ -460,6 +476,9 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
 
     for key, value in g.base.items():
         _check_type(g, "", key, value)
+    if g.size > MAX_RUNS:
+        raise GridError(f"{g.origin}: {g.size:,} runs ({g.shape()}), more than a sweep takes ({MAX_RUNS:,}): "
+                        "split the grid into sweeps of fewer runs")
     _check_combinations(g)
     for key in g.keys:
         if g.has(key):
@@ -525,10 +544,18 @@ def _check_combinations(g: Grid) -> None:
         raise g.error("raid.level", "needs raid.drives (the number of drives in the array)")
 
 
-_DUMMY_SIZE = 1 << 40
+#: a device larger than any (2^62 bytes): what is wrong with a job on it is wrong on every device
+_ANY_SIZE = 1 << 62
+#: the most systems of a sweep a job is checked against (the rest are checked as they run)
+_SYSTEMS_CHECKED = 16
+#: the keys that make a run's system
+_SYSTEM_KEYS = ("profile", "system", "scale", "precondition")
 
 
 def _job_check(g: Grid, job: Any, overrides: dict[str, str] | None = None) -> str | None:
+    """What is wrong with ``job`` (with ``overrides``) on every device the sweep runs it on:
+    first on a device larger than any (what no device fixes), then on the sweep's own
+    systems, wrong only if wrong on all of them (an offset past a 3 GB drive, said of it)."""
     from ..fio import FioJobError, Targets, load_job_file
 
     if not isinstance(job, str):
@@ -539,12 +566,43 @@ def _job_check(g: Grid, job: Any, overrides: dict[str, str] | None = None) -> st
     if not path.is_file():
         return f"no such job file ({path})"
     env = {k[4:]: option_text(g.values(k)[0]) for k in g.keys if k.startswith("env.")}
-    try:
-        load_job_file(path, targets=Targets(("sda",), (_DUMMY_SIZE,), strict=False),
-                      overrides=overrides, env={**os.environ, **env} if env else None)
-    except (FioJobError, ValueError) as e:
-        return str(e).splitlines()[0].removeprefix("<overrides>: ")
-    return None
+
+    def problem(targets) -> str | None:
+        try:
+            load_job_file(path, targets=targets, overrides=overrides, env={**os.environ, **env} if env else None)
+        except (FioJobError, ValueError) as e:
+            return str(e).splitlines()[0].removeprefix("<overrides>: ")
+        return None
+
+    said = problem(Targets(("sda",), (_ANY_SIZE,), strict=False))
+    if said is not None:
+        return said
+    first = None
+    for what, system in _systems(g):
+        sizes = tuple(t.capacity if hasattr(t, "level") else t.core["capacity_bytes"] for t in system.targets)
+        said = problem(Targets(tuple(system.names), sizes, strict=system.strict, members=system.members))
+        if said is None:
+            return None
+        first = first or f"{said} ({what})"
+    return first
+
+
+def _systems(g: Grid):
+    """(what it is, the system) of the first :data:`_SYSTEMS_CHECKED` distinct systems the
+    sweep's runs use; a combination that cannot be built is left to the checks of its keys."""
+    from ..api import DEFAULT_PROFILE
+
+    keys = [k for k in g.keys if k in _SYSTEM_KEYS or k.startswith(("raid.", "profile_set."))]
+    combos = itertools.product(*(g.values(k) for k in keys))
+    for combo in itertools.islice(combos, _SYSTEMS_CHECKED):
+        params = dict(zip(keys, combo))
+        profile = g.ref(params.get("profile", DEFAULT_PROFILE))
+        try:
+            system = g._system(params, profile, _prefixed(params, "profile_set."))
+        except (ValueError, TypeError):
+            continue
+        what = ", ".join(f"{k} {v}" for k, v in params.items()) or f"profile {profile}"
+        yield what, system
 
 
 def _any(candidates: list[Any], check: Callable[[Any], str | None]) -> str | None:

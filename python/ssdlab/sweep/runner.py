@@ -22,10 +22,13 @@ from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Union
+
+from pydantic import ConfigDict, StrictBool, StrictInt, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from .grid import Grid, Run, load_grid
-from .task import error_text, ignore_sigint, run_task
+from .task import error_text, run_task, worker_init
 
 __all__ = ["SweepError", "SweepInterrupted", "SweepSummary", "journal_path", "prestart", "run_sweep",
            "write_parquet"]
@@ -73,6 +76,37 @@ def journal_path(out: str | os.PathLike[str]) -> Path:
 
 # ---- the journal -----------------------------------------------------------------------------
 
+_Cell = Union[StrictBool, StrictInt, float, str, None]
+
+
+class JournalRecord(TypedDict):
+    """One finished run, as a line of the journal holds it (checked when read back)."""
+
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")  # type: ignore[misc]
+    key: str
+    index: int
+    params: dict[str, _Cell]
+    error: str | None
+    rows: list[dict[str, _Cell]]
+    sim_s: float
+    task_s: float
+
+
+RECORD: TypeAdapter[JournalRecord] = TypeAdapter(JournalRecord)
+
+
+def read_records(data: bytes) -> dict[str, dict[str, Any]]:
+    """The whole records of a journal's bytes, by key. A line that is not one (cut short by a
+    crash, damaged, or of another version) is dropped: its run runs again."""
+    records: dict[str, dict[str, Any]] = {}
+    for line in data.splitlines():
+        try:
+            rec = RECORD.validate_json(line)
+        except ValidationError:
+            continue
+        records[rec["key"]] = dict(rec)
+    return records
+
 
 class Journal:
     """Finished runs, one JSON line each, appended as they finish. A line cut short by a
@@ -95,13 +129,7 @@ class Journal:
         self._fh.seek(0)
         data = self._fh.read()
         end = data.rfind(b"\n") + 1
-        for line in data[:end].splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("rows"), list):
-                self.records[rec["key"]] = rec
+        self.records.update(read_records(data[:end]))
         if end < len(data):  # a line cut short: drop it, so that the next one starts clean
             self._fh.truncate(end)
         self._synced = time.monotonic()
@@ -206,7 +234,8 @@ class _LocalPool(_Pool):
         super().__init__(self._new(), 2 * workers, own=True)
 
     def _new(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx, initializer=ignore_sigint)
+        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx, initializer=worker_init,
+                                      initargs=(os.getpid(),))
 
     def restart(self) -> bool:
         self.kill()
@@ -235,6 +264,8 @@ class _DaskPool(_Pool):
         if isinstance(scheduler, Client):
             self.client, own_client = scheduler, False
         else:
+            if isinstance(scheduler, str):
+                check_scheduler(scheduler)
             try:
                 self.client = Client(scheduler, timeout="20s", set_as_default=False)
             except (OSError, TimeoutError, ValueError) as e:
@@ -262,6 +293,39 @@ class _DaskPool(_Pool):
     def kill(self) -> None:
         self.executor.shutdown(wait=False)
         self.close()
+
+
+#: the schemes of a Dask scheduler's address that name a host and port
+_NETWORK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """Refuse, at once and in one line, a scheduler address that is not one (``banana``) or
+    where nothing answers: a Dask client would try for its whole timeout, then again when it
+    is collected, and print a traceback."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    expected = "expected a Dask scheduler's address, e.g. tcp://HOST:8786"
+    try:
+        scheme, location = parse_address(address)
+    except ValueError as e:
+        raise SweepError(f"--scheduler {address}: {e}; {expected}") from None
+    if scheme not in _NETWORK_SCHEMES:
+        return
+    try:
+        host, port = parse_host_port(location)
+    except ValueError:
+        raise SweepError(f"--scheduler {address}: no HOST:PORT in it; {expected}") from None
+    if not host or not 0 < port < 65536:
+        raise SweepError(f"--scheduler {address}: no host, or a port out of range; {expected}")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        why = "no answer" if isinstance(e, TimeoutError) else e.strerror or str(e)
+        raise SweepError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 
 
 def _pool(workers: int | None, scheduler: Any, executor: cf.Executor | None, start_method: str | None) -> _Pool:
@@ -576,9 +640,12 @@ def write_parquet(out: Path, g: Grid, runs: list[Run], records: dict[str, dict[s
     """Write the results table (atomically: a temporary file renamed); returns its rows."""
     import pyarrow.parquet as pq
 
+    from ..outfiles import remove_stale_temps, temp_path
+
     rows, columns = table_rows(g, runs, records)
     table = _table(rows, columns).replace_schema_metadata({"ssdlab.grid": g.text, "ssdlab.grid_file": str(g.path)})
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    remove_stale_temps(out)
+    tmp = temp_path(out)
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, out)

@@ -18,10 +18,44 @@ PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
 DIRECTIONS = ("read", "write", "trim", "sync")
 
 
-def ignore_sigint() -> None:
-    """A local worker's initializer: Ctrl-C is the sweep's to handle (it stops the workers
-    itself), so that an interrupted run is never taken for a failed one."""
+def worker_init(sweep_pid: int | None = None) -> None:
+    """A local worker's initializer. Ctrl-C is the sweep's to handle (it stops the workers
+    itself), so that an interrupted run is never taken for a failed one. The worker ends when
+    the sweep's process ``sweep_pid`` does, however it ends (SIGKILL included): its forkserver
+    and resource tracker then end too, as they do once their last worker has."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sweep_pid is not None:
+        import threading
+
+        threading.Thread(target=_end_with, args=(sweep_pid,), name="ssdlab-sweep-watch", daemon=True).start()
+
+
+def _end_with(pid: int) -> None:
+    """Wait for process ``pid`` to end, then end this one at once (a run in flight included:
+    nobody is left to take its answer)."""
+    import os
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):  # no pidfd (not Linux, or an old kernel): poll
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except OSError:
+                pass
+    import select
+
+    select.select([fd], [], [])  # readable when the process has ended
+    os._exit(1)
+
+
+#: the initializer's old name
+ignore_sigint = worker_init
 
 
 def error_text(e: BaseException) -> str:

@@ -63,6 +63,12 @@ impl ReplaySpec {
     }
 }
 
+/// The latest time a record may be due, in ns of the simulated clock: 2^63 ns (about 292
+/// years). The clock is a `u64` and the event queue keeps its largest value for "never", so
+/// a later time (a trace's, or one `scaled` makes later) could not be scheduled; the
+/// devices' own times after a record need room above it too.
+pub const MAX_DUE_NS: Time = 1 << 63;
+
 /// What a replaying job does next.
 pub enum Next {
     Issue(Io),
@@ -78,7 +84,8 @@ pub struct Replayer {
     base: u64,
     size: u64,
     start: Time,
-    pending: Option<(Io, u64)>,
+    /// the next record: its I/O, its trace time and its line
+    pending: Option<(Io, u64, u64)>,
     error: Option<TraceError>,
     /// Records issued, and records of other devices passed over.
     pub issued: u64,
@@ -103,8 +110,8 @@ impl Replayer {
         self.error.as_ref()
     }
 
-    /// The next record as an I/O on the job's region, with its trace time.
-    fn read(&mut self) -> Option<(Io, u64)> {
+    /// The next record as an I/O on the job's region, with its trace time and line.
+    fn read(&mut self) -> Option<(Io, u64, u64)> {
         loop {
             let rec = match self.reader.next()? {
                 Ok(r) => r,
@@ -136,7 +143,26 @@ impl Replayer {
                 offset = (offset % self.size).min(self.size - rec.len) / 512 * 512;
             }
             let base = if rec.op == Op::Flush { 0 } else { self.base };
-            return Some((Io { op: rec.op, offset: base + offset, len: rec.len }, rec.time_ns));
+            return Some((Io { op: rec.op, offset: base + offset, len: rec.len }, rec.time_ns, self.reader.line()));
+        }
+    }
+
+    /// The error of a record whose time (`t` ns after the first record, at the job's timing)
+    /// would be due past [`MAX_DUE_NS`].
+    fn past_the_clock(&self, t: u64, line: u64) -> TraceError {
+        let scaled = match self.spec.timing {
+            ReplayTiming::Scaled { speed } => format!(", at scaled:{speed} {:.4e} ns,", t as f64 / speed),
+            _ => String::new(),
+        };
+        TraceError {
+            file: self.reader.file().to_string(),
+            line,
+            field: "timestamp".into(),
+            message: format!(
+                "{t} ns after the first record{scaled} is past the end of the simulated clock \
+                 ({MAX_DUE_NS} ns, about 292 years); the trace's times may be in another unit \
+                 (--disksim-unit), or use --timing closed:QD to ignore them"
+            ),
         }
     }
 
@@ -145,11 +171,19 @@ impl Replayer {
         if self.pending.is_none() {
             self.pending = self.read();
         }
-        let Some((io, t)) = self.pending else { return Next::End };
+        let Some((io, t, line)) = self.pending else { return Next::End };
         let due = match self.spec.timing {
-            ReplayTiming::Recorded => self.start + t,
-            ReplayTiming::Scaled { speed } => self.start + (t as f64 / speed) as Time,
-            ReplayTiming::Closed => now,
+            ReplayTiming::Recorded => self.start.checked_add(t),
+            ReplayTiming::Scaled { speed } => {
+                let scaled = t as f64 / speed;
+                (scaled < MAX_DUE_NS as f64).then(|| self.start.checked_add(scaled as Time)).flatten()
+            }
+            ReplayTiming::Closed => Some(now),
+        };
+        let Some(due) = due.filter(|&d| d < MAX_DUE_NS) else {
+            self.pending = None;
+            self.error = Some(self.past_the_clock(t, line));
+            return Next::End;
         };
         if due > now {
             return Next::At(due);

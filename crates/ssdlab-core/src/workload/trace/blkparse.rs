@@ -35,7 +35,8 @@
 use rustc_hash::FxHashMap;
 
 use super::{
-    bad, fields, need, num, parse_scaled_decimal, parse_u64, sectors_to_bytes, show, FieldError, TraceRecord,
+    bad, fields, is_blank, need, num, parse_scaled_decimal, parse_u64, sectors_to_bytes, show, FieldError, Line, Skip,
+    TraceRecord,
 };
 use crate::io::Op;
 
@@ -61,11 +62,11 @@ impl BlkparseParser {
     }
 
     #[inline]
-    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, FieldError> {
+    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Line, FieldError> {
         let mut it = fields(line);
-        let Some(dev) = it.next().and_then(parse_dev) else { return Ok(None) };
+        let Some(dev) = it.next().and_then(parse_dev) else { return Ok(Line::Skip(not_an_event(line))) };
         if it.next().is_none_or(|cpu| parse_u64(cpu).is_none()) {
-            return Ok(None);
+            return Ok(Line::Skip(Skip::NotAnEvent));
         }
         // From here on the line has an event's shape: missing or bad fields are errors.
         let seq = need(&mut it, "sequence", "a sequence number")?;
@@ -73,7 +74,7 @@ impl BlkparseParser {
         let pid = need(&mut it, "pid", "a process id")?;
         let action = need(&mut it, "action", "an action letter such as Q, G, I, D or C")?;
         if action != &self.action[..self.action_len] {
-            return Ok(None);
+            return Ok(Line::Skip(Skip::OtherAction));
         }
         num(seq, "sequence", "a sequence number (unsigned integer)")?;
         let time_ns = parse_scaled_decimal(time, 9).ok_or_else(|| {
@@ -94,7 +95,7 @@ impl BlkparseParser {
                 let sector = num(tok, "offset", "a start sector (unsigned integer) or [process]")?;
                 if it.next() != Some(b"+") {
                     // "bytes (cdb) [process]": a SCSI packet command, not block I/O.
-                    return Ok(None);
+                    return Ok(Line::Skip(Skip::NoData));
                 }
                 let n = need(&mut it, "size", "a sector count after '+'")?;
                 let n = num(n, "size", "a sector count after '+' (unsigned integer)")?;
@@ -107,18 +108,27 @@ impl BlkparseParser {
             Kind::Data(_) if preflush => (Op::Flush, 0, 0),
             // No address printed: a zero-byte request (blkparse omits "sector + 0"); nothing
             // to replay.
-            Kind::Data(_) if !addressed => return Ok(None),
+            Kind::Data(_) if !addressed => return Ok(Line::Skip(Skip::NoData)),
             Kind::Data(_) => {
                 return Err(bad(
                     "size",
                     format!("expected a positive sector count for \"{}\", got 0", show(rwbs)),
                 ))
             }
-            Kind::Nothing => return Ok(None),
+            Kind::Nothing => return Ok(Line::Skip(Skip::NoData)),
         };
         let next = self.devices.len() as u32;
         let device = *self.devices.entry(dev).or_insert(next);
-        Ok(Some(TraceRecord { time_ns, device, op, offset, len }))
+        Ok(Line::Record(TraceRecord { time_ns, device, op, offset, len }))
+    }
+}
+
+/// A line that does not start with `maj,min`: blank, or something else (a summary, damage).
+fn not_an_event(line: &[u8]) -> Skip {
+    if is_blank(line) {
+        Skip::Blank
+    } else {
+        Skip::NotAnEvent
     }
 }
 

@@ -24,7 +24,7 @@
 //!   lines starting with `#` are skipped.
 
 use super::{
-    bad, fields, need, num, num_u32, parse_scaled_decimal, sectors_to_bytes, show, FieldError, TimeUnit,
+    bad, fields, need, num, num_u32, parse_scaled_decimal, sectors_to_bytes, show, FieldError, Line, Skip, TimeUnit,
     TraceRecord,
 };
 use crate::io::Op;
@@ -44,12 +44,12 @@ impl DiskSimParser {
     }
 
     #[inline]
-    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, FieldError> {
+    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Line, FieldError> {
         let mut it = fields(line);
         // No first field: a blank line. A first field starting with '#': a comment.
-        let Some(t) = it.next() else { return Ok(None) };
+        let Some(t) = it.next() else { return Ok(Line::Skip(Skip::Blank)) };
         if t[0] == b'#' {
-            return Ok(None);
+            return Ok(Line::Skip(Skip::Comment));
         }
         let time_ns = parse_scaled_decimal(t, self.scale).ok_or_else(|| {
             bad(
@@ -82,7 +82,7 @@ impl DiskSimParser {
         } else {
             Op::Write
         };
-        Ok(Some(TraceRecord { time_ns, device, op, offset, len }))
+        Ok(Line::Record(TraceRecord { time_ns, device, op, offset, len }))
     }
 }
 

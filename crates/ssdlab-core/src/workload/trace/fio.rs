@@ -32,7 +32,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{
-    bad, fields, is_blank, is_comment, need, num, show, time_to_ns, FieldError, Fields, TraceRecord,
+    bad, fields, is_blank, is_comment, need, num, show, time_to_ns, FieldError, Fields, Line, Skip, TraceRecord,
 };
 use crate::io::Op;
 
@@ -71,7 +71,7 @@ impl FioParser {
         Ok(())
     }
 
-    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, FieldError> {
+    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Line, FieldError> {
         if self.version == 0 {
             // fio reads the first line and compares its start with the version strings.
             self.version = if line.starts_with(V2_HEADER) {
@@ -87,10 +87,13 @@ impl FioParser {
                     ),
                 ));
             };
-            return Ok(None);
+            return Ok(Line::Skip(Skip::Header));
         }
-        if is_blank(line) || is_comment(line) {
-            return Ok(None);
+        if is_blank(line) {
+            return Ok(Line::Skip(Skip::Blank));
+        }
+        if is_comment(line) {
+            return Ok(Line::Skip(Skip::Comment));
         }
         let mut it = fields(line);
         let stamp_us = if self.version == 3 {
@@ -114,7 +117,7 @@ impl FioParser {
                     ));
                 }
                 self.device(name);
-                return Ok(None);
+                return Ok(Line::Skip(Skip::FileAction));
             }
             b"wait" => {
                 if self.version == 3 {
@@ -129,7 +132,7 @@ impl FioParser {
                     .clock_us
                     .checked_add(us)
                     .ok_or_else(|| bad("offset", "waits add up past 2^64 microseconds"))?;
-                return Ok(None);
+                return Ok(Line::Skip(Skip::FileAction));
             }
             b"read" => Op::Read,
             b"write" => Op::Write,
@@ -161,7 +164,7 @@ impl FioParser {
         };
         let time_ns = time_to_ns(stamp_us.unwrap_or(self.clock_us), 1000, "timestamp")?;
         let device = self.device(name);
-        Ok(Some(TraceRecord { time_ns, device, op, offset, len }))
+        Ok(Line::Record(TraceRecord { time_ns, device, op, offset, len }))
     }
 }
 

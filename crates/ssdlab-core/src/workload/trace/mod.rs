@@ -160,8 +160,71 @@ fn bad(field: &'static str, message: impl Into<String>) -> FieldError {
     FieldError { field, message: message.into() }
 }
 
+/// Why a line of a trace carries no record; the reader counts each kind (see
+/// [`TraceReader::skipped`]), so that a replay can say what it passed over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Skip {
+    /// Empty or only whitespace.
+    Blank,
+    /// A `#` comment.
+    Comment,
+    /// A format's header line (fio's `fio version N iolog`, a CSV's column names).
+    Header,
+    /// fio iolog's `add`, `open` and `close` of a file, and v2's `wait`.
+    FileAction,
+    /// blkparse: a line that does not start as an event does (`maj,min cpu`): its summaries,
+    /// or a damaged event line.
+    NotAnEvent,
+    /// blkparse: an event of another action than the one replayed.
+    OtherAction,
+    /// blkparse: an event without data (no address, `N`, or a SCSI packet command).
+    NoData,
+}
+
+impl Skip {
+    pub const ALL: [Skip; 7] =
+        [Skip::Blank, Skip::Comment, Skip::Header, Skip::FileAction, Skip::NotAnEvent, Skip::OtherAction, Skip::NoData];
+
+    /// What the lines are, for people ("3 blank lines").
+    pub fn describe(self) -> &'static str {
+        match self {
+            Skip::Blank => "blank",
+            Skip::Comment => "comments",
+            Skip::Header => "headers",
+            Skip::FileAction => "file actions (add, open, close, wait)",
+            Skip::NotAnEvent => "not blkparse events (its summaries, or damaged)",
+            Skip::OtherAction => "events of other actions",
+            Skip::NoData => "events without data",
+        }
+    }
+
+    /// A short name for programs ("not-an-event").
+    pub fn name(self) -> &'static str {
+        match self {
+            Skip::Blank => "blank",
+            Skip::Comment => "comment",
+            Skip::Header => "header",
+            Skip::FileAction => "file-action",
+            Skip::NotAnEvent => "not-an-event",
+            Skip::OtherAction => "other-action",
+            Skip::NoData => "no-data",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What a line holds: a record, or why it holds none.
+#[derive(Debug)]
+enum Line {
+    Record(TraceRecord),
+    Skip(Skip),
+}
+
 /// A line's parser, one per format. `parse_line` gets each line without its end-of-line
-/// bytes and returns `Ok(None)` for lines that carry no record.
+/// bytes and returns [`Line::Skip`] for lines that carry no record.
 enum Parser {
     Fio(fio::FioParser),
     DiskSim(disksim::DiskSimParser),
@@ -182,7 +245,7 @@ impl Parser {
     }
 
     #[inline]
-    fn parse_line(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, FieldError> {
+    fn parse_line(&mut self, line: &[u8]) -> Result<Line, FieldError> {
         match self {
             Parser::Fio(p) => p.parse_line(line),
             Parser::DiskSim(p) => p.parse_line(line),
@@ -210,6 +273,9 @@ pub struct TraceReader<R: BufRead> {
     parser: Parser,
     first_time_ns: Option<u64>,
     done: bool,
+    records: u64,
+    /// per [`Skip`] kind: lines skipped, and the first of them (1-based)
+    skips: [(u64, u64); Skip::ALL.len()],
 }
 
 impl TraceReader<BufReader<File>> {
@@ -234,6 +300,8 @@ impl<R: BufRead> TraceReader<R> {
             parser: Parser::new(format, opts),
             first_time_ns: None,
             done: false,
+            records: 0,
+            skips: [(0, 0); Skip::ALL.len()],
         }
     }
 
@@ -244,6 +312,16 @@ impl<R: BufRead> TraceReader<R> {
 
     pub fn line(&self) -> u64 {
         self.line
+    }
+
+    /// Records read so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Lines read so far that held no record: each kind with its count and first line.
+    pub fn skipped(&self) -> impl Iterator<Item = (Skip, u64, u64)> + '_ {
+        Skip::ALL.into_iter().map(|k| (k, self.skips[k.index()].0, self.skips[k.index()].1)).filter(|s| s.1 > 0)
     }
 
     fn error(&mut self, line: u64, e: FieldError) -> TraceError {
@@ -290,10 +368,18 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                 line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
             }
             match self.parser.parse_line(line) {
-                Ok(None) => continue,
-                Ok(Some(mut rec)) => {
+                Ok(Line::Skip(kind)) => {
+                    let (n, first) = &mut self.skips[kind.index()];
+                    if *n == 0 {
+                        *first = self.line;
+                    }
+                    *n += 1;
+                    continue;
+                }
+                Ok(Line::Record(mut rec)) => {
                     let first = *self.first_time_ns.get_or_insert(rec.time_ns);
                     rec.time_ns = rec.time_ns.saturating_sub(first);
+                    self.records += 1;
                     return Some(Ok(rec));
                 }
                 Err(e) => {
@@ -306,6 +392,54 @@ impl<R: BufRead> Iterator for TraceReader<R> {
 }
 
 impl<R: BufRead> std::iter::FusedIterator for TraceReader<R> {}
+
+/// What a whole trace holds, read once before it is replayed: its records per device, the
+/// last record's time, the lines that held none and why, and the error that stopped the
+/// reading, if any (the records before it are counted).
+#[derive(Clone, Debug, Default)]
+pub struct TraceSummary {
+    pub lines: u64,
+    pub records: u64,
+    /// records of each device (see [`TraceRecord::device`])
+    pub devices: std::collections::BTreeMap<u32, u64>,
+    /// the latest record time, ns after the first record, and its line
+    pub last_time_ns: u64,
+    pub last_time_line: u64,
+    /// the line of the last record
+    pub last_record_line: u64,
+    /// (kind, lines, first line) for each kind of line skipped
+    pub skipped: Vec<(Skip, u64, u64)>,
+    pub error: Option<TraceError>,
+}
+
+/// Read the trace at `path` to its end (or first error) and say what it holds.
+pub fn summarize(path: &Path, format: TraceFormat, opts: TraceOptions) -> TraceSummary {
+    let mut out = TraceSummary::default();
+    let mut reader = match TraceReader::open(path, format, opts) {
+        Ok(r) => r,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    while let Some(item) = reader.next() {
+        match item {
+            Ok(rec) => {
+                *out.devices.entry(rec.device).or_insert(0) += 1;
+                out.last_record_line = reader.line();
+                if rec.time_ns >= out.last_time_ns {
+                    out.last_time_ns = rec.time_ns;
+                    out.last_time_line = reader.line();
+                }
+            }
+            Err(e) => out.error = Some(e),
+        }
+    }
+    out.lines = reader.line();
+    out.records = reader.records();
+    out.skipped = reader.skipped().collect();
+    out
+}
 
 // ---- byte-level helpers shared by the format parsers ----
 
@@ -455,6 +589,37 @@ mod tests {
 
     pub(super) fn rec(time_ns: u64, device: u32, op: Op, offset: u64, len: u64) -> TraceRecord {
         TraceRecord { time_ns, device, op, offset, len }
+    }
+
+    #[test]
+    fn lines_without_records_are_counted_by_kind_with_their_first_line() {
+        let text = "\n# note\n0 0 0 8 1\n\n5 0 8 8 1\n";
+        let mut r = TraceReader::new(Cursor::new(text.as_bytes().to_vec()), TraceFormat::DiskSim, "t", TraceOptions::default());
+        assert_eq!(r.by_ref().count(), 2);
+        assert_eq!(r.records(), 2);
+        assert_eq!(r.skipped().collect::<Vec<_>>(), vec![(Skip::Blank, 2, 1), (Skip::Comment, 1, 2)]);
+        let blk = "  8,0 3 1 0.000000000 697 Q WS 3417048 + 8 [kw]\n8;0 3 2 0.1 697 Q WS 1 + 8 [kw]\n\
+                   \x01\x02 junk\n  8,0 3 3 0.2 697 D WS 1 + 8 [kw]\n  8,0 3 4 0.3 697 Q N [kw]\n";
+        let mut r = TraceReader::new(Cursor::new(blk.as_bytes().to_vec()), TraceFormat::Blkparse, "t", TraceOptions::default());
+        assert_eq!(r.by_ref().count(), 1);
+        assert_eq!(
+            r.skipped().collect::<Vec<_>>(),
+            vec![(Skip::NotAnEvent, 2, 2), (Skip::OtherAction, 1, 4), (Skip::NoData, 1, 5)]
+        );
+    }
+
+    #[test]
+    fn a_summary_counts_records_per_device_and_stops_at_the_first_error() {
+        let tmp = std::env::temp_dir().join(format!("ssdlab-trace-summary-{}.trace", std::process::id()));
+        std::fs::write(&tmp, "0 0 0 8 1\n7 1 8 8 1\n3 1 8 8 1\n\n9 0 x 8 1\n").unwrap();
+        let s = summarize(&tmp, TraceFormat::DiskSim, TraceOptions::default());
+        std::fs::remove_file(&tmp).unwrap();
+        assert_eq!((s.records, s.lines), (3, 5));
+        assert_eq!(s.devices.into_iter().collect::<Vec<_>>(), vec![(0, 1), (1, 2)]);
+        assert_eq!((s.last_time_ns, s.last_time_line, s.last_record_line), (7, 2, 3));
+        assert_eq!(s.skipped, vec![(Skip::Blank, 1, 4)]);
+        let e = s.error.unwrap();
+        assert_eq!((e.line, e.field.as_str()), (5, "offset"));
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! * Fields are split on every comma (the traces use no quoting) and spaces around a
 //!   field are ignored. Blank lines are skipped.
 
-use super::{bad, is_blank, num, num_u32, show, time_to_ns, FieldError, TraceRecord};
+use super::{bad, is_blank, num, num_u32, show, time_to_ns, FieldError, Line, Skip, TraceRecord};
 use crate::io::Op;
 
 const LAYOUT: &str = "comma-separated Timestamp,Hostname,DiskNumber,Type,Offset,Size[,ResponseTime]";
@@ -29,11 +29,11 @@ pub(super) struct MsrParser;
 
 impl MsrParser {
     #[inline]
-    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, FieldError> {
+    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Line, FieldError> {
         if is_blank(line) {
-            return Ok(None);
+            return Ok(Line::Skip(Skip::Blank));
         }
-        parse_row(line, false).map(Some)
+        parse_row(line, false).map(Line::Record)
     }
 }
 

@@ -20,7 +20,7 @@
 //! orders) are not this format and will fail on the first line with a field error.
 
 use super::msr::parse_row;
-use super::{is_blank, parse_u64, FieldError, TraceRecord};
+use super::{is_blank, parse_u64, FieldError, Line, Skip};
 
 pub(super) struct SniaParser {
     seen_first_line: bool,
@@ -32,18 +32,18 @@ impl SniaParser {
     }
 
     #[inline]
-    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, FieldError> {
+    pub(super) fn parse_line(&mut self, line: &[u8]) -> Result<Line, FieldError> {
         if is_blank(line) {
-            return Ok(None);
+            return Ok(Line::Skip(Skip::Blank));
         }
         if !self.seen_first_line {
             self.seen_first_line = true;
             let first = line.split(|&b| b == b',').next().unwrap_or_default().trim_ascii();
             if parse_u64(first).is_none() {
-                return Ok(None);
+                return Ok(Line::Skip(Skip::Header));
             }
         }
-        parse_row(line, true).map(Some)
+        parse_row(line, true).map(Line::Record)
     }
 }
 
