@@ -41,14 +41,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .arguments import InputFileError, read_toml
 from .config.tomlpos import locate
 from .units import UnitError, parse_size, parse_time_ns
 from .workload import BlockSizeDist, JobSpec
-
-try:  # Python 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - declared >= 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
 
 
 class FileWorkError(ValueError):
@@ -133,13 +129,9 @@ _PICKS = {"random", "rotor", "next", "open"}
 
 def load_scenario(path: Path, target: int = 0) -> FileWork:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise FileWorkError(f"{path}: cannot read the scenario: {e}") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise FileWorkError(f"{path}: not TOML: {e}") from None
+        text, doc = read_toml(path)
+    except InputFileError as e:
+        raise FileWorkError(str(e)) from None
 
     def where(*keys: Any) -> str:
         line = locate(text, tuple(keys))

@@ -90,7 +90,7 @@ def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, cha
 
 def test_not_toml_is_named(tmp_path: Path) -> None:
     p = write(tmp_path, "name = \n")
-    with pytest.raises(FileWorkError, match=f"^{p}: not TOML"):
+    with pytest.raises(FileWorkError, match=f"^{p}: not valid TOML"):
         load(p)
 
 
