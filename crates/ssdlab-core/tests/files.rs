@@ -1,6 +1,7 @@
 //! File-level work through the file layer: fio's pattern over files, and file programs, on
 //! ext3 and ext4 over simulated drives; what reaches the devices, and the books kept.
 
+use ssdlab_core::device::hdd::HddConfig;
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::file::{FileSystemSpec, FsType, KernelEra, MemoryConfig};
 use ssdlab_core::host::HostConfig;
@@ -194,6 +195,31 @@ fn a_writer_past_a_small_cache_is_throttled_while_the_flusher_writes_and_finishe
     assert!(f.throttled_ns > 0, "the writer waited: {f:?}");
     assert!(f.written_back_pages >= (128 * MIB - 48 * MIB) / 4096, "{f:?}");
     assert_eq!(f.failed_ops, 0);
+    assert_dirty_pages_conserved(f);
+    // The flusher sleeps while its writeback is in flight: it does not wake every nanosecond
+    // (it did, when its periodic pass fell due under background writeback).
+    assert!(r.events < 20 * f.written_back_pages, "{} events for {} pages written back", r.events, f.written_back_pages);
+}
+
+#[test]
+fn the_flusher_sleeps_while_its_writeback_is_in_flight() {
+    // Writeback past the background threshold for longer than the flusher's period: its
+    // periodic pass falls due while its own writes are in flight. It used to be re-armed a
+    // nanosecond on, again and again until they completed.
+    let mut job = fio_on_files(RwMode::Write, 256 * KIB, 2048 * MIB, 8192, false);
+    job.files.as_mut().unwrap().service = FileService::Sequential;
+    let mut spec = system(FsType::Ext4, KernelEra::Today, vec![set("big", 1, 2048 * MIB, 1.0)], vec![job]);
+    spec.targets[0].device = DeviceConfig::Hdd(HddConfig::generic());
+    let m = spec.host.memory.as_mut().unwrap();
+    m.ram_bytes = 64 * MIB;
+    m.reserved_bytes = 16 * MIB;
+    // The bug made this run take minutes instead of a fraction of a second: bounded here.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(run(&spec).expect("run")));
+    let r = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("the run ends within two minutes");
+    let f = r.files.as_ref().unwrap();
+    assert!(r.end_ns > 6_000_000_000, "the run outlasts the flusher's period: {} ns", r.end_ns);
+    assert!(r.events < 20 * f.written_back_pages, "{} events for {} pages written back", r.events, f.written_back_pages);
     assert_dirty_pages_conserved(f);
 }
 

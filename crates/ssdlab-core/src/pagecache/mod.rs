@@ -370,10 +370,15 @@ impl PageCache {
         self.files.get(&file).map_or((0, 0, 0), |f| (f.cached, f.dirty, f.writeback))
     }
 
+    /// The flusher's period (dirty_writeback_centisecs).
+    pub fn writeback_interval(&self) -> Time {
+        self.cfg.dirty_writeback_centisecs as Time * NS_PER_CS
+    }
+
     /// When the flusher's periodic pass is next due (`last pass + dirty_writeback`; may be
     /// past): None while nothing is dirty or periodic writeback is off.
     pub fn next_periodic(&self) -> Option<Time> {
-        let interval = self.cfg.dirty_writeback_centisecs as Time * NS_PER_CS;
+        let interval = self.writeback_interval();
         (interval > 0 && self.nr_dirty > 0).then_some(self.last_periodic + interval)
     }
 

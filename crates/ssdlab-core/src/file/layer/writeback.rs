@@ -87,9 +87,13 @@ impl FileLayer {
                 self.send_blocks(m, Op::Write, &runs, Purpose::Home, self.jbd2(m), block, events);
             }
         }
-        if self.flusher_at.is_none() {
+        // While its writeback is in flight the flusher sleeps: the last completion wakes it.
+        // A pass that sent nothing with its periodic wake-up overdue (background work ran in
+        // its place) sleeps a whole interval, as wb_workfn does when it finds no work.
+        if self.flusher_at.is_none() && self.flushing == 0 {
             if let Some(t) = self.cache.next_periodic() {
-                let at = t.max(now + 1);
+                let interval = self.cache.writeback_interval();
+                let at = if t > now { t } else { now + interval };
                 self.flusher_at = Some(at);
                 events.schedule(at, E::from(FileEvent::Flusher));
             }
