@@ -240,3 +240,36 @@ fn dirty_pages_are_conserved_through_writeback_deletes_and_the_end() {
         assert_dirty_pages_conserved(f);
     }
 }
+
+#[test]
+fn writers_that_fsync_every_file_share_commits_and_none_waits_for_ever() {
+    // A mail queue whose writers fsync each file (as an MTA does before it answers): fsyncs
+    // meet commits under way and the flusher's writeback of their files. On ext3 each
+    // fsync commits the transaction; on ext4 the same. Every page reaches the device before
+    // its file is deleted.
+    let write = vec![
+        FileOp::Create { set: 0, pick: Pick::Rotor },
+        FileOp::WriteWhole { io_bytes: 4 * KIB },
+        FileOp::Fsync { data_only: false },
+        FileOp::Close,
+    ];
+    let mut jobs: Vec<JobSpec> = (0..4).map(|_| program(write.clone(), Some(200))).collect();
+    for _ in 0..2 {
+        let mut runner = program(vec![FileOp::ListDir { set: 0 }, FileOp::Delete { set: 0, pick: Pick::Rotor }], None);
+        let p = runner.files.as_mut().unwrap().program.as_mut().unwrap();
+        p.producers = vec![0, 1, 2, 3];
+        p.idle_ns = 100_000_000;
+        jobs.push(runner);
+    }
+    let hdd = || DeviceConfig::Hdd(HddConfig::generic());
+    for (fs, device) in [(FsType::Ext3, hdd()), (FsType::Ext4, hdd()), (FsType::Ext3, DeviceConfig::NandSsd(SsdConfig::generic(4)))] {
+        let mut spec = system(fs, KernelEra::Y2008, vec![set("q", 2000, 12 * KIB, 0.0)], jobs.clone());
+        spec.targets[0].device = device;
+        let r = run(&spec).unwrap_or_else(|e| panic!("{fs:?}: {e}"));
+        let f = r.files.as_ref().unwrap();
+        assert_eq!(f.dirtied_pages, 800 * 3, "{fs:?}: {f:?}");
+        assert_eq!(f.written_back_pages, f.dirtied_pages, "{fs:?}: every page written before its delete: {f:?}");
+        assert!(f.commits > 0 && f.commits <= 800, "{fs:?}: fsyncs share commits: {f:?}");
+        assert_eq!(f.failed_ops, r.jobs[4..].iter().map(|j| j.file_ops.iter().map(|o| o.errors).sum::<u64>()).sum::<u64>(), "only runners fail (finding nothing)");
+    }
+}

@@ -44,6 +44,7 @@ impl FileLayer {
                 let n = self.send_blocks(m as usize, Op::Write, &bl, Purpose::Commit(m), self.jbd2(m as usize), block, events);
                 if n == 0 {
                     self.cache.complete_writeback(events.now(), r);
+                    self.writeback_ended(r.file);
                 } else {
                     // The writeback completes with the commit's writes; the cache hears of
                     // it then.
@@ -76,6 +77,7 @@ impl FileLayer {
                 for (mm, r) in std::mem::take(&mut self.ordered_runs) {
                     if mm == m {
                         self.cache.complete_writeback(now, r);
+                        self.writeback_ended(r.file);
                     } else {
                         self.ordered_runs.push((mm, r));
                     }
@@ -119,12 +121,15 @@ impl FileLayer {
                     }
                 });
                 self.commit_waiting = waiting;
-                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                // fsyncs waiting for the transaction that ran meanwhile: it commits now (it
+                // used to wait for its timer, which may have fired, unheeded, during this
+                // commit: the fsyncs then waited for ever).
                 if self.commit_waiting.iter().any(|&s| self.ops[s as usize].mount == m as usize) {
-                    self.conts.push_back(Cont::Commit(m));
-                    let mnt = self.mounts[m as usize].as_mut().expect("mounted");
-                    mnt.commit = None;
-                } else if let Some(due) = mnt.journal.due() {
+                    self.commit(m, block, events);
+                    return;
+                }
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                if let Some(due) = mnt.journal.due() {
                     if !mnt.commit_armed {
                         mnt.commit_armed = true;
                         events.schedule(due.max(now), E::from(FileEvent::Commit(m)));

@@ -590,21 +590,7 @@ impl FileLayer {
                 if let Some(slot) = waiter {
                     self.op_io_done(slot);
                 }
-                // fsyncs waiting for this file's writeback may go on.
-                if !self.fsync_waiting.is_empty() {
-                    let file = r.file;
-                    let done_file = self.cache.file_pages(file).2 == 0;
-                    let mut w = std::mem::take(&mut self.fsync_waiting);
-                    w.retain(|&s| {
-                        if done_file && self.ops[s as usize].file == file {
-                            self.conts.push_back(Cont::Op(s));
-                            false
-                        } else {
-                            true
-                        }
-                    });
-                    self.fsync_waiting = w;
-                }
+                self.writeback_ended(r.file);
             }
             Purpose::Commit(m) => {
                 let mnt = self.mounts[m as usize].as_mut().expect("mounted");
@@ -616,6 +602,24 @@ impl FileLayer {
             }
         }
         (!self.conts.is_empty()).then_some(DRAIN)
+    }
+
+    /// A writeback of `file`'s pages ended (the flusher's, an fsync's, or a commit's ordered
+    /// data): fsyncs waiting for the file's writeback may go on once none is left.
+    fn writeback_ended(&mut self, file: u32) {
+        if self.fsync_waiting.is_empty() || self.cache.file_pages(file).2 > 0 {
+            return;
+        }
+        let mut w = std::mem::take(&mut self.fsync_waiting);
+        w.retain(|&s| {
+            if self.ops[s as usize].file == file {
+                self.conts.push_back(Cont::Op(s));
+                false
+            } else {
+                true
+            }
+        });
+        self.fsync_waiting = w;
     }
 
     fn op_io_done(&mut self, slot: u32) {

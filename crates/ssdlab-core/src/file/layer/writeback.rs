@@ -32,6 +32,7 @@ impl FileLayer {
         if n == 0 {
             // Nothing mapped (the file was deleted meanwhile): the run is done at once.
             self.cache.complete_writeback(now, r);
+            self.writeback_ended(r.file);
         }
         n
     }
