@@ -299,7 +299,8 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
 def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
     """The core's FileSystemSpec from a table (``type``, ``era``, ``block_size``, ``inodes``,
     ``inode_ratio``, ``journal_blocks``, ``lazy_itable_init``, ``commit``, ``barriers``,
-    ``size``: a partition of that size at the device's start)."""
+    ``size``: a partition of that size at the device's start). ``barriers`` unsaid is the
+    kernel's default: off for ext3 on a 2008 kernel, on otherwise."""
     known = {"type", "era", "block_size", "inodes", "inode_ratio", "journal_blocks", "lazy_itable_init", "commit",
              "barriers", "size"}
     for k in f:
@@ -335,4 +336,4 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
     return {"type": f["type"], "era": era, "block_size": bs, "inode_count": f.get("inodes"),
             "inode_ratio": opt_size("inode_ratio"), "journal_blocks": f.get("journal_blocks"),
             "lazy_itable_init": f.get("lazy_itable_init"), "commit_interval_ns": commit_ns,
-            "barriers": bool(f.get("barriers", True)), "size_bytes": opt_size("size")}
+            "barriers": f.get("barriers"), "size_bytes": opt_size("size")}

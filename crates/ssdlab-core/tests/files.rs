@@ -273,3 +273,22 @@ fn writers_that_fsync_every_file_share_commits_and_none_waits_for_ever() {
         assert_eq!(f.failed_ops, r.jobs[4..].iter().map(|j| j.file_ops.iter().map(|o| o.errors).sum::<u64>()).sum::<u64>(), "only runners fail (finding nothing)");
     }
 }
+
+#[test]
+fn ext3_on_a_2008_kernel_commits_without_barriers_unless_asked() {
+    // Before Linux 3.1 ext3 mounted with barrier=0: an fsync's commit sent no cache flush.
+    let write = vec![FileOp::Create { set: 0, pick: Pick::Rotor }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Fsync { data_only: false }, FileOp::Close];
+    let ends: Vec<u64> = [None, Some(true)]
+        .into_iter()
+        .map(|barriers| {
+            let mut spec = system(FsType::Ext3, KernelEra::Y2008, vec![set("q", 500, 8 * KIB, 0.0)], vec![program(write.clone(), Some(100))]);
+            spec.targets[0].device = DeviceConfig::Hdd(HddConfig::generic());
+            spec.targets[0].filesystem.as_mut().unwrap().barriers = barriers;
+            let r = run(&spec).expect("run");
+            let flushes: u64 = r.devices.iter().map(|d| d.disk.flush_ios).sum();
+            assert_eq!(flushes > 0, barriers == Some(true), "barriers {barriers:?}: {flushes} flushes");
+            r.end_ns
+        })
+        .collect();
+    assert!(ends[0] < ends[1], "flushes cost time: {ends:?}");
+}

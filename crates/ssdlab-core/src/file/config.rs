@@ -174,10 +174,11 @@ pub struct FileSystemSpec {
     /// The journal's commit interval (`commit=`, 5 s).
     #[serde(default = "commit_interval")]
     pub commit_interval_ns: Time,
-    /// Write barriers (`barrier=1`, the default since ext4 and in ext3 with 2.6.28's
-    /// distributions' defaults varying: a cache flush before each commit block).
-    #[serde(default = "yes")]
-    pub barriers: bool,
+    /// Write barriers (`barrier=1`: a cache flush before each commit block). None: the
+    /// kernel's default — on for ext4, and for ext3 since Linux 3.1 (commit 00eacd6, "ext3:
+    /// make ext3 mount default to barrier=1"); off for ext3 before (a 2008 kernel).
+    #[serde(default)]
+    pub barriers: Option<bool>,
     /// The file system's size (a partition at the start of the device); None: the whole
     /// device.
     #[serde(default)]
@@ -186,9 +187,6 @@ pub struct FileSystemSpec {
 
 fn commit_interval() -> Time {
     5 * NS_PER_S
-}
-fn yes() -> bool {
-    true
 }
 
 impl FileSystemSpec {
@@ -202,9 +200,14 @@ impl FileSystemSpec {
             journal_blocks: None,
             lazy_itable_init: None,
             commit_interval_ns: commit_interval(),
-            barriers: true,
+            barriers: None,
             size_bytes: None,
         }
+    }
+
+    /// Whether commits flush the device's cache, with the kernel of `era` when not said.
+    pub fn barriers_in(&self, era: KernelEra) -> bool {
+        self.barriers.unwrap_or(!(self.fs_type == FsType::Ext3 && era == KernelEra::Y2008))
     }
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {

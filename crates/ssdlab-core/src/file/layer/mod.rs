@@ -666,6 +666,7 @@ fn pages_of(offset: u64, len: u64) -> u64 {
 
 /// mkfs on a target of `capacity` bytes as `spec` says.
 fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mount, String> {
+    let barriers = spec.barriers_in(spec.era.unwrap_or(host_era));
     let era = match spec.era.unwrap_or(host_era) {
         KernelEra::Y2008 => FsEra::Y2008,
         KernelEra::Today => FsEra::Today,
@@ -694,7 +695,7 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
         fs,
         journal,
         block_size,
-        barriers: spec.barriers,
+        barriers,
         commit_armed: false,
         commit: None,
         commit_block: (0, 0),
