@@ -243,13 +243,17 @@ def build(
         "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
         "file_sets": files.file_sets if files is not None else [],
     }
-    fs_spec = _filesystem(filesystem if filesystem is not None else (files.filesystem if files else None))
-    if fs_spec is not None:
-        for t in core["targets"]:
-            t["filesystem"] = fs_spec
     if files is not None and core["host"]["memory"] is None:
         raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
                          "(a [memory] table in the host profile)")
+    fs_choice = filesystem if filesystem is not None else (files.filesystem if files else None)
+    if files is not None and fs_choice is None:
+        # The host's era's file system: ext3 on a 2008 kernel, ext4 today.
+        fs_choice = "ext3" if core["host"]["memory"]["era"] == "2008" else "ext4"
+    fs_spec = _filesystem(fs_choice)
+    if fs_spec is not None:
+        for t in core["targets"]:
+            t["filesystem"] = fs_spec
     _observe(core["jobs"], jobset.reports)
     warnings = list(jobset.warnings) + trace_warnings
     sources = {f"host.{k}": v for k, v in host_sources.items()}

@@ -46,6 +46,18 @@ SEED000_HDD_PEAK = (16, 32)
 IOMETER_FILE_SERVER_BSSPLIT = "512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10"
 
 
+# Item 5, a mail queue on one disk and on one SSD: ten threads queue 1,000,000 files (eight
+# write 10 KB files, two write 100 KB files) while ten processes list and delete them. Run
+# times and the ranges sar and uptime showed during each run.
+SEED000_MAILQUEUE_FILES = 1_000_000
+SEED000_MAILQUEUE = {
+    "hdd": {"run_s": 86 * 60 + 57.52, "load": (9.91, 22.89), "iowait_pct": (2.50, 15.88),
+            "cpu_pct": (40.14, 96.20), "memory_gb": (1.4, 3.1)},
+    "ssd": {"run_s": 34 * 60 + 26.12, "load": (10.30, 22.39), "iowait_pct": (1.56, 9.75),
+            "cpu_pct": (23.10, 91.99), "memory_gb": (2.3, 2.5)},
+}
+
+
 # ---- seed 001: Lee & Shin, "Performance Analysis on SSD RAID Device" (KIISE 2012) ---------
 # Hardware RAID 5 (Adaptec 6805, 512 MB cache) of Samsung SSD 830 64 GB, Iometer. The paper
 # shows trends in figures without numbers in its text; the one quantitative claim: random

@@ -5,6 +5,7 @@ are accounted for, the same seed gives the same result)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,44 @@ def test_a_host_without_memory_is_refused_for_file_work(tmp_path: Path) -> None:
     host.write_text('name = "bare"\n[cpu]\nio_overhead = "3us"\n')
     with pytest.raises((ValueError, Exception), match="memory"):
         api.build(None, profile="samsung-850-pro", host=str(host), files=load(write(tmp_path, QUEUE)))
+
+
+def test_ssdlab_run_takes_a_scenario_and_reports_each_thread_and_the_cpus(tmp_path: Path, cli) -> None:
+    p = write(tmp_path, QUEUE)
+    r = cli("run", str(p), "--profile", "samsung-850-pro", "--host", "generic-linux")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "queue: 4 threads on sda (samsung-850-pro)" in out
+    assert "writer x2" in out and "runner x2" in out
+    # the runner's ten deletes (repeat = 10) are one line
+    assert re.findall(r"\bdelete( x\d+)?\s+[\d,]+", out) == [" x10"]
+    assert "pages dirtied 1,800" in out
+    assert "CPUs (as sar -u and uptime)" in out
+    assert "free extents (e2freefrag's bins)" in out
+    j = cli("run", str(p), "--profile", "samsung-850-pro", "--host", "generic-linux", "--output-format", "json")
+    assert j.returncode == 0, j.stderr
+    doc = json.loads(j.stdout)
+    writer = doc["threads"][0]
+    assert [o["op"] for o in writer["ops"]] == ["create", "append", "close"]
+    assert writer["ops"][0]["ops"] == 600 and writer["ops"][0]["errors"] == 0
+    runner = doc["threads"][1]
+    assert runner["ops"][1]["repeat"] == 10
+    assert runner["ops"][1]["ops"] - runner["ops"][1]["errors"] == 600
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("--fs", "xfs"), "--fs xfs: expected ext3 or ext4"),
+    (("--set", "bs=8k"), "--set: not for a file workload"),
+    (("--output-format", "terse"), "--output-format terse: a file workload reports as normal or json"),
+])
+def test_ssdlab_run_refuses_what_a_file_workload_cannot_use_in_one_line(tmp_path: Path, cli, args, expected) -> None:
+    r = cli("run", str(write(tmp_path, QUEUE)), "--profile", "samsung-850-pro", *args)
+    assert r.returncode == 2, r.stdout
+    assert expected in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_fs_is_refused_for_a_fio_job(tmp_path: Path, cli) -> None:
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nrw=read\nsize=1m\n")
+    r = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "ext4")
+    assert r.returncode == 2 and "--fs: only a file workload" in r.stderr

@@ -457,12 +457,13 @@ def run_length(core: Mapping[str, Any], fastest: bool = False) -> tuple[int | No
     host = core.get("host", {})
     for t, target in enumerate(core["targets"]):
         mine = [j for j in jobs if j["target"] == t and j.get("runtime_ns") is None]
-        ios = [_job_ios(j) for j in mine]
+        # A file job's length depends on its program and the file system: unknown here.
+        ios = [None if j.get("files") else _job_ios(j) for j in mine]
         if mine and all(n is not None for n in ios):
             moved = sum(n * _job_sizes(j) for n, j in zip(ios, mine))  # type: ignore[operator]
             guess = max(guess, int(moved / rate_estimate(target["device"], mine, host, fastest) * 1e9))
         elif mine:
-            return None, False  # a trace's length: unknown here
+            return None, False  # a trace's or a file program's length: unknown here
         dev = target["device"]
         if core.get("until") == "rebuild-done" and dev["kind"] == "array" and dev.get("failures"):
             member = min(m["device"]["capacity_bytes"] for m in dev["members"])

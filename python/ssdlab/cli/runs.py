@@ -43,9 +43,19 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
     memory_limit: MemoryLimit = None,
+    fs: Annotated[Optional[str], typer.Option("--fs", help="a file workload's file system, made on the first device: ext3 or ext4 (default: the scenario's, else ext3 on a 2008 host and ext4 on others)")] = None,
 ) -> None:
-    """Run a fio job file on a simulated device and report as fio and iostat would."""
+    """Run a fio job file on a simulated device and report as fio and iostat would; or a file
+    workload (a scenario .toml or a filebench .f file) on a file system there."""
     check_seed(seed)
+    if job and len(job) == 1 and Path(job[0]).suffix in (".toml", ".f"):
+        return _run_files(Path(job[0]), fs, profile=profile, system=system, host=host, seed=seed,
+                          output_format=output_format, interval=interval, precondition=precondition,
+                          scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
+                          unused={"--set": set_, "--profile-set": profile_set, "--raid": raid, "--host-set": host_set,
+                                  "--verify-data": verify_data})
+    if fs is not None:
+        fail("--fs: only a file workload (a scenario .toml or a filebench .f file) runs on a file system")
     jobs = [j if j == "-" else Path(j) for j in job or []]
     if jobs.count("-") > 1:
         fail("-: standard input can hold only one job file")
@@ -74,6 +84,49 @@ def run(
     result = _simulate(spec, check=_check_logs)
     _write_logs(result)
     _emit(result, output_format, output)
+
+
+def _run_files(path: Path, fs: Optional[str], *, profile, system, host, seed, output_format, interval, precondition,
+               scheduler, output, scale, memory_limit, unused) -> None:
+    """A file workload: its threads on a file system made on the first device."""
+    from .. import filereport
+    from ..filework import load as load_work
+
+    for flag, value in unused.items():
+        if value:
+            fail(f"{flag}: not for a file workload ({path}); give the drive with --profile or --system")
+    if output_format not in (OutputFormat.normal, OutputFormat.json):
+        fail(f"--output-format {output_format.value}: a file workload reports as normal or json")
+    if not path.is_file():
+        fail(f"{path}: no such file workload")
+    if fs is not None and fs not in ("ext3", "ext4"):
+        fail(f"--fs {fs}: expected ext3 or ext4")
+    if output is not None:
+        check_output(output, "--output")
+    profile = _one_of_profile_or_system(profile, system)
+    work = None
+
+    def spec() -> api.RunSpec:
+        nonlocal work
+        work = load_work(path)
+        # --fs replaces the scenario's type and keeps its other options; unsaid, the
+        # scenario's, else the host's era's.
+        filesystem = {**work.filesystem, "type": fs} if fs is not None and work.filesystem is not None else fs
+        return api.build(None, profile=profile, system=system, host=host, seed=seed, interval=interval,
+                         precondition=precondition, scale=scale, scheduler=scheduler, memory_limit=memory_limit,
+                         files=work, filesystem=filesystem)
+
+    result = _simulate(spec)
+    for w in result.warnings:
+        warn(w)
+    targets = [f"{t.name} ({t.profile})" for t in result.spec.targets]
+    if output_format == OutputFormat.json:
+        import json
+
+        text = json.dumps(filereport.as_json(work, result.core, result.spec.host_name, targets), indent=2) + "\n"
+    else:
+        text = filereport.text(work, result.core, result.spec.host_name, targets)
+    deliver(text, output)
 
 
 def _one_of_profile_or_system(profile: Optional[str], system: Optional[Path]) -> str:
