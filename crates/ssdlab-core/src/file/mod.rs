@@ -6,9 +6,10 @@
 //!
 //! ```text
 //! config.rs    the host's memory, kernel defaults and CPU costs; a target's file system
-//! sets.rs      file sets: which entry is which inode, random picks
+//! sets.rs      file sets: which entry is which inode, picks, claims and queue order
 //! journal.rs   jbd2's running transaction, commits and checkpoints (ordered mode)
-//! layer.rs     FileLayer: operations, the flusher, commits, bio completions
+//! layer/       FileLayer: operations and their stages (ops.rs), the flusher
+//!              (writeback.rs), commits (commit.rs), the adapters into the stack (stack.rs)
 //! ```
 //!
 //! The models it drives are pure data structures: [`crate::fs`] (where blocks go) and
