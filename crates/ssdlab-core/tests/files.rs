@@ -292,3 +292,21 @@ fn ext3_on_a_2008_kernel_commits_without_barriers_unless_asked() {
         .collect();
     assert!(ends[0] < ends[1], "flushes cost time: {ends:?}");
 }
+
+#[test]
+fn a_commit_writes_ordered_data_as_data() {
+    // ext3's ordered mode: the 5 s commit writes the data of files created since, before its
+    // log. Those bios are data, not metadata.
+    let write = vec![FileOp::Create { set: 0, pick: Pick::Next }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Close];
+    let writer = program(write, Some(50));
+    let mut wait = program(vec![FileOp::Delay { ns: 6_000_000_000, busy: false }], Some(1));
+    wait.start_after = vec![0];
+    let spec = system(FsType::Ext3, KernelEra::Y2008, vec![set("f", 50, 8 * KIB, 0.0)], vec![writer, wait]);
+    let r = run(&spec).expect("run");
+    let f = r.files.as_ref().unwrap();
+    assert!(f.commits >= 1, "{f:?}");
+    assert_eq!(f.written_back_pages, 100, "{f:?}");
+    assert!(f.data_bios >= 1 && f.data_bios <= 100, "the files' data as data bios: {f:?}");
+    assert!(f.metadata_bios >= 2, "the log and the commit block: {f:?}");
+    assert_dirty_pages_conserved(f);
+}

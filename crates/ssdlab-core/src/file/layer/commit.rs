@@ -41,7 +41,7 @@ impl FileLayer {
                 let ino = r.file & ((1 << INO_BITS) - 1);
                 let bl = self.blocks_of(m as usize, ino, r.start, r.len as u64);
                 self.report.written_back_pages += r.len as u64;
-                let n = self.send_blocks(m as usize, Op::Write, &bl, Purpose::Commit(m), self.jbd2(m as usize), block, events);
+                let n = self.send_blocks(m as usize, Op::Write, &bl, Purpose::OrderedData(m), self.jbd2(m as usize), block, events);
                 if n == 0 {
                     self.cache.complete_writeback(events.now(), r);
                     self.writeback_ended(r.file);

@@ -70,8 +70,10 @@ enum Purpose {
     Writeback(Option<u32>, pagecache::Run),
     /// Read-ahead nobody waits for.
     ReadAhead,
-    /// A commit's write on file system `.0` (ordered data, the log, the commit block).
+    /// A commit's write on file system `.0`: the log, the flush, the commit block.
     Commit(u16),
+    /// A commit's ordered data on file system `.0` (data, though the commit waits for it).
+    OrderedData(u16),
     /// A checkpoint write home.
     Home,
     /// A cache flush an fsync waits for (slot).
@@ -592,7 +594,7 @@ impl FileLayer {
                 }
                 self.writeback_ended(r.file);
             }
-            Purpose::Commit(m) => {
+            Purpose::Commit(m) | Purpose::OrderedData(m) => {
                 let mnt = self.mounts[m as usize].as_mut().expect("mounted");
                 let c = mnt.commit.as_mut().expect("a commit under way");
                 c.1 -= 1;
