@@ -84,6 +84,39 @@ def seed000_mailqueue(ctx: Context):
     return rows, [], []
 
 
+# ---- seed 000: the aging procedure ----------------------------------------------------------
+
+#: "collapse": our reading, at least halved
+SEED000_COLLAPSE = 0.5
+
+
+@register("seed000_aging", "Seed 000: a file system aged by deletes (free space, random I/O before and after)",
+          'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, item 3, http://minix.tistory.com/93')
+def seed000_aging(ctx: Context):
+    from . import seed000_aging as m
+
+    runs = m.reproduce(ctx.seed)
+    rows = []
+    for d, rs in runs.items():
+        fs = m.free_space(rs["aged-only"].free_extents)
+        rows.append(Row(case=d, quantity="free extents of 1-3 KiB are most of them", published="most",
+                        tolerance=Tolerance.holds("the blog: \"most are 1-3 KB\": more than half"),
+                        holds=fs["share_1_3k"] > 0.5, evidence=f"{100 * fs['share_1_3k']:.1f} % of free extents"))
+        rows.append(Row(case=d, quantity="largest free extent (KiB)", published="4", simulated=fs["largest_kib"],
+                        unit="KiB", error=100 * (fs["largest_kib"] - 4) / 4,
+                        tolerance=Tolerance.within(1.0, "our choice: an extent's size is exact in blocks")))
+        fresh, aged = rs["fresh"], rs["aged"]
+        for what, a, f in (("random reads", aged.read_iops, fresh.read_iops),
+                           ("random writes", aged.write_iops, fresh.write_iops)):
+            ratio = a / f if f else float("nan")
+            rows.append(Row(case=d, quantity=f"{what} collapse after aging", published="collapse",
+                            tolerance=Tolerance.holds(f"our reading of \"collapse\": aged at most "
+                                                      f"{SEED000_COLLAPSE:g} of fresh (4 KiB, O_DIRECT, one at a time)"),
+                            holds=ratio <= SEED000_COLLAPSE,
+                            evidence=f"{a:.0f} IOPS aged, {f:.0f} fresh ({ratio:.2f})"))
+    return rows, [], []
+
+
 # ---- seed 001: hardware RAID 5, trends ----------------------------------------------------
 
 

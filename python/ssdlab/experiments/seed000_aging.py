@@ -1,0 +1,107 @@
+"""Seed 000, item 3 — the "tooth-missing" aging procedure (Kim In-sung, "SSD story 7: SSDs and
+servers", blog, December 2008, http://minix.tistory.com/93).
+
+Fill a file system with 4 KB files, delete every other one, fill it with 7 KB files, delete
+every other one: "now the largest contiguous free extent is 4 KB and most are 1-3 KB; random
+reads and random writes both collapse after aging". The procedure is the bundled scenario
+``seed000-aging.toml`` (its assumptions written there: ext3 with 1 KiB blocks, 256 MiB, as
+in 2008), run through the file layer on a 2008 SSD and a 2008 disk. The free space is read
+as e2freefrag bins it; the benchmark (an 8 MiB file written into what is left, then 4 KiB
+random reads and writes on it with O_DIRECT, one at a time) runs once on the aged file
+system and once on a fresh one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass
+from importlib import resources
+
+from ..api import build, execute
+from ..filework import FileWork, load
+
+DRIVES = {"ssd": "intel-x25-m-80", "hdd": "seagate-barracuda-7200.11-1tb"}
+HOST = "server-2008"
+AGING = ("fill-a", "thin-a", "fill-b", "thin-b")
+BENCH = ("make-bench", "randread", "randwrite")
+
+
+def scenario(phases: tuple[str, ...]) -> FileWork:
+    """The aging scenario with only the threads named (a thread's `after` keeps those kept)."""
+    w = load(resources.files("ssdlab") / "scenarios" / "seed000-aging.toml")
+    threads = [dataclasses.replace(t, after=[a for a in t.after if a in phases]) for t in w.threads if t.name in phases]
+    return dataclasses.replace(w, threads=threads)
+
+
+@dataclass
+class Result:
+    drive: str
+    aged: bool
+    #: free extents by e2freefrag's bins: (bin start in bytes, extents, free blocks)
+    free_extents: list[tuple[int, int, int]]
+    read_iops: float | None = None
+    write_iops: float | None = None
+
+
+def _iops(core: dict, thread: str, names: list[str]) -> float:
+    job = core["jobs"][names.index(thread)]
+    op = job["file_ops"][1]  # open, then the repeated operation
+    n = sum(o["ops"] for o in job["file_ops"][1:-1])
+    ns = sum(o["latency_ns"] for o in job["file_ops"][1:-1])
+    assert op["ops"] >= 1
+    return n / (ns / 1e9) if ns else 0.0
+
+
+def run(drive: str, aged: bool, bench: bool = True, seed: int = 0) -> Result:
+    phases = (AGING if aged else ()) + (BENCH if bench else ())
+    w = scenario(phases)
+    spec = build(None, profile=DRIVES[drive], host=HOST, files=w, scheduler="noop", seed=seed,
+                 precondition="sequential" if drive == "ssd" else None)
+    core = execute(spec).core
+    names = [n for t in w.threads for n in [t.name] * t.instances]
+    hist = [tuple(b) for b in core["files"]["free_extents"][0]]
+    r = Result(drive, aged, hist)  # type: ignore[arg-type]
+    if bench:
+        r.read_iops = _iops(core, "randread", names)
+        r.write_iops = _iops(core, "randwrite", names)
+    return r
+
+
+def free_space(hist: list[tuple[int, int, int]], block: int = 1024) -> dict[str, float]:
+    """The share of free extents of 1-3 KiB and the largest free extent's bin (KiB)."""
+    extents = sum(e for _, e, _ in hist)
+    small = sum(b for start, e, b in hist if start < 4096)  # blocks in extents under 4 KiB
+    small_extents = sum(e for start, e, _ in hist if start < 4096)
+    largest = max((start for start, e, _ in hist if e), default=0)
+    # within its bin, the largest extent's size: the bin's blocks over its extents when all
+    # are one size (e2freefrag's bins are [start, 2 * start))
+    top = next((blocks / e for start, e, blocks in hist if start == largest and e), 0.0)
+    return {"share_1_3k": small_extents / extents if extents else 0.0, "largest_kib": top * block / 1024,
+            "largest_bin_kib": largest / 1024, "free_blocks_small": small}
+
+
+def reproduce(seed: int = 0) -> dict[str, dict[str, Result]]:
+    out: dict[str, dict[str, Result]] = {}
+    for d in DRIVES:
+        out[d] = {"aged-only": run(d, True, bench=False, seed=seed), "aged": run(d, True, seed=seed),
+                  "fresh": run(d, False, seed=seed)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    runs = reproduce(a.seed)
+    for d, rs in runs.items():
+        fs = free_space(rs["aged-only"].free_extents)
+        print(f"{d}: free extents of 1-3 KiB {100 * fs['share_1_3k']:.1f} % (published: most); "
+              f"largest free extent {fs['largest_kib']:.1f} KiB (published 4 KB)")
+        for k in ("fresh", "aged"):
+            r = rs[k]
+            print(f"  {k:6} random read {r.read_iops:8.0f} IOPS, random write {r.write_iops:8.0f} IOPS")
+        f, g = rs["fresh"], rs["aged"]
+        print(f"  aged / fresh: read {g.read_iops / f.read_iops:.2f}, write {g.write_iops / f.write_iops:.2f} "
+              "(published: both collapse)")
+    return 0

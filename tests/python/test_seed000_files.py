@@ -1,0 +1,47 @@
+"""Seed 000's file-system experiments: the aging procedure's free space through the file layer,
+and the mail queue's table of published vs simulated."""
+
+from __future__ import annotations
+
+import pytest
+
+from ssdlab.experiments import seed000_aging as aging
+from ssdlab.experiments import seed000_mailqueue as mq
+from ssdlab.reference import SEED000_MAILQUEUE
+
+
+def test_aging_leaves_the_free_space_the_blog_describes() -> None:
+    r = aging.run("ssd", aged=True, bench=False)
+    fs = aging.free_space(r.free_extents)
+    assert fs["share_1_3k"] > 0.5  # "most are 1-3 KB"
+    assert fs["largest_kib"] == pytest.approx(4.0)  # "the largest ... is 4 KB"
+
+
+def test_on_a_fresh_file_system_the_benchmark_leaves_large_free_extents_and_runs_faster() -> None:
+    fresh = aging.run("ssd", aged=False)
+    fs = aging.free_space(fresh.free_extents)
+    assert fs["largest_bin_kib"] >= 1024
+    aged = aging.run("ssd", aged=True)
+    assert aged.write_iops < fresh.write_iops and aged.read_iops < fresh.read_iops
+
+
+def test_free_space_reads_e2freefrag_bins() -> None:
+    hist = [(1024, 3, 3), (2048, 5, 12), (4096, 2, 8)]
+    fs = aging.free_space(hist)
+    assert fs["share_1_3k"] == pytest.approx(0.8)
+    assert fs["largest_kib"] == pytest.approx(4.0)
+
+
+def test_the_mail_queue_table_compares_projected_run_times() -> None:
+    runs = {d: mq.Run(d, 50_000, 100.0 * k, 2000.0 * k, (1, 2), (3, 4), (5, 6)) for d, k in (("hdd", 2), ("ssd", 1))}
+    rows = {(d, q): (pub, sim, err) for d, q, pub, sim, err in mq.table(runs)}
+    pub, sim, err = rows[("hdd", "run time (s)")]
+    assert pub == SEED000_MAILQUEUE["hdd"]["run_s"] and sim == 4000.0
+    assert err == pytest.approx(100 * (4000 - pub) / pub)
+    assert rows[("hdd/ssd", "run time ratio")][1] == pytest.approx(2.0)
+    assert mq.overlaps((1, 2), (2, 3)) and not mq.overlaps((1, 2), (2.5, 3))
+
+
+def test_the_mail_queue_scaled_down_queues_fewer_files() -> None:
+    w = mq.scenario(100)
+    assert sum(t.instances * t.files["program"]["loops"] for t in w.threads if t.files["program"]["loops"]) == 10_000
