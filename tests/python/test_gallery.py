@@ -194,6 +194,15 @@ def test_reproduce_one_quick_experiment_writes_the_gallery(cli, tmp_path):
     rows = page.tables["results"][1:]
     assert len(rows) == 12 and all(r[0] == "seed003" and r[-1] == "pass" for r in rows)
     assert page.images == 1
+    # The same rows for scripts, with the page's quantities and statuses.
+    data = json.loads((tmp_path / "out" / "rows.json").read_text())
+    assert len(data) == 12
+    assert {d["experiment"] for d in data} == {"seed003"} and {d["status"] for d in data} == {"pass"}
+    assert [d["quantity"] for d in data] == [r[2] for r in rows]
+    first = data[0]
+    assert set(first) >= {"experiment", "quantity", "published", "simulated", "unit", "error", "tolerance", "status",
+                          "reason"}
+    assert isinstance(first["simulated"], float) and first["tolerance"] == "±10%"
 
 
 def test_reproduce_unknown_name_and_list(cli, tmp_path):

@@ -15,7 +15,7 @@ from .common import check_output, check_seed, deliver, err, fail, interruptible,
 def reproduce(
     names: Annotated[Optional[list[str]], typer.Argument(help="experiments to run (default: all; --list shows them)", show_default=False)] = None,
     quick: Annotated[bool, typer.Option("--quick", help="shortened runs (what CI runs); rows they cannot show are not judged")] = False,
-    out: Annotated[Path, typer.Option("--out", help="directory for the gallery page (DIR/index.html)")] = Path("gallery"),
+    out: Annotated[Path, typer.Option("--out", help="directory for the gallery page (DIR/index.html) and its rows for scripts (DIR/rows.json)")] = Path("gallery"),
     list_: Annotated[bool, typer.Option("--list", help="list the experiments and exit")] = False,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
 ) -> None:
@@ -59,6 +59,7 @@ def reproduce(
     sys.stdout.write(gallery.summary(results) + "\n")
     try:
         write_whole(out / "index.html", gallery.page(results, quick=quick))
+        write_whole(out / "rows.json", gallery.rows_json(results))
     except OSError as e:
         fail(f"--out {out}: {e.strerror or e}")
     sys.stdout.write(f"gallery: {out / 'index.html'}\n")

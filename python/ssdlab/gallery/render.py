@@ -53,6 +53,27 @@ def text_table(results: Iterable[ExperimentResult], width: int = 60) -> str:
     return "\n".join(out) + "\n"
 
 
+def rows_json(results: Iterable[ExperimentResult]) -> str:
+    """Every row as one JSON object (experiment, case, quantity, published, simulated, unit,
+    error, tolerance, status, reason), for scripts: ``DIR/rows.json``. An experiment that
+    raised is one row with status "error" and its message."""
+    import json
+
+    out = []
+    for res in results:
+        for r in res.rows:
+            out.append({"experiment": res.name, "case": r.case, "quantity": r.quantity, "published": r.published,
+                        "simulated": r.simulated if r.simulated is None or math.isfinite(r.simulated) else None,
+                        "unit": r.unit, "error": r.error if r.error is None or math.isfinite(r.error) else None,
+                        "error_unit": r.error_unit, "tolerance": r.tolerance.text(r.error_unit),
+                        "holds": r.holds, "evidence": r.evidence, "status": r.status.value, "reason": r.reason})
+        if res.error:
+            out.append({"experiment": res.name, "case": "", "quantity": "", "published": "", "simulated": None,
+                        "unit": "", "error": None, "error_unit": "", "tolerance": "", "holds": None, "evidence": "",
+                        "status": "error", "reason": res.error})
+    return json.dumps(out, indent=1) + "\n"
+
+
 def summary(results: list[ExperimentResult]) -> str:
     n = {s.value: 0 for s in Status}
     for res in results:
