@@ -38,7 +38,7 @@ impl FileLayer {
             let mut runs = std::mem::take(&mut self.runs);
             self.cache.fsync(f, &mut runs);
             for r in runs.clone() {
-                let ino = r.file & ((1 << INO_BITS) - 1);
+                let (_, ino) = self.ids.split(r.file);
                 let bl = self.blocks_of(m as usize, ino, r.start, r.len as u64);
                 self.report.written_back_pages += r.len as u64;
                 let n = self.send_blocks(m as usize, Op::Write, &bl, Purpose::OrderedData(m), self.jbd2(m as usize), block, events);

@@ -44,8 +44,6 @@ const FLUSH_BATCH_PAGES: u64 = 4096;
 /// How long a writer that found no reclaimable page waits before it tries again
 /// (congestion_wait(BLK_RW_ASYNC, HZ/10) in mm/vmscan.c).
 const RECLAIM_WAIT_NS: Time = 100_000_000;
-/// A file's page-cache id: its file system in the top bits, its inode below.
-const INO_BITS: u32 = 27;
 
 /// The file layer's own events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +157,8 @@ enum CommitPhase {
 
 pub struct FileLayer {
     mounts: Vec<Option<Mount>>,
+    /// How page-cache ids name files.
+    ids: CacheIds,
     sets: Vec<SetState>,
     cache: PageCache,
     cpus: Cpus,
@@ -188,9 +188,34 @@ pub struct FileLayer {
     pub report: FileReport,
 }
 
-fn cache_id(mount: usize, ino: Ino) -> u32 {
-    debug_assert!(ino < 1 << INO_BITS);
-    ((mount as u32) << INO_BITS) | ino
+/// A file's page-cache id: its file system in the top bits (as few as the mounts need), its
+/// inode below (all 32 bits with one file system: ext4 numbers up to 2^32 - 1 inodes).
+#[derive(Clone, Copy, Debug)]
+struct CacheIds {
+    ino_bits: u32,
+}
+
+impl CacheIds {
+    fn for_mounts(mounts: usize) -> CacheIds {
+        let mount_bits = usize::BITS - mounts.saturating_sub(1).leading_zeros();
+        CacheIds { ino_bits: 32 - mount_bits }
+    }
+
+    /// The most inodes a file system may have.
+    fn max_inodes(self) -> u64 {
+        1 << self.ino_bits
+    }
+
+    fn id(self, mount: usize, ino: Ino) -> u32 {
+        debug_assert!((ino as u64) < self.max_inodes());
+        (((mount as u64) << self.ino_bits) | ino as u64) as u32
+    }
+
+    /// (file system, inode) of a page-cache id.
+    fn split(self, file: u32) -> (usize, Ino) {
+        let mount = ((file as u64) >> self.ino_bits) as usize;
+        (mount, ((file as u64) & (self.max_inodes() - 1)) as Ino)
+    }
 }
 
 impl FileLayer {
@@ -215,6 +240,16 @@ impl FileLayer {
             mnt.target = i as u32;
             mounts.push(Some(mnt));
         }
+        let ids = CacheIds::for_mounts(mounts.len());
+        for (i, m) in mounts.iter().enumerate() {
+            let inodes = m.as_ref().map_or(0, |m| m.fs.config().inodes_per_group as u64 * m.fs.config().groups as u64);
+            if inodes > ids.max_inodes() {
+                return Err(ConfigError::new(
+                    &format!("targets.{i}.filesystem"),
+                    format!("{inodes} inodes: at most {} with {} file systems in one run", ids.max_inodes(), mounts.len()),
+                ));
+            }
+        }
         let era = match memory.era {
             KernelEra::Y2008 => PcEra::Linux2008,
             KernelEra::Today => PcEra::Today,
@@ -231,6 +266,7 @@ impl FileLayer {
         pc.read_ahead_kb = memory.read_ahead_kb;
         let cache = PageCache::new(pc)?;
         let mut layer = FileLayer {
+            ids,
             mounts,
             sets: Vec::new(),
             cache,
@@ -463,7 +499,7 @@ impl FileLayer {
                 op.done.entry = e;
                 op.mount = mount;
                 op.ino = ino;
-                op.file = cache_id(mount, ino);
+                op.file = self.ids.id(mount, ino);
                 cost += match o.io.op {
                     FileIoOp::Create => c.create_ns,
                     FileIoOp::Delete => c.unlink_ns,
@@ -702,4 +738,29 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
         commit: None,
         commit_block: (0, 0),
     })
+}
+
+#[cfg(test)]
+mod cache_id_tests {
+    use super::CacheIds;
+
+    #[test]
+    fn one_file_system_numbers_every_inode_ext4_can_have() {
+        // A 5 TB ext3 has 305 million inodes: past 2^27, which the ids once allowed.
+        let ids = CacheIds::for_mounts(1);
+        assert_eq!(ids.max_inodes(), 1 << 32);
+        for ino in [1, 305_000_000, u32::MAX] {
+            assert_eq!(ids.split(ids.id(0, ino)), (0, ino));
+        }
+    }
+
+    #[test]
+    fn more_file_systems_take_as_few_bits_as_they_need() {
+        assert_eq!(CacheIds::for_mounts(2).max_inodes(), 1 << 31);
+        let ids = CacheIds::for_mounts(3);
+        assert_eq!(ids.max_inodes(), 1 << 30);
+        for (m, ino) in [(0, 7), (1, (1 << 30) - 1), (2, 123_456_789)] {
+            assert_eq!(ids.split(ids.id(m, ino)), (m, ino));
+        }
+    }
 }

@@ -33,7 +33,7 @@ impl FileLayer {
                     Ok((ino, ch)) => {
                         let size = self.sets[set_i].created(e, ino);
                         let op = &mut self.ops[slot as usize];
-                        (op.ino, op.file, op.done.size) = (ino, cache_id(o.mount, ino), size);
+                        (op.ino, op.file, op.done.size) = (ino, self.ids.id(o.mount, ino), size);
                         self.journal(o.mount, &ch, None, events);
                         self.complete(slot, events, host);
                     }

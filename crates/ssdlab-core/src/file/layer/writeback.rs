@@ -12,8 +12,7 @@ impl FileLayer {
         E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
     {
         let now = events.now();
-        let m = (r.file >> INO_BITS) as usize;
-        let ino = r.file & ((1 << INO_BITS) - 1);
+        let (m, ino) = self.ids.split(r.file);
         let mnt = self.mounts[m].as_mut().expect("a mounted file system");
         let per = PAGE / mnt.block_size;
         if mnt.delalloc {
