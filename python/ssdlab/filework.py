@@ -31,7 +31,8 @@ A scenario file::
     idle = "1s"             # once they are done, it means the queue is empty: the thread ends
     ops = [ { op = "list_dir", set = "a" }, { op = "delete", set = "a", pick = "rotor" } ]
 
-Every error names the file, the line and what was expected (:class:`FileWorkError`).
+``sync`` (with a ``set``: its file system) writes every dirty page, waits for it and commits
+the journal, as ``cp -a ...; sync`` does. Every error names the file, the line and what was expected (:class:`FileWorkError`).
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 
 
 _OPS = {"create", "open", "close", "write_whole", "append", "read_whole", "read", "write", "fsync",
-        "delete", "stat", "list_dir", "delay"}
+        "delete", "stat", "list_dir", "sync", "delay"}
 _PICKS = {"random", "rotor", "next", "open"}
 
 
@@ -280,7 +281,7 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
 
     if kind in ("create", "open", "delete", "stat"):
         out.update(set=set_of(), pick=pick())
-    elif kind == "list_dir":
+    elif kind in ("list_dir", "sync"):
         out["set"] = set_of()
     elif kind in ("write_whole", "read_whole"):
         out["io_bytes"] = size(op.get("io", "1m"), keys + ("io",))

@@ -62,12 +62,15 @@ pub enum FileIoOp {
     Stat,
     /// readdir over the set's directory.
     ListDir,
+    /// sync(2): every dirty page written and waited for, then the set's file system's
+    /// journal committed.
+    Sync,
 }
 
 impl FileIoOp {
     /// Operations on a file that must exist (all but create and listing).
     pub fn needs_existing(self) -> bool {
-        !matches!(self, FileIoOp::Create | FileIoOp::ListDir)
+        !matches!(self, FileIoOp::Create | FileIoOp::ListDir | FileIoOp::Sync)
     }
 }
 

@@ -310,3 +310,27 @@ fn a_commit_writes_ordered_data_as_data() {
     assert!(f.metadata_bios >= 2, "the log and the commit block: {f:?}");
     assert_dirty_pages_conserved(f);
 }
+
+#[test]
+fn sync_writes_every_dirty_page_and_commits_before_it_returns() {
+    // `cp -a ...; sync`: the copy leaves dirty pages (under the background threshold: the
+    // flusher would wait 30 s for them); sync writes them, waits, and commits the journal.
+    for fs in [FsType::Ext3, FsType::Ext4] {
+        let write = vec![FileOp::Create { set: 0, pick: Pick::Next }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Close];
+        let writer = program(write, Some(200));
+        let mut sync = program(vec![FileOp::Sync { set: 0 }], Some(1));
+        sync.start_after = vec![0];
+        let spec = system(fs, KernelEra::Y2008, vec![set("f", 200, 16 * KIB, 0.0)], vec![writer, sync]);
+        let r = run(&spec).expect("run");
+        let f = r.files.as_ref().unwrap();
+        assert_eq!(f.dirtied_pages, 800, "{fs:?}: {f:?}");
+        assert_eq!(f.dirty_pages_at_end, 0, "{fs:?}: nothing left dirty: {f:?}");
+        assert_eq!(f.written_back_pages, 800, "{fs:?}: {f:?}");
+        assert!(f.commits >= 1 && f.journal_blocks > 0, "{fs:?}: the journal committed: {f:?}");
+        assert!(device_write_bytes(&r) >= 800 * 4096, "{fs:?}: the data reached the device");
+        // The sync took the device's time: it ended after the writes did.
+        let sync_ns = r.jobs[1].file_ops[0].latency_ns;
+        assert!(sync_ns > 100_000, "{fs:?}: sync took {sync_ns} ns");
+        assert_dirty_pages_conserved(f);
+    }
+}

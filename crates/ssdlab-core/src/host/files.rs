@@ -177,6 +177,7 @@ impl FileJob {
                 Err(()) => self.run_out(),
             },
             FileOp::ListDir { set } => io_req(FileIoOp::ListDir, set, None, 0, 0),
+            FileOp::Sync { set } => io_req(FileIoOp::Sync, set, None, 0, 0),
             FileOp::Close => match self.open {
                 Some(o) => io_req(FileIoOp::Close, o.set, Some(o.entry), 0, 0),
                 None => self.skip(),

@@ -154,6 +154,9 @@ pub enum FileOp {
     Stat { set: u32, #[serde(default)] pick: Pick },
     /// List the set's directory (readdir over every entry).
     ListDir { set: u32 },
+    /// sync(2): write every dirty page, wait for it, commit the journal of the set's file
+    /// system (`cp -a ...; sync`).
+    Sync { set: u32 },
     /// The thread computes (or sleeps, `busy` false) for this long.
     Delay { ns: Time, #[serde(default)] busy: bool },
 }
@@ -243,7 +246,7 @@ impl FileAccess {
                         return Err(ConfigError::new(&key, "an Every pick needs a step of at least 1".into()));
                     }
                 }
-                FileOp::ListDir { set } => check_set(&key, set)?,
+                FileOp::ListDir { set } | FileOp::Sync { set } => check_set(&key, set)?,
                 FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::Read { io_bytes, .. } | FileOp::Write { io_bytes, .. } => {
                     if io_bytes == 0 {
                         return Err(ConfigError::new(&key, "io_bytes must be positive".into()));

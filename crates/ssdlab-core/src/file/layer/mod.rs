@@ -485,7 +485,7 @@ impl FileLayer {
             Some(ROTOR_PICK) => set.rotor_pick(!create, claim),
             Some(e) if e < set.spec.entries => Some(e),
             Some(_) => None,
-            None if o.io.op == FileIoOp::ListDir => Some(0),
+            None if matches!(o.io.op, FileIoOp::ListDir | FileIoOp::Sync) => Some(0),
             None => set.pick(!create, claim),
         };
         self.ops[slot as usize].claimed = claim && entry.is_some() && !matches!(o.io.entry, Some(e) if e != ROTOR_PICK);
@@ -642,15 +642,27 @@ impl FileLayer {
         (!self.conts.is_empty()).then_some(DRAIN)
     }
 
+    /// Whether writeback that fsync (or sync) `slot` must wait for is still in flight: its
+    /// file's, or (sync) any.
+    fn writeback_left(&self, slot: u32) -> bool {
+        let o = &self.ops[slot as usize];
+        if o.io.op == FileIoOp::Sync {
+            self.cache.writeback_pages() > 0
+        } else {
+            self.cache.file_pages(o.file).2 > 0
+        }
+    }
+
     /// A writeback of `file`'s pages ended (the flusher's, an fsync's, or a commit's ordered
     /// data): fsyncs waiting for the file's writeback may go on once none is left.
     fn writeback_ended(&mut self, file: u32) {
-        if self.fsync_waiting.is_empty() || self.cache.file_pages(file).2 > 0 {
+        if self.fsync_waiting.is_empty() {
             return;
         }
         let mut w = std::mem::take(&mut self.fsync_waiting);
         w.retain(|&s| {
-            if self.ops[s as usize].file == file {
+            let o = &self.ops[s as usize];
+            if (o.io.op == FileIoOp::Sync || o.file == file) && !self.writeback_left(s) {
                 self.conts.push_back(Cont::Op(s));
                 false
             } else {

@@ -43,7 +43,7 @@ impl FileLayer {
                     }
                 }
             }
-            _ if !exists && o.io.op != FileIoOp::ListDir => self.fail(slot, events, host),
+            _ if !exists && o.io.op.needs_existing() => self.fail(slot, events, host),
             FileIoOp::Open | FileIoOp::Stat | FileIoOp::ListDir => {
                 if o.io.op != FileIoOp::ListDir {
                     let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
@@ -84,7 +84,7 @@ impl FileLayer {
             FileIoOp::Write if o.io.direct => self.direct(slot, Op::Write, block, events, host),
             FileIoOp::Read => self.read(slot, block, events, host),
             FileIoOp::Write => self.write(slot, events, host),
-            FileIoOp::Fsync { .. } => self.fsync(slot, block, events, host),
+            FileIoOp::Fsync { .. } | FileIoOp::Sync => self.fsync(slot, block, events, host),
         }
         let _ = now;
     }
@@ -350,7 +350,11 @@ impl FileLayer {
         let now = events.now();
         let o = self.ops[slot as usize];
         let mut runs = std::mem::take(&mut self.runs);
-        self.cache.fsync(o.file, &mut runs);
+        if o.io.op == FileIoOp::Sync {
+            self.cache.writeback(now, WbWork::All, u64::MAX, &mut runs);
+        } else {
+            self.cache.fsync(o.file, &mut runs);
+        }
         let mut pending = 0;
         for r in runs.clone() {
             pending += self.writeback_run(r, Some(slot), o.io.process, block, events);
@@ -376,13 +380,14 @@ impl FileLayer {
         if o.resume {
             return self.reclaim_wait(slot, events);
         }
-        if !matches!(o.io.op, FileIoOp::Fsync { .. }) {
+        if !matches!(o.io.op, FileIoOp::Fsync { .. } | FileIoOp::Sync) {
             return self.complete(slot, events, host);
         }
         match o.stage {
             Stage::Io | Stage::WritebackWait => {
-                // The flusher's writeback of the file, begun before, must end too.
-                if self.cache.file_pages(o.file).2 > 0 {
+                // The flusher's writeback of the file (sync: of any file), begun before, must
+                // end too.
+                if self.writeback_left(slot) {
                     self.ops[slot as usize].stage = Stage::WritebackWait;
                     if !self.fsync_waiting.contains(&slot) {
                         self.fsync_waiting.push(slot);
