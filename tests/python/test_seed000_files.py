@@ -45,3 +45,29 @@ def test_the_mail_queue_table_compares_projected_run_times() -> None:
 def test_the_mail_queue_scaled_down_queues_fewer_files() -> None:
     w = mq.scenario(100)
     assert sum(t.instances * t.files["program"]["loops"] for t in w.threads if t.files["program"]["loops"]) == 10_000
+
+
+def test_the_tree_copy_syncs_after_every_copier() -> None:
+    from ssdlab.experiments import seed000_treecopy as tc
+
+    w = tc.work(3, 10)
+    assert [t.name for t in w.threads] == ["cp0", "cp1", "cp2", "sync"]
+    assert w.threads[-1].after == ["cp0", "cp1", "cp2"]
+    jobs = w.jobs()
+    assert jobs[-1].start_after == [0, 1, 2]
+    assert [s["dir"] for s in w.file_sets] == ["/usr0", "/usr1", "/usr2"]
+
+
+def test_tree_copy_trends_read_the_sweep() -> None:
+    from ssdlab.experiments import seed000_treecopy as tc
+
+    def pts(drive, rates, alone):
+        return [tc.Point(drive, 5, n, r, 1.0, 0.0) for n, r in rates] + [tc.Point(drive, 1, 1, alone, 1.0, 0.0)]
+
+    points = pts("hdd", [(1, 100), (4, 400), (128, 200)], 95) + pts("ssd", [(1, 100), (4, 500), (128, 480)], 60)
+    verdicts = [x.holds for x in tc.trends(points)]
+    # hdd: no RAID gain (100 vs 95) holds, fall at 128 holds; ssd: 100 vs 60 fails, 480 vs 500 fails;
+    # SSD peak 500 / HDD peak 400 = 1.25 holds
+    assert verdicts == [True, True, False, False, True]
+    quick = [p for p in points if p.copiers <= 16]
+    assert [x.holds for x in tc.trends(quick)][1] is None

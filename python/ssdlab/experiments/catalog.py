@@ -117,6 +117,26 @@ def seed000_aging(ctx: Context):
     return rows, [], []
 
 
+# ---- seed 000: the tree copy ------------------------------------------------------------------
+
+
+@register("seed000_treecopy", "Seed 000: a 1.5 GB tree copied by 1-128 parallel cp -a onto RAID 0 of 5 SSDs vs 5 disks",
+          'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, item 4, http://minix.tistory.com/93',
+          quick_note="1, 4 and 16 copiers instead of 1 to 128 (\"too many copiers\" not judged); both modes copy "
+                     "1/10 of each tree with 1/10 of the memory")
+def seed000_treecopy(ctx: Context):
+    from . import seed000_treecopy as m
+
+    points = m.sweep(ctx.quick, ctx.seed)
+    rows = []
+    for t in m.trends(points):
+        reason = "the blog gives trends, not figures: the row passes when the trend holds on the simulator's runs"
+        rows.append(Row(quantity=t.claim, published="trend", tolerance=Tolerance.holds(reason), holds=t.holds,
+                        evidence=t.evidence, skip=(QUICK + "needs more than 16 copiers") if t.holds is None else None))
+    fig = _plot_png(lambda p: m.plot(points, p), "copy throughput (copies, then sync) by parallel cp -a")
+    return rows, [fig], []
+
+
 # ---- seed 001: hardware RAID 5, trends ----------------------------------------------------
 
 
