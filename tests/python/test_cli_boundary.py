@@ -270,7 +270,9 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path, sig, status, said):
     import signal
 
     out = tmp_path / "out.txt"
-    p = subprocess.Popen([sys.executable, "-m", "ssdlab", "run", "--set", "runtime=60", "--output", str(out)],
+    # time_based: the quickstart job's size would end it within seconds
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab", "run", "--set", "runtime=600", "--set", "time_based=1",
+                          "--output", str(out)],
                          cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _started(p)
     p.send_signal(signal.Signals(sig))

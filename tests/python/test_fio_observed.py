@@ -143,7 +143,7 @@ def test_per_io_logs_are_bounded():
     spec = api.build(job, memory_limit="none")
     assert spec.core["limits"]["max_log_records"] == memory.MAX_LOG_RECORDS
     spec.core["limits"]["max_log_records"] = 1000
-    with pytest.raises(api.SimulationError, match=r"job 'w': the I/O logs passed 1000 records"):
+    with pytest.raises(api.SimulationError, match=r"job 'w': its I/O logs passed 1,000 records"):
         api.execute(spec)
     # averaged over windows, the same job logs a few lines
     r = ssdlab.run(job + "log_avg_msec=100\n")

@@ -91,7 +91,8 @@ SEED000_COLLAPSE = 0.5
 
 
 @register("seed000_aging", "Seed 000: a file system aged by deletes (free space, random I/O before and after)",
-          'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, item 3, http://minix.tistory.com/93')
+          'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, item 3, http://minix.tistory.com/93',
+          quick_note="the full runs (about 14 s): the aging fills a 256 MiB file system")
 def seed000_aging(ctx: Context):
     from . import seed000_aging as m
 
