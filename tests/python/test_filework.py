@@ -160,7 +160,8 @@ def test_ssdlab_run_takes_a_scenario_and_reports_each_thread_and_the_cpus(tmp_pa
 
 @pytest.mark.parametrize(("args", "expected"), [
     (("--fs", "xfs"), "--fs xfs: expected ext3 or ext4"),
-    (("--set", "bs=8k"), "--set: not for a file workload"),
+    (("--set", "bs=8k"), "--set: a fio job option;"),
+    (("--verify-data",), "--verify-data: not for a file workload"),
     (("--output-format", "terse"), "--output-format terse: a file workload reports as normal or json"),
 ])
 def test_ssdlab_run_refuses_what_a_file_workload_cannot_use_in_one_line(tmp_path: Path, cli, args, expected) -> None:
@@ -174,3 +175,10 @@ def test_fs_is_refused_for_a_fio_job(tmp_path: Path, cli) -> None:
     job.write_text("[j]\nrw=read\nsize=1m\n")
     r = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "ext4")
     assert r.returncode == 2 and "--fs: only a file workload" in r.stderr
+
+
+def test_ssdlab_run_makes_the_file_system_on_a_raid_array(tmp_path: Path, cli) -> None:
+    r = cli("run", str(write(tmp_path, QUEUE)), "--profile", "samsung-850-pro", "--raid", "0", "--drives", "3",
+            "--host", "generic-linux")
+    assert r.returncode == 0, r.stderr
+    assert "queue: 4 threads on md0 (samsung-850-pro)" in r.stdout

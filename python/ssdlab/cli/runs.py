@@ -49,11 +49,23 @@ def run(
     workload (a scenario .toml or a filebench .f file) on a file system there."""
     check_seed(seed)
     if job and len(job) == 1 and Path(job[0]).suffix in (".toml", ".f"):
-        return _run_files(Path(job[0]), fs, profile=profile, system=system, host=host, seed=seed,
+        if set_:
+            fail(f"--set: a fio job option; {job[0]} is a file workload")
+        if verify_data:
+            fail(f"--verify-data: not for a file workload ({job[0]})")
+        profile = _one_of_profile_or_system(profile, system)
+
+        def target() -> tuple[Optional[str], object]:
+            """The drive or system the file system is made on (--raid builds an array)."""
+            sets = overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
+            sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
+                                precondition)
+            return sets, (sysd if sysd is not None else system)
+
+        return _run_files(Path(job[0]), fs, profile=profile, target=target, host=host, seed=seed,
                           output_format=output_format, interval=interval, precondition=precondition,
                           scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
-                          unused={"--set": set_, "--profile-set": profile_set, "--raid": raid, "--host-set": host_set,
-                                  "--verify-data": verify_data})
+                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"))
     if fs is not None:
         fail("--fs: only a file workload (a scenario .toml or a filebench .f file) runs on a file system")
     jobs = [j if j == "-" else Path(j) for j in job or []]
@@ -86,15 +98,13 @@ def run(
     _emit(result, output_format, output)
 
 
-def _run_files(path: Path, fs: Optional[str], *, profile, system, host, seed, output_format, interval, precondition,
-               scheduler, output, scale, memory_limit, unused) -> None:
-    """A file workload: its threads on a file system made on the first device."""
+def _run_files(path: Path, fs: Optional[str], *, profile, target, host, seed, output_format, interval, precondition,
+               scheduler, output, scale, memory_limit, host_set) -> None:
+    """A file workload: its threads on a file system made on the first device (a drive, or
+    the --raid array)."""
     from .. import filereport
     from ..filework import load as load_work
 
-    for flag, value in unused.items():
-        if value:
-            fail(f"{flag}: not for a file workload ({path}); give the drive with --profile or --system")
     if output_format not in (OutputFormat.normal, OutputFormat.json):
         fail(f"--output-format {output_format.value}: a file workload reports as normal or json")
     if not path.is_file():
@@ -103,18 +113,18 @@ def _run_files(path: Path, fs: Optional[str], *, profile, system, host, seed, ou
         fail(f"--fs {fs}: expected ext3 or ext4")
     if output is not None:
         check_output(output, "--output")
-    profile = _one_of_profile_or_system(profile, system)
     work = None
 
     def spec() -> api.RunSpec:
         nonlocal work
         work = load_work(path)
+        profile_set, system = target()
         # --fs replaces the scenario's type and keeps its other options; unsaid, the
         # scenario's, else the host's era's.
         filesystem = {**work.filesystem, "type": fs} if fs is not None and work.filesystem is not None else fs
         return api.build(None, profile=profile, system=system, host=host, seed=seed, interval=interval,
                          precondition=precondition, scale=scale, scheduler=scheduler, memory_limit=memory_limit,
-                         files=work, filesystem=filesystem)
+                         profile_set=profile_set, host_set=host_set, files=work, filesystem=filesystem)
 
     result = _simulate(spec)
     for w in result.warnings:
