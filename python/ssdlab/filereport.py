@@ -53,7 +53,7 @@ def _sum(jobs: list[dict[str, Any]], first: int, count: int) -> dict[str, int]:
 
 
 def _cpu_ranges(samples: list[dict[str, Any]]) -> str | None:
-    cpus = [s["cpu"] for s in samples if s.get("cpu")]
+    cpus = [s["cpu"] for s in samples if s.get("cpu") and s["cpu"]["end_ns"] > s["cpu"]["start_ns"]]
     if len(cpus) < 2:
         return None
 

@@ -182,3 +182,15 @@ def test_ssdlab_run_makes_the_file_system_on_a_raid_array(tmp_path: Path, cli) -
             "--host", "generic-linux")
     assert r.returncode == 0, r.stderr
     assert "queue: 4 threads on md0 (samsung-850-pro)" in r.stdout
+
+
+def test_a_file_workload_is_named_by_its_suffix_or_a_personality(tmp_path: Path, monkeypatch) -> None:
+    from ssdlab.cli.runs import _file_workload
+
+    monkeypatch.chdir(tmp_path)
+    assert _file_workload("queue.toml") == Path("queue.toml")
+    assert _file_workload("varmail") == "varmail"
+    assert _file_workload("varmail.f") == "varmail"  # no such file here: the personality
+    (tmp_path / "varmail.f").write_text("")
+    assert _file_workload("varmail.f") == Path("varmail.f")  # a file of that name wins
+    assert _file_workload("job.fio") is None and _file_workload("randread") is None

@@ -48,7 +48,8 @@ def run(
     """Run a fio job file on a simulated device and report as fio and iostat would; or a file
     workload (a scenario .toml or a filebench .f file) on a file system there."""
     check_seed(seed)
-    if job and len(job) == 1 and Path(job[0]).suffix in (".toml", ".f"):
+    work_path = _file_workload(job[0]) if job and len(job) == 1 else None
+    if work_path is not None:
         if set_:
             fail(f"--set: a fio job option; {job[0]} is a file workload")
         if verify_data:
@@ -62,7 +63,7 @@ def run(
                                 precondition)
             return sets, (sysd if sysd is not None else system)
 
-        return _run_files(Path(job[0]), fs, profile=profile, target=target, host=host, seed=seed,
+        return _run_files(work_path, fs, profile=profile, target=target, host=host, seed=seed,
                           output_format=output_format, interval=interval, precondition=precondition,
                           scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
                           host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"))
@@ -98,7 +99,23 @@ def run(
     _emit(result, output_format, output)
 
 
-def _run_files(path: Path, fs: Optional[str], *, profile, target, host, seed, output_format, interval, precondition,
+def _file_workload(arg: str) -> Path | str | None:
+    """The file workload ``arg`` names: a scenario (``.toml``), a filebench file (``.f``), or a
+    shipped filebench personality by name (``varmail``, or ``varmail.f`` where no such file
+    is); None for a fio job file."""
+    from ..filebench import PERSONALITIES
+
+    p = Path(arg)
+    if p.suffix == ".f" and not p.exists() and p.parent == Path(".") and p.stem in PERSONALITIES:
+        return p.stem
+    if p.suffix in (".toml", ".f"):
+        return p
+    if arg in PERSONALITIES and not p.exists():
+        return arg
+    return None
+
+
+def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, seed, output_format, interval, precondition,
                scheduler, output, scale, memory_limit, host_set) -> None:
     """A file workload: its threads on a file system made on the first device (a drive, or
     the --raid array)."""
@@ -107,7 +124,7 @@ def _run_files(path: Path, fs: Optional[str], *, profile, target, host, seed, ou
 
     if output_format not in (OutputFormat.normal, OutputFormat.json):
         fail(f"--output-format {output_format.value}: a file workload reports as normal or json")
-    if not path.is_file():
+    if isinstance(path, Path) and not path.is_file():
         fail(f"{path}: no such file workload")
     if fs is not None and fs not in ("ext3", "ext4"):
         fail(f"--fs {fs}: expected ext3 or ext4")
