@@ -215,7 +215,9 @@ fn the_flusher_sleeps_while_its_writeback_is_in_flight() {
     m.reserved_bytes = 16 * MIB;
     // The bug made this run take minutes instead of a fraction of a second: bounded here.
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(run(&spec).expect("run")));
+    std::thread::spawn(move || {
+        let _ = tx.send(run(&spec).expect("run"));
+    });
     let r = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("the run ends within two minutes");
     let f = r.files.as_ref().unwrap();
     assert!(r.end_ns > 6_000_000_000, "the run outlasts the flusher's period: {} ns", r.end_ns);
