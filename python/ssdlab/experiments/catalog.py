@@ -81,7 +81,8 @@ def seed000_mailqueue(ctx: Context):
                             tolerance=Tolerance.holds("the blog gives ranges over the run: the simulated minute-by-minute "
                                                       "range must meet the published one"),
                             holds=m.overlaps(sim, published), evidence=f"simulated {sim[0]:.2f}-{sim[1]:.2f}"))
-    return rows, [], []
+    fig = _plot_png(lambda p: m.plot(runs, p), "run times, published and simulated")
+    return rows, [fig], []
 
 
 # ---- seed 000: the aging procedure ----------------------------------------------------------
@@ -115,7 +116,8 @@ def seed000_aging(ctx: Context):
                                                       f"{SEED000_COLLAPSE:g} of fresh (4 KiB, O_DIRECT, one at a time)"),
                             holds=ratio <= SEED000_COLLAPSE,
                             evidence=f"{a:.0f} IOPS aged, {f:.0f} fresh ({ratio:.2f})"))
-    return rows, [], []
+    fig = _plot_png(lambda p: m.plot(runs, p), "free extents after aging; random IOPS fresh vs aged")
+    return rows, [fig], []
 
 
 # ---- seed 000: the tree copy ------------------------------------------------------------------

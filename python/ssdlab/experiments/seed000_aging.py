@@ -92,6 +92,7 @@ def reproduce(seed: int = 0) -> dict[str, dict[str, Result]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", default="seed000_aging.png")
     a = ap.parse_args(argv)
     runs = reproduce(a.seed)
     for d, rs in runs.items():
@@ -104,4 +105,38 @@ def main(argv: list[str] | None = None) -> int:
         f, g = rs["fresh"], rs["aged"]
         print(f"  aged / fresh: read {g.read_iops / f.read_iops:.2f}, write {g.write_iops / f.write_iops:.2f} "
               "(published: both collapse)")
+    plot(runs, a.plot)
+    print(f"figure: {a.plot}")
     return 0
+
+
+def plot(runs: dict[str, dict[str, Result]], path) -> None:
+    """Left: the aged file system's free extents by e2freefrag's bins. Right: 4 KiB random
+    IOPS, fresh against aged, per drive."""
+    from pathlib import Path
+
+    from ..plotting import pyplot, save
+
+    plt = pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    hist = [b for b in runs[next(iter(runs))]["aged-only"].free_extents if b[1]]
+    labels = [f"{b[0] // 1024}-{2 * b[0] // 1024} KiB" for b in hist]
+    left.bar(labels, [b[1] for b in hist], color="#4878a8")
+    left.set_ylabel("free extents")
+    left.set_title("free space after aging (ext3, 1 KiB blocks)")
+    names, width = [], 0.2
+    for i, (d, rs) in enumerate(runs.items()):
+        for j, (what, attr) in enumerate((("read", "read_iops"), ("write", "write_iops"))):
+            x = i * 2 + j
+            names.append(f"{d} {what}")
+            right.bar(x - width / 2, getattr(rs["fresh"], attr), width, color="#6aa84f",
+                      label="fresh" if x == 0 else None)
+            right.bar(x + width / 2, getattr(rs["aged"], attr), width, color="#cc4125",
+                      label="aged" if x == 0 else None)
+    right.set_xticks(range(len(names)), names)
+    right.set_yscale("log")
+    right.set_ylim(bottom=10)
+    right.set_ylabel("4 KiB random IOPS (O_DIRECT, QD 1)")
+    right.set_title("an 8 MiB file, fresh vs aged")
+    right.legend()
+    save(fig, Path(path))

@@ -93,10 +93,31 @@ def table(runs: dict[str, Run]) -> list[tuple[str, str, float, float, float]]:
     return rows
 
 
+def plot(runs: dict[str, Run], path) -> None:
+    """Run times, published and simulated, per drive."""
+    from pathlib import Path
+
+    from ..plotting import pyplot, save
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    drives = list(runs)
+    x = range(len(drives))
+    ax.bar([i - 0.2 for i in x], [SEED000_MAILQUEUE[d]["run_s"] / 60 for d in drives], 0.4, label="published",
+           color="#999999")
+    ax.bar([i + 0.2 for i in x], [runs[d].projected_s / 60 for d in drives], 0.4, label="simulated", color="#4878a8")
+    ax.set_xticks(list(x), [f"{d} ({DRIVES[d]})" for d in drives])
+    ax.set_ylabel("run time (min)")
+    ax.set_title("Seed 000 item 5: a mail queue of a million files")
+    ax.legend()
+    save(fig, Path(path))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=1, help="queue 1/SCALE of the files (run time projected)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", default="seed000_mailqueue.png")
     a = ap.parse_args(argv)
     runs = reproduce(a.scale, a.seed)
     print(f"{'drive':8} {'quantity':16} {'published':>10} {'simulated':>10} {'error':>8}")
@@ -107,4 +128,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{d}: CPU {r.cpu_pct[0]:.1f}-{r.cpu_pct[1]:.1f} % (published {p['cpu_pct'][0]}-{p['cpu_pct'][1]}), "
               f"iowait {r.iowait_pct[0]:.1f}-{r.iowait_pct[1]:.1f} % ({p['iowait_pct'][0]}-{p['iowait_pct'][1]}), "
               f"load {r.load[0]:.1f}-{r.load[1]:.1f} ({p['load'][0]}-{p['load'][1]})")
+    plot(runs, a.plot)
+    print(f"figure: {a.plot}")
     return 0
