@@ -44,7 +44,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let runs: usize = args.next().map(|a| a.parse().expect("RUNS must be a number")).unwrap_or(5).max(1);
     let only: Vec<String> = args.collect();
-    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    // A filter that is a scenario's whole name picks that one alone (randread_4k_qd32 is
+    // also a part of hdd_randread_4k_qd32's name); any other picks the names containing it.
+    let exact = |o: &str| Scenario::ALL.iter().any(|s| s.name() == o);
+    let wanted = |name: &str| {
+        only.is_empty() || only.iter().any(|o| if exact(o) { name == o } else { name.contains(o.as_str()) })
+    };
 
     for sc in Scenario::ALL {
         if !wanted(sc.name()) {
