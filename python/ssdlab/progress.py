@@ -45,6 +45,16 @@ def _seconds(ns: float) -> str:
     return f"{s / 3600:.2f} h"
 
 
+def _of(done_ns: float, total_ns: float) -> str:
+    """``done/total unit``, both in the total's unit (67.4 s of 10 minutes is "1.1/10.0 min",
+    not "67.4/10.0 min")."""
+    total = _seconds(total_ns)
+    value, unit = total.split(" ")
+    scale = {"s": 1e9, "min": 60e9, "h": 3600e9}[unit]
+    decimals = len(value.split(".")[1]) if "." in value else 0
+    return f"{done_ns / scale:.{decimals}f}/{total}"
+
+
 def _count(n: int) -> str:
     for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if n >= div:
@@ -63,7 +73,7 @@ def describe(p: api.Progress, wall_s: float | None = None) -> str:
         return "fill done"
     sim = p.simulated_ns
     if p.end_ns is not None:
-        parts = [f"sim {_seconds(sim).removesuffix(' s')}/{_seconds(p.end_ns - p.start_ns)}"]
+        parts = [f"sim {_of(sim, p.end_ns - p.start_ns)}"]
     else:
         parts = [f"sim {_seconds(sim)}"]
     if p.phase == "run":

@@ -196,3 +196,19 @@ def test_an_output_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     umask = os.umask(0)
     os.umask(umask)
     assert new.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_simulated_time_and_its_total_are_shown_in_one_unit():
+    from ssdlab.progress import describe
+
+    def at(now_s: float, end_s: float) -> str:
+        p = api.Progress(run=1, phase="run", start_ns=0, now_ns=int(now_s * 1e9), end_ns=int(end_s * 1e9),
+                         planned_bytes=None, requests=0, bytes=0, events=0, fraction=None, rebuild_bytes=None,
+                         rebuild_target_bytes=None, device=None, fill=None, passes_done=None, passes=None)
+        return describe(p).split(",")[0]
+
+    # 67.4 s of a 10-minute run once read "sim 67.4/10.0 min"
+    assert at(67.4, 600) == "sim 1.1/10.0 min"
+    assert at(3.2, 60) == "sim 3.2/60.0 s"
+    assert at(0.5, 5) == "sim 0.50/5.00 s"
+    assert at(5400, 36000) == "sim 1.50/10.00 h"
