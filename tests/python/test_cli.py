@@ -45,6 +45,11 @@ def test_json_has_the_fio_fields_and_the_ssdlab_object(cli, tmp_path):
 def test_profiles_list_and_show(cli):
     p = cli("profiles")
     assert p.returncode == 0 and "samsung-850-pro" in p.stdout
+    # piped (80 columns), every name whole, as --profile takes it
+    from ssdlab.config import profile_names
+
+    listed = {line.split()[0] for line in p.stdout.splitlines() if line.strip()}
+    assert set(profile_names()) <= listed, set(profile_names()) - listed
     p = cli("profiles", "show", "samsung-850-pro")
     assert p.returncode == 0
     assert 'source = "seed 003' in p.stdout

@@ -21,16 +21,25 @@ def profiles(ctx: typer.Context) -> None:
     """List the built-in profiles: drives (--profile), hosts (--host) and RAID engines (--engine)."""
     if ctx.invoked_subcommand is not None:
         return
-    table = Table("name", "kind", "description", "capacity", box=None)
+    rows = []
     for name in profile_names():
         p, _ = load_profile(name)
-        table.add_row(name, p.kind, p.description, f"{p.capacity / 1e9:.0f} GB")
+        rows.append((name, p.kind, p.description, f"{p.capacity / 1e9:.0f} GB"))
     for name in host_names():
         h, _ = load_host(name)
-        table.add_row(name, "host", h.description, "-")
+        rows.append((name, "host", h.description, "-"))
     for name in engine_names():
         e, _ = load_engine(name)
-        table.add_row(name, "engine", f"{e.description} ({e.kind})", "-")
+        rows.append((name, "engine", f"{e.description} ({e.kind})", "-"))
+    # Names are what people copy into --profile: never cut or folded, however narrow the
+    # output (80 columns when piped); the description wraps instead.
+    table = Table(box=None)
+    table.add_column("name", no_wrap=True, min_width=max(len(r[0]) for r in rows))
+    table.add_column("kind", no_wrap=True)
+    table.add_column("description")
+    table.add_column("capacity", no_wrap=True)
+    for r in rows:
+        table.add_row(*r)
     console().print(table)
 
 
