@@ -336,3 +336,30 @@ fn sync_writes_every_dirty_page_and_commits_before_it_returns() {
         assert_dirty_pages_conserved(f);
     }
 }
+
+#[test]
+fn fio_end_fsync_writes_the_files_back_and_unlink_deletes_them() {
+    // fio's end_fsync: each file fsynced once the job's I/O is done; unlink: then deleted.
+    let run_with = |end_fsync: bool, unlink: bool| {
+        let mut job = fio_on_files(RwMode::Write, 64 * KIB, 4 * MIB, 256, false);
+        let a = job.files.as_mut().unwrap();
+        (a.end_fsync, a.unlink) = (end_fsync, unlink);
+        let spec = system(FsType::Ext4, KernelEra::Today, vec![set("f", 4, 4 * MIB, 1.0)], vec![job]);
+        let r = run(&spec).expect("run");
+        r.files.clone().unwrap()
+    };
+    let plain = run_with(false, false);
+    let dirtied = plain.dirtied_pages;
+    assert!(dirtied >= 1024, "{plain:?}");
+    assert!(plain.dirty_pages_at_end > 0, "without end_fsync the run ends with dirty pages: {plain:?}");
+    let synced = run_with(true, false);
+    assert_eq!(synced.dirty_pages_at_end, 0, "{synced:?}");
+    assert_eq!(synced.written_back_pages, dirtied, "{synced:?}");
+    let unlinked = run_with(false, true);
+    assert_eq!(unlinked.dirty_pages_at_end, 0, "{unlinked:?}");
+    assert_eq!(unlinked.dropped_dirty_pages + unlinked.written_back_pages, dirtied, "{unlinked:?}");
+    assert!(unlinked.dropped_dirty_pages > 0, "deleted before their writeback: {unlinked:?}");
+    for f in [&plain, &synced, &unlinked] {
+        assert_dirty_pages_conserved(f);
+    }
+}

@@ -54,6 +54,8 @@ pub struct FileJob {
     /// fio's sequential service: bytes sent to the current file, and a file's size.
     seq_bytes: u64,
     file_bytes: u64,
+    /// fio's end_fsync and unlink once the I/O is done: the next file of each to go.
+    tail: (u64, u64),
     /// A program's state; per operation, the cursor of its `Next`/`Every` pick.
     step: Step,
     open: Option<Open>,
@@ -80,6 +82,7 @@ impl FileJob {
             last_written: 0,
             seq_bytes: 0,
             file_bytes: file_bytes.max(1),
+            tail: (0, 0),
             step: Step::default(),
             open: None,
             cursors: vec![0; ops],
@@ -93,6 +96,22 @@ impl FileJob {
 
     pub fn is_program(&self) -> bool {
         self.access.program.is_some()
+    }
+
+    /// fio's pattern done: what it does then, one at a time — fsync each of its files
+    /// (`end_fsync`), then delete each (`unlink`); None when nothing is left.
+    pub fn tail_next(&mut self) -> Option<FileRequest> {
+        let set = self.access.set;
+        let req = |op, entry| FileRequest { op, set, entry: Some(entry), offset: 0, len: 0 };
+        if self.access.end_fsync && self.tail.0 < self.entries {
+            self.tail.0 += 1;
+            return Some(req(FileIoOp::Fsync { data_only: false }, self.tail.0 - 1));
+        }
+        if self.access.unlink && self.tail.1 < self.entries {
+            self.tail.1 += 1;
+            return Some(req(FileIoOp::Delete, self.tail.1 - 1));
+        }
+        None
     }
 
     /// fio's pattern: the file and offset of I/O `io` (its offset is within one file).

@@ -235,6 +235,17 @@ impl JobRun {
             return self.next_program_action(now);
         }
         if self.limits_reached(now) {
+            if let Some(f) = self.files.as_mut() {
+                // end_fsync and unlink, once the job's I/O has completed.
+                if self.inflight > 0 {
+                    return Action::Wait;
+                }
+                if let Some(req) = f.tail_next() {
+                    self.inflight += 1;
+                    self.stats.issued += 1;
+                    return Action::IssueFile(req);
+                }
+            }
             self.state = JobState::Draining;
             return if self.inflight == 0 { Action::Finished } else { Action::Wait };
         }

@@ -405,8 +405,12 @@ impl FileLayer {
                         self.commit(o.mount as u16, block, events);
                     }
                 } else if mnt.barriers {
-                    self.ops[slot as usize].stage = Stage::Flush;
+                    // Nothing to commit: the device's cache flushed, waited for as one bio (its
+                    // completion counts down `pending`, which the writeback left at 0).
                     let target = mnt.target;
+                    let op = &mut self.ops[slot as usize];
+                    op.stage = Stage::Flush;
+                    op.pending = 1;
                     self.send(target, Op::Flush, 0, 0, Purpose::Flush(slot), o.io.process, block, events);
                 } else {
                     self.complete(slot, events, host);
