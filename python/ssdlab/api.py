@@ -221,6 +221,14 @@ def build(
                         warnings=list(files.warnings), reports=[JobReport() for _ in jobs])
     else:
         jobset = _load_jobs(job, targets, overrides, env, seed)
+    fio_file_sets: list[dict[str, Any]] = []
+    if files is None and filesystem is not None and not replay:
+        # fio on a mounted file system: jobs that address no device run on their own files.
+        from .fio.onfiles import on_files
+
+        moved, fio_file_sets, kept = on_files(jobset.jobs, jobset.job_options, jobset.global_options,
+                                              jobset.warnings)
+        jobset = dataclasses.replace(jobset, jobs=moved, warnings=kept)
     if replay:
         jobs = [j.model_copy(update={"replay": r, "io_limit": 1 << 62, "name": "replay"})
                 for j, (r, _, _) in zip(jobset.jobs, replay, strict=True)]
@@ -241,9 +249,9 @@ def build(
         "interval_ns": interval_ns,
         "until": "rebuild-done" if until == "rebuild" else "jobs-done",
         "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
-        "file_sets": files.file_sets if files is not None else [],
+        "file_sets": files.file_sets if files is not None else fio_file_sets,
     }
-    if files is not None and core["host"]["memory"] is None:
+    if (files is not None or fio_file_sets) and core["host"]["memory"] is None:
         raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
                          "(a [memory] table in the host profile)")
     fs_choice = filesystem if filesystem is not None else (files.filesystem if files else None)

@@ -43,7 +43,7 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
     memory_limit: MemoryLimit = None,
-    fs: Annotated[Optional[str], typer.Option("--fs", help="a file workload's file system, made on the first device: ext3 or ext4 (default: the scenario's, else ext3 on a 2008 host and ext4 on others)")] = None,
+    fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); a file workload's default is the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would; or a file
     workload (a scenario .toml or a filebench .f file) on a file system there."""
@@ -67,8 +67,8 @@ def run(
                           output_format=output_format, interval=interval, precondition=precondition,
                           scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
                           host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"))
-    if fs is not None:
-        fail("--fs: only a file workload (a scenario .toml or a filebench .f file) runs on a file system")
+    if fs is not None and fs not in ("ext3", "ext4"):
+        fail(f"--fs {fs}: expected ext3 or ext4")
     jobs = [j if j == "-" else Path(j) for j in job or []]
     if jobs.count("-") > 1:
         fail("-: standard input can hold only one job file")
@@ -92,7 +92,7 @@ def run(
                          overrides=overrides(set_), interval=interval, precondition=precondition, scale=scale,
                          profile_set=sets, scheduler=scheduler,
                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
-                         memory_limit=memory_limit)
+                         memory_limit=memory_limit, filesystem=fs)
 
     result = _simulate(spec, check=_check_logs)
     _write_logs(result)

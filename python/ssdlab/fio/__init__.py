@@ -32,6 +32,10 @@ Device mapping (ssdlab's rule, as fio has no single device):
 * a region reaching past the end of the device, an empty region, or a block size larger
   than the region is an error.
 
+With a file system on the device (``ssdlab run JOB --fs ext4``, ``build(filesystem=...)``), a
+job that names no ``/dev`` device runs on its own files instead, through the page cache unless
+``direct=1`` (:mod:`.onfiles`).
+
 Other ssdlab choices, where fio depends on the machine or on chance:
 
 * ``$pagesize``, ``$mb_memory`` and ``$ncpus`` come from a simulated host (4096, 16384,

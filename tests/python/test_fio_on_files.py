@@ -1,0 +1,69 @@
+"""fio jobs on a file system (``--fs``): jobs that name no device run on their own files
+through the file layer; without ``--fs`` nothing changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ssdlab import api
+
+JOB = """[global]
+ioengine=psync
+[w]
+rw=write
+bs=64k
+nrfiles=4
+filesize=16m
+end_fsync=1
+file_service_type=sequential
+"""
+
+
+def test_a_job_runs_on_its_files_through_the_page_cache():
+    spec = api.build(JOB, profile="samsung-850-pro", filesystem="ext4")
+    assert spec.core["file_sets"] == [{"name": "w.0", "target": 0, "dir": "/w.0", "entries": 4,
+                                       "size": {"kind": "fixed", "bytes": 16 << 20}, "dir_width": 0,
+                                       "prealloc": 1.0}]
+    files = spec.core["jobs"][0]["files"]
+    assert files["direct"] is False and files["end_fsync"] is True and files["service"] == "sequential"
+    # the warnings of the raw path about buffered I/O and files are answered
+    assert not any("buffered" in w or "nrfiles" in w or "end_fsync" in w for w in spec.warnings), spec.warnings
+    r = api.execute(spec)
+    f = r.core["files"]
+    assert f["dirtied_pages"] == 16384  # 64 MiB, each file to its end in turn
+    assert f["written_back_pages"] == 16384 and f["dirty_pages_at_end"] == 0  # end_fsync
+    assert r.core["jobs"][0]["write"]["bytes"] == 64 << 20
+
+
+def test_direct_io_on_files_skips_the_cache():
+    spec = api.build(JOB.replace("[w]", "[w]\ndirect=1"), profile="samsung-850-pro", filesystem="ext4")
+    f = api.execute(spec).core["files"]
+    assert f["dirtied_pages"] == 0 and f["data_bios"] > 0
+
+
+def test_a_device_job_stays_on_the_device_and_without_fs_nothing_changes():
+    raw = "[r]\nfilename=/dev/sda\nrw=randread\nbs=4k\nnumber_ios=1000\ndirect=1\n"
+    spec = api.build(raw, profile="samsung-850-pro", filesystem="ext4")
+    assert spec.core["jobs"][0]["files"] is None
+    plain = api.build(JOB, profile="samsung-850-pro")
+    assert plain.core["file_sets"] == [] and plain.core["jobs"][0]["files"] is None
+    assert any("buffered" in w for w in plain.warnings)
+
+
+def test_an_unmodelled_service_type_says_what_runs():
+    spec = api.build(JOB.replace("sequential", "zipf:1.2"), profile="samsung-850-pro", filesystem="ext4")
+    assert spec.core["jobs"][0]["files"]["service"] == "random"
+    assert any("file_service_type=zipf:1.2: simulated as random" in w for w in spec.warnings)
+
+
+def test_ssdlab_run_fs_runs_a_fio_job_on_files(tmp_path, cli):
+    job = tmp_path / "j.fio"
+    job.write_text(JOB)
+    r = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "ext4", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["jobs"][0]["write"]["io_bytes"] == 64 << 20
+    bad = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "zfs")
+    assert bad.returncode == 2 and "--fs zfs: expected ext3 or ext4" in bad.stderr
