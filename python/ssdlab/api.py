@@ -235,6 +235,14 @@ def build(
         # The generated job text's own options are not the user's to be warned about.
         jobset = dataclasses.replace(jobset, jobs=jobs, warnings=[w for w in jobset.warnings if "ioengine" not in w])
     notes, trace_warnings = _survey_traces(jobset.jobs)
+    # Which path each job takes when a file system is there: its files, or the raw device.
+    for j in jobset.jobs if fio_file_sets else []:
+        if j.clone == 0:
+            f = j.files
+            where = (f"on files: {fio_file_sets[f['set']]['entries']} of {j.region_size:,} bytes in "
+                     f"{fio_file_sets[f['set']]['dir']} ({'O_DIRECT' if f['direct'] else 'through the page cache'})"
+                     if f else "on the raw device")
+            notes.append(f"job '{j.name}' runs {where}")
     try:
         interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     except UnitError as e:

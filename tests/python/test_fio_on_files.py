@@ -30,6 +30,7 @@ def test_a_job_runs_on_its_files_through_the_page_cache():
     assert files["direct"] is False and files["end_fsync"] is True and files["service"] == "sequential"
     # the warnings of the raw path about buffered I/O and files are answered
     assert not any("buffered" in w or "nrfiles" in w or "end_fsync" in w for w in spec.warnings), spec.warnings
+    assert spec.notes == ["job 'w' runs on files: 4 of 16,777,216 bytes in /w.0 (through the page cache)"]
     r = api.execute(spec)
     f = r.core["files"]
     assert f["dirtied_pages"] == 16384  # 64 MiB, each file to its end in turn
@@ -45,8 +46,10 @@ def test_direct_io_on_files_skips_the_cache():
 
 def test_a_device_job_stays_on_the_device_and_without_fs_nothing_changes():
     raw = "[r]\nfilename=/dev/sda\nrw=randread\nbs=4k\nnumber_ios=1000\ndirect=1\n"
-    spec = api.build(raw, profile="samsung-850-pro", filesystem="ext4")
-    assert spec.core["jobs"][0]["files"] is None
+    spec = api.build(raw + JOB.replace("[global]\nioengine=psync\n", ""), profile="samsung-850-pro",
+                     filesystem="ext4")
+    assert spec.core["jobs"][0]["files"] is None and spec.core["jobs"][1]["files"] is not None
+    assert spec.notes[0] == "job 'r' runs on the raw device"
     plain = api.build(JOB, profile="samsung-850-pro")
     assert plain.core["file_sets"] == [] and plain.core["jobs"][0]["files"] is None
     assert any("buffered" in w for w in plain.warnings)
@@ -67,3 +70,4 @@ def test_ssdlab_run_fs_runs_a_fio_job_on_files(tmp_path, cli):
     assert out["jobs"][0]["write"]["io_bytes"] == 64 << 20
     bad = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "zfs")
     assert bad.returncode == 2 and "--fs zfs: expected ext3 or ext4" in bad.stderr
+    assert "ssdlab: job 'w' runs on files" in r.stderr
