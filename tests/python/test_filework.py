@@ -170,13 +170,6 @@ def test_ssdlab_run_refuses_what_a_file_workload_cannot_use_in_one_line(tmp_path
     assert expected in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-def test_fs_is_refused_for_a_fio_job(tmp_path: Path, cli) -> None:
-    job = tmp_path / "j.fio"
-    job.write_text("[j]\nrw=read\nsize=1m\n")
-    r = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "ext4")
-    assert r.returncode == 2 and "--fs: only a file workload" in r.stderr
-
-
 def test_ssdlab_run_makes_the_file_system_on_a_raid_array(tmp_path: Path, cli) -> None:
     r = cli("run", str(write(tmp_path, QUEUE)), "--profile", "samsung-850-pro", "--raid", "0", "--drives", "3",
             "--host", "generic-linux")
