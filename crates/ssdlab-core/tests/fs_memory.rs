@@ -3,29 +3,11 @@
 //! model keeps no globals) around the creation of a million such files in 500 directories.
 
 use ssdlab_core::fs::{Era, FileSystem, FsConfig, FsKind, MkfsOptions, Task, ROOT_INO};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 
-struct Counting;
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+mod counting;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting::Counting = counting::Counting;
 
 #[test]
 fn a_one_extent_file_and_its_entry_cost_under_100_bytes() {
@@ -40,7 +22,7 @@ fn a_one_extent_file_and_its_entry_cost_under_100_bytes() {
                 .0
         })
         .collect();
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = counting::live();
     for i in 0..FILES {
         let dir = dirs[(i % 500) as usize];
         let (ino, _) = fs
@@ -51,7 +33,7 @@ fn a_one_extent_file_and_its_entry_cost_under_100_bytes() {
         fs.release(ino);
     }
     fs.unmount();
-    let after = LIVE.load(Ordering::Relaxed);
+    let after = counting::live();
     let per_file = (after - before) as f64 / FILES as f64;
     let one_extent = dirs
         .iter()

@@ -3,41 +3,18 @@
 //! clean pages and then has 10 % and 20 % of them dirtied (the default background and hard
 //! limits). The bar is under 32 bytes per cached page.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use ssdlab_core::pagecache::{Era, PageCache, PageCacheConfig, RaState, ReadPlan};
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator and only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+mod counting;
+use counting::live;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting::Counting = counting::Counting;
 
 const PAGES: u64 = 1 << 20;
 const FILES: u32 = 16;
-
-fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
-}
 
 /// The one test of this binary (the counter is shared by every thread).
 #[test]

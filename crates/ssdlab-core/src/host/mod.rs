@@ -260,6 +260,20 @@ impl Host {
         }
     }
 
+    /// Job `j` issues a request at `now`: its number, and when its thread has prepared it
+    /// (the per-I/O host time, drawn or fixed) and it reaches the layer below.
+    fn submitted(&mut self, j: u32, now: Time) -> (BioId, Time) {
+        let id = self.new_id();
+        let job = &mut self.jobs[j as usize];
+        let overhead = match &self.overhead {
+            Some(g) => g.sample(job.rng()) as Time,
+            None => self.cfg.io_overhead_ns,
+        };
+        let arrive = job.thread_submit(now, overhead);
+        self.ios[id as usize] = InFlight { issued_at: now, arrived_at: arrive };
+        (id, arrive)
+    }
+
     /// Let job `j` issue as much as its limits allow right now. A job that submits in
     /// batches sends each batch under one plug once its thread has prepared all of it (or
     /// when it can issue no more for now).
@@ -271,14 +285,8 @@ impl Host {
             let job = &mut self.jobs[j as usize];
             match job.next_action(now) {
                 job::Action::Issue(io) => {
-                    let id = self.new_id();
+                    let (id, arrive) = self.submitted(j, now);
                     let job = &mut self.jobs[j as usize];
-                    let overhead = match &self.overhead {
-                        Some(g) => g.sample(job.rng()) as Time,
-                        None => self.cfg.io_overhead_ns,
-                    };
-                    let arrive = job.thread_submit(now, overhead);
-                    self.ios[id as usize] = InFlight { issued_at: now, arrived_at: arrive };
                     if let Some(f) = job.files.as_mut() {
                         // fio's pattern over files: the I/O goes to one of them.
                         let req = f.place(&io);
@@ -299,15 +307,8 @@ impl Host {
                     }
                 }
                 job::Action::IssueFile(req) => {
-                    let id = self.new_id();
-                    let job = &mut self.jobs[j as usize];
-                    let overhead = match &self.overhead {
-                        Some(g) => g.sample(job.rng()) as Time,
-                        None => self.cfg.io_overhead_ns,
-                    };
-                    let arrive = job.thread_submit(now, overhead);
-                    self.ios[id as usize] = InFlight { issued_at: now, arrived_at: arrive };
-                    let direct = job.files.as_ref().is_some_and(|f| f.access.direct);
+                    let (id, arrive) = self.submitted(j, now);
+                    let direct = self.jobs[j as usize].files.as_ref().is_some_and(|f| f.access.direct);
                     lower.submit_file(file_io(id, j, &req, direct), arrive, events);
                 }
                 job::Action::WakeAt(at) => {
