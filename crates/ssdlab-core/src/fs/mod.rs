@@ -613,6 +613,11 @@ impl FileSystem {
     pub fn inode_group(&self, ino: Ino) -> u32 {
         self.inodes.group_of(ino)
     }
+    /// Where mapping block `key` (an indirect block or an extent-tree leaf) of `ino` is, if
+    /// it has one.
+    fn mapping_block(&self, ino: Ino, key: u64) -> Option<u64> {
+        self.inodes.get(ino).unwrap().map.meta().iter().find(|m| m.key == key).map(|m| m.phys)
+    }
     /// The inode table block holding `ino`.
     pub fn inode_block(&self, ino: Ino) -> u64 {
         let g = self.inodes.group_of(ino);
@@ -1083,15 +1088,7 @@ impl FileSystem {
         let mut goal = goal;
         let mut parent_block = self.inode_block(ino);
         for key in path {
-            let have = self
-                .inodes
-                .get(ino)
-                .unwrap()
-                .map
-                .meta()
-                .iter()
-                .find(|m| m.key == key)
-                .map(|m| m.phys);
+            let have = self.mapping_block(ino, key);
             let b = match have {
                 Some(b) => b,
                 None => {
@@ -1158,15 +1155,7 @@ impl FileSystem {
                     match path.last() {
                         None => ch.dirty(self.inode_block(ino)),
                         Some(&k) => {
-                            let m = self
-                                .inodes
-                                .get(ino)
-                                .unwrap()
-                                .map
-                                .meta()
-                                .iter()
-                                .find(|m| m.key == k)
-                                .map(|m| m.phys);
+                            let m = self.mapping_block(ino, k);
                             ch.dirty(m.expect("indirect blocks are allocated before data"));
                         }
                     }
@@ -1246,15 +1235,7 @@ impl FileSystem {
         match changed {
             Some(i) if leaves > 0 => {
                 let leaf = (i.min(extents.saturating_sub(1)) / per) as u64;
-                let m = self
-                    .inodes
-                    .get(ino)
-                    .unwrap()
-                    .map
-                    .meta()
-                    .iter()
-                    .find(|m| m.key == KEY_LEAF | leaf)
-                    .map(|m| m.phys);
+                let m = self.mapping_block(ino, KEY_LEAF | leaf);
                 if let Some(b) = m {
                     ch.dirty(b);
                 }
