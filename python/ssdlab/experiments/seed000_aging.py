@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     for d, rs in runs.items():
         fs = free_space(rs["aged-only"].free_extents)
         print(f"{d}: free extents of 1-3 KiB {100 * fs['share_1_3k']:.1f} % (published: most); "
-              f"largest free extent {fs['largest_kib']:.1f} KiB (published 4 KB)")
+              f"largest free extent {fs['largest_kib']:.1f} KiB (published 4 KB, error "
+              f"{100 * (fs['largest_kib'] - 4) / 4:+.1f} %)")
         for k in ("fresh", "aged"):
             r = rs[k]
             print(f"  {k:6} random read {r.read_iops:8.0f} IOPS, random write {r.write_iops:8.0f} IOPS")
