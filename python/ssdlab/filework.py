@@ -126,6 +126,11 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 _OPS = {"create", "open", "close", "write_whole", "append", "read_whole", "read", "write", "fsync",
         "delete", "stat", "list_dir", "sync", "delay"}
 _PICKS = {"random", "rotor", "next", "open"}
+#: each operation's keys besides ``op`` (``repeat`` is taken before)
+_OP_KEYS = {"create": {"set", "pick"}, "open": {"set", "pick"}, "delete": {"set", "pick"}, "stat": {"set", "pick"},
+            "list_dir": {"set"}, "sync": {"set"}, "close": set(), "write_whole": {"io"}, "read_whole": {"io"},
+            "append": {"size", "io"}, "read": {"io", "random"}, "write": {"io", "random"}, "fsync": {"data_only"},
+            "delay": {"time", "busy"}}
 
 
 def load_scenario(path: Path, target: int = 0) -> FileWork:
@@ -176,7 +181,9 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if isinstance(sz, dict):
             if "mean" in sz:
                 mean = size(sz["mean"], keys + ("size", "mean"))
-                shape = float(sz.get("shape", 1.5))
+                shape = sz.get("shape", 1.5)
+                if isinstance(shape, bool) or not isinstance(shape, (int, float)) or not 0 < shape < 1e6:
+                    raise fail(keys + ("size", "shape"), f"{shape!r}: expected a positive number (gamma shape)")
                 spec = {"kind": "gamma", "mean": mean, "shape": shape, "max": size(sz.get("max", 11 * mean), keys + ("size", "max"))}
             else:
                 lo, hi = size(sz.get("min"), keys + ("size", "min")), size(sz.get("max"), keys + ("size", "max"))
@@ -189,9 +196,12 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         pre = fs.get("prealloc", 0.0)
         if not isinstance(pre, (int, float)) or not 0 <= pre <= 1:
             raise fail(keys + ("prealloc",), f"{pre!r}: expected a share from 0 to 1")
+        dir_width = fs.get("dir_width", 0)
+        if isinstance(dir_width, bool) or not isinstance(dir_width, int) or dir_width < 0:
+            raise fail(keys + ("dir_width",), f"{dir_width!r}: expected a whole number of entries a directory, 0 for one")
         index[name] = len(sets)
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
-                     "dir_width": int(fs.get("dir_width", 0)), "prealloc": float(pre)})
+                     "dir_width": dir_width, "prealloc": float(pre)})
     threads: list[Thread] = []
     names: set[str] = set()
     for i, th in enumerate(doc.get("thread", [])):
@@ -233,9 +243,12 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if not isinstance(direct, bool):
             raise fail(keys + ("direct",), f"{direct!r}: expected true (O_DIRECT) or false")
         runtime = th.get("runtime")
+        stop_on_error = th.get("stop_on_error", False)
+        if not isinstance(stop_on_error, bool):
+            raise fail(keys + ("stop_on_error",), f"{stop_on_error!r}: expected true or false")
         threads.append(Thread(name, instances, {
             "set": first_set, "direct": direct, "service": "roundrobin", "end_fsync": False, "unlink": False,
-            "program": {"ops": ops, "loops": loops or None, "stop_on_error": bool(th.get("stop_on_error", False))}},
+            "program": {"ops": ops, "loops": loops or None, "stop_on_error": stop_on_error}},
             list(th.get("after", [])),
             time_ns(runtime, keys + ("runtime",)) if runtime not in (None, 0, "0") else None,
             list(serves), idle_ns))
@@ -261,6 +274,16 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
         raise fail(keys + ("op",), f"{op!r}: expected an operation, one of {', '.join(sorted(_OPS))}")
     kind = op["op"]
     out: dict[str, Any] = {"op": kind}
+    allowed = {"op"} | _OP_KEYS[kind]
+    for k in op:
+        if k not in allowed:
+            raise fail(keys + (k,), f"not a key of '{kind}' (it takes: {', '.join(sorted(allowed - {'op'})) or 'none'})")
+
+    def flag(k: str) -> bool:
+        v = op.get(k, False)
+        if not isinstance(v, bool):
+            raise fail(keys + (k,), f"{v!r}: expected true or false")
+        return v
 
     def set_of() -> int:
         s = op.get("set")
@@ -289,11 +312,11 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
         out.update(size={"kind": "fixed", "bytes": size(op.get("size"), keys + ("size",))},
                    io_bytes=size(op.get("io", "1m"), keys + ("io",)))
     elif kind in ("read", "write"):
-        out.update(io_bytes=size(op.get("io", "4k"), keys + ("io",)), random=bool(op.get("random", False)))
+        out.update(io_bytes=size(op.get("io", "4k"), keys + ("io",)), random=flag("random"))
     elif kind == "fsync":
-        out["data_only"] = bool(op.get("data_only", False))
+        out["data_only"] = flag("data_only")
     elif kind == "delay":
-        out.update(ns=time_ns(op.get("time"), keys + ("time",)), busy=bool(op.get("busy", False)))
+        out.update(ns=time_ns(op.get("time"), keys + ("time",)), busy=flag("busy"))
     return out
 
 
