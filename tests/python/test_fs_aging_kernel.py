@@ -34,7 +34,9 @@ def test_ext4_4k_aging_model_matches_the_kernel(tmp_path):
     assert abs(mf["free_blocks"] - kf["free_blocks"]) <= 0.005 * kf["free_blocks"]
     # The kernel's own count moved by 2% in one run of four (writeback timing).
     assert abs(mf["free_extents"] - kf["free_extents"]) <= 0.03 * kf["free_extents"]
-    assert mf["max_kb"] <= 16 and kf["max_kb"] <= 16
+    # No large free extent is left. The kernel's largest varies from run to run (16 KiB or
+    # less in earlier runs, 20 KiB in one on 2026-11-28): a bound on it, not the model's 16.
+    assert mf["max_kb"] <= 16 and kf["max_kb"] <= 64
     # Files left of the 7 KB round: one or two extents, in the same proportion.
     k2 = kernel["extents_per_file"].get("2", 0) / sum(kernel["extents_per_file"].values())
     m2 = model["extents_per_file"].get("2", 0) / sum(model["extents_per_file"].values())
