@@ -281,6 +281,7 @@ class FileReport(TypedDict):
     checkpoint_blocks: int
     data_bios: int
     metadata_bios: int
+    mkfs_bytes: int
     cpu: CpuInterval
     #: per file system, the free-extent histogram: [bucket start bytes, extents, blocks]
     free_extents: list[list[tuple[int, int, int]]]

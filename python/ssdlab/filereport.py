@@ -100,6 +100,8 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str]) ->
             f"  writers throttled {f['throttled_ns'] / 1e9:.3f} s in all; pages evicted {f['evicted_pages']:,}",
             f"  commits {f['commits']:,}, journal blocks {f['journal_blocks']:,}, checkpointed "
             f"{f['checkpoint_blocks']:,}; bios: data {f['data_bios']:,}, metadata {f['metadata_bios']:,}"]
+    if f.get("mkfs_bytes"):
+        out.append(f"  mkfs wrote {f['mkfs_bytes'] / 2**20:,.1f} MiB")
     c = f["cpu"]
     out += ["", "CPUs (as sar -u and uptime)",
             f"  busy {100 * c['busy']:.1f} %, iowait {100 * c['iowait']:.1f} %, idle {100 * c['idle']:.1f} %; "

@@ -32,7 +32,8 @@ A scenario file::
     ops = [ { op = "list_dir", set = "a" }, { op = "delete", set = "a", pick = "rotor" } ]
 
 ``sync`` (with a ``set``: its file system) writes every dirty page, waits for it and commits
-the journal, as ``cp -a ...; sync`` does. Every error names the file, the line and what was expected (:class:`FileWorkError`).
+the journal, as ``cp -a ...; sync`` does. ``mkfs`` (with a ``set``: its file system) times the
+making of it: what mke2fs writes, written back and fsynced. Every error names the file, the line and what was expected (:class:`FileWorkError`).
 """
 
 from __future__ import annotations
@@ -124,11 +125,11 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 
 
 _OPS = {"create", "open", "close", "write_whole", "append", "read_whole", "read", "write", "fsync",
-        "delete", "stat", "list_dir", "sync", "delay"}
+        "delete", "stat", "list_dir", "sync", "mkfs", "delay"}
 _PICKS = {"random", "rotor", "next", "open"}
 #: each operation's keys besides ``op`` (``repeat`` is taken before)
 _OP_KEYS = {"create": {"set", "pick"}, "open": {"set", "pick"}, "delete": {"set", "pick"}, "stat": {"set", "pick"},
-            "list_dir": {"set"}, "sync": {"set"}, "close": set(), "write_whole": {"io"}, "read_whole": {"io"},
+            "list_dir": {"set"}, "sync": {"set"}, "mkfs": {"set"}, "close": set(), "write_whole": {"io"}, "read_whole": {"io"},
             "append": {"size", "io"}, "read": {"io", "random"}, "write": {"io", "random"}, "fsync": {"data_only"},
             "delay": {"time", "busy"}}
 
@@ -304,7 +305,7 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
 
     if kind in ("create", "open", "delete", "stat"):
         out.update(set=set_of(), pick=pick())
-    elif kind in ("list_dir", "sync"):
+    elif kind in ("list_dir", "sync", "mkfs"):
         out["set"] = set_of()
     elif kind in ("write_whole", "read_whole"):
         out["io_bytes"] = size(op.get("io", "1m"), keys + ("io",))

@@ -192,3 +192,16 @@ def test_a_file_workload_is_named_by_its_suffix_or_a_personality(tmp_path: Path,
     (tmp_path / "varmail.f").write_text("")
     assert _file_workload("varmail.f") == Path("varmail.f")  # a file of that name wins
     assert _file_workload("job.fio") is None and _file_workload("randread") is None
+
+
+def test_a_scenario_can_time_mkfs(tmp_path: Path) -> None:
+    p = tmp_path / "mkfs.toml"
+    p.write_text('filesystem = { type = "ext4", inodes = 100000 }\n'
+                 '[[fileset]]\nname = "root"\ndir = "/"\nentries = 1\nsize = "4k"\n'
+                 '[[thread]]\nname = "mke2fs"\nops = [ { op = "mkfs", set = "root" } ]\nloops = 1\n')
+    w = load(p)
+    assert w.threads[0].files["program"]["ops"] == [{"op": "mkfs", "set": 0}]
+    bad = tmp_path / "bad.toml"
+    bad.write_text(p.read_text().replace('set = "root"', 'set = "root", io = "4k"'))
+    with pytest.raises(FileWorkError, match=r"bad.toml:9: thread.0.ops.0.io: not a key of .mkfs."):
+        load(bad)

@@ -65,12 +65,14 @@ pub enum FileIoOp {
     /// sync(2): every dirty page written and waited for, then the set's file system's
     /// journal committed.
     Sync,
+    /// mke2fs of the set's file system: its writes, then the device fsynced.
+    Mkfs,
 }
 
 impl FileIoOp {
-    /// Operations on a file that must exist (all but create and listing).
+    /// Operations on a file that must exist (all but create, listing, sync and mkfs).
     pub fn needs_existing(self) -> bool {
-        !matches!(self, FileIoOp::Create | FileIoOp::ListDir | FileIoOp::Sync)
+        !matches!(self, FileIoOp::Create | FileIoOp::ListDir | FileIoOp::Sync | FileIoOp::Mkfs)
     }
 }
 

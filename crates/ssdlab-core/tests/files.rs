@@ -363,3 +363,45 @@ fn fio_end_fsync_writes_the_files_back_and_unlink_deletes_them() {
         assert_dirty_pages_conserved(f);
     }
 }
+
+/// The bytes mke2fs writes for a file system as `system` makes it on its 4 GiB device (its
+/// writes merged where they overlap; discards left out).
+fn mkfs_bytes_of(kind: ssdlab_core::fs::FsKind, era: ssdlab_core::fs::Era) -> u64 {
+    use ssdlab_core::fs::{FileSystem, FsConfig, MkfsOptions, MkfsWhat};
+    let (fs, io) = FileSystem::mkfs(FsConfig::new(&MkfsOptions::new(kind, era, 4 << 30)).unwrap()).unwrap();
+    let bs = fs.config().block_size as u64;
+    let mut blocks: Vec<u64> = io.writes.iter().filter(|w| w.what != MkfsWhat::Discard).flat_map(|w| w.offset / bs..(w.offset + w.bytes).div_ceil(bs)).collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    blocks.len() as u64 * bs
+}
+
+#[test]
+fn a_timed_mkfs_writes_what_mke2fs_writes_and_fsyncs_as_the_kernel_of_its_era() {
+    use ssdlab_core::fs::{Era, FsKind};
+    for (fs, era, kind, fs_era, flushes) in [
+        (FsType::Ext3, KernelEra::Y2008, FsKind::Ext3, Era::Y2008, 0),
+        (FsType::Ext4, KernelEra::Today, FsKind::Ext4, Era::Today, 1),
+    ] {
+        let spec = system(fs, era, vec![set("any", 1, 4 * KIB, 0.0)], vec![program(vec![FileOp::Mkfs { set: 0 }], Some(1))]);
+        let r = run(&spec).expect("run");
+        let f = r.files.as_ref().unwrap();
+        let want = mkfs_bytes_of(kind, fs_era);
+        assert_eq!(f.mkfs_bytes, want, "{fs:?}");
+        // Every byte mkfs wrote reached the device once; besides, only the journal's commit of
+        // the set's directory (made before the run) and its checkpoint.
+        let bs = 4 * KIB; // 4 GiB: the "default" size type's blocks
+        let journal = (f.journal_blocks + f.checkpoint_blocks) * bs;
+        assert_eq!(device_write_bytes(&r), want + journal, "{fs:?}: {f:?} {:?}", r.devices[0].disk);
+        assert_eq!(r.devices[0].disk.flush_ios, flushes, "{fs:?}: blkdev_fsync flushes since 2.6.32");
+        assert_eq!((f.failed_ops, f.ops), (0, 1), "{fs:?}");
+        let d = r.devices[0].disk.clone();
+        // Written back in block order and merged: large requests, far fewer than mkfs's calls.
+        assert!(d.write_sectors * 512 / d.write_ios > 64 * KIB, "{fs:?}: {d:?}");
+        assert!(r.end_ns > 0);
+    }
+    // ext3 in 2008 zeroes every inode table (64 MiB here) and a 128 MiB journal; ext4 today
+    // leaves the tables to the kernel's lazy init and zeroes a 64 MiB journal (80 MiB in all).
+    let (old, new) = (mkfs_bytes_of(FsKind::Ext3, Era::Y2008), mkfs_bytes_of(FsKind::Ext4, Era::Today));
+    assert!(old > 190 * MIB && new < 90 * MIB, "{old} {new}");
+}

@@ -197,6 +197,7 @@ impl FileJob {
             },
             FileOp::ListDir { set } => io_req(FileIoOp::ListDir, set, None, 0, 0),
             FileOp::Sync { set } => io_req(FileIoOp::Sync, set, None, 0, 0),
+            FileOp::Mkfs { set } => io_req(FileIoOp::Mkfs, set, None, 0, 0),
             FileOp::Close => match self.open {
                 Some(o) => io_req(FileIoOp::Close, o.set, Some(o.entry), 0, 0),
                 None => self.skip(),

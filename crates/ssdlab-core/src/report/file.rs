@@ -40,6 +40,8 @@ pub struct FileReport {
     pub checkpoint_blocks: u64,
     pub data_bios: u64,
     pub metadata_bios: u64,
+    /// Bytes a timed mkfs wrote (inode tables, bitmaps, descriptors, journal, directories).
+    pub mkfs_bytes: u64,
     /// The CPUs over the whole run.
     pub cpu: CpuInterval,
     /// Per file system: its free-extent histogram at the end, as e2freefrag prints it

@@ -157,6 +157,11 @@ pub enum FileOp {
     /// sync(2): write every dirty page, wait for it, commit the journal of the set's file
     /// system (`cp -a ...; sync`).
     Sync { set: u32 },
+    /// mke2fs of the set's file system, timed: what it writes (inode tables zeroed, bitmaps,
+    /// group descriptors and their backups, the journal, root and lost+found) through the
+    /// block device's page cache, written back in block order, then the device fsynced. The
+    /// file system the run starts with is the one it makes; files created before it stay.
+    Mkfs { set: u32 },
     /// The thread computes (or sleeps, `busy` false) for this long.
     Delay { ns: Time, #[serde(default)] busy: bool },
 }
@@ -246,7 +251,7 @@ impl FileAccess {
                         return Err(ConfigError::new(&key, "an Every pick needs a step of at least 1".into()));
                     }
                 }
-                FileOp::ListDir { set } | FileOp::Sync { set } => check_set(&key, set)?,
+                FileOp::ListDir { set } | FileOp::Sync { set } | FileOp::Mkfs { set } => check_set(&key, set)?,
                 FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::Read { io_bytes, .. } | FileOp::Write { io_bytes, .. } => {
                     if io_bytes == 0 {
                         return Err(ConfigError::new(&key, "io_bytes must be positive".into()));

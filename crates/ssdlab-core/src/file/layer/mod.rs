@@ -21,7 +21,7 @@ use crate::report::FileReport;
 use crate::device::BlockDevice;
 use crate::engine::{EventQueue, Time};
 use crate::error::ConfigError;
-use crate::fs::{Changes, Era as FsEra, FileSystem, FsKind, Ino, MkfsOptions, Task, ROOT_INO};
+use crate::fs::{Changes, Era as FsEra, FileSystem, FsKind, Ino, MkfsOptions, MkfsWhat, MkfsWrite, Task, ROOT_INO};
 use crate::io::{BioId, FileDone, FileIo, FileIoOp, Op, ROTOR_PICK};
 use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, RaState, ReadPlan, WbWork, WriterState};
 use crate::workload::files::FileSetSpec;
@@ -140,6 +140,8 @@ struct Mount {
     block_size: u64,
     delalloc: bool,
     barriers: bool,
+    /// The kernel it runs under (the file system's era, or the host's).
+    kernel: KernelEra,
     commit_armed: bool,
     /// The commit under way: the transaction and its writes still out; where its commit
     /// block goes.
@@ -485,7 +487,7 @@ impl FileLayer {
             Some(ROTOR_PICK) => set.rotor_pick(!create, claim),
             Some(e) if e < set.spec.entries => Some(e),
             Some(_) => None,
-            None if matches!(o.io.op, FileIoOp::ListDir | FileIoOp::Sync) => Some(0),
+            None if matches!(o.io.op, FileIoOp::ListDir | FileIoOp::Sync | FileIoOp::Mkfs) => Some(0),
             None => set.pick(!create, claim),
         };
         self.ops[slot as usize].claimed = claim && entry.is_some() && !matches!(o.io.entry, Some(e) if e != ROTOR_PICK);
@@ -716,8 +718,9 @@ fn pages_of(offset: u64, len: u64) -> u64 {
 
 /// mkfs on a target of `capacity` bytes as `spec` says.
 fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mount, String> {
-    let barriers = spec.barriers_in(spec.era.unwrap_or(host_era));
-    let era = match spec.era.unwrap_or(host_era) {
+    let kernel = spec.era.unwrap_or(host_era);
+    let barriers = spec.barriers_in(kernel);
+    let era = match kernel {
         KernelEra::Y2008 => FsEra::Y2008,
         KernelEra::Today => FsEra::Today,
     };
@@ -746,6 +749,7 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
         journal,
         block_size,
         barriers,
+        kernel,
         commit_armed: false,
         commit: None,
         commit_block: (0, 0),
