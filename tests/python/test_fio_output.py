@@ -48,6 +48,12 @@ def test_num2str_prints_as_fio():
     assert num2str(8388608, 4, 1, True, "B") == "8192KiB"
     assert num2str(8388608, 4, 1, False, "B") == "8389kB"
     assert num2str(77700000, 4, 1, False, "B/s") == "77.7MB/s"
+    # a fraction that rounds up to 1.0 carries into the whole part (fio 3.33: a null-engine
+    # job of 93153 bytes printed "(91.0KiB/12msec)", of 93000 "(90.8KiB/...)")
+    assert num2str(93153, 4, 1, True, "B") == "91.0KiB"
+    assert num2str(93000, 4, 1, True, "B") == "90.8KiB"
+    assert num2str(22970) == "23.0k"  # 45,941 I/Os in 2 s
+    assert num2str(int(90.97 * 2**20), 4, 1, True, "B/s") == "91.0MiB/s"
     assert num2str(10034000, 6) == "10034k"
     assert num2str(4237000, 6) == "4237.0k"
 
@@ -214,3 +220,14 @@ def test_interval_adds_an_iostat_table_per_interval():
     # the asked interval's samples only, though the core sampled for fio's windows too
     assert [s["t_ns"] for s in r.core["samples"]] == [0, 500_000_000, 1_000_000_000, 1_500_000_000, 2_000_000_000]
     assert "iostat -x, " not in format_normal(ssdlab.run(RR))
+
+
+def test_jobs_are_named_by_their_section_and_writes_report_zone_resets():
+    # fio 3.33 on this job file: jobs "file1" and "own" ([global] name= is not inherited; a
+    # section's own name= renames it), and "; 0 zone resets" ends the write line only.
+    text = format_normal(ssdlab.run("[global]\nname=glob\nioengine=libaio\ndirect=1\nbs=4k\nsize=1m\n"
+                                    "[file1]\nrw=randwrite\n[file2]\nname=own\nrw=randread\n"))
+    assert re.search(r"^file1: \(g=0\)", text, re.M) and re.search(r"^own: \(g=0\)", text, re.M)
+    assert "glob" not in text
+    assert re.search(r"^  write: IOPS=.*msec\); 0 zone resets$", text, re.M)
+    assert re.search(r"^  read: IOPS=.*msec\)$", text, re.M)

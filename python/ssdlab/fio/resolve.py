@@ -130,6 +130,9 @@ def parse_sections(
             globals_state.written = {}
             continue
         state = globals_state.child()
+        # fio names a job by its section; only the section's own name= renames it (a
+        # [global] name= is not inherited: fio 3.33 prints [file1] as "file1").
+        state.name = None
         if pending_stonewall:
             state.stonewall = True
             pending_stonewall = False

@@ -69,7 +69,9 @@ def _ddir_lines(r: RunResult, fu: FioUnit, g: FioGroup, d: str) -> list[str]:
     i2p = is_power_of_2(g.kb_base)
     bw = fd.bw_bytes()
     out = [f"  {d}: IOPS={num2str(fd.iops_int())}, BW={num2str(bw, 4, 1, i2p, 'B/s')} "
-           f"({num2str(bw, 4, 1, not i2p, 'B/s')})({num2str(fd.res.bytes, 4, 1, i2p, 'B')}/{fd.runtime_ms}msec)"]
+           f"({num2str(bw, 4, 1, not i2p, 'B/s')})({num2str(fd.res.bytes, 4, 1, i2p, 'B')}/{fd.runtime_ms}msec)"
+           # fio's zbd_write_status: zone resets on the write line (none here: no zoned devices)
+           + ("; 0 zone resets" if d == "write" else "")]
     slat = fu.slat(d)
     if slat.n:
         out.append(_lat_line("slat", slat))

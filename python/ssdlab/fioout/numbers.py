@@ -40,9 +40,12 @@ def num2str(num: int, maxlen: int = 4, base: int = 1, pow2: bool = False, unit: 
         index += 1
     if modulo is not None and maxlen - len(str(num)) > 1:
         decimals = maxlen - len(str(num)) - 1
-        # fio prints modulo/thousand with that many decimals and keeps what follows "0."
-        fraction = f"{modulo / thousand:.{decimals}f}"[2:]
-        return f"{num}.{fraction}{prefixes[min(index, len(prefixes) - 1)]}{unit}"
+        # fio prints modulo/thousand with that many decimals and keeps what follows "0." or,
+        # when it rounds up to "1.0…", carries one into the whole part (lib/num2str.c).
+        printed = f"{modulo / thousand:.{decimals}f}"
+        if printed[0] == "1":
+            num += 1
+        return f"{num}.{printed[2:]}{prefixes[min(index, len(prefixes) - 1)]}{unit}"
     if modulo is not None and carry:
         num += 1
     if index >= len(prefixes):
