@@ -4,11 +4,12 @@ values the fit is not told."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 import ssdlab
-from ssdlab.analysis.fit import FitError, fit, job_text, nelder_mead
+from ssdlab.analysis.fit import FitError, fit, job_text, search
 
 JOB = "[w]\nrw=randwrite\nbs=4k\nioengine=psync\nsize=16m\n"
 
@@ -37,6 +38,8 @@ def test_fit_recovers_controller_and_host_time(tmp_path):
     assert figures == {("write", "iops"), ("write", "clat_mean_ns"), ("write", "clat_p99_ns")}
     text = r.format_text()
     assert "controller.write_busy" in text and "residual" in text and "m.json" in text
+    assert r.runs[0].job_residuals() == {"w": pytest.approx(r.runs[0].residual)}  # one job: the run's
+    assert re.search(r"^    job w: 0\.\d{4}$", text, re.M)
 
 
 def test_job_is_rebuilt_from_fios_json_with_its_bare_switches():
@@ -53,11 +56,27 @@ def test_job_is_rebuilt_from_fios_json_with_its_bare_switches():
     assert ssdlab.build(text).core["jobs"][0]["time_based"]
 
 
-def test_nelder_mead_finds_a_minimum_within_bounds():
-    x, fx, n = nelder_mead(lambda v: (v[0] - 1.5) ** 2 + 3 * (v[1] + 0.5) ** 2, [0.0, 0.0], max_evals=400)
-    assert x[0] == pytest.approx(1.5, abs=1e-2) and x[1] == pytest.approx(-0.5, abs=1e-2) and n <= 400
-    x, _, _ = nelder_mead(lambda v: (v[0] - 5) ** 2, [0.0], lower=-1, upper=1)
+def test_the_search_finds_a_minimum_within_bounds_and_never_ends_worse_than_it_started():
+    x, fx, n = search(lambda v: (v[0] - 1.5) ** 2 + 3 * (v[1] + 0.5) ** 2, [(-2, 2), (-2, 2)], max_evals=400)
+    assert x[0] == pytest.approx(1.5, abs=1e-2) and x[1] == pytest.approx(-0.5, abs=1e-2) and n <= 401
+    x, _, _ = search(lambda v: (v[0] - 5) ** 2, [(-1, 1)], max_evals=100)
     assert x[0] == pytest.approx(1.0)
+    # a bound at the start: the first step goes the other way, and nothing crosses it
+    tried = []
+    x, _, _ = search(lambda v: tried.append(v[0]) or (v[0] - 5) ** 2, [(-1, 0)], max_evals=50)
+    assert max(tried) <= 0 and x == [0.0]
+    # a rugged function whose best point is the start: the start is returned
+    x, fx, _ = search(lambda v: 0.0 if v == [0.0, 0.0] else 1.0 + abs(v[0]), [(-1, 1), (-1, 1)], max_evals=60)
+    assert x == [0.0, 0.0] and fx == 0.0
+
+
+def test_a_spread_is_fitted_within_its_limit(tmp_path):
+    # controller.busy_cv may not pass 1 (the core refuses it); a fit from the profile's value
+    # must stay inside, whatever the measurement asks.
+    run = _measurement(tmp_path, "m.json", JOB, "40000ns", 1.0)
+    r = fit("samsung-850-pro", [run], params=["controller.busy_cv"], scale=0.01, max_evals=12)
+    assert 0 < r.params["controller.busy_cv"] <= 1.0
+    assert r.runs[0].residual <= r.start_residuals[0] + 1e-12
 
 
 def test_fit_errors_name_the_problem(tmp_path, cli):

@@ -7,10 +7,12 @@ I/O, IOPS, mean completion latency and its 99th percentile. The misfit is the su
 squared logarithms of simulated over measured (a relative error, the same weight for a
 rate and a latency); a run's residual is the root mean square of its logarithms.
 
-The search is Nelder and Mead's simplex method (a derivative-free search: the simulation is
-a step function of its parameters at fine scale, so gradients mean nothing) over the
-logarithm of each parameter relative to the profile's value, kept within a factor of ten of
-it. Every trial uses the same seed, so two trials differ only by their parameters.
+The search is scipy's bounded Nelder–Mead simplex (derivative-free: the simulation is a step
+function of its parameters at fine scale, so gradients mean nothing) over the logarithm of
+each parameter relative to the profile's value, within a factor of ten of it and within what
+the parameter may be (a spread ``busy_cv`` at most 1, as the core checks). The fit returns the
+best point it simulated, so it never ends worse than the profile it started from. Every trial
+uses the same seed, so two trials differ only by their parameters.
 
 Parameters (dotted profile keys, or ``host.KEY`` for the host profile):
 
@@ -47,6 +49,9 @@ _SIZES = {"write_buffer", "slc_cache.static"}
 _DROPPED = ("filename", "directory", "filename_format")
 #: how far from the profile's value a parameter may go (a factor either way)
 BOUND = 10.0
+#: what a parameter may be at all, where the core limits it (``controller.busy_cv``: 0..=1 in
+#: ``device/frontend.rs``); the others only need to stay positive
+_LIMITS = {"controller.busy_cv": 1.0}
 
 
 class FitError(ValueError):
@@ -60,6 +65,14 @@ class RunFit:
     path: str
     residual: float
     figures: list[dict[str, Any]]
+
+    def job_residuals(self) -> dict[str, float]:
+        """Each job's residual: the RMS of log(simulated/measured) over its figures."""
+        logs: dict[str, list[float]] = {}
+        for f in self.figures:
+            if f["simulated"] > 0 and f["measured"] > 0:
+                logs.setdefault(f["job"], []).append(math.log(f["simulated"] / f["measured"]))
+        return {job: math.sqrt(sum(e * e for e in es) / len(es)) for job, es in logs.items()}
 
 
 @dataclass
@@ -76,7 +89,8 @@ class FitResult:
         return {
             "profile": self.profile, "evaluations": self.evaluations,
             "params": {k: {"fitted": v, "profile": self.start[k], "unit": _unit(k)} for k, v in self.params.items()},
-            "runs": [{"path": r.path, "residual": r.residual, "residual_at_profile": s, "figures": r.figures}
+            "runs": [{"path": r.path, "residual": r.residual, "residual_at_profile": s,
+                      "job_residuals": r.job_residuals(), "figures": r.figures}
                      for r, s in zip(self.runs, self.start_residuals)],
             "notes": self.notes,
         }
@@ -90,6 +104,7 @@ class FitResult:
         lines += ["", "residual of each run (RMS of log(simulated/measured) over its figures):"]
         for r, s in zip(self.runs, self.start_residuals):
             lines.append(f"  {r.path}: {r.residual:.4f} (at the profile's values {s:.4f})")
+            lines += [f"    job {job}: {res:.4f}" for job, res in r.job_residuals().items()]
             for f in r.figures:
                 lines.append(f"    {f['job']} {f['direction']} {f['figure']}: measured {f['measured']:.4g}, "
                              f"simulated {f['simulated']:.4g} ({100 * (f['simulated'] / f['measured'] - 1):+.1f}%)")
@@ -231,61 +246,33 @@ def load_measured(path: str | Path) -> Measured:
 # ---- the search --------------------------------------------------------------------------
 
 
-def nelder_mead(f: Callable[[list[float]], float], x0: Sequence[float], step: float = 0.2,
-                max_evals: int = 200, ftol: float = 1e-6, xtol: float = 1e-3,
-                lower: float = -math.inf, upper: float = math.inf) -> tuple[list[float], float, int]:
-    """Minimise ``f`` from ``x0`` by Nelder and Mead's simplex (reflection 1, expansion 2,
-    contraction 1/2, shrink 1/2), each coordinate clipped to [lower, upper]. Stops when the
-    simplex's values differ by less than ``ftol`` and its points by less than ``xtol``, or
-    after ``max_evals`` evaluations. Returns (best point, its value, evaluations)."""
-    n = len(x0)
-    evals = 0
+def search(f: Callable[[list[float]], float], bounds: Sequence[tuple[float, float]], max_evals: int,
+           step: float = 0.2) -> tuple[list[float], float, int]:
+    """Minimise ``f`` from the origin within ``bounds`` (one (low, high) per coordinate, the
+    origin inside) by scipy's bounded Nelder–Mead, its first simplex ``step`` along each axis
+    (backwards where the upper bound is nearer than that). Returns the best point evaluated
+    (the origin unless something beat it), its value and the evaluations made."""
+    from scipy.optimize import minimize
 
-    def clip(x):
-        return [min(upper, max(lower, v)) for v in x]
+    n = len(bounds)
+    seen: list[tuple[float, list[float]]] = []
 
-    def value(x):
-        nonlocal evals
-        evals += 1
-        return f(x)
+    def value(x) -> float:
+        point = [float(c) for c in x]
+        v = f(point)
+        seen.append((v, point))
+        return v
 
-    simplex = [clip(list(x0))]
-    for i in range(n):
-        x = list(x0)
-        x[i] += step
-        simplex.append(clip(x))
-    values = [value(x) for x in simplex]
-    while evals < max_evals:
-        order = sorted(range(n + 1), key=lambda i: values[i])
-        simplex = [simplex[i] for i in order]
-        values = [values[i] for i in order]
-        spread_x = max(abs(a - b) for x in simplex[1:] for a, b in zip(x, simplex[0])) if n else 0
-        if values[-1] - values[0] <= ftol and spread_x <= xtol:
-            break
-        centroid = [sum(x[i] for x in simplex[:-1]) / n for i in range(n)]
-        worst = simplex[-1]
-        reflected = clip([c + (c - w) for c, w in zip(centroid, worst)])
-        fr = value(reflected)
-        if fr < values[0]:
-            expanded = clip([c + 2 * (c - w) for c, w in zip(centroid, worst)])
-            fe = value(expanded)
-            simplex[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
-        elif fr < values[-2]:
-            simplex[-1], values[-1] = reflected, fr
-        else:
-            outside = fr < values[-1]
-            target = reflected if outside else worst
-            contracted = clip([c + 0.5 * (t - c) for c, t in zip(centroid, target)])
-            fc = value(contracted)
-            if fc < (fr if outside else values[-1]):
-                simplex[-1], values[-1] = contracted, fc
-            else:
-                best = simplex[0]
-                for i in range(1, n + 1):
-                    simplex[i] = clip([b + 0.5 * (x - b) for b, x in zip(best, simplex[i])])
-                    values[i] = value(simplex[i])
-    i = min(range(n + 1), key=lambda k: values[k])
-    return simplex[i], values[i], evals
+    origin = [0.0] * n
+    value(origin)
+    if n:
+        simplex = [origin] + [[(step if hi >= step else -step) if j == i else 0.0 for j in range(n)]
+                              for i, (_, hi) in enumerate(bounds)]
+        minimize(value, origin, method="Nelder-Mead", bounds=list(bounds),
+                 options={"maxfev": max(max_evals - 1, 1), "xatol": 1e-3, "fatol": 1e-6, "initial_simplex": simplex})
+    # the first point seen is the origin: a tie keeps it
+    best_v, best_x = min(seen, key=lambda t: t[0])
+    return best_x, best_v, len(seen)
 
 
 def _profile_value(prof, key: str) -> float | None:
@@ -369,12 +356,20 @@ def fit(profile: str, runs: Sequence[str | Path], *, params: Sequence[str] | Non
         raise FitError(f"simulating the measured jobs: {str(e).splitlines()[0]}") from None
     budget = max_evals if max_evals is not None else 40 * len(params) + 20
     lim = math.log(BOUND)
-    best, _, evals = nelder_mead(misfit, [0.0] * len(params), max_evals=budget, lower=-lim, upper=lim)
+    bounds = [(-lim, min(lim, math.log(_LIMITS[p] / start[p])) if p in _LIMITS else lim) for p in params]
+    for p, (lo, hi) in zip(params, bounds):
+        if hi < 0:
+            raise FitError(f"--params {p}: the profile's value {start[p]:g} is past its limit {_LIMITS[p]:g}")
+    best, _, evals = search(misfit, bounds, budget)
     fitted = {p: start[p] * math.exp(v) for p, v in zip(params, best)}
     final = simulate(fitted)
-    for p, v in zip(params, best):
-        if abs(abs(v) - lim) < 0.02:  # within 2 % of the bound
+    for p, v, (lo, hi) in zip(params, best, bounds):
+        if hi > 0 and abs(v - hi) < 0.02 and p in _LIMITS and hi < lim:
+            notes.append(f"{p} stopped at its limit ({_LIMITS[p]:g}): the profile may not fit these runs")
+        elif abs(abs(v) - lim) < 0.02:  # within 2 % of the bound
             notes.append(f"{p} stopped at the bound (a factor {BOUND:g} from the profile's value): the profile may not fit these runs")
+    if not any(best):
+        notes.append("no trial fitted better than the profile's own values: they are kept")
     runs_out = []
     for m, sim in zip(measured, final):
         figs = [{"job": k[0].rsplit("#1", 1)[0] if k[0].endswith("#1") else k[0], "direction": k[1],
