@@ -113,6 +113,7 @@ class NandReport(TypedDict):
     gc_relocated_bytes: int
     rmw_reads: int
     buffer_read_hits: int
+    unwritten_read_ius: int
     buffer_merges: int
     write_buffer_bytes_used: int
     write_buffer_unplaced_bytes: int

@@ -166,6 +166,11 @@ def survey(replay: Replay) -> tuple[dict[int | None, int], str, list[str]]:
         line += f"; lines skipped: {said}"
     warnings = [f"{path}: line {first}, among its records, is one of {n:,} lines {what}: skipped"
                 for kind, what, n, first in skipped if kind in _DAMAGE and first < s["last_record_line"]]
+    if replay.device is None and len(s["devices"]) > 1:
+        ids = sorted(s["devices"])
+        shown = ", ".join(map(str, ids[:8])) + (", …" if len(ids) > 8 else "")
+        warnings.append(f"{path}: records of {len(ids)} devices (ids {shown}) all replay on one target; "
+                        "--map ID=TARGET replays each on its own")
     return devices, line, warnings
 
 

@@ -166,3 +166,14 @@ def test_a_speed_must_be_positive_and_finite(cli, tmp_path, timing):
     _disksim(t, 2)
     _one_line(cli("replay", str(t), "--format", "disksim", "--timing", timing),
               f"--timing '{timing}': expected recorded, scaled:X (X a positive, finite factor)")
+
+
+def test_a_trace_of_several_devices_on_one_target_says_so(cli, tmp_path):
+    t = tmp_path / "t.trace"
+    _disksim(t, 20)  # devices 0 and 1
+    p = cli("replay", str(t), "--format", "disksim", "--profile", SSD)
+    assert p.returncode == 0, p.stderr
+    assert f"ssdlab: warning: {t}: records of 2 devices (ids 0, 1) all replay on one target; --map ID=TARGET " \
+           "replays each on its own" in p.stderr.splitlines()
+    p = cli("replay", str(t), "--format", "disksim", "--profile", SSD, "--map", "0=sda")
+    assert p.returncode == 0 and "all replay on one target" not in p.stderr

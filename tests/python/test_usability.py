@@ -300,3 +300,16 @@ def test_core_errors_in_an_engine_file_name_the_file(cli, tmp_path):
     assert p.returncode == 2
     lines = _stderr_lines(p)
     assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: --engine {eng}:{line}: key 'stripe_head_cpu': "), lines
+
+
+def test_reads_of_blocks_never_written_are_named_once_with_the_remedy(cli, tmp_path):
+    job = tmp_path / "rr.fio"
+    job.write_text("[r]\nrw=randread\nbs=4k\nsize=4m\nioengine=libaio\ndirect=1\n")
+    p = cli("run", str(job), "--profile", "samsung-850-pro", "--scale", "0.01")
+    said = [line for line in _stderr_lines(p) if "never written" in line]
+    assert p.returncode == 0 and said == ["ssdlab: warning: sda: 1,024 of the mapping units read were never written: "
+                                          "the drive returns zeros for them without reading flash, so its dies idle; "
+                                          "precondition it (--precondition sequential, or random:N) to measure reads "
+                                          "of data"]
+    p = cli("run", str(job), "--profile", "samsung-850-pro", "--scale", "0.01", "--precondition", "sequential")
+    assert p.returncode == 0 and "never written" not in p.stderr

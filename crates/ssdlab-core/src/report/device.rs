@@ -65,6 +65,8 @@ pub struct NandReport {
     pub gc_relocated_bytes: u64,
     pub rmw_reads: u64,
     pub buffer_read_hits: u64,
+    /// IUs read that were never written: the controller returns zeros without reading flash.
+    pub unwritten_read_ius: u64,
     /// IUs of host writes merged into an IU already waiting in the write buffer.
     pub buffer_merges: u64,
     pub write_buffer_bytes_used: u64,

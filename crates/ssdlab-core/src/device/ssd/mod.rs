@@ -133,6 +133,8 @@ pub struct Ssd {
     nand_bytes_read: u64,
     rmw_reads: u64,
     buffer_read_hits: u64,
+    /// IUs read that were never written: zeros from the controller, no flash read.
+    unwritten_reads: u64,
     buffer_merges: u64,
     gc: GcWork,
     thermal: Option<Thermal>,
@@ -178,6 +180,7 @@ impl Ssd {
             nand_bytes_read: 0,
             rmw_reads: 0,
             buffer_read_hits: 0,
+            unwritten_reads: 0,
             buffer_merges: 0,
             gc: GcWork::default(),
             thermal: cfg.thermal.clone().map(|t| Thermal::new(t, cfg.dies())),
@@ -301,7 +304,10 @@ impl Ssd {
                     self.buffer_read_hits += 1;
                     0
                 }
-                None => 0,
+                None => {
+                    self.unwritten_reads += 1;
+                    0
+                }
             };
             self.reqs[tag as usize].outstanding = outstanding;
             if outstanding == 0 {
@@ -320,7 +326,11 @@ impl Ssd {
                     self.buffer_read_hits += 1;
                     continue;
                 }
-                None => continue, // never written: the controller returns zeros
+                None => {
+                    // never written: the controller returns zeros
+                    self.unwritten_reads += 1;
+                    continue;
+                }
             };
             let die = self.ftl.die_of_slot(slot);
             let page = self.ftl.page_of_slot(slot);
@@ -869,6 +879,7 @@ impl BlockDevice for Ssd {
                 gc_relocated_bytes: c.gc_ius * iu,
                 rmw_reads: self.rmw_reads,
                 buffer_read_hits: self.buffer_read_hits,
+                unwritten_read_ius: self.unwritten_reads,
                 buffer_merges: self.buffer_merges,
                 write_buffer_bytes_used: self.buffer_used,
                 write_buffer_unplaced_bytes: self.buffered.len() as u64 * iu,
@@ -951,7 +962,8 @@ mod tests {
         // Never written: zeros from the controller, no flash read.
         let mut fresh = Ssd::new(cfg.clone(), 1).unwrap();
         assert_eq!(run_one(&mut fresh, &mut EventQueue::new(), Op::Read, 0, 4096), command + link(4096));
-        assert_eq!((fresh.nand_bytes_read, fresh.buffer_read_hits), (0, 0));
+        assert_eq!((fresh.nand_bytes_read, fresh.buffer_read_hits, fresh.unwritten_reads), (0, 0, 1));
+        assert_eq!(ssd.unwritten_reads, 0);
         // Overwritten, the new data still in the buffer: a buffer hit, no flash read.
         run_one(&mut ssd, &mut sched, Op::Write, 1 << 20, 4096);
         assert!(ssd.is_buffered((1 << 20) / 4096), "the write waits in the buffer");
