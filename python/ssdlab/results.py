@@ -156,7 +156,7 @@ def _flat_internal(d: DeviceResult, elapsed_ns: int, info: TargetInfo) -> dict[s
         # The medium's traffic; named for NAND, the usual case (in-place media too).
         "nand_bytes_written": i["media_bytes_written"],
         "nand_bytes_read": i["media_bytes_read"],
-        "waf": i["media_bytes_written"] / host_w if host_w else None,
+        "waf": _waf(i["media_bytes_written"], (n or {}).get("write_buffer_unplaced_bytes", 0), host_w),
         **flash,
         # Thermal model (None for drives without one).
         "temperature_c": th["temperature_c"] if th else None,
@@ -167,6 +167,14 @@ def _flat_internal(d: DeviceResult, elapsed_ns: int, info: TargetInfo) -> dict[s
         "percentage_used": 100.0 * flash["mean_block_erases"] / pe if pe else None,
         **_flat_hdd(i.get("hdd")),
     }
+
+
+def _waf(media_bytes: int, unplaced_bytes: int, host_bytes: int) -> float | None:
+    """Flash writes per host write. Host data still waiting in a write buffer unplaced is
+    counted as written once (it reaches flash when the buffer drains): left out, a run that ends
+    with the buffer full shows a WAF below 1 (0.914 for 256 MiB written to the 61.44 TB drive
+    at scale 0.001, its 22 MiB buffer full)."""
+    return (media_bytes + unplaced_bytes) / host_bytes if host_bytes else None
 
 
 def _flat_hdd(h: dict[str, Any] | None) -> dict[str, Any]:
@@ -191,6 +199,7 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
     host_w = i["host_bytes_written"]
     members = d["members"]
     nand_w = sum(m["internal"]["media_bytes_written"] for m in members)
+    unplaced = sum((m["internal"]["nand"] or {}).get("write_buffer_unplaced_bytes", 0) for m in members)
     return {
         "name": d["name"],
         "profile": info.profile,
@@ -210,7 +219,7 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         # host write through the whole stack (the members' own WAF included).
         "raid_write_factor": i["media_bytes_written"] / host_w if host_w else None,
         "nand_bytes_written": nand_w,
-        "waf": nand_w / host_w if host_w else None,
+        "waf": _waf(nand_w, unplaced, host_w),
         "stripe_heads": a["stripe_heads"],
         "rmw_stripe_heads": a["rmw_stripe_heads"],
         "rcw_stripe_heads": a["rcw_stripe_heads"],
@@ -455,7 +464,10 @@ class RunResult:
                 row["slc_used_bytes"] = nand["slc_used_bytes"]
                 row["slc_budget_bytes"] = nand["slc_budget_bytes"]
             hw = ci["host_bytes_written"] - pi["host_bytes_written"]
-            row["waf"] = (ci["media_bytes_written"] - pi["media_bytes_written"]) / hw if hw else float("nan")
+            unplaced = [(x["nand"] or {}).get("write_buffer_unplaced_bytes", 0) for x in (pi, ci)]
+            row["waf"] = _waf(ci["media_bytes_written"] - pi["media_bytes_written"], unplaced[1] - unplaced[0], hw)
+            if row["waf"] is None:
+                row["waf"] = float("nan")
             rb0, rb1 = (pi.get("array") or {}).get("rebuild"), (ci.get("array") or {}).get("rebuild")
             if rb1:  # an array's rebuild: in sync at the end of the interval, and its rate in it
                 row["rebuild_done_bytes"] = rb1["done_bytes"]

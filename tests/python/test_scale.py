@@ -66,3 +66,15 @@ def test_smart_percentage_used_follows_wear(small_drive):
     pe = ssdlab.load_profile(small_drive)[0].endurance.pe_cycles
     assert i["mean_block_erases"] > 0  # preconditioning wore the flash; wear is kept
     assert i["percentage_used"] == pytest.approx(100 * i["mean_block_erases"] / pe)
+
+
+def test_a_sequential_write_never_shows_a_waf_below_one():
+    # The 61.44 TB drive's 22 MiB write buffer is full when 256 MiB have been written (at
+    # scale 0.001): its unplaced data counts as written once, in the whole run's WAF and in
+    # each interval's.
+    job = "[w]\nrw=write\nbs=128k\nsize=256m\nioengine=libaio\niodepth=8\ndirect=1\n"
+    r = ssdlab.run(job, profile="solidigm-d5-p5336-61.44tb", scale=0.001, interval="20ms")
+    assert r.core["devices"][0]["internal"]["nand"]["write_buffer_unplaced_bytes"] > 0
+    assert r.internal()["waf"] == pytest.approx(1.0)
+    waf = [row["waf"] for row in r.timeseries() if row["waf"] == row["waf"]]
+    assert waf and min(waf) >= 0.999
