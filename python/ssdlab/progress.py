@@ -19,13 +19,13 @@ import time
 from collections.abc import Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, TaskID, TaskProgressColumn, TextColumn
 from rich.progress import Progress as RichProgress
 
 from . import api
 from .units import format_bytes
 
-__all__ = ["TerminalProgress", "describe", "terminal_progress", "wanted"]
+__all__ = ["TerminalProgress", "TimeLeft", "describe", "terminal_progress", "wanted"]
 
 
 def wanted() -> bool:
@@ -94,6 +94,39 @@ def describe(p: api.Progress, wall_s: float | None = None) -> str:
     return ", ".join(parts)
 
 
+class TimeLeft:
+    """The wall time left in a phase, from the share of it done and the wall time taken: at
+    the phase's mean rate so far (the last few updates' rate jumps as the simulation's cost
+    per simulated second changes: 6, 14, 31, 14 s left in four updates), with the previous
+    figure counted down by the time since and eased toward each new one (``ease``: the share
+    of the difference taken per update)."""
+
+    def __init__(self, ease: float = 0.2) -> None:
+        self._ease = ease
+        self._left: float | None = None
+        self._at = 0.0
+
+    def update(self, fraction: float | None, wall_s: float) -> float | None:
+        """Seconds left after ``wall_s`` seconds with ``fraction`` done (None: not known yet)."""
+        if fraction is None or not 0 < fraction <= 1 or wall_s <= 0:
+            return self._left
+        estimate = wall_s * (1 - fraction) / fraction
+        if self._left is None:
+            self._left = estimate
+        else:
+            counted = max(self._left - (wall_s - self._at), 0.0)
+            self._left = counted + self._ease * (estimate - counted)
+        self._at = wall_s
+        return self._left
+
+
+def _left(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d} left"
+
+
 class TerminalProgress:
     """A progress callback that draws one rich progress line for the phase under way (on
     ``console``; cleared when done)."""
@@ -101,12 +134,13 @@ class TerminalProgress:
     def __init__(self, console: Console | None = None) -> None:
         self._console = console or Console(stderr=True, markup=False, emoji=False, highlight=False)
         self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(bar_width=12), TaskProgressColumn(),
-                                 TextColumn("{task.fields[detail]}"), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[detail]}"), TextColumn("{task.fields[left]}"),
                                  console=self._console, transient=True)
         self._started = False
         self._key: tuple | None = None
         self._task: TaskID | None = None
         self._since = 0.0
+        self._time_left = TimeLeft()
 
     def __call__(self, p: api.Progress) -> None:
         if not self._started:
@@ -119,11 +153,13 @@ class TerminalProgress:
             label = {"precondition": f"precondition {p.device}", "run": "run", "drain": "drain"}.get(p.phase, p.phase)
             if p.run > 1:
                 label = f"#{p.run} {label}"
-            self._task = self._bar.add_task(label, total=1.0 if p.fraction is not None else None, detail="")
+            self._task = self._bar.add_task(label, total=1.0 if p.fraction is not None else None, detail="", left="")
             self._key = key
             self._since = time.monotonic()
+            self._time_left = TimeLeft()
         wall = time.monotonic() - self._since
-        self._bar.update(self._task, completed=p.fraction or 0.0, detail=describe(p, wall))
+        self._bar.update(self._task, completed=p.fraction or 0.0, detail=describe(p, wall),
+                         left=_left(self._time_left.update(p.fraction, wall)))
 
     def close(self) -> None:
         if self._started:

@@ -212,3 +212,22 @@ def test_simulated_time_and_its_total_are_shown_in_one_unit():
     assert at(3.2, 60) == "sim 3.2/60.0 s"
     assert at(0.5, 5) == "sim 0.50/5.00 s"
     assert at(5400, 36000) == "sim 1.50/10.00 h"
+
+
+def test_time_left_counts_down_steadily_while_the_rate_wobbles():
+    from ssdlab.progress import TimeLeft
+
+    # A phase whose rate alternates between fast and slow stretches: the mean-rate estimate
+    # at each update, and the figure shown.
+    t, wall = TimeLeft(), 0.0
+    done = 0.0
+    shown = []
+    for k in range(1, 41):
+        wall += 1.0
+        done += 0.01 if k % 4 in (1, 2) else 0.04  # four-second cycles: slow, slow, fast, fast
+        shown.append(t.update(done, wall))
+    steps = [b - a for a, b in zip(shown, shown[1:])]
+    assert max(steps) < 0.5, steps  # never jumps up by more than half a second a second
+    assert shown[-1] < 0.5 * shown[3]  # and it comes down
+    assert t.update(None, wall + 1) == shown[-1]  # nothing known: the last figure stays
+    assert TimeLeft().update(0.0, 1.0) is None
