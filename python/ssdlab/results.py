@@ -320,16 +320,17 @@ class RunResult:
         return list(self.spec.warnings) + self._failures_not_reached() + self._unwritten_reads()
 
     def _unwritten_reads(self) -> list[str]:
-        """Reads of blocks never written: a drive answers them with zeros, reading no flash."""
-        out = []
+        """Reads of blocks never written (one line for all the drives that had them): a drive
+        answers them with zeros, reading no flash."""
         devices = self.core.get("devices", [])
-        for d in [*devices, *(m for d in devices for m in d.get("members") or [])]:
-            n = ((d.get("internal") or {}).get("nand") or {}).get("unwritten_read_ius", 0)
-            if n:
-                out.append(f"{d['name']}: {n:,} of the mapping units read were never written: the drive returns zeros "
-                           f"for them without reading flash, so its dies idle; precondition it (--precondition "
-                           f"sequential, or random:N) to measure reads of data")
-        return out
+        counts = [(d["name"], ((d.get("internal") or {}).get("nand") or {}).get("unwritten_read_ius", 0))
+                  for d in [*devices, *(m for d in devices for m in d.get("members") or [])]]
+        counts = [(name, n) for name, n in counts if n]
+        if not counts:
+            return []
+        return [f"{', '.join(name for name, _ in counts)}: {sum(n for _, n in counts):,} of the mapping units read "
+                "were never written: the drive returns zeros for them without reading flash, so its dies idle; "
+                "precondition it (--precondition sequential, or random:N) to measure reads of data"]
 
     def _failures_not_reached(self) -> list[str]:
         """A member failure the run ended before: asked for, and did not happen."""

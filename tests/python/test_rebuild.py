@@ -132,3 +132,60 @@ def test_raid1_exposure_with_three_copies():
     e = exposure(1, 3, 1e12, 10.0, mttf_hours=1e5, ure_bits=1e15)
     assert e.mttdl_hours == pytest.approx(1e15 / (6 * 100))
     assert e.p_ure == pytest.approx(p_ure(1e12, 1e15)), "a mirror rebuild reads one copy"
+
+
+def test_a_long_rebuild_is_sampled_by_default_after_a_timed_pilot(monkeypatch):
+    from ssdlab.analysis import rebuild as rebuild_module
+    from ssdlab.analysis.rebuild import SAMPLE_TARGET_S, plan_sample
+
+    sysd = ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="512k", spares=1, scale=0.1)
+    whole = min(m.core["capacity_bytes"] for m in sysd.arrays[0].members) // (512 << 10) * (512 << 10)
+    asked = []
+
+    def pilot(limit):
+        asked.append(limit)
+        return "pilot result"
+
+    def clock_taking(seconds):
+        ticks = iter([100.0, 100.0 + seconds])
+        return lambda: next(ticks)
+
+    # A pilot of 1/200 that took 2 s: 400 s for the whole, past the budget: a sample of about
+    # a minute's worth, whole chunks.
+    plan = plan_sample(sysd, pilot, clock=clock_taking(2.0))
+    assert asked == [plan.pilot_bytes] and plan.pilot_bytes == max(256 << 20, whole // 200) // (512 << 10) * (512 << 10)
+    assert plan.estimate_s == pytest.approx(2.0 * whole / plan.pilot_bytes)
+    assert plan.sample == int(plan.pilot_bytes * SAMPLE_TARGET_S / 2.0) // (512 << 10) * (512 << 10)
+    assert plan.done is None
+    # A quick pilot: the whole rebuild is run.
+    plan = plan_sample(sysd, pilot, clock=clock_taking(0.1))
+    assert plan.sample is None and plan.done is None and plan.estimate_s < 120
+    # A pilot slower than the sample's aim: the pilot is the sample, not simulated again.
+    plan = plan_sample(sysd, pilot, clock=clock_taking(2 * SAMPLE_TARGET_S))
+    assert plan.sample == plan.pilot_bytes and plan.done == "pilot result"
+    # A replacement no larger than the pilot: the pilot was the rebuild.
+    monkeypatch.setattr(rebuild_module, "PILOT_MIN_BYTES", 2 * whole)
+    plan = plan_sample(sysd, pilot, clock=clock_taking(300.0))
+    assert asked[-1] == whole
+    assert plan.sample is None and plan.done == "pilot result"
+
+
+def test_rebuild_sample_all_and_the_default_on_a_small_array(monkeypatch):
+    sysd = ssdlab.raid("samsung-850-pro", level=5, drives=4, spares=1, scale=0.0005)
+    whole = min(m.core["capacity_bytes"] for m in sysd.arrays[0].members) // (512 << 10) * (512 << 10)
+    for extra in (["--sample", "all"], []):
+        out = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--scale", "0.0005", "--json",
+                                       *extra])
+        assert out.exit_code == 0, out.output
+        r = json.loads(out.stdout)
+        # all of the simulated replacement rebuilt (extrapolated only to the drive's full size)
+        assert r["simulated_bytes"] == whole and "would take about" not in out.output
+    # Were it long (here: any rebuild is), the default rebuilds a sample and says so.
+    from ssdlab.analysis import rebuild as rebuild_module
+
+    monkeypatch.setattr(rebuild_module, "WHOLE_REBUILD_BUDGET_S", 0.0)
+    monkeypatch.setattr(rebuild_module, "SAMPLE_TARGET_S", 1e-9)
+    out = CliRunner().invoke(app, ["rebuild", "--raid", "5", "--drives", "4", "--scale", "0.0005"])
+    assert out.exit_code == 0, out.output
+    assert "would take about" in out.output and "--sample all rebuilds it whole" in out.output
+    assert "(extrapolated from 256.0MiB simulated)" in out.output  # the pilot's size: the least sample

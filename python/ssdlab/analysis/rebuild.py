@@ -13,6 +13,8 @@ job it is projected over the whole rebuild instead (:mod:`ssdlab.analysis.waf_pr
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -66,6 +68,53 @@ def _target_array(system: System, name: str | None) -> Array:
         if a.name == name:
             return a
     raise ValueError(f"no array '{name}' (arrays: {', '.join(a.name for a in system.arrays)})")
+
+
+#: the wall time a whole rebuild may take before ``ssdlab rebuild`` samples it by default, and
+#: the wall time the sample it then picks aims at (our choice: a command that answers in a
+#: minute or two)
+WHOLE_REBUILD_BUDGET_S = 120.0
+SAMPLE_TARGET_S = 60.0
+#: the pilot: this share of the replacement, at least PILOT_MIN_BYTES
+PILOT_SHARE = 1 / 200
+PILOT_MIN_BYTES = 256 << 20
+
+
+@dataclass
+class SamplePlan:
+    """What :func:`plan_sample` decided: ``sample`` None rebuilds the whole replacement;
+    ``done`` is the pilot's result when it is the answer (the whole rebuild, or the sample)."""
+
+    sample: int | None
+    estimate_s: float
+    pilot_bytes: int
+    pilot_s: float
+    whole_bytes: int
+    done: RebuildResult | None = None
+
+
+def plan_sample(system: System, run_pilot: Callable[[int], RebuildResult], array: str | None = None,
+                clock: Callable[[], float] = time.monotonic) -> SamplePlan:
+    """Whether to rebuild ``array``'s replacement whole: ``run_pilot(bytes)`` rebuilds a pilot
+    sample (1/200 of it, at least 256 MiB), timed on the wall clock; past
+    WHOLE_REBUILD_BUDGET_S projected, a sample is picked that takes about SAMPLE_TARGET_S (a
+    whole number of chunks). The projection is linear in bytes, so the pilot's setup (building
+    and preconditioning the drives) counts against the rebuild: it errs toward sampling."""
+    target = _target_array(system, array)
+    whole = min(int(m.core["capacity_bytes"]) for m in target.members) // target.chunk * target.chunk
+    pilot = min(whole, max(PILOT_MIN_BYTES, int(whole * PILOT_SHARE)) // target.chunk * target.chunk)
+    t0 = clock()
+    done = run_pilot(pilot)
+    took = max(clock() - t0, 1e-6)
+    if pilot >= whole:
+        return SamplePlan(None, took, pilot, took, whole, done)
+    estimate = took * whole / pilot
+    if estimate <= WHOLE_REBUILD_BUDGET_S:
+        return SamplePlan(None, estimate, pilot, took, whole)
+    chosen = min(int(pilot * SAMPLE_TARGET_S / took) // target.chunk * target.chunk, whole)
+    if chosen <= pilot:  # the pilot is as much as the time allows: it is the sample
+        return SamplePlan(pilot, estimate, pilot, took, whole, done)
+    return SamplePlan(chosen, estimate, pilot, took, whole)
 
 
 def rebuild(system: System, *, host_job: Any = None, array: str | None = None, fail: str | None = None,

@@ -12,7 +12,7 @@ from .. import api
 from ..analysis.waf_projection import DEFAULT_BLOCKS_PER_PLANE
 from ..system import raid as raid_system
 # `fail` is the command's option (the member that fails): the one-line error is `usage_error` here
-from .common import BAD_INPUT, MemoryLimit, check_seed, interruptible, overrides, print_json, simulating, warn
+from .common import BAD_INPUT, MemoryLimit, check_seed, err, interruptible, overrides, print_json, simulating, warn
 from .common import fail as usage_error
 
 
@@ -29,7 +29,7 @@ def rebuild(
     array: Annotated[Optional[str], typer.Option(help="the array to rebuild (default: the first)")] = None,
     fail: Annotated[Optional[str], typer.Option(help="the member that fails (default: the first)")] = None,
     host_job: Annotated[Optional[Path], typer.Option(help="fio job run on the array during the rebuild")] = None,
-    sample: Annotated[Optional[str], typer.Option(help="rebuild only this much of the replacement and extrapolate (e.g. 32GiB)")] = None,
+    sample: Annotated[Optional[str], typer.Option(help="rebuild only this much of the replacement and extrapolate (e.g. 32GiB), or all [default: all when a pilot projects it within 2 minutes of wall time, else a sample that takes about one]", show_default=False)] = None,
     project_waf: Annotated[Optional[bool], typer.Option("--project-waf/--no-project-waf", help="project the rebuilt drive's WAF over the whole rebuild from the sample (default: when --sample is extrapolated under --host-job)", show_default=False)] = None,
     projection_blocks: Annotated[int, typer.Option(help="blocks per plane of the WAF projection's drive")] = DEFAULT_BLOCKS_PER_PLANE,
     scale: Annotated[Optional[float], typer.Option(help="simulate this fraction of each drive's flash (default: the profile's)")] = None,
@@ -47,6 +47,7 @@ def rebuild(
     Rebuild time and rate, the rebuilt drive's WAF, the host's bandwidth meanwhile and the
     data-loss exposure."""
     check_seed(seed)
+    from ..analysis.rebuild import plan_sample
     from ..analysis.rebuild import rebuild as run_rebuild
     from ..system import load_system
     from ..units import format_bytes, parse_size
@@ -74,11 +75,25 @@ def rebuild(
             sysd = raid_system(profile, raid, drives, chunk=chunk, engine=engine, spares=spares, profile_set=sets,
                                scale=scale, precondition=precondition,
                                engine_set=overrides(engine_set, "--engine-set", "KEY=VALUE"))
+        def go(limit: int | None):
+            return run_rebuild(sysd, host_job=host_job, array=array, fail=fail, sample=limit, seed=seed,
+                               mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit,
+                               project_waf=project_waf, projection_blocks=projection_blocks)
+
         with simulating():
-            r = run_rebuild(sysd, host_job=host_job, array=array, fail=fail,
-                            sample=parse_size(sample) if sample is not None else None, seed=seed,
-                            mttf_hours=mttf_hours, ure_bits=ure_bits, memory_limit=memory_limit,
-                            project_waf=project_waf, projection_blocks=projection_blocks)
+            if sample is not None and sample.strip().lower() == "all":
+                r = go(None)
+            elif sample is not None:
+                r = go(parse_size(sample))
+            else:
+                plan = plan_sample(sysd, go, array)
+                r = plan.done if plan.done is not None else go(plan.sample)
+                if plan.sample is not None:
+                    err.print(f"ssdlab: the whole rebuild ({format_bytes(plan.whole_bytes)} simulated) would "
+                              f"take about {_wall(plan.estimate_s)} of wall time here (a pilot of "
+                              f"{format_bytes(plan.pilot_bytes)} took {plan.pilot_s:.2g} s): rebuilt "
+                              f"{format_bytes(plan.sample)} of it and extrapolated; --sample all rebuilds "
+                              "it whole", markup=False)
     except BAD_INPUT as e:
         usage_error(str(e).splitlines()[0])
         return
@@ -104,6 +119,10 @@ def rebuild(
     sys.stdout.write("\n".join(lines) + "\n")
     for w in r.warnings:
         warn(w)
+
+
+def _wall(seconds: float) -> str:
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def _waf_line(r) -> str:
