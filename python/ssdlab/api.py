@@ -36,7 +36,7 @@ from .filework import load as load_file_work
 from .fio.reporting import JobReport
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
-from .workload import Replay, survey
+from .workload import Replay, TraceMix, survey
 from .system import Array, Drive, IoOverride, System, load_system, parse_precondition, raid, single
 from .units import UnitError, parse_time_ns
 
@@ -234,7 +234,12 @@ def build(
                 for j, (r, _, _) in zip(jobset.jobs, replay, strict=True)]
         # The generated job text's own options are not the user's to be warned about.
         jobset = dataclasses.replace(jobset, jobs=jobs, warnings=[w for w in jobset.warnings if "ioengine" not in w])
-    notes, trace_warnings = _survey_traces(jobset.jobs)
+    notes, trace_warnings, mixes = _survey_traces(jobset.jobs)
+    if mixes:
+        # The header says what each replay sends, not the generated job's defaults.
+        jobset = dataclasses.replace(jobset, reports=[
+            r.model_copy(update={"header_rw": mixes[j.replay].rw, "header_lengths": mixes[j.replay].lengths})
+            if j.replay in mixes else r for j, r in zip(jobset.jobs, jobset.reports, strict=True)])
     # Which path each job takes when a file system is there: its files, or the raw device.
     for j in jobset.jobs if fio_file_sets else []:
         if j.clone == 0:
@@ -311,23 +316,22 @@ def build(
                    job_reports=list(jobset.reports), interval_ns=interval_ns, notes=notes)
 
 
-def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str]]:
+def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str], dict[Replay, TraceMix]]:
     """Every trace the jobs replay, read once before the run (:func:`ssdlab.workload.survey`):
     a trace with nothing to replay, a bad record or a time past the simulated clock is refused
     here, not after simulating up to it. Returns a line per trace saying what was read and
-    skipped, and warnings."""
+    skipped, warnings, and what each replay sends."""
     notes: list[str] = []
     warnings: list[str] = []
-    seen: set[Replay] = set()
+    mixes: dict[Replay, TraceMix] = {}
     for j in jobs:
-        if j.replay is None or j.replay in seen:
+        if j.replay is None or j.replay in mixes:
             continue
-        seen.add(j.replay)
-        _, line, said = survey(j.replay)
+        _, line, said, mixes[j.replay] = survey(j.replay)
         if line not in notes:
             notes.append(line)
         warnings += [w for w in said if w not in warnings]
-    return notes, warnings
+    return notes, warnings, mixes
 
 
 def _filesystem(fs: str | Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -8,6 +8,8 @@ field names (``crates/ssdlab-core/src/workload/spec.rs``), so both sides change 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import Any
 
 from typing import Literal
@@ -131,10 +133,34 @@ MAX_DUE_NS = 1 << 63
 _DAMAGE = ("not-an-event",)
 
 
-def survey(replay: Replay) -> tuple[dict[int | None, int], str, list[str]]:
+@dataclass(frozen=True)
+class TraceMix:
+    """What a replay sends, as fio's job header says it: ``rw`` (read, write or trim, or fio's
+    ``rw`` for a mix) and each direction's (smallest, largest) length in bytes (0, 0 for a
+    direction it does not send)."""
+
+    rw: str
+    lengths: tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
+
+
+def _mix(ops: dict[int, list[tuple[int, int, int]]], device: int | None) -> TraceMix:
+    """The mix of ``device``'s records (None: all devices')."""
+    per = [(0, 0, 0)] * 3
+    for dev, dirs in ops.items():
+        if device is not None and dev != device:
+            continue
+        per = [(a[0] + b[0], min(a[1], b[1]) if a[0] and b[0] else (a[1] if a[0] else b[1]), max(a[2], b[2]))
+               for a, b in zip(per, dirs)]
+    sent = [name for name, (n, _, _) in zip(("read", "write", "trim"), per) if n]
+    rw = sent[0] if len(sent) == 1 else "rw" if sent else "read"
+    lengths = tuple((lo, hi) for _, lo, hi in per)
+    return TraceMix(rw, lengths)  # type: ignore[arg-type]
+
+
+def survey(replay: Replay) -> tuple[dict[int | None, int], str, list[str], TraceMix]:
     """Read the trace ``replay`` names to its end, before it is replayed: its records per
-    device (``None``: all of them), a line saying what was read and skipped, and warnings
-    (lines that look damaged). A trace with no record to replay (empty, none of the format,
+    device (``None``: all of them), a line saying what was read and skipped, warnings (lines
+    that look damaged) and what it sends (of ``replay.device``, or of all). A trace with no record to replay (empty, none of the format,
     none of ``replay.device``), a bad record or a time past the simulated clock raises
     ValueError naming the file (and the line)."""
     from . import _core
@@ -171,7 +197,7 @@ def survey(replay: Replay) -> tuple[dict[int | None, int], str, list[str]]:
         shown = ", ".join(map(str, ids[:8])) + (", …" if len(ids) > 8 else "")
         warnings.append(f"{path}: records of {len(ids)} devices (ids {shown}) all replay on one target; "
                         "--map ID=TARGET replays each on its own")
-    return devices, line, warnings
+    return devices, line, warnings, _mix(s.get("ops", {}), replay.device)
 
 
 class JobSpec(_Strict):

@@ -177,3 +177,17 @@ def test_a_trace_of_several_devices_on_one_target_says_so(cli, tmp_path):
            "replays each on its own" in p.stderr.splitlines()
     p = cli("replay", str(t), "--format", "disksim", "--profile", SSD, "--map", "0=sda")
     assert p.returncode == 0 and "all replay on one target" not in p.stderr
+
+
+def test_the_header_says_what_the_trace_sends(cli, tmp_path):
+    t = tmp_path / "t.trace"
+    _disksim(t, 20)  # device 0 reads 4 KiB, device 1 writes 4 KiB
+    p = cli("replay", str(t), "--format", "disksim", "--profile", SSD)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].startswith("replay: (g=0): rw=rw, bs=(R) 4096B-4096B, (W) 4096B-4096B, "
+                                               "(T) 4096B-4096B, ioengine=libaio")
+    p = cli("replay", str(t), "--format", "disksim", "--profile", SSD, "--map", "1=sda")
+    assert p.stdout.splitlines()[0].startswith("replay: (g=0): rw=write, bs=(R) 4096B-4096B, (W) 4096B-4096B")
+    t.write_text("1000000 0 0 1 1\n2000000 0 8 16 1\n")  # reads of 512 B and 8 KiB
+    p = cli("replay", str(t), "--format", "disksim", "--profile", SSD)
+    assert p.stdout.splitlines()[0].startswith("replay: (g=0): rw=read, bs=(R) 512B-8192B, (W) 4096B-4096B")

@@ -103,6 +103,13 @@ fn trace_summary<'py>(py: Python<'py>, path: String, format: &str, disksim_time_
         devices.set_item(id, n)?;
     }
     d.set_item("devices", devices)?;
+    // per device: [(records, min bytes, max bytes)] for reads, writes and trims
+    let ops = PyDict::new(py);
+    for (id, per) in &s.ops {
+        let v: Vec<(u64, u64, u64)> = per.iter().map(|o| (o.records, o.min_bytes, o.max_bytes)).collect();
+        ops.set_item(id, v)?;
+    }
+    d.set_item("ops", ops)?;
     d.set_item("last_time_ns", s.last_time_ns)?;
     d.set_item("last_time_line", s.last_time_line)?;
     d.set_item("last_record_line", s.last_record_line)?;

@@ -41,6 +41,10 @@ class JobReport(BaseModel):
     log_max_value: int = 0
     thread: bool = False
     description: str = ""
+    #: a replay's header: what its trace sends (rw, and each direction's smallest and largest
+    #: length), in place of its generated job's defaults
+    header_rw: str | None = None
+    header_lengths: tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None = None
     latency_target_ns: int = 0
     latency_window_us: int = 0
     latency_percentile: float = 100.0

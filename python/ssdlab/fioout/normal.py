@@ -214,9 +214,13 @@ def header_lines(r: RunResult) -> list[str]:
         i2p = is_power_of_2(kb)
         from .view import _block_sizes
 
+        lengths = _block_sizes(job)
+        if rep and rep.header_lengths:  # a replay: its trace's lengths where it sends any
+            lengths = [traced if traced != (0, 0) else default for traced, default in zip(rep.header_lengths, lengths)]
         bs = [f"({k}) {num2str(lo, 4, 1, i2p, 'B')}-{num2str(hi, 4, 1, i2p, 'B')}"
-              for k, (lo, hi) in zip("RWT", _block_sizes(job))]
-        out.append(f"{job['name']}: (g={job['group_id']}): rw={job['rw']}, bs={', '.join(bs)}, "
+              for k, (lo, hi) in zip("RWT", lengths)]
+        rw = rep.header_rw if rep and rep.header_rw else job["rw"]
+        out.append(f"{job['name']}: (g={job['group_id']}): rw={rw}, bs={', '.join(bs)}, "
                    f"ioengine={rep.ioengine if rep else 'psync'}, iodepth={job['iodepth']}")
     out.append(FIO_VERSION)
     procs = len(jobs) - threads

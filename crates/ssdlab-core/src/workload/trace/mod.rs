@@ -402,6 +402,9 @@ pub struct TraceSummary {
     pub records: u64,
     /// records of each device (see [`TraceRecord::device`])
     pub devices: std::collections::BTreeMap<u32, u64>,
+    /// Of each device: its reads, writes and trims (by [`Op::index`]), how many and their
+    /// smallest and largest length in bytes (flushes, which have none, left out).
+    pub ops: std::collections::BTreeMap<u32, [OpLengths; 3]>,
     /// the latest record time, ns after the first record, and its line
     pub last_time_ns: u64,
     pub last_time_line: u64,
@@ -410,6 +413,22 @@ pub struct TraceSummary {
     /// (kind, lines, first line) for each kind of line skipped
     pub skipped: Vec<(Skip, u64, u64)>,
     pub error: Option<TraceError>,
+}
+
+/// Records of one direction: how many, and their smallest and largest length in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpLengths {
+    pub records: u64,
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+}
+
+impl OpLengths {
+    fn add(&mut self, len: u64) {
+        self.min_bytes = if self.records == 0 { len } else { self.min_bytes.min(len) };
+        self.max_bytes = self.max_bytes.max(len);
+        self.records += 1;
+    }
 }
 
 /// Read the trace at `path` to its end (or first error) and say what it holds.
@@ -426,6 +445,9 @@ pub fn summarize(path: &Path, format: TraceFormat, opts: TraceOptions) -> TraceS
         match item {
             Ok(rec) => {
                 *out.devices.entry(rec.device).or_insert(0) += 1;
+                if rec.op != Op::Flush {
+                    out.ops.entry(rec.device).or_default()[rec.op.index()].add(rec.len);
+                }
                 out.last_record_line = reader.line();
                 if rec.time_ns >= out.last_time_ns {
                     out.last_time_ns = rec.time_ns;
@@ -611,11 +633,14 @@ mod tests {
     #[test]
     fn a_summary_counts_records_per_device_and_stops_at_the_first_error() {
         let tmp = std::env::temp_dir().join(format!("ssdlab-trace-summary-{}.trace", std::process::id()));
-        std::fs::write(&tmp, "0 0 0 8 1\n7 1 8 8 1\n3 1 8 8 1\n\n9 0 x 8 1\n").unwrap();
+        std::fs::write(&tmp, "0 0 0 8 1\n7 1 8 8 1\n3 1 8 16 0\n\n9 0 x 8 1\n").unwrap();
         let s = summarize(&tmp, TraceFormat::DiskSim, TraceOptions::default());
         std::fs::remove_file(&tmp).unwrap();
         assert_eq!((s.records, s.lines), (3, 5));
         assert_eq!(s.devices.into_iter().collect::<Vec<_>>(), vec![(0, 1), (1, 2)]);
+        let (one, none) = (|n| OpLengths { records: 1, min_bytes: n, max_bytes: n }, OpLengths::default());
+        assert_eq!(s.ops[&0], [one(4096), none, none]);
+        assert_eq!(s.ops[&1], [one(4096), one(8192), none]);
         assert_eq!((s.last_time_ns, s.last_time_line, s.last_record_line), (7, 2, 3));
         assert_eq!(s.skipped, vec![(Skip::Blank, 1, 4)]);
         let e = s.error.unwrap();
