@@ -150,9 +150,10 @@ def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, se
     if output_format == OutputFormat.json:
         import json
 
-        text = json.dumps(filereport.as_json(work, result.core, result.spec.host_name, targets), indent=2) + "\n"
+        text = json.dumps(filereport.as_json(work, result.core, result.spec.host_name, targets,
+                                             result.spec.filesystems), indent=2) + "\n"
     else:
-        text = filereport.text(work, result.core, result.spec.host_name, targets)
+        text = filereport.text(work, result.core, result.spec.host_name, targets, result.spec.filesystems)
     deliver(text, output)
 
 
@@ -204,6 +205,8 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
     text = format_report(result, output_format.value)
     for n in result.spec.notes:
         err.print(f"ssdlab: {n}", markup=False)
+    for f in result.spec.filesystems:
+        err.print(f"ssdlab: file system on {f}", markup=False)
     if output_format == OutputFormat.normal:
         for w in result.warnings:
             warn(w)
