@@ -266,7 +266,7 @@ def build(
     if (files is not None or fio_file_sets) and core["host"]["memory"] is None:
         raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
                          "(a [memory] table in the host profile)")
-    fs_specs, fs_notes, fs_warnings = _filesystems(chosen, filesystem, files, core["host"]["memory"])
+    fs_specs, fs_notes, fs_warnings = _filesystems(chosen, filesystem, files, core["host"]["memory"], bool(replay))
     for t, fs_spec in zip(core["targets"], fs_specs):
         if fs_spec is not None:
             t["filesystem"] = fs_spec
@@ -332,13 +332,14 @@ def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str]]:
 
 
 def _filesystems(chosen: Sequence[Drive | Array], filesystem: str | Mapping[str, Any] | None,
-                 files: FileWork | None, memory_cfg: dict[str, Any] | None
+                 files: FileWork | None, memory_cfg: dict[str, Any] | None, replay: bool = False
                  ) -> tuple[list[dict[str, Any] | None], list[str], list[str]]:
     """Each target's file system, a note per target saying where it came from (when a system
     file names one) and the mkfs and mount options' warnings. ``filesystem`` (``--fs``) wins:
     on a target the system file gives a file system, it replaces only the type; elsewhere it
-    is the whole spec. Then the system file's, then the work's (a scenario's), then, for a
-    file workload, the host's era's: ext3 on a 2008 kernel, ext4 today."""
+    is the whole spec. Then the system file's (not under a trace replay), then the work's (a
+    scenario's), then, for a file workload, the host's era's: ext3 on a 2008 kernel, ext4
+    today."""
     fs_choice = filesystem if filesystem is not None else (files.filesystem if files else None)
     origin = "--fs" if filesystem is not None else "the scenario" if fs_choice is not None else None
     if files is not None and fs_choice is None:
@@ -350,6 +351,10 @@ def _filesystems(chosen: Sequence[Drive | Array], filesystem: str | Mapping[str,
     notes: list[str] = []
     warnings: list[str] = []
     any_system = any(getattr(t, "filesystem", None) is not None for t in chosen)
+    if replay and any_system:
+        # A block trace addresses the devices: nothing is mounted under it.
+        named = ", ".join(f"/dev/{t.name}" for t in chosen if getattr(t, "filesystem", None) is not None)
+        return [plain for _ in chosen], [], [f"the system file's file systems ({named}) are not made for a trace replay"]
     for t in chosen:
         tfs = getattr(t, "filesystem", None)
         if tfs is None:

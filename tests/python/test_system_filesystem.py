@@ -177,3 +177,14 @@ def test_the_example_system_file_loads_and_names_each_target(tmp_path):
     assert by_name["md0"]["type"] == "ext3" and by_name["md0"]["inode_ratio"] == 65536
     assert by_name["sdi"]["size_bytes"] == 32 * 10**9 or by_name["sdi"]["size_bytes"] == 32 << 30
     assert [f.split(":")[0] for f in spec.filesystems] == ["/dev/md0", "/dev/sdi"]
+
+
+def test_a_trace_replay_mounts_nothing_and_says_so(tmp_path):
+    from ssdlab.workload import Replay, ReplayTiming
+
+    trace = tmp_path / "t.disksim"
+    trace.write_text("".join(f"{1_000_000 * (i + 1)} 0 {i * 8} 8 1\n" for i in range(20)))
+    rep = Replay(path=str(trace), format="disksim", timing=ReplayTiming.parse("recorded"))
+    spec = build(None, system=system(tmp_path, '"ext3"'), replay=[(rep, None, 4)])
+    assert spec.core["targets"][0]["filesystem"] is None and spec.filesystems == []
+    assert any("not made for a trace replay" in w and "/dev/sda" in w for w in spec.warnings)
