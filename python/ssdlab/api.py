@@ -88,7 +88,15 @@ def _core_error(message: str, spec: "RunSpec", text: str) -> SimulationError:
     if message.startswith("array ") and any(t["name"] == message[6:].split(":", 1)[0]
                                             for t in spec.core.get("targets", [])):
         return DataLostError(message)
+    m = _FS_ERROR.match(message)
+    if m and m["key"] in spec.places:
+        # mkfs refused a system file's file system (too many inodes for its size, say).
+        where, key = spec.places[m["key"]]
+        return SimulationError(f"{where}: key '{key}': {m['what']}")
     return SimulationError(_place_core_error(message, spec, text))
+
+
+_FS_ERROR = re.compile(r"^invalid system: (?P<key>targets\.\d+\.filesystem): (?P<what>.*)$", re.S)
 
 
 def quickstart_job() -> Path:
@@ -303,11 +311,15 @@ def build(
     if big is not None:
         warnings.append(big)
     infos = [_target_info(t) for t in chosen]
+    places = host_places(host_ref)
+    if not replay:
+        places.update({f"targets.{i}.filesystem": [t.filesystem.origin, f"filesystem of /dev/{t.name}"]
+                       for i, t in enumerate(chosen) if getattr(t, "filesystem", None) is not None})
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    percentile_precision=jobset.percentile_precision,
-                   warnings=warnings, sources=sources, places=host_places(host_ref),
+                   warnings=warnings, sources=sources, places=places,
                    job_reports=list(jobset.reports), interval_ns=interval_ns, notes=notes,
                    filesystems=fs_notes)
 

@@ -188,3 +188,12 @@ def test_a_trace_replay_mounts_nothing_and_says_so(tmp_path):
     spec = build(None, system=system(tmp_path, '"ext3"'), replay=[(rep, None, 4)])
     assert spec.core["targets"][0]["filesystem"] is None and spec.filesystems == []
     assert any("not made for a trace replay" in w and "/dev/sda" in w for w in spec.warnings)
+
+
+def test_what_mkfs_itself_refuses_is_named_at_the_system_files_line(tmp_path):
+    from ssdlab.api import SimulationError
+
+    f = system(tmp_path, '{ type = "ext3", mkfs = "-N 4000000000", size = "1g" }')
+    with pytest.raises(SimulationError) as e:
+        execute(build(JOB, system=f))
+    assert str(e.value) == f"{f}:5: key 'filesystem of /dev/sda': mkfs: too many inodes"
