@@ -88,7 +88,15 @@ def _core_error(message: str, spec: "RunSpec", text: str) -> SimulationError:
     if message.startswith("array ") and any(t["name"] == message[6:].split(":", 1)[0]
                                             for t in spec.core.get("targets", [])):
         return DataLostError(message)
+    m = _FS_ERROR.match(message)
+    if m and m["key"] in spec.places:
+        # mkfs refused a system file's file system (too many inodes for its size, say).
+        where, key = spec.places[m["key"]]
+        return SimulationError(f"{where}: key '{key}': {m['what']}")
     return SimulationError(_place_core_error(message, spec, text))
+
+
+_FS_ERROR = re.compile(r"^invalid system: (?P<key>targets\.\d+\.filesystem): (?P<what>.*)$", re.S)
 
 
 def quickstart_job() -> Path:
@@ -120,6 +128,8 @@ class RunSpec(BaseModel):
     places: dict[str, list[str]] = Field(default_factory=dict)
     #: what the run's input holds, for people (a replayed trace's records read and lines skipped)
     notes: list[str] = Field(default_factory=list)
+    #: each target's file system and where it came from (when a system file names one)
+    filesystems: list[str] = Field(default_factory=list)
 
 
 def _load_jobs(job, targets: Targets, overrides, env, seed) -> JobSet:
@@ -222,7 +232,9 @@ def build(
     else:
         jobset = _load_jobs(job, targets, overrides, env, seed)
     fio_file_sets: list[dict[str, Any]] = []
-    if files is None and filesystem is not None and not replay:
+    # A system file's file system on the first device mounts it as --fs does.
+    mounted = filesystem is not None or getattr(chosen[0], "filesystem", None) is not None
+    if files is None and mounted and not replay:
         # fio on a mounted file system: jobs that address no device run on their own files.
         from .fio.onfiles import on_files
 
@@ -267,16 +279,12 @@ def build(
     if (files is not None or fio_file_sets) and core["host"]["memory"] is None:
         raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
                          "(a [memory] table in the host profile)")
-    fs_choice = filesystem if filesystem is not None else (files.filesystem if files else None)
-    if files is not None and fs_choice is None:
-        # The host's era's file system: ext3 on a 2008 kernel, ext4 today.
-        fs_choice = "ext3" if core["host"]["memory"]["era"] == "2008" else "ext4"
-    fs_spec = _filesystem(fs_choice)
-    if fs_spec is not None:
-        for t in core["targets"]:
+    fs_specs, fs_notes, fs_warnings = _filesystems(chosen, filesystem, files, core["host"]["memory"], bool(replay))
+    for t, fs_spec in zip(core["targets"], fs_specs):
+        if fs_spec is not None:
             t["filesystem"] = fs_spec
     _observe(core["jobs"], jobset.reports)
-    warnings = list(jobset.warnings) + trace_warnings
+    warnings = list(jobset.warnings) + trace_warnings + fs_warnings
     sources = {f"host.{k}": v for k, v in host_sources.items()}
     used = [d for t in chosen for d in (t.members if isinstance(t, Array) else [t])]
     for d in used:
@@ -308,12 +316,17 @@ def build(
     if big is not None:
         warnings.append(big)
     infos = [_target_info(t) for t in chosen]
+    places = host_places(host_ref)
+    if not replay:
+        places.update({f"targets.{i}.filesystem": [t.filesystem.origin, f"filesystem of /dev/{t.name}"]
+                       for i, t in enumerate(chosen) if getattr(t, "filesystem", None) is not None})
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),
                    percentile_precision=jobset.percentile_precision,
-                   warnings=warnings, sources=sources, places=host_places(host_ref),
-                   job_reports=list(jobset.reports), interval_ns=interval_ns, notes=notes)
+                   warnings=warnings, sources=sources, places=places,
+                   job_reports=list(jobset.reports), interval_ns=interval_ns, notes=notes,
+                   filesystems=fs_notes)
 
 
 def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str], dict[Replay, TraceMix]]:
@@ -332,6 +345,53 @@ def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str], dict[Repl
             notes.append(line)
         warnings += [w for w in said if w not in warnings]
     return notes, warnings, mixes
+
+
+def _filesystems(chosen: Sequence[Drive | Array], filesystem: str | Mapping[str, Any] | None,
+                 files: FileWork | None, memory_cfg: dict[str, Any] | None, replay: bool = False
+                 ) -> tuple[list[dict[str, Any] | None], list[str], list[str]]:
+    """Each target's file system, a note per target saying where it came from (when a system
+    file names one) and the mkfs and mount options' warnings. ``filesystem`` (``--fs``) wins:
+    on a target the system file gives a file system, it replaces only the type; elsewhere it
+    is the whole spec. Then the system file's (not under a trace replay), then the work's (a
+    scenario's), then, for a file workload, the host's era's: ext3 on a 2008 kernel, ext4
+    today."""
+    fs_choice = filesystem if filesystem is not None else (files.filesystem if files else None)
+    origin = "--fs" if filesystem is not None else "the scenario" if fs_choice is not None else None
+    if files is not None and fs_choice is None:
+        fs_choice = "ext3" if memory_cfg is not None and memory_cfg["era"] == "2008" else "ext4"
+        origin = f"the default of the host's era ({fs_choice})"
+    plain = _filesystem(fs_choice)
+    given = None if filesystem is None else filesystem if isinstance(filesystem, str) else filesystem.get("type")
+    specs: list[dict[str, Any] | None] = []
+    notes: list[str] = []
+    warnings: list[str] = []
+    any_system = any(getattr(t, "filesystem", None) is not None for t in chosen)
+    if replay and any_system:
+        # A block trace addresses the devices: nothing is mounted under it.
+        named = ", ".join(f"/dev/{t.name}" for t in chosen if getattr(t, "filesystem", None) is not None)
+        return [plain for _ in chosen], [], [f"the system file's file systems ({named}) are not made for a trace replay"]
+    for t in chosen:
+        tfs = getattr(t, "filesystem", None)
+        if tfs is None:
+            specs.append(plain)
+            if any_system and plain is not None:
+                notes.append(f"/dev/{t.name}: {plain['type']} from {origin}")
+            continue
+        parsed = tfs.parse(given)
+        specs.append(parsed.spec)
+        for w in parsed.warnings:
+            line = f"{tfs.origin}: /dev/{t.name}: {w}"
+            if line not in warnings:
+                warnings.append(line)
+        if given is not None:
+            over = f" (over {tfs.request.type})" if given != tfs.request.type else ""
+            notes.append(f"/dev/{t.name}: {given} from --fs{over}, mkfs and mount options from {tfs.origin}")
+        else:
+            notes.append(f"/dev/{t.name}: {parsed.spec['type']} from {tfs.origin}")
+        if files is not None and files.filesystem is not None and filesystem is None:
+            warnings.append(f"/dev/{t.name}: the system file's file system ({tfs.origin}) replaces the scenario's")
+    return specs, notes, warnings
 
 
 def _filesystem(fs: str | Mapping[str, Any] | None) -> dict[str, Any] | None:

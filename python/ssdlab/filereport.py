@@ -65,12 +65,14 @@ def _cpu_ranges(samples: list[dict[str, Any]]) -> str | None:
             f"load (1 min) {rng([c['load'][0] for c in cpus], '.2f')}")
 
 
-def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str]) -> str:
-    """The report as text."""
+def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
+         filesystems: list[str] | None = None) -> str:
+    """The report as text; ``filesystems``: each target's file system and where it came from."""
     run_s = (core["end_ns"] - core["start_ns"]) / 1e9
     f = core["files"]
     out = [f"{work.name}: {sum(t.instances for t in work.threads)} threads on {', '.join(targets)}, "
-           f"host {host}, seed {core['seed']}", f"run time: {run_s:.3f} s (simulated)", ""]
+           f"host {host}, seed {core['seed']}",
+           *(f"file system on {f}" for f in filesystems or []), f"run time: {run_s:.3f} s (simulated)", ""]
     if work.kind == "filebench":
         from .filebench.summary import summary
 
@@ -116,7 +118,8 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str]) ->
     return "\n".join(out) + "\n"
 
 
-def as_json(work: FileWork, core: dict[str, Any], host: str, targets: list[str]) -> dict[str, Any]:
+def as_json(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
+            filesystems: list[str] | None = None) -> dict[str, Any]:
     """The report as data: the core's file report and each thread's operations by name."""
     threads = []
     first = 0
@@ -126,6 +129,7 @@ def as_json(work: FileWork, core: dict[str, Any], host: str, targets: list[str])
         ops = t.files["program"]["ops"] if t.files.get("program") else []
         threads.append({"name": t.name, "instances": t.instances,
                         "ops": [{**op, "repeat": count, **_sum(jobs, k, count)} for op, k, count in _groups(ops)]})
-    return {"name": work.name, "host": host, "targets": targets, "seed": core["seed"],
+    return {"name": work.name, "host": host, "targets": targets, **({"filesystems": filesystems} if filesystems else {}),
+            "seed": core["seed"],
             "run_s": (core["end_ns"] - core["start_ns"]) / 1e9, "files": core["files"], "threads": threads,
             "samples": [s["cpu"] for s in core.get("samples", []) if s.get("cpu")]}

@@ -7,7 +7,9 @@
     profile = "samsung-850-pro"         # a built-in profile name or a profile TOML path
     # optional per drive: scale = 0.1, precondition = "random:2",
     # profile_set = { "thermal.ambient_temperature" = "40" }, scheduler = "cfq",
-    # iosched = { slice_idle = 0 }, queue = { nomerges = 2 }  (sysfs names and units)
+    # iosched = { slice_idle = 0 }, queue = { nomerges = 2 }  (sysfs names and units),
+    # filesystem = "ext4" or { type = "ext3", mkfs = "-b 4096 -i 65536 -J size=128",
+    #                          mount = "commit=5,barrier=0", size = "32g" }  (ssdlab.mkfs)
 
     [[array]]                           # optional: drives joined into an array
     name = "md0"                        # fio's filename=/dev/md0 selects it
@@ -16,7 +18,7 @@
     engine = "md"                       # a built-in engine or an engine TOML path
     members = ["sda", "sdb", "sdc", "sdd"]
     # optional: engine_set = { stripe_cache_size = 4096 },
-    # fail = [{ member = "sdb", at = "10s" }]
+    # fail = [{ member = "sdb", at = "10s" }], filesystem = ... (as a drive's; not on a member)
 
 The host's targets are the arrays, then the drives that are in no array; a job without a
 ``filename`` uses the first. Profile, host and engine paths (``*.toml``) are relative to the
@@ -35,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .arguments import InputFileError, read_toml
 from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, engine_place, place, value_key
+from .mkfs import MkfsError, TargetFs, request as fs_request
 from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
 from .units import UnitError, parse_size, parse_time_ns
 
@@ -58,6 +61,7 @@ class DriveEntry(BaseModel):
     iosched: dict[str, int | str | bool] = Field(default_factory=dict,
                                                  description="scheduler tunables, sysfs names and units")
     queue: dict[str, int | str] = Field(default_factory=dict, description="nomerges, max_sectors_kb")
+    filesystem: Any = Field(default=None, description="ext3 | ext4, or { type, mkfs, mount, size } (ssdlab.mkfs)")
 
     @field_validator("scheduler")
     @classmethod
@@ -89,6 +93,7 @@ class ArrayEntry(BaseModel):
     spares: list[str] = Field(default_factory=list)
     engine_set: dict[str, str | int | float | bool] = Field(default_factory=dict, description="engine keys overridden")
     fail: list[FailureEntry] = Field(default_factory=list)
+    filesystem: Any = Field(default=None, description="ext3 | ext4, or { type, mkfs, mount, size } (ssdlab.mkfs)")
     verify_data: bool = Field(default=False, description="members hold real bytes; every read is checked (small md and streaming arrays)")
 
     @field_validator("level")
@@ -151,6 +156,8 @@ class Drive:
     #: Scheduler tunables and queue settings, by their sysfs names and in sysfs units.
     iosched: dict[str, Any] = field(default_factory=dict)
     queue: dict[str, Any] = field(default_factory=dict)
+    #: The file system the system file makes on it (None: none, or the run's).
+    filesystem: TargetFs | None = None
 
     def target_core(self, io: IoOverride | None = None) -> dict[str, Any]:
         """The core's description of this drive as a target or an array member; ``io``
@@ -183,6 +190,8 @@ class Array:
     verify_data: bool = False
     #: The chunk was asked for, not md's default (RAID 1 ignores it: worth a word).
     chunk_given: bool = False
+    #: The file system the system file makes on it (None: none, or the run's).
+    filesystem: TargetFs | None = None
 
     def core(self, io: IoOverride | None = None) -> dict[str, Any]:
         """The core's description of the array (its members' and spares' inside)."""
@@ -307,6 +316,14 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
             raise SystemFileError(f"{place(origin, text, ('drive', i, key))}: drive '{d.name}': {e}") from None
         drives.append(drive)
     arrays = [_load_array(a, i, drives, sf, origin, text, p.parent) for i, a in enumerate(sf.array)]
+    members = {m: a.name for a in sf.array for m in (*a.members, *a.spares)}
+    for i, (d, entry) in enumerate(zip(drives, sf.drive)):
+        if entry.filesystem is not None and d.name in members:
+            raise SystemFileError(f"{place(origin, text, ('drive', i, 'filesystem'))}: drive '{d.name}' is in array "
+                                  f"'{members[d.name]}': make the file system on the array")
+        d.filesystem = _target_fs(entry.filesystem, ("drive", i), d.name, d.core["capacity_bytes"], origin, text)
+    for i, (a, entry) in enumerate(zip(arrays, sf.array)):
+        a.filesystem = _target_fs(entry.filesystem, ("array", i), a.name, a.capacity, origin, text)
     host = sf.host
     if host is not None:
         if host.endswith(".toml") and not Path(host).is_absolute():
@@ -316,6 +333,25 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
         except ProfileError as e:
             raise SystemFileError(f"{place(origin, text, ('host',))}: {e}") from None
     return System(drives, host=host, origin=origin, arrays=arrays)
+
+
+def _target_fs(raw: Any, loc: tuple, name: str, capacity: int, origin: str, text: str) -> TargetFs | None:
+    """A drive's or array's ``filesystem`` (ssdlab.mkfs), checked now against its device."""
+    if raw is None:
+        return None
+    at = place(origin, text, (*loc, "filesystem"))
+    places = {k: place(origin, text, (*loc, "filesystem", k)) if isinstance(raw, dict) and k in raw else at
+              for k in ("type", "mkfs", "mount", "size")}
+    try:
+        req = fs_request(raw)
+    except MkfsError as e:
+        raise SystemFileError(f"{places.get(e.key, at)}: /dev/{name}: filesystem.{e.key}: {e}") from None
+    fs = TargetFs(req, capacity, name, places)
+    try:
+        fs.parse()
+    except ValueError as e:
+        raise SystemFileError(str(e)) from None
+    return fs
 
 
 def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, origin: str, text: str,

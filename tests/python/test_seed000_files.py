@@ -86,3 +86,34 @@ def test_mkfs_with_20_million_inodes_writes_every_inode_table_and_the_ssd_gains_
     # Nothing like the SSD's 50x in random reads: the disk's sweep and the X25-M's sequential
     # writes are within 10 % of each other.
     assert 0.9 <= runs["ssd"].seconds / runs["hdd"].seconds <= 1.1, runs
+
+
+def test_file_reads_find_about_as_much_cached_as_the_ram_holds_of_the_files() -> None:
+    from ssdlab.experiments import seed000_filereads as fr
+
+    # 64 files of 256 MiB read once, then 4 random reads in each: the cache (8 GB less
+    # what the kernel keeps) holds about 45 % of the 16 GiB. All readers in one file would
+    # find nearly everything cached; no warm pass, nothing.
+    p = fr.run("ssd", "noop", 4)
+    assert p.reads == 4 * fr.PROCESSES
+    assert 30 < p.hit_pct < 60
+    assert p.fastest_miss_us * 1e3 > fr.HIT_NS  # the line between hits and misses is clear
+
+
+def test_file_reads_trends_read_the_ratios() -> None:
+    from ssdlab.experiments import seed000_filereads as fr
+
+    def points(hdd: tuple[float, float], ssd: tuple[float, float]) -> list:
+        return [fr.Point(d, s, v, 44.0, 100, 60.0) for d, vals in (("hdd", hdd), ("ssd", ssd))
+                for s, v in zip(fr.SCHEDULERS, vals)]
+
+    alike, noop = fr.trends(points((1000, 1000), (1500, 50_000)), {"cfq": 51.0})
+    assert alike.holds and alike.ratio == pytest.approx(1.5) and alike.error == pytest.approx(-25.0)
+    assert "O_DIRECT 51x" in alike.evidence
+    assert noop.holds and noop.ratio == pytest.approx(50.0)
+    alike, noop = fr.trends(points((1000, 1000), (17_000, 20_000)))
+    assert not alike.holds and alike.error == pytest.approx(750.0)
+    assert not noop.holds  # 20x, but not twice the cfq ratio
+    # "alike" is under 2x: 2x or 3x is not
+    for ssd in (2000, 3000):
+        assert not fr.trends(points((1000, 1000), (ssd, 50_000)))[0].holds

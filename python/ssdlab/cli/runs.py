@@ -43,7 +43,7 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
     memory_limit: MemoryLimit = None,
-    fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); a file workload's default is the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
+    fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); over a system file's filesystem it replaces the type and keeps the mkfs and mount options; a file workload's default is the system file's, else the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would; or a file
     workload (a scenario .toml or a filebench .f file) on a file system there."""
@@ -150,9 +150,10 @@ def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, se
     if output_format == OutputFormat.json:
         import json
 
-        text = json.dumps(filereport.as_json(work, result.core, result.spec.host_name, targets), indent=2) + "\n"
+        text = json.dumps(filereport.as_json(work, result.core, result.spec.host_name, targets,
+                                             result.spec.filesystems), indent=2) + "\n"
     else:
-        text = filereport.text(work, result.core, result.spec.host_name, targets)
+        text = filereport.text(work, result.core, result.spec.host_name, targets, result.spec.filesystems)
     deliver(text, output)
 
 
@@ -204,6 +205,8 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
     text = format_report(result, output_format.value)
     for n in result.spec.notes:
         err.print(f"ssdlab: {n}", markup=False)
+    for f in result.spec.filesystems:
+        err.print(f"ssdlab: file system on {f}", markup=False)
     if output_format == OutputFormat.normal:
         for w in result.warnings:
             warn(w)

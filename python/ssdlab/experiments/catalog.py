@@ -165,6 +165,24 @@ def seed000_treecopy(ctx: Context):
     return rows, [fig], []
 
 
+# ---- seed 000: item 1 as file reads -----------------------------------------------------------
+
+
+@register("seed000_filereads", "Seed 000: item 1's random reads as file reads through the page cache, "
+          "8 SSDs vs 8 disks in RAID 0, CFQ and noop",
+          'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, item 1, http://minix.tistory.com/93',
+          quick_note="12 and 120 reads per process instead of 60 and 800 (disks, SSDs); item 1's O_DIRECT comparison with a quarter of its I/Os")
+def seed000_filereads(ctx: Context):
+    from . import seed000_filereads as m
+
+    points = m.sweep(ctx.quick, ctx.seed)
+    direct = m.direct_ratios(ctx.quick, ctx.seed)
+    rows = [Row(quantity=t.claim, published=t.published, simulated=t.ratio, unit="x", tolerance=Tolerance.holds(TREND),
+                holds=t.holds, evidence=t.evidence) for t in m.trends(points, direct)]
+    fig = _plot_png(lambda p: m.plot(points, p), "random 4 KiB file reads by 64 processes, per array and scheduler")
+    return rows, [fig], []
+
+
 # ---- seed 001: hardware RAID 5, trends ----------------------------------------------------
 
 

@@ -159,14 +159,16 @@ pub struct FileSystemSpec {
     /// Whose mke2fs and kernel (None: the host's era).
     #[serde(default)]
     pub era: Option<KernelEra>,
-    /// mkfs's `-b`, `-N`, `-i`, `-J size=` (in blocks), `-E lazy_itable_init=`; None: what
-    /// mke2fs picks.
+    /// mkfs's `-b`, `-N`, `-i`, `-I`, `-J size=` (in blocks), `-E lazy_itable_init=`; None:
+    /// what mke2fs picks.
     #[serde(default)]
     pub block_size: Option<u32>,
     #[serde(default)]
     pub inode_count: Option<u64>,
     #[serde(default)]
     pub inode_ratio: Option<u64>,
+    #[serde(default)]
+    pub inode_size: Option<u32>,
     #[serde(default)]
     pub journal_blocks: Option<u32>,
     #[serde(default)]
@@ -197,6 +199,7 @@ impl FileSystemSpec {
             block_size: None,
             inode_count: None,
             inode_ratio: None,
+            inode_size: None,
             journal_blocks: None,
             lazy_itable_init: None,
             commit_interval_ns: commit_interval(),

@@ -736,6 +736,7 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
     opts.block_size = spec.block_size;
     opts.inode_count = spec.inode_count;
     opts.inode_ratio = spec.inode_ratio;
+    opts.inode_size = spec.inode_size;
     opts.journal_blocks = spec.journal_blocks;
     opts.lazy_itable_init = spec.lazy_itable_init;
     let cfg = crate::fs::FsConfig::new(&opts).map_err(|e| e.to_string())?;
@@ -754,6 +755,23 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
         commit: None,
         commit_block: (0, 0),
     })
+}
+
+#[cfg(test)]
+mod mount_tests {
+    use super::*;
+
+    #[test]
+    fn mkfs_takes_the_inode_size_it_is_given() {
+        let mut spec = FileSystemSpec::new(FsType::Ext4);
+        let m = mount(&spec, 1 << 30, KernelEra::Today).unwrap();
+        assert_eq!(m.fs.config().inode_size, 256); // mke2fs.conf's default today
+        spec.inode_size = Some(128);
+        let m = mount(&spec, 1 << 30, KernelEra::Today).unwrap();
+        assert_eq!(m.fs.config().inode_size, 128);
+        spec.inode_size = Some(100);
+        assert!(mount(&spec, 1 << 30, KernelEra::Today).is_err());
+    }
 }
 
 #[cfg(test)]
