@@ -157,3 +157,16 @@ def test_the_real_fio_counts_its_file_engines_as_ssdlab_does(ext4_mount, tmp_pat
         real_jobs, our_jobs = json.loads(real.stdout)["jobs"], json.loads(ours.stdout)["jobs"]
         assert [_shape(j) for j in our_jobs] == [_shape(j) for j in real_jobs], engine
     assert not any(ext4_mount.glob("t0.0.*")), "filedelete removed every file"
+
+
+def test_a_failed_call_stops_the_job_with_fios_error(tmp_path, cli):
+    # filedelete's second loop finds the files gone: ENOENT, as the real fio 3.33 reports
+    # it (4 I/Os, 4 clat samples, error 2).
+    job = tmp_path / "d.fio"
+    job.write_text("[d]\nioengine=filedelete\nnrfiles=4\nfilesize=4k\nloops=2\n")
+    r = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "ext4", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    assert _shape(json.loads(r.stdout)["jobs"][0]) == (4, 0, 4, 0, 0, 2)
+    assert "ssdlab: job 'd' (clone 0) stopped: err=2 (No such file or directory)" in r.stderr
+    normal = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "ext4")
+    assert "d: (groupid=0, jobs=1): err= 2: pid=" in normal.stdout
