@@ -132,19 +132,24 @@ class RunSpec(BaseModel):
     filesystems: list[str] = Field(default_factory=list)
 
 
-def _load_jobs(job, targets: Targets, overrides, env, seed) -> JobSet:
+def _load_jobs(job, targets: Targets, overrides, env, seed, on_files: bool = False) -> JobSet:
+    """``on_files``: jobs that name no device will run on files (``--fs``)."""
     if isinstance(job, JobSet):
         return job
     if isinstance(job, (list, tuple)):
         # several job files, as fio takes them (``-`` is standard input)
         return load_job_files([Path(p) if str(p) != "-" else "-" for p in job], targets=targets,
-                              overrides=overrides, env=env, seed=seed)
+                              overrides=overrides, env=env, seed=seed,
+                              on_files=on_files)
     if str(job) == "-":
-        return load_job_files(["-"], targets=targets, overrides=overrides, env=env, seed=seed)
+        return load_job_files(["-"], targets=targets, overrides=overrides, env=env, seed=seed,
+                              on_files=on_files)
     text = str(job)
     if isinstance(job, os.PathLike) or ("\n" not in text and "=" not in text):
-        return load_job_file(Path(job), targets=targets, overrides=overrides, env=env, seed=seed)
-    return parse_job_text(text, name="<job text>", targets=targets, overrides=overrides, env=env, seed=seed)
+        return load_job_file(Path(job), targets=targets, overrides=overrides, env=env, seed=seed,
+                             on_files=on_files)
+    return parse_job_text(text, name="<job text>", targets=targets, overrides=overrides, env=env, seed=seed,
+                          on_files=on_files)
 
 
 def build(
@@ -230,7 +235,7 @@ def build(
         jobset = JobSet(jobs=jobs, job_options=[{} for _ in jobs], global_options={}, group_reporting={},
                         warnings=list(files.warnings), reports=[JobReport() for _ in jobs])
     else:
-        jobset = _load_jobs(job, targets, overrides, env, seed)
+        jobset = _load_jobs(job, targets, overrides, env, seed, on_files=filesystem is not None and not replay)
     fio_file_sets: list[dict[str, Any]] = []
     # A system file's file system on the first device mounts it as --fs does.
     mounted = filesystem is not None or getattr(chosen[0], "filesystem", None) is not None
@@ -256,9 +261,15 @@ def build(
     for j in jobset.jobs if fio_file_sets else []:
         if j.clone == 0:
             f = j.files
-            where = (f"on files: {fio_file_sets[f['set']]['entries']} of {j.region_size:,} bytes in "
-                     f"{fio_file_sets[f['set']]['dir']} ({'O_DIRECT' if f['direct'] else 'through the page cache'})"
-                     if f else "on the raw device")
+            fset = fio_file_sets[f["set"]] if f else {}
+            if not f:
+                where = "on the raw device"
+            elif f.get("engine"):
+                kind = "directories" if fset.get("dirs") else "files"
+                where = f"fio's {f['engine']} on {fset['entries']} {kind} in {fset['dir']}"
+            else:
+                where = (f"on files: {fset['entries']} of {j.region_size:,} bytes in {fset['dir']} "
+                         f"({'O_DIRECT' if f['direct'] else 'through the page cache'})")
             notes.append(f"job '{j.name}' runs {where}")
     try:
         interval_ns = parse_time_ns(interval, "s") if interval is not None else None

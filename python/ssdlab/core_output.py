@@ -73,6 +73,9 @@ class JobStats(TypedDict):
     #: ``[time ns, direction, I/Os, bytes, offset, slat, clat, max slat, max clat, max lat]``
     log: NotRequired[list[list[int]]]
     file_ops: NotRequired[list[OpSummary]]
+    #: a metadata engine's failed calls (the job stops at the first) and that one's errno
+    errors: NotRequired[int]
+    error: NotRequired[int]
 
 
 class DiskCounters(TypedDict):

@@ -62,6 +62,12 @@ pub enum FileIoOp {
     Stat,
     /// readdir over the set's directory.
     ListDir,
+    /// open(O_CREAT) then close (fio's filecreate engine): the file made if absent, opened
+    /// if it exists, and closed at once.
+    CreateClose,
+    /// mkdir and rmdir of an entry that is a directory (fio's dircreate and dirdelete).
+    Mkdir,
+    Rmdir,
     /// sync(2): every dirty page written and waited for, then the set's file system's
     /// journal committed.
     Sync,
@@ -70,9 +76,9 @@ pub enum FileIoOp {
 }
 
 impl FileIoOp {
-    /// Operations on a file that must exist (all but create, listing, sync and mkfs).
+    /// Operations on a file that must exist (all but the creates, listing, sync and mkfs).
     pub fn needs_existing(self) -> bool {
-        !matches!(self, FileIoOp::Create | FileIoOp::ListDir | FileIoOp::Sync | FileIoOp::Mkfs)
+        !matches!(self, FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir | FileIoOp::ListDir | FileIoOp::Sync | FileIoOp::Mkfs)
     }
 }
 
@@ -109,4 +115,7 @@ pub struct FileDone {
     pub size: u64,
     /// False: it could not be done (no file in the state needed; a read past the end).
     pub ok: bool,
+    /// Why not, as Linux's errno (ENOENT, EEXIST, ENOTEMPTY, ENOSPC, …); 0 when ok or when the
+    /// failure has no system call's error (a pick that found no file).
+    pub errno: u16,
 }

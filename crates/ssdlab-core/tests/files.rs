@@ -8,7 +8,7 @@ use ssdlab_core::host::HostConfig;
 use ssdlab_core::report::SimResult;
 use ssdlab_core::sim::{run, SimSpec};
 use ssdlab_core::target::{DeviceConfig, TargetSpec};
-use ssdlab_core::workload::files::{FileAccess, FileOp, FileProgram, FileService, FileSetSpec, Pick, SizeSpec};
+use ssdlab_core::workload::files::{FileAccess, FileEngine, FileOp, FileProgram, FileService, FileSetSpec, Pick, SizeSpec};
 use ssdlab_core::workload::{JobSpec, RwMode};
 
 const KIB: u64 = 1024;
@@ -33,14 +33,14 @@ fn system(fs: FsType, era: KernelEra, sets: Vec<FileSetSpec>, jobs: Vec<JobSpec>
 }
 
 fn set(name: &str, entries: u64, bytes: u64, prealloc: f64) -> FileSetSpec {
-    FileSetSpec { name: name.into(), target: 0, dir: format!("/{name}"), entries, size: SizeSpec::Fixed { bytes }, dir_width: 0, prealloc }
+    FileSetSpec { name: name.into(), target: 0, dir: format!("/{name}"), entries, size: SizeSpec::Fixed { bytes }, dir_width: 0, prealloc, dirs: false }
 }
 
 fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) -> JobSpec {
     let mut j = JobSpec::simple("f", rw, bs, 1, file_bytes);
     j.number_ios = Some(ios);
     j.io_limit = u64::MAX;
-    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None });
+    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: None });
     j
 }
 
@@ -54,6 +54,7 @@ fn program(ops: Vec<FileOp>, loops: Option<u64>) -> JobSpec {
         end_fsync: false,
         unlink: false,
         program: Some(FileProgram { ops, loops, stop_on_error: false, producers: Vec::new(), idle_ns: 0 }),
+        engine: None,
     });
     j
 }
@@ -404,4 +405,89 @@ fn a_timed_mkfs_writes_what_mke2fs_writes_and_fsyncs_as_the_kernel_of_its_era() 
     // leaves the tables to the kernel's lazy init and zeroes a 64 MiB journal (80 MiB in all).
     let (old, new) = (mkfs_bytes_of(FsKind::Ext3, Era::Y2008), mkfs_bytes_of(FsKind::Ext4, Era::Today));
     assert!(old > 190 * MIB && new < 90 * MIB, "{old} {new}");
+}
+
+/// fio's metadata engine `engine` on file set `set`: one call per file, each an I/O of 4 KiB
+/// counted in the job's direction.
+fn engine_job(name: &str, engine: FileEngine, set: u32, files: u64) -> JobSpec {
+    let mut j = JobSpec::simple(name, RwMode::Read, 4 * KIB, 1, 4 * KIB);
+    j.io_limit = files * 4 * KIB;
+    j.files = Some(FileAccess { set, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: Some(engine) });
+    j
+}
+
+fn dir_set(name: &str, entries: u64, prealloc: f64) -> FileSetSpec {
+    FileSetSpec { dirs: true, ..set(name, entries, 0, prealloc) }
+}
+
+fn free_blocks_at_end(r: &SimResult) -> u64 {
+    r.files.as_ref().unwrap().free_extents[0].iter().map(|&(_, _, blocks)| blocks).sum()
+}
+
+#[test]
+fn fio_dircreate_then_dirdelete_counts_each_call_and_gives_every_block_back() {
+    let made = vec![engine_job("mk", FileEngine::Dircreate, 0, 64)];
+    let r_made = run(&system(FsType::Ext4, KernelEra::Today, vec![dir_set("q", 64, 0.0)], made)).expect("run");
+    let mut rm = engine_job("rm", FileEngine::Dirdelete, 0, 64);
+    rm.start_after = vec![0];
+    let both = vec![engine_job("mk", FileEngine::Dircreate, 0, 64), rm];
+    let r_both = run(&system(FsType::Ext4, KernelEra::Today, vec![dir_set("q", 64, 0.0)], both)).expect("run");
+    for (r, jobs) in [(&r_made, 1), (&r_both, 2)] {
+        for j in &r.jobs[..jobs] {
+            // fio's shape: each call an I/O of the job's direction, its time a clat only.
+            assert_eq!((j.read.ios, j.read.bytes, j.write.ios), (64, 64 * 4 * KIB, 0), "{}", j.name);
+            assert_eq!((j.read.clat.n, j.read.slat.n, j.read.lat.n), (64, 0, 0), "{}", j.name);
+            assert!(j.read.clat.min > 0, "a call takes CPU time");
+            assert_eq!((j.errors, j.error), (0, 0));
+        }
+        assert_eq!(r.files.as_ref().unwrap().failed_ops, 0);
+    }
+    // Each directory has one 4 KiB block: made, then all given back.
+    assert_eq!(free_blocks_at_end(&r_both), free_blocks_at_end(&r_made) + 64);
+}
+
+#[test]
+fn fio_dirdelete_of_a_directory_that_is_not_empty_fails_once_and_stops_the_job() {
+    // Directory 1 of the set holds the files of a second set.
+    let sets = vec![dir_set("q", 4, 1.0), FileSetSpec { dir: "/q/f00000001".into(), ..set("in", 2, 4 * KIB, 1.0) }];
+    let r = run(&system(FsType::Ext4, KernelEra::Today, sets, vec![engine_job("rm", FileEngine::Dirdelete, 0, 4)])).expect("run");
+    let j = &r.jobs[0];
+    assert_eq!(j.read.ios, 1, "directory 0 removed, then 1 refused");
+    assert_eq!((j.errors, j.error), (1, 39), "one failure: ENOTEMPTY");
+    assert_eq!(r.files.as_ref().unwrap().failed_ops, 1);
+}
+
+#[test]
+fn fio_filecreate_filestat_filedelete_make_look_at_and_remove_each_file_once() {
+    let mut stat = engine_job("stat", FileEngine::Filestat, 0, 32);
+    stat.start_after = vec![0];
+    let mut del = engine_job("del", FileEngine::Filedelete, 0, 32);
+    del.start_after = vec![1];
+    let jobs = vec![engine_job("create", FileEngine::Filecreate, 0, 32), stat, del];
+    let r = run(&system(FsType::Ext4, KernelEra::Today, vec![set("f", 32, 0, 0.0)], jobs)).expect("run");
+    for j in &r.jobs {
+        assert_eq!((j.read.ios, j.read.clat.n, j.read.lat.n, j.errors), (32, 32, 0, 0), "{}", j.name);
+    }
+    // A second delete finds nothing: ENOENT, as fio's unlink would.
+    let jobs = vec![engine_job("del", FileEngine::Filedelete, 0, 32)];
+    let r = run(&system(FsType::Ext4, KernelEra::Today, vec![set("f", 32, 0, 0.0)], jobs)).expect("run");
+    assert_eq!((r.jobs[0].read.ios, r.jobs[0].errors, r.jobs[0].error), (0, 1, 2));
+}
+
+#[test]
+fn an_engine_on_the_wrong_kind_of_set_is_refused() {
+    let jobs = vec![engine_job("mk", FileEngine::Dircreate, 0, 4)];
+    let e = run(&system(FsType::Ext4, KernelEra::Today, vec![set("f", 4, 0, 0.0)], jobs)).unwrap_err();
+    assert!(e.to_string().contains("works on directories"), "{e}");
+}
+
+#[test]
+fn each_file_keeps_its_own_offset_as_fio_does() {
+    // rw=read, roundrobin over 4 files: each I/O goes to the next file, at that file's own
+    // next offset (fio's last_pos per file): 0, 0, 0, 0, 4k, 4k, 4k, 4k, …
+    let mut job = fio_on_files(RwMode::Read, 4 * KIB, 64 * KIB, 12, true);
+    job.log_window_ns = Some(0);
+    let r = run(&system(FsType::Ext4, KernelEra::Today, vec![set("f", 4, 64 * KIB, 1.0)], vec![job])).expect("run");
+    let offsets: Vec<u64> = r.jobs[0].log.iter().map(|rec| rec.4).collect();
+    assert_eq!(offsets, [0, 0, 0, 0, 4096, 4096, 4096, 4096, 8192, 8192, 8192, 8192]);
 }

@@ -421,3 +421,49 @@ fn filling_and_emptying_gives_every_block_back() {
         assert_eq!(fs.free_blocks() + root_growth, free0);
     }
 }
+
+/// mkdir and rmdir as fio's dircreate and dirdelete use them: many directories made in one
+/// parent (each with its block, top-level ones spread by Orlov), then removed: every block
+/// and inode back, each block owned once all the way; a directory with an entry refuses
+/// rmdir with NotEmpty and changes nothing.
+#[test]
+fn making_and_removing_directories_gives_every_block_and_inode_back() {
+    for cfg in configs() {
+        let (mut fs, _) = FileSystem::mkfs(cfg).unwrap();
+        let (parent, _) = fs.mkdir(ROOT_INO, b"t0.0", Task::default()).unwrap();
+        let (free0, inodes0) = (fs.free_blocks(), fs.free_inodes());
+        let n = 300u32;
+        let mut owned = BTreeSet::new();
+        for i in 0..n {
+            let (ino, ch) = fs.mkdir(parent, format!("d{i}").as_bytes(), Task { cpu: i % 2, pid: i }).unwrap();
+            assert!(fs.is_dir(ino));
+            for e in fs.extents_of(ino) {
+                for b in e.phys..e.phys_end() {
+                    assert!(owned.insert(b), "block {b} given to two directories");
+                }
+            }
+            assert!(!ch.metadata.is_empty(), "a mkdir dirties its inode, bitmap and the parent's block");
+        }
+        fs.check().unwrap();
+        assert_eq!(fs.free_inodes(), inodes0 - n as u64);
+        assert!(fs.free_blocks() <= free0 - n as u64, "each directory has its first block");
+        // A directory with an entry cannot be removed, and nothing changes.
+        fs.create(fs.lookup(parent, b"d7").unwrap(), b"x", Task::default()).unwrap();
+        let (free1, inodes1) = (fs.free_blocks(), fs.free_inodes());
+        assert_eq!(fs.rmdir(parent, b"d7"), Err(ssdlab_core::fs::FsError::NotEmpty));
+        assert_eq!((fs.free_blocks(), fs.free_inodes()), (free1, inodes1));
+        fs.check().unwrap();
+        let d7 = fs.lookup(parent, b"d7").unwrap();
+        fs.unlink(d7, b"x").unwrap();
+        for i in 0..n {
+            fs.rmdir(parent, format!("d{i}").as_bytes()).unwrap();
+        }
+        fs.unmount();
+        fs.check().unwrap();
+        assert_eq!(fs.free_inodes(), inodes0, "every inode back");
+        // The parent keeps the blocks it grew to for 300 entries.
+        let parent_growth = fs.extents_of(parent).iter().map(|e| e.len as u64).sum::<u64>() - 1
+            + fs.mapping_blocks_of(parent).len() as u64;
+        assert_eq!(fs.free_blocks() + parent_growth, free0, "every directory block back");
+    }
+}

@@ -3,6 +3,7 @@ measured, its report, and a profile fitted to measured runs."""
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -207,6 +208,11 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
         err.print(f"ssdlab: {n}", markup=False)
     for f in result.spec.filesystems:
         err.print(f"ssdlab: file system on {f}", markup=False)
+    for j in result.core["jobs"]:
+        if j.get("error"):
+            # fio says the same of a job whose call failed (td_verror), on stderr.
+            err.print(f"ssdlab: job '{j['name']}' (clone {j['clone']}) stopped: err={j['error']} "
+                      f"({os.strerror(j['error'])}), as fio stops a job whose call fails", markup=False)
     if output_format == OutputFormat.normal:
         for w in result.warnings:
             warn(w)

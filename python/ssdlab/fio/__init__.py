@@ -93,13 +93,14 @@ def load_job_file(
     env: Mapping[str, str] | None = None,
     seed: int = 0,
     host: Mapping[str, int] | None = None,
+    on_files: bool = False,
 ) -> JobSet:
     """Parse a job file (or several, like ``fio a.fio b.fio``) for a device of ``device_size``
     bytes. ``overrides`` are ``option=value`` pairs applied to every job after its own options;
     ``env`` (default ``os.environ``) feeds ``${VAR}``."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     return load_job_files(paths, device_size=device_size, targets=targets, overrides=overrides,
-                          env=env, seed=seed, host=host)
+                          env=env, seed=seed, host=host, on_files=on_files)
 
 
 def load_job_files(
@@ -111,6 +112,7 @@ def load_job_files(
     env: Mapping[str, str] | None = None,
     seed: int = 0,
     host: Mapping[str, int] | None = None,
+    on_files: bool = False,
 ) -> JobSet:
     """Several job files, each later one starting after the earlier ones (fio's implicit
     stonewall) and with its own ``[global]`` defaults. A path ``-`` is standard input."""
@@ -128,7 +130,7 @@ def load_job_files(
         sources.append((text, str(p), p.parent))
     if not sources:
         raise FioJobError("no job file given")
-    return _build(sources, _targets(device_size, targets), overrides, env, seed, host)
+    return _build(sources, _targets(device_size, targets), overrides, env, seed, host, on_files)
 
 
 def _targets(device_size: int | None, targets: Targets | None) -> Targets:
@@ -151,18 +153,20 @@ def parse_job_text(
     env: Mapping[str, str] | None = None,
     seed: int = 0,
     host: Mapping[str, int] | None = None,
+    on_files: bool = False,
 ) -> JobSet:
     """Like :func:`load_job_file` for job text; ``include`` is relative to ``base_dir``."""
-    return _build([(text, name, Path(base_dir))], _targets(device_size, targets), overrides, env, seed, host)
+    return _build([(text, name, Path(base_dir))], _targets(device_size, targets), overrides, env, seed, host,
+                  on_files)
 
 
-def _build(sources, targets: Targets, overrides, env, seed, host) -> JobSet:
+def _build(sources, targets: Targets, overrides, env, seed, host, on_files: bool = False) -> JobSet:
     warnings = Warnings()
     sections = parse_sources(sources, env=env, host=host)
-    entries, global_options = parse_sections(sections, overrides, warnings)
+    entries, global_options = parse_sections(sections, overrides, warnings, on_files)
     if not entries:
         raise FioJobError("no job sections (only [global])", path=sources[0][1])
-    out = resolve(entries, global_options, targets=targets, seed=seed, warnings=warnings)
+    out = resolve(entries, global_options, targets=targets, seed=seed, warnings=warnings, on_files=on_files)
     return JobSet(
         jobs=out.jobs,
         job_options=out.job_options,

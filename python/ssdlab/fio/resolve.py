@@ -22,6 +22,7 @@ from .reporting import SS_LATENCY_CRITERIA, JobReport, job_report
 from .options import (
     DEFAULT_PERCENTILES,
     DIRECTIONS,
+    FILE_LAYER,
     Applier,
     JobState,
     Where,
@@ -104,10 +105,12 @@ def parse_sections(
     sections: list[Section],
     overrides: Mapping[str, str] | None,
     warnings: Warnings,
+    on_files: bool = False,
 ) -> tuple[list[JobEntry], dict[str, str]]:
     """Apply options section by section: globals accumulate within a file, each job copies
-    them at its header; ``overrides`` go on top of every job."""
-    applier = Applier(warnings)
+    them at its header; ``overrides`` go on top of every job. ``on_files``: a file system is
+    there (``--fs``), so the file layer's options wait to be judged job by job."""
+    applier = Applier(warnings, on_files=on_files)
     override_lines = [
         RawOption(str(k), None if v is None else str(v), "<overrides>", None)
         for k, v in (overrides or {}).items()
@@ -171,6 +174,7 @@ def resolve(
     targets: Targets,
     seed: int,
     warnings: Warnings,
+    on_files: bool = False,
 ) -> Resolved:
     for name, size in zip(targets.names, targets.sizes):
         if size <= 0:
@@ -187,7 +191,7 @@ def resolve(
     clones_of: dict[int, list[int]] = {}
     for number, entry in enumerate(entries):
         st = entry.state
-        _check_job(entry, warnings)
+        _check_job(entry, warnings, runs_on_files(entry.state.filename, on_files))
         if st.stonewall and phase:
             previous_phase, phase = phase, []
         if (st.stonewall or st.new_group) and group_jobs:
@@ -337,8 +341,26 @@ def _warn(warnings: Warnings, st: JobState, option: str, message: str, entry: Jo
     warnings.at(where, option, message, fallback=fallback)
 
 
-def _check_job(entry: JobEntry, warnings: Warnings) -> None:
+def runs_on_files(filename: str | None, on_files: bool) -> bool:
+    """Whether a job runs on its own files: a file system is there (``--fs``) and the job names
+    no device (``filename=/dev/...`` stays on the raw device)."""
+    return on_files and not (filename or "").startswith("/dev/")
+
+
+#: fio's ioengines whose I/O is a call on a file or a directory: run as such on files.
+METADATA_ENGINES = frozenset("filecreate filestat filedelete dircreate dirstat dirdelete".split())
+
+
+def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> None:
+    """The job's options judged now that it is whole; ``on_files``: it runs on its own files
+    through the file layer, which answers buffered I/O, ``nrfiles``, the metadata engines
+    and the file options (FILE_LAYER), so none of those is said to be unmodelled."""
     st = entry.state
+    if not on_files:
+        # The file layer's options were held back for a run with a file system: this job
+        # stays on its device, where they are not modelled.
+        for name in sorted(FILE_LAYER & st.where.keys()):
+            Applier(warnings).warn_unmodelled(name, st.where[name])
     if any(st.rate) and any(st.rate_iops):
         where = st.where.get("rate_iops") or st.where.get("rate")
         raise FioJobError("rate and rate_iops are mutually exclusive",
@@ -351,14 +373,16 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
     engine = st.ioengine.split(":", 1)[0]
     if "ioengine" in st.where:
         text = st.where["ioengine"].text
-        if engine in NON_BLOCK_ENGINES:
+        if on_files and engine in METADATA_ENGINES:
+            pass  # the file layer makes its calls
+        elif engine in NON_BLOCK_ENGINES:
             _warn(warnings, st, "ioengine", f"option '{text}' is not modelled: fio's {engine}"
                   " engine does not do block I/O to the device; the simulation does", entry)
         elif engine not in SYNC_ENGINES and engine not in ASYNC_BLOCK_ENGINES:
             _warn(warnings, st, "ioengine", f"option '{text}': simulated as block I/O to the device"
                   f" with up to iodepth={st.iodepth} requests in flight; what the {engine} engine itself"
                   " does is not modelled", entry)
-    if not st.direct and engine in PAGE_CACHE_ENGINES:
+    if not st.direct and engine in PAGE_CACHE_ENGINES and not on_files:
         _warn_buffered(entry, warnings)
     if engine in SYNC_ENGINES and st.iodepth > 1:
         default = "" if "ioengine" in st.where else " (fio's default)"
@@ -385,7 +409,7 @@ def _check_job(entry: JobEntry, warnings: Warnings) -> None:
         else:
             _warn(warnings, st, "verify_backlog", f"option '{st.where['verify_backlog'].text}'"
                   " is accepted but not modelled", entry)
-    if "nrfiles" in st.where:
+    if "nrfiles" in st.where and not on_files:
         if st.nrfiles > 1 and st.filesize and not st.filename:
             kind = (f"sizes the job's {st.nrfiles} files of {st.filesize[0]} bytes each, modelled as"
                     " one contiguous region")

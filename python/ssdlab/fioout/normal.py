@@ -115,7 +115,7 @@ def _scale_down_ns(ns: int) -> str:
 def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
     """fio's show_thread_status_normal for one unit."""
     u = fu.unit
-    out = [f"{u.name}: (groupid={u.group_id}, jobs={len(u.members)}): err= 0: pid={fu.pid}: {date}"]
+    out = [f"{u.name}: (groupid={u.group_id}, jobs={len(u.members)}): err={fu.error:2d}: pid={fu.pid}: {date}"]
     if fu.report.description:
         out.append(f"  Description  : [{fu.report.description}]")
     for d in DIRS:

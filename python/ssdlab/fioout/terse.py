@@ -70,7 +70,7 @@ def format_terse(r: RunResult) -> str:
     lines = []
     for fu in units:
         g = groups[fu.unit.group_id]
-        line = f"{TERSE_VERSION};{FIO_VERSION};{fu.name};{fu.unit.group_id};0"
+        line = f"{TERSE_VERSION};{FIO_VERSION};{fu.name};{fu.unit.group_id};{fu.error}"
         for d in DIRS[:2]:  # version 3 has no trim fields
             line += _ddir(fu, g, d, r.percentiles_list)
         line += f";{fu.usr_cpu:f}%;{fu.sys_cpu:f}%;{fu.ctx};{fu.majf};{fu.minf}"

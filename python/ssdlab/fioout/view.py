@@ -98,6 +98,11 @@ class FioUnit:
         return self.unit.name
 
     @property
+    def error(self) -> int:
+        """fio's ``error``: the errno that stopped a member (a metadata engine's failed call), 0 if none."""
+        return next((s["error"] for s in self.stats if s.get("error")), 0)
+
+    @property
     def sync_engine(self) -> bool:
         """fio completes each I/O inside the submitting call: a synchronous engine, or the
         null engine at depth 1 (deeper, it queues)."""

@@ -226,6 +226,7 @@ mod tests {
             size: crate::workload::files::SizeSpec::Fixed { bytes: 4096 },
             dir_width: 0,
             prealloc: 0.0,
+            dirs: false,
         };
         SetState::new(spec, 0, 1, 0)
     }

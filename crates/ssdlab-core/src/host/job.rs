@@ -266,7 +266,11 @@ impl JobRun {
         let io = match self.next_io.take() {
             Some(io) => io,
             None => match &mut self.replay {
-                None => self.generator.next_io(),
+                None => match self.files.as_mut() {
+                    // On files: the file first, then the I/O at that file's own offset.
+                    Some(f) => f.next_io(&mut self.generator),
+                    None => self.generator.next_io(),
+                },
                 Some(r) => match r.next(now) {
                     Next::Issue(io) => io,
                     Next::At(t) => return self.wake(t),
@@ -333,13 +337,29 @@ impl JobRun {
     /// A file operation the job issued is done at `now`.
     /// `producers_running`: whether a job this one serves as a queue runner still runs.
     pub fn on_file_done(&mut self, now: Time, req: &FileRequest, done: &FileDone, slat: Time, clat: Time, producers_running: bool) {
+        let engine_dir = self.files.as_ref().and_then(|f| f.counts_as(req, self.rw_dir()));
         let op = match req.op {
+            _ if engine_dir.is_some() => engine_dir,
             FileIoOp::Read => Some(Op::Read),
             FileIoOp::Write => Some(Op::Write),
             FileIoOp::Fsync { .. } => Some(Op::Flush),
             _ => None,
         };
+        if !done.ok && engine_dir.is_some() {
+            // fio stops a job whose call fails (td_verror) and reports the error; the call
+            // is not an I/O done.
+            self.inflight -= 1;
+            self.stats.completed += 1;
+            self.stats.errors += 1;
+            if self.stats.error == 0 {
+                self.stats.error = done.errno.max(1);
+            }
+            self.state = JobState::Draining;
+            return;
+        }
         match op {
+            // A metadata engine's call: its time is the clat, as fio records it.
+            Some(op) if engine_dir.is_some() => self.complete(now, op, req.len, req.offset, slat, clat, true),
             // Reads, writes and fsyncs count as fio counts them, in their directions.
             Some(op) => self.on_complete(now, op, req.len, req.offset, slat, clat),
             None => {
@@ -349,6 +369,16 @@ impl JobRun {
         }
         if let Some(f) = self.files.as_mut() {
             f.done(now, req, done, producers_running);
+        }
+    }
+
+    /// The direction fio's metadata engines count their calls in: read when the job reads
+    /// (fio's `td_read`), else write when it writes, else read (engines/filecreate.c's init).
+    fn rw_dir(&self) -> Op {
+        use crate::workload::RwMode as M;
+        match self.spec.rw {
+            M::Write | M::Randwrite | M::Trimwrite | M::Randtrimwrite => Op::Write,
+            _ => Op::Read,
         }
     }
 
@@ -378,13 +408,24 @@ impl JobRun {
     }
 
     pub fn on_complete(&mut self, now: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
+        self.complete(now, op, len, offset, slat, clat, false);
+    }
+
+    /// An I/O done; `clat_only`: fio records only its completion latency.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn complete(&mut self, now: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time, clat_only: bool) {
         self.inflight -= 1;
         self.stats.completed += 1;
         if now >= self.measure_start {
             if now >= self.next_window {
                 self.close_windows(now);
             }
-            self.stats.dir_mut(op).record(len, slat, clat);
+            if clat_only {
+                self.stats.dir_mut(op).record_clat(len, clat);
+            } else {
+                self.stats.dir_mut(op).record(len, slat, clat);
+            }
             if self.observe_each && op != Op::Flush {
                 self.observe(now, op, len, offset, slat, clat);
             }

@@ -84,6 +84,15 @@ impl DirStats {
         self.clat_hist.record(clat);
     }
 
+    /// An I/O of which fio times only the completion (its metadata engines, flagged
+    /// FIO_NOSTATS, add the call's time as a clat sample and no slat or lat).
+    pub fn record_clat(&mut self, bytes: u64, clat: u64) {
+        self.ios += 1;
+        self.bytes += bytes;
+        self.clat.record(clat);
+        self.clat_hist.record(clat);
+    }
+
     pub fn finish(&mut self) {
         self.slat.finish();
         self.clat.finish();
@@ -137,6 +146,16 @@ pub struct JobStats {
     /// A file program's operations, in program order (filebench's per-flowop summary).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub file_ops: Vec<OpSummary>,
+    /// Calls of fio's metadata engines that failed (the job stops at the first, as fio's
+    /// does), and that one's errno (fio's `error`); absent when none failed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub errors: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub error: u16,
+}
+
+fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// One line's worth of a job's I/O log, as a JSON array: `[time ns, direction (0 read,

@@ -83,6 +83,10 @@ pub struct FileSetSpec {
     /// files out first; filebench's `prealloc`), in order of their number. 0..=1.
     #[serde(default)]
     pub prealloc: f64,
+    /// Its entries are directories (fio's dircreate, dirstat and dirdelete work on these):
+    /// laid out with mkdir, each empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dirs: bool,
 }
 
 impl FileSetSpec {
@@ -224,6 +228,34 @@ pub struct FileAccess {
     /// A program instead of fio's pattern.
     #[serde(default)]
     pub program: Option<FileProgram>,
+    /// fio's metadata engines: each of the job's I/Os is one file system call on the next
+    /// file of its set instead of a read or a write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<FileEngine>,
+}
+
+/// fio's ioengines whose "I/O" is a call on a file or a directory (fio's engines/filecreate.c,
+/// filestat.c, filedelete.c, dircreate.c, dirstat.c, dirdelete.c): fio times the call and
+/// counts it as one I/O of the job's data direction.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FileEngine {
+    /// open(O_CREAT) and close.
+    Filecreate,
+    /// stat (fio's `stat_type`: stat, lstat or statx: the same path walk here).
+    Filestat,
+    /// unlink.
+    Filedelete,
+    Dircreate,
+    Dirstat,
+    Dirdelete,
+}
+
+impl FileEngine {
+    /// Whether its entries are directories.
+    pub fn on_dirs(self) -> bool {
+        matches!(self, FileEngine::Dircreate | FileEngine::Dirstat | FileEngine::Dirdelete)
+    }
 }
 
 impl FileAccess {
@@ -238,6 +270,18 @@ impl FileAccess {
             }
         };
         check_set("files.set", self.set)?;
+        if let Some(e) = self.engine {
+            if self.program.is_some() {
+                return Err(ConfigError::new("files.engine", "an engine runs fio's pattern, not a program".into()));
+            }
+            if sets[self.set as usize].dirs != e.on_dirs() {
+                let what = if e.on_dirs() { "directories" } else { "files" };
+                return Err(ConfigError::new("files.engine", format!("{e:?} works on {what}: set {} is not a set of them", self.set)));
+            }
+            if self.unlink && !matches!(e, FileEngine::Filecreate | FileEngine::Filestat) {
+                return Err(ConfigError::new("files.unlink", format!("{e:?}: its job leaves no files of its own to delete at its end")));
+            }
+        }
         let Some(p) = &self.program else { return Ok(()) };
         if p.ops.is_empty() {
             return Err(ConfigError::new("files.program.ops", "a program needs at least one operation".into()));

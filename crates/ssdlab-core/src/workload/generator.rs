@@ -242,6 +242,16 @@ impl Generator {
         }
     }
 
+    /// Where each direction's sequential stream is (fio keeps these per file: a job on files
+    /// swaps each file's own in before its I/O and out after).
+    pub fn positions(&self) -> [u64; 3] {
+        self.pos
+    }
+
+    pub fn set_positions(&mut self, pos: [u64; 3]) {
+        self.pos = pos;
+    }
+
     /// The next I/O. Never fails once constructed.
     pub fn next_io(&mut self) -> Io {
         if let Some((offset, len)) = self.trim_then_write.take() {

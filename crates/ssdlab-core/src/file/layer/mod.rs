@@ -332,6 +332,13 @@ impl FileLayer {
         let bs = mnt.block_size;
         for e in 0..pre {
             let parent = set.dirs[set.dir_of(e)];
+            if set.spec.dirs {
+                // A set of directories: each made, empty.
+                let (ino, _) = mnt.fs.mkdir(parent, &SetState::name(e), task).map_err(no_space)?;
+                set.created(e, ino);
+                set.publish(e);
+                continue;
+            }
             let (ino, _) = mnt.fs.create(parent, &SetState::name(e), task).map_err(no_space)?;
             let size = set.created(e, ino);
             set.publish(e);
@@ -445,7 +452,7 @@ impl FileLayer {
             io,
             stage: Stage::Arriving,
             pending: 0,
-            done: FileDone { entry: io.entry.unwrap_or(0), size: 0, ok: true },
+            done: FileDone { entry: io.entry.unwrap_or(0), size: 0, ok: true, errno: 0 },
             mount: 0,
             ino: 0,
             file: 0,
@@ -480,7 +487,7 @@ impl FileLayer {
         let now = events.now();
         let o = self.ops[slot as usize];
         let set = &mut self.sets[o.io.set as usize];
-        let create = o.io.op == FileIoOp::Create;
+        let create = matches!(o.io.op, FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir);
         // A picked file to create or delete is claimed until the operation is done.
         let claim = create || o.io.op == FileIoOp::Delete;
         let entry = match o.io.entry {
@@ -503,8 +510,14 @@ impl FileLayer {
                 op.ino = ino;
                 op.file = self.ids.id(mount, ino);
                 cost += match o.io.op {
-                    FileIoOp::Create => c.create_ns,
-                    FileIoOp::Delete => c.unlink_ns,
+                    FileIoOp::Create | FileIoOp::CreateClose => c.create_ns,
+                    // ext4_mkdir is a create (ext4_new_inode, the parent's entry) and the
+                    // new directory's first block (ext4_init_new_dir appends it): assumed
+                    // create + one allocation, the profile's costs having no mkdir of their own.
+                    FileIoOp::Mkdir => c.create_ns + c.alloc_ns,
+                    // ext4_rmdir frees the inode, its one block and the parent's entry:
+                    // assumed as an unlink.
+                    FileIoOp::Delete | FileIoOp::Rmdir => c.unlink_ns,
                     FileIoOp::Open | FileIoOp::Stat => c.lookup_ns,
                     FileIoOp::ListDir => c.readdir_entry_ns * set.existing(),
                     FileIoOp::Read | FileIoOp::Write if !o.io.direct => c.page_copy_ns * pages_of(o.io.offset, o.io.len),
@@ -590,6 +603,12 @@ impl FileLayer {
     fn fail<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
         self.ops[slot as usize].done.ok = false;
         self.complete(slot, events, host);
+    }
+
+    /// Operation `slot`'s system call failed with `errno` (Linux's number).
+    fn fail_with<E, U: FileUpper<E>>(&mut self, slot: u32, errno: u16, events: &mut EventQueue<E>, host: &mut U) {
+        self.ops[slot as usize].done.errno = errno;
+        self.fail(slot, events, host);
     }
 
     /// Operation `slot` waits for I/O from now (its thread counts in iowait and the load).

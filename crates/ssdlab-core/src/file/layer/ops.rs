@@ -24,7 +24,7 @@ impl FileLayer {
         match o.io.op {
             FileIoOp::Create => {
                 if exists {
-                    return self.fail(slot, events, host);
+                    return self.fail_with(slot, EEXIST, events, host);
                 }
                 let set = &self.sets[set_i];
                 let parent = set.dirs[set.dir_of(e)];
@@ -37,13 +37,61 @@ impl FileLayer {
                         self.journal(o.mount, &ch, None, events);
                         self.complete(slot, events, host);
                     }
-                    Err(_) => {
+                    Err(err) => {
                         self.unclaim(slot);
-                        self.fail(slot, events, host)
+                        self.fail_with(slot, errno(&err), events, host)
                     }
                 }
             }
-            _ if !exists && o.io.op.needs_existing() => self.fail(slot, events, host),
+            FileIoOp::CreateClose if exists => {
+                // open(O_CREAT) of a file that is there: opened, then closed.
+                self.complete(slot, events, host);
+            }
+            FileIoOp::CreateClose | FileIoOp::Mkdir => {
+                if exists {
+                    return self.fail_with(slot, EEXIST, events, host);
+                }
+                let set = &self.sets[set_i];
+                let parent = set.dirs[set.dir_of(e)];
+                let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+                let made = if o.io.op == FileIoOp::Mkdir {
+                    mnt.fs.mkdir(parent, &SetState::name(e), task)
+                } else {
+                    mnt.fs.create(parent, &SetState::name(e), task).inspect(|&(ino, _)| mnt.fs.release(ino))
+                };
+                match made {
+                    Ok((ino, ch)) => {
+                        self.sets[set_i].created(e, ino);
+                        // Closed at once: other threads' picks may take it.
+                        self.sets[set_i].publish(e);
+                        let op = &mut self.ops[slot as usize];
+                        (op.ino, op.file) = (ino, self.ids.id(o.mount, ino));
+                        self.journal(o.mount, &ch, None, events);
+                        self.complete(slot, events, host);
+                    }
+                    Err(err) => {
+                        self.unclaim(slot);
+                        self.fail_with(slot, errno(&err), events, host)
+                    }
+                }
+            }
+            _ if !exists && o.io.op.needs_existing() => self.fail_with(slot, ENOENT, events, host),
+            FileIoOp::Rmdir => {
+                let set = &self.sets[set_i];
+                let parent = set.dirs[set.dir_of(e)];
+                let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
+                match mnt.fs.rmdir(parent, &SetState::name(e)) {
+                    Ok(ch) => {
+                        self.sets[set_i].deleted(e);
+                        self.journal(o.mount, &ch, None, events);
+                        self.complete(slot, events, host);
+                    }
+                    Err(err) => {
+                        self.unclaim(slot);
+                        self.fail_with(slot, errno(&err), events, host)
+                    }
+                }
+            }
             FileIoOp::Open | FileIoOp::Stat | FileIoOp::ListDir => {
                 if o.io.op != FileIoOp::ListDir {
                     let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
@@ -74,9 +122,9 @@ impl FileLayer {
                         self.journal(o.mount, &ch, None, events);
                         self.complete(slot, events, host);
                     }
-                    Err(_) => {
+                    Err(err) => {
                         self.unclaim(slot);
-                        self.fail(slot, events, host)
+                        self.fail_with(slot, errno(&err), events, host)
                     }
                 }
             }
@@ -465,6 +513,30 @@ impl FileLayer {
             Stage::Commit | Stage::Flush => self.complete(slot, events, host),
             s => panic!("fsync proceeding from stage {s:?}"),
         }
+    }
+}
+
+/// Linux's errno values (asm-generic/errno-base.h, errno.h) for the failures a file system
+/// call can report.
+pub(super) const ENOENT: u16 = 2;
+pub(super) const EEXIST: u16 = 17;
+const ENOTDIR: u16 = 20;
+const EISDIR: u16 = 21;
+const EFBIG: u16 = 27;
+const ENOSPC: u16 = 28;
+const ENOTEMPTY: u16 = 39;
+
+/// The errno a system call returns for a file system's failure.
+fn errno(e: &crate::fs::FsError) -> u16 {
+    use crate::fs::FsError as F;
+    match e {
+        F::NoSpace | F::NoInodes | F::Config(_) => ENOSPC,
+        F::NoInode(_) | F::NotFound => ENOENT,
+        F::NotDir(_) => ENOTDIR,
+        F::IsDir(_) => EISDIR,
+        F::Exists => EEXIST,
+        F::NotEmpty => ENOTEMPTY,
+        F::TooLarge => EFBIG,
     }
 }
 
