@@ -23,7 +23,7 @@ use crate::engine::{EventQueue, Time};
 use crate::error::ConfigError;
 use crate::fs::{Changes, Era as FsEra, FileSystem, FsKind, Ino, MkfsOptions, Task, ROOT_INO};
 use crate::io::{BioId, FileDone, FileIo, FileIoOp, Op, ROTOR_PICK};
-use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, RaState, ReadPlan, WbWork, WriterState};
+use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, PageState, RaState, ReadPlan, WbWork, WriterState};
 use crate::workload::files::FileSetSpec;
 
 mod commit;
