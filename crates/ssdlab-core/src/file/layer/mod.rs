@@ -691,7 +691,8 @@ impl FileLayer {
         self.drain(block, events, host);
     }
 
-    /// The run is over: the report, with each file system's free-extent histogram.
+    /// The run is over: the report, with each file system's free-extent histogram and its
+    /// files' extents.
     pub fn finish(&mut self, now: Time) -> FileReport {
         let mut r = std::mem::take(&mut self.report);
         r.cpu = self.cpus.whole(now);
@@ -702,6 +703,7 @@ impl FileLayer {
             .flatten()
             .map(|m| m.fs.free_extent_histogram().buckets.iter().map(|b| (b.start_bytes, b.extents, b.blocks)).collect())
             .collect();
+        r.extents_per_file = self.mounts.iter().flatten().map(|m| m.fs.extents_per_file()).collect();
         r
     }
 }
