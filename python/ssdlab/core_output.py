@@ -289,6 +289,8 @@ class FileReport(TypedDict):
     cpu: CpuInterval
     #: per file system, the free-extent histogram: [bucket start bytes, extents, blocks]
     free_extents: list[list[tuple[int, int, int]]]
+    #: per file system, its regular files by extents as filefrag counts them: [extents, files]
+    extents_per_file: list[list[tuple[int, int]]]
 
 
 class SimResult(TypedDict):

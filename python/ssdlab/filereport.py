@@ -1,6 +1,7 @@
 """A file workload's report: what each thread's operations did (filebench's summary for a
 filebench workload), what the page cache and the journal did, the CPUs as sar and uptime
-show them, and the file systems' free space as e2freefrag bins it."""
+show them, the file systems' free space as e2freefrag bins it and their files' extents as
+filefrag counts them."""
 
 from __future__ import annotations
 
@@ -22,6 +23,26 @@ def _free_space(hist: list[tuple[int, int, int]]) -> list[str]:
             continue
         lines.append(f"  {_size(start):>7} - {_size(2 * start):>7} {extents:10,} {blocks:12,} "
                      f"{100 * blocks / total:6.2f}%")
+    return lines
+
+
+def _extents_per_file(hist: list[tuple[int, int]]) -> list[str]:
+    """Files by extents, as filefrag counts them (a physically contiguous run is one extent):
+    one row per count up to 8, then per power-of-two range."""
+    files = sum(n for _, n in hist)
+    if not files:
+        return []
+    rows: dict[tuple[int, int], int] = {}
+    for extents, n in hist:
+        top = 1 << (extents - 1).bit_length()  # 9-16, 17-32, ...
+        key = (extents, extents) if extents <= 8 else (top // 2 + 1, top)
+        rows[key] = rows.get(key, 0) + n
+    mean = sum(e * n for e, n in hist) / files
+    lines = [f"  extents per file (as filefrag counts them): {files:,} files, mean {mean:.2f}",
+             f"  {'extents':>9} {'files':>10} {'share':>7}"]
+    for (lo, hi), n in sorted(rows.items()):
+        label = str(lo) if lo == hi else f"{lo}-{hi}"
+        lines.append(f"  {label:>9} {n:10,} {100 * n / files:6.2f}%")
     return lines
 
 
@@ -111,8 +132,9 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
     ranges = _cpu_ranges(core.get("samples", []))
     if ranges:
         out.append(ranges)
+    per_file = f.get("extents_per_file", [])
     for i, hist in enumerate(f.get("free_extents", [])):
-        lines = _free_space(hist)
+        lines = _free_space(hist) + (_extents_per_file(per_file[i]) if i < len(per_file) else [])
         if lines:
             out += ["", f"file system {i}"] + lines
     return "\n".join(out) + "\n"

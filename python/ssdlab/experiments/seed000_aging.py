@@ -40,6 +40,8 @@ class Result:
     aged: bool
     #: free extents by e2freefrag's bins: (bin start in bytes, extents, free blocks)
     free_extents: list[tuple[int, int, int]]
+    #: files left by their extents as filefrag counts them: (extents, files)
+    extents_per_file: list[tuple[int, int]] = dataclasses.field(default_factory=list)
     read_iops: float | None = None
     write_iops: float | None = None
 
@@ -61,7 +63,8 @@ def run(drive: str, aged: bool, bench: bool = True, seed: int = 0) -> Result:
     core = execute(spec).core
     names = [n for t in w.threads for n in [t.name] * t.instances]
     hist = [tuple(b) for b in core["files"]["free_extents"][0]]
-    r = Result(drive, aged, hist)  # type: ignore[arg-type]
+    per_file = [(e, n) for e, n in core["files"]["extents_per_file"][0]]
+    r = Result(drive, aged, hist, per_file)  # type: ignore[arg-type]
     if bench:
         r.read_iops = _iops(core, "randread", names)
         r.write_iops = _iops(core, "randwrite", names)
@@ -100,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{d}: free extents of 1-3 KiB {100 * fs['share_1_3k']:.1f} % (published: most); "
               f"largest free extent {fs['largest_kib']:.1f} KiB (published 4 KB, error "
               f"{100 * (fs['largest_kib'] - 4) / 4:+.1f} %)")
+        per_file = rs["aged-only"].extents_per_file
+        files = sum(n for _, n in per_file)
+        print(f"  files left {files:,}, by extents as filefrag counts them: "
+              + ", ".join(f"{e}: {n:,} ({100 * n / files:.1f} %)" for e, n in per_file))
         for k in ("fresh", "aged"):
             r = rs[k]
             print(f"  {k:6} random read {r.read_iops:8.0f} IOPS, random write {r.write_iops:8.0f} IOPS")

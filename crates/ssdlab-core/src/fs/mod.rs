@@ -13,11 +13,13 @@
 //! inode.rs     inodes, block maps, inode groups (Orlov)
 //! dir.rs       directory entries, blocks and htree leaves
 //! freefrag.rs  the free-extent histogram as e2freefrag prints it
+//! filefrag.rs  extents per file as filefrag counts them
 //! ```
 
 pub mod aging;
 pub mod alloc;
 pub mod dir;
+pub mod filefrag;
 pub mod freefrag;
 pub mod inode;
 pub mod layout;
@@ -25,6 +27,7 @@ pub mod space;
 
 use self::alloc::{Allocator, DataReq};
 use self::dir::{name_key, Dir, DirGeometry};
+use self::filefrag::filefrag_extents;
 use self::freefrag::{free_frag, FreeFrag};
 use self::inode::{BlockMap, GroupView, InodeTable, MetaBlock, Mode};
 pub use self::inode::{Extent, Ino};
@@ -633,6 +636,19 @@ impl FileSystem {
             self.cfg.first_data_block,
             self.cfg.block_size,
         )
+    }
+    /// Regular files by their number of extents as `filefrag` counts them: (extents,
+    /// files), fewest extents first. Blocks not yet allocated (delayed allocation) are not
+    /// extents, as FIEMAP does not report them.
+    pub fn extents_per_file(&self) -> Vec<(u64, u64)> {
+        let mut n: std::collections::BTreeMap<u64, u64> = Default::default();
+        for ino in self.inodes.live() {
+            let Some(i) = self.inodes.get(ino).filter(|i| i.mode == Mode::File) else {
+                continue;
+            };
+            *n.entry(filefrag_extents(i.map.extents())).or_default() += 1;
+        }
+        n.into_iter().collect()
     }
     /// Free and used blocks and free inodes, per group.
     pub fn group_usage(&self) -> Vec<GroupUsage> {

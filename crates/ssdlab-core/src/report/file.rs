@@ -47,4 +47,7 @@ pub struct FileReport {
     /// Per file system: its free-extent histogram at the end, as e2freefrag prints it
     /// (extent size bucket in bytes, free extents, free blocks).
     pub free_extents: Vec<Vec<(u64, u64, u64)>>,
+    /// Per file system: its regular files at the end by extents, as filefrag counts them
+    /// (extents, files).
+    pub extents_per_file: Vec<Vec<(u64, u64)>>,
 }

@@ -23,7 +23,7 @@ use crate::engine::{EventQueue, Time};
 use crate::error::ConfigError;
 use crate::fs::{Changes, Era as FsEra, FileSystem, FsKind, Ino, MkfsOptions, MkfsWhat, MkfsWrite, Task, ROOT_INO};
 use crate::io::{BioId, FileDone, FileIo, FileIoOp, Op, ROTOR_PICK};
-use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, RaState, ReadPlan, WbWork, WriterState};
+use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, PageState, RaState, ReadPlan, WbWork, WriterState};
 use crate::workload::files::FileSetSpec;
 
 mod commit;
@@ -712,7 +712,8 @@ impl FileLayer {
         self.drain(block, events, host);
     }
 
-    /// The run is over: the report, with each file system's free-extent histogram.
+    /// The run is over: the report, with each file system's free-extent histogram and its
+    /// files' extents.
     pub fn finish(&mut self, now: Time) -> FileReport {
         let mut r = std::mem::take(&mut self.report);
         r.cpu = self.cpus.whole(now);
@@ -723,6 +724,7 @@ impl FileLayer {
             .flatten()
             .map(|m| m.fs.free_extent_histogram().buckets.iter().map(|b| (b.start_bytes, b.extents, b.blocks)).collect())
             .collect();
+        r.extents_per_file = self.mounts.iter().flatten().map(|m| m.fs.extents_per_file()).collect();
         r
     }
 }

@@ -15,9 +15,15 @@ impl FileLayer {
         let (m, ino) = self.ids.split(r.file);
         let mnt = self.mounts[m].as_mut().expect("a mounted file system");
         let per = PAGE / mnt.block_size;
-        if mnt.delalloc {
+        // Blocks smaller than a page: the last page's blocks past the end of the file get
+        // none (ext4's mpage_prepare_extent_to_map stops at i_size).
+        let mut count = r.len as u64 * per;
+        if per > 1 {
+            count = count.min(mnt.fs.size_of(ino).unwrap_or(0).div_ceil(mnt.block_size).saturating_sub(r.start * per));
+        }
+        if mnt.delalloc && count > 0 {
             let task = Task { cpu: process % self.cpus.cores(), pid: process };
-            if let Ok(ch) = mnt.fs.allocate(ino, (r.start * per) as u32, (r.len as u64 * per) as u32, task) {
+            if let Ok(ch) = mnt.fs.allocate(ino, (r.start * per) as u32, count as u32, task) {
                 let extents = ch.data.len() as u64;
                 if extents > 0 {
                     self.cpus.run(now, self.costs.alloc_ns * extents);

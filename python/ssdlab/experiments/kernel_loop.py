@@ -1,0 +1,377 @@
+"""The file model beside the real kernel: the same work on an ext3 or ext4 image on a loop
+device and through ssdlab's file layer, compared by what the tools print.
+
+- **Aging**: the seed000-aging procedure (256 MiB, 1 KiB blocks: fill /a with 4 KB files to
+  ENOSPC, delete every other one, fill /b with 7 KB files, delete every other one), with a
+  ``sync`` after each step on both sides (without it delayed allocation would place the
+  survivors only at the end, side by side, and nothing would age). Compared: files written,
+  ``e2freefrag``'s histogram and ``filefrag``'s extents per file left.
+- **A buffered fio job**: /proc/diskstats of the loop device around it (reads, writes,
+  merges, sectors: the mean request size) against the model's diskstats for the same job
+  (``ssdlab run job.fio --fs ext4``).
+- **A small-file copy**: ``cp -a`` of a flat tree of gamma-sized files (mean 27.27 KB, as
+  seed000_treecopy draws them) from tmpfs onto the image, then ``sync``, against the model's
+  copier of seed000_treecopy.
+
+The loop device's image lives on tmpfs (/dev/shm), so the backing store adds no latency of
+its own; loop has no I/O scheduler here ("none"), so its diskstats count the requests the
+file system's bios became after the block layer's plug merging. The model's device is a
+fast SSD profile with the scheduler "none", the host ``generic-linux`` (today's kernel).
+
+Needs root, a free loop device, mkfs.ext3/ext4, e2freefrag, filefrag, losetup, mount, and fio
+for the fio job; :func:`missing` says what is missing. ``python -m
+ssdlab.experiments.kernel_loop`` prints every comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..api import build, execute
+from ..filework import FileWork, load
+
+SIZE = 256 << 20
+BLOCK = 1024
+AGING_FILES = (("a", 4096), ("b", 7168))
+#: the model's device: a fast SSD (the loop device's tmpfs backing answers in microseconds)
+PROFILE = "samsung-970-pro-512"
+HOST = "generic-linux"
+SHM = Path("/dev/shm")
+READ_AHEAD_KB = 128
+#: fio and the tree copy: ext4's default block for a file system of 1 GiB
+FIO_SIZE, FIO_BLOCK = 1 << 30, 4096
+
+
+def missing(*tools: str) -> str | None:
+    """Why the kernel side cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "not root"
+    for tool in ("losetup", "mount", "umount", *tools):
+        if shutil.which(tool) is None:
+            return f"{tool} not found"
+    if not Path("/dev/loop-control").exists():
+        return "no /dev/loop-control"
+    if not SHM.is_dir():
+        return "no /dev/shm"
+    return None
+
+
+def _run(cmd: list[str], **kw: Any) -> str:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+class LoopFs:
+    """A file system on a loop device over an image on tmpfs, mounted; ``with`` unmounts,
+    detaches and deletes it."""
+
+    def __init__(self, fs: str, size: int = SIZE, block: int = BLOCK) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="ssdlab-loop-", dir=SHM))
+        self.img = self.dir / "img"
+        self.mnt = self.dir / "mnt"
+        self.mnt.mkdir()
+        with open(self.img, "wb") as f:
+            f.truncate(size)
+        # inode tables and journal zeroed by mkfs: no ext4lazyinit thread writing during a count
+        _run([f"mkfs.{fs}", "-q", "-F", "-b", str(block), "-E",
+              "nodiscard,lazy_itable_init=0,lazy_journal_init=0", str(self.img)])
+        self.dev = _run(["losetup", "-f", "--show", str(self.img)]).strip()
+        self.mounted = False
+        try:
+            # loop takes its read-ahead from the backing file (2560 KiB here); a disk's
+            # default, and the model's, is 128 KiB (VM_READAHEAD_PAGES)
+            Path(f"/sys/block/{Path(self.dev).name}/queue/read_ahead_kb").write_text(f"{READ_AHEAD_KB}\n")
+            _run(["mount", self.dev, str(self.mnt)])
+            self.mounted = True
+        except BaseException:
+            self.close()
+            raise
+
+    def diskstats(self) -> dict[str, int]:
+        """The loop device's /proc/diskstats counters (the kernel's Documentation/admin-guide/iostats.rst)."""
+        name = Path(self.dev).name
+        for line in Path("/proc/diskstats").read_text().splitlines():
+            f = line.split()
+            if f[2] == name:
+                v = list(map(int, f[3:14]))
+                return {"read_ios": v[0], "read_merges": v[1], "read_sectors": v[2], "write_ios": v[4],
+                        "write_merges": v[5], "write_sectors": v[6]}
+        raise RuntimeError(f"{name} not in /proc/diskstats")
+
+    def unmount(self) -> None:
+        if self.mounted:
+            _run(["umount", str(self.mnt)])
+            self.mounted = False
+
+    def close(self) -> None:
+        try:
+            self.unmount()
+        finally:
+            try:
+                _run(["losetup", "-d", self.dev])
+            finally:
+                shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> LoopFs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: after[k] - before[k] for k in before}
+
+
+def block_io(d: dict[str, int]) -> dict[str, float]:
+    """What a diskstats delta says: requests, merges, KiB, and the mean request in KiB."""
+    out: dict[str, float] = {}
+    for k in ("read", "write"):
+        ios, sectors = d[f"{k}_ios"], d[f"{k}_sectors"]
+        out[f"{k}_ios"] = ios
+        out[f"{k}_merges"] = d[f"{k}_merges"]
+        out[f"{k}_kib"] = sectors / 2
+        out[f"{k}_req_kib"] = sectors / 2 / ios if ios else 0.0
+    return out
+
+
+# ------------------------------------------------------------------ aging
+
+
+@dataclass
+class Aged:
+    written: list[int]
+    #: e2freefrag's bins: bin start in bytes -> (free extents, free blocks)
+    freefrag: dict[int, tuple[int, int]]
+    #: filefrag's extents per file -> files
+    extents: dict[int, int]
+
+    @property
+    def free_blocks(self) -> int:
+        return sum(b for _, b in self.freefrag.values())
+
+    @property
+    def free_extents(self) -> int:
+        return sum(e for e, _ in self.freefrag.values())
+
+
+def parse_e2freefrag(text: str) -> dict[int, tuple[int, int]]:
+    """e2freefrag's histogram lines ("    1K...    2K-  :   4195   4195   7.19%")."""
+    unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    out = {}
+    for m in re.finditer(r"^\s*(\d+)([KMG])\.\.\.\s*\d+[KMG]-\s*:\s*(\d+)\s+(\d+)", text, re.M):
+        out[int(m.group(1)) * unit[m.group(2)]] = (int(m.group(3)), int(m.group(4)))
+    return out
+
+
+def filefrag_counts(paths: list[Path]) -> dict[int, int]:
+    """Files by their extents as ``filefrag`` prints them ("NAME: 3 extents found")."""
+    n: Counter[int] = Counter()
+    for i in range(0, len(paths), 1000):
+        out = _run(["filefrag", *map(str, paths[i:i + 1000])])
+        for m in re.finditer(r": (\d+) extents? found$", out, re.M):
+            n[int(m.group(1))] += 1
+    return dict(sorted(n.items()))
+
+
+def _fill(d: Path, size: int) -> list[Path]:
+    data, names = b"\xa5" * size, []
+    while True:
+        p = d / f"{d.name}{len(names):07d}"
+        try:
+            with open(p, "wb") as f:
+                f.write(data)
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            p.unlink(missing_ok=True)
+            return names
+        names.append(p)
+
+
+def age_kernel(fs: str) -> Aged:
+    """The procedure on the kernel: a file at a time, one process, ``sync`` after each step."""
+    with LoopFs(fs) as lf:
+        written = []
+        for name, size in AGING_FILES:
+            d = lf.mnt / name
+            d.mkdir()
+            names = _fill(d, size)
+            os.sync()
+            for p in names[0::2]:
+                p.unlink()
+            os.sync()
+            written.append(len(names))
+        extents = filefrag_counts([p for name, _ in AGING_FILES for p in sorted((lf.mnt / name).iterdir())])
+        lf.unmount()
+        ff = parse_e2freefrag(_run(["e2freefrag", str(lf.img)]))
+    return Aged(written, ff, extents)
+
+
+def _aging_scenario(fs: str) -> str:
+    sets = "".join(f'[[fileset]]\nname = "{n}"\ndir = "/{n}"\nentries = 300000\nsize = {s}\n\n' for n, s in AGING_FILES)
+    threads, prev = [], None
+    for n, s in AGING_FILES:
+        for step, ops, extra in (
+                ("fill", f'{{ op = "create", set = "{n}", pick = "next" }}, {{ op = "write_whole", io = "4k" }}, '
+                         '{ op = "close" }', "stop_on_error = true\n"),
+                ("sync1", f'{{ op = "sync", set = "{n}" }}', "loops = 1\n"),
+                ("thin", f'{{ op = "delete", set = "{n}", pick = {{ every = 2, first = 0 }} }}', ""),
+                ("sync2", f'{{ op = "sync", set = "{n}" }}', "loops = 1\n")):
+            name = f"{step}-{n}"
+            after = f'after = ["{prev}"]\n' if prev else ""
+            threads.append(f'[[thread]]\nname = "{name}"\n{after}{extra}ops = [ {ops} ]\n')
+            prev = name
+    return (f'name = "aging-vs-kernel"\nfilesystem = {{ type = "{fs}", block_size = "1k", size = "256m", '
+            f'era = "today" }}\n\n{sets}' + "\n".join(threads))
+
+
+def aging_work(fs: str) -> FileWork:
+    """The seed000-aging procedure with a sync after each step, on today's kernel."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "aging.toml"
+        p.write_text(_aging_scenario(fs))
+        return load(p)
+
+
+def age_model(fs: str, seed: int = 0) -> Aged:
+    w = aging_work(fs)
+    core = execute(build(None, profile=PROFILE, host=HOST, files=w, scheduler="none", seed=seed)).core
+    names = [t.name for t in w.threads for _ in range(t.instances)]
+    written = [core["jobs"][names.index(f"fill-{n}")]["file_ops"][0]["ops"] - 1 for n, _ in AGING_FILES]
+    f = core["files"]
+    ff = {start: (e, b) for start, e, b in f["free_extents"][0]}
+    return Aged(written, ff, {n: c for n, c in f["extents_per_file"][0]})
+
+
+# ------------------------------------------------------------------ fio
+
+FIO_WRITE = "[w]\nrw=write\nbs=4k\nsize=64m\ndirect=0\nend_fsync=1\n"
+FIO_READ = "[r]\nrw=read\nbs=4k\nsize=64m\ndirect=0\n"
+
+
+def fio_kernel(job: str, fs: str = "ext4", block: int = FIO_BLOCK, size: int = FIO_SIZE) -> dict[str, float]:
+    """fio's job in the image's root; the loop device's diskstats over it. A read job's
+    file is laid out and the caches dropped first, outside the count."""
+    with LoopFs(fs, size=size, block=block) as lf:
+        path = lf.dir / "job.fio"
+        path.write_text(job)
+        if "rw=read" in job or "rw=randread" in job:
+            _run(["fio", "--create_only=1", "--directory", str(lf.mnt), str(path)])
+            os.sync()
+            # fio drops the file's pages itself (invalidate=1); this drops its metadata too
+            Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        os.sync()
+        before = lf.diskstats()
+        _run(["fio", "--directory", str(lf.mnt), str(path)])
+        os.sync()
+        after = lf.diskstats()
+    return block_io(delta(before, after))
+
+
+def fio_model(job: str, fs: str = "ext4", seed: int = 0) -> dict[str, float]:
+    """``ssdlab run job.fio --fs ext4``'s diskstats (its files laid out before the run, uncounted)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "job.fio"
+        p.write_text(job)
+        spec = build(p, profile=PROFILE, host=HOST, scheduler="none", filesystem=fs, seed=seed)
+        core = execute(spec).core
+    return block_io(core["devices"][0]["disk"])
+
+
+# ------------------------------------------------------------------ tree copy
+
+
+MEAN_FILE_BYTES = 27_925  # seed000_treecopy's 27.27 KB
+TREE_FILES = 2000
+SHAPE = 1.5
+
+
+def tree_sizes(files: int, seed: int = 0) -> list[int]:
+    """Gamma-distributed sizes as seed000_treecopy draws them (shape 1.5, capped at 11 means)."""
+    rng = np.random.default_rng(seed)
+    return [int(min(x, 11 * MEAN_FILE_BYTES)) for x in rng.gamma(SHAPE, MEAN_FILE_BYTES / SHAPE, files)]
+
+
+def treecopy_kernel(fs: str, files: int, seed: int = 0) -> dict[str, float]:
+    """``cp -a`` of a flat tree on tmpfs onto the image, then ``sync``."""
+    src = Path(tempfile.mkdtemp(prefix="ssdlab-tree-", dir=SHM))
+    try:
+        tree = src / "usr0"
+        tree.mkdir()
+        for i, n in enumerate(tree_sizes(files, seed)):
+            (tree / f"f{i:06d}").write_bytes(b"\x5a" * n)
+        with LoopFs(fs, size=FIO_SIZE, block=FIO_BLOCK) as lf:
+            os.sync()
+            before = lf.diskstats()
+            _run(["cp", "-a", str(tree), str(lf.mnt / "usr0")])
+            os.sync()
+            after = lf.diskstats()
+            out = block_io(delta(before, after))
+            out["extents_per_file"] = filefrag_counts(sorted((lf.mnt / "usr0").iterdir()))  # type: ignore[assignment]
+    finally:
+        shutil.rmtree(src, ignore_errors=True)
+    return out
+
+
+def treecopy_model(fs: str, files: int, seed: int = 0) -> dict[str, float]:
+    from . import seed000_treecopy as tc
+
+    w = tc.work(1, files)
+    w.filesystem = {"type": fs, "block_size": "4k", "size": "1g", "era": "today"}
+    core = execute(build(None, profile=PROFILE, host=HOST, files=w, scheduler="none", seed=seed)).core
+    out = block_io(core["devices"][0]["disk"])
+    out["extents_per_file"] = dict(core["files"]["extents_per_file"][0])  # type: ignore[assignment]
+    return out
+
+
+# ------------------------------------------------------------------ report
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.parse_args(argv)
+    why = missing("mkfs.ext3", "mkfs.ext4", "e2freefrag", "filefrag")
+    for fs in ("ext3", "ext4"):
+        m = age_model(fs)
+        k = None if why else age_kernel(fs)
+        print(f"aging {fs}: files written  model {m.written}  kernel {k and k.written}")
+        print(f"  free blocks {m.free_blocks} / {k and k.free_blocks}, free extents {m.free_extents} / "
+              f"{k and k.free_extents}")
+        for start in sorted(set(m.freefrag) | set(k.freefrag if k else {})):
+            print(f"  {start // 1024:5d}K-: model {m.freefrag.get(start, (0, 0))}  kernel "
+                  f"{k and k.freefrag.get(start, (0, 0))}")
+        print(f"  extents per file: model {m.extents}  kernel {k and k.extents}")
+    fio_why = missing("mkfs.ext4", "fio")
+    for name, job in (("fio write", FIO_WRITE), ("fio read", FIO_READ)):
+        _side_by_side(name, None if fio_why else fio_kernel(job), fio_model(job))
+    for fs in ("ext3", "ext4"):
+        _side_by_side(f"cp -a of {TREE_FILES:,} files, {fs}", None if why else treecopy_kernel(fs, TREE_FILES),
+                      treecopy_model(fs, TREE_FILES))
+    for w in {why, fio_why} - {None}:
+        print(f"kernel side skipped: {w}")
+    return 0
+
+
+def _side_by_side(what: str, k: dict[str, Any] | None, m: dict[str, Any]) -> None:
+    def fmt(v: Any) -> str:
+        return f"{v:,.1f}" if isinstance(v, float) else str(v)
+
+    print(what)
+    for key in m:
+        print(f"  {key:16} model {fmt(m[key]):>12}  kernel {'-' if k is None else fmt(k[key]):>12}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,129 @@
+"""The file model against the real kernel on a loop device (ssdlab.experiments.kernel_loop):
+aging on ext3 and ext4, a buffered fio job, a small-file copy. Each skips, saying why,
+without root, loop devices or the tools (fio for the fio jobs). The bounds are what the
+model achieves on Linux 6.18, each gap explained here and in docs/files.md ("How close the
+model is to the kernel").
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from ssdlab.experiments import kernel_loop as kl
+
+AGING_TOOLS = ("mkfs.ext3", "mkfs.ext4", "e2freefrag", "filefrag")
+
+
+def need(*tools: str) -> None:
+    why = kl.missing(*tools)
+    if why:
+        pytest.skip(f"needs root, loop devices and {', '.join(tools)}: {why}")
+
+
+def multi_mean(hist: dict[int, int]) -> float:
+    """The mean extents of the files in more than one."""
+    multi = {e: n for e, n in hist.items() if e > 1}
+    return sum(e * n for e, n in multi.items()) / sum(multi.values())
+
+
+def small_share(a: kl.Aged) -> float:
+    """The share of free extents of 1-3 KiB (the seed's "most are 1-3 KB")."""
+    return sum(e for start, (e, _) in a.freefrag.items() if start < 4096) / a.free_extents
+
+
+@pytest.mark.parametrize("fs", ["ext3", "ext4"])
+def test_aging_free_space_and_extents_per_file_match_the_kernel(fs: str) -> None:
+    need(*AGING_TOOLS)
+    k, m = kl.age_kernel(fs), kl.age_model(fs)
+    # The files each round fits: the same inode and block budget, per-block promises.
+    for kw, mw in zip(k.written, m.written):
+        assert abs(mw - kw) <= 0.01 * kw, (k.written, m.written)
+    # Free blocks left: the same space used; the kernel's count moves by about 1 % between
+    # runs (where the directory blocks and the locality group's preallocations land).
+    assert abs(m.free_blocks - k.free_blocks) <= 0.025 * k.free_blocks, (k.free_blocks, m.free_blocks)
+    # Free extents: 11-12 % fewer in the model; its 7 KB files fill the 4 KiB holes left by
+    # the first round more often whole-and-part (4 + 3) than the kernel's mballoc does, which
+    # leaves more 1-2 KiB slivers (the 2-4 KiB bin is about half the kernel's).
+    assert abs(m.free_extents - k.free_extents) <= 0.15 * k.free_extents, (k.free_extents, m.free_extents)
+    # Nothing large is left free: the seed's claim, on both.
+    for a in (k, m):
+        small_blocks = sum(b for start, (_, b) in a.freefrag.items() if start < 8192)
+        assert small_blocks >= 0.98 * a.free_blocks, a.freefrag
+    # "most are 1-3 KB": 57-60 % of the kernel's free extents, 40-43 % of the model's.
+    assert abs(small_share(m) - small_share(k)) <= 0.20, (k.freefrag, m.freefrag)
+    # Extents per file as filefrag counts them: the 4 KB files stay whole on both; the
+    # share of files in pieces agrees within 2 points; how many pieces (the mean of those
+    # in more than one) within 25 %: the model's is 8 % above the kernel's on ext3 and 16 %
+    # below on ext4, where the kernel's own moved from 2.95 to 3.00 between two runs.
+    ksum, msum = sum(k.extents.values()), sum(m.extents.values())
+    assert abs(m.extents[1] - k.extents[1]) <= 0.01 * k.extents[1], (k.extents, m.extents)
+    assert abs((msum - m.extents[1]) / msum - (ksum - k.extents[1]) / ksum) <= 0.02, (k.extents, m.extents)
+    assert abs(multi_mean(m.extents) - multi_mean(k.extents)) <= 0.25 * multi_mean(k.extents), (k.extents, m.extents)
+
+
+FIO_WRITE, FIO_READ = kl.FIO_WRITE, kl.FIO_READ
+
+
+def test_buffered_fio_write_sends_the_kernels_bytes_in_larger_requests() -> None:
+    need("mkfs.ext4", "fio")
+    k, m = kl.fio_kernel(FIO_WRITE), kl.fio_model(FIO_WRITE)
+    # The 64 MiB of data, and the kernel's few dozen KiB of journal and inode (the model's
+    # fio file is allocated before the run, so its end_fsync has no metadata to commit).
+    assert abs(m["write_kib"] - k["write_kib"]) <= 0.01 * k["write_kib"], (k, m)
+    assert m["read_kib"] <= 64 and k["read_kib"] <= 64
+    # Requests: the model sends 1 MiB bios (256 pages) and never splits them at the
+    # queue's limits; the loop device takes at most 128 segments a request, so the kernel's
+    # are 480-570 KiB in most runs (4 KiB pages: 512 KiB, with the journal's small ones) and
+    # 1,010 KiB in one of five here (larger folios, fewer segments). The model's are 1-2.2
+    # times the kernel's.
+    ratio = m["write_req_kib"] / k["write_req_kib"]
+    assert 0.9 <= ratio <= 2.5, (k, m)
+
+
+def test_buffered_fio_read_after_drop_caches_reads_the_file_once() -> None:
+    need("mkfs.ext4", "fio")
+    k, m = kl.fio_kernel(FIO_READ), kl.fio_model(FIO_READ)
+    # The whole file once through read-ahead, nothing more.
+    assert abs(m["read_kib"] - k["read_kib"]) <= 0.01 * k["read_kib"], (k, m)
+    # With read_ahead_kb = 128 on both, the model reads in 128 KiB requests; Linux 6.18
+    # in 256 KiB ones (its read-ahead window, not merging: no merges counted). Half the size.
+    ratio = m["read_req_kib"] / k["read_req_kib"]
+    assert 0.4 <= ratio <= 0.6, (k, m)
+
+
+@pytest.mark.parametrize("fs", ["ext3", "ext4"])
+def test_small_file_copy_writes_the_kernels_bytes_without_its_merges(fs: str) -> None:
+    need(f"mkfs.{fs}", "filefrag", "cp")
+    files = kl.TREE_FILES
+    k, m = kl.treecopy_kernel(fs, files), kl.treecopy_model(fs, files)
+    # The data (about 56 MiB), directory, inode tables and journal: within 3 %.
+    assert abs(m["write_kib"] - k["write_kib"]) <= 0.03 * k["write_kib"], (k, m)
+    # Extents per file: ext4 one each on both; ext3's files past 12 blocks have an indirect
+    # block between their 12th and 13th data blocks, two extents: 7-9 % of the files.
+    kx, mx = k["extents_per_file"], m["extents_per_file"]
+    assert abs(mx.get(1, 0) - kx.get(1, 0)) <= 0.03 * files, (kx, mx)
+    # Requests: the kernel's writeback plugs across files, so adjacent small files merge
+    # into one request (150-200 KiB mean, 2,000-2,800 merges); the model sends each file's
+    # run alone (28-30 KiB, no merges): 5-7 times as many requests. Bound: what the model
+    # does, so that a change in either shows.
+    assert k["write_merges"] >= files / 2 and m["write_merges"] <= files / 20, (k, m)
+    assert 3 <= m["write_ios"] / k["write_ios"] <= 9, (k, m)
+
+
+def test_e2freefrag_and_filefrag_output_parsed() -> None:
+    text = textwrap.dedent("""\
+        HISTOGRAM OF FREE EXTENT SIZES:
+        Extent Size Range :  Free extents   Free Blocks  Percent
+            1K...    2K-  :          4195          4195    7.19%
+            2K...    4K-  :          8330         20822   35.70%
+          256K...  512K-  :             1           510    0.87%
+        """)
+    assert kl.parse_e2freefrag(text) == {1024: (4195, 4195), 2048: (8330, 20822), 262144: (1, 510)}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="checks the reason given without root")
+def test_without_root_the_kernel_side_says_why() -> None:
+    assert kl.missing() == "not root"
