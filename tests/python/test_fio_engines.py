@@ -193,11 +193,24 @@ RAW_DIGESTS = {
 }
 
 
+#: keys the core's result has gained since, left out of the digest (an SSD's count of reads
+#: of never-written blocks)
+ADDED_SINCE = ("unwritten_read_ius",)
+
+
+def _without(node, keys):
+    if isinstance(node, dict):
+        return {k: _without(v, keys) for k, v in node.items() if k not in keys}
+    if isinstance(node, list):
+        return [_without(v, keys) for v in node]
+    return node
+
+
 @pytest.mark.parametrize("job", list(RAW_DIGESTS), ids=["randread", "nrfiles-buffered", "filecreate"])
 def test_a_job_without_files_is_bit_for_bit_what_it_was(job):
     import hashlib
 
     spec = api.build(job, profile="samsung-850-pro")
-    core = api.execute(spec).core
+    core = _without(api.execute(spec).core, ADDED_SINCE)
     text = json.dumps({"core": core, "warnings": spec.warnings}, sort_keys=True)
     assert hashlib.sha256(text.encode()).hexdigest() == RAW_DIGESTS[job]
