@@ -34,9 +34,13 @@ def test_ext4_4k_aging_model_matches_the_kernel(tmp_path):
     assert abs(mf["free_blocks"] - kf["free_blocks"]) <= 0.005 * kf["free_blocks"]
     # The kernel's own count moved by 2% in one run of four (writeback timing).
     assert abs(mf["free_extents"] - kf["free_extents"]) <= 0.03 * kf["free_extents"]
-    # No large free extent is left. The kernel's largest varies from run to run (16 KiB or
-    # less in earlier runs, 20 KiB in one on 2026-11-28): a bound on it, not the model's 16.
-    assert mf["max_kb"] <= 16 and kf["max_kb"] <= 64
+    # No large free extent is left in the model. The kernel's largest varies from run to run
+    # with writeback's timing (16 KiB or less in most runs, 20 KiB in one, 1,624 KiB in one
+    # on a loaded machine, all on 2026-11-28): bounded instead is the share of its free
+    # blocks in extents of 64 KiB or more, which one such extent leaves small.
+    assert mf["max_kb"] <= 16
+    large = sum(b["blocks"] for b in kf["buckets"] if b["start_bytes"] >= 64 << 10)
+    assert large <= 0.05 * kf["free_blocks"], kf
     # Files left of the 7 KB round: one or two extents, in the same proportion.
     k2 = kernel["extents_per_file"].get("2", 0) / sum(kernel["extents_per_file"].values())
     m2 = model["extents_per_file"].get("2", 0) / sum(model["extents_per_file"].values())
