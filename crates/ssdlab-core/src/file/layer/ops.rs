@@ -29,19 +29,13 @@ impl FileLayer {
                 let set = &self.sets[set_i];
                 let parent = set.dirs[set.dir_of(e)];
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-                match mnt.fs.create(parent, &SetState::name(e), task) {
-                    Ok((ino, ch)) => {
-                        let size = self.sets[set_i].created(e, ino);
-                        let op = &mut self.ops[slot as usize];
-                        (op.ino, op.file, op.done.size) = (ino, self.ids.id(o.mount, ino), size);
-                        self.journal(o.mount, &ch, None, events);
-                        self.complete(slot, events, host);
-                    }
-                    Err(err) => {
-                        self.unclaim(slot);
-                        self.fail_with(slot, errno(&err), events, host)
-                    }
-                }
+                let made = mnt.fs.create(parent, &SetState::name(e), task).map(|(ino, ch)| {
+                    let size = self.sets[set_i].created(e, ino);
+                    let op = &mut self.ops[slot as usize];
+                    (op.ino, op.file, op.done.size) = (ino, self.ids.id(o.mount, ino), size);
+                    ch
+                });
+                self.settle(slot, o.mount, made, events, host);
             }
             FileIoOp::CreateClose if exists => {
                 // open(O_CREAT) of a file that is there: opened, then closed.
@@ -59,38 +53,23 @@ impl FileLayer {
                 } else {
                     mnt.fs.create(parent, &SetState::name(e), task).inspect(|&(ino, _)| mnt.fs.release(ino))
                 };
-                match made {
-                    Ok((ino, ch)) => {
-                        self.sets[set_i].created(e, ino);
-                        // Closed at once: other threads' picks may take it.
-                        self.sets[set_i].publish(e);
-                        let op = &mut self.ops[slot as usize];
-                        (op.ino, op.file) = (ino, self.ids.id(o.mount, ino));
-                        self.journal(o.mount, &ch, None, events);
-                        self.complete(slot, events, host);
-                    }
-                    Err(err) => {
-                        self.unclaim(slot);
-                        self.fail_with(slot, errno(&err), events, host)
-                    }
-                }
+                let made = made.map(|(ino, ch)| {
+                    self.sets[set_i].created(e, ino);
+                    // Closed at once: other threads' picks may take it.
+                    self.sets[set_i].publish(e);
+                    let op = &mut self.ops[slot as usize];
+                    (op.ino, op.file) = (ino, self.ids.id(o.mount, ino));
+                    ch
+                });
+                self.settle(slot, o.mount, made, events, host);
             }
             _ if !exists && o.io.op.needs_existing() => self.fail_with(slot, ENOENT, events, host),
             FileIoOp::Rmdir => {
                 let set = &self.sets[set_i];
                 let parent = set.dirs[set.dir_of(e)];
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-                match mnt.fs.rmdir(parent, &SetState::name(e)) {
-                    Ok(ch) => {
-                        self.sets[set_i].deleted(e);
-                        self.journal(o.mount, &ch, None, events);
-                        self.complete(slot, events, host);
-                    }
-                    Err(err) => {
-                        self.unclaim(slot);
-                        self.fail_with(slot, errno(&err), events, host)
-                    }
-                }
+                let removed = mnt.fs.rmdir(parent, &SetState::name(e)).inspect(|_| self.sets[set_i].deleted(e));
+                self.settle(slot, o.mount, removed, events, host);
             }
             FileIoOp::Open | FileIoOp::Stat | FileIoOp::ListDir => {
                 if o.io.op != FileIoOp::ListDir {
@@ -117,17 +96,8 @@ impl FileLayer {
                 if mnt.delalloc {
                     mnt.fs.unreserve(dropped.dirty * (PAGE / mnt.block_size) - tail);
                 }
-                match mnt.fs.unlink(parent, &SetState::name(e)) {
-                    Ok(ch) => {
-                        self.sets[set_i].deleted(e);
-                        self.journal(o.mount, &ch, None, events);
-                        self.complete(slot, events, host);
-                    }
-                    Err(err) => {
-                        self.unclaim(slot);
-                        self.fail_with(slot, errno(&err), events, host)
-                    }
-                }
+                let removed = mnt.fs.unlink(parent, &SetState::name(e)).inspect(|_| self.sets[set_i].deleted(e));
+                self.settle(slot, o.mount, removed, events, host);
             }
             FileIoOp::Read if o.io.direct => self.direct(slot, Op::Read, block, events, host),
             FileIoOp::Write if o.io.direct => self.direct(slot, Op::Write, block, events, host),
@@ -139,6 +109,24 @@ impl FileLayer {
         let _ = now;
     }
 
+
+    /// A namespace change (create, mkdir, rmdir, unlink) is made, its metadata journalled, or
+    /// it failed: the entry it claimed is pickable again and the call fails with its errno.
+    fn settle<E, U: FileUpper<E>>(&mut self, slot: u32, mount: usize, outcome: Result<Changes, crate::fs::FsError>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        E: From<FileEvent> + Copy,
+    {
+        match outcome {
+            Ok(ch) => {
+                self.journal(mount, &ch, None, events);
+                self.complete(slot, events, host);
+            }
+            Err(err) => {
+                self.unclaim(slot);
+                self.fail_with(slot, errno(&err), events, host)
+            }
+        }
+    }
 
     /// Operation `slot`'s create or delete failed: the file it claimed is pickable again.
     fn unclaim(&mut self, slot: u32) {
