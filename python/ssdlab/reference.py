@@ -49,6 +49,7 @@ IOMETER_FILE_SERVER_BSSPLIT = "512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10"
 # Item 3, mkfs: "mkfs with 20 million inodes is another small-write test where MLC does
 # badly" (no time given).
 SEED000_MKFS_INODES = 20_000_000
+SEED000_MKFS_CLAIM = "mkfs with 20 million inodes is another small-write test where MLC does badly"
 
 
 # Item 5, a mail queue on one disk and on one SSD: ten threads queue 1,000,000 files (eight

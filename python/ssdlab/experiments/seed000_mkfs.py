@@ -16,10 +16,13 @@ from importlib import resources
 
 from ..api import build, execute
 from ..filework import FileWork, load
-from ..reference import SEED000_MKFS_INODES
+from ..reference import SEED000_MKFS_CLAIM, SEED000_MKFS_INODES
 
 DRIVES = {"hdd": "seagate-barracuda-7200.11-1tb", "ssd": "intel-x25-m-80"}
 HOST = "server-2008"
+#: our reading of "MLC does badly" at mkfs (the blog gives no time): the SSD takes at least
+#: this fraction of the disk's time
+NO_GAIN = 0.9
 
 
 @dataclass
@@ -82,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     for d, r in runs.items():
         print(f"{d:4} {DRIVES[d]:32} {r.seconds:8.1f} s  {r.written_mib:9,.0f} MiB written  "
               f"{r.mib_per_s:6.1f} MiB/s  writes of {r.write_kib:6.0f} KiB on average")
-    print(f"ssd / hdd time: {runs['ssd'].seconds / runs['hdd'].seconds:.2f}")
+    ratio = runs["ssd"].seconds / runs["hdd"].seconds
+    print(f"published: \"{SEED000_MKFS_CLAIM}\" (no time given)")
+    print(f"simulated: ssd / hdd time {ratio:.2f}; our reading of the claim, the SSD at least {NO_GAIN:g} of the "
+          f"disk's time: {'holds' if ratio >= NO_GAIN else 'fails'}")
     plot(runs, a.plot)
     print(f"figure: {a.plot}")
     return 0
