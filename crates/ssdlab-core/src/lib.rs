@@ -42,6 +42,7 @@ pub mod io;
 pub mod metrics;
 pub mod pagecache;
 pub mod progress;
+pub mod remap;
 pub mod report;
 pub mod schema;
 pub mod sim;

@@ -32,7 +32,7 @@ mod tests {
             .iter()
             .map(|v| v["properties"]["kind"]["const"].as_str().expect("a kind tag"))
             .collect();
-        assert_eq!(kinds, ["nand-ssd", "in-place", "hdd", "array"]);
+        assert_eq!(kinds, ["nand-ssd", "in-place", "hdd", "array", "remap"]);
         assert_eq!(defs["JobSpec"]["additionalProperties"], serde_json::Value::Bool(false));
         assert!(defs["JobSpec"]["properties"].get("target").is_some());
     }

@@ -20,6 +20,7 @@ use crate::error::{ConfigError, SimError};
 use crate::file::FileSystemSpec;
 use crate::io::DeviceRequest;
 use crate::progress::Watch;
+use crate::remap::{Remap, RemapConfig, RemapEvent};
 use crate::report::{DeviceKind, DeviceReport, DeviceResult};
 
 /// One target device of the system: the name jobs select it by (fio's `filename=/dev/NAME`),
@@ -51,6 +52,8 @@ pub enum DeviceConfig {
     InPlace(InPlaceConfig),
     Hdd(HddConfig),
     Array(ArrayConfig),
+    /// A write-remapping layer over one drive.
+    Remap(RemapConfig),
 }
 
 impl From<DriveConfig> for DeviceConfig {
@@ -70,7 +73,7 @@ impl DeviceConfig {
             DeviceConfig::NandSsd(c) => Some(DriveConfig::NandSsd(c.clone())),
             DeviceConfig::InPlace(c) => Some(DriveConfig::InPlace(c.clone())),
             DeviceConfig::Hdd(c) => Some(DriveConfig::Hdd(c.clone())),
-            DeviceConfig::Array(_) => None,
+            DeviceConfig::Array(_) | DeviceConfig::Remap(_) => None,
         }
     }
 
@@ -80,6 +83,7 @@ impl DeviceConfig {
             DeviceConfig::InPlace(c) => &c.name,
             DeviceConfig::Hdd(c) => &c.name,
             DeviceConfig::Array(c) => c.level.label(),
+            DeviceConfig::Remap(_) => "remap",
         }
     }
 
@@ -89,6 +93,7 @@ impl DeviceConfig {
             DeviceConfig::InPlace(c) => c.capacity_bytes,
             DeviceConfig::Hdd(c) => c.capacity_bytes,
             DeviceConfig::Array(c) => c.capacity_bytes(),
+            DeviceConfig::Remap(c) => c.capacity_bytes(),
         }
     }
 
@@ -98,6 +103,7 @@ impl DeviceConfig {
             DeviceConfig::InPlace(_) => DeviceKind::InPlace,
             DeviceConfig::Hdd(_) => DeviceKind::Hdd,
             DeviceConfig::Array(_) => DeviceKind::Array,
+            DeviceConfig::Remap(_) => DeviceKind::Remap,
         }
     }
 
@@ -107,6 +113,7 @@ impl DeviceConfig {
             DeviceConfig::InPlace(c) => c.validate(),
             DeviceConfig::Hdd(c) => c.validate(),
             DeviceConfig::Array(c) => c.validate(),
+            DeviceConfig::Remap(c) => c.validate(),
         }
     }
 }
@@ -116,12 +123,14 @@ impl DeviceConfig {
 pub enum AnyTarget {
     Drive(AnyDrive),
     Array(Box<Array<AnyDrive>>),
+    Remap(Box<Remap<AnyDrive>>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TargetEvent {
     Drive(DriveEvent),
     Array(ArrayEvent<DriveEvent>),
+    Remap(RemapEvent<DriveEvent>),
 }
 
 /// Build an array's members and spares with `build` (each from its own seed, in its own
@@ -219,6 +228,18 @@ impl AnyTarget {
                 })?;
                 Ok(AnyTarget::Array(Box::new(array)))
             }
+            DeviceConfig::Remap(r) => {
+                if pre != Precondition::None {
+                    return Err(SimError::Device(ConfigError::new(
+                        "precondition",
+                        "a remapping layer's drive is preconditioned through its own precondition".into(),
+                    )));
+                }
+                r.validate().map_err(SimError::Device)?;
+                let m = &r.member;
+                let drive = AnyDrive::build_watched(&m.device, derive_seed(seed, "member", 0), m.precondition, watch, &format!("{name}/{}", m.name))?;
+                Ok(AnyTarget::Remap(Box::new(Remap::new(r, drive, hz))))
+            }
             drive => {
                 let drive = drive.drive().expect("every other kind is a drive");
                 Ok(AnyTarget::Drive(AnyDrive::build_watched(&drive, seed, pre, watch, name)?))
@@ -232,6 +253,7 @@ macro_rules! each {
         match $self {
             AnyTarget::Drive($d) => $e,
             AnyTarget::Array($d) => $e,
+            AnyTarget::Remap($d) => $e,
         }
     };
 }
@@ -255,6 +277,7 @@ impl BlockDevice for AnyTarget {
         match self {
             AnyTarget::Drive(d) => d.submit(req, &mut Wrap::new(ctx, TargetEvent::Drive)),
             AnyTarget::Array(a) => a.submit(req, &mut Wrap::new(ctx, TargetEvent::Array)),
+            AnyTarget::Remap(r) => r.submit(req, &mut Wrap::new(ctx, TargetEvent::Remap)),
         }
     }
 
@@ -262,6 +285,7 @@ impl BlockDevice for AnyTarget {
         match (self, event) {
             (AnyTarget::Drive(d), TargetEvent::Drive(e)) => d.handle(e, &mut Wrap::new(ctx, TargetEvent::Drive)),
             (AnyTarget::Array(a), TargetEvent::Array(e)) => a.handle(e, &mut Wrap::new(ctx, TargetEvent::Array)),
+            (AnyTarget::Remap(r), TargetEvent::Remap(e)) => r.handle(e, &mut Wrap::new(ctx, TargetEvent::Remap)),
             (_, e) => panic!("event {e:?} delivered to a target of another kind"),
         }
     }
@@ -280,6 +304,14 @@ impl BlockDevice for AnyTarget {
 
     fn begin_run(&mut self) -> Time {
         each!(self, d => d.begin_run())
+    }
+
+    fn volatile(&self) -> crate::device::Volatile {
+        each!(self, d => d.volatile())
+    }
+
+    fn member_volatile(&self) -> Vec<(String, crate::device::Volatile)> {
+        each!(self, d => d.member_volatile())
     }
 }
 
@@ -330,6 +362,12 @@ impl<D: Drive> TargetDevice for Array<D> {
     }
 }
 
+impl<D: Drive> TargetDevice for Remap<D> {
+    fn member_results(&self, at: Time) -> Vec<DeviceResult> {
+        Remap::member_results(self, at)
+    }
+}
+
 impl TargetDevice for AnyTarget {
     fn start_run(&mut self, ctx: &mut impl DeviceCtx<TargetEvent>) {
         if let AnyTarget::Array(a) = self {
@@ -340,23 +378,24 @@ impl TargetDevice for AnyTarget {
         match self {
             AnyTarget::Drive(_) => Vec::new(),
             AnyTarget::Array(a) => a.member_results(at),
+            AnyTarget::Remap(r) => r.member_results(at),
         }
     }
     fn rebuild_done(&self) -> Option<bool> {
         match self {
-            AnyTarget::Drive(_) => None,
+            AnyTarget::Drive(_) | AnyTarget::Remap(_) => None,
             AnyTarget::Array(a) => a.rebuild_done(),
         }
     }
     fn rebuild_progress(&self) -> Option<(u64, u64)> {
         match self {
-            AnyTarget::Drive(_) => None,
+            AnyTarget::Drive(_) | AnyTarget::Remap(_) => None,
             AnyTarget::Array(a) => a.rebuild_progress(),
         }
     }
     fn data_lost(&self) -> Option<String> {
         match self {
-            AnyTarget::Drive(_) => None,
+            AnyTarget::Drive(_) | AnyTarget::Remap(_) => None,
             AnyTarget::Array(a) => a.data_lost(),
         }
     }

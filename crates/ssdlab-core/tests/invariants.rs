@@ -610,6 +610,7 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
                 nand: None,
                 array: None,
                 hdd: None,
+                remap: None,
             }
         }
         fn end_run(&mut self, _: Time) {}
@@ -618,6 +619,9 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
         }
         fn begin_run(&mut self) -> Time {
             0
+        }
+        fn volatile(&self) -> ssdlab_core::device::Volatile {
+            Default::default()
         }
     }
     impl TargetDevice for BlackHole {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// `docs/architecture.md` draws the same stack.
 const LAYERS: &[&str] = &[
     "engine", "error", "io", "metrics", "report", "progress", "cpu", "workload", "device", "block", "fs", "pagecache", "file",
-    "host", "array", "target", "sim", "schema",
+    "host", "array", "remap", "target", "sim", "schema",
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use super::hdd::{Hdd, HddConfig, HddEvent};
 use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
 use super::ssd::{precondition_watched, Precondition, Ssd, SsdConfig, SsdEvent};
-use super::{BlockDevice, DeviceCtx, DeviceRequest, Drive, Wrap};
+use super::{BlockDevice, DeviceCtx, DeviceRequest, Drive, Volatile, Wrap};
 use crate::report::{DeviceKind, DeviceReport};
 use crate::engine::Time;
 use crate::error::{ConfigError, SimError};
@@ -177,6 +177,14 @@ impl BlockDevice for AnyDrive {
             AnyDrive::NandSsd(d) => d.begin_run(),
             AnyDrive::InPlace(d) => d.begin_run(),
             AnyDrive::Hdd(d) => d.begin_run(),
+        }
+    }
+
+    fn volatile(&self) -> Volatile {
+        match self {
+            AnyDrive::NandSsd(d) => d.volatile(),
+            AnyDrive::InPlace(d) => d.volatile(),
+            AnyDrive::Hdd(d) => d.volatile(),
         }
     }
 }

@@ -247,6 +247,10 @@ impl BlockDevice for InPlaceDrive {
         false // all of its work belongs to host requests
     }
 
+    fn volatile(&self) -> super::Volatile {
+        super::Volatile::default() // no buffer: a write completes when it is on the media
+    }
+
     fn begin_run(&mut self) -> Time {
         if let Some(t) = &mut self.thermal {
             t.begin_run();
@@ -271,6 +275,7 @@ impl BlockDevice for InPlaceDrive {
             nand: None,
             array: None,
             hdd: None,
+            remap: None,
         }
     }
 }

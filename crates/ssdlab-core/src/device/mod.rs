@@ -93,6 +93,19 @@ impl<E, O, C: DeviceCtx<O>, F: Fn(E) -> O> DeviceCtx<E> for Wrap<'_, C, F, O> {
     }
 }
 
+/// What a device holds only in volatile memory: host data it acknowledged that a power cut
+/// now would lose (a write-back cache without power-loss protection, a host-side buffer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Volatile {
+    /// Acknowledged bytes held only in volatile memory.
+    pub bytes: u64,
+    /// Of them, bytes a completed cache flush had covered: promised durable, and lost
+    /// anyway (0 for a device that carries flushes out).
+    pub promised_bytes: u64,
+    /// Cache flushes acknowledged that covered data now lost.
+    pub broken_flushes: u64,
+}
+
 /// A device behind the host block layer.
 pub trait BlockDevice {
     /// The device's internal events, carried by the engine's queue.
@@ -124,6 +137,13 @@ pub trait BlockDevice {
     /// any it was waiting for. Returns the time its clock has reached (when its last work
     /// ends; 0 for a new device): the run starts there, and time stays continuous.
     fn begin_run(&mut self) -> Time;
+    /// What a power cut now would lose (its own volatile memory; an array's or a layer's
+    /// members answer for theirs in [`BlockDevice::member_volatile`]).
+    fn volatile(&self) -> Volatile;
+    /// The same, for the devices it is made of, by name.
+    fn member_volatile(&self) -> Vec<(String, Volatile)> {
+        Vec::new()
+    }
 }
 
 /// A physical drive (not an array): what an array's members are. Arrays do not implement it,

@@ -230,6 +230,13 @@ impl<E> EventQueue<E> {
         self.now
     }
 
+    /// Move the clock to `t` without handling an event (a run that stops there): no pending
+    /// event may come before it.
+    pub fn advance_to(&mut self, t: Time) {
+        debug_assert!(t >= self.now && self.peek_time().is_none_or(|p| p >= t), "the clock moves forward past no event");
+        self.now = t;
+    }
+
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Time> {
         let heap = if !self.root_taken {

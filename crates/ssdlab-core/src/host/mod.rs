@@ -371,6 +371,16 @@ impl Host {
         }
     }
 
+    /// The power fails at `now`: every job ends there, its requests in flight never done.
+    pub fn cut_power(&mut self, now: Time) {
+        for j in &mut self.jobs {
+            if j.state != JobState::Done {
+                j.finish(now);
+                self.jobs_done += 1;
+            }
+        }
+    }
+
     /// Bytes and I/Os completed so far, per direction (read, write), across all jobs.
     pub fn totals(&self) -> [(u64, u64); 2] {
         self.totals

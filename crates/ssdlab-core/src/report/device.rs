@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::array::ArrayReport;
+use super::remap::RemapReport;
 use crate::engine::Time;
 
 /// The kinds of device a system can hold.
@@ -17,6 +18,7 @@ pub enum DeviceKind {
     InPlace,
     Hdd,
     Array,
+    Remap,
 }
 
 /// What a device reports that iostat cannot show: the part every device has (traffic, busy
@@ -48,6 +50,9 @@ pub struct DeviceReport {
     /// A hard disk's head time by part and its cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hdd: Option<HddReport>,
+    /// A write-remapping layer's buffer, log and cleaner (its drive reports on its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remap: Option<RemapReport>,
 }
 
 impl DeviceReport {

@@ -5,9 +5,11 @@
 pub mod array;
 pub mod device;
 pub mod file;
+pub mod remap;
 pub mod run;
 
 pub use array::{ArrayReport, RebuildReport};
 pub use device::{DeviceKind, DeviceReport, HddReport, NandReport, ThermalReport};
 pub use file::{CpuInterval, FileReport};
-pub use run::{DeviceResult, DeviceSample, Sample, SimResult};
+pub use remap::RemapReport;
+pub use run::{DeviceResult, DeviceSample, PowerCutDevice, PowerCutReport, Sample, SimResult};

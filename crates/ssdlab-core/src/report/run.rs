@@ -40,6 +40,30 @@ pub struct SimResult {
     /// The file layer's report, when jobs worked on files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<FileReport>,
+    /// What a power cut at the run's end lost, when the run ended with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_cut: Option<PowerCutReport>,
+}
+
+/// A power cut: when it came, and what each target (and its members) held only in volatile
+/// memory then.
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq)]
+pub struct PowerCutReport {
+    pub at_ns: Time,
+    pub devices: Vec<PowerCutDevice>,
+    /// Dirty pages in the host's page cache, never written (POSIX promises nothing for
+    /// them before an fsync); None without a file layer.
+    pub page_cache_dirty_bytes: Option<u64>,
+}
+
+/// One device's losses at a power cut (see [`crate::device::Volatile`]).
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq)]
+pub struct PowerCutDevice {
+    pub name: String,
+    pub volatile_bytes: u64,
+    pub promised_bytes: u64,
+    pub broken_flushes: u64,
+    pub members: Vec<PowerCutDevice>,
 }
 
 impl SimResult {

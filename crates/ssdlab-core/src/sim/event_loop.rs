@@ -7,7 +7,8 @@ use crate::engine::{EventQueue, Time};
 use crate::error::{ConfigError, SimError};
 use crate::host::{Host, JobEvent, Limits};
 use crate::progress::{fraction_of, Phase, Progress, Watch, CHECK_EVENTS};
-use crate::report::{DeviceResult, DeviceSample, Sample, SimResult};
+use crate::device::Volatile;
+use crate::report::{DeviceResult, DeviceSample, PowerCutDevice, PowerCutReport, Sample, SimResult};
 use crate::target::TargetDevice;
 use crate::workload::files::FileSetSpec;
 
@@ -223,14 +224,29 @@ pub fn simulate_with<D: TargetDevice>(
     let stalled = |host: &Host, block: &BlockLayer<D>| {
         format!("jobs {:?} are unfinished with {} requests in the devices", host.unfinished(), block.in_devices())
     };
+    let power_cut = match opts.until {
+        Until::PowerCut { at_ns } => Some(start.saturating_add(at_ns)),
+        _ => None,
+    };
+    let mut cut = false;
     loop {
+        if let Some(at) = power_cut {
+            // The power fails: nothing after it happens. Jobs done sooner leave the devices
+            // to their own work (a buffer draining, GC) until then.
+            if events.peek_time().is_none_or(|t| t > at) {
+                events.advance_to(at);
+                host.cut_power(at);
+                cut = true;
+                break;
+            }
+        }
         if watch_rebuild {
             // Checked after every event, so that the run ends when the rebuild does.
             if rebuilds_done(&block) {
                 watch_rebuild = false;
                 host.stop_jobs(&mut events);
             }
-        } else if host.finished() {
+        } else if host.finished() && power_cut.is_none() {
             break;
         }
         let Some((_, ev)) = events.pop() else {
@@ -297,11 +313,13 @@ pub fn simulate_with<D: TargetDevice>(
             members: d.member_results(end),
         });
     }
+    let power_cut = cut.then(|| power_cut_report(end, &block, &devices, files.as_deref()));
     for d in block.devices_mut() {
         d.end_run(end);
     }
     watch.tell(plan.progress(Phase::Drain, &host, &block, &events))?;
-    while block.devices().any(|d| d.has_internal_work()) {
+    // After a power cut nothing drains: the devices lost what they held.
+    while !cut && block.devices().any(|d| d.has_internal_work()) {
         match events.pop() {
             Some((_, Event::Device(d, e))) => match files.as_deref_mut() {
                 None => block.device_event(d, e, &mut events, &mut host),
@@ -318,10 +336,11 @@ pub fn simulate_with<D: TargetDevice>(
             watch.check(|| plan.progress(Phase::Drain, &host, &block, &events))?;
         }
     }
-    let drained = events.now();
+    let drained = if cut { end } else { events.now() };
     let files = files.map(|mut f| f.finish(end));
     let jobs = host.into_results(|process| block.sched_cpu_ns(process));
     Ok(SimResult {
+        power_cut,
         files,
         seed,
         start_ns: start,
@@ -349,6 +368,7 @@ impl RunPlan {
         let rebuild = block.devices().filter_map(|d| d.rebuild_progress()).reduce(|(a, b), (c, d)| (a + c, b + d));
         let fraction = match (phase, self.until) {
             (Phase::Run, Until::RebuildDone) => rebuild.and_then(|(done, of)| fraction_of(&[Some((done as f64, of as f64))])),
+            (Phase::Run, Until::PowerCut { at_ns }) => fraction_of(&[Some(((now - self.start) as f64, at_ns as f64))]),
             (Phase::Run, Until::JobsDone) => fraction_of(&[
                 self.end_ns.map(|e| ((now - self.start) as f64, e.saturating_sub(self.start) as f64)),
                 self.planned_bytes.map(|b| (bytes as f64, b as f64)),
@@ -380,4 +400,25 @@ fn data_lost<D: TargetDevice>(names: &[String], block: &BlockLayer<D>) -> Result
 /// Every rebuild that started is done, and one did.
 fn rebuilds_done<D: TargetDevice>(block: &BlockLayer<D>) -> bool {
     block.devices().all(|d| d.rebuild_done() != Some(false)) && block.devices().any(|d| d.rebuild_done().is_some())
+}
+
+/// What each target, and each device it is made of, held only in volatile memory when the
+/// power failed at `at`.
+fn power_cut_report<D: TargetDevice>(at: Time, block: &BlockLayer<D>, devices: &[DeviceResult], files: Option<&FileLayer>) -> PowerCutReport {
+    let entry = |name: String, v: Volatile, members: Vec<PowerCutDevice>| PowerCutDevice {
+        name,
+        volatile_bytes: v.bytes,
+        promised_bytes: v.promised_bytes,
+        broken_flushes: v.broken_flushes,
+        members,
+    };
+    let devices = block
+        .devices()
+        .zip(devices)
+        .map(|(d, r)| {
+            let members = d.member_volatile().into_iter().map(|(n, v)| entry(n, v, Vec::new())).collect();
+            entry(r.name.clone(), d.volatile(), members)
+        })
+        .collect();
+    PowerCutReport { at_ns: at, devices, page_cache_dirty_bytes: files.map(FileLayer::dirty_bytes) }
 }

@@ -57,6 +57,11 @@ pub enum Until {
     /// to come included where a spare is left for them; jobs still running then are stopped,
     /// as fio stops them at their runtime.
     RebuildDone,
+    /// When the power fails, `at_ns` after the start: jobs still running end there, nothing
+    /// drains, and the result says what each device held only in volatile memory then
+    /// ([`crate::report::PowerCutReport`]). Jobs done sooner leave the devices to their own
+    /// work until then.
+    PowerCut { at_ns: Time },
 }
 
 impl SimSpec {
@@ -120,6 +125,9 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
         })
     {
         return system("until", "run until the rebuild is done, but no array has a failure and a spare".into());
+    }
+    if spec.until == (Until::PowerCut { at_ns: 0 }) {
+        return system("until.power-cut.at_ns", "the power cut must come after the start".into());
     }
     if matches!(spec.interval_ns, Some(0)) {
         return system("interval_ns", "must be positive".into());
@@ -189,7 +197,7 @@ pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimEr
         let ssds = targets.into_iter().map(|t| {
             t.map(|d| match d {
                 AnyTarget::Drive(d) => unwrap_ssd(d),
-                AnyTarget::Array(_) => unreachable!("checked above"),
+                AnyTarget::Array(_) | AnyTarget::Remap(_) => unreachable!("checked above"),
             })
         });
         return simulate_with(spec.seed, host, ssds.collect(), opts, watch);
@@ -198,7 +206,7 @@ pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimEr
         let arrays = targets.into_iter().map(|t| {
             t.map(|d| match d {
                 AnyTarget::Array(a) => a.map_members(unwrap_ssd),
-                AnyTarget::Drive(_) => unreachable!("checked above"),
+                AnyTarget::Drive(_) | AnyTarget::Remap(_) => unreachable!("checked above"),
             })
         });
         return simulate_with(spec.seed, host, arrays.collect(), opts, watch);

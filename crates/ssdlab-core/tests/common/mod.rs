@@ -217,6 +217,14 @@ impl<D: BlockDevice> BlockDevice for Audited<'_, D> {
     fn begin_run(&mut self) -> Time {
         self.inner.begin_run()
     }
+
+    fn volatile(&self) -> ssdlab_core::device::Volatile {
+        self.inner.volatile()
+    }
+
+    fn member_volatile(&self) -> Vec<(String, ssdlab_core::device::Volatile)> {
+        self.inner.member_volatile()
+    }
 }
 
 impl<D: TargetDevice> TargetDevice for Audited<'_, D> {

@@ -429,6 +429,7 @@ impl<D: Drive> Array<D> {
             nand: None,
             array: Some(array),
             hdd: None,
+            remap: None,
         }
     }
 }
@@ -497,6 +498,17 @@ impl<D: Drive> BlockDevice for Array<D> {
         self.slots.iter().any(|s| s.stage != Stage::Free)
             || self.controller.as_ref().is_some_and(|c| c.pending())
             || self.members.iter().any(|m| m.dev.device.has_internal_work())
+    }
+
+    /// md acknowledges a write once its members have it, so it holds nothing of its own; a
+    /// hardware controller's write-back cache is taken as battery-backed, as sold for
+    /// write-back use. The members answer for their own caches.
+    fn volatile(&self) -> crate::device::Volatile {
+        crate::device::Volatile::default()
+    }
+
+    fn member_volatile(&self) -> Vec<(String, crate::device::Volatile)> {
+        self.members.iter().map(|m| (m.name.clone(), m.dev.device.volatile())).collect()
     }
 
     fn begin_run(&mut self) -> Time {

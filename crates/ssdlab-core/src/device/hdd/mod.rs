@@ -540,6 +540,12 @@ impl BlockDevice for Hdd {
         self.cache.dirty_sectors() > 0
     }
 
+    /// The write cache's dirty sectors (those being destaged too): disks have no power-loss
+    /// protection, and carry flushes out.
+    fn volatile(&self) -> super::Volatile {
+        super::Volatile { bytes: self.cache.dirty_sectors() * self.geo.sector_bytes, ..Default::default() }
+    }
+
     fn begin_run(&mut self) -> Time {
         // Events of an earlier run are gone: nothing is under way any more.
         self.access = None;
@@ -565,6 +571,7 @@ impl BlockDevice for Hdd {
             nand: None,
             array: None,
             hdd: Some(HddReport { dirty_bytes: self.cache.dirty_sectors() * self.geo.sector_bytes, ..self.report.clone() }),
+            remap: None,
         }
     }
 }

@@ -105,6 +105,10 @@ pub struct SsdConfig {
     pub controller: ControllerConfig,
     /// DRAM write buffer; 0 = write-through (a write completes when programmed).
     pub write_buffer_bytes: u64,
+    /// Capacitors that program the write buffer when power fails (enterprise drives): a
+    /// power cut loses nothing acknowledged.
+    #[serde(default)]
+    pub power_loss_protection: bool,
     pub nand: NandConfig,
     pub ftl: FtlConfig,
     #[serde(default)]
@@ -278,6 +282,7 @@ impl SsdConfig {
                 latency_ns: 5_000,
             },
             write_buffer_bytes: 64 << 20,
+            power_loss_protection: false,
             nand: NandConfig {
                 channels: 8,
                 dies_per_channel: 4,

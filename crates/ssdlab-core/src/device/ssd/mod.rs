@@ -432,7 +432,7 @@ impl Ssd {
             *self.buffered_index.entry(lpn).or_insert(0) += 1;
             self.next_seq += 1;
         }
-        if self.write_through() {
+        if self.write_through() || self.cfg.power_loss_protection {
             // Complete when every IU is programmed, however many units they end up in and
             // whenever those are sent.
             self.reqs[tag as usize].outstanding = added as u32;
@@ -844,6 +844,19 @@ impl BlockDevice for Ssd {
         !self.in_flight.is_empty() || self.retry_at.is_some() || self.backlogs.iter().any(|b| !b.is_empty())
     }
 
+    /// Host data acknowledged from the write buffer and not yet programmed: the buffer's and
+    /// that of programs under way, in write order from the oldest not durable (units done
+    /// behind an older one still under way are counted too, as the drive's flush counts
+    /// them). A flush is carried out, so none of it was promised. With power-loss
+    /// protection the drive's capacitors program it all.
+    fn volatile(&self) -> super::Volatile {
+        if self.write_through() || self.cfg.power_loss_protection {
+            return super::Volatile::default();
+        }
+        let ius = self.next_seq - self.durable_floor();
+        super::Volatile { bytes: ius * self.iu_bytes, ..Default::default() }
+    }
+
     fn begin_run(&mut self) -> Time {
         self.retry_at = None;
         for b in &mut self.backlogs {
@@ -898,6 +911,7 @@ impl BlockDevice for Ssd {
             }),
             array: None,
             hdd: None,
+            remap: None,
         }
     }
 }

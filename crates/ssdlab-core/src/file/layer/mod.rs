@@ -712,6 +712,11 @@ impl FileLayer {
         self.drain(block, events, host);
     }
 
+    /// Bytes of dirty pages in the page cache (a power cut loses them).
+    pub fn dirty_bytes(&self) -> u64 {
+        self.cache.dirty_pages() * pagecache::PAGE_SIZE
+    }
+
     /// The run is over: the report, with each file system's free-extent histogram and its
     /// files' extents.
     pub fn finish(&mut self, now: Time) -> FileReport {
