@@ -37,7 +37,7 @@ from .fio.reporting import JobReport
 from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, split_host_sets
 from .workload import Replay, TraceMix, survey
-from .system import Array, Drive, IoOverride, System, load_system, parse_precondition, raid, single
+from .system import Array, Drive, IoOverride, Remap, System, load_system, parse_precondition, raid, single
 from .units import UnitError, parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
@@ -172,11 +172,15 @@ def build(
     memory_limit: str | int | None = None,
     files: "FileWork | str | os.PathLike[str] | None" = None,
     filesystem: str | Mapping[str, Any] | None = None,
+    power_cut: str | float | None = None,
 ) -> RunSpec:
     """Parse the job, load the system (a system file, or ``profile`` as a one-drive system)
     and resolve everything into a :class:`RunSpec`. Bad input raises here, never later.
     ``until="rebuild"`` ends the run when the arrays' rebuilds are done (jobs still running
-    are stopped then, as fio stops them at their runtime). ``scheduler`` and ``host_set``
+    are stopped then, as fio stops them at their runtime). ``power_cut`` (a time from the
+    start, ``"2s"``; bare numbers are seconds) ends it when the power fails: nothing drains,
+    and the result's ``power_cut`` says what each device held only in volatile memory.
+    ``scheduler`` and ``host_set``
     (``{"iosched.slice_idle": "0", "queue.nomerges": "2"}``, sysfs names and units) apply to
     every drive, over what a system file sets. ``replay`` replaces ``job``: one job per
     (trace, target device name or None for the first, iodepth). Without ``replay`` a ``job``
@@ -200,6 +204,17 @@ def build(
     check_mapping(env, "env", {"NUMJOBS": "4"})
     if until not in ("jobs", "rebuild"):
         raise ValueError(f"until {until!r}: expected 'jobs' or 'rebuild'")
+    until_core: Any = "rebuild-done" if until == "rebuild" else "jobs-done"
+    if power_cut is not None:
+        if until == "rebuild":
+            raise ValueError("power_cut: a run ends at the power cut or when the rebuild is done, not both")
+        try:
+            cut_ns = parse_time_ns(power_cut if isinstance(power_cut, str) else f"{power_cut}s")
+        except UnitError as e:
+            raise ValueError(f"power cut {power_cut!r}: {e}") from None
+        if cut_ns <= 0:
+            raise ValueError(f"power cut {power_cut!r}: expected a time after the start")
+        until_core = {"power-cut": {"at_ns": cut_ns}}
     if scale is not None and not 0 < scale <= 1:
         raise ValueError(f"scale {scale}: expected a fraction in (0, 1]")
     if precondition is not None and not isinstance(precondition, str):
@@ -221,7 +236,7 @@ def build(
     host_ref = host or sysd.host or sysd.drives[0].profile.default_host
     host_profile, host_sources = load_host(host_ref)
     chosen = sysd.targets
-    sizes = tuple(t.capacity if isinstance(t, Array) else t.core["capacity_bytes"] for t in chosen)
+    sizes = tuple(t.capacity if isinstance(t, (Array, Remap)) else t.core["capacity_bytes"] for t in chosen)
     targets = Targets(tuple(sysd.names), sizes, strict=strict, members=sysd.members)
     if replay:
         for _, name, _ in replay:
@@ -283,7 +298,7 @@ def build(
         "targets": [_core_target(t, _job_scheduler(t, i, jobset, io)) for i, t in enumerate(chosen)],
         "jobs": [j.model_dump(mode="json") for j in jobset.jobs],
         "interval_ns": interval_ns,
-        "until": "rebuild-done" if until == "rebuild" else "jobs-done",
+        "until": until_core,
         "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
         "file_sets": files.file_sets if files is not None else fio_file_sets,
     }
@@ -297,7 +312,7 @@ def build(
     _observe(core["jobs"], jobset.reports)
     warnings = list(jobset.warnings) + trace_warnings + fs_warnings
     sources = {f"host.{k}": v for k, v in host_sources.items()}
-    used = [d for t in chosen for d in (t.members if isinstance(t, Array) else [t])]
+    used = [d for t in chosen for d in (t.members if isinstance(t, (Array, Remap)) else [t])]
     for d in used:
         prefix = "device" if len(used) == 1 else f"device.{d.name}"
         sources.update({f"{prefix}.{k}": v for k, v in d.sources.items()})
@@ -358,7 +373,7 @@ def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str], dict[Repl
     return notes, warnings, mixes
 
 
-def _filesystems(chosen: Sequence[Drive | Array], filesystem: str | Mapping[str, Any] | None,
+def _filesystems(chosen: Sequence[Drive | Array | Remap], filesystem: str | Mapping[str, Any] | None,
                  files: FileWork | None, memory_cfg: dict[str, Any] | None, replay: bool = False
                  ) -> tuple[list[dict[str, Any] | None], list[str], list[str]]:
     """Each target's file system, a note per target saying where it came from (when a system
@@ -431,21 +446,23 @@ def _observe(jobs: list[dict[str, Any]], reports: Sequence[JobReport]) -> None:
             job["log_window_ns"] = rep.log_avg_msec * 1_000_000
 
 
-def _job_scheduler(t: Drive | Array, i: int, jobset: JobSet, io: IoOverride | None) -> IoOverride | None:
+def _job_scheduler(t: Drive | Array | Remap, i: int, jobset: JobSet, io: IoOverride | None) -> IoOverride | None:
     """fio's ``ioscheduler=`` for target ``i``; ``--scheduler`` wins over it."""
     name = jobset.ioschedulers.get(i)
     if name is None or (io is not None and io.scheduler is not None):
         return io
-    if isinstance(t, Array):
-        raise ValueError(f"ioscheduler={name}: /dev/{t.name} is an md array, which has no I/O scheduler "
+    if isinstance(t, (Array, Remap)):
+        what = "an md array" if isinstance(t, Array) else "a remapping layer"
+        raise ValueError(f"ioscheduler={name}: /dev/{t.name} is {what}, which has no I/O scheduler "
                          "(set its members' with --scheduler or in the system file)")
     base = io or IoOverride()
     return IoOverride(name, base.iosched, base.queue)
 
 
-def _core_target(t: Drive | Array, io: IoOverride | None) -> dict[str, Any]:
-    if isinstance(t, Array):
-        # md is bio-based: no scheduler of its own; its members have theirs.
+def _core_target(t: Drive | Array | Remap, io: IoOverride | None) -> dict[str, Any]:
+    if isinstance(t, (Array, Remap)):
+        # md and the remapping layer are bio-based: no scheduler of their own; their drives
+        # have theirs.
         return {"name": t.name, "device": t.core(io), "scheduler": {"name": "none"}, "precondition": {"kind": "none"},
                 "filesystem": None}
     return {**t.target_core(io), "filesystem": None}
@@ -456,9 +473,12 @@ def _drive_info(d: Drive) -> TargetInfo:
                       endurance=d.profile.endurance.model_dump())
 
 
-def _target_info(t: Drive | Array) -> TargetInfo:
+def _target_info(t: Drive | Array | Remap) -> TargetInfo:
     if isinstance(t, Drive):
         return _drive_info(t)
+    if isinstance(t, Remap):
+        d = _drive_info(t.drive)
+        return TargetInfo(name=t.name, profile=d.profile, kind="remap", scale=d.scale, members=[d])
     members = [_drive_info(d) for d in (*t.members, *t.spares)]
     profiles = sorted({m.profile for m in members})
     return TargetInfo(name=t.name, profile=profiles[0] if len(profiles) == 1 else "+".join(profiles),

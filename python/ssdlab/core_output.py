@@ -205,9 +205,30 @@ class ArrayReport(TypedDict):
     first_data_error: NotRequired[str]
 
 
+class RemapReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    buffer_bytes: int
+    segment_bytes: int
+    honor_flush: bool
+    host_write_bytes: int
+    host_read_bytes: int
+    absorbed_bytes: int
+    buffer_read_bytes: int
+    drive_reads: int
+    host_reads_from_drive: int
+    log_writes: int
+    log_write_bytes: int
+    cleaned_bytes: int
+    cleaned_segments: int
+    write_waits: int
+    flushes_ignored: int
+    flushes_done: int
+    buffered_bytes: int
+
+
 class DeviceReport(TypedDict):
     __pydantic_config__ = _STRICT  # type: ignore[misc]
-    kind: Literal["nand-ssd", "in-place", "hdd", "array"]
+    kind: Literal["nand-ssd", "in-place", "hdd", "array", "remap"]
     host_bytes_written: int
     host_bytes_read: int
     media_bytes_written: int
@@ -221,6 +242,23 @@ class DeviceReport(TypedDict):
     nand: NandReport | None
     array: NotRequired[ArrayReport]
     hdd: NotRequired[HddReport]
+    remap: NotRequired[RemapReport]
+
+
+class PowerCutDevice(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    name: str
+    volatile_bytes: int
+    promised_bytes: int
+    broken_flushes: int
+    members: "list[PowerCutDevice]"
+
+
+class PowerCutReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    at_ns: int
+    devices: list[PowerCutDevice]
+    page_cache_dirty_bytes: int | None
 
 
 class DeviceResult(TypedDict):
@@ -304,12 +342,13 @@ class SimResult(TypedDict):
     devices: list[DeviceResult]
     samples: list[Sample]
     files: NotRequired[FileReport]
+    power_cut: NotRequired[PowerCutReport]
 
 
 #: Each type by the name the core's schema gives it.
 TYPES: dict[str, type] = {t.__name__: t for t in (
     LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
-    ArrayReport, DeviceReport, DeviceResult, DeviceSample, Sample, SimResult)}
+    ArrayReport, RemapReport, DeviceReport, PowerCutDevice, PowerCutReport, DeviceResult, DeviceSample, Sample, SimResult)}
 
 #: Validates a whole result (a file read back, a result from another process).
 RESULT: TypeAdapter[SimResult] = TypeAdapter(SimResult)

@@ -137,6 +137,10 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
         lines = _free_space(hist) + (_extents_per_file(per_file[i]) if i < len(per_file) else [])
         if lines:
             out += ["", f"file system {i}"] + lines
+    if "power_cut" in core:
+        from .fioout.normal import power_cut_lines
+
+        out += ["", *power_cut_lines(core["power_cut"])]
     return "\n".join(out) + "\n"
 
 
@@ -154,4 +158,5 @@ def as_json(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
     return {"name": work.name, "host": host, "targets": targets, **({"filesystems": filesystems} if filesystems else {}),
             "seed": core["seed"],
             "run_s": (core["end_ns"] - core["start_ns"]) / 1e9, "files": core["files"], "threads": threads,
-            "samples": [s["cpu"] for s in core.get("samples", []) if s.get("cpu")]}
+            "samples": [s["cpu"] for s in core.get("samples", []) if s.get("cpu")],
+            **({"power_cut": core["power_cut"]} if "power_cut" in core else {})}

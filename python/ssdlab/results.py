@@ -138,6 +138,8 @@ def _flat_internal(d: DeviceResult, elapsed_ns: int, info: TargetInfo) -> dict[s
     i = d["internal"]
     if i["kind"] == "array":
         return _flat_array(d, elapsed_ns, info)
+    if i["kind"] == "remap":
+        return _flat_remap(d, info)
     n = i["nand"]  # None for drives without flash: their flash figures are 0
     t = max(elapsed_ns, 1)
     host_w = i["host_bytes_written"]
@@ -251,6 +253,36 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "verified_bytes": a["verified_bytes"],
         "data_errors": a["data_errors"],
         "first_data_error": a.get("first_data_error"),
+    }
+
+
+def _flat_remap(d: dict[str, Any], info: TargetInfo) -> dict[str, Any]:
+    """A remapping layer's report as one row: its buffer, log and cleaner, and its drive's
+    flash."""
+    i = d["internal"]
+    r = i["remap"]
+    host_w = i["host_bytes_written"]
+    drive = d["members"][0]["internal"]
+    nand_w = drive["media_bytes_written"]
+    unplaced = (drive["nand"] or {}).get("write_buffer_unplaced_bytes", 0)
+    return {
+        "name": d["name"],
+        "profile": info.profile,
+        "kind": "remap",
+        "members": [m["name"] for m in d["members"]],
+        "host_bytes_written": host_w,
+        "host_bytes_read": i["host_bytes_read"],
+        "member_bytes_written": i["media_bytes_written"],
+        "member_bytes_read": i["media_bytes_read"],
+        # Drive writes per host write (the cleaner's copies less what the buffer absorbed),
+        # and flash writes per host write through the whole stack.
+        "remap_write_factor": i["media_bytes_written"] / host_w if host_w else None,
+        "nand_bytes_written": nand_w,
+        "waf": _waf(nand_w, unplaced, host_w),
+        **{k: r[k] for k in ("buffer_bytes", "segment_bytes", "honor_flush", "absorbed_bytes", "buffer_read_bytes",
+                             "drive_reads", "host_reads_from_drive", "log_writes", "log_write_bytes",
+                             "cleaned_bytes", "cleaned_segments", "write_waits", "flushes_ignored", "flushes_done",
+                             "buffered_bytes")},
     }
 
 

@@ -20,7 +20,13 @@
     # optional: engine_set = { stripe_cache_size = 4096 },
     # fail = [{ member = "sdb", at = "10s" }], filesystem = ... (as a drive's; not on a member)
 
-The host's targets are the arrays, then the drives that are in no array; a job without a
+    [[remap]]                           # optional: a write-remapping layer over one drive
+    name = "mft0"                       # (seed 000's MFT; docs/remap.md)
+    drive = "sdb"
+    # optional: buffer = "64m", segment = "1m", reserve = 0.1, honor_flush = false,
+    # copy_rate = "2g" (bytes/s), max_age = "5s", filesystem = ... (as a drive's)
+
+The host's targets are the arrays, then the remapping layers, then the drives in neither; a job without a
 ``filename`` uses the first. Profile, host and engine paths (``*.toml``) are relative to the
 system file. Every mistake is an error naming the file, the line and the key as written.
 """
@@ -28,7 +34,7 @@ system file. Every mistake is an error naming the file, the line and the key as 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,12 +121,52 @@ class ArrayEntry(BaseModel):
         return n
 
 
+class RemapEntry(BaseModel):
+    """A write-remapping layer (seed 000's MFT). The defaults are assumed, as MFT's own were
+    not published: each says why in docs/remap.md."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, validate_default=True)
+
+    name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
+    drive: str = Field(min_length=1, description="the drive underneath")
+    buffer: str | int = Field(default="64m", description="RAM buffer writes are acknowledged from")
+    segment: str | int = Field(default="1m", description="bytes the log writes at once")
+    reserve: float = Field(default=0.1, gt=0, lt=0.9, description="share of the drive kept free for the log")
+    honor_flush: bool = Field(default=False, description="pass cache flushes on (MFT did not)")
+    copy_rate: str | int = Field(default="2g", description="host memory copy rate, bytes per second")
+    max_age: str | int | float = Field(default="5s", description="buffered data older than this is written")
+    filesystem: Any = Field(default=None, description="ext3 | ext4, or { type, mkfs, mount, size } (ssdlab.mkfs)")
+
+    @field_validator("buffer", "segment", "copy_rate")
+    @classmethod
+    def _size(cls, v: str | int) -> int:
+        try:
+            n = parse_size(v)
+        except UnitError as e:
+            raise ValueError(str(e)) from None
+        if n <= 0:
+            raise ValueError(f"{v!r}: expected a positive size")
+        return n
+
+    @field_validator("max_age")
+    @classmethod
+    def _time(cls, v: str | int | float) -> int:
+        try:
+            n = parse_time_ns(v if isinstance(v, str) else f"{v}s")
+        except UnitError as e:
+            raise ValueError(str(e)) from None
+        if n <= 0:
+            raise ValueError(f"{v!r}: expected a positive time")
+        return n
+
+
 class SystemFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     host: str | None = None
     drive: list[DriveEntry] = Field(min_length=1)
     array: list[ArrayEntry] = Field(default_factory=list)
+    remap: list[RemapEntry] = Field(default_factory=list)
 
     @field_validator("drive")
     @classmethod
@@ -231,7 +277,49 @@ class Array:
         return _core.device_capacity(json.dumps(self.core()))
 
 
-Target = Drive | Array
+@dataclass
+class Remap:
+    """A write-remapping layer over one drive, resolved (``[[remap]]``)."""
+
+    name: str
+    drive: Drive
+    buffer_bytes: int
+    segment_bytes: int
+    reserve: float
+    honor_flush: bool
+    copy_bytes_per_s: float
+    max_age_ns: int
+    filesystem: TargetFs | None = None
+
+    @property
+    def members(self) -> list[Drive]:
+        return [self.drive]
+
+    @property
+    def spares(self) -> list[Drive]:
+        return []
+
+    def core(self, io: IoOverride | None = None) -> dict[str, Any]:
+        """The core's description of the layer (its drive's inside)."""
+        return {
+            "kind": "remap",
+            "member": self.drive.target_core(io),
+            "buffer_bytes": self.buffer_bytes,
+            "segment_bytes": self.segment_bytes,
+            "reserve": self.reserve,
+            "honor_flush": self.honor_flush,
+            "copy_bytes_per_s": float(self.copy_bytes_per_s),
+            "max_age_ns": self.max_age_ns,
+        }
+
+    @property
+    def capacity(self) -> int:
+        from . import _core
+
+        return _core.device_capacity(json.dumps(self.core()))
+
+
+Target = Drive | Array | Remap
 
 
 @dataclass
@@ -240,15 +328,17 @@ class System:
     host: str | None = None  # None: the first drive's calibration host
     origin: str = "<system>"
     arrays: list[Array] = field(default_factory=list)
+    remaps: list[Remap] = field(default_factory=list)
     #: A /dev name the system lacks is an error (a system file); otherwise every /dev name
     #: means the one target (``--profile`` or ``--raid`` alone, for fio's example job files).
     strict: bool = True
 
     @property
     def targets(self) -> list[Target]:
-        """The devices the host addresses: the arrays, then drives in no array."""
-        joined = {d.name for a in self.arrays for d in (*a.members, *a.spares)}
-        return [*self.arrays, *(d for d in self.drives if d.name not in joined)]
+        """The devices the host addresses: the arrays, the remapping layers, then the drives
+        in neither."""
+        joined = {d.name for a in (*self.arrays, *self.remaps) for d in (*a.members, *a.spares)}
+        return [*self.arrays, *self.remaps, *(d for d in self.drives if d.name not in joined)]
 
     @property
     def names(self) -> list[str]:
@@ -256,8 +346,8 @@ class System:
 
     @property
     def members(self) -> dict[str, str]:
-        """Array member (and spare) -> its array."""
-        return {d.name: a.name for a in self.arrays for d in (*a.members, *a.spares)}
+        """Array member (and spare), or a remapping layer's drive -> its array or layer."""
+        return {d.name: a.name for a in (*self.arrays, *self.remaps) for d in (*a.members, *a.spares)}
 
 
 def default_device_name(core: dict[str, Any]) -> str:
@@ -317,13 +407,17 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
         drives.append(drive)
     arrays = [_load_array(a, i, drives, sf, origin, text, p.parent) for i, a in enumerate(sf.array)]
     members = {m: a.name for a in sf.array for m in (*a.members, *a.spares)}
+    remaps = [_load_remap(r, i, drives, members, sf, origin, text) for i, r in enumerate(sf.remap)]
+    members.update({r.drive.name: r.name for r in remaps})
     for i, (d, entry) in enumerate(zip(drives, sf.drive)):
         if entry.filesystem is not None and d.name in members:
-            raise SystemFileError(f"{place(origin, text, ('drive', i, 'filesystem'))}: drive '{d.name}' is in array "
-                                  f"'{members[d.name]}': make the file system on the array")
+            raise SystemFileError(f"{place(origin, text, ('drive', i, 'filesystem'))}: drive '{d.name}' is under "
+                                  f"'{members[d.name]}': make the file system on /dev/{members[d.name]}")
         d.filesystem = _target_fs(entry.filesystem, ("drive", i), d.name, d.core["capacity_bytes"], origin, text)
     for i, (a, entry) in enumerate(zip(arrays, sf.array)):
         a.filesystem = _target_fs(entry.filesystem, ("array", i), a.name, a.capacity, origin, text)
+    for i, (r, rentry) in enumerate(zip(remaps, sf.remap)):
+        r.filesystem = _target_fs(rentry.filesystem, ("remap", i), r.name, r.capacity, origin, text)
     host = sf.host
     if host is not None:
         if host.endswith(".toml") and not Path(host).is_absolute():
@@ -332,7 +426,58 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
             load_host(host)
         except ProfileError as e:
             raise SystemFileError(f"{place(origin, text, ('host',))}: {e}") from None
-    return System(drives, host=host, origin=origin, arrays=arrays)
+    return System(drives, host=host, origin=origin, arrays=arrays, remaps=remaps)
+
+
+def with_remap(sysd: System, drive: str | None = None, name: str = "mft0", **options: Any) -> System:
+    """``sysd`` with a remapping layer over ``drive`` (default: the first drive); ``options``
+    as a system file's ``[[remap]]`` keys (``buffer="64m"``, ``honor_flush=True``, ...)."""
+    target = drive or sysd.drives[0].name
+    by_name = {d.name: d for d in sysd.drives}
+    if target not in by_name:
+        raise ValueError(f"remap: no drive '{target}' in the system")
+    if target in sysd.members:
+        raise ValueError(f"remap: drive '{target}' is already under '{sysd.members[target]}'")
+    try:
+        e = RemapEntry(name=name, drive=target, **options)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise ValueError(f"remap: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    layer = Remap(e.name, by_name[target], int(e.buffer), int(e.segment), e.reserve, e.honor_flush,
+                  float(e.copy_rate), int(e.max_age))
+    from . import _core
+
+    problem = _core.check_device(json.dumps(layer.core()))
+    if problem is not None:
+        raise ValueError(f"remap: {problem[0]}: {problem[1]}")
+    return replace(sysd, remaps=[*sysd.remaps, layer])
+
+
+def _load_remap(r: RemapEntry, i: int, drives: list[Drive], taken: dict[str, str], sf: SystemFile,
+                origin: str, text: str) -> Remap:
+    """Resolve remapping layer ``r`` (the ``i``-th) against the system's drives."""
+    def where(*key: str | int) -> str:
+        return place(origin, text, ("remap", i, *key))
+
+    names = {d.name for d in drives} | {a.name for a in sf.array} | {x.name for x in sf.remap[:i]}
+    if r.name in names:
+        raise SystemFileError(f"{where('name')}: device name '{r.name}' is used twice")
+    by_name = {d.name: d for d in drives}
+    if r.drive not in by_name:
+        raise SystemFileError(f"{where('drive')}: remap '{r.name}': no drive '{r.drive}' in the system")
+    earlier = {x.drive: x.name for x in sf.remap[:i]}
+    owner = taken.get(r.drive) or earlier.get(r.drive)
+    if owner is not None:
+        raise SystemFileError(f"{where('drive')}: drive '{r.drive}' is already under '{owner}'")
+    layer = Remap(r.name, by_name[r.drive], int(r.buffer), int(r.segment), r.reserve, r.honor_flush,
+                  float(r.copy_rate), int(r.max_age))
+    from . import _core
+
+    problem = _core.check_device(json.dumps(layer.core()))
+    if problem is not None:
+        key, message = problem
+        raise SystemFileError(f"{where()}: remap '{r.name}': {key}: {message}")
+    return layer
 
 
 def _target_fs(raw: Any, loc: tuple, name: str, capacity: int, origin: str, text: str) -> TargetFs | None:

@@ -44,6 +44,7 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
     memory_limit: MemoryLimit = None,
+    power_cut: Annotated[Optional[str], typer.Option("--power-cut", help="the power fails this long after the start, e.g. 2s: the run ends there and the report says what each device held only in volatile memory (acknowledged writes lost, and those a cache flush had covered)")] = None,
     fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); over a system file's filesystem it replaces the type and keeps the mkfs and mount options; a file workload's default is the system file's, else the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would; or a file
@@ -67,7 +68,7 @@ def run(
         return _run_files(work_path, fs, profile=profile, target=target, host=host, seed=seed,
                           output_format=output_format, interval=interval, precondition=precondition,
                           scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
-                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"))
+                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), power_cut=power_cut)
     if fs is not None and fs not in ("ext3", "ext4"):
         fail(f"--fs {fs}: expected ext3 or ext4")
     jobs = [j if j == "-" else Path(j) for j in job or []]
@@ -93,7 +94,7 @@ def run(
                          overrides=overrides(set_), interval=interval, precondition=precondition, scale=scale,
                          profile_set=sets, scheduler=scheduler,
                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
-                         memory_limit=memory_limit, filesystem=fs)
+                         memory_limit=memory_limit, filesystem=fs, power_cut=power_cut)
 
     result = _simulate(spec, check=_check_logs)
     _write_logs(result)
@@ -117,7 +118,7 @@ def _file_workload(arg: str) -> Path | str | None:
 
 
 def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, seed, output_format, interval, precondition,
-               scheduler, output, scale, memory_limit, host_set) -> None:
+               scheduler, output, scale, memory_limit, host_set, power_cut=None) -> None:
     """A file workload: its threads on a file system made on the first device (a drive, or
     the --raid array)."""
     from .. import filereport
@@ -142,7 +143,8 @@ def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, se
         filesystem = {**work.filesystem, "type": fs} if fs is not None and work.filesystem is not None else fs
         return api.build(None, profile=profile, system=system, host=host, seed=seed, interval=interval,
                          precondition=precondition, scale=scale, scheduler=scheduler, memory_limit=memory_limit,
-                         profile_set=profile_set, host_set=host_set, files=work, filesystem=filesystem)
+                         profile_set=profile_set, host_set=host_set, files=work, filesystem=filesystem,
+                         power_cut=power_cut)
 
     result = _simulate(spec)
     for w in result.warnings:

@@ -172,6 +172,9 @@ class SsdProfile(_Section):
     capacity: Size
     queue_depth: int = Field(ge=1)
     write_buffer: Size
+    #: Capacitors that program the write buffer when power fails: a power cut loses
+    #: nothing the drive acknowledged.
+    power_loss_protection: bool = False
     interface: Interface
     controller: Controller
     nand: Nand
@@ -222,6 +225,7 @@ class SsdProfile(_Section):
             "queue_depth": self.queue_depth,
             "controller": _controller_core(self.controller),
             "write_buffer_bytes": self.write_buffer,
+            "power_loss_protection": self.power_loss_protection,
             "nand": {
                 "channels": n.channels,
                 "dies_per_channel": n.dies_per_channel,

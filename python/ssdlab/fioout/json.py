@@ -107,6 +107,8 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
     }
     if result.core["samples"]:
         ssdlab["timeseries"] = result.timeseries()
+    if "power_cut" in result.core:
+        ssdlab["power_cut"] = result.core["power_cut"]
     out: dict[str, Any] = {
         "fio version": FIO_VERSION,
         "timestamp": int(now),

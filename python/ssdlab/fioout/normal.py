@@ -283,6 +283,9 @@ def format_normal(r: RunResult) -> str:
         if i["kind"] == "array":
             out.extend(_array_lines(name, i))
             continue
+        if i["kind"] == "remap":
+            out.extend(_remap_lines(name, i))
+            continue
         out.append(f"Inside {name} ({i['profile']}; host {r.host_name}):")
         if i["kind"] == "hdd":
             out.extend(_hdd_lines(i))
@@ -301,7 +304,30 @@ def format_normal(r: RunResult) -> str:
         if i["temperature_c"] is not None:
             out.append(f"  temperature {i['temperature_c']:.1f} C (max {i['max_temperature_c']:.1f} C), "
                        f"throttled {i['throttled_s']:.1f} s in {i['throttle_events']} spell(s)")
+    if "power_cut" in r.core:
+        out.append("")
+        out.extend(power_cut_lines(r.core["power_cut"]))
     return "\n".join(out) + "\n"
+
+
+def power_cut_lines(cut: dict) -> list[str]:
+    """What a power cut lost: per device, the acknowledged bytes held only in volatile
+    memory, and those a completed cache flush had covered (an fsync's promise, broken)."""
+    lines = [f"Power cut at {cut['at_ns'] / 1e9:.3f} s (ssdlab): what was acknowledged and held only in volatile memory"]
+
+    def device(d: dict, indent: str) -> None:
+        promised = (f"; {format_bytes(d['promised_bytes'])} of it covered by {d['broken_flushes']} cache flush(es) "
+                    "already acknowledged (fsync's promise broken)" if d["promised_bytes"] else "")
+        lines.append(f"{indent}{d['name']}: {format_bytes(d['volatile_bytes'])} lost{promised}")
+        for m in d["members"]:
+            device(m, indent + "  ")
+
+    for d in cut["devices"]:
+        device(d, "  ")
+    if cut["page_cache_dirty_bytes"] is not None:
+        lines.append(f"  page cache: {format_bytes(cut['page_cache_dirty_bytes'])} dirty, never written "
+                     "(lost, as POSIX allows before an fsync)")
+    return lines
 
 
 def _hdd_lines(i: dict) -> list[str]:
@@ -317,6 +343,26 @@ def _hdd_lines(i: dict) -> list[str]:
     if i["starved_commands"]:
         lines.append(f"  {i['starved_commands']} commands forced by the NCQ starvation bound")
     return lines
+
+
+def _remap_lines(name: str, i: dict) -> list[str]:
+    """What a remapping layer did: its buffer, its log on the drive, the cleaner, flushes."""
+    flushes = (f"{i['flushes_ignored']} cache flushes acknowledged without reaching the drive"
+               if not i["honor_flush"] else f"{i['flushes_done']} cache flushes passed on")
+    factor = f"{i['remap_write_factor']:.2f}" if i["remap_write_factor"] is not None else "n/a"
+    per_read = i["drive_reads"] / i["host_reads_from_drive"] if i["host_reads_from_drive"] else 0.0
+    return [
+        f"Remapping layer {name} (over {', '.join(i['members'])}; {format_bytes(i['buffer_bytes'])} buffer, "
+        f"{format_bytes(i['segment_bytes'])} segments):",
+        f"  host written {format_bytes(i['host_bytes_written'])}, absorbed in the buffer "
+        f"{format_bytes(i['absorbed_bytes'])}; log writes {i['log_writes']} "
+        f"({format_bytes(i['log_write_bytes'])}), drive writes per host write {factor}",
+        f"  cleaner: {i['cleaned_segments']} segments, {format_bytes(i['cleaned_bytes'])} moved; "
+        f"{i['write_waits']} writes waited for buffer room",
+        f"  reads: {format_bytes(i['buffer_read_bytes'])} from the buffer; {i['host_reads_from_drive']} from the drive "
+        f"in {per_read:.2f} drive reads each",
+        f"  {flushes}; {format_bytes(i['buffered_bytes'])} acknowledged and still only in RAM at the end",
+    ]
 
 
 def _array_lines(name: str, i: dict) -> list[str]:
