@@ -221,6 +221,9 @@ class JobSpec(_Strict):
     # I/Os submitted at once (fio's iodepth_batch_submit; 0: iodepth); a batch of more than
     # two enters the block layer under one plug, where contiguous bios merge.
     iodepth_batch_submit: int = 1
+    # fio's engine completes each I/O in its submit call (psync, null at depth 1): fio times
+    # the call as clat and keeps no slat.
+    sync_engine: bool = False
 
     region_offset: int = 0  # absolute byte offset of this clone's region on the device
     region_size: int  # bytes addressed by this clone

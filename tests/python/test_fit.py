@@ -9,7 +9,7 @@ import re
 import pytest
 
 import ssdlab
-from ssdlab.analysis.fit import FitError, fit, job_text, search
+from ssdlab.analysis.fit import FitError, fit, job_text, search, set_io_overhead
 
 JOB = "[w]\nrw=randwrite\nbs=4k\nioengine=psync\nsize=16m\n"
 
@@ -18,7 +18,7 @@ def _measurement(tmp_path, name: str, job: str, write_busy: str, host_factor: fl
     """A run simulated with a changed controller and host, saved as fio's JSON only."""
     spec = ssdlab.build(job, profile="samsung-850-pro", profile_set={"controller.write_busy": write_busy},
                         seed=3, scale=0.01)
-    spec.core["host"]["io_overhead_ns"] = int(spec.core["host"]["io_overhead_ns"] * host_factor)
+    set_io_overhead(spec.core["host"], int(spec.core["host"]["io_overhead_ns"] * host_factor))
     data = ssdlab.execute(spec).to_fio_json()
     data.pop("ssdlab")  # nothing but what fio itself would write
     path = tmp_path / name

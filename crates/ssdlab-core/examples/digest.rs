@@ -40,7 +40,7 @@ fn member(name: &str, device: DriveConfig, precondition: Precondition, scheduler
 
 fn host() -> HostConfig {
     // Gamma-distributed per-I/O host time: host events and the host's random stream.
-    HostConfig { memory: None, name: "digest".into(), io_overhead_ns: 3 * NS_PER_US, io_overhead_cv: 0.5, hz: 250 }
+    HostConfig { memory: None, name: "digest".into(), io_overhead_ns: 3 * NS_PER_US, io_overhead_cv: 0.5, submit_ns: None, reap_ns: None, hz: 250 }
 }
 
 #[allow(clippy::too_many_arguments)]

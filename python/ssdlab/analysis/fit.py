@@ -284,6 +284,16 @@ def _profile_value(prof, key: str) -> float | None:
     return float(node)
 
 
+def set_io_overhead(host: dict, ns: int) -> None:
+    """The core's host description with its time per I/O set to ``ns``: its submit call and
+    its reap, parts of that time, keep their shares of it."""
+    old = host["io_overhead_ns"]
+    for part in ("submit_ns", "reap_ns"):
+        if host.get(part) is not None:
+            host[part] = host[part] * ns // old if old else 0
+    host["io_overhead_ns"] = ns
+
+
 def _set_value(key: str, v: float) -> str:
     if key in _TIMES or key in _SIZES:
         return f"{int(round(v))}ns" if key in _TIMES else str(int(round(v)))
@@ -332,9 +342,10 @@ def fit(profile: str, runs: Sequence[str | Path], *, params: Sequence[str] | Non
                 spec = api.build(m.job_text, profile=profile, host=host_ref, seed=seed, profile_set=sets or None,
                                   scale=scale)
                 for k, v in values.items():
-                    if k in HOST_PARAMS:
-                        spec.core["host"][k.split(".", 1)[1] + ("_ns" if k in _TIMES else "")] = (
-                            int(round(v)) if k in _TIMES else v)
+                    if k == "host.io_overhead":
+                        set_io_overhead(spec.core["host"], int(round(v)))
+                    elif k in HOST_PARAMS:
+                        spec.core["host"][k.split(".", 1)[1]] = v
                 out.append(run_figures(api.execute(spec).to_fio_json()))
             except ValueError as e:  # the run's job or its simulation: said of its file and field
                 raise FitError(m.place(str(e).splitlines()[0])) from None

@@ -517,14 +517,28 @@ class HostProfile(_Section):
     kind: Literal["host"] = "host"
     io_overhead: TimeNs
     io_overhead_cv: float = Field(ge=0)
+    # Parts of io_overhead: the submit call (fio's slat) and the way from a completion to its
+    # reap (in fio's clat); the rest is between reaps. None: all in the submit call, no reap.
+    submit: TimeNs | None = None
+    reap: TimeNs | None = None
     hz: int = Field(ge=1)
     memory: HostMemory | None = None
+
+    @model_validator(mode="after")
+    def _parts(self) -> "HostProfile":
+        submit, reap = self.submit or 0, self.reap or 0
+        if submit + reap > self.io_overhead:
+            raise ValueError(f"submit ({submit} ns) and reap ({reap} ns) are parts of io_overhead"
+                             f" ({self.io_overhead} ns): together at most that")
+        return self
 
     def to_core(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "io_overhead_ns": self.io_overhead,
             "io_overhead_cv": self.io_overhead_cv,
+            "submit_ns": self.submit,
+            "reap_ns": self.reap,
             "hz": self.hz,
             "memory": None if self.memory is None else self.memory.to_core(),
         }
@@ -833,6 +847,7 @@ def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
 
 # The core's host keys -> the host profile's own.
 _HOST_CORE_KEYS = {"name": "name", "io_overhead_ns": "io_overhead", "io_overhead_cv": "io_overhead_cv", "hz": "hz",
+                   "submit_ns": "submit", "reap_ns": "reap",
                    "memory.ram_bytes": "memory.ram", "memory.reserved_bytes": "memory.reserved", "memory.cpus": "memory.cpus"}
 
 

@@ -38,6 +38,13 @@ sync psync vsync pvsync pvsync2 mmap splice falloc ftruncate filecreate filestat
 dircreate dirstat dirdelete e4defrag cpuio net netsplice exec mtd libpmem dev-dax pmemblk
 gfapi libhdfs http ime_psync ime_psyncv page_fault
 """.split())
+def completes_in_call(ioengine: str, iodepth: int) -> bool:
+    """Whether fio's engine completes each I/O inside its submit call (FIO_SYNCIO): a
+    synchronous engine, or the null engine at depth 1 (engines/null.c; deeper, it queues)."""
+    engine = ioengine.split(":", 1)[0]
+    return engine in SYNC_ENGINES or (engine == "null" and iodepth == 1)
+
+
 # Engines that do not send block I/O to a device; ssdlab still simulates block I/O.
 NON_BLOCK_ENGINES = frozenset("""
 null cpuio net netsplice netsplice filecreate filestat filedelete dircreate dirstat dirdelete
@@ -465,6 +472,7 @@ def _common_fields(entry: JobEntry, warnings: Warnings) -> dict:
         block_align=tuple(align),
         iodepth=st.iodepth,
         iodepth_batch_submit=st.iodepth_batch,
+        sync_engine=completes_in_call(st.ioengine, st.iodepth),
         loops=st.loops,
         number_ios=st.number_ios or None,
         runtime_ns=us_to_ns(st.runtime_us) or None,

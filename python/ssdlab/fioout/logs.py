@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..fio.reporting import JobReport
-from .view import is_sync_engine
+from ..fio.resolve import completes_in_call
 
 if TYPE_CHECKING:
     from ..results import RunResult
@@ -64,7 +64,7 @@ def log_lines(r: "RunResult") -> dict[str, list[tuple[int, str]]]:
             continue
         epoch = st["measure_start_ns"]
         window = int(job.get("log_window_ns") or 0)
-        sync = is_sync_engine(rep.ioengine) or (rep.ioengine == "null" and int(job["iodepth"]) == 1)
+        sync = completes_in_call(rep.ioengine, int(job["iodepth"]))
         out: dict[str, list[tuple[int, str]]] = {}
         for t, d, ios, nbytes, offset, slat, clat, max_slat, max_clat, max_lat in st.get("log", []):
             rel = t - epoch

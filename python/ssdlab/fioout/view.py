@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..fio.reporting import JobReport
-from ..fio.resolve import SYNC_ENGINES
+from ..fio.resolve import completes_in_call
 from .numbers import Stat
 
 if TYPE_CHECKING:
@@ -47,10 +47,6 @@ LAT_KEYS = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]
 LAT_MS_KEYS = LAT_KEYS + [2000]
 DEPTH_KEYS = ["1", "2", "4", "8", "16", "32", ">=64"]
 SUBMIT_KEYS = ["0", "4", "8", "16", "32", "64", ">=64"]
-
-
-def is_sync_engine(name: str) -> bool:
-    return name in SYNC_ENGINES
 
 
 @dataclass
@@ -106,7 +102,7 @@ class FioUnit:
     def sync_engine(self) -> bool:
         """fio completes each I/O inside the submitting call: a synchronous engine, or the
         null engine at depth 1 (deeper, it queues)."""
-        return is_sync_engine(self.report.ioengine) or (self.report.ioengine == "null" and self.iodepth == 1)
+        return completes_in_call(self.report.ioengine, self.iodepth)
 
     @property
     def iodepth(self) -> int:

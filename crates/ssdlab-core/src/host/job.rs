@@ -209,6 +209,12 @@ impl JobRun {
         self.thread_free
     }
 
+    /// When the thread turns to a completion that came at `now`: once it is done with the
+    /// I/Os it is preparing (fio reaps between submissions; a completion waits for it).
+    pub fn free_at(&self, now: Time) -> Time {
+        self.thread_free.max(now)
+    }
+
     fn limits_reached(&self, now: Time) -> bool {
         self.deadline.is_some_and(|d| now >= d)
             || (!self.spec.time_based && self.issued_bytes >= self.byte_limit)
@@ -334,9 +340,18 @@ impl JobRun {
         }
     }
 
-    /// A file operation the job issued is done at `now`.
+    /// A file operation the job issued is done at `now`: its slat and clat, and `call`, the
+    /// time from its issue to `now` (a metadata engine times its call itself, no reap in it).
     /// `producers_running`: whether a job this one serves as a queue runner still runs.
-    pub fn on_file_done(&mut self, now: Time, req: &FileRequest, done: &FileDone, slat: Time, clat: Time, producers_running: bool) {
+    pub fn on_file_done(
+        &mut self,
+        now: Time,
+        req: &FileRequest,
+        done: &FileDone,
+        (slat, clat): (Time, Time),
+        call: Time,
+        producers_running: bool,
+    ) {
         let engine_dir = self.files.as_ref().and_then(|f| f.counts_as(req, self.rw_dir()));
         let op = match req.op {
             _ if engine_dir.is_some() => engine_dir,
@@ -359,7 +374,7 @@ impl JobRun {
         }
         match op {
             // A metadata engine's call: its time is the clat, as fio records it.
-            Some(op) if engine_dir.is_some() => self.complete(now, op, req.len, req.offset, slat, clat, true),
+            Some(op) if engine_dir.is_some() => self.complete(now, op, req.len, req.offset, slat, call, true),
             // Reads, writes and fsyncs count as fio counts them, in their directions.
             Some(op) => self.on_complete(now, op, req.len, req.offset, slat, clat),
             None => {

@@ -7,6 +7,15 @@
 //! a sampled per-I/O overhead (syscall, block layer, driver, completion handling). At queue
 //! depth 1 that gap between a completion and the next submission is what keeps iostat's
 //! %util below 100 %.
+//!
+//! Latencies are stamped where fio stamps them (fio's io_u.c, ioengines.c, engines/libaio.c):
+//! an I/O's start when its thread has prepared it (`get_io_u` sets `start_time`), its issue
+//! when the submit call returns (`issue_time`, set after `io_submit` for its whole batch), and
+//! its completion when its thread has reaped it (`io_getevents` returned). Of the thread's
+//! time per I/O, `submit_ns` is the submit call (in slat) and `reap_ns` the way from the
+//! device's completion to the reap (interrupt, wakeup, `io_getevents`: in clat); the rest
+//! (fio's own work: the next offset, accounting) is spent between reaps, in no latency. A
+//! completion that waits for a busy thread to reap it counts in clat, as in fio.
 
 mod files;
 mod job;
@@ -33,6 +42,14 @@ pub struct HostConfig {
     pub io_overhead_ns: u64,
     /// Coefficient of variation of that time (0 = constant; gamma-distributed otherwise).
     pub io_overhead_cv: f64,
+    /// Of that time, the mean spent in the submit call (fio's slat: `io_submit` for libaio),
+    /// ns; each I/O's share is in proportion to its drawn time. None: all of it.
+    #[serde(default)]
+    pub submit_ns: Option<u64>,
+    /// Of that time, the mean from the device's completion to the thread's reap of it (in
+    /// fio's clat), ns; in proportion as `submit_ns`. None: none.
+    #[serde(default)]
+    pub reap_ns: Option<u64>,
     /// Kernel tick rate; iostat's %util has this resolution.
     pub hz: u32,
     /// Its memory, kernel defaults and CPUs, for jobs that work on files (the page cache and
@@ -49,12 +66,23 @@ impl HostConfig {
         if self.hz == 0 {
             return Err(ConfigError::new("host.hz", "must be positive".into()));
         }
+        let (submit, reap) = (self.submit_ns.unwrap_or(0), self.reap_ns.unwrap_or(0));
+        if submit.saturating_add(reap) > self.io_overhead_ns {
+            let key = if submit > self.io_overhead_ns { "host.submit_ns" } else { "host.reap_ns" };
+            return Err(ConfigError::new(
+                key,
+                format!(
+                    "submit_ns and reap_ns are parts of io_overhead_ns ({} ns): together at most that, got {submit} + {reap}",
+                    self.io_overhead_ns
+                ),
+            ));
+        }
         Ok(())
     }
 
     /// A host with no software time, for tests that look only at the device.
     pub fn ideal() -> HostConfig {
-        HostConfig { name: "ideal".into(), io_overhead_ns: 0, io_overhead_cv: 0.0, hz: 1000, memory: None }
+        HostConfig { name: "ideal".into(), io_overhead_ns: 0, io_overhead_cv: 0.0, submit_ns: None, reap_ns: None, hz: 1000, memory: None }
     }
 }
 
@@ -94,12 +122,22 @@ impl Default for Limits {
     }
 }
 
-/// One I/O of one job from its submission until its completion: when its job issued it and
-/// when its thread was done with it (what it asked the block layer comes back with it).
+/// One I/O of one job from its submission until its completion, in fio's stamps: when its
+/// thread had prepared it (`start_time`) and when its submit call returned (`issue_time`),
+/// and how long its thread takes to reap it once free. What it asked the block layer comes
+/// back with it.
 #[derive(Clone, Copy, Debug, Default)]
 struct InFlight {
+    prepared_at: Time,
     issued_at: Time,
-    arrived_at: Time,
+    reap: Time,
+}
+
+impl InFlight {
+    /// fio's slat and clat of the I/O whose thread turns to its completion at `free`.
+    fn latencies(&self, free: Time) -> (Time, Time) {
+        (self.issued_at - self.prepared_at, free + self.reap - self.issued_at)
+    }
 }
 
 pub struct Host {
@@ -117,8 +155,10 @@ pub struct Host {
     limit_error: Option<String>,
     /// Completed bytes and I/Os per direction across all jobs (for samples).
     totals: [(u64, u64); 2],
-    /// When the last I/O of the batch being prepared leaves its thread.
+    /// When the last I/O of the batch being prepared leaves its thread, and the batch's I/Os
+    /// (issued, as fio stamps them, when the batch's submit call returns).
     plug_ready: Option<Time>,
+    plugged: Vec<BioId>,
 }
 
 impl Host {
@@ -156,6 +196,7 @@ impl Host {
             limit_error: None,
             totals: [(0, 0); 2],
             plug_ready: None,
+            plugged: Vec::new(),
         })
     }
 
@@ -260,8 +301,8 @@ impl Host {
         }
     }
 
-    /// Job `j` issues a request at `now`: its number, and when its thread has prepared it
-    /// (the per-I/O host time, drawn or fixed) and it reaches the layer below.
+    /// Job `j` issues a request at `now`: its number, and when its thread has prepared and
+    /// submitted it (the per-I/O host time, drawn or fixed) and it reaches the layer below.
     fn submitted(&mut self, j: u32, now: Time) -> (BioId, Time) {
         let id = self.new_id();
         let job = &mut self.jobs[j as usize];
@@ -270,8 +311,31 @@ impl Host {
             None => self.cfg.io_overhead_ns,
         };
         let arrive = job.thread_submit(now, overhead);
-        self.ios[id as usize] = InFlight { issued_at: now, arrived_at: arrive };
+        let submit = self.cfg.submit_ns.map_or(overhead, |s| self.share(overhead, s));
+        let reap = self.cfg.reap_ns.map_or(0, |r| self.share(overhead, r));
+        let prepared_at = arrive - submit;
+        // A synchronous engine's issue is stamped before its call: the call is all clat.
+        let issued_at = if self.jobs[j as usize].spec.sync_engine { prepared_at } else { arrive };
+        self.ios[id as usize] = InFlight { prepared_at, issued_at, reap };
         (id, arrive)
+    }
+
+    /// The part of an I/O's drawn host time `overhead` that is `part` of the mean: a longer
+    /// draw has a longer submit call and reap in proportion.
+    fn share(&self, overhead: Time, part: u64) -> Time {
+        match self.cfg.io_overhead_ns {
+            0 => 0,
+            mean => (overhead as u128 * part as u128 / mean as u128) as Time,
+        }
+    }
+
+    /// The batch under the plug goes down at `at`: its submit call returns then (fio's
+    /// libaio stamps every I/O of an `io_submit` with the time it returned).
+    fn unplug<E: From<JobEvent> + Copy, L: Submit<E>>(&mut self, at: Time, lower: &mut L, events: &mut EventQueue<E>) {
+        for id in self.plugged.drain(..) {
+            self.ios[id as usize].issued_at = at;
+        }
+        lower.unplug(at, events);
     }
 
     /// Let job `j` issue as much as its limits allow right now. A job that submits in
@@ -298,9 +362,10 @@ impl Host {
                     let bio = Bio { id, target, op: io.op, offset: io.offset, len: io.len, process: j };
                     if batch > 1 {
                         self.plug_ready = Some(arrive);
+                        self.plugged.push(id);
                         if lower.plug(bio) as u64 >= batch {
                             self.plug_ready = None;
-                            lower.unplug(arrive, events);
+                            self.unplug(arrive, lower, events);
                         }
                     } else {
                         lower.submit(bio, arrive, events);
@@ -323,7 +388,7 @@ impl Host {
             }
         }
         if let Some(at) = self.plug_ready.take() {
-            lower.unplug(at, events);
+            self.unplug(at, lower, events);
         }
         lower.flush(events);
     }
@@ -466,7 +531,8 @@ impl<E: From<JobEvent> + Copy> BioDone<E> for Host {
             self.totals[op.index()].1 += 1;
         }
         let job = &mut self.jobs[job_index as usize];
-        job.on_complete(now, op, bio.len, bio.offset, r.arrived_at - r.issued_at, now - r.arrived_at);
+        let (slat, clat) = r.latencies(job.free_at(now));
+        job.on_complete(now, op, bio.len, bio.offset, slat, clat);
         if job.logs() {
             let n = job.stats.log.len();
             self.log_records += (n - job.log_counted) as u64;
@@ -521,7 +587,7 @@ impl<E: From<JobEvent> + Copy> FileUpper<E> for Host {
             None => false,
         };
         let job = &mut self.jobs[io.process as usize];
-        job.on_file_done(now, &req, &done, r.arrived_at - r.issued_at, now - r.arrived_at, producers_running);
+        job.on_file_done(now, &req, &done, r.latencies(job.free_at(now)), now - r.issued_at, producers_running);
         if let Some(at) = job.take_wake_request() {
             events.schedule(at, E::from(JobEvent::Wake(io.process)));
         }

@@ -138,6 +138,11 @@ pub struct JobSpec {
     /// than two goes to the block layer under one plug, where contiguous bios merge.
     #[serde(default = "one")]
     pub iodepth_batch_submit: u64,
+    /// fio's engine completes each I/O in its submit call (fio's FIO_SYNCIO engines, psync
+    /// say, and null at depth 1): fio stamps its issue before the call (ioengines.c), so the
+    /// call is its clat and it keeps no slat.
+    #[serde(default)]
+    pub sync_engine: bool,
     #[serde(default)]
     pub region_offset: u64,
     pub region_size: u64,
@@ -210,6 +215,7 @@ impl JobSpec {
             block_align: [bs, bs, bs],
             iodepth,
             iodepth_batch_submit: 1,
+            sync_engine: false,
             region_offset: 0,
             region_size,
             io_limit: region_size,

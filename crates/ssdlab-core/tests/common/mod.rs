@@ -309,7 +309,7 @@ pub fn preconditioned(cfg: SsdConfig, p: Precondition, seed: u64) -> Ssd {
 
 /// A host with a fixed software overhead per I/O.
 pub fn host_with_overhead(overhead_ns: u64, cv: f64, hz: u32) -> HostConfig {
-    HostConfig { memory: None, name: "test".into(), io_overhead_ns: overhead_ns, io_overhead_cv: cv, hz }
+    HostConfig { memory: None, name: "test".into(), io_overhead_ns: overhead_ns, io_overhead_cv: cv, submit_ns: None, reap_ns: None, hz }
 }
 
 /// Σ over all jobs and directions of measured bytes: [read, write, trim].
