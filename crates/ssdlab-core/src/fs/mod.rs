@@ -971,6 +971,38 @@ impl FileSystem {
         }
         Ok(n)
     }
+    /// `ext4_nonda_switch` (fs/ext4/inode.c), asked by each buffered write under delayed
+    /// allocation: whether free blocks are under 150 % of those promised, or under them plus
+    /// `watermark` (`EXT4_FREECLUSTERS_WATERMARK`), so that the write allocates its blocks
+    /// now, as without delayed allocation (`ext4_write_begin`). Its other half, starting
+    /// writeback of the whole file system once promised blocks pass half the free ones
+    /// (`try_to_writeback_inodes_sb`), is left out: the file layer's flusher, with no
+    /// per-file cost, would write everything before the writer's next call, where the
+    /// kernel's lets promised blocks pass two thirds of the free ones (docs/files.md).
+    pub fn nonda_switch(&self, watermark: u64) -> bool {
+        let (free, dirty) = (self.space.disk_free(), self.delayed.total());
+        2 * free < 3 * dirty || free < dirty + watermark
+    }
+
+    /// A write's blocks allocated at write time, one allocation call per block neither
+    /// allocated nor promised, as `ext4_write_begin`'s `get_block` maps each buffer (the fall-back from
+    /// delayed allocation): ENOSPC unless `has_room` covers them (`ext4_claim_free_clusters`).
+    /// When space runs out part way, what was allocated stays (a short write).
+    pub fn allocate_each(&mut self, ino: Ino, from: u32, to: u32, task: Task) -> Result<Changes, FsError> {
+        // Blocks already promised stay so (their buffers are mapped as delayed).
+        let unmapped: Vec<u32> = (from..to).filter(|&l| self.map(ino, l).is_none() && !self.delayed.contains(ino, l)).collect();
+        self.has_room(unmapped.len() as u64)?;
+        let mut ch = Changes::default();
+        for l in unmapped {
+            match self.allocate(ino, l, 1, task) {
+                Ok(c) => ch.merge(c),
+                Err(_) if !ch.data.is_empty() => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ch.done())
+    }
+
     /// Ends the promises of blocks `[from, to)` of a file whose pages were dropped, or
     /// written back with no block found for them (`ext4_da_release_space`). Returns how
     /// many there were.

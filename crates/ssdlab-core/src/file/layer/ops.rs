@@ -247,9 +247,21 @@ impl FileLayer {
             true
         } else if mnt.delalloc {
             // The written pages' blocks below the end of the file (none past it: ext4's
-            // write_begin maps only those) are promised unless already allocated or promised.
+            // write_begin maps only those) are promised unless already allocated or promised;
+            // or, with free space short, allocated now (asked once per call, not per page).
             let (l0, l1) = promised_range(start, upto, upto.max(size), bs);
-            mnt.fs.delay(o.ino, l0, l1).is_ok()
+            if mnt.fs.nonda_switch(nonda_watermark(self.cpus.cores())) {
+                self.report.nonda_writes += 1;
+                match mnt.fs.allocate_each(o.ino, l0, l1, task) {
+                    Ok(ch) => {
+                        changes = ch;
+                        true
+                    }
+                    Err(_) => false,
+                }
+            } else {
+                mnt.fs.delay(o.ino, l0, l1).is_ok()
+            }
         } else {
             // ext3: blocks now, with the metadata they dirty; the data is ordered before it.
             let (l0, l1) = (start / bs, upto.div_ceil(bs));
@@ -574,6 +586,13 @@ mod mkfs_tests {
     }
 }
 
+/// `EXT4_FREECLUSTERS_WATERMARK` (fs/ext4/ext4.h) on an SMP kernel, in blocks: four times
+/// `percpu_counter_batch` times `nr_cpu_ids`, the batch `max(32, 2 * online CPUs)`
+/// (lib/percpu_counter.c); the CPUs possible taken as the host's (assumed: no hot-plug slots).
+pub(super) fn nonda_watermark(cpus: u32) -> u64 {
+    4 * (2 * cpus as u64).max(32) * cpus as u64
+}
+
 /// The blocks a buffered write over bytes `[start, upto)` asks delayed allocation to promise
 /// (those of them already allocated or promised are not promised again): every block of
 /// the pages it dirties (the page cache dirties whole pages, and writeback allocates whole
@@ -602,5 +621,12 @@ mod tests {
         assert_eq!(promised_range(0, 5120, 5120, 2048), (0, 3));
         // 4 KiB blocks: a rewrite inside the file asks for its pages' blocks
         assert_eq!(promised_range(8192, 12288, 1 << 20, 4096), (2, 3));
+    }
+
+    #[test]
+    fn the_watermark_grows_with_the_cpus() {
+        assert_eq!(nonda_watermark(1), 128);
+        assert_eq!(nonda_watermark(2), 256);
+        assert_eq!(nonda_watermark(32), 4 * 64 * 32);
     }
 }
