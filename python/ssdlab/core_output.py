@@ -324,6 +324,8 @@ class FileReport(TypedDict):
     data_bios: int
     metadata_bios: int
     mkfs_bytes: int
+    #: buffered ext4 writes that allocated at once, free space short (ext4_nonda_switch)
+    nonda_writes: int
     cpu: CpuInterval
     #: per file system, the free-extent histogram: [bucket start bytes, extents, blocks]
     free_extents: list[list[tuple[int, int, int]]]

@@ -125,6 +125,9 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
             f"{f['checkpoint_blocks']:,}; bios: data {f['data_bios']:,}, metadata {f['metadata_bios']:,}"]
     if f.get("mkfs_bytes"):
         out.append(f"  mkfs wrote {f['mkfs_bytes'] / 2**20:,.1f} MiB")
+    if f.get("nonda_writes"):
+        out.append(f"  writes that allocated at once, free space short for delayed allocation: "
+                   f"{f['nonda_writes']:,}")
     c = f["cpu"]
     out += ["", "CPUs (as sar -u and uptime)",
             f"  busy {100 * c['busy']:.1f} %, iowait {100 * c['iowait']:.1f} %, idle {100 * c['idle']:.1f} %; "

@@ -1,10 +1,15 @@
 //! Property tests of the file-system model: random sequences of create, mkdir, write,
-//! append, truncate, unlink, rmdir and close on small ext4 and ext3 file systems, checking
-//! after every operation that
+//! append, delayed-allocation promises, truncate, unlink, rmdir and close on small ext4 and
+//! ext3 file systems, checking after every operation that
 //! * every block has one owner (mkfs metadata, the journal, a file's data or mapping blocks,
 //!   or free) and the bitmaps and per-group counts agree with the owners (`check`);
 //! * a delete gives back exactly the file's data and mapping blocks;
 //! * `map` agrees with `extents_of`;
+//! * delayed allocation's promises are the test's own record of them: a promise for each
+//!   block asked for with no disk block and no promise yet (all or none: ENOSPC when free
+//!   blocks less those promised and `s_resv_clusters` cannot cover them), ended once by the
+//!   block's allocation, a truncate past it or the file's unlink; none without delayed
+//!   allocation;
 //! * every dirtied metadata block is a metadata block (inode table, bitmap, descriptor,
 //!   directory, extent or indirect block), and of the right group: the block bitmap and
 //!   descriptor of each allocated run, the inode bitmap and inode table block of a new
@@ -16,7 +21,7 @@ use proptest::prelude::*;
 use ssdlab_core::fs::{
     AllocPolicy, Changes, Era, FileSystem, FsConfig, FsKind, Ino, MkfsOptions, Task, ROOT_INO,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -42,6 +47,11 @@ enum Op {
         file: usize,
         blocks: u32,
     },
+    Delay {
+        file: usize,
+        start: u32,
+        count: u32,
+    },
     Unlink {
         file: usize,
     },
@@ -60,6 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (any::<usize>(), 0u32..300, 1u32..40, 0u32..2).prop_map(|(file, start, count, cpu)| Op::Write { file, start, count, cpu }),
         3 => (any::<usize>(), 1u32..300).prop_map(|(file, count)| Op::Append { file, count }),
         1 => (any::<usize>(), 0u32..200).prop_map(|(file, blocks)| Op::Truncate { file, blocks }),
+        3 => (any::<usize>(), 0u32..300, 1u32..400).prop_map(|(file, start, count)| Op::Delay { file, start, count }),
         2 => any::<usize>().prop_map(|file| Op::Unlink { file }),
         1 => any::<usize>().prop_map(|dir| Op::Rmdir { dir }),
         1 => any::<usize>().prop_map(|file| Op::Release { file }),
@@ -215,6 +226,9 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let (mut fs, _) = FileSystem::mkfs(cfg).unwrap();
     let mut names = Names::default();
     let bs = fs.config().block_size as u64;
+    let delalloc = fs.config().delalloc;
+    // The test's record of the promised blocks of each file.
+    let mut promised: BTreeMap<Ino, BTreeSet<u32>> = BTreeMap::new();
     for op in ops {
         let dirs: Vec<Ino> = std::iter::once(ROOT_INO)
             .chain(names.dirs.iter().map(|d| d.2))
@@ -257,7 +271,12 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let before = owned(&fs, ino);
                 let before_meta: BTreeSet<u64> = fs.mapping_blocks_of(ino).into_iter().collect();
                 let _ = fs.set_size(ino, size.max((start + count) as u64 * bs));
-                match fs.allocate(ino, start, count, Task { cpu, pid: 7 }) {
+                let allocated = fs.allocate(ino, start, count, Task { cpu, pid: 7 });
+                // Blocks allocated have their promises end (a short allocation: those mapped).
+                if let Some(p) = promised.get_mut(&ino) {
+                    p.retain(|&l| fs.map(ino, l).is_none());
+                }
+                match allocated {
                     Ok(ch) => {
                         // Every block of the range is now mapped, unless space ran out.
                         let new: u64 = ch.data.iter().map(|r| r.len as u64).sum();
@@ -296,10 +315,33 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     .extents_of(ino)
                     .iter()
                     .all(|e| e.logical_end() as u64 <= blocks as u64));
+                if let Some(p) = promised.get_mut(&ino) {
+                    p.retain(|&l| l < blocks);
+                }
                 ch
+            }
+            Op::Delay { file, start, count } if !names.files.is_empty() => {
+                let ino = names.files[file % names.files.len()].2;
+                let mine = promised.entry(ino).or_default();
+                let new: Vec<u32> = (start..start + count)
+                    .filter(|&l| fs.map(ino, l).is_none() && !mine.contains(&l))
+                    .collect();
+                let room = fs.free_blocks() >= fs.reserved_blocks() + new.len() as u64 + fs.config().resv_clusters;
+                match fs.delay(ino, start, start + count) {
+                    Ok(n) => {
+                        prop_assert!(room, "{} blocks promised beyond the free ones", n);
+                        prop_assert_eq!(n, new.len() as u64, "promised other blocks than the unmapped, unpromised ones");
+                        if delalloc {
+                            mine.extend(new);
+                        }
+                    }
+                    Err(_) => prop_assert!(!room, "ENOSPC with room for {} blocks", new.len()),
+                }
+                Changes::default()
             }
             Op::Unlink { file } if !names.files.is_empty() => {
                 let (parent, nm, ino) = names.files.remove(file % names.files.len());
+                promised.remove(&ino);
                 let before = owned(&fs, ino);
                 let ch = fs.unlink(parent, &nm).unwrap();
                 prop_assert_eq!(
@@ -345,6 +387,12 @@ fn run(cfg: FsConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
             return Err(TestCaseError::fail(format!("after {op:?}: {e}")));
         }
         check_maps(&fs, &names)?;
+        let total: u64 = promised.values().map(|p| p.len() as u64).sum();
+        prop_assert_eq!(fs.reserved_blocks(), total, "after {:?}: promised blocks in all", op);
+        for (&ino, p) in &promised {
+            let runs: BTreeSet<u32> = fs.delayed_runs(ino).into_iter().flat_map(|(a, b)| a..b).collect();
+            prop_assert_eq!(&runs, p, "after {:?}: inode {}'s promised blocks", op, ino);
+        }
     }
     fs.unmount();
     fs.check().map_err(TestCaseError::fail)?;

@@ -50,22 +50,22 @@ pub fn fill(
         };
         let _ = fs.set_size(ino, file_bytes);
         let per_block = wb == Writeback::PerBlock;
-        let fits = fs.reserve(blocks).is_ok()
-            && if per_block {
-                fs.unreserve(blocks);
-                (0..blocks as u32).all(|l| {
+        // Whole files: their blocks promised, then allocated at once (the promises end as
+        // they are allocated, or with the truncate below). Block by block: a check only.
+        let fits = if per_block {
+            fs.has_room(blocks).is_ok()
+                && (0..blocks as u32).all(|l| {
                     fs.allocate(ino, l, 1, task)
                         .is_ok_and(|ch| ch.data.len() == 1)
                 })
-            } else {
-                fs.allocate(ino, 0, blocks as u32, task)
+        } else {
+            fs.delay(ino, 0, blocks as u32).is_ok()
+                && fs
+                    .allocate(ino, 0, blocks as u32, task)
                     .is_ok_and(|ch| ch.data.iter().map(|r| r.len as u64).sum::<u64>() == blocks)
-            };
+        };
         fs.release(ino);
         if !fits {
-            if !per_block {
-                fs.unreserve(blocks);
-            }
             let _ = fs.truncate(ino, 0);
             fs.unlink(ROOT_INO, name.as_bytes())
                 .expect("the file just made");

@@ -10,6 +10,7 @@
 //! layout.rs    mkfs geometry (FsConfig, group tables, journal placement)
 //! space.rs     block bitmap, the allocator's view of it and its O(log n) index
 //! alloc.rs     mballoc (ext4) and reservation windows (ext3)
+//! delayed.rs   delayed allocation's promised blocks (ext4)
 //! inode.rs     inodes, block maps, inode groups (Orlov)
 //! dir.rs       directory entries, blocks and htree leaves
 //! freefrag.rs  the free-extent histogram as e2freefrag prints it
@@ -18,6 +19,7 @@
 
 pub mod aging;
 pub mod alloc;
+pub mod delayed;
 pub mod dir;
 pub mod filefrag;
 pub mod freefrag;
@@ -26,6 +28,7 @@ pub mod layout;
 pub mod space;
 
 use self::alloc::{Allocator, DataReq};
+use self::delayed::Delayed;
 use self::dir::{name_key, Dir, DirGeometry};
 use self::filefrag::filefrag_extents;
 use self::freefrag::{free_frag, FreeFrag};
@@ -216,7 +219,7 @@ pub struct FileSystem {
     alloc: Allocator,
     open: FxHashSet<Ino>,
     /// Blocks promised to dirty, not yet allocated pages (delayed allocation).
-    reserved: u64,
+    delayed: Delayed,
     dir_geometry: DirGeometry,
 }
 
@@ -244,7 +247,7 @@ impl FileSystem {
             dirs: FxHashMap::default(),
             alloc: Allocator::default(),
             open: FxHashSet::default(),
-            reserved: 0,
+            delayed: Delayed::default(),
             dir_geometry,
         };
         for ino in 1..LOST_FOUND_INO {
@@ -694,6 +697,7 @@ impl FileSystem {
             + self.inodes.heap_bytes()
             + self.dirs.capacity() * (std::mem::size_of::<(Ino, Dir)>() + 1)
             + self.dirs.values().map(|d| d.heap_bytes()).sum::<usize>()
+            + self.delayed.heap_bytes()
     }
 
     /// Block bitmap and descriptor block of the group of `b`.
@@ -931,26 +935,91 @@ impl FileSystem {
 
     // ------------------------------------------------------------ data
 
-    /// Delayed allocation: promises `blocks` for dirty pages, or fails as ext4 does when
-    /// free blocks less those promised and `s_resv_clusters` cannot cover them
-    /// (`ext4_has_free_clusters`, for root). Without delayed allocation it only checks.
-    pub fn reserve(&mut self, blocks: u64) -> Result<(), FsError> {
-        let free = self.space.disk_free();
-        if free < self.reserved + blocks + self.cfg.resv_clusters {
+    /// Whether `blocks` more can be taken: free blocks less those promised and
+    /// `s_resv_clusters` must cover them (`ext4_has_free_clusters`, for root).
+    pub fn has_room(&self, blocks: u64) -> Result<(), FsError> {
+        if self.space.disk_free() < self.delayed.total() + blocks + self.cfg.resv_clusters {
             return Err(FsError::NoSpace);
-        }
-        if self.cfg.delalloc {
-            self.reserved += blocks;
         }
         Ok(())
     }
-    /// Gives back a promise (pages dropped before writeback).
-    pub fn unreserve(&mut self, blocks: u64) {
-        self.reserved = self.reserved.saturating_sub(blocks);
+
+    /// Delayed allocation's promise for a buffered write over blocks `[from, to)` of a
+    /// regular file (`ext4_da_map_blocks`, `ext4_da_reserve_space`): each block with no disk
+    /// block and no promise yet is promised, to be allocated at writeback. An overwrite of
+    /// allocated or already promised blocks promises nothing. All or none: ENOSPC when
+    /// `has_room` cannot cover them. Without delayed allocation it only checks. Returns how
+    /// many were promised.
+    pub fn delay(&mut self, ino: Ino, from: u32, to: u32) -> Result<u64, FsError> {
+        let node = self.inodes.get(ino).ok_or(FsError::NoInode(ino))?;
+        let mut new: Vec<(u32, u32)> = Vec::new();
+        for l in from..to {
+            if node.map.map(l).is_some() || self.delayed.contains(ino, l) {
+                continue;
+            }
+            match new.last_mut() {
+                Some(r) if r.1 == l => r.1 += 1,
+                _ => new.push((l, l + 1)),
+            }
+        }
+        let n: u64 = new.iter().map(|&(a, b)| (b - a) as u64).sum();
+        self.has_room(n)?;
+        if self.cfg.delalloc {
+            for (a, b) in new {
+                self.delayed.insert(ino, a, b);
+            }
+        }
+        Ok(n)
+    }
+    /// `ext4_nonda_switch` (fs/ext4/inode.c), asked by each buffered write under delayed
+    /// allocation: whether free blocks are under 150 % of those promised, or under them plus
+    /// `watermark` (`EXT4_FREECLUSTERS_WATERMARK`), so that the write allocates its blocks
+    /// now, as without delayed allocation (`ext4_write_begin`). Its other half, starting
+    /// writeback of the whole file system once promised blocks pass half the free ones
+    /// (`try_to_writeback_inodes_sb`), is left out: the file layer's flusher, with no
+    /// per-file cost, would write everything before the writer's next call, where the
+    /// kernel's lets promised blocks pass two thirds of the free ones (docs/files.md).
+    pub fn nonda_switch(&self, watermark: u64) -> bool {
+        let (free, dirty) = (self.space.disk_free(), self.delayed.total());
+        2 * free < 3 * dirty || free < dirty + watermark
+    }
+
+    /// A write's blocks allocated at write time, one allocation call per block neither
+    /// allocated nor promised, as `ext4_write_begin`'s `get_block` maps each buffer (the fall-back from
+    /// delayed allocation): ENOSPC unless `has_room` covers them (`ext4_claim_free_clusters`).
+    /// When space runs out part way, what was allocated stays (a short write).
+    pub fn allocate_each(&mut self, ino: Ino, from: u32, to: u32, task: Task) -> Result<Changes, FsError> {
+        // Blocks already promised stay so (their buffers are mapped as delayed).
+        let unmapped: Vec<u32> = (from..to).filter(|&l| self.map(ino, l).is_none() && !self.delayed.contains(ino, l)).collect();
+        self.has_room(unmapped.len() as u64)?;
+        let mut ch = Changes::default();
+        for l in unmapped {
+            match self.allocate(ino, l, 1, task) {
+                Ok(c) => ch.merge(c),
+                Err(_) if !ch.data.is_empty() => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ch.done())
+    }
+
+    /// Ends the promises of blocks `[from, to)` of a file whose pages were dropped, or
+    /// written back with no block found for them (`ext4_da_release_space`). Returns how
+    /// many there were.
+    pub fn undelay(&mut self, ino: Ino, from: u32, to: u32) -> u64 {
+        self.delayed.remove(ino, from, to)
     }
     /// Blocks promised and not yet allocated.
     pub fn reserved_blocks(&self) -> u64 {
-        self.reserved
+        self.delayed.total()
+    }
+    /// A file's promised blocks, as runs `(start, end)`.
+    pub fn delayed_runs(&self, ino: Ino) -> Vec<(u32, u32)> {
+        self.delayed.runs_of(ino)
+    }
+    /// The files with promised blocks.
+    pub fn delayed_files(&self) -> Vec<Ino> {
+        self.delayed.files()
     }
 
     /// Sets `i_size` (the file layer's write past the end); dirties the inode.
@@ -982,8 +1051,8 @@ impl FileSystem {
 
     /// Allocates every unmapped block of `[logical, logical+count)` of a regular file: at
     /// write time (ext3) or at writeback (ext4's delayed allocation, the whole run written
-    /// back at once). Consumes that many delayed-allocation promises. When space runs out
-    /// part way, what was allocated stays and is returned (fewer blocks in `data` than
+    /// back at once). A promised block's promise ends as it is allocated. When space runs
+    /// out part way, what was allocated stays and is returned (fewer blocks in `data` than
     /// asked: a short write); `NoSpace` only when nothing could be allocated.
     pub fn allocate(
         &mut self,
@@ -1024,7 +1093,7 @@ impl FileSystem {
                 Err(_) if !ch.data.is_empty() => break,
                 Err(e) => return Err(e),
             };
-            self.reserved = self.reserved.saturating_sub(n as u64);
+            self.delayed.remove(ino, l, l + n);
             l += n;
         }
         Ok(ch.done())
@@ -1280,6 +1349,8 @@ impl FileSystem {
         let mut ch = Changes::default();
         let node = self.inodes.get_mut(ino).ok_or(FsError::NoInode(ino))?;
         let freed = node.map.cut_from(from);
+        // Blocks past the end were promised for pages now gone.
+        self.delayed.remove(ino, from, u32::MAX);
         for &(s, n) in &freed {
             self.space.free(s, n);
             self.dirty_alloc(&mut ch, s, n);
@@ -1387,6 +1458,17 @@ impl FileSystem {
     /// journal, a file's data or mapping blocks, free), the bitmaps agreeing with the
     /// owners, free + used = total per group, directory entries naming live inodes.
     pub fn check(&self) -> Result<(), String> {
+        // Promises: only regular files' blocks with no disk block, only with delayed allocation.
+        for ino in self.delayed.files() {
+            if !self.cfg.delalloc || self.inodes.get(ino).is_none_or(|i| i.mode != Mode::File) {
+                return Err(format!("inode {ino}: blocks promised without delayed allocation or a file"));
+            }
+            for (a, b) in self.delayed.runs_of(ino) {
+                if let Some(l) = (a..b).find(|&l| self.map(ino, l).is_some()) {
+                    return Err(format!("inode {ino}: block {l} promised and allocated"));
+                }
+            }
+        }
         let n = self.cfg.blocks;
         let mut owner: Vec<u32> = vec![0; n as usize];
         let mut claim = |b: u64, who: u32, what: &str| -> Result<(), String> {

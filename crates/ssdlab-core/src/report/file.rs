@@ -42,6 +42,9 @@ pub struct FileReport {
     pub metadata_bios: u64,
     /// Bytes a timed mkfs wrote (inode tables, bitmaps, descriptors, journal, directories).
     pub mkfs_bytes: u64,
+    /// Buffered writes on ext4 that allocated their blocks at once, free space being short
+    /// for delayed allocation (`ext4_nonda_switch`).
+    pub nonda_writes: u64,
     /// The CPUs over the whole run.
     pub cpu: CpuInterval,
     /// Per file system: its free-extent histogram at the end, as e2freefrag prints it

@@ -720,6 +720,7 @@ impl FileLayer {
     /// The run is over: the report, with each file system's free-extent histogram and its
     /// files' extents.
     pub fn finish(&mut self, now: Time) -> FileReport {
+        debug_assert_eq!(self.check_promises(), Ok(()));
         let mut r = std::mem::take(&mut self.report);
         r.cpu = self.cpus.whole(now);
         r.dirty_pages_at_end = self.cache.dirty_pages();
@@ -731,6 +732,36 @@ impl FileLayer {
             .collect();
         r.extents_per_file = self.mounts.iter().flatten().map(|m| m.fs.extents_per_file()).collect();
         r
+    }
+}
+
+impl FileLayer {
+    /// Delayed allocation's books: each promised block is in a dirty page of its file (a
+    /// page written back has its blocks allocated, or its promises ended, at that moment;
+    /// a dropped page's end with it), and each file system's count is its promised blocks.
+    pub(super) fn check_promises(&self) -> Result<(), String> {
+        for (m, mnt) in self.mounts.iter().enumerate() {
+            let Some(mnt) = mnt else { continue };
+            let per = PAGE / mnt.block_size;
+            let mut n = 0;
+            for ino in mnt.fs.delayed_files() {
+                let file = self.ids.id(m, ino);
+                for (a, b) in mnt.fs.delayed_runs(ino) {
+                    n += (b - a) as u64;
+                    for l in a..b {
+                        let p = l as u64 / per;
+                        let dirty = self.cache.page_info(file, p).is_some_and(|i| matches!(i.state, PageState::Dirty | PageState::WritebackDirty));
+                        if !dirty {
+                            return Err(format!("file system {m}, inode {ino}: block {l} promised, its page {p} not dirty"));
+                        }
+                    }
+                }
+            }
+            if n != mnt.fs.reserved_blocks() {
+                return Err(format!("file system {m}: {} blocks promised in all, {n} file by file", mnt.fs.reserved_blocks()));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -88,14 +88,13 @@ impl FileLayer {
             FileIoOp::Delete => {
                 let set = &self.sets[set_i];
                 let parent = set.dirs[set.dir_of(e)];
-                let tail = self.unpromised_tail(o.mount, o.file, o.ino);
                 let dropped = self.cache.delete(o.file);
                 self.report.dropped_dirty_pages += dropped.dirty;
                 self.ras.remove(&o.file);
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-                if mnt.delalloc {
-                    mnt.fs.unreserve(dropped.dirty * (PAGE / mnt.block_size) - tail);
-                }
+                // The dropped pages' promises end (the file's, whether or not the unlink
+                // goes through).
+                mnt.fs.undelay(o.ino, 0, u32::MAX);
                 let removed = mnt.fs.unlink(parent, &SetState::name(e)).inspect(|_| self.sets[set_i].deleted(e));
                 self.settle(slot, o.mount, removed, events, host);
             }
@@ -220,22 +219,6 @@ impl FileLayer {
         out
     }
 
-    /// Whether page `p` of `file` is dirty (its blocks promised under delayed allocation).
-    fn page_dirty(&self, file: u32, p: u64) -> bool {
-        self.cache.page_info(file, p).is_some_and(|i| matches!(i.state, PageState::Dirty | PageState::WritebackDirty))
-    }
-
-    /// The blocks of a file's last page past its end when that page is dirty: never promised
-    /// (see `promised_blocks`), so not given back when the dirty pages are dropped.
-    fn unpromised_tail(&self, m: usize, file: u32, ino: Ino) -> u64 {
-        let mnt = self.mounts[m].as_ref().expect("a mounted file system");
-        let (bs, size) = (mnt.block_size, mnt.fs.size_of(ino).unwrap_or(0));
-        if !mnt.delalloc || bs >= PAGE || size % PAGE == 0 || !self.page_dirty(file, size / PAGE) {
-            return 0;
-        }
-        (size / PAGE + 1) * (PAGE / bs) - size.div_ceil(bs)
-    }
-
     /// A buffered write: pages dirtied in the cache (ext3 allocates their blocks now; ext4
     /// promises them, to allocate at writeback), the file's size grown, the writer throttled
     /// as balance_dirty_pages says.
@@ -248,14 +231,6 @@ impl FileLayer {
         // A write blocked for want of a reclaimable page goes on where it stopped.
         let start = o.io.offset + o.written;
         let end = o.io.offset + o.io.len;
-        // Blocks smaller than a page under delayed allocation: which pages were dirty (their
-        // blocks promised) before this write.
-        let block_size = self.mounts[o.mount].as_ref().map_or(PAGE, |m| if m.delalloc { m.block_size } else { PAGE });
-        let was_dirty: Vec<bool> = if block_size < PAGE {
-            (start / PAGE..end.div_ceil(PAGE)).map(|p| self.page_dirty(o.file, p)).collect()
-        } else {
-            vec![]
-        };
         let mut evicted = std::mem::take(&mut self.evicted);
         let ws = self.cache.write(now, o.file, start / PAGE..end.div_ceil(PAGE), &mut evicted);
         self.report.dirtied_pages += ws.dirtied;
@@ -270,12 +245,23 @@ impl FileLayer {
         let mut changes = Changes::default();
         let ok = if upto == start {
             true
-        } else if mnt.delalloc && bs < PAGE {
-            let pages_end = upto.div_ceil(PAGE);
-            let dirty = &was_dirty[..(pages_end - start / PAGE) as usize];
-            mnt.fs.reserve(promised_blocks(dirty, start / PAGE, size, upto.max(size), bs)).is_ok()
         } else if mnt.delalloc {
-            mnt.fs.reserve(ws.dirtied * (PAGE / bs)).is_ok()
+            // The written pages' blocks below the end of the file (none past it: ext4's
+            // write_begin maps only those) are promised unless already allocated or promised;
+            // or, with free space short, allocated now (asked once per call, not per page).
+            let (l0, l1) = promised_range(start, upto, upto.max(size), bs);
+            if mnt.fs.nonda_switch(nonda_watermark(self.cpus.cores())) {
+                self.report.nonda_writes += 1;
+                match mnt.fs.allocate_each(o.ino, l0, l1, task) {
+                    Ok(ch) => {
+                        changes = ch;
+                        true
+                    }
+                    Err(_) => false,
+                }
+            } else {
+                mnt.fs.delay(o.ino, l0, l1).is_ok()
+            }
         } else {
             // ext3: blocks now, with the metadata they dirty; the data is ordered before it.
             let (l0, l1) = (start / bs, upto.div_ceil(bs));
@@ -600,21 +586,23 @@ mod mkfs_tests {
     }
 }
 
-/// Blocks a buffered write promises under delayed allocation when blocks are smaller than a
-/// page: ext4 reserves one per buffer the write covers that is not already delayed
-/// (`ext4_da_get_block_prep`), none past the end of the file. So: each newly dirtied page's
-/// blocks below the new end of file; in a page dirty before the write (`was_dirty`, from
-/// page `first` on), the blocks between the old end and the new.
-pub(super) fn promised_blocks(was_dirty: &[bool], first: u64, old_size: u64, new_size: u64, bs: u64) -> u64 {
+/// `EXT4_FREECLUSTERS_WATERMARK` (fs/ext4/ext4.h) on an SMP kernel, in blocks: four times
+/// `percpu_counter_batch` times `nr_cpu_ids`, the batch `max(32, 2 * online CPUs)`
+/// (lib/percpu_counter.c); the CPUs possible taken as the host's (assumed: no hot-plug slots).
+pub(super) fn nonda_watermark(cpus: u32) -> u64 {
+    4 * (2 * cpus as u64).max(32) * cpus as u64
+}
+
+/// The blocks a buffered write over bytes `[start, upto)` asks delayed allocation to promise
+/// (those of them already allocated or promised are not promised again): every block of
+/// the pages it dirties (the page cache dirties whole pages, and writeback allocates whole
+/// pages) below the new end of file `new_size` (ext4's `ext4_da_get_block_prep` maps no
+/// buffer past `i_size`, `mpage_prepare_extent_to_map` stops there).
+pub(super) fn promised_range(start: u64, upto: u64, new_size: u64, bs: u64) -> (u32, u32) {
     let per = PAGE / bs;
-    let (old_eof, new_eof) = (old_size.div_ceil(bs), new_size.div_ceil(bs));
-    let mut n = 0;
-    for (i, &dirty) in was_dirty.iter().enumerate() {
-        let (b0, b1) = ((first + i as u64) * per, (first + i as u64 + 1) * per);
-        let below_new = new_eof.clamp(b0, b1) - b0;
-        n += if dirty { below_new.saturating_sub(old_eof.clamp(b0, b1) - b0) } else { below_new };
-    }
-    n
+    let first = start / PAGE * per;
+    let end = (upto.div_ceil(PAGE) * per).min(new_size.div_ceil(bs));
+    (first.min(u32::MAX as u64) as u32, end.clamp(first, u32::MAX as u64) as u32)
 }
 
 #[cfg(test)]
@@ -622,16 +610,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_7k_file_on_1k_blocks_promises_7_blocks() {
-        // written in 4 KiB calls: page 0 (4 blocks), then page 1 up to 7 KiB (3 blocks)
-        assert_eq!(promised_blocks(&[false], 0, 0, 4096, 1024), 4);
-        assert_eq!(promised_blocks(&[false], 1, 4096, 7168, 1024), 3);
-        // appended 1 KiB at a time into a page still dirty: one block each
-        assert_eq!(promised_blocks(&[false], 0, 0, 1024, 1024), 1);
-        assert_eq!(promised_blocks(&[true], 0, 1024, 2048, 1024), 1);
-        // rewriting inside a dirty page promises nothing more
-        assert_eq!(promised_blocks(&[true], 0, 4096, 4096, 1024), 0);
+    fn a_write_asks_for_its_pages_blocks_below_the_end_of_file() {
+        // 1 KiB blocks: page 0 whole (4 blocks), then page 1 up to 7 KiB (3 blocks)
+        assert_eq!(promised_range(0, 4096, 4096, 1024), (0, 4));
+        assert_eq!(promised_range(4096, 7168, 7168, 1024), (4, 7));
+        // 1 KiB into an empty file: one block; the next 1 KiB: the page's first two
+        assert_eq!(promised_range(0, 1024, 1024, 1024), (0, 1));
+        assert_eq!(promised_range(1024, 2048, 2048, 1024), (0, 2));
         // 2 KiB blocks: a 5 KiB file's second page holds one block below the end
-        assert_eq!(promised_blocks(&[false, false], 0, 0, 5120, 2048), 3);
+        assert_eq!(promised_range(0, 5120, 5120, 2048), (0, 3));
+        // 4 KiB blocks: a rewrite inside the file asks for its pages' blocks
+        assert_eq!(promised_range(8192, 12288, 1 << 20, 4096), (2, 3));
+    }
+
+    #[test]
+    fn the_watermark_grows_with_the_cpus() {
+        assert_eq!(nonda_watermark(1), 128);
+        assert_eq!(nonda_watermark(2), 256);
+        assert_eq!(nonda_watermark(32), 4 * 64 * 32);
     }
 }

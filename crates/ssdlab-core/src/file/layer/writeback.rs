@@ -30,6 +30,11 @@ impl FileLayer {
                 }
                 self.journal(m, &ch, None, events);
             }
+            // Blocks still unmapped found no space: their pages are written nowhere and
+            // clean, so their promises end (ext4 drops such pages: mpage_release_unused_pages).
+            let mnt = self.mounts[m].as_mut().expect("a mounted file system");
+            let l0 = (r.start * per) as u32;
+            mnt.fs.undelay(ino, l0, l0 + (r.len as u64 * per) as u32);
         }
         let runs = self.blocks_of(m, ino, r.start, r.len as u64);
         self.report.written_back_pages += r.len as u64;
