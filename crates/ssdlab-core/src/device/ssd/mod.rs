@@ -432,7 +432,7 @@ impl Ssd {
             *self.buffered_index.entry(lpn).or_insert(0) += 1;
             self.next_seq += 1;
         }
-        if self.write_through() || self.cfg.power_loss_protection {
+        if self.write_through() {
             // Complete when every IU is programmed, however many units they end up in and
             // whenever those are sent.
             self.reqs[tag as usize].outstanding = added as u32;
