@@ -133,7 +133,7 @@ def test_an_array_member_has_no_file_system_of_its_own(tmp_path):
     f.write_text('host = "server-2008"\n[[drive]]\nname = "sda"\nprofile = "intel-x25-m-80"\nfilesystem = "ext3"\n'
                  '[[drive]]\nname = "sdb"\nprofile = "intel-x25-m-80"\n'
                  '[[array]]\nname = "md0"\nlevel = 0\nmembers = ["sda", "sdb"]\n')
-    with pytest.raises(SystemFileError, match=rf"^{f}:5: drive 'sda' is in array 'md0': make the file system on"):
+    with pytest.raises(SystemFileError, match=rf"^{f}:5: drive 'sda' is under 'md0': make the file system on /dev/md0"):
         build(JOB, system=f)
 
 
