@@ -26,8 +26,8 @@
     # optional: buffer = "64m", segment = "1m", reserve = 0.1, honor_flush = false,
     # copy_rate = "2g" (bytes/s), max_age = "5s", filesystem = ... (as a drive's)
 
-The host's targets are the arrays, then the remapping layers, then the drives in neither; a job without a
-``filename`` uses the first. Profile, host and engine paths (``*.toml``) are relative to the
+The host's targets are the arrays, then the remapping layers, then the drives in neither; a
+job without a ``filename`` uses the first. Profile, host and engine paths (``*.toml``) are relative to the
 system file. Every mistake is an error naming the file, the line and the key as written.
 """
 
