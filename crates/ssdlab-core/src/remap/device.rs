@@ -90,9 +90,9 @@ pub struct Remap<D> {
     /// (an honoured flush, the buffer's age limit).
     forced_upto: u64,
     age_armed: bool,
-    /// The cleaner: its victim while its reads are under way, their count, and the blocks
-    /// read and waiting to be written at the head (host block, where it was read).
-    cleaning: Option<(u32, u32)>,
+    /// The cleaner: its reads of the victim still under way, the blocks they read, and those
+    /// waiting to be written at the head (host block, where it was read).
+    cleaning: Option<u32>,
     cleaned: Vec<(u32, u32)>,
     relocate: Vec<(u32, u32)>,
     /// Log writes under way: their numbers, with the oldest host version each carries
@@ -428,7 +428,7 @@ impl<D: Drive> Remap<D> {
         let places = blocks.iter().map(|&(_, p)| p).collect();
         self.cleaned = blocks;
         let n = self.read_runs(places, DriveIo::Clean, LAYER_PROCESS, ctx);
-        self.cleaning = Some((victim, n));
+        self.cleaning = Some(n);
         self.report.cleaned_segments += 1;
     }
 
@@ -485,7 +485,7 @@ impl<D: Drive> Remap<D> {
                 self.settle_flushes(ctx);
             }
             DriveIo::Clean => {
-                let (_, left) = self.cleaning.as_mut().expect("a cleaning under way");
+                let left = self.cleaning.as_mut().expect("a cleaning under way");
                 *left -= 1;
                 if *left == 0 {
                     self.cleaning = None;
