@@ -254,11 +254,40 @@ class PowerCutDevice(TypedDict):
     members: "list[PowerCutDevice]"
 
 
+class FsPowerCut(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    target: str
+    located: bool
+    data_files: int
+    data_bytes: int
+    promised_files: int
+    promised_bytes: int
+    freed_bytes: int
+    metadata_blocks: int
+    metadata_recovered: int
+    inodes_damaged: int
+    directories_damaged: int
+    mappings_damaged: int
+    bitmaps_damaged: int
+    super_damaged: int
+    journal_blocks: int
+    transactions_broken: int
+    transactions_not_replayed: int
+    first_not_replayed: int | None
+    not_replayed_blocks: int
+    uncommitted_blocks: int
+    dirty_files: int
+    dirty_bytes: int
+    fsck_needed: bool
+    promised_examples: list[int]
+
+
 class PowerCutReport(TypedDict):
     __pydantic_config__ = _STRICT  # type: ignore[misc]
     at_ns: int
     devices: list[PowerCutDevice]
     page_cache_dirty_bytes: int | None
+    file_systems: NotRequired[list[FsPowerCut]]
 
 
 class DeviceResult(TypedDict):
@@ -350,7 +379,7 @@ class SimResult(TypedDict):
 #: Each type by the name the core's schema gives it.
 TYPES: dict[str, type] = {t.__name__: t for t in (
     LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
-    ArrayReport, RemapReport, DeviceReport, PowerCutDevice, PowerCutReport, DeviceResult, DeviceSample, Sample, SimResult)}
+    ArrayReport, RemapReport, DeviceReport, PowerCutDevice, FsPowerCut, PowerCutReport, DeviceResult, DeviceSample, Sample, SimResult)}
 
 #: Validates a whole result (a file read back, a result from another process).
 RESULT: TypeAdapter[SimResult] = TypeAdapter(SimResult)

@@ -191,3 +191,35 @@ ops = [ { op = "create", set = "f", pick = "rotor" }, { op = "append", size = "6
     assert cut["at_ns"] == 200_000_000
     # Nothing fsyncs and the 5 s commit has not come: the files' pages are dirty in RAM.
     assert cut["page_cache_dirty_bytes"] > 1 << 20, cut
+
+
+MAIL = """
+[m]
+nrfiles=500
+filesize=16k
+bs=4k
+rw=write
+fsync=1
+numjobs=2
+time_based=1
+runtime=10
+"""
+
+
+def test_a_power_cut_on_files_names_the_fsynced_files_lost(cli, tmp_path, system):
+    job = tmp_path / "mail.fio"
+    job.write_text(MAIL)
+    r = cli("run", str(job), "--system", str(system), "--fs", "ext4", "--power-cut", "1s", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    fs = json.loads(r.stdout)["ssdlab"]["power_cut"]["file_systems"][0]
+    assert fs["target"] == "mft0" and fs["located"]
+    # fio rewrites files laid out before the run: data, and no metadata to commit.
+    assert fs["promised_files"] > 0 and fs["promised_bytes"] <= fs["data_bytes"], fs
+    r = cli("run", str(job), "--system", str(system), "--fs", "ext4", "--power-cut", "1s")
+    text = r.stdout.split("file system on mft0:")[1]
+    assert f"{fs['promised_files']} of them had returned from fsync" in text, text
+    # The drive alone carries every flush out: the file system loses nothing fsync promised.
+    r = cli("run", str(job), "--profile", "intel-x25-m-80", "--scale", "0.05", "--fs", "ext4", "--power-cut", "1s",
+            "--output-format", "json")
+    fs = json.loads(r.stdout)["ssdlab"]["power_cut"]["file_systems"][0]
+    assert (fs["promised_files"], fs["transactions_not_replayed"], fs["fsck_needed"]) == (0, 0, False), fs

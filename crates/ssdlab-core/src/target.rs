@@ -313,6 +313,10 @@ impl BlockDevice for AnyTarget {
     fn member_volatile(&self) -> Vec<(String, crate::device::Volatile)> {
         each!(self, d => d.member_volatile())
     }
+
+    fn lost_ranges(&self) -> Option<Vec<crate::device::LostRange>> {
+        each!(self, d => d.lost_ranges())
+    }
 }
 
 /// What a run asks of a target beyond what the block layer does with it: what it schedules

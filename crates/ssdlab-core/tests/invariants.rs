@@ -631,6 +631,9 @@ fn a_model_that_stalls_is_an_error_not_a_short_run() {
         fn volatile(&self) -> ssdlab_core::device::Volatile {
             Default::default()
         }
+        fn lost_ranges(&self) -> Option<Vec<ssdlab_core::device::LostRange>> {
+            Some(Vec::new())
+        }
     }
     impl TargetDevice for BlackHole {
         fn start_run(&mut self, ctx: &mut impl DeviceCtx<()>) {

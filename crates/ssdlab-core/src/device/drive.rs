@@ -187,4 +187,12 @@ impl BlockDevice for AnyDrive {
             AnyDrive::Hdd(d) => d.volatile(),
         }
     }
+
+    fn lost_ranges(&self) -> Option<Vec<super::LostRange>> {
+        match self {
+            AnyDrive::NandSsd(d) => d.lost_ranges(),
+            AnyDrive::InPlace(d) => d.lost_ranges(),
+            AnyDrive::Hdd(d) => d.lost_ranges(),
+        }
+    }
 }

@@ -251,6 +251,10 @@ impl BlockDevice for InPlaceDrive {
         super::Volatile::default() // no buffer: a write completes when it is on the media
     }
 
+    fn lost_ranges(&self) -> Option<Vec<super::LostRange>> {
+        Some(Vec::new())
+    }
+
     fn begin_run(&mut self) -> Time {
         if let Some(t) = &mut self.thermal {
             t.begin_run();

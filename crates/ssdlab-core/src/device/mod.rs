@@ -106,6 +106,40 @@ pub struct Volatile {
     pub broken_flushes: u64,
 }
 
+/// A run of a device's address space whose acknowledged data a power cut now would lose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostRange {
+    /// Bytes from the device's start, and how many.
+    pub offset: u64,
+    pub len: u64,
+    /// A completed cache flush had covered it: promised durable, and lost anyway.
+    pub promised: bool,
+}
+
+/// `ranges` sorted by offset, with overlapping and touching runs of the same promise joined.
+/// Where runs of different promises overlap, the one that starts first (promised, at the
+/// same offset) keeps the overlap: each byte is listed once.
+pub fn merge_lost(mut ranges: Vec<LostRange>) -> Vec<LostRange> {
+    ranges.sort_unstable_by_key(|r| (r.offset, std::cmp::Reverse(r.promised)));
+    let mut out: Vec<LostRange> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let Some(last) = out.last_mut() else {
+            out.push(r);
+            continue;
+        };
+        let last_end = last.offset + last.len;
+        if r.offset > last_end || (r.offset == last_end && r.promised != last.promised) {
+            out.push(r);
+        } else if r.promised == last.promised {
+            last.len = last.len.max(r.offset + r.len - last.offset);
+        } else if r.offset + r.len > last_end {
+            // Overlapping runs of different promises: the part past the last run keeps its own.
+            out.push(LostRange { offset: last_end, len: r.offset + r.len - last_end, promised: r.promised });
+        }
+    }
+    out
+}
+
 /// A device behind the host block layer.
 pub trait BlockDevice {
     /// The device's internal events, carried by the engine's queue.
@@ -144,8 +178,31 @@ pub trait BlockDevice {
     fn member_volatile(&self) -> Vec<(String, Volatile)> {
         Vec::new()
     }
+    /// Where the data a power cut now would lose lies in this device's address space
+    /// ([`merge_lost`]'s order), its members' losses included; None when the device cannot
+    /// say (an array whose members hold volatile data).
+    fn lost_ranges(&self) -> Option<Vec<LostRange>>;
 }
 
 /// A physical drive (not an array): what an array's members are. Arrays do not implement it,
 /// so an array of arrays cannot be built by accident.
 pub trait Drive: BlockDevice {}
+
+#[cfg(test)]
+mod tests {
+    use super::{merge_lost, LostRange};
+
+    fn r(offset: u64, len: u64, promised: bool) -> LostRange {
+        LostRange { offset, len, promised }
+    }
+
+    #[test]
+    fn lost_runs_are_sorted_joined_and_each_byte_listed_once() {
+        let merged = merge_lost(vec![r(8, 4, false), r(0, 4, false), r(4, 4, false), r(20, 4, true), r(22, 6, false), r(10, 4, false)]);
+        assert_eq!(merged, vec![r(0, 14, false), r(20, 4, true), r(24, 4, false)]);
+        // Touching runs of different promises stay apart; a run inside another adds nothing.
+        assert_eq!(merge_lost(vec![r(0, 4, true), r(4, 4, false), r(1, 2, false)]), vec![r(0, 4, true), r(4, 4, false)]);
+        let bytes = |v: &[LostRange]| v.iter().map(|x| x.len).sum::<u64>();
+        assert_eq!(bytes(&merged), 28 - 6, "bytes 14..20 were never lost");
+    }
+}

@@ -176,9 +176,9 @@ pub struct FileSystemSpec {
     /// The journal's commit interval (`commit=`, 5 s).
     #[serde(default = "commit_interval")]
     pub commit_interval_ns: Time,
-    /// Write barriers (`barrier=1`: a cache flush before each commit block). None: the
-    /// kernel's default — on for ext4, and for ext3 since Linux 3.1 (commit 00eacd6, "ext3:
-    /// make ext3 mount default to barrier=1"); off for ext3 before (a 2008 kernel).
+    /// Write barriers (`barrier=1`: a cache flush before each commit block and one after it).
+    /// None: the kernel's default — on for ext4, and for ext3 since Linux 3.1 (commit
+    /// 00eacd6, "ext3: make ext3 mount default to barrier=1"); off for ext3 before (2008).
     #[serde(default)]
     pub barriers: Option<bool>,
     /// The file system's size (a partition at the start of the device); None: the whole

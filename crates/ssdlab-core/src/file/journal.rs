@@ -8,6 +8,8 @@
 //! barriers are on) the commit block, all at the journal's head, one after the other. The
 //! committed blocks are then checkpointed: written to their home places by later writeback.
 
+use std::collections::VecDeque;
+
 use rustc_hash::FxHashSet;
 
 use crate::engine::Time;
@@ -21,6 +23,19 @@ pub struct Commit {
     pub blocks: Vec<u64>,
     /// Files (page-cache ids) whose dirty data goes first (ordered mode).
     pub ordered: Vec<u32>,
+}
+
+/// A transaction's place in the log, kept while the log still holds it (what recovery would
+/// find there after a power cut).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Logged {
+    pub sequence: u64,
+    /// Its log blocks as physical runs, the commit block last.
+    pub runs: Vec<(u64, u64)>,
+    /// The metadata blocks it carries, sorted.
+    pub blocks: Vec<u64>,
+    /// Its commit ended (an fsync waiting for it returned).
+    pub committed: bool,
 }
 
 /// One file system's journal.
@@ -46,6 +61,10 @@ pub struct Journal {
     /// `journal_tag_bytes`); rounded down here to what fits.
     tags_per_descriptor: u64,
     pub committing: bool,
+    /// Transactions whose log blocks the log has not written over yet, oldest first, and
+    /// how many log blocks they take.
+    logged: VecDeque<Logged>,
+    logged_blocks: u64,
 }
 
 impl Journal {
@@ -65,6 +84,8 @@ impl Journal {
             checkpoint: Vec::new(),
             tags_per_descriptor: ((block_size as u64 - 12) / 16).saturating_sub(1).max(1),
             committing: false,
+            logged: VecDeque::new(),
+            logged_blocks: 0,
         }
     }
 
@@ -125,7 +146,26 @@ impl Journal {
         let descriptors = n.div_ceil(self.tags_per_descriptor).max(1);
         let body = self.take_log(descriptors + n);
         let commit = self.take_log(1);
+        let mut runs = body.clone();
+        runs.push(commit[0]);
+        self.logged.push_back(Logged { sequence: c.sequence, runs, blocks: c.blocks.clone(), committed: false });
+        self.logged_blocks += descriptors + n + 1;
+        // The log's first block is its superblock.
+        while self.logged_blocks > self.blocks - 1 {
+            let old = self.logged.pop_front().expect("blocks logged");
+            self.logged_blocks -= old.runs.iter().map(|r| r.1).sum::<u64>();
+        }
         (body, commit[0])
+    }
+
+    /// Transactions the log still holds, oldest first.
+    pub fn logged(&self) -> &VecDeque<Logged> {
+        &self.logged
+    }
+
+    /// Metadata blocks of the running transaction (not yet committing).
+    pub fn running_blocks(&self) -> usize {
+        self.running.len()
     }
 
     /// `n` log blocks from the head, as physical runs (wrapping to block 1).
@@ -171,6 +211,9 @@ impl Journal {
     pub fn finish_commit(&mut self, c: Commit) {
         self.committing = false;
         self.committed = c.sequence;
+        if let Some(l) = self.logged.iter_mut().rev().find(|l| l.sequence == c.sequence) {
+            l.committed = true;
+        }
         self.checkpoint.extend(c.blocks);
     }
 
@@ -206,8 +249,26 @@ mod tests {
         let (body, commit) = j.log_writes(&c);
         assert_eq!(body, vec![(10_001, 4)], "one descriptor and three copies after the superblock");
         assert_eq!(commit, (10_005, 1));
+        assert_eq!(j.logged()[0], Logged { sequence: 1, runs: vec![(10_001, 4), (10_005, 1)], blocks: vec![3, 5, 7], committed: false });
         j.finish_commit(c);
+        assert!(j.logged()[0].committed);
         assert_eq!(j.take_checkpoint(), vec![3, 5, 7]);
+    }
+
+    #[test]
+    fn the_log_forgets_transactions_it_writes_over() {
+        let mut j = journal();
+        // Transactions of 100 blocks + a descriptor + a commit block (102): ten fit in 1023.
+        for t in 0..12u64 {
+            j.add(0, &(0..100).map(|b| t * 1000 + b).collect::<Vec<_>>(), None);
+            let c = j.start_commit();
+            j.log_writes(&c);
+            j.finish_commit(c);
+        }
+        let seqs: Vec<u64> = j.logged().iter().map(|l| l.sequence).collect();
+        assert_eq!(seqs, (3..=12).collect::<Vec<_>>());
+        let held: u64 = j.logged().iter().flat_map(|l| &l.runs).map(|r| r.1).sum();
+        assert!(held <= 1023 && held == 10 * 102, "{held}");
     }
 
     #[test]

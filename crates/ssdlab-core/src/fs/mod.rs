@@ -15,6 +15,7 @@
 //! dir.rs       directory entries, blocks and htree leaves
 //! freefrag.rs  the free-extent histogram as e2freefrag prints it
 //! filefrag.rs  extents per file as filefrag counts them
+//! owners.rs    who owns a block (debugfs's icheck), for a power cut's losses
 //! ```
 
 pub mod aging;
@@ -25,6 +26,7 @@ pub mod filefrag;
 pub mod freefrag;
 pub mod inode;
 pub mod layout;
+pub mod owners;
 pub mod space;
 
 use self::alloc::{Allocator, DataReq};

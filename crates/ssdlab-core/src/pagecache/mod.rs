@@ -365,6 +365,11 @@ impl PageCache {
         Some(PageInfo { state, active: slot.flags & ACTIVE != 0, referenced: slot.flags & REFERENCED != 0, dirtied_at })
     }
 
+    /// The files with dirty pages, and how many each has.
+    pub fn dirty_files(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.dirty_order.iter().map(|&(_, f)| (f, self.files.get(&f).map_or(0, |s| s.dirty)))
+    }
+
     /// (cached, dirty, under writeback) pages of a file.
     pub fn file_pages(&self, file: u32) -> (u64, u64, u64) {
         self.files.get(&file).map_or((0, 0, 0), |f| (f.cached, f.dirty, f.writeback))

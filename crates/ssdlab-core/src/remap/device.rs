@@ -647,4 +647,26 @@ impl<D: Drive> BlockDevice for Remap<D> {
     fn member_volatile(&self) -> Vec<(String, crate::device::Volatile)> {
         vec![(self.drive_name.clone(), self.drive.device.volatile())]
     }
+
+    /// The buffer's blocks (promised as in [`Self::volatile`]), and the host blocks whose
+    /// current copy the drive lost from its own cache. Those are not counted as promised:
+    /// the layer does not know when the drive took them.
+    fn lost_ranges(&self) -> Option<Vec<crate::device::LostRange>> {
+        use crate::device::LostRange;
+        let last_flush = self.ignored_flushes.last().copied();
+        let block = self.block;
+        let buffered = self.dirty.iter().map(|(&b, d)| (b, d.acked)).chain(self.in_flight.iter().map(|(&b, &(_, t))| (b, t)));
+        let mut lost: Vec<LostRange> = buffered
+            .map(|(b, t)| LostRange { offset: b as u64 * block, len: block, promised: last_flush.is_some_and(|f| t <= f) })
+            .collect();
+        for r in self.drive.device.lost_ranges()? {
+            let (first, end) = (r.offset / block, (r.offset + r.len).div_ceil(block));
+            for p in first..end {
+                if let Some(b) = self.map.owner_of(p as u32) {
+                    lost.push(LostRange { offset: b as u64 * block, len: block, promised: false });
+                }
+            }
+        }
+        Some(crate::device::merge_lost(lost))
+    }
 }

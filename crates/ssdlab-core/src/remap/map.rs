@@ -130,6 +130,15 @@ impl LogMap {
             .map(|&(_, s)| s)
     }
 
+    /// The host block whose current data is at drive block `p`, if any.
+    pub fn owner_of(&self, p: u32) -> Option<u32> {
+        match self.segments.get((p / self.blocks_per_segment) as usize)? {
+            Segment::Free => None,
+            Segment::Identity => (!self.moved.contains_key(&p)).then_some(p),
+            Segment::Log | Segment::Open => self.owner.get(&p).copied(),
+        }
+    }
+
     /// Segment `s`'s valid blocks, as (host block, drive block) in drive order.
     pub fn valid_blocks(&self, s: u32) -> Vec<(u32, u32)> {
         let first = s * self.blocks_per_segment;

@@ -54,3 +54,53 @@ pub struct FileReport {
     /// (extents, files).
     pub extents_per_file: Vec<Vec<(u64, u64)>>,
 }
+
+/// What a power cut did to one file system: where its target's losses fell (data of files,
+/// metadata, the journal's log), what recovery replays, and what the page cache held.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct FsPowerCut {
+    /// The target (device) the file system is on.
+    pub target: String,
+    /// Whether the target could say where its losses lie (an array whose members lost data
+    /// cannot); without it only the page cache's and the journal's own figures are given.
+    pub located: bool,
+    /// Regular files with written (acknowledged) data lost, and those bytes.
+    pub data_files: u64,
+    pub data_bytes: u64,
+    /// Of them, files and bytes a completed cache flush had covered (an fsync had returned).
+    pub promised_files: u64,
+    pub promised_bytes: u64,
+    /// Lost writes to blocks freed since (nothing of value).
+    pub freed_bytes: u64,
+    /// Metadata blocks (inode tables, bitmaps, directories, extent or indirect blocks,
+    /// superblocks) lost at home, and of them those a replay of the journal restores.
+    pub metadata_blocks: u64,
+    pub metadata_recovered: u64,
+    /// Where the unrestored ones were: in-use inodes in lost inode-table blocks,
+    /// directories with a lost block, files with a lost extent or indirect block, and
+    /// bitmap or superblock copies.
+    pub inodes_damaged: u64,
+    pub directories_damaged: u64,
+    pub mappings_damaged: u64,
+    pub bitmaps_damaged: u64,
+    pub super_damaged: u64,
+    /// Log blocks lost; committed transactions among whose blocks they were; and the
+    /// committed transactions recovery does not replay (it stops at the first broken one,
+    /// so every later one goes with it), from `first_not_replayed` on, with their metadata
+    /// blocks.
+    pub journal_blocks: u64,
+    pub transactions_broken: u64,
+    pub transactions_not_replayed: u64,
+    pub first_not_replayed: Option<u64>,
+    pub not_replayed_blocks: u64,
+    /// Metadata blocks of transactions not yet committed (their operations were never
+    /// acknowledged as durable).
+    pub uncommitted_blocks: u64,
+    /// Files with dirty pages in the page cache, and those bytes (never written).
+    pub dirty_files: u64,
+    pub dirty_bytes: u64,
+    /// e2fsck has something to repair: metadata lost at home that no replay restores.
+    pub fsck_needed: bool,
+    /// The first few inodes whose promised data was lost.
+    pub promised_examples: Vec<u32>,
+}

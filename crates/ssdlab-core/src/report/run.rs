@@ -54,6 +54,9 @@ pub struct PowerCutReport {
     /// Dirty pages in the host's page cache, never written (POSIX promises nothing for
     /// them before an fsync); None without a file layer.
     pub page_cache_dirty_bytes: Option<u64>,
+    /// What the cut did to each file system, with a file layer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub file_systems: Vec<super::FsPowerCut>,
 }
 
 /// One device's losses at a power cut (see [`crate::device::Volatile`]).

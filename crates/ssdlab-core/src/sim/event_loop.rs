@@ -8,7 +8,7 @@ use crate::error::{ConfigError, SimError};
 use crate::host::{Host, JobEvent, Limits};
 use crate::progress::{fraction_of, Phase, Progress, Watch, CHECK_EVENTS};
 use crate::device::Volatile;
-use crate::report::{DeviceResult, DeviceSample, PowerCutDevice, PowerCutReport, Sample, SimResult};
+use crate::report::{DeviceResult, DeviceSample, FsPowerCut, PowerCutDevice, PowerCutReport, Sample, SimResult};
 use crate::target::TargetDevice;
 use crate::workload::files::FileSetSpec;
 
@@ -412,7 +412,7 @@ fn power_cut_report<D: TargetDevice>(at: Time, block: &BlockLayer<D>, devices: &
         broken_flushes: v.broken_flushes,
         members,
     };
-    let devices = block
+    let devices: Vec<PowerCutDevice> = block
         .devices()
         .zip(devices)
         .map(|(d, r)| {
@@ -420,5 +420,9 @@ fn power_cut_report<D: TargetDevice>(at: Time, block: &BlockLayer<D>, devices: &
             entry(r.name.clone(), d.volatile(), members)
         })
         .collect();
-    PowerCutReport { at_ns: at, devices, page_cache_dirty_bytes: files.map(FileLayer::dirty_bytes) }
+    let file_systems = files.map_or_else(Vec::new, |f| {
+        let lost: Vec<_> = block.devices().map(|d| d.lost_ranges()).collect();
+        f.power_cut(&lost).into_iter().map(|(t, r)| FsPowerCut { target: devices[t as usize].name.clone(), ..r }).collect()
+    });
+    PowerCutReport { at_ns: at, devices, page_cache_dirty_bytes: files.map(FileLayer::dirty_bytes), file_systems }
 }

@@ -222,6 +222,10 @@ impl<D: BlockDevice> BlockDevice for Audited<'_, D> {
         self.inner.volatile()
     }
 
+    fn lost_ranges(&self) -> Option<Vec<ssdlab_core::device::LostRange>> {
+        self.inner.lost_ranges()
+    }
+
     fn member_volatile(&self) -> Vec<(String, ssdlab_core::device::Volatile)> {
         self.inner.member_volatile()
     }

@@ -71,8 +71,8 @@ pub struct DiskCache {
     dirty: VecDeque<Extent>,
     dirty_sectors: u64,
     admitted: u64,
-    /// Extents taken for destaging and not yet on the media (their oldest write).
-    destaging: Vec<u64>,
+    /// Extents taken for destaging and not yet on the media.
+    destaging: Vec<Extent>,
 }
 
 impl DiskCache {
@@ -208,14 +208,14 @@ impl DiskCache {
     /// Take dirty extent `i` for destaging; its room is free once written ([`Self::destaged`]).
     pub fn take_dirty(&mut self, i: usize) -> Extent {
         let x = self.dirty.remove(i).expect("a dirty extent");
-        self.destaging.push(x.seq);
+        self.destaging.push(x);
         x
     }
 
     /// An extent taken for destaging is on the media: its room is free.
     pub fn destaged(&mut self, x: Extent) {
         self.dirty_sectors -= x.sectors;
-        if let Some(i) = self.destaging.iter().position(|&s| s == x.seq) {
+        if let Some(i) = self.destaging.iter().position(|d| d.seq == x.seq) {
             self.destaging.swap_remove(i);
         }
     }
@@ -229,11 +229,16 @@ impl DiskCache {
     /// in admission order and a joined extent takes its newest write's number, so it
     /// suffices to look at the front and at those being destaged.
     pub fn clean_up_to(&self, upto: u64) -> bool {
-        self.dirty.front().is_none_or(|x| x.seq > upto) && self.destaging.iter().all(|&s| s > upto)
+        self.dirty.front().is_none_or(|x| x.seq > upto) && self.destaging.iter().all(|d| d.seq > upto)
     }
 
     pub fn dirty_sectors(&self) -> u64 {
         self.dirty_sectors
+    }
+
+    /// Every dirty extent, those being destaged too (what a power cut loses).
+    pub fn unwritten(&self) -> impl Iterator<Item = &Extent> {
+        self.dirty.iter().chain(&self.destaging)
     }
 }
 

@@ -546,6 +546,12 @@ impl BlockDevice for Hdd {
         super::Volatile { bytes: self.cache.dirty_sectors() * self.geo.sector_bytes, ..Default::default() }
     }
 
+    fn lost_ranges(&self) -> Option<Vec<super::LostRange>> {
+        let s = self.geo.sector_bytes;
+        let runs = self.cache.unwritten().map(|x| super::LostRange { offset: x.lba * s, len: x.sectors * s, promised: false });
+        Some(super::merge_lost(runs.collect()))
+    }
+
     fn begin_run(&mut self) -> Time {
         // Events of an earlier run are gone: nothing is under way any more.
         self.access = None;

@@ -113,6 +113,10 @@ pub struct Ssd {
     free_units: Vec<u32>,
     in_flight: VecDeque<InFlightUnit>,
     in_flight_base: u64,
+    /// Logical IUs sent to the dies and not yet below the durable floor, in sequence order
+    /// from `unsettled_seq`: where a power cut's losses lie.
+    unsettled: VecDeque<u32>,
+    unsettled_seq: u64,
     flushes: Vec<(Tag, u64)>,
     die_cursor: u32,
     /// When each die should be free counting units sent to it but not yet on it (in
@@ -167,6 +171,8 @@ impl Ssd {
             free_units: Vec::new(),
             in_flight: VecDeque::new(),
             in_flight_base: 0,
+            unsettled: VecDeque::new(),
+            unsettled_seq: 0,
             flushes: Vec::new(),
             die_cursor: 0,
             die_committed: vec![0; dies],
@@ -519,6 +525,7 @@ impl Ssd {
                 }
             }
             self.buffered_seq_start += n as u64;
+            self.unsettled.extend(&self.scratch);
             let placement = self.ftl.place_host_unit_in(die, &self.scratch, mode);
             let now = ctx.now();
             self.charge_gc(die, placement.gc, ctx);
@@ -612,6 +619,10 @@ impl Ssd {
             self.in_flight.pop_front();
             self.in_flight_base += 1;
         }
+        let floor = self.durable_floor();
+        let settled = (floor - self.unsettled_seq) as usize;
+        self.unsettled.drain(..settled.min(self.unsettled.len()));
+        self.unsettled_seq = floor;
         self.complete_flushes(ctx);
         self.admit_writes(ctx);
         // Dies that had no room may take data again.
@@ -855,6 +866,18 @@ impl BlockDevice for Ssd {
         }
         let ius = self.next_seq - self.durable_floor();
         super::Volatile { bytes: ius * self.iu_bytes, ..Default::default() }
+    }
+
+    /// The logical IUs of [`BlockDevice::volatile`]'s bytes.
+    fn lost_ranges(&self) -> Option<Vec<super::LostRange>> {
+        if self.write_through() || self.cfg.power_loss_protection {
+            return Some(Vec::new());
+        }
+        // The floor moves only as units end, and `unsettled` follows it there.
+        debug_assert_eq!(self.durable_floor(), self.unsettled_seq);
+        let ius = self.unsettled.iter().chain(self.buffered.iter().map(|b| &b.lpn));
+        let iu = self.iu_bytes;
+        Some(super::merge_lost(ius.map(|&l| super::LostRange { offset: l as u64 * iu, len: iu, promised: false }).collect()))
     }
 
     fn begin_run(&mut self) -> Time {

@@ -104,7 +104,18 @@ impl FileLayer {
                 let n = self.send_blocks(m as usize, Op::Write, &[commit_block], Purpose::Commit(m), self.jbd2(m as usize), block, events);
                 (CommitPhase::CommitBlock, n)
             }
-            CommitPhase::CommitBlock => {
+            // jbd2 writes the commit block with REQ_PREFLUSH | REQ_FUA under barriers
+            // (`journal_submit_commit_record`, fs/jbd2/commit.c; a 2008 kernel's
+            // WRITE_BARRIER asked the same). Without FUA in the device — SATA drives under
+            // libata, whose `fua` parameter is off by default — the block layer follows the
+            // write with a flush (block/blk-flush.c): the commit is durable when that ends.
+            CommitPhase::CommitBlock if barriers => {
+                let mnt = self.mounts[m as usize].as_mut().expect("mounted");
+                mnt.commit = Some((c.clone(), 0, CommitPhase::PostFlush));
+                let n = self.send(target, Op::Flush, 0, 0, Purpose::Commit(m), self.jbd2(m as usize), block, events);
+                (CommitPhase::PostFlush, n)
+            }
+            CommitPhase::CommitBlock | CommitPhase::PostFlush => {
                 let mnt = self.mounts[m as usize].as_mut().expect("mounted");
                 mnt.journal.finish_commit(c);
                 let committed = mnt.journal.committed();

@@ -28,6 +28,7 @@ use crate::workload::files::FileSetSpec;
 
 mod commit;
 mod ops;
+mod power;
 mod stack;
 mod writeback;
 
@@ -155,6 +156,8 @@ enum CommitPhase {
     Log,
     Flush,
     CommitBlock,
+    /// With barriers: the flush that makes the commit block durable.
+    PostFlush,
 }
 
 pub struct FileLayer {
