@@ -6,7 +6,7 @@ use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::file::{FileSystemSpec, FsType, KernelEra, MemoryConfig};
 use ssdlab_core::host::HostConfig;
 use ssdlab_core::report::SimResult;
-use ssdlab_core::sim::{run, SimSpec};
+use ssdlab_core::sim::{run, SimSpec, Until};
 use ssdlab_core::target::{DeviceConfig, TargetSpec};
 use ssdlab_core::workload::files::{FileAccess, FileEngine, FileOp, FileProgram, FileService, FileSetSpec, Pick, SizeSpec};
 use ssdlab_core::workload::{JobSpec, RwMode};
@@ -571,4 +571,26 @@ fn writes_allocate_at_once_once_promised_blocks_pass_two_thirds_of_the_free_ones
     assert_eq!((f.written_back_pages, f.dirty_pages_at_end), (pages, 0));
     let big = run(&spec(2 << 30)).expect("run");
     assert_eq!(big.files.as_ref().unwrap().nonda_writes, 0);
+}
+
+#[test]
+fn committed_metadata_goes_home_when_it_expires_or_when_the_log_needs_room() {
+    // Writers that fsync every file leave nothing dirty for the flusher: what their commits
+    // logged still goes home, as the block device's dirty buffers do, once 30 s old
+    // (dirty_expire_centisecs), or at once when the log runs short of room.
+    let write = vec![FileOp::Create { set: 0, pick: Pick::Rotor }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Fsync { data_only: false }, FileOp::Close];
+    let cut = |at_s: u64, journal: Option<u32>, loops: u64| {
+        let mut spec = system(FsType::Ext4, KernelEra::Today, vec![set("q", 5000, 4 * KIB, 0.0)], vec![program(write.clone(), Some(loops))]);
+        spec.targets[0].filesystem.as_mut().unwrap().journal_blocks = journal;
+        spec.until = Until::PowerCut { at_ns: at_s * 1_000_000_000 };
+        run(&spec).expect("run").files.expect("a file report")
+    };
+    let early = cut(20, None, 50);
+    assert!(early.commits >= 50, "{early:?}");
+    assert_eq!(early.checkpoint_blocks, 0, "not yet expired: {early:?}");
+    let late = cut(40, None, 50);
+    assert!(late.checkpoint_blocks > 0, "{late:?}");
+    // 2,000 commits of about seven log blocks in a 1,024-block log.
+    let small = cut(20, Some(1024), 2000);
+    assert!(small.commits >= 2000 && small.checkpoint_blocks > 0, "{small:?}");
 }

@@ -54,8 +54,11 @@ pub struct Journal {
     /// Sequence of the last transaction started, and of the last committed.
     sequence: u64,
     committed: u64,
-    /// Metadata blocks committed and not yet written home.
+    /// Metadata blocks committed and not yet written home; since when some have waited; and
+    /// the log blocks written since the checkpoint was last taken.
     pub checkpoint: Vec<u64>,
+    checkpoint_since: Option<Time>,
+    checkpoint_log: u64,
     /// Tags (metadata blocks) one descriptor block describes: (block size − 12-byte header)
     /// / 16-byte tag with the 64-bit feature, less the UUID after the first (jbd2's
     /// `journal_tag_bytes`); rounded down here to what fits.
@@ -82,6 +85,8 @@ impl Journal {
             sequence: 1,
             committed: 0,
             checkpoint: Vec::new(),
+            checkpoint_since: None,
+            checkpoint_log: 0,
             tags_per_descriptor: ((block_size as u64 - 12) / 16).saturating_sub(1).max(1),
             committing: false,
             logged: VecDeque::new(),
@@ -150,6 +155,7 @@ impl Journal {
         runs.push(commit[0]);
         self.logged.push_back(Logged { sequence: c.sequence, runs, blocks: c.blocks.clone(), committed: false });
         self.logged_blocks += descriptors + n + 1;
+        self.checkpoint_log += descriptors + n + 1;
         // The log's first block is its superblock.
         while self.logged_blocks > self.blocks - 1 {
             let old = self.logged.pop_front().expect("blocks logged");
@@ -207,9 +213,12 @@ impl Journal {
         out
     }
 
-    /// Commit `c` is on the disk: its blocks wait for their home writes.
-    pub fn finish_commit(&mut self, c: Commit) {
+    /// Commit `c` is on the disk at `now`: its blocks wait for their home writes.
+    pub fn finish_commit(&mut self, c: Commit, now: Time) {
         self.committing = false;
+        if self.checkpoint.is_empty() && !c.blocks.is_empty() {
+            self.checkpoint_since = Some(now);
+        }
         self.committed = c.sequence;
         if let Some(l) = self.logged.iter_mut().rev().find(|l| l.sequence == c.sequence) {
             l.committed = true;
@@ -217,8 +226,22 @@ impl Journal {
         self.checkpoint.extend(c.blocks);
     }
 
+    /// Since when committed blocks have waited to be written home (None: none wait).
+    pub fn checkpoint_since(&self) -> Option<Time> {
+        self.checkpoint_since
+    }
+
+    /// The log is short of room: three quarters of it written since the last checkpoint.
+    /// jbd2 then writes the checkpoint before a transaction may start (it keeps a quarter
+    /// of the log, `j_max_transaction_buffers`, for the running one; `__jbd2_log_wait_for_space`).
+    pub fn log_short(&self) -> bool {
+        !self.checkpoint.is_empty() && self.checkpoint_log * 4 >= (self.blocks - 1) * 3
+    }
+
     /// The blocks waiting to be written home, in order, each once (taken).
     pub fn take_checkpoint(&mut self) -> Vec<u64> {
+        self.checkpoint_since = None;
+        self.checkpoint_log = 0;
         let mut b = std::mem::take(&mut self.checkpoint);
         b.sort_unstable();
         b.dedup();
@@ -250,7 +273,7 @@ mod tests {
         assert_eq!(body, vec![(10_001, 4)], "one descriptor and three copies after the superblock");
         assert_eq!(commit, (10_005, 1));
         assert_eq!(j.logged()[0], Logged { sequence: 1, runs: vec![(10_001, 4), (10_005, 1)], blocks: vec![3, 5, 7], committed: false });
-        j.finish_commit(c);
+        j.finish_commit(c, 0);
         assert!(j.logged()[0].committed);
         assert_eq!(j.take_checkpoint(), vec![3, 5, 7]);
     }
@@ -263,7 +286,7 @@ mod tests {
             j.add(0, &(0..100).map(|b| t * 1000 + b).collect::<Vec<_>>(), None);
             let c = j.start_commit();
             j.log_writes(&c);
-            j.finish_commit(c);
+            j.finish_commit(c, 0);
         }
         let seqs: Vec<u64> = j.logged().iter().map(|l| l.sequence).collect();
         assert_eq!(seqs, (3..=12).collect::<Vec<_>>());

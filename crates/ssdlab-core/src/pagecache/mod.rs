@@ -375,6 +375,11 @@ impl PageCache {
         self.files.get(&file).map_or((0, 0, 0), |f| (f.cached, f.dirty, f.writeback))
     }
 
+    /// How old dirty data may grow before the flusher writes it (dirty_expire_centisecs).
+    pub fn expire_interval(&self) -> Time {
+        self.cfg.dirty_expire_centisecs as Time * NS_PER_CS
+    }
+
     /// The flusher's period (dirty_writeback_centisecs).
     pub fn writeback_interval(&self) -> Time {
         self.cfg.dirty_writeback_centisecs as Time * NS_PER_CS

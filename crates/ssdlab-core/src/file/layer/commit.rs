@@ -117,8 +117,10 @@ impl FileLayer {
             }
             CommitPhase::CommitBlock | CommitPhase::PostFlush => {
                 let mnt = self.mounts[m as usize].as_mut().expect("mounted");
-                mnt.journal.finish_commit(c);
+                mnt.journal.finish_commit(c, now);
                 let committed = mnt.journal.committed();
+                let short = mnt.journal.log_short();
+                self.arm_checkpoint(short, events);
                 // fsyncs waiting for this commit end; a transaction begun meanwhile commits
                 // when due.
                 let mut waiting = std::mem::take(&mut self.commit_waiting);

@@ -80,9 +80,16 @@ impl FileLayer {
                 }
             }
             self.runs = runs;
-            // Checkpoint: committed metadata home.
+            // Checkpoint: committed metadata home. jbd2 leaves it to writeback as dirty
+            // buffers of the block device, written once they expire (or in background
+            // writeback), unless the log needs the room first.
+            let expire = self.cache.expire_interval();
             for m in 0..self.mounts.len() {
                 let Some(mnt) = self.mounts[m].as_mut() else { continue };
+                let due = mnt.journal.checkpoint_since().is_some_and(|t| t + expire <= now);
+                if !(due || work == WbWork::Background || mnt.journal.log_short()) {
+                    continue;
+                }
                 let blocks = mnt.journal.take_checkpoint();
                 if blocks.is_empty() {
                     continue;
@@ -102,12 +109,33 @@ impl FileLayer {
         // A pass that sent nothing with its periodic wake-up overdue (background work ran in
         // its place) sleeps a whole interval, as wb_workfn does when it finds no work.
         if self.flusher_at.is_none() && self.flushing == 0 {
-            if let Some(t) = self.cache.next_periodic() {
-                let interval = self.cache.writeback_interval();
-                let at = if t > now { t } else { now + interval };
+            let periodic = self.cache.next_periodic().map(|t| if t > now { t } else { now + self.cache.writeback_interval() });
+            if let Some(at) = periodic.into_iter().chain(self.checkpoint_due()).min() {
                 self.flusher_at = Some(at);
                 events.schedule(at, E::from(FileEvent::Flusher));
             }
+        }
+    }
+
+    /// When the oldest committed metadata waiting to go home expires (never in the past).
+    fn checkpoint_due(&self) -> Option<Time> {
+        let expire = self.cache.expire_interval();
+        self.mounts.iter().flatten().filter_map(|m| m.journal.checkpoint_since()).min().map(|t| t + expire)
+    }
+
+    /// A commit left metadata to write home: the flusher, asleep, wakes when it expires,
+    /// or now when the log is `short` of room.
+    pub(super) fn arm_checkpoint<E: From<FileEvent> + Copy>(&mut self, short: bool, events: &mut EventQueue<E>) {
+        if short {
+            return self.kick_flusher(events);
+        }
+        if self.flusher_at.is_some() || self.flushing > 0 {
+            return;
+        }
+        if let Some(at) = self.checkpoint_due() {
+            let at = at.max(events.now());
+            self.flusher_at = Some(at);
+            events.schedule(at, E::from(FileEvent::Flusher));
         }
     }
 }
