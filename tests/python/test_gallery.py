@@ -380,6 +380,34 @@ def test_seed004_judges_the_waf_under_load_above_idle_per_engine():
 
 # ---- what the gallery's figures and sections say ----------------------------------------------
 
+def test_a_one_sided_bound_says_so_on_its_bar_and_bars_are_coloured_by_their_bound():
+    from matplotlib.colors import to_hex
+
+    from ssdlab.experiments.catalog import INSIDE, OUTSIDE, UNJUDGED, error_bars_figure
+
+    rows = [row(case="md-load", quantity="rebuild time", published=">= 1608", unit="h", error=309.5,
+                tolerance=Tolerance.at_least(15.0, "lower bound")),
+            row(case="md-load", quantity="host write rate", published="<= 0.045", unit="GB/s", error=1572.7,
+                tolerance=Tolerance.at_most(15.0, "upper bound")),
+            row(case="md-idle", quantity="WAF", published="1.2", error=-16.7, tolerance=Tolerance.within(15.0, "x")),
+            row(case="quick", quantity="rate", published="5", error=3.0, tolerance=TEN, skip="not judged: x")]
+    fig = error_bars_figure(rows)
+    ax = fig.axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert "+309.5 %  passes: one-sided bound: ≥ 1608 h (error ≥ -15 %)" in texts
+    assert "+1572.7 %  fails: one-sided bound: ≤ 0.045 GB/s (error ≤ +15 %)" in texts
+    assert "-16.7 %  fails: within ±15%" in texts
+    assert "+3.0 %  not-judged: within ±10%" in texts
+    # The bars (drawn over each row's grey tolerance band), in row order.
+    bars = [to_hex(p.get_facecolor()) for p in ax.patches if to_hex(p.get_facecolor()) != "#e8e8e8"]
+    assert bars == [INSIDE, OUTSIDE, OUTSIDE, UNJUDGED]
+    # The errors beyond the axis are drawn at its edge.
+    assert max(abs(p.get_width()) for p in ax.patches if to_hex(p.get_facecolor()) == OUTSIDE) == 200
+    from ssdlab.plotting import pyplot
+
+    pyplot().close(fig)
+
+
 def test_the_gallery_sections_say_why_with_the_evidence():
     rows = [dict(case="figure 2", quantity="rises", published="trend", tolerance=Tolerance.holds("t"), holds=True,
                  evidence="121 -> 1200 MB/s"),
@@ -441,3 +469,32 @@ def test_the_pages_templates_ship_in_the_wheel():
     for t in templates:
         rel = t.relative_to(root).as_posix()
         assert any(fnmatch.fnmatch(rel, p) for p in patterns), f"{rel} is not in [tool.maturin] include"
+
+
+def test_seed001s_figures_keep_equal_lines_apart_and_off_the_frame():
+    """Figure 2's SSD counts and figure 3's queue depths give the same rates: each series has
+    a look of its own (the first wide and hollow under the others), the axes leave room above
+    the highest line, and the x axes are ticked at the points measured, as plain numbers."""
+    import pandas as pd
+
+    from ssdlab.experiments.seed001 import figure
+    from ssdlab.plotting import finish, pyplot
+
+    def frame(x, xs, series, values, rate):
+        return pd.DataFrame([{x: v, series: s, "mbps": rate} for s in values for v in xs])
+
+    d = {"read": frame("ncq", [1, 4, 16, 64], "request_kib", [8, 128], 1200.0),
+         "read_stripe": frame("stripe_kib", [16, 64, 256, 1024], "ssds", [3, 6], 1200.0),
+         "write": frame("request_kib", [8, 32, 256], "ncq", [1, 16], 273.0),
+         "write_stripe": frame("stripe_kib", [16, 1024], "ssds", [3, 6], 460.0)}
+    fig = figure(d)
+    finish(fig)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        looks = [(ln.get_linestyle(), ln.get_marker(), ln.get_linewidth()) for ln in ax.lines]
+        assert len(set(looks)) == len(looks) == 2, looks
+        top = max(max(ln.get_ydata()) for ln in ax.lines)
+        assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 1.1 * top
+        xs = sorted({x for ln in ax.lines for x in ln.get_xdata()})
+        assert [t.get_text() for t in ax.get_xticklabels()] == [f"{x:,}" for x in xs]
+    pyplot().close(fig)
