@@ -321,12 +321,14 @@ def _series(ss: dict) -> dict | None:
         ax.plot(t, [v / 1e9 for v in col("slc_used_bytes")], "C0-", label="SLC cache used")
         ax.plot(t, [v / 1e9 for v in col("slc_budget_bytes")], "C3--", label="SLC budget")
         ax.set(xlabel="time (s)", ylabel="GB", title="SLC cache state")
+        from_zero(ax)  # a full cache's line on its budget's, both off the frame
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
         figures.append(("slc", fig))
     if has("rebuild_done_bytes"):
         fig, ax = figure(3.0)
         ax.plot(t, [v / 1e9 for v in col("rebuild_done_bytes")], "g-", label="in sync")
         ax.set(xlabel="time (s)", ylabel="GB", title="rebuild: replacement in sync (line), rate per interval (bars)")
+        from_zero(ax)
         ax2 = ax.twinx()
         ax2.bar(t, [v / 1e6 for v in col("rebuild_rate_bytes")], width=-(t[1] - t[0]) if len(t) > 1 else 0.1,
                 align="edge", alpha=0.25)
