@@ -241,9 +241,83 @@ def test_report_page_holds_the_tables(run_json, tmp_path):
     assert [x[:2] for x in fio[1:]] == [["w", "read"], ["w", "write"]]
     assert p.tables["percentiles"][0][:4] == ["job", "dir", "p1", "p50"]
     assert [x[0] for x in p.tables["iostat"][1:]] == ["nvme0n1"]
-    assert any(row[0] == "waf" for row in p.tables["internal"])
+    internal = dict(row for row in p.tables["internal"][1:])
+    assert internal["write amplification (WAF)"].count(".") == 1
     assert "disk-util" in p.tables and "samples" in p.tables
-    assert p.images >= 5  # channels over the run, throughput, utilisation, WAF, SLC
+    assert p.images >= 7  # channels over the run, throughput, IOPS, latency, utilisation, WAF, SLC
+
+
+def test_report_shows_iops_and_latency_over_time(run_json, tmp_path):
+    """The sampled run's IOPS and latency per interval are figures of their own, from the
+    timeseries' read/write IOPS and iostat's r_await/w_await."""
+    from ssdlab.htmlreport import render
+
+    data = json.loads(run_json.read_text())
+    text = render(data)
+    for name, title in (("iops", "host IOPS"), ("latency", "mean latency per interval")):
+        at = text.index(f'<figure id="over-time-{name}"><img alt="{title}')
+        assert text[at:].split(">", 2)[1].count("data:image/png;base64,") == 1
+    # Without the IOPS and await columns, neither figure is drawn.
+    ts = data["ssdlab"]["timeseries"]
+    data["ssdlab"]["timeseries"] = [{k: v for k, v in r.items() if not k.endswith(("_iops", "_await"))} for r in ts]
+    bare = render(data)
+    assert 'id="over-time-iops"' not in bare and 'id="over-time-latency"' not in bare
+
+
+def test_report_shows_device_quantities_by_name_and_shares_as_percentages(run_json):
+    from ssdlab.htmlreport import quantity, render
+
+    assert quantity("internal_utilization", 0.1298) == ("dies busy (mean over the dies)", "13.0 %")
+    assert quantity("over_provisioning", 0.07349) == ("over-provisioning", "7.3 %")
+    assert quantity("waf", 1.0) == ("write amplification (WAF)", "1.000")
+    assert quantity("gc_relocated_bytes", 3 * 2**20) == ("moved by garbage collection", "3 MiB")
+    # A quantity the report has no name for is named from its key, by its unit.
+    assert quantity("stripe_waits", 12) == ("stripe waits", "12")
+    assert quantity("rebuild_started_s", 1.5) == ("rebuild started (s)", "1.5")
+    assert quantity("cache_dirty_bytes", 1024) == ("cache dirty", "1 KiB")
+    p = parse(render(json.loads(run_json.read_text())))
+    names = [row[0] for row in p.tables["internal"][1:]]
+    assert not [n for n in names if "_" in n], names
+    values = [row[1] for row in p.tables["internal"][1:]]
+    # No share is printed as a bare fraction: the dies' and the controller's are percentages.
+    assert dict(zip(names, values))["controller busy"].endswith(" %")
+    assert p.tables["samples"][0][:3] == ["time (s)", "read (MB/s)", "write (MB/s)"]
+
+
+@pytest.mark.parametrize("n, text", [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"), (12, "12th"),
+                                     (13, "13th"), (21, "21st"), (22, "22nd"), (23, "23rd"), (101, "101st"),
+                                     (111, "111th"), (112, "112th")])
+def test_ordinals(n, text):
+    from ssdlab.pages import ordinal
+
+    assert ordinal(n) == text
+
+
+def test_report_says_which_samples_it_lists_in_english(run_json):
+    from ssdlab.htmlreport import render
+
+    data = json.loads(run_json.read_text())
+    ts = data["ssdlab"]["timeseries"]
+    data["ssdlab"]["timeseries"] = (ts * (90 // len(ts) + 1))[:90]  # 90 samples: every 2nd of them listed
+    assert "samples (90, every 2nd shown)" in render(data)
+
+
+def test_user_text_is_escaped_on_the_report_and_the_gallery(run_json):
+    from ssdlab.htmlreport import render
+
+    evil = "<script>alert(1)</script>"
+    data = json.loads(run_json.read_text())
+    data["jobs"][0]["jobname"] = evil
+    data["ssdlab"]["warnings"] = [f"a warning with {evil}"]
+    text = render(data, source=f"{evil}.json")
+    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert parse(text).tables["fio"][1][0] == evil  # the browser shows the text as written
+    res = gallery.run_experiment(fake_experiment(evil, [dict(GOOD[0], quantity=evil, evidence=f'"{evil}"')]),
+                                 quick=True)
+    res = res.model_copy(update={"notes": [evil], "figures": [Figure(caption=evil, png=b"\x89PNG fake")]})
+    page = gallery.page([res], quick=True)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert 'title="&#34;&lt;script&gt;' in page  # an attribute's quotes are escaped too
 
 
 def test_a_rebuilding_arrays_report_plots_and_lists_the_rebuild(tmp_path):
@@ -261,14 +335,15 @@ def test_a_rebuilding_arrays_report_plots_and_lists_the_rebuild(tmp_path):
     assert res.exit_code == 0, res.output
     p = parse(out.read_text())
     header = p.tables["samples"][0]
-    assert "rebuild_done_bytes" in header and "rebuild_rate_bytes" in header
+    assert "rebuild in sync" in header and "rebuild rate (MB/s)" in header
     # One figure more than the same series without the rebuild's columns: its progress.
     from ssdlab.htmlreport import _series
 
     ss = json.loads(path.read_text())["ssdlab"]
     bare = {**ss, "timeseries": [{k: v for k, v in row.items() if not k.startswith("rebuild_")}
                                  for row in ss["timeseries"]]}
-    assert _series(ss).count("data:image/png") == _series(bare).count("data:image/png") + 1
+    ids = [f["id"] for f in _series(ss)["figures"]]
+    assert sorted(ids) == sorted([f["id"] for f in _series(bare)["figures"]] + ["over-time-rebuild"])
 
 
 @pytest.mark.parametrize("content, expect", [
@@ -301,3 +376,125 @@ def test_seed004_judges_the_waf_under_load_above_idle_per_engine():
     assert rows["md"].status == Status.passed and "1.130 under load vs 1.000 idle" in rows["md"].evidence
     assert rows["streaming"].status == Status.failed and rows["streaming"].published == "trend (1.21 > 1.02)"
     assert _seed004_waf_trends(table[table["case"] != "md-idle"])[0].case == "streaming"
+
+
+# ---- what the gallery's figures and sections say ----------------------------------------------
+
+def test_a_one_sided_bound_says_so_on_its_bar_and_bars_are_coloured_by_their_bound():
+    from matplotlib.colors import to_hex
+
+    from ssdlab.experiments.catalog import INSIDE, OUTSIDE, UNJUDGED, error_bars_figure
+
+    rows = [row(case="md-load", quantity="rebuild time", published=">= 1608", unit="h", error=309.5,
+                tolerance=Tolerance.at_least(15.0, "lower bound")),
+            row(case="md-load", quantity="host write rate", published="<= 0.045", unit="GB/s", error=1572.7,
+                tolerance=Tolerance.at_most(15.0, "upper bound")),
+            row(case="md-idle", quantity="WAF", published="1.2", error=-16.7, tolerance=Tolerance.within(15.0, "x")),
+            row(case="quick", quantity="rate", published="5", error=3.0, tolerance=TEN, skip="not judged: x")]
+    fig = error_bars_figure(rows)
+    ax = fig.axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert "+309.5 %  passes: one-sided bound: ≥ 1608 h (error ≥ -15 %)" in texts
+    assert "+1572.7 %  fails: one-sided bound: ≤ 0.045 GB/s (error ≤ +15 %)" in texts
+    assert "-16.7 %  fails: within ±15%" in texts
+    assert "+3.0 %  not-judged: within ±10%" in texts
+    # The bars (drawn over each row's grey tolerance band), in row order.
+    bars = [to_hex(p.get_facecolor()) for p in ax.patches if to_hex(p.get_facecolor()) != "#e8e8e8"]
+    assert bars == [INSIDE, OUTSIDE, OUTSIDE, UNJUDGED]
+    # The errors beyond the axis are drawn at its edge.
+    assert max(abs(p.get_width()) for p in ax.patches if to_hex(p.get_facecolor()) == OUTSIDE) == 200
+    from ssdlab.plotting import pyplot
+
+    pyplot().close(fig)
+
+
+def test_the_gallery_sections_say_why_with_the_evidence():
+    rows = [dict(case="figure 2", quantity="rises", published="trend", tolerance=Tolerance.holds("t"), holds=True,
+                 evidence="121 -> 1200 MB/s"),
+            dict(GOOD[0]), dict(case="q", quantity="dips", published="1", error=3.0, tolerance=TEN, skip="no dips")]
+    res = gallery.run_experiment(fake_experiment("x", rows), quick=True)
+    details = parse(gallery.page([res], quick=True)).tables["details"]
+    assert details[0] == ["case", "quantity", "status", "why", "tolerance reason"]
+    why = [d[3] for d in details[1:]]
+    assert why == ["trend holds: 121 -> 1200 MB/s", "error +5.0 %: inside ±10%", "no dips"]
+
+
+def test_log_axes_read_as_plain_numbers():
+    from ssdlab.plotting import finish, pyplot
+
+    plt = pyplot()
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot([1.5, 5], [1, 2])  # less than a decade: matplotlib labels its ticks 2×10^0, 3×10^0 ...
+    a.set_xscale("log")
+    b.plot([1, 2], [16, 1024])
+    b.set_yscale("log")
+    finish(fig)
+    fig.canvas.draw()
+    labels = [t.get_text() for ax, get in ((a, a.get_xticklabels), (b, b.get_yticklabels))
+              for minor in (False, True) for t in get(minor=minor)]
+    plt.close(fig)
+    shown = [x for x in labels if x]
+    assert shown and not [x for x in shown if "times" in x or "^" in x or "$" in x], shown
+    assert {"2", "3", "100", "1,000"} <= set(shown)
+
+
+def test_from_zero_leaves_room_above_the_highest_line():
+    from ssdlab.plotting import from_zero, pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [1180, 1200, 1200])
+    from_zero(ax, headroom=0.1)
+    assert ax.get_ylim() == pytest.approx((0, 1320))
+    plt.close(fig)
+
+
+def test_the_pages_templates_ship_in_the_wheel():
+    """Every template is package data the wheel declares (maturin packs the files under
+    python/ssdlab today anyway; the declaration keeps them if that changes), and jinja2 a
+    declared dependency. Checked by hand as well: ``pip wheel .`` holds
+    ssdlab/templates/*.html, and a report renders from the wheel installed in a fresh venv."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    import ssdlab
+
+    root = Path(__file__).resolve().parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    assert any(d.lower().startswith("jinja2") for d in project["project"]["dependencies"])
+    patterns = [i["path"] for i in project["tool"]["maturin"]["include"] if i.get("format") == "wheel"]
+    templates = sorted((Path(ssdlab.__file__).parent / "templates").glob("*"))
+    assert {t.name for t in templates} >= {"base.html", "macros.html", "report.html", "gallery.html"}
+    for t in templates:
+        rel = t.relative_to(root).as_posix()
+        assert any(fnmatch.fnmatch(rel, p) for p in patterns), f"{rel} is not in [tool.maturin] include"
+
+
+def test_seed001s_figures_keep_equal_lines_apart_and_off_the_frame():
+    """Figure 2's SSD counts and figure 3's queue depths give the same rates: each series has
+    a look of its own (the first wide and hollow under the others), the axes leave room above
+    the highest line, and the x axes are ticked at the points measured, as plain numbers."""
+    import pandas as pd
+
+    from ssdlab.experiments.seed001 import figure
+    from ssdlab.plotting import finish, pyplot
+
+    def frame(x, xs, series, values, rate):
+        return pd.DataFrame([{x: v, series: s, "mbps": rate} for s in values for v in xs])
+
+    d = {"read": frame("ncq", [1, 4, 16, 64], "request_kib", [8, 128], 1200.0),
+         "read_stripe": frame("stripe_kib", [16, 64, 256, 1024], "ssds", [3, 6], 1200.0),
+         "write": frame("request_kib", [8, 32, 256], "ncq", [1, 16], 273.0),
+         "write_stripe": frame("stripe_kib", [16, 1024], "ssds", [3, 6], 460.0)}
+    fig = figure(d)
+    finish(fig)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        looks = [(ln.get_linestyle(), ln.get_marker(), ln.get_linewidth()) for ln in ax.lines]
+        assert len(set(looks)) == len(looks) == 2, looks
+        top = max(max(ln.get_ydata()) for ln in ax.lines)
+        assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 1.1 * top
+        xs = sorted({x for ln in ax.lines for x in ln.get_xdata()})
+        assert [t.get_text() for t in ax.get_xticklabels()] == [f"{x:,}" for x in xs]
+    pyplot().close(fig)

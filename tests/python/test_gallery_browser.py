@@ -86,7 +86,9 @@ def test_a_run_report_renders_with_its_tables(tmp_path):
     dom = render(page, tmp_path)
     for cls in ("fio", "percentiles", "iostat", "internal", "samples"):
         assert f'<table class="{cls}">' in dom, cls
-    assert dom.count("<img") >= 4
+    assert dom.count("<img") >= 6
+    for name in ("throughput", "iops", "latency", "utilisation"):
+        assert f'<figure id="over-time-{name}">' in dom, name
 
 
 def test_a_blank_page_is_seen_as_blank(tmp_path):

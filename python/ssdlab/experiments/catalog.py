@@ -306,6 +306,12 @@ SEED004_TOL = "seed 004: within 15 %"
 SEED004_QUICK_SAMPLES = {"md-idle": 1 << 30, "streaming-idle": 1 << 30}
 
 
+#: The module's quantities as the gallery names them (the unit is the row's own).
+SEED004_QUANTITIES = {"rebuild_time_h": "rebuild time", "rebuild_rate": "rebuild rate",
+                      "rebuilt_drive_waf": "rebuilt drive WAF", "host_read": "host read rate",
+                      "host_write": "host write rate"}
+
+
 def _seed004_tolerance(bound: str) -> Tolerance:
     """Within 15 %, one-sided where the brief gives a bound (">= " or "<= ")."""
     if bound == ">= ":
@@ -330,11 +336,13 @@ def seed004(ctx: Context):
         bound = ">= " if "lower bound" in note else "<= " if "upper bound" in note else ""
         tol = _seed004_tolerance(bound)
         error = r.get("error_pct", r.get("error"))
-        rows.append(Row(case=r["case"], quantity=r["quantity"], published=f"{bound}{r['published']:.4g}",
+        rows.append(Row(case=r["case"], quantity=SEED004_QUANTITIES.get(r["quantity"], r["quantity"]),
+                        published=f"{bound}{r['published']:.4g}",
                         simulated=_num(r["simulated"]), unit=str(r.get("unit", "")), error=_num(error),
                         tolerance=tol))
     rows += _seed004_waf_trends(table)
-    return rows, [_error_bars(rows, "seed 004: error of each simulated row against the brief (band: ±15 %)")], []
+    return rows, [_error_bars(rows, "seed 004: error of each simulated row against the brief (grey band: the row's "
+                                    "tolerance, ±15 % or one-sided where the brief gives a bound)")], []
 
 
 def _seed004_waf_trends(table) -> list[Row]:
@@ -353,27 +361,59 @@ def _seed004_waf_trends(table) -> list[Row]:
     return rows
 
 
-def _error_bars(rows: list[Row], caption: str) -> Figure:
-    """Each judged row's error as a bar with its tolerance band (the module draws no figure
-    of its own); errors beyond ±200 % are drawn at the edge with their value."""
+#: Bar colours: judged rows by where their error falls against their tolerance, the others grey.
+INSIDE, OUTSIDE, UNJUDGED = "#2ca02c", "#d62728", "#999999"
+ERROR_AXIS = 200.0  # errors beyond ±200 % are drawn at the edge, with their value written
+
+
+def _bound_text(r: Row) -> str:
+    """What a row's error is judged against, in words for the figure: "within ±15 %", or for
+    a one-sided bound the published bound itself ("one-sided bound: ≥ 1608 h")."""
+    t = r.tolerance
+    if math.isinf(t.high) != math.isinf(t.low):
+        sign, limit = ("≥", t.low) if math.isinf(t.high) else ("≤", t.high)
+        bound = r.published.removeprefix(">= ").removeprefix("<= ")
+        return f"one-sided bound: {sign} {bound} {r.unit}".rstrip() + f" (error {sign} {limit:+g} {r.error_unit})"
+    return f"within {t.text(r.error_unit)}"
+
+
+def error_bars_figure(rows: list[Row]):
+    """Each row with an error as a bar, its tolerance as a grey band behind it and, beside the
+    axis, the error and what it is judged against. A bar is green inside its tolerance and red
+    outside it, checked here against the tolerance itself; a one-sided bound says so, since a
+    large error in its open direction passes (+309 % over a published lower bound)."""
     from ..plotting import pyplot
+
+    shown = [r for r in rows if r.error is not None and math.isfinite(r.error)]
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(13, 0.45 * len(shown) + 1.4))
+    side = ax.get_yaxis_transform()  # x in axes fractions, y in rows
+    for i, r in enumerate(shown):
+        t = r.tolerance
+        low, high = max(t.low, -ERROR_AXIS - 10), min(t.high, ERROR_AXIS + 10)
+        ax.barh(i, high - low, left=low, height=0.8, color="#e8e8e8", zorder=0)
+        judged = r.status.value in ("pass", "fail")
+        inside = t.low <= r.error <= t.high
+        e = max(-ERROR_AXIS, min(ERROR_AXIS, r.error))
+        ax.barh(i, e, height=0.55, color=(INSIDE if inside else OUTSIDE) if judged else UNJUDGED, zorder=2)
+        verdict = ("passes" if inside else "fails") if judged else r.status.value
+        ax.text(1.01, i, f"{r.error:+.1f} %  {verdict}: {_bound_text(r)}", transform=side, va="center",
+                fontsize=10)
+        if e != r.error:
+            ax.text(e, i, "»" if e > 0 else "«", va="center", ha="right" if e > 0 else "left", color="white",
+                    fontsize=12, fontweight="bold", zorder=3)
+    ax.set_yticks(range(len(shown)), [f"{r.case}: {r.quantity}" for r in shown], fontsize=10)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set(xlabel=f"error (%; beyond ±{ERROR_AXIS:g} % drawn at the edge »)", xlim=(-ERROR_AXIS - 10, ERROR_AXIS + 10),
+           ylim=(len(shown) - 0.5, -0.5))
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
+def _error_bars(rows: list[Row], caption: str) -> Figure:
     from ..gallery.core import figure_png
 
-    shown = [r for r in rows if r.error is not None]
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(shown) + 1.2))
-    for i, r in enumerate(shown):
-        e = max(-200.0, min(200.0, r.error))
-        ax.barh(i, e, color="tab:green" if r.status.value == "pass" else "tab:red")
-        if e != r.error:
-            ax.text(e, i, f" {r.error:+.0f} %", va="center", ha="left" if e > 0 else "right", fontsize=7)
-        low, high = max(r.tolerance.low, -200.0), min(r.tolerance.high, 200.0)
-        ax.plot([low, high], [i, i], color="k", lw=0.6, alpha=0.5)
-    ax.set_yticks(range(len(shown)), [f"{r.case} {r.quantity}" for r in shown], fontsize=7)
-    ax.axvline(0, color="k", lw=0.8)
-    ax.set(xlabel="error (%)", xlim=(-210, 210))
-    ax.invert_yaxis()
-    return Figure(caption=caption, png=figure_png(fig))
+    return Figure(caption=caption, png=figure_png(error_bars_figure(rows)))
 
 
 # ---- gc_waf: Desnoyers's model ------------------------------------------------------------

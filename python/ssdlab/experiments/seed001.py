@@ -137,21 +137,49 @@ def strip_contrast(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: One look per series of a panel. The first is drawn wide, pale and hollow, so that a series
+#: on top of it stays seen: figure 2's SSD counts and figure 3's queue depths give the same
+#: rates, and their lines lie on each other.
+STYLES = ({"marker": "o", "ls": "-", "ms": 12, "mfc": "none", "mew": 2, "lw": 4, "alpha": 0.5},
+          {"marker": "s", "ls": "--", "ms": 6, "lw": 1.8},
+          {"marker": "^", "ls": ":", "ms": 7, "lw": 2},
+          {"marker": "D", "ls": "-.", "ms": 5, "lw": 1.5},
+          {"marker": "v", "ls": "--", "ms": 6, "lw": 1.2},
+          {"marker": "x", "ls": ":", "ms": 7, "lw": 1.2})
+NAMES = {"ncq": "NCQ (outstanding I/Os)", "request_kib": "request (KB)", "stripe_kib": "stripe (KB)", "ssds": "SSDs"}
+
+
 def plot(d: dict[str, pd.DataFrame], path: Path) -> None:
+    save(figure(d), path)
+
+
+def figure(d: dict[str, pd.DataFrame]):
+    """The paper's four figures, simulated, as one matplotlib figure."""
+    from matplotlib.ticker import NullLocator
+
+    from ..plotting import from_zero, plain
+
     plt = pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     for (key, x, series, title), ax in zip([
         ("read", "ncq", "request_kib", "1. random read, 3 SSDs, 128 KB stripe"),
         ("read_stripe", "stripe_kib", "ssds", "2. random read, 128 KB, NCQ 16"),
         ("write", "request_kib", "ncq", "3. random write, 3 SSDs, 128 KB stripe"),
         ("write_stripe", "stripe_kib", "ssds", "4. random write, 128 KB, NCQ 16"),
     ], axes.flat):
-        for value, g in d[key].groupby(series):
-            ax.plot(g[x], g.mbps, "o-", label=f"{series.split('_')[0]} {value}")
-        ax.set(xscale="log", xlabel=x.replace("_", " "), ylabel="MB/s", title=title, ylim=(0, None))
-        ax.legend(fontsize=7)
-    fig.suptitle("Seed 001: hardware RAID 5 of Samsung 830s (simulated)")
-    save(fig, path)
+        for (value, g), style in zip(d[key].groupby(series), STYLES * 2):
+            ax.plot(g[x], g.mbps, label=f"{value:g}", color=f"C{len(ax.lines)}", **style)
+        xs = sorted(d[key][x].unique())
+        ax.set(xscale="log", xlabel=NAMES[x], ylabel="MB/s")
+        ax.set_title(title, fontsize=12)
+        # Ticks at the points measured, as plain numbers (not 10^1 or 2×10^0).
+        ax.set_xticks(xs, [plain(v) for v in xs])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.grid(True, alpha=0.3)
+        from_zero(ax, headroom=0.15)  # the lines at the top (figure 2's) stay off the frame
+        ax.legend(title=NAMES[series], loc="lower right", fontsize=10, title_fontsize=10)
+    fig.suptitle("Seed 001: hardware RAID 5 of Samsung 830s (simulated)", fontsize=13)
+    return fig
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -192,10 +192,10 @@ def figure_png(fig: Any, dpi: int = 100) -> bytes:
     """A matplotlib figure as PNG bytes (and closed)."""
     import io
 
-    from ..plotting import pyplot
+    from ..plotting import finish, pyplot
 
     buf = io.BytesIO()
-    fig.tight_layout()
+    finish(fig)
     fig.savefig(buf, format="png", dpi=dpi)
     pyplot().close(fig)
     return buf.getvalue()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import html
 import math
 import time
 from typing import Iterable
@@ -85,78 +83,35 @@ def summary(results: list[ExperimentResult]) -> str:
             f"{n['not-run']} not run{extra}")
 
 
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;background:#fff;max-width:1300px}
-table{border-collapse:collapse;font-size:13px;margin:1em 0}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#eee} td.num{text-align:right;white-space:nowrap}
-tr.pass td.status{background:#d9f2d9} tr.fail td.status{background:#f6cccc}
-tr.not-judged td.status{background:#fff2c2} tr.not-run td.status{background:#e4e4e4}
-img{max-width:100%;border:1px solid #ddd} .cite{color:#555;font-size:13px} .err{color:#a00}
-h2{margin-top:2em;border-bottom:1px solid #ccc}
-"""
-
-
-def _esc(s: object) -> str:
-    return html.escape(str(s), quote=True)
-
-
-def _row_html(r: Row) -> str:
-    c = row_cells(r)
-    tds = []
-    for col in COLUMNS:
-        cls = "num" if col in ("simulated", "error") else col
-        title = ""
-        if col == "tolerance":
-            title = f' title="{_esc(r.tolerance.reason)}"'
-        if col == "quantity" and r.evidence:
-            title = f' title="{_esc(r.evidence)}"'
-        tds.append(f'<td class="{cls}"{title}>{_esc(c[col])}</td>')
-    return f'<tr class="{r.status.value}">' + "".join(tds) + "</tr>"
+def _detail(r: Row) -> dict[str, str]:
+    """A row in its experiment's section: why it has its status, with the evidence the
+    verdict rests on (a trend's figures, a measured row's error), and its tolerance's reason."""
+    if r.evidence:
+        why = f"{r.reason}: {r.evidence}"
+    elif r.status in (Status.passed, Status.failed) and r.error is not None and math.isfinite(r.error):
+        why = f"error {row_cells(r)['error']}: {r.reason}"
+    else:
+        why = r.reason
+    return {"case": r.case, "quantity": r.quantity, "status": r.status.value, "why": why,
+            "tolerance_reason": r.tolerance.reason}
 
 
 def page(results: list[ExperimentResult], *, quick: bool) -> str:
-    """One HTML page: the summary table of every row, then per experiment its citation, its
-    rows with each tolerance's reason and each trend's evidence, and its figures (PNG in the
-    page as base64: the file stands alone)."""
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    head = "".join(f"<th>{_esc(c)}</th>" for c in COLUMNS)
-    body = []
-    for res in results:
-        if res.error:
-            body.append(f'<tr class="fail"><td>{_esc(res.name)}</td><td></td><td>(experiment)</td>'
-                        f'<td></td><td></td><td></td><td></td><td class="status">fail ({_esc(res.error)})</td></tr>')
-        body.extend(_row_html(r) for r in res.rows)
-    sections = []
-    for res in results:
-        parts = [f'<h2 id="{_esc(res.name)}">{_esc(res.title)}</h2>',
-                 f'<p class="cite">Source: {_esc(res.citation)}</p>',
-                 f"<p>{_esc(res.name)}: {'quick' if res.quick else 'full'} mode, {res.wall_s:.0f} s; "
-                 f"{_esc(', '.join(f'{v} {k}' for k, v in res.counts().items() if v))}</p>"]
-        if res.error:
-            parts.append(f'<p class="err">The experiment raised: {_esc(res.error)}</p>')
-        detail = [f"<tr><td>{_esc(r.case)}</td><td>{_esc(r.quantity)}</td><td>{_esc(r.status.value)}</td>"
-                  f"<td>{_esc(r.reason)}</td><td>{_esc(r.tolerance.reason)}</td><td>{_esc(r.evidence)}</td></tr>"
-                  for r in res.rows]
-        if detail:
-            parts.append("<table><tr><th>case</th><th>quantity</th><th>status</th><th>why</th>"
-                         "<th>tolerance reason</th><th>evidence</th></tr>" + "".join(detail) + "</table>")
-        parts += [f"<p>{_esc(n)}</p>" for n in res.notes]
-        for f in res.figures:
-            b64 = base64.b64encode(f.png).decode("ascii")
-            parts.append(f'<figure><img alt="{_esc(f.caption)}" src="data:image/png;base64,{b64}">'
-                         f"<figcaption>{_esc(f.caption)}</figcaption></figure>")
-        sections.append("\n".join(parts))
+    """One HTML page (the template ``templates/gallery.html``): the summary table of every
+    row, then per experiment its citation, its rows with why each has its status and each
+    tolerance's reason, and its figures (PNG in the page as base64: the file stands alone)."""
+    from ..pages import png_uri, render
+
+    experiments = [{
+        "name": res.name, "title": res.title, "citation": res.citation, "error": res.error,
+        "mode": "quick" if res.quick else "full", "wall_s": f"{res.wall_s:.0f}",
+        "counts": ", ".join(f"{v} {k}" for k, v in res.counts().items() if v),
+        "rows": [{"status": r.status.value, "cells": row_cells(r), "tolerance_reason": r.tolerance.reason,
+                  "evidence": r.evidence} for r in res.rows],
+        "details": [_detail(r) for r in res.rows],
+        "notes": res.notes,
+        "figures": [{"uri": png_uri(f.png), "alt": f.caption, "caption": f.caption} for f in res.figures],
+    } for res in results]
     mode = "quick mode (shortened runs; rows they cannot show are not judged)" if quick else "full mode"
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>ssdlab reproduction gallery</title>
-<style>{_CSS}</style></head><body>
-<h1>ssdlab reproduction gallery</h1>
-<p>{_esc(mode)}, {_esc(when)}. {_esc(summary(results))}. A row passes only inside its stated tolerance
-(hover a tolerance for its reason); "not-judged" and "not-run" rows say why.</p>
-<table id="results"><thead><tr>{head}</tr></thead><tbody>
-{chr(10).join(body)}
-</tbody></table>
-{chr(10).join(sections)}
-</body></html>
-"""
+    return render("gallery.html", mode=mode, when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  summary=summary(results), columns=COLUMNS, experiments=experiments)
