@@ -219,6 +219,10 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
         for w in result.warnings:
             warn(w)
     deliver(text, output)
+    if any(j.get("error") for j in result.core["jobs"]):
+        # fio's exit status counts the jobs that ended on an error (backend.c's exit_value):
+        # 1 after the report, as real fio 3.33 exits for a failed call.
+        raise typer.Exit(1)
 
 
 def _raid_system(profile, level, drives, chunk, engine, spares, engine_set, system, profile_set, scale,
