@@ -55,8 +55,13 @@ pub fn max_min_rates<P: AsRef<[usize]>>(capacity: &[f64], paths: &[P], caps: &[f
         for r in 0..capacity.len() {
             saturated[r] = unfixed_on[r] > 0 && remaining[r].max(0.0) / unfixed_on[r] as f64 <= near;
         }
+        // Fix the flows at the level: those at their own cap and those crossing a resource that
+        // is now full. The flow that set the level is always among them; should rounding ever
+        // leave none, the rest are fixed at the level rather than looping.
+        let at_level = |f: usize| caps[f] <= near || paths[f].as_ref().iter().any(|&r| saturated[r]);
+        let any = (0..n).any(|f| !fixed[f] && at_level(f));
         for f in 0..n {
-            if fixed[f] || !(caps[f] <= near || paths[f].as_ref().iter().any(|&r| saturated[r])) {
+            if fixed[f] || (any && !at_level(f)) {
                 continue;
             }
             let x = level.min(caps[f]);
