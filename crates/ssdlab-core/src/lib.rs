@@ -20,6 +20,7 @@
 //! workload, progress             job specs, generators, traces; progress reports
 //! report                         what devices, arrays and runs report (the output)
 //! metrics                        diskstats, fio's statistics, histograms
+//! net                            links, bonding, max-min fair flows (no I/O: a model hosts will use)
 //! engine, error, io              time, events, servers, random streams; errors; ids, requests
 //! ```
 //!
@@ -40,6 +41,7 @@ pub mod fs;
 pub mod host;
 pub mod io;
 pub mod metrics;
+pub mod net;
 pub mod pagecache;
 pub mod progress;
 pub mod remap;

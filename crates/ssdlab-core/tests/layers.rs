@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The top modules from the bottom up; a module may use only those before it (and itself).
 /// `docs/architecture.md` draws the same stack.
 const LAYERS: &[&str] = &[
-    "engine", "error", "io", "metrics", "report", "progress", "cpu", "workload", "device", "block", "fs", "pagecache", "file",
+    "engine", "error", "net", "io", "metrics", "report", "progress", "cpu", "workload", "device", "block", "fs", "pagecache", "file",
     "host", "array", "remap", "target", "sim", "schema",
 ];
 

@@ -1,0 +1,368 @@
+//! A fluid simulation of transfers over the network: flows of so many bytes, each sent at its
+//! max-min fair rate ([`super::maxmin`]) until it is done.
+//!
+//! Rates change only when the set of flows (or a resource's capacity) changes, so between two
+//! such events every flow moves at a constant rate and its completion time is known. The
+//! simulator keeps those times ordered and moves from one event to the next: its cost grows
+//! with the number of active flows and of events, never with the bytes moved.
+//!
+//! Time is integer nanoseconds; bytes left are f64. A flow's completion time is its bytes left
+//! over its rate, rounded **up** to the next whole nanosecond from the instant its rate was
+//! set, so a completion never lands in the past; the sliver a flow would move in that last
+//! part of a nanosecond is not sent (a completing flow moves exactly its bytes).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::engine::{Time, NS_PER_S};
+use crate::error::ConfigError;
+
+use super::maxmin::max_min_rates;
+
+/// A resource's index in its [`FlowNet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResourceId(pub usize);
+
+/// A flow's name in its [`FlowNet`]: given in order, never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowId(pub u64);
+
+/// A share of load at or above this part of its capacity counts a resource as saturated
+/// (floating-point sums of the flows' rates).
+const SATURATED: f64 = 1.0 - 1e-9;
+
+/// The rate a TCP flow's window allows: at most a window of bytes per round trip
+/// (min(rwnd, cwnd) / RTT), bytes per second. A zero RTT means no limit.
+pub fn window_cap(window_bytes: u64, rtt_ns: Time) -> f64 {
+    if rtt_ns == 0 {
+        return f64::INFINITY;
+    }
+    window_bytes as f64 * NS_PER_S as f64 / rtt_ns as f64
+}
+
+#[derive(Clone, Debug)]
+struct Resource {
+    name: String,
+    capacity: f64,
+    /// Sum of the rates of the flows crossing it, as last computed.
+    load: f64,
+    carried: f64,
+    saturated_ns: Time,
+}
+
+#[derive(Clone, Debug)]
+struct Flow {
+    path: Vec<usize>,
+    bytes: u64,
+    left: f64,
+    cap: f64,
+    rate: f64,
+    done_at: Time,
+}
+
+/// What one resource carried over the run so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceUsage {
+    pub name: String,
+    /// Capacity at the end, bytes per second.
+    pub capacity_bytes_per_s: f64,
+    /// Bytes that crossed it.
+    pub bytes: f64,
+    /// Time it was saturated (its flows' rates summed to its capacity), ns.
+    pub saturated_ns: Time,
+    /// Bytes carried over what its capacity could have carried in the elapsed time.
+    pub utilisation: f64,
+}
+
+/// Resources, the flows over them and the fluid simulation's clock.
+#[derive(Clone, Debug, Default)]
+pub struct FlowNet {
+    resources: Vec<Resource>,
+    flows: BTreeMap<FlowId, Flow>,
+    /// Active flows by completion time (then id: ties complete in id order).
+    order: BTreeSet<(Time, FlowId)>,
+    now: Time,
+    next_id: u64,
+    /// The flow set or a capacity changed since rates were last computed.
+    dirty: bool,
+    delivered: f64,
+    completed_bytes: u128,
+}
+
+impl FlowNet {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The simulation's present, ns.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// A resource of `bytes_per_s` (a NIC link's goodput, a client's line, a disk-side cap).
+    pub fn add_resource(&mut self, name: &str, bytes_per_s: f64) -> Result<ResourceId, ConfigError> {
+        check_capacity(name, bytes_per_s)?;
+        self.resources.push(Resource { name: name.to_string(), capacity: bytes_per_s, load: 0.0, carried: 0.0, saturated_ns: 0 });
+        Ok(ResourceId(self.resources.len() - 1))
+    }
+
+    /// Change a resource's capacity from now on (a disk-side cap that moved).
+    pub fn set_capacity(&mut self, r: ResourceId, bytes_per_s: f64) -> Result<(), ConfigError> {
+        let res = self.resources.get(r.0).ok_or_else(|| ConfigError::new("resource", format!("no resource {}", r.0)))?;
+        check_capacity(&res.name, bytes_per_s)?;
+        self.resources[r.0].capacity = bytes_per_s;
+        self.dirty = true;
+        Ok(())
+    }
+
+    pub fn capacity(&self, r: ResourceId) -> f64 {
+        self.resources[r.0].capacity
+    }
+
+    /// Start a flow of `bytes` now over `resources` (repeats count once), at most `cap` bytes
+    /// per second (infinite for no cap of its own; see [`window_cap`]).
+    pub fn add_flow(&mut self, resources: &[ResourceId], bytes: u64, cap: f64) -> Result<FlowId, ConfigError> {
+        if cap.is_nan() || cap <= 0.0 {
+            return Err(ConfigError::new("flow.cap", format!("must be a positive rate in bytes per second (infinite for none), got {cap}")));
+        }
+        let mut path: Vec<usize> = Vec::with_capacity(resources.len());
+        for r in resources {
+            if r.0 >= self.resources.len() {
+                return Err(ConfigError::new("flow.resources", format!("no resource {} (the network has {})", r.0, self.resources.len())));
+            }
+            if !path.contains(&r.0) {
+                path.push(r.0);
+            }
+        }
+        if path.is_empty() && cap.is_infinite() {
+            return Err(ConfigError::new("flow.cap", "a flow that crosses no resource needs a finite cap".into()));
+        }
+        let id = FlowId(self.next_id);
+        self.next_id += 1;
+        self.flows.insert(id, Flow { path, bytes, left: bytes as f64, cap, rate: 0.0, done_at: self.now });
+        self.dirty = true;
+        Ok(id)
+    }
+
+    /// Stop a flow now (an aborted transfer); its bytes left, if it was active.
+    pub fn remove_flow(&mut self, id: FlowId) -> Option<f64> {
+        let f = self.flows.remove(&id)?;
+        self.order.remove(&(f.done_at, id));
+        self.dirty = true;
+        Some(f.left)
+    }
+
+    /// Flows under way.
+    pub fn active(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// A flow's current rate, bytes per second.
+    pub fn rate(&mut self, id: FlowId) -> Option<f64> {
+        self.refresh();
+        self.flows.get(&id).map(|f| f.rate)
+    }
+
+    /// A flow's bytes still to move, as of now.
+    pub fn bytes_left(&self, id: FlowId) -> Option<f64> {
+        self.flows.get(&id).map(|f| f.left)
+    }
+
+    /// Active flows' ids, paths (resource indices), caps and current rates, in id order.
+    pub fn snapshot(&mut self) -> Vec<(FlowId, Vec<usize>, f64, f64)> {
+        self.refresh();
+        self.flows.iter().map(|(&id, f)| (id, f.path.clone(), f.cap, f.rate)).collect()
+    }
+
+    /// When the next active flow completes, if any.
+    pub fn next_completion(&mut self) -> Option<Time> {
+        self.refresh();
+        self.order.first().map(|&(t, _)| t)
+    }
+
+    /// Move the clock to `t` (not before now), completing every flow due by then in time
+    /// order; the flows completed, in the order they completed.
+    pub fn advance_to(&mut self, t: Time) -> Vec<FlowId> {
+        debug_assert!(t >= self.now, "the flow network's clock goes back from {} to {t}", self.now);
+        let t = t.max(self.now);
+        let mut done = Vec::new();
+        loop {
+            self.refresh();
+            let Some(&(at, _)) = self.order.first() else { break };
+            if at > t {
+                break;
+            }
+            self.integrate(at);
+            while let Some(&(when, id)) = self.order.first() {
+                if when != at {
+                    break;
+                }
+                self.order.pop_first();
+                let f = self.flows.remove(&id).expect("an ordered flow is active");
+                // The rounding up of its completion leaves at most a sliver: it moves now.
+                self.credit(&f.path, f.left);
+                self.completed_bytes += f.bytes as u128;
+                done.push(id);
+            }
+            self.dirty = true;
+        }
+        self.integrate(t);
+        done
+    }
+
+    /// Bytes moved by all flows so far (completed or not).
+    pub fn delivered_bytes(&self) -> f64 {
+        self.delivered
+    }
+
+    /// Bytes of the flows completed so far.
+    pub fn completed_bytes(&self) -> u128 {
+        self.completed_bytes
+    }
+
+    /// Each resource's carried bytes, saturated time and utilisation over `[0, now]`.
+    pub fn usage(&self) -> Vec<ResourceUsage> {
+        let elapsed = self.now as f64 / NS_PER_S as f64;
+        self.resources
+            .iter()
+            .map(|r| ResourceUsage {
+                name: r.name.clone(),
+                capacity_bytes_per_s: r.capacity,
+                bytes: r.carried,
+                saturated_ns: r.saturated_ns,
+                utilisation: if elapsed > 0.0 { r.carried / (r.capacity * elapsed) } else { 0.0 },
+            })
+            .collect()
+    }
+
+    /// The resource saturated longest so far (the first such on ties), if any was ever saturated:
+    /// what bounded the run.
+    pub fn bottleneck(&self) -> Option<ResourceUsage> {
+        let u = self.usage();
+        let best = u.iter().enumerate().filter(|(_, r)| r.saturated_ns > 0).max_by(|a, b| a.1.saturated_ns.cmp(&b.1.saturated_ns).then(b.0.cmp(&a.0)))?;
+        Some(best.1.clone())
+    }
+
+    fn credit(&mut self, path: &[usize], bytes: f64) {
+        for &r in path {
+            self.resources[r].carried += bytes;
+        }
+        self.delivered += bytes;
+    }
+
+    /// Move every flow on at its rate from now to `to`.
+    fn integrate(&mut self, to: Time) {
+        if to <= self.now {
+            return;
+        }
+        let dt_ns = to - self.now;
+        let dt = dt_ns as f64 / NS_PER_S as f64;
+        let resources = &mut self.resources;
+        let mut delivered = 0.0;
+        for f in self.flows.values_mut() {
+            let moved = (f.rate * dt).min(f.left);
+            f.left -= moved;
+            for &r in &f.path {
+                resources[r].carried += moved;
+            }
+            delivered += moved;
+        }
+        self.delivered += delivered;
+        for r in &mut self.resources {
+            if r.load >= r.capacity * SATURATED {
+                r.saturated_ns += dt_ns;
+            }
+        }
+        self.now = to;
+    }
+
+    /// Recompute the rates and completion times if the flows or capacities changed.
+    fn refresh(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let capacity: Vec<f64> = self.resources.iter().map(|r| r.capacity).collect();
+        let paths: Vec<&[usize]> = self.flows.values().map(|f| f.path.as_slice()).collect();
+        let caps: Vec<f64> = self.flows.values().map(|f| f.cap).collect();
+        let rates = max_min_rates(&capacity, &paths, &caps);
+        for r in &mut self.resources {
+            r.load = 0.0;
+        }
+        self.order.clear();
+        for ((&id, f), rate) in self.flows.iter_mut().zip(rates) {
+            f.rate = rate;
+            for &r in &f.path {
+                self.resources[r].load += rate;
+            }
+            f.done_at = self.now.saturating_add(ns_to_move(f.left, rate));
+            self.order.insert((f.done_at, id));
+        }
+    }
+}
+
+/// Whole nanoseconds to move `left` bytes at `rate`, rounded up (0 for nothing left).
+fn ns_to_move(left: f64, rate: f64) -> Time {
+    if left <= 0.0 {
+        return 0;
+    }
+    let ns = (left / rate * NS_PER_S as f64).ceil();
+    if ns >= Time::MAX as f64 {
+        Time::MAX
+    } else {
+        (ns as Time).max(1)
+    }
+}
+
+fn check_capacity(name: &str, bytes_per_s: f64) -> Result<(), ConfigError> {
+    if bytes_per_s.is_finite() && bytes_per_s > 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::new(name, format!("capacity must be a positive, finite rate in bytes per second, got {bytes_per_s}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One flow alone on a resource: done at bytes / capacity, rounded up to the nanosecond.
+    #[test]
+    fn one_flow_takes_its_bytes_over_the_capacity() {
+        let mut net = FlowNet::new();
+        let r = net.add_resource("link", 3.0).unwrap();
+        let f = net.add_flow(&[r], 1, f64::INFINITY).unwrap();
+        assert_eq!(net.next_completion(), Some(333_333_334));
+        assert!(net.advance_to(333_333_333).is_empty());
+        assert_eq!(net.advance_to(333_333_334), vec![f]);
+        assert_eq!(net.delivered_bytes(), 1.0);
+        assert_eq!(net.usage()[0].bytes, 1.0);
+    }
+
+    /// Two flows share a link; when the short one ends, the long one speeds up.
+    #[test]
+    fn a_completion_frees_capacity() {
+        let mut net = FlowNet::new();
+        let r = net.add_resource("link", 100.0).unwrap();
+        let a = net.add_flow(&[r], 50, f64::INFINITY).unwrap();
+        let b = net.add_flow(&[r], 150, f64::INFINITY).unwrap();
+        // 50 each per second: a is done at 1 s, with b's 100 left at 100/s: done at 2 s.
+        assert_eq!(net.next_completion(), Some(NS_PER_S));
+        assert_eq!(net.advance_to(NS_PER_S), vec![a]);
+        assert_eq!(net.rate(b), Some(100.0));
+        assert_eq!(net.advance_to(5 * NS_PER_S), vec![b]);
+        assert_eq!(net.usage()[0].saturated_ns, 2 * NS_PER_S);
+        assert!((net.usage()[0].utilisation - 200.0 / 500.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_flows_and_resources_are_refused() {
+        let mut net = FlowNet::new();
+        assert!(net.add_resource("line", 0.0).is_err());
+        assert!(net.add_resource("line", f64::INFINITY).is_err());
+        let r = net.add_resource("line", 1.0).unwrap();
+        assert_eq!(net.add_flow(&[ResourceId(7)], 1, 1.0).unwrap_err().key, "flow.resources");
+        assert_eq!(net.add_flow(&[r], 1, 0.0).unwrap_err().key, "flow.cap");
+        assert_eq!(net.add_flow(&[], 1, f64::INFINITY).unwrap_err().key, "flow.cap");
+        assert_eq!(window_cap(65_535, 100_000_000), 655_350.0);
+    }
+}
