@@ -5,7 +5,7 @@
 mod common;
 
 use common::{barracuda, host_with_overhead};
-use ssdlab_core::array::MemberSpec;
+use ssdlab_core::array::{ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::device::DriveConfig;
 use ssdlab_core::remap::RemapConfig;
@@ -239,4 +239,39 @@ fn metadata_written_home_and_lost_is_restored_by_replay_while_the_log_holds_it()
     let small = cut(Some(1024));
     assert!(small.metadata_blocks > small.metadata_recovered && small.fsck_needed, "{small:?}");
     assert!(small.inodes_damaged + small.directories_damaged + small.bitmaps_damaged + small.mappings_damaged + small.super_damaged > 0, "{small:?}");
+}
+
+fn md(level: RaidLevel, n: usize) -> DeviceConfig {
+    let members = (0..n)
+        .map(|i| MemberSpec {
+            name: format!("sd{}", (b'a' + i as u8) as char),
+            device: DriveConfig::Hdd(barracuda()),
+            precondition: Precondition::None,
+            scheduler: Default::default(),
+            queue: Default::default(),
+        })
+        .collect();
+    DeviceConfig::Array(ArrayConfig {
+        level,
+        chunk_bytes: 64 * 1024,
+        engine: EngineConfig::Md(MdConfig::default()),
+        members,
+        failures: vec![],
+        spares: vec![],
+        rebuild_limit_bytes: None,
+        verify_data: false,
+    })
+}
+
+#[test]
+fn raid0_places_its_members_losses_in_the_file_system_and_parity_cannot() {
+    let (r, f) = mail_cut(md(RaidLevel::Raid0, 2), FsType::Ext3, KernelEra::Y2008);
+    let members: u64 = lost(&r).members.iter().map(|m| m.volatile_bytes).sum();
+    assert!(members > 0 && f.located, "{f:?}");
+    // Every lost sector has an owner, whole blocks at a time.
+    assert!(attributed(&f, 4096) >= members, "{f:?} {members}");
+    assert!(f.transactions_broken > 0, "{f:?}");
+    let (r5, f5) = mail_cut(md(RaidLevel::Raid5, 3), FsType::Ext3, KernelEra::Y2008);
+    assert!(lost(&r5).members.iter().any(|m| m.volatile_bytes > 0));
+    assert!(!f5.located && attributed(&f5, 4096) == 0, "{f5:?}");
 }

@@ -172,6 +172,24 @@ impl Layout {
         (row, (k - row * self.n as u64) as u32)
     }
 
+    /// RAID 0: where member `member`'s bytes `[offset, offset + len)` are in the array, as
+    /// runs (one per chunk: consecutive chunks of a member are `n` chunks apart). Bytes past
+    /// the last whole row hold no data and are left out.
+    pub fn raid0_array_runs(&self, member: u32, offset: u64, len: u64) -> Vec<(u64, u64)> {
+        debug_assert_eq!(self.level, RaidLevel::Raid0);
+        let end = (offset + len).min(self.rows * self.chunk);
+        let mut out = Vec::new();
+        let mut at = offset;
+        while at < end {
+            let (row, off) = (at / self.chunk, at % self.chunk);
+            let take = (self.chunk - off).min(end - at);
+            let k = row * self.n as u64 + member as u64;
+            out.push((k * self.chunk + off, take));
+            at += take;
+        }
+        out
+    }
+
     /// RAID 10 near-2: the two (row, member) places of logical chunk `k`. The copies sit at
     /// consecutive chunk positions `2k` and `2k + 1`, counting across members then rows.
     #[inline]
@@ -185,6 +203,20 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raid0_member_bytes_map_back_to_where_the_array_put_them() {
+        let l = Layout::new(RaidLevel::Raid0, 3, 16 * 1024, 1 << 20);
+        for x in (0..l.capacity()).step_by(4096 + 512) {
+            let (k, off) = l.chunk_of(x);
+            let (row, member) = l.stripe_chunk(k);
+            assert_eq!(l.raid0_array_runs(member, row * l.chunk + off, 512), vec![(x, 512)], "{x}");
+        }
+        // Across a chunk boundary on a member: the next chunk is three chunks on.
+        let c = l.chunk;
+        assert_eq!(l.raid0_array_runs(1, c - 100, 200), vec![(c + c - 100, 100), (4 * c, 100)]);
+        assert!(l.raid0_array_runs(0, l.rows * c, 4096).is_empty(), "past the last row");
+    }
 
     /// A layout drawn as md documents it: rows of cells, "Dk" for data chunk k, "P", "Q".
     fn draw(l: &Layout, rows: u64) -> Vec<Vec<String>> {

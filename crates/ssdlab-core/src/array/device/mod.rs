@@ -511,11 +511,27 @@ impl<D: Drive> BlockDevice for Array<D> {
         self.members.iter().map(|m| (m.name.clone(), m.dev.device.volatile())).collect()
     }
 
-    /// Nothing of its own; where its members' losses fall in the array's address space is not
-    /// worked out (parity and mirrors make it a question of which copy survives), so an
-    /// array whose members lost data cannot say where.
+    /// Nothing of its own. Its members' losses are placed in the array for RAID 0 under md;
+    /// with mirrors or parity which copy survives is md's resync's choice, and a hardware
+    /// controller's own cache stands between, so such an array whose members lost data
+    /// cannot say where.
     fn lost_ranges(&self) -> Option<Vec<crate::device::LostRange>> {
-        self.members.iter().all(|m| m.dev.device.volatile().bytes == 0).then(Vec::new)
+        use crate::device::LostRange;
+        let mut out = Vec::new();
+        for (role, &m) in self.roles.iter().enumerate() {
+            let lost = self.members[m as usize].dev.device.lost_ranges()?;
+            if lost.is_empty() {
+                continue;
+            }
+            if self.layout.level != RaidLevel::Raid0 || self.controller.is_some() {
+                return None;
+            }
+            for x in lost {
+                let runs = self.layout.raid0_array_runs(role as u32, x.offset, x.len);
+                out.extend(runs.into_iter().map(|(offset, len)| LostRange { offset, len, promised: x.promised }));
+            }
+        }
+        Some(crate::device::merge_lost(out))
     }
 
     fn begin_run(&mut self) -> Time {
