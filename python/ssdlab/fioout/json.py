@@ -59,7 +59,7 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
         u = fu.unit
         g = groups[u.group_id]
         job: dict[str, Any] = {
-            "jobname": u.name, "groupid": u.group_id, "job_start": fu.job_start_ms, "error": fu.error,
+            "jobname": u.name, "groupid": u.group_id, "error": fu.error,
             "eta": 0, "elapsed": int(round(result.elapsed_ns / 1e9)),
         }
         if u.options:

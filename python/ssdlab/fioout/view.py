@@ -79,7 +79,6 @@ class FioUnit:
     stats: list[dict[str, Any]]  # the members' core output
     dirs: dict[str, FioDir]
     pid: int
-    job_start_ms: int
     total_run_ms: int = 0
     usr_ms: float = 0.0
     sys_ms: float = 0.0
@@ -218,11 +217,8 @@ def _block_sizes(job: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
-    from .numbers import now
-
     core_jobs = r.spec.core["jobs"]
     reports = list(getattr(r.spec, "job_reports", []) or [])
-    wall = now()
     base_pid = os.getpid()
     units: list[FioUnit] = []
     for u in r.units:
@@ -240,8 +236,7 @@ def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
             for k, d in enumerate(DIRS):
                 dirs[d].bw.add_sum(Stat.from_core(j["bw_samples"][k]))
                 dirs[d].iops.add_sum(Stat.from_core(j["iops_samples"][k]))
-        fu = FioUnit(u, report, jobs, stats, dirs, pid=base_pid + 1 + first,
-                     job_start_ms=int((wall - r.elapsed_ns / 1e9 + stats[0]["start_ns"] / 1e9) * 1000))
+        fu = FioUnit(u, report, jobs, stats, dirs, pid=base_pid + 1 + first)
         _cpu(fu)
         units.append(fu)
     groups: dict[int, FioGroup] = {}
