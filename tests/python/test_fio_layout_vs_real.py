@@ -44,6 +44,7 @@ JOBS = {
     "group-reporting": ("[global]\nioengine=null\nsize=8m\nbs=64k\n[w]\nrw=write\nnumjobs=2\n"
                         "group_reporting\n"),
     "fsync": "[s]\nioengine=null\nsize=4m\nbs=4k\nrw=write\nfsync=8\n",
+    "continue-on-error": "[e]\nioengine=null\nsize=4m\nbs=4k\nrw=randwrite\ncontinue_on_error=all\n",
     "two-groups": ("[global]\nioengine=null\nsize=8m\n[a]\nrw=read\nbs=16k\n[b]\nstonewall\n"
                    "rw=randwrite\nbs=4k\nnumjobs=2\n"),
 }
@@ -61,7 +62,7 @@ FILE_JOBS = {
 
 #: lines with no measured number in them: fio's, character for character
 FIXED = re.compile(r"^(\S+: \(g=\d+\): rw=|fio-|Starting |\.\.\.$|     latency   :|Run status group|"
-                   r"Disk stats|  fsync/fdatasync)")
+                   r"Disk stats|  fsync/fdatasync|     errors    :)")
 
 
 def _fio(job: Path, fmt: str, cwd: Path) -> str:

@@ -248,3 +248,20 @@ def test_version_is_fio_3_33_in_every_format(rr):
     # fio 3.33's disk_util has no sectors (later releases add them)
     assert list(rr.to_fio_json()["disk_util"][0]) == ["name", "read_ios", "write_ios", "read_merges", "write_merges",
                                                       "read_ticks", "write_ticks", "in_queue", "util"]
+
+
+def test_continue_on_error_reports_errors_as_fio_does():
+    # fio 3.33 with continue_on_error (not none): an "errors" line after "issued rwts", JSON
+    # total_err and first_error after latency_ms, two terse fields after the disks'
+    base = "[e]\nioengine=libaio\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\n"
+    on, off = ssdlab.run(base + "continue_on_error=all\n"), ssdlab.run(base + "continue_on_error=none\n")
+    lines = format_normal(on).splitlines()
+    i = lines.index("     errors    : total=0, first_error=0/<Success>")
+    assert lines[i - 1].startswith("     issued rwts:") and lines[i + 1].startswith("     latency   :")
+    assert not any(line.startswith("     errors") for line in format_normal(off).splitlines())
+    keys = list(on.to_fio_json()["jobs"][0])
+    assert keys[keys.index("latency_ms") + 1:keys.index("latency_ms") + 4] == ["total_err", "first_error",
+                                                                            "latency_depth"]
+    assert "total_err" not in off.to_fio_json()["jobs"][0]
+    t_on, t_off = format_terse(on).rstrip("\n").split(";"), format_terse(off).rstrip("\n").split(";")
+    assert len(t_on) == len(t_off) + 2 and t_on[-2:] == ["0", "0"]

@@ -78,6 +78,10 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
             "latency_ns": dict(zip(map(str, LAT_KEYS), lat_n)),
             "latency_us": dict(zip(map(str, LAT_KEYS), lat_u)),
             "latency_ms": dict(zip([*map(str, LAT_MS_KEYS), ">=2000"], lat_m)),
+        })
+        if rep.continue_on_error:  # fio writes these only then
+            job.update({"total_err": fu.total_errors(), "first_error": fu.error})
+        job.update({
             "latency_depth": fu.iodepth,
             "latency_target": rep.latency_target_ns,
             "latency_percentile": rep.latency_percentile,

@@ -7,6 +7,8 @@ numbers from :mod:`.view`."""
 
 from __future__ import annotations
 
+import os
+
 from .numbers import ctime, is_power_of_2, now, num2str
 from .view import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit, build_view,
                    dist)
@@ -129,6 +131,8 @@ def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
     t = fu.total_ios()
     out.append(f"     issued rwts: total={t[0]},{t[1]},{t[2]},{t[3]} short=0,0,0,0 dropped=0,0,0,0")
     rep = fu.report
+    if rep.continue_on_error:
+        out.append(f"     errors    : total={fu.total_errors()}, first_error={fu.error}/<{os.strerror(fu.error)}>")
     # fio 3.33 prints the target (ns) and the window (us) as plain integers
     out.append(f"     latency   : target={int(rep.latency_target_ns)}, window={int(rep.latency_window_us)}, "
                f"percentile={rep.latency_percentile:.2f}%, depth={fu.iodepth}")

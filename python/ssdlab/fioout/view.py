@@ -97,6 +97,11 @@ class FioUnit:
         """fio's ``error``: the errno that stopped a member (a metadata engine's failed call), 0 if none."""
         return next((s["error"] for s in self.stats if s.get("error")), 0)
 
+    def total_errors(self) -> int:
+        """fio's total_err_count: the members' failed calls (a job stops at its first: the
+        simulation does not continue past an error, whatever continue_on_error says)."""
+        return sum(1 for s in self.stats if s.get("error"))
+
     @property
     def sync_engine(self) -> bool:
         """fio completes each I/O inside the submitting call: a synchronous engine, or the
