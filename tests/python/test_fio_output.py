@@ -89,7 +89,7 @@ def test_normal_report_reads_like_fio(rr):
     lines = text.splitlines()
     assert lines[0].startswith("rr: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, "
                                "ioengine=libaio, iodepth=8")
-    assert lines[1].startswith("fio-3.") and lines[2] == "Starting 1 process" and lines[3] == ""
+    assert lines[1] == "fio-3.33" and lines[2] == "Starting 1 process" and lines[3] == ""
     assert re.match(r"rr: \(groupid=0, jobs=1\): err= 0: pid=\d+: \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$", lines[4])
     assert re.search(r"^  read: IOPS=[\d.]+k, BW=[\d.]+MiB/s \([\d.]+MB/s\)\([\d.]+MiB/2000msec\)$", text, re.M)
     bw = re.search(r"^   bw \(  KiB/s\): min=\s*(\d+), max=\s*(\d+), per=[\d.]+%, avg=([\d.]+), "
@@ -100,9 +100,10 @@ def test_normal_report_reads_like_fio(rr):
     assert re.search(r"^  cpu          : usr=[\d.]+%, sys=[\d.]+%, ctx=\d+, majf=0, minf=\d+$", text, re.M)
     assert "     submit    : 0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%" in lines
     assert re.search(r"^     issued rwts: total=\d+,0,0,0 short=0,0,0,0 dropped=0,0,0,0$", text, re.M)
-    assert "     latency   : target=0.00ns, window=0.00ns, percentile=100.00%, depth=8" in lines
+    # fio 3.33: the target (ns) and window (us) as plain integers
+    assert "     latency   : target=0, window=0, percentile=100.00%, depth=8" in lines
     assert re.search(r"^   READ: bw=\S+ \(\S+\), \S+-\S+ \(\S+-\S+\), io=\S+ \(\S+\), run=2000-2000msec$", text, re.M)
-    assert re.search(r"^  sda: ios=\d+/0, sectors=\d+/0, merge=0/0, ticks=\d+/0, in_queue=\d+, util=[\d.]+%$",
+    assert re.search(r"^  sda: ios=\d+/0, merge=0/0, ticks=\d+/0, in_queue=\d+, util=[\d.]+%$",
                      text, re.M)
     # the device's own depth is labelled as ssdlab's, outside fio's lines
     assert "Device-side queue depth (ssdlab;" in text
@@ -134,7 +135,7 @@ def test_stonewalled_jobs_each_get_their_own_samples():
 
 def test_latency_target_is_reported():
     r = ssdlab.run(RR + "latency_target=10ms\nlatency_window=1s\nlatency_percentile=99\n")
-    assert "     latency   : target=10.00ms, window=1000.00ms, percentile=99.00%, depth=8" in format_normal(r)
+    assert "     latency   : target=10000000, window=1000000, percentile=99.00%, depth=8" in format_normal(r)
     job = r.to_fio_json()["jobs"][0]
     assert (job["latency_target"], job["latency_window"], job["latency_percentile"], job["latency_depth"]) == (
         10_000_000, 1_000_000, 99.0, 8)
@@ -158,7 +159,7 @@ def test_json_plus_bins_are_fio_buckets(rr):
     assert "bins" not in rr.to_fio_json()["jobs"][0]["read"]["clat_ns"]
     # the plain JSON has fio's job keys in fio's order
     keys = list(j)
-    assert keys[:4] == ["jobname", "groupid", "job_start", "error"]
+    assert keys[:5] == ["jobname", "groupid", "error", "eta", "elapsed"]  # fio 3.33 has no job_start
     assert keys.index("iodepth_submit") == keys.index("iodepth_level") + 1
     assert "percentile" not in j["write"]["clat_ns"]  # no writes, no percentiles (as fio)
 
@@ -231,3 +232,36 @@ def test_jobs_are_named_by_their_section_and_writes_report_zone_resets():
     assert "glob" not in text
     assert re.search(r"^  write: IOPS=.*msec\); 0 zone resets$", text, re.M)
     assert re.search(r"^  read: IOPS=.*msec\)$", text, re.M)
+
+
+def test_sync_section_is_named_as_fio_3_33_names_it():
+    text = format_normal(ssdlab.run("[s]\nioengine=psync\ndirect=1\nrw=write\nbs=4k\nsize=1m\nfsync=8\n"))
+    lines = text.splitlines()
+    i = lines.index("  fsync/fdatasync/sync_file_range:")  # later fio adds "/syncfs"
+    assert lines[i + 1].startswith("    sync (")
+
+
+def test_version_is_fio_3_33_in_every_format(rr):
+    assert ssdlab.results.FIO_VERSION == "fio-3.33"
+    assert rr.to_fio_json()["fio version"] == "fio-3.33"
+    assert format_terse(rr).split(";")[1] == "fio-3.33"
+    # fio 3.33's disk_util has no sectors (later releases add them)
+    assert list(rr.to_fio_json()["disk_util"][0]) == ["name", "read_ios", "write_ios", "read_merges", "write_merges",
+                                                      "read_ticks", "write_ticks", "in_queue", "util"]
+
+
+def test_continue_on_error_reports_errors_as_fio_does():
+    # fio 3.33 with continue_on_error (not none): an "errors" line after "issued rwts", JSON
+    # total_err and first_error after latency_ms, two terse fields after the disks'
+    base = "[e]\nioengine=libaio\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\n"
+    on, off = ssdlab.run(base + "continue_on_error=all\n"), ssdlab.run(base + "continue_on_error=none\n")
+    lines = format_normal(on).splitlines()
+    i = lines.index("     errors    : total=0, first_error=0/<Success>")
+    assert lines[i - 1].startswith("     issued rwts:") and lines[i + 1].startswith("     latency   :")
+    assert not any(line.startswith("     errors") for line in format_normal(off).splitlines())
+    keys = list(on.to_fio_json()["jobs"][0])
+    assert keys[keys.index("latency_ms") + 1:keys.index("latency_ms") + 4] == ["total_err", "first_error",
+                                                                            "latency_depth"]
+    assert "total_err" not in off.to_fio_json()["jobs"][0]
+    t_on, t_off = format_terse(on).rstrip("\n").split(";"), format_terse(off).rstrip("\n").split(";")
+    assert len(t_on) == len(t_off) + 2 and t_on[-2:] == ["0", "0"]

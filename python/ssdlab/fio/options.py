@@ -243,7 +243,7 @@ FILE_LAYER = frozenset("end_fsync unlink file_service_type openfiles create_on_o
 REPORT_OPTIONS = frozenset("""
 bwavgtime iopsavgtime log_avg_msec write_bw_log write_iops_log write_lat_log log_offset
 per_job_logs log_window_value thread description latency_target latency_window
-latency_percentile ioengine iodepth_batch_complete_min
+latency_percentile ioengine iodepth_batch_complete_min continue_on_error
 steadystate steadystate_duration steadystate_ramp_time steadystate_check_interval
 """.split())
 # Of those, the ones ssdlab's report honours in full (no "not modelled" warning).

@@ -49,6 +49,9 @@ class JobReport(BaseModel):
     latency_window_us: int = 0
     latency_percentile: float = 100.0
     iodepth_batch_complete_min: int = 1
+    #: continue_on_error other than none: fio then reports the job's errors (an "errors" line,
+    #: JSON total_err and first_error); the simulation still stops a job at its first error
+    continue_on_error: bool = False
     #: fio's steady-state test (``steadystate=CRITERION:LIMIT[%]``, ``ss_dur``, ``ss_ramp``,
     #: ``ss_interval``): ``ss_dur_s`` 0 means none (see :mod:`ssdlab.analysis.steadystate`)
     ss_criterion: str = "iops_slope"
@@ -191,6 +194,7 @@ def job_report(st: JobState, name: str) -> JobReport:
         latency_window_us=_time_us(st, "latency_window"),
         latency_percentile=float(percentile) if percentile else 100.0,
         iodepth_batch_complete_min=_int(st, "iodepth_batch_complete_min", 1),
+        continue_on_error=st.report.get("continue_on_error", "none").strip().lower() not in ("none", "0"),
         **_steadystate(st),
         **logs,
     )

@@ -59,7 +59,7 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
         u = fu.unit
         g = groups[u.group_id]
         job: dict[str, Any] = {
-            "jobname": u.name, "groupid": u.group_id, "job_start": fu.job_start_ms, "error": fu.error,
+            "jobname": u.name, "groupid": u.group_id, "error": fu.error,
             "eta": 0, "elapsed": int(round(result.elapsed_ns / 1e9)),
         }
         if u.options:
@@ -78,6 +78,10 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
             "latency_ns": dict(zip(map(str, LAT_KEYS), lat_n)),
             "latency_us": dict(zip(map(str, LAT_KEYS), lat_u)),
             "latency_ms": dict(zip([*map(str, LAT_MS_KEYS), ">=2000"], lat_m)),
+        })
+        if rep.continue_on_error:  # fio writes these only then
+            job.update({"total_err": fu.total_errors(), "first_error": fu.error})
+        job.update({
             "latency_depth": fu.iodepth,
             "latency_target": rep.latency_target_ns,
             "latency_percentile": rep.latency_percentile,

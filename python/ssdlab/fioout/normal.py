@@ -7,6 +7,8 @@ numbers from :mod:`.view`."""
 
 from __future__ import annotations
 
+import os
+
 from .numbers import ctime, is_power_of_2, now, num2str
 from .view import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit, build_view,
                    dist)
@@ -104,14 +106,6 @@ def _lat_dist_lines(values: list[float], ranges: list[str], unit: str) -> list[s
     return [f"  lat ({unit})   : " + ", ".join(shown[i:i + 5]) for i in range(0, len(shown), 5)]
 
 
-def _scale_down_ns(ns: int) -> str:
-    """fio's scale_down_ns: a time in the largest of ns, us, ms, s that keeps it at 2 or more."""
-    for div, unit in ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")):
-        if ns >= 2 * div:
-            return f"{ns / div:.2f}{unit}"
-    return f"{float(ns):.2f}ns"
-
-
 def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
     """fio's show_thread_status_normal for one unit."""
     u = fu.unit
@@ -126,7 +120,7 @@ def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
     out.extend(_lat_dist_lines(lat_u, [f"{k}" for k in LAT_KEYS], "usec"))
     out.extend(_lat_dist_lines(lat_m, [f"{k}" for k in LAT_MS_KEYS] + [">=2000"], "msec"))
     if u.sync.ios:
-        out.append("  fsync/fdatasync/sync_file_range/syncfs:")
+        out.append("  fsync/fdatasync/sync_file_range:")
         out.append(_lat_line("sync", u.sync.lat))
         out.extend(_percentile_block(u, "sync", r.percentiles_list, r.percentile_precision, u.sync, "sync"))
     out.append(f"  cpu          : usr={fu.usr_cpu:3.2f}%, sys={fu.sys_cpu:3.2f}%, ctx={fu.ctx}, "
@@ -137,8 +131,10 @@ def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
     t = fu.total_ios()
     out.append(f"     issued rwts: total={t[0]},{t[1]},{t[2]},{t[3]} short=0,0,0,0 dropped=0,0,0,0")
     rep = fu.report
-    out.append(f"     latency   : target={_scale_down_ns(rep.latency_target_ns)}, "
-               f"window={_scale_down_ns(rep.latency_window_us * 1000)}, "
+    if rep.continue_on_error:
+        out.append(f"     errors    : total={fu.total_errors()}, first_error={fu.error}/<{os.strerror(fu.error)}>")
+    # fio 3.33 prints the target (ns) and the window (us) as plain integers
+    out.append(f"     latency   : target={int(rep.latency_target_ns)}, window={int(rep.latency_window_us)}, "
                f"percentile={rep.latency_percentile:.2f}%, depth={fu.iodepth}")
     ss = r.core.get("steadystate", {}).get(str(u.members[0]))
     if ss is not None:
@@ -183,12 +179,11 @@ def _disk_lines(r: RunResult) -> list[str]:
     out = []
     for u in r.disk_util():
         line = ("    " if "aggr_util" in u else "  ") + (
-            f"{u['name']}: ios={u['read_ios']}/{u['write_ios']}, sectors={u['read_sectors']}/{u['write_sectors']}, "
+            f"{u['name']}: ios={u['read_ios']}/{u['write_ios']}, "
             f"merge={u['read_merges']}/{u['write_merges']}, ticks={u['read_ticks']}/{u['write_ticks']}, "
             f"in_queue={u['in_queue']}, util={u['util']:3.2f}%")
         if "aggr_util" in u:
             line += (f", aggrios={u['aggr_read_ios']}/{u['aggr_write_ios']}, "
-                     f"aggsectors={u['aggr_read_sectors']}/{u['aggr_write_sectors']}, "
                      f"aggrmerge={u['aggr_read_merges']}/{u['aggr_write_merge']}, "
                      f"aggrticks={u['aggr_read_ticks']}/{u['aggr_write_ticks']}, "
                      f"aggrin_queue={u['aggr_in_queue']}, aggrutil={u['aggr_util']:3.2f}%")

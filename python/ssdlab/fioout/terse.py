@@ -85,6 +85,8 @@ def format_terse(r: RunResult) -> str:
         line += "".join(f";{v:3.2f}%" for v in lat_u)
         line += "".join(f";{v:3.2f}%" for v in lat_m)
         line += disks
+        if fu.report.continue_on_error:  # fio adds the errors only then, before the description
+            line += f";{fu.total_errors()};{fu.error}"
         if fu.report.description:
             line += f";{fu.report.description}"
         lines.append(line)

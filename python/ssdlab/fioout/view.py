@@ -79,7 +79,6 @@ class FioUnit:
     stats: list[dict[str, Any]]  # the members' core output
     dirs: dict[str, FioDir]
     pid: int
-    job_start_ms: int
     total_run_ms: int = 0
     usr_ms: float = 0.0
     sys_ms: float = 0.0
@@ -97,6 +96,11 @@ class FioUnit:
     def error(self) -> int:
         """fio's ``error``: the errno that stopped a member (a metadata engine's failed call), 0 if none."""
         return next((s["error"] for s in self.stats if s.get("error")), 0)
+
+    def total_errors(self) -> int:
+        """fio's total_err_count: the members' failed calls (a job stops at its first: the
+        simulation does not continue past an error, whatever continue_on_error says)."""
+        return sum(1 for s in self.stats if s.get("error"))
 
     @property
     def sync_engine(self) -> bool:
@@ -218,11 +222,8 @@ def _block_sizes(job: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
-    from .numbers import now
-
     core_jobs = r.spec.core["jobs"]
     reports = list(getattr(r.spec, "job_reports", []) or [])
-    wall = now()
     base_pid = os.getpid()
     units: list[FioUnit] = []
     for u in r.units:
@@ -240,8 +241,7 @@ def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
             for k, d in enumerate(DIRS):
                 dirs[d].bw.add_sum(Stat.from_core(j["bw_samples"][k]))
                 dirs[d].iops.add_sum(Stat.from_core(j["iops_samples"][k]))
-        fu = FioUnit(u, report, jobs, stats, dirs, pid=base_pid + 1 + first,
-                     job_start_ms=int((wall - r.elapsed_ns / 1e9 + stats[0]["start_ns"] / 1e9) * 1000))
+        fu = FioUnit(u, report, jobs, stats, dirs, pid=base_pid + 1 + first)
         _cpu(fu)
         units.append(fu)
     groups: dict[int, FioGroup] = {}
