@@ -1,6 +1,8 @@
 //! File-level work through the file layer: fio's pattern over files, and file programs, on
 //! ext3 and ext4 over simulated drives; what reaches the devices, and the books kept.
 
+mod common;
+
 use ssdlab_core::device::hdd::HddConfig;
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::file::{FileSystemSpec, FsType, KernelEra, MemoryConfig};
@@ -8,7 +10,7 @@ use ssdlab_core::host::HostConfig;
 use ssdlab_core::report::SimResult;
 use ssdlab_core::sim::{run, SimSpec, Until};
 use ssdlab_core::target::{DeviceConfig, TargetSpec};
-use ssdlab_core::workload::files::{FileAccess, FileEngine, FileOp, FileProgram, FileService, FileSetSpec, Pick, SizeSpec};
+use ssdlab_core::workload::files::{FileAccess, FileEngine, FileOp, FileService, FileSetSpec, Pick, SizeSpec};
 use ssdlab_core::workload::{JobSpec, RwMode};
 
 const KIB: u64 = 1024;
@@ -44,20 +46,7 @@ fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) ->
     j
 }
 
-fn program(ops: Vec<FileOp>, loops: Option<u64>) -> JobSpec {
-    let mut j = JobSpec::simple("p", RwMode::Write, 4 * KIB, 1, MIB);
-    j.io_limit = u64::MAX;
-    j.files = Some(FileAccess {
-        set: 0,
-        direct: false,
-        service: FileService::Roundrobin,
-        end_fsync: false,
-        unlink: false,
-        program: Some(FileProgram { ops, loops, stop_on_error: false, producers: Vec::new(), idle_ns: 0 }),
-        engine: None,
-    });
-    j
-}
+use common::file_program as program;
 
 fn device_read_bytes(r: &SimResult) -> u64 {
     r.devices[0].disk.read_sectors * 512

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{barracuda, host_with_overhead};
+use common::{barracuda, file_program, host_with_overhead};
 use ssdlab_core::array::{ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::device::DriveConfig;
@@ -14,7 +14,7 @@ use ssdlab_core::host::HostConfig;
 use ssdlab_core::report::{FsPowerCut, PowerCutDevice, SimResult};
 use ssdlab_core::sim::Until;
 use ssdlab_core::target::{DeviceConfig, TargetSpec};
-use ssdlab_core::workload::files::{FileAccess, FileOp, FileProgram, FileService, FileSetSpec, Pick, SizeSpec};
+use ssdlab_core::workload::files::{FileOp, FileSetSpec, Pick, SizeSpec};
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, SimSpec};
 
@@ -143,20 +143,7 @@ fn files_cut(device: DeviceConfig, fs: FsType, era: KernelEra, fsync: bool, at_n
     if !fsync {
         write.remove(2);
     }
-    let writer = || {
-        let mut j = JobSpec::simple("w", RwMode::Write, 4096, 1, MIB);
-        j.io_limit = u64::MAX;
-        j.files = Some(FileAccess {
-            set: 0,
-            direct: false,
-            service: FileService::Roundrobin,
-            end_fsync: false,
-            unlink: false,
-            program: Some(FileProgram { ops: write.clone(), loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0 }),
-            engine: None,
-        });
-        j
-    };
+    let writer = || file_program(write.clone(), None);
     let mut filesystem = FileSystemSpec::new(fs);
     filesystem.size_bytes = Some(4 << 30);
     filesystem.journal_blocks = journal_blocks;

@@ -350,3 +350,21 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
     }
     c
 }
+
+/// A buffered job running file program `ops` on file set 0, `loops` times (None: until its
+/// picks run out).
+pub fn file_program(ops: Vec<ssdlab_core::workload::files::FileOp>, loops: Option<u64>) -> JobSpec {
+    use ssdlab_core::workload::files::{FileAccess, FileProgram, FileService};
+    let mut j = JobSpec::simple("p", ssdlab_core::workload::RwMode::Write, 4096, 1, 1 << 20);
+    j.io_limit = u64::MAX;
+    j.files = Some(FileAccess {
+        set: 0,
+        direct: false,
+        service: FileService::Roundrobin,
+        end_fsync: false,
+        unlink: false,
+        program: Some(FileProgram { ops, loops, stop_on_error: false, producers: Vec::new(), idle_ns: 0 }),
+        engine: None,
+    });
+    j
+}

@@ -114,9 +114,9 @@ pub struct Ssd {
     in_flight: VecDeque<InFlightUnit>,
     in_flight_base: u64,
     /// Logical IUs sent to the dies and not yet below the durable floor, in sequence order
-    /// from `unsettled_seq`: where a power cut's losses lie.
+    /// (sequence numbers from the floor to `buffered_seq_start`): where a power cut's losses
+    /// lie, with the buffer's.
     unsettled: VecDeque<u32>,
-    unsettled_seq: u64,
     flushes: Vec<(Tag, u64)>,
     die_cursor: u32,
     /// When each die should be free counting units sent to it but not yet on it (in
@@ -172,7 +172,6 @@ impl Ssd {
             in_flight: VecDeque::new(),
             in_flight_base: 0,
             unsettled: VecDeque::new(),
-            unsettled_seq: 0,
             flushes: Vec::new(),
             die_cursor: 0,
             die_committed: vec![0; dies],
@@ -620,9 +619,8 @@ impl Ssd {
             self.in_flight_base += 1;
         }
         let floor = self.durable_floor();
-        let settled = (floor - self.unsettled_seq) as usize;
-        self.unsettled.drain(..settled.min(self.unsettled.len()));
-        self.unsettled_seq = floor;
+        let unsettled = (self.buffered_seq_start - floor) as usize;
+        self.unsettled.drain(..self.unsettled.len() - unsettled);
         self.complete_flushes(ctx);
         self.admit_writes(ctx);
         // Dies that had no room may take data again.
@@ -873,8 +871,7 @@ impl BlockDevice for Ssd {
         if self.write_through() || self.cfg.power_loss_protection {
             return Some(Vec::new());
         }
-        // The floor moves only as units end, and `unsettled` follows it there.
-        debug_assert_eq!(self.durable_floor(), self.unsettled_seq);
+        debug_assert_eq!(self.unsettled.len() as u64, self.buffered_seq_start - self.durable_floor());
         let ius = self.unsettled.iter().chain(self.buffered.iter().map(|b| &b.lpn));
         let iu = self.iu_bytes;
         Some(super::merge_lost(ius.map(|&l| super::LostRange { offset: l as u64 * iu, len: iu, promised: false }).collect()))
