@@ -72,7 +72,7 @@ fn array(level: RaidLevel, n: usize, gib: u64, pre: Precondition, member_sched: 
 }
 
 fn systems() -> Vec<(&'static str, SimSpec)> {
-    let spec = |targets: Vec<TargetSpec>, jobs: Vec<JobSpec>, interval_ns: Option<u64>, until: Until| SimSpec { file_sets: Vec::new(),
+    let spec = |targets: Vec<TargetSpec>, jobs: Vec<JobSpec>, interval_ns: Option<u64>, until: Until| SimSpec { file_sets: Vec::new(), network: None,
         seed: 7,
         host: host(),
         targets,

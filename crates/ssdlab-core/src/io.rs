@@ -73,6 +73,9 @@ pub enum FileIoOp {
     Sync,
     /// mke2fs of the set's file system: its writes, then the device fsynced.
     Mkfs,
+    /// sendfile(2) of a range of the open file to the job's client: read through the page
+    /// cache, then sent over the network.
+    Send,
 }
 
 impl FileIoOp {

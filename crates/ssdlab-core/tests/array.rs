@@ -43,7 +43,7 @@ fn job(rw: RwMode, bs: u64, depth: u64, ios: u64) -> JobSpec {
 
 fn spec(a: ArrayConfig, jobs: Vec<JobSpec>) -> SimSpec {
     let target = TargetSpec { filesystem: None, name: "md0".into(), device: DeviceConfig::Array(a), precondition: Precondition::None, scheduler: Default::default(), queue: Default::default() };
-    SimSpec { file_sets: Vec::new(), seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() }
+    SimSpec { file_sets: Vec::new(), network: None, seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() }
 }
 
 fn members(r: &SimResult) -> &[DeviceResult] {

@@ -59,7 +59,7 @@ fn raid0_reads_inside_a_chunk_time_as_planned_ones_do() {
         j.io_limit = u64::MAX;
         j.block_sizes = [0, 1, 2].map(|_| BlockSizeDist { split: vec![], range_min: Some(4 * K), range_max: Some(48 * K) });
         let target = TargetSpec { filesystem: None, name: "md0".into(), device, precondition: Precondition::None, scheduler: Default::default(), queue: Default::default() };
-        let s = SimSpec { file_sets: Vec::new(), seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs: vec![j], interval_ns: None, until: Default::default(), limits: Default::default() };
+        let s = SimSpec { file_sets: Vec::new(), network: None, seed: 3, host: HostConfig::ideal(), targets: vec![target], jobs: vec![j], interval_ns: None, until: Default::default(), limits: Default::default() };
         run(&s).unwrap()
     };
     let (fast, planned) = (run_with(false), run_with(true));

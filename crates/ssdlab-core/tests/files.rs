@@ -31,7 +31,7 @@ fn system(fs: FsType, era: KernelEra, sets: Vec<FileSetSpec>, jobs: Vec<JobSpec>
         queue: Default::default(),
         filesystem: Some(FileSystemSpec::new(fs)),
     };
-    SimSpec { seed: 1, host: host(era), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default(), file_sets: sets }
+    SimSpec { seed: 1, host: host(era), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default(), file_sets: sets, network: None }
 }
 
 fn set(name: &str, entries: u64, bytes: u64, prealloc: f64) -> FileSetSpec {
@@ -42,7 +42,7 @@ fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) ->
     let mut j = JobSpec::simple("f", rw, bs, 1, file_bytes);
     j.number_ios = Some(ios);
     j.io_limit = u64::MAX;
-    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: None });
+    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: None, client: None });
     j
 }
 
@@ -401,7 +401,7 @@ fn a_timed_mkfs_writes_what_mke2fs_writes_and_fsyncs_as_the_kernel_of_its_era() 
 fn engine_job(name: &str, engine: FileEngine, set: u32, files: u64) -> JobSpec {
     let mut j = JobSpec::simple(name, RwMode::Read, 4 * KIB, 1, 4 * KIB);
     j.io_limit = files * 4 * KIB;
-    j.files = Some(FileAccess { set, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: Some(engine) });
+    j.files = Some(FileAccess { set, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: Some(engine), client: None });
     j
 }
 

@@ -138,7 +138,7 @@ fn write_back_hides_the_media_until_flushed_and_every_byte_is_destaged() {
 
 #[test]
 fn same_seed_same_results_through_the_system() {
-    let spec = || SimSpec { file_sets: Vec::new(),
+    let spec = || SimSpec { file_sets: Vec::new(), network: None,
         seed: 3,
         host: HostConfig::ideal(),
         targets: vec![TargetSpec { filesystem: None,

@@ -36,6 +36,7 @@ fn sim(host: HostConfig, job: JobSpec) -> SimResult {
     };
     let spec = SimSpec {
         file_sets: Vec::new(),
+        network: None,
         seed: 7,
         host,
         targets: vec![target],

@@ -13,7 +13,7 @@ use ssdlab_core::{run, SimSpec};
 fn spec(rw: RwMode, bs: u64, qd: u64) -> SimSpec {
     let mut job = JobSpec::simple("j", rw, bs, qd, 1 << 30);
     job.io_limit = 256 << 20;
-    SimSpec { file_sets: Vec::new(),
+    SimSpec { file_sets: Vec::new(), network: None,
         seed: 1,
         host: HostConfig::ideal(),
         targets: vec![TargetSpec { filesystem: None,

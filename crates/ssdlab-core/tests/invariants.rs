@@ -382,7 +382,7 @@ fn run_is_deterministic() {
     b.region_offset = 512 * MIB;
     b.number_ios = Some(500);
     b.start_after = vec![0];
-    let spec = SimSpec { file_sets: Vec::new(),
+    let spec = SimSpec { file_sets: Vec::new(), network: None,
         seed: 3,
         host: host_with_overhead(8_000, 0.5, 250),
         targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.5 })],
@@ -405,7 +405,7 @@ fn different_seed_different_result_for_random_workloads() {
     let spec = |seed: u64, job_seed: u64, cv: f64| {
         let mut j = job.clone();
         j.seed = job_seed;
-        SimSpec { file_sets: Vec::new(),
+        SimSpec { file_sets: Vec::new(), network: None,
             seed,
             host: host_with_overhead(10_000, cv, 250),
             targets: vec![target(SsdConfig::generic(1), Precondition::Random { passes: 0.2 })],
@@ -434,7 +434,7 @@ fn different_seed_different_result_for_random_workloads() {
 fn sequential_workload_ignores_the_seed() {
     let mut job = JobSpec::simple("s", RwMode::Write, 128 * KIB, 4, 64 * MIB);
     job.io_limit = 16 * MIB;
-    let spec = |seed| SimSpec { file_sets: Vec::new(),
+    let spec = |seed| SimSpec { file_sets: Vec::new(), network: None,
         seed,
         host: host_with_overhead(5_000, 0.0, 250),
         targets: vec![target(SsdConfig::generic(1), Precondition::Sequential)],

@@ -33,7 +33,7 @@ fn job(name: &str, rw: RwMode, bs: u64, qd: u64, seed: u64) -> JobSpec {
 }
 
 fn run_on(target: TargetSpec, jobs: Vec<JobSpec>) -> SimResult {
-    run(&SimSpec { file_sets: Vec::new(), seed: 1, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() })
+    run(&SimSpec { file_sets: Vec::new(), network: None, seed: 1, host: HostConfig::ideal(), targets: vec![target], jobs, interval_ns: None, until: Default::default(), limits: Default::default() })
         .unwrap()
 }
 

@@ -22,7 +22,7 @@ fn spec(jobs: Vec<JobSpec>) -> SimSpec {
         queue: Default::default(),
     };
     let host = HostConfig { memory: None, name: "h".into(), io_overhead_ns: 3_000, io_overhead_cv: 0.5, submit_ns: None, reap_ns: None, hz: 1000 };
-    SimSpec { file_sets: Vec::new(), seed: 3, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default() }
+    SimSpec { file_sets: Vec::new(), network: None, seed: 3, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default() }
 }
 
 /// A reader held to `iops` for `ms` milliseconds.

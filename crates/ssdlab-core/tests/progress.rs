@@ -30,7 +30,7 @@ fn spec() -> SimSpec {
     };
     let mut job = JobSpec::simple("j", RwMode::Randrw, 4096, 16, 512 * MIB);
     job.number_ios = Some(200_000);
-    SimSpec { file_sets: Vec::new(),
+    SimSpec { file_sets: Vec::new(), network: None,
         seed: 7,
         host: HostConfig::ideal(),
         targets: vec![target],

@@ -58,7 +58,7 @@ fn spec(path: &std::path::Path, timing: ReplayTiming, iodepth: u64, device: Opti
         wrap,
         disksim_time_unit: TimeUnit::Ns,
     });
-    SimSpec { file_sets: Vec::new(),
+    SimSpec { file_sets: Vec::new(), network: None,
         seed: 1,
         host: HostConfig::ideal(),
         targets: vec![TargetSpec { filesystem: None,

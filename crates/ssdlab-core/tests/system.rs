@@ -33,7 +33,7 @@ fn reader(name: &str, target: u32, seed: u64, ios: u64) -> JobSpec {
 }
 
 fn two_drive_spec() -> SimSpec {
-    SimSpec { file_sets: Vec::new(),
+    SimSpec { file_sets: Vec::new(), network: None,
         seed: 11,
         host: HostConfig::ideal(),
         targets: vec![target("sda", DeviceConfig::NandSsd(jittery_drive())), target("sdb", DeviceConfig::NandSsd(jittery_drive()))],
@@ -101,7 +101,7 @@ fn a_nand_ssd_and_an_in_place_drive_run_side_by_side() {
     w.number_ios = Some(20_000);
     let mut x = reader("x", 1, 3, 20_000);
     x.rw = RwMode::Randrw;
-    let spec = SimSpec { file_sets: Vec::new(),
+    let spec = SimSpec { file_sets: Vec::new(), network: None,
         seed: 2,
         host: HostConfig::ideal(),
         targets: vec![target("nvme0n1", DeviceConfig::NandSsd(SsdConfig::generic(1))), target("nvme1n1", DeviceConfig::InPlace(xpoint()))],

@@ -2,6 +2,7 @@
 //! a thread runs (filebench's flowops, the seed scenarios), one operation at a time.
 
 use rand::{Rng as _, SeedableRng};
+use rand_distr::{Distribution as _, Zipf};
 
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::Time;
@@ -235,9 +236,10 @@ impl FileJob {
                 Some(o) => io_req(FileIoOp::Fsync { data_only }, o.set, Some(o.entry), 0, 0),
                 None => self.skip(),
             },
-            FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } => {
+            FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::SendWhole { io_bytes } => {
                 let Some(o) = self.open else { return self.skip() };
                 let write = matches!(program.ops[i], FileOp::WriteWhole { .. });
+                let send = matches!(program.ops[i], FileOp::SendWhole { .. });
                 if self.step.total == 0 && self.step.done == 0 {
                     self.step.total = o.size;
                     if o.size == 0 {
@@ -247,7 +249,13 @@ impl FileJob {
                     }
                 }
                 let len = io_bytes.min(self.step.total - self.step.done);
-                let op = if write { FileIoOp::Write } else { FileIoOp::Read };
+                let op = if send {
+                    FileIoOp::Send
+                } else if write {
+                    FileIoOp::Write
+                } else {
+                    FileIoOp::Read
+                };
                 io_req(op, o.set, Some(o.entry), self.step.done, len)
             }
             FileOp::Append { size, io_bytes } => {
@@ -324,7 +332,7 @@ impl FileJob {
             }
             FileIoOp::Close => self.open = None,
             FileIoOp::Delete if self.open.is_some_and(|o| o.set == req.set && o.entry == done.entry) => self.open = None,
-            FileIoOp::Read | FileIoOp::Write => {
+            FileIoOp::Read | FileIoOp::Write | FileIoOp::Send => {
                 self.summary[i].bytes += req.len;
                 if let Some(o) = &mut self.open {
                     o.pos = req.offset + req.len;
@@ -332,7 +340,7 @@ impl FileJob {
                         o.size = o.size.max(req.offset + req.len);
                     }
                 }
-                if matches!(op, FileOp::WriteWhole { .. } | FileOp::ReadWhole { .. } | FileOp::Append { .. }) {
+                if matches!(op, FileOp::WriteWhole { .. } | FileOp::ReadWhole { .. } | FileOp::SendWhole { .. } | FileOp::Append { .. }) {
                     self.step.done += req.len;
                     if self.step.done < self.step.total && done.ok {
                         return; // the operation goes on with its next call
@@ -391,6 +399,11 @@ impl FileJob {
                 }
                 *c += 1;
                 Ok(Some(*c - 1))
+            }
+            Pick::Zipf { s } => {
+                // Validated: s > 0 and the set has entries.
+                let z = Zipf::new(set_entries.max(1), s).expect("a validated Zipf exponent");
+                Ok(Some(z.sample(&mut self.rng) as u64 - 1))
             }
             Pick::Every { first, step } => {
                 let c = &mut self.cursors[i];

@@ -355,7 +355,7 @@ impl JobRun {
         let engine_dir = self.files.as_ref().and_then(|f| f.counts_as(req, self.rw_dir()));
         let op = match req.op {
             _ if engine_dir.is_some() => engine_dir,
-            FileIoOp::Read => Some(Op::Read),
+            FileIoOp::Read | FileIoOp::Send => Some(Op::Read),
             FileIoOp::Write => Some(Op::Write),
             FileIoOp::Fsync { .. } => Some(Op::Flush),
             _ => None,

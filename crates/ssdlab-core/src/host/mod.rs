@@ -215,6 +215,11 @@ impl Host {
         }
     }
 
+    /// The client each job serves over the network, by job.
+    pub fn clients(&self) -> Vec<Option<crate::net::ClientRef>> {
+        self.jobs.iter().map(|j| j.spec.files.as_ref().and_then(|f| f.client)).collect()
+    }
+
     /// Jobs in the run.
     pub fn jobs(&self) -> usize {
         self.jobs.len()
@@ -574,7 +579,7 @@ impl<E: From<JobEvent> + Copy> FileUpper<E> for Host {
         self.free_ids.push(io.id);
         let req = FileRequest { op: io.op, set: io.set, entry: io.entry, offset: io.offset, len: io.len };
         let dir = match io.op {
-            crate::io::FileIoOp::Read => Some(0),
+            crate::io::FileIoOp::Read | crate::io::FileIoOp::Send => Some(0),
             crate::io::FileIoOp::Write => Some(1),
             _ => None,
         };

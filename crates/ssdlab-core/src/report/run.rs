@@ -43,6 +43,9 @@ pub struct SimResult {
     /// What a power cut at the run's end lost, when the run ended with one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power_cut: Option<PowerCutReport>,
+    /// What the server's network did (runs with one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::net::NetworkReport>,
 }
 
 /// A power cut: when it came, and what each target (and its members) held only in volatile

@@ -10,6 +10,7 @@ use crate::progress::{fraction_of, Phase, Progress, Watch, CHECK_EVENTS};
 use crate::device::Volatile;
 use crate::report::{DeviceResult, DeviceSample, FsPowerCut, PowerCutDevice, PowerCutReport, Sample, SimResult};
 use crate::target::TargetDevice;
+use crate::net::NetworkSpec;
 use crate::workload::files::FileSetSpec;
 
 use super::Until;
@@ -99,6 +100,8 @@ pub struct RunOptions {
     pub interval_ns: Option<Time>,
     pub limits: Limits,
     pub file_sets: Vec<FileSetSpec>,
+    /// The server's network, when its jobs send files to clients.
+    pub network: Option<NetworkSpec>,
 }
 
 /// Refuse a run whose planned end (from its start) takes more samples than allowed.
@@ -202,7 +205,10 @@ pub fn simulate_with<D: TargetDevice>(
             })?;
             let entries: Vec<u64> = opts.file_sets.iter().map(|s| s.entries).collect();
             host.set_file_sets(&entries, seed);
-            let layer = FileLayer::new(&memory, &file_systems, &opts.file_sets, host.jobs(), seed, start).map_err(SimError::System)?;
+            let mut layer = FileLayer::new(&memory, &file_systems, &opts.file_sets, host.jobs(), seed, start).map_err(SimError::System)?;
+            if let Some(net) = &opts.network {
+                layer.attach_network(net, host.clients(), seed, start).map_err(SimError::System)?;
+            }
             Some(Box::new(layer))
         }
     };
@@ -337,11 +343,13 @@ pub fn simulate_with<D: TargetDevice>(
         }
     }
     let drained = if cut { end } else { events.now() };
+    let network = files.as_mut().and_then(|f| f.network_report(end));
     let files = files.map(|mut f| f.finish(end));
     let jobs = host.into_results(|process| block.sched_cpu_ns(process));
     Ok(SimResult {
         power_cut,
         files,
+        network,
         seed,
         start_ns: start,
         end_ns: end,

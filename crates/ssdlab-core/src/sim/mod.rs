@@ -20,6 +20,7 @@ use crate::host::{Host, HostConfig, Limits};
 use crate::progress::{Observer, Watch};
 use crate::report::SimResult;
 use crate::target::{AnyTarget, DeviceConfig, TargetSpec};
+use crate::net::NetworkSpec;
 use crate::workload::files::FileSetSpec;
 use crate::workload::JobSpec;
 
@@ -44,6 +45,9 @@ pub struct SimSpec {
     /// The file sets jobs that work on files use (`JobSpec::files` names them by index).
     #[serde(default)]
     pub file_sets: Vec<FileSetSpec>,
+    /// The server's network and its clients, for jobs that send files (`FileOp::SendWhole`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSpec>,
 }
 
 /// When a run ends.
@@ -75,7 +79,7 @@ impl SimSpec {
             queue: QueueLimits::default(),
             filesystem: None,
         };
-        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default(), file_sets: Vec::new() }
+        SimSpec { seed, host, targets: vec![target], jobs, interval_ns: None, until: Until::JobsDone, limits: Limits::default(), file_sets: Vec::new(), network: None }
     }
 }
 
@@ -149,6 +153,20 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
             }
         }
     }
+    if let Some(net) = &spec.network {
+        net.validate().map_err(SimError::System)?;
+        if !spec.jobs.iter().any(|j| j.files.as_ref().is_some_and(|f| f.client.is_some())) {
+            return system("network", "the network has clients, but no job serves one (a thread's client)".into());
+        }
+    }
+    for job in &spec.jobs {
+        let Some(client) = job.files.as_ref().and_then(|f| f.client) else { continue };
+        let checked = match &spec.network {
+            None => Err("the run has no network".to_string()),
+            Some(net) => net.check_client(client),
+        };
+        checked.map_err(|m| SimError::Job { job: job.name.clone(), error: ConfigError::new("files.client", m) })?;
+    }
     for (i, t) in spec.targets.iter().enumerate() {
         if let Some(fs) = &t.filesystem {
             fs.validate(&format!("targets.{i}.filesystem")).map_err(SimError::System)?;
@@ -173,7 +191,13 @@ pub fn run_observed(spec: &SimSpec, observer: &mut dyn Observer) -> Result<SimRe
 pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimError> {
     validate(spec)?;
     let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed)?;
-    let opts = RunOptions { until: spec.until, interval_ns: spec.interval_ns, limits: spec.limits, file_sets: spec.file_sets.clone() };
+    let opts = RunOptions {
+        until: spec.until,
+        interval_ns: spec.interval_ns,
+        limits: spec.limits,
+        file_sets: spec.file_sets.clone(),
+        network: spec.network.clone(),
+    };
     // Before the drives are built: preconditioning a large one takes a while.
     check_sample_plan(host.plan().0, &opts)?;
     let hz = spec.host.hz;

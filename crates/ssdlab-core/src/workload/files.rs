@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::rng::Rng;
 use crate::engine::Time;
 use crate::error::ConfigError;
+use crate::net::ClientRef;
 
 /// How big each file of a set is.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -110,7 +111,7 @@ impl FileSetSpec {
 
 /// Which file of a set an operation takes, among those in the state it needs (existing for
 /// open, read, stat and delete; absent for create).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Pick {
     /// Uniformly at random.
@@ -127,6 +128,9 @@ pub enum Pick {
     Every { first: u64, step: u64 },
     /// The file the program has open (filebench's `fd=`).
     Open,
+    /// By popularity: entry `r - 1` with probability proportional to `1 / r^s` (Zipf's law
+    /// over the set, its first entries the most popular, as downloads of a catalogue are).
+    Zipf { s: f64 },
 }
 
 /// One operation of a file program. The operations on "the open file" work on the file the
@@ -168,6 +172,10 @@ pub enum FileOp {
     Mkfs { set: u32 },
     /// The thread computes (or sleeps, `busy` false) for this long.
     Delay { ns: Time, #[serde(default)] busy: bool },
+    /// Send the open file whole to the job's client over the network, `io_bytes` a call, as
+    /// a web server's sendfile(2) does: each call reads its part through the page cache, then
+    /// sends it, and returns once it is sent (the socket's buffer has taken it).
+    SendWhole { io_bytes: u64 },
 }
 
 /// A program of file operations run in a loop by each of a job's threads (its clones).
@@ -232,6 +240,9 @@ pub struct FileAccess {
     /// file of its set instead of a read or a write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<FileEngine>,
+    /// The client of the run's network this thread serves (a `SendWhole` sends to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientRef>,
 }
 
 /// fio's ioengines whose "I/O" is a call on a file or a directory (fio's engines/filecreate.c,
@@ -294,8 +305,21 @@ impl FileAccess {
                     if let Pick::Every { step: 0, .. } = pick {
                         return Err(ConfigError::new(&key, "an Every pick needs a step of at least 1".into()));
                     }
+                    if let Pick::Zipf { s } = pick {
+                        if !(s > 0.0 && s.is_finite()) {
+                            return Err(ConfigError::new(&key, format!("a Zipf pick needs an exponent above 0, got {s}")));
+                        }
+                    }
                 }
                 FileOp::ListDir { set } | FileOp::Sync { set } | FileOp::Mkfs { set } => check_set(&key, set)?,
+                FileOp::SendWhole { io_bytes } => {
+                    if io_bytes == 0 {
+                        return Err(ConfigError::new(&key, "io_bytes must be positive".into()));
+                    }
+                    if self.client.is_none() {
+                        return Err(ConfigError::new(&key, "send_whole sends to the thread's client: the thread names none".into()));
+                    }
+                }
                 FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::Read { io_bytes, .. } | FileOp::Write { io_bytes, .. } => {
                     if io_bytes == 0 {
                         return Err(ConfigError::new(&key, "io_bytes must be positive".into()));

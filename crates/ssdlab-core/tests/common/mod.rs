@@ -365,6 +365,7 @@ pub fn file_program(ops: Vec<ssdlab_core::workload::files::FileOp>, loops: Optio
         unlink: false,
         program: Some(FileProgram { ops, loops, stop_on_error: false, producers: Vec::new(), idle_ns: 0 }),
         engine: None,
+        client: None,
     });
     j
 }

@@ -29,6 +29,8 @@ use crate::workload::files::FileSetSpec;
 mod commit;
 mod ops;
 mod power;
+mod reading;
+mod send;
 mod stack;
 mod writeback;
 
@@ -55,6 +57,8 @@ pub enum FileEvent {
     Flusher,
     /// File system `.0`'s running transaction is due for commit.
     Commit(u16),
+    /// The network's next send is due to be done.
+    Net,
 }
 
 /// What a bio the layer sent is for.
@@ -67,8 +71,8 @@ enum Purpose {
     Op(u32),
     /// Writeback of page-cache run `.1` (of an operation `.0` waiting for it: fsync).
     Writeback(Option<u32>, pagecache::Run),
-    /// Read-ahead nobody waits for.
-    ReadAhead,
+    /// A run of pages being read (`reading`'s number): reads of them wait for it.
+    Read(u32),
     /// A commit's write on file system `.0`: the log, the flush, the commit block.
     Commit(u16),
     /// A commit's ordered data on file system `.0` (data, though the commit waits for it).
@@ -97,6 +101,10 @@ enum Stage {
     Commit,
     /// fsync: waiting for a cache flush.
     Flush,
+    /// A send: the network stack's CPU burst for its packets.
+    NetCpu,
+    /// A send: its bytes on their way to the client.
+    Net,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -190,6 +198,10 @@ pub struct FileLayer {
     /// The first process number past the jobs': the kernel's threads that send I/O (the
     /// flusher, then each file system's jbd2), as the block layer's schedulers see them.
     kthreads: u32,
+    /// Page runs being read, and who waits for them.
+    reading: reading::Reading,
+    /// The server's network, for sends (None: the run has none).
+    net: Option<Box<send::Network>>,
     pub report: FileReport,
 }
 
@@ -294,6 +306,8 @@ impl FileLayer {
             plan: ReadPlan::default(),
             evicted: Vec::new(),
             kthreads: jobs as u32,
+            reading: reading::Reading::default(),
+            net: None,
             report: FileReport::default(),
         };
         for (i, s) in sets.iter().enumerate() {
@@ -547,8 +561,10 @@ impl FileLayer {
                 Stage::Arriving => self.start(slot, events),
                 Stage::Cpu => self.act(slot, block, events, host),
                 Stage::Throttled => self.unthrottle(slot, block, events, host),
+                Stage::NetCpu => self.start_flow(slot, events),
                 s => panic!("an operation event in stage {s:?}"),
             },
+            FileEvent::Net => self.network_due(events, host),
             FileEvent::Flusher => {
                 self.flusher_at = None;
                 self.flush(block, events);
@@ -639,7 +655,12 @@ impl FileLayer {
                     self.conts.push_back(Cont::Job(j));
                 }
             }
-            Purpose::ReadAhead | Purpose::Home => {}
+            Purpose::Home => {}
+            Purpose::Read(run) => {
+                for slot in self.reading.bio_done(run) {
+                    self.op_io_done(slot);
+                }
+            }
             Purpose::Op(slot) | Purpose::Flush(slot) => self.op_io_done(slot),
             Purpose::Writeback(waiter, r) => {
                 let done = self.cache.complete_writeback(now, r);

@@ -100,7 +100,7 @@ impl FileLayer {
             }
             FileIoOp::Read if o.io.direct => self.direct(slot, Op::Read, block, events, host),
             FileIoOp::Write if o.io.direct => self.direct(slot, Op::Write, block, events, host),
-            FileIoOp::Read => self.read(slot, block, events, host),
+            FileIoOp::Read | FileIoOp::Send => self.read(slot, block, events, host),
             FileIoOp::Write => self.write(slot, events, host),
             FileIoOp::Fsync { .. } | FileIoOp::Sync => self.fsync(slot, block, events, host),
             FileIoOp::Mkfs => self.mkfs(slot, block, events, host),
@@ -165,17 +165,17 @@ impl FileLayer {
         if sum.wake_flusher {
             self.kick_flusher(events);
         }
-        let mut pending = 0;
         for r in plan.runs.clone() {
-            let waits = r.run.start < last && r.run.end() > first;
             let runs = self.blocks_of(o.mount, o.ino, r.run.start, r.run.len as u64);
-            let p = if waits { Purpose::Op(slot) } else { Purpose::ReadAhead };
-            let n = self.send_blocks(o.mount, Op::Read, &runs, p, o.io.process, block, events);
-            if waits {
-                pending += n;
-            }
+            let id = self.reading.begin(o.file, r.run.start, r.run.end());
+            let n = self.send_blocks(o.mount, Op::Read, &runs, Purpose::Read(id), o.io.process, block, events);
+            self.reading.sent(id, n);
         }
         self.plan = plan;
+        // The read waits for the pages of its range still on their way: its own, and those
+        // read ahead or read by others before it.
+        let upto = sum.blocked_at.unwrap_or(last).max(first + 1).min(last);
+        let pending = self.reading.wait(o.file, first, upto, slot);
         if let Some(p) = sum.blocked_at {
             // Reclaim found nothing to free: the read goes on from page `p` after its I/O
             // and a wait for writeback.
@@ -324,7 +324,7 @@ impl FileLayer {
         if o.resume {
             self.ops[slot as usize].resume = false;
             return match o.io.op {
-                FileIoOp::Read => self.read(slot, block, events, host),
+                FileIoOp::Read | FileIoOp::Send => self.read(slot, block, events, host),
                 _ => self.write(slot, events, host),
             };
         }
@@ -476,6 +476,9 @@ impl FileLayer {
                 return;
             }
             return self.complete(slot, events, host);
+        }
+        if o.io.op == FileIoOp::Send {
+            return self.transmit(slot, events, host);
         }
         if !matches!(o.io.op, FileIoOp::Fsync { .. } | FileIoOp::Sync) {
             return self.complete(slot, events, host);

@@ -1,0 +1,209 @@
+//! A download server: threads that send files (sendfile through the page cache) to clients
+//! over the server's NIC; what bounds it — the clients' lines, the NIC, the disk — and the
+//! books kept (bytes conserved from the files to the clients, no link over its rate).
+
+mod common;
+
+use ssdlab_core::device::ssd::{Precondition, SsdConfig};
+use ssdlab_core::file::{FileSystemSpec, FsType, KernelEra, MemoryConfig};
+use ssdlab_core::host::HostConfig;
+use ssdlab_core::net::{BondConfig, BondMode, ClientClass, ClientRef, HashPolicy, LinkConfig, NetCosts, NetworkSpec};
+use ssdlab_core::report::SimResult;
+use ssdlab_core::sim::{run, SimSpec};
+use ssdlab_core::target::{DeviceConfig, TargetSpec};
+use ssdlab_core::workload::files::{FileOp, FileSetSpec, Pick, SizeSpec};
+use ssdlab_core::workload::JobSpec;
+
+const MIB: u64 = 1 << 20;
+const S: u64 = 1_000_000_000;
+
+fn class(name: &str, count: u32, line: f64) -> ClientClass {
+    ClientClass { name: name.into(), count, line_bytes_per_s: line, rtt_ns: 20_000_000, window_bytes: 4 * MIB }
+}
+
+/// One thread per client: open a file by popularity, send it whole in 64 KiB calls, close.
+fn clients(classes: &[ClientClass], runtime: u64, pick: Pick) -> Vec<JobSpec> {
+    let mut jobs = Vec::new();
+    for (c, k) in classes.iter().enumerate() {
+        for i in 0..k.count {
+            let ops = vec![FileOp::Open { set: 0, pick }, FileOp::SendWhole { io_bytes: 64 * 1024 }, FileOp::Close];
+            let mut j = common::file_program(ops, None);
+            j.name = k.name.clone();
+            j.clone = i;
+            j.seed = jobs.len() as u64;
+            j.runtime_ns = Some(runtime);
+            j.time_based = true;
+            j.files.as_mut().unwrap().client = Some(ClientRef { class: c as u32, index: i });
+            jobs.push(j);
+        }
+    }
+    jobs
+}
+
+fn server(device: DeviceConfig, links: usize, classes: Vec<ClientClass>, files: u64, file_bytes: u64, runtime: u64) -> SimSpec {
+    server_picking(device, links, classes, files, file_bytes, runtime, Pick::Zipf { s: 0.8 })
+}
+
+fn server_picking(device: DeviceConfig, links: usize, classes: Vec<ClientClass>, files: u64, file_bytes: u64, runtime: u64, pick: Pick) -> SimSpec {
+    server_with(device, BondConfig::new(BondMode::Ieee8023ad, HashPolicy::Layer34, links, LinkConfig::gbe(1)), classes, files, file_bytes, runtime, pick)
+}
+
+fn server_with(device: DeviceConfig, nic: BondConfig, classes: Vec<ClientClass>, files: u64, file_bytes: u64, runtime: u64, pick: Pick) -> SimSpec {
+    let mut host = HostConfig::ideal();
+    host.memory = Some(MemoryConfig::new(KernelEra::Y2008, 1 << 30, 4));
+    let target = TargetSpec {
+        name: "md0".into(),
+        device,
+        precondition: Precondition::None,
+        scheduler: Default::default(),
+        queue: Default::default(),
+        filesystem: Some(FileSystemSpec::new(FsType::Ext3)),
+    };
+    let set = FileSetSpec { name: "catalogue".into(), target: 0, dir: "/www".into(), entries: files, size: SizeSpec::Fixed { bytes: file_bytes }, dir_width: 0, prealloc: 1.0, dirs: false };
+    let network = NetworkSpec {
+        nic,
+        costs: NetCosts::default(),
+        sendfile: true,
+        clients: classes.clone(),
+    };
+    SimSpec {
+        seed: 7,
+        host,
+        targets: vec![target],
+        jobs: clients(&classes, runtime, pick),
+        interval_ns: None,
+        until: Default::default(),
+        limits: Default::default(),
+        file_sets: vec![set],
+        network: Some(network),
+    }
+}
+
+fn net(r: &SimResult) -> &ssdlab_core::net::NetworkReport {
+    r.network.as_ref().expect("a network report")
+}
+
+/// Bytes conserved: what the jobs read for sending is what the NIC sent and what the clients
+/// received; no port or line carried more than its rate allows.
+fn check_books(r: &SimResult) {
+    let n = net(r);
+    let sent_by_jobs: u64 = r.jobs.iter().map(|j| j.read.bytes).sum();
+    assert!((n.bytes_sent - sent_by_jobs as f64).abs() < 1.0, "NIC {} vs jobs {}", n.bytes_sent, sent_by_jobs);
+    let received: f64 = n.classes.iter().map(|c| c.bytes).sum();
+    assert!((received - n.bytes_sent).abs() < 1.0, "clients {received} vs NIC {}", n.bytes_sent);
+    for p in &n.nic {
+        assert!(p.utilisation <= 1.0 + 1e-9, "{p:?}");
+    }
+    for c in &n.classes {
+        assert!(c.max_bytes_per_s <= c.line_bytes_per_s * (1.0 + 1e-9), "{c:?}");
+    }
+}
+
+/// Slow lines and files the page cache holds: every client gets its line's rate, and the
+/// NIC carries their sum.
+#[test]
+fn slow_clients_get_their_lines() {
+    let classes = vec![class("adsl", 20, 600e3), class("light", 5, 6e6)];
+    let r = run(&server(DeviceConfig::NandSsd(SsdConfig::generic(4)), 2, classes, 8, 8 * MIB, 20 * S)).expect("run");
+    check_books(&r);
+    let n = net(&r);
+    for c in &n.classes {
+        // Each waits a little between calls (CPU, the next read), so a little under its line.
+        assert!(c.mean_bytes_per_s > 0.9 * c.line_bytes_per_s, "{c:?}");
+        assert!(c.lines_saturated_share > 0.8, "{c:?}");
+    }
+    let expect = 20.0 * 600e3 + 5.0 * 6e6;
+    assert!((n.bytes_per_s - expect).abs() < 0.1 * expect, "{} vs {expect}", n.bytes_per_s);
+    assert!(n.nic.iter().all(|p| p.saturated_share < 0.01), "{:?}", n.nic);
+}
+
+/// Fast clients and a fast drive: the NIC bounds the server. One 1 GbE port (the active one
+/// of an active-backup pair) carries its goodput.
+#[test]
+fn fast_clients_fill_the_port() {
+    let goodput = LinkConfig::gbe(1).goodput_bytes_per_s();
+    let nic = BondConfig::new(BondMode::ActiveBackup, HashPolicy::Layer2, 2, LinkConfig::gbe(1));
+    let r = run(&server_with(DeviceConfig::NandSsd(SsdConfig::generic(8)), nic, vec![class("fibre", 16, 60e6)], 4, 64 * MIB, 10 * S, Pick::Zipf { s: 0.8 })).expect("run");
+    check_books(&r);
+    let n = net(&r);
+    assert!(n.bytes_per_s > 0.98 * goodput && n.bytes_per_s <= goodput, "{} vs {goodput}", n.bytes_per_s);
+    assert!(n.nic[0].saturated_share > 0.98 && n.nic[1].bytes == 0.0, "{:?}", n.nic);
+    assert!(n.classes[0].lines_saturated_share < 0.01, "{:?}", n.classes);
+}
+
+/// The same under 802.3ad over two ports: each download is a connection of its own, hashed
+/// (layer3+4) to one port. More than one port's worth goes out, but not two: connections on
+/// the busier port are slower, so they stay longer, and the hash's share of them there grows.
+#[test]
+fn a_hashed_bond_carries_less_than_its_ports() {
+    let goodput = LinkConfig::gbe(1).goodput_bytes_per_s();
+    let r = run(&server(DeviceConfig::NandSsd(SsdConfig::generic(8)), 2, vec![class("fibre", 16, 60e6)], 4, 64 * MIB, 10 * S)).expect("run");
+    check_books(&r);
+    let n = net(&r);
+    assert!(n.bytes_per_s > 1.05 * goodput && n.bytes_per_s < 1.95 * goodput, "{} vs 2 × {goodput}", n.bytes_per_s);
+    let busiest = n.nic.iter().map(|p| p.saturated_share).fold(0.0, f64::max);
+    assert!(busiest > 0.9, "{:?}", n.nic);
+}
+
+/// A single 7200 rpm disk behind the same clients, each downloading files at random from a
+/// catalogue four times the page cache: the disk bounds it. The NIC sits mostly idle and the
+/// threads wait for I/O.
+#[test]
+fn a_disk_bounds_a_server_whose_files_the_cache_cannot_hold() {
+    let r = run(&server_picking(DeviceConfig::Hdd(common::barracuda()), 2, vec![class("fibre", 32, 60e6)], 64, 64 * MIB, 20 * S, Pick::Random)).expect("run");
+    check_books(&r);
+    let n = net(&r);
+    let disk = 200e6; // no 2008 disk streams faster than this, and seeks between 32 streams cost
+    assert!(n.bytes_per_s < disk, "{}", n.bytes_per_s);
+    assert!(n.nic.iter().all(|p| p.utilisation < 0.5), "{:?}", n.nic);
+    let cpu = r.files.as_ref().unwrap().cpu;
+    assert!(cpu.iowait > 0.5, "threads wait for the disk: {cpu:?}");
+    assert!(r.files.as_ref().unwrap().cache_misses > 0);
+    // Readers wait for the pages read ahead of them: none runs ahead of the disk, so the run
+    // ends with its runtime, and the disk's queue holds about a window or two per reader.
+    assert!(r.end_ns - r.start_ns < 21 * S, "{} ns", r.end_ns - r.start_ns);
+    let queued = r.devices[0].disk.in_flight_area_ns as f64 / (r.end_ns - r.start_ns) as f64;
+    assert!(queued < 2.0 * 32.0, "{queued} requests queued on average");
+}
+
+/// Same seed, same run; the network's CPU is charged to the host.
+#[test]
+fn a_server_run_is_deterministic_and_charges_its_cpu() {
+    let spec = server(DeviceConfig::NandSsd(SsdConfig::generic(4)), 2, vec![class("adsl", 10, 600e3)], 8, 4 * MIB, 5 * S);
+    let a = serde_json::to_string(&run(&spec).unwrap()).unwrap();
+    let b = serde_json::to_string(&run(&spec).unwrap()).unwrap();
+    assert_eq!(a, b);
+    let r = run(&spec).unwrap();
+    let n = net(&r);
+    assert_eq!(n.cpu_ns, n.calls * 2_000 + n.packets * 2_500);
+    assert!(n.calls > 0 && n.packets >= n.calls);
+}
+
+/// Bad input is one line naming the key.
+#[test]
+fn a_thread_without_a_client_or_a_client_without_a_class_is_refused() {
+    let mut spec = server(DeviceConfig::NandSsd(SsdConfig::generic(4)), 2, vec![class("adsl", 2, 600e3)], 8, MIB, S);
+    spec.jobs[1].files.as_mut().unwrap().client = Some(ClientRef { class: 0, index: 2 });
+    let e = run(&spec).unwrap_err().to_string();
+    assert!(e.contains("files.client") && e.contains("has 2"), "{e}");
+    spec.jobs[1].files.as_mut().unwrap().client = None;
+    let e = run(&spec).unwrap_err().to_string();
+    assert!(e.contains("send_whole") && e.contains("names none"), "{e}");
+    let mut spec = server(DeviceConfig::NandSsd(SsdConfig::generic(4)), 2, vec![class("adsl", 2, 600e3)], 8, MIB, S);
+    spec.network.as_mut().unwrap().clients[0].window_bytes = 0;
+    assert!(run(&spec).unwrap_err().to_string().contains("network.clients.0.window_bytes"));
+}
+
+/// A file is sent once, whole: a client that fetches one 1 MiB file in 64 KiB calls makes 16
+/// calls and receives 1 MiB.
+#[test]
+fn a_file_is_sent_whole_once() {
+    let mut spec = server(DeviceConfig::NandSsd(SsdConfig::generic(4)), 2, vec![class("adsl", 1, 600e3)], 1, MIB, 60 * S);
+    let p = spec.jobs[0].files.as_mut().unwrap().program.as_mut().unwrap();
+    p.loops = Some(1);
+    spec.jobs[0].time_based = false;
+    let r = run(&spec).expect("run");
+    check_books(&r);
+    assert_eq!((r.jobs[0].read.ios, r.jobs[0].read.bytes), (16, MIB));
+    assert_eq!(net(&r).calls, 16);
+}
