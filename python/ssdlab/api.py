@@ -302,6 +302,8 @@ def build(
         "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
         "file_sets": files.file_sets if files is not None else fio_file_sets,
     }
+    if files is not None and files.network is not None:
+        core["network"] = files.network
     if (files is not None or fio_file_sets) and core["host"]["memory"] is None:
         raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
                          "(a [memory] table in the host profile)")

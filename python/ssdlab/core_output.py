@@ -362,6 +362,40 @@ class FileReport(TypedDict):
     extents_per_file: list[list[tuple[int, int]]]
 
 
+class NetResource(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    name: str
+    capacity_bytes_per_s: float
+    bytes: float
+    utilisation: float
+    saturated_share: float
+
+
+class ClientClassReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    name: str
+    count: int
+    line_bytes_per_s: float
+    window_cap_bytes_per_s: float
+    bytes: float
+    mean_bytes_per_s: float
+    min_bytes_per_s: float
+    max_bytes_per_s: float
+    lines_saturated_share: float
+
+
+class NetworkReport(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    elapsed_ns: int
+    bytes_sent: float
+    bytes_per_s: float
+    calls: int
+    packets: int
+    cpu_ns: int
+    nic: list[NetResource]
+    classes: list[ClientClassReport]
+
+
 class SimResult(TypedDict):
     __pydantic_config__ = _STRICT  # type: ignore[misc]
     seed: int
@@ -374,12 +408,14 @@ class SimResult(TypedDict):
     samples: list[Sample]
     files: NotRequired[FileReport]
     power_cut: NotRequired[PowerCutReport]
+    network: NotRequired[NetworkReport]
 
 
 #: Each type by the name the core's schema gives it.
 TYPES: dict[str, type] = {t.__name__: t for t in (
     LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
-    ArrayReport, RemapReport, DeviceReport, PowerCutDevice, FsPowerCut, PowerCutReport, DeviceResult, DeviceSample, Sample, SimResult)}
+    ArrayReport, RemapReport, DeviceReport, PowerCutDevice, FsPowerCut, PowerCutReport, DeviceResult, DeviceSample, Sample,
+    NetResource, ClientClassReport, NetworkReport, SimResult)}
 
 #: Validates a whole result (a file read back, a result from another process).
 RESULT: TypeAdapter[SimResult] = TypeAdapter(SimResult)

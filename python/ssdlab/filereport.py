@@ -140,6 +140,10 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
         lines = _free_space(hist) + (_extents_per_file(per_file[i]) if i < len(per_file) else [])
         if lines:
             out += ["", f"file system {i}"] + lines
+    if core.get("network"):
+        from .serverreport import text_lines
+
+        out += ["", *text_lines(core)]
     if "power_cut" in core:
         from .fioout.normal import power_cut_lines
 
@@ -162,4 +166,11 @@ def as_json(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
             "seed": core["seed"],
             "run_s": (core["end_ns"] - core["start_ns"]) / 1e9, "files": core["files"], "threads": threads,
             "samples": [s["cpu"] for s in core.get("samples", []) if s.get("cpu")],
-            **({"power_cut": core["power_cut"]} if "power_cut" in core else {})}
+            **({"power_cut": core["power_cut"]} if "power_cut" in core else {}),
+            **({"network": core["network"], "server": _server_json(core)} if core.get("network") else {})}
+
+
+def _server_json(core: dict[str, Any]) -> dict[str, Any] | None:
+    from .serverreport import as_json
+
+    return as_json(core)

@@ -63,6 +63,8 @@ class Thread:
     #: a queue runner: the threads whose files it takes, and how long it sleeps when it finds none
     serves: list[str] = dataclasses.field(default_factory=list)
     idle_ns: int = 0
+    #: the class of clients (its index in the network's) whose clients it serves, one an instance
+    client_class: int | None = None
 
 
 @dataclasses.dataclass
@@ -79,6 +81,8 @@ class FileWork:
     kind: str = "scenario"
     source: Any = None
     run_ns: int | None = None
+    #: the server's network and its clients (the core's NetworkSpec), when threads send files
+    network: dict[str, Any] | None = None
 
     def jobs(self, seed: int = 0) -> list[JobSpec]:
         """One core job per thread instance; `after` names become job dependencies, `serves`
@@ -96,6 +100,8 @@ class FileWork:
                                idle_ns=t.idle_ns)
                 files = dict(files, program=program)
             for i in range(t.instances):
+                if t.client_class is not None:
+                    files = dict(files, client={"class": t.client_class, "index": i})
                 runtime = t.runtime_ns if t.runtime_ns is not None else self.run_ns
                 out.append(JobSpec(
                     name=t.name, clone=i, seed=seed + len(out), rw="write",
@@ -125,13 +131,13 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 
 
 _OPS = {"create", "open", "close", "write_whole", "append", "read_whole", "read", "write", "fsync",
-        "delete", "stat", "list_dir", "sync", "mkfs", "delay"}
+        "delete", "stat", "list_dir", "sync", "mkfs", "delay", "send_whole"}
 _PICKS = {"random", "rotor", "next", "open"}
 #: each operation's keys besides ``op`` (``repeat`` is taken before)
 _OP_KEYS = {"create": {"set", "pick"}, "open": {"set", "pick"}, "delete": {"set", "pick"}, "stat": {"set", "pick"},
             "list_dir": {"set"}, "sync": {"set"}, "mkfs": {"set"}, "close": set(), "write_whole": {"io"}, "read_whole": {"io"},
             "append": {"size", "io"}, "read": {"io", "random"}, "write": {"io", "random"}, "fsync": {"data_only"},
-            "delay": {"time", "busy"}}
+            "delay": {"time", "busy"}, "send_whole": {"io"}}
 
 
 def load_scenario(path: Path, target: int = 0) -> FileWork:
@@ -159,7 +165,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         except (UnitError, TypeError, ValueError) as e:
             raise fail(keys, f"{v!r}: expected a time like 10s: {e}") from None
 
-    known_top = {"name", "description", "filesystem", "fileset", "thread", "runtime"}
+    known_top = {"name", "description", "filesystem", "fileset", "thread", "runtime", "network"}
     for k in doc:
         if k not in known_top:
             raise fail((k,), f"unknown key (expected one of {', '.join(sorted(known_top))})")
@@ -203,13 +209,15 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         index[name] = len(sets)
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
                      "dir_width": dir_width, "prealloc": float(pre)})
+    network = _network(doc["network"], fail, size, time_ns) if "network" in doc else None
+    class_index = {c["name"]: i for i, c in enumerate(network["clients"])} if network else {}
     threads: list[Thread] = []
     names: set[str] = set()
     for i, th in enumerate(doc.get("thread", [])):
         keys = ("thread", i)
         for k in th:
             if k not in {"name", "instances", "after", "ops", "loops", "runtime", "stop_on_error", "serves", "idle",
-                         "direct"}:
+                         "direct", "client"}:
                 raise fail(keys + (k,), "unknown key")
         name = th.get("name")
         if not isinstance(name, str) or not name:
@@ -247,12 +255,25 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         stop_on_error = th.get("stop_on_error", False)
         if not isinstance(stop_on_error, bool):
             raise fail(keys + ("stop_on_error",), f"{stop_on_error!r}: expected true or false")
+        client_class = None
+        if "client" in th:
+            c = th["client"]
+            if network is None or c not in class_index:
+                known = ", ".join(class_index) or "none: the scenario has no [network]"
+                raise fail(keys + ("client",), f"{c!r} names no class of clients (there are: {known})")
+            client_class = class_index[c]
+            count = network["clients"][client_class]["count"]
+            if instances != count:
+                raise fail(keys + ("instances",), f"{instances}: a thread serving class '{c}' has one instance a client, "
+                           f"{count}")
+        elif any(o["op"] == "send_whole" for o in ops):
+            raise fail(keys + ("client",), "a thread that sends files (send_whole) needs its clients: client = \"CLASS\"")
         threads.append(Thread(name, instances, {
             "set": first_set, "direct": direct, "service": "roundrobin", "end_fsync": False, "unlink": False,
             "program": {"ops": ops, "loops": loops or None, "stop_on_error": stop_on_error}},
             list(th.get("after", [])),
             time_ns(runtime, keys + ("runtime",)) if runtime not in (None, 0, "0") else None,
-            list(serves), idle_ns))
+            list(serves), idle_ns, client_class))
         names.add(name)
     for i, t in enumerate(threads):
         for s in t.serves:
@@ -267,7 +288,8 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         fs_spec = filesystem_spec(f, lambda k, m: fail(keys + (k,), m))
     run = doc.get("runtime")
     return FileWork(name=str(doc.get("name", path.stem)), file_sets=sets, threads=threads, filesystem=fs_spec,
-                    kind="scenario", source=doc, run_ns=time_ns(run, ("runtime",)) if run else None)
+                    kind="scenario", source=doc, run_ns=time_ns(run, ("runtime",)) if run else None,
+                    network=network)
 
 
 def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dict[str, Any]:
@@ -294,20 +316,25 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
 
     def pick() -> dict[str, Any]:
         p = op.get("pick", "random")
+        if isinstance(p, dict) and set(p) == {"zipf"}:
+            s = p["zipf"]
+            if isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 100:
+                raise fail(keys + ("pick", "zipf"), f"{s!r}: expected Zipf's exponent, a number above 0 (0.8: web downloads)")
+            return {"kind": "zipf", "s": float(s)}
         if isinstance(p, dict):
             if set(p) != {"every", "first"} or not all(isinstance(p[k], int) and not isinstance(p[k], bool)
                                                        and p[k] >= (k == "every") for k in p):
                 raise fail(keys + ("pick",), "expected { every = STEP, first = N }, whole numbers, STEP at least 1")
             return {"kind": "every", "first": int(p["first"]), "step": int(p["every"])}
         if p not in _PICKS:
-            raise fail(keys + ("pick",), f"{p!r}: expected one of {', '.join(sorted(_PICKS))} or {{ every, first }}")
+            raise fail(keys + ("pick",), f"{p!r}: expected one of {', '.join(sorted(_PICKS))}, {{ every, first }} or {{ zipf = S }}")
         return {"kind": p}
 
     if kind in ("create", "open", "delete", "stat"):
         out.update(set=set_of(), pick=pick())
     elif kind in ("list_dir", "sync", "mkfs"):
         out["set"] = set_of()
-    elif kind in ("write_whole", "read_whole"):
+    elif kind in ("write_whole", "read_whole", "send_whole"):
         out["io_bytes"] = size(op.get("io", "1m"), keys + ("io",))
     elif kind == "append":
         out.update(size={"kind": "fixed", "bytes": size(op.get("size"), keys + ("size",))},
@@ -362,3 +389,86 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
             "inode_ratio": opt_size("inode_ratio"), "journal_blocks": f.get("journal_blocks"),
             "lazy_itable_init": f.get("lazy_itable_init"), "commit_interval_ns": commit_ns,
             "barriers": f.get("barriers"), "size_bytes": opt_size("size")}
+
+
+_BOND_MODES = ("balance-rr", "active-backup", "balance-xor", "802.3ad")
+_HASHES = ("layer2", "layer2+3", "layer3+4")
+
+
+def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
+    """The core's NetworkSpec from a scenario's ``[network]``: the server's ports (``nic``),
+    how it sends (``sendfile``, ``costs``) and its ``[[network.clients]]``."""
+    if not isinstance(n, dict):
+        raise fail(("network",), "expected a table: [network]")
+    for k in n:
+        if k not in {"nic", "sendfile", "costs", "clients"}:
+            raise fail(("network", k), "unknown key (expected nic, sendfile, costs, clients)")
+    nic = n.get("nic")
+    if not isinstance(nic, dict):
+        raise fail(("network", "nic"), "expected nic = { links = N, rate = \"1g\", mode = \"802.3ad\", ... }")
+    for k in nic:
+        if k not in {"links", "rate", "mode", "xmit_hash_policy", "hash_formula", "mtu"}:
+            raise fail(("network", "nic", k), "unknown key (expected links, rate, mode, xmit_hash_policy, hash_formula, mtu)")
+    links = nic.get("links", 1)
+    if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= 64:
+        raise fail(("network", "nic", "links"), f"{links!r}: expected a whole number of ports, 1 to 64")
+    rate = nic.get("rate")
+    rates = {"100m": 100_000_000, "1g": 1_000_000_000, "10g": 10_000_000_000, "25g": 25_000_000_000,
+             "40g": 40_000_000_000, "100g": 100_000_000_000}
+    if rate not in rates:
+        raise fail(("network", "nic", "rate"), f"{rate!r}: expected a port's line rate, one of {', '.join(rates)}")
+    mode = nic.get("mode", "802.3ad" if links > 1 else "active-backup")
+    if mode not in _BOND_MODES:
+        raise fail(("network", "nic", "mode"), f"{mode!r}: expected one of {', '.join(_BOND_MODES)}")
+    if mode == "802.3ad" and links < 2:
+        raise fail(("network", "nic", "links"), "802.3ad aggregates two or more ports; one port needs no mode")
+    policy = nic.get("xmit_hash_policy", "layer2")
+    if policy not in _HASHES:
+        raise fail(("network", "nic", "xmit_hash_policy"), f"{policy!r}: expected one of {', '.join(_HASHES)}")
+    formula = nic.get("hash_formula", "linux-6")
+    if formula not in ("linux-6", "linux-2.6"):
+        raise fail(("network", "nic", "hash_formula"), f"{formula!r}: expected \"linux-6\" or \"linux-2.6\"")
+    mtu = nic.get("mtu", 1500)
+    if isinstance(mtu, bool) or not isinstance(mtu, int) or not 68 <= mtu <= 65535:
+        raise fail(("network", "nic", "mtu"), f"{mtu!r}: expected an MTU in bytes, 68 to 65535")
+    link = {"rate_bps": rates[rate], "mtu": mtu}
+    sendfile = n.get("sendfile", True)
+    if not isinstance(sendfile, bool):
+        raise fail(("network", "sendfile"), f"{sendfile!r}: expected true or false")
+    costs = {"per_call_ns": 2_000, "per_packet_ns": 2_500, "copy_ns_per_byte": 0.25}
+    for k, v in (n.get("costs") or {}).items():
+        keys = ("network", "costs", k)
+        if k in ("per_call", "per_packet"):
+            costs[f"{k}_ns"] = time_ns(v, keys)
+        elif k == "copy_ns_per_byte":
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise fail(keys, f"{v!r}: expected nanoseconds per byte, 0 or more")
+            costs[k] = float(v)
+        else:
+            raise fail(keys, "unknown key (expected per_call, per_packet, copy_ns_per_byte)")
+    clients = []
+    for i, c in enumerate(n.get("clients", [])):
+        keys = ("network", "clients", i)
+        for k in c:
+            if k not in {"name", "count", "line", "rtt", "window"}:
+                raise fail(keys + (k,), "unknown key (expected name, count, line, rtt, window)")
+        name = c.get("name")
+        if not isinstance(name, str) or not name:
+            raise fail(keys + ("name",), "a class of clients needs a name")
+        if any(o["name"] == name for o in clients):
+            raise fail(keys + ("name",), f"'{name}' is defined twice")
+        count = c.get("count")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise fail(keys + ("count",), f"{count!r}: expected a whole number of clients, at least 1")
+        line = size(c.get("line"), keys + ("line",))
+        if line <= 0:
+            raise fail(keys + ("line",), f"{c.get('line')!r}: a line's rate (bytes a second) must be positive")
+        window = size(c.get("window", "64k"), keys + ("window",))
+        if window <= 0:
+            raise fail(keys + ("window",), "TCP's window must be positive")
+        clients.append({"name": name, "count": count, "line_bytes_per_s": float(line),
+                        "rtt_ns": time_ns(c.get("rtt", "20ms"), keys + ("rtt",)), "window_bytes": window})
+    if not clients:
+        raise fail(("network", "clients"), "a server's network needs at least one [[network.clients]]")
+    return {"nic": {"mode": mode, "xmit_hash_policy": policy, "hash_formula": formula, "links": [link] * links},
+            "sendfile": sendfile, "costs": costs, "clients": clients}

@@ -74,6 +74,18 @@ SEED000_MAILQUEUE = {
 }
 
 
+# Item 7: a web download server ("web-hard"), 127 clients in three classes. Peak served, Mb/s;
+# per-class download rates, KB/s (the blog's "KB": 1000 bytes assumed); sar's and uptime's
+# ranges over the day. The blog's "CPU" figures track its iowait (39.98 vs 36.32, 82.06 vs
+# 79.51): we read them as 100 - %idle, busy and iowait together.
+SEED000_WEBSERVER_HDD = {"mbps": 571.5, "class_kBps": {"adsl": 182.0, "light": 746.0, "fibre": 2539.0},
+                         "load": (69.81, 112.87), "iowait_pct": (36.32, 79.51), "cpu_pct": (39.98, 82.06)}
+SEED000_WEBSERVER_SSD = {"bond2": "capped by the 2 Gb/s bond", "bond4_cfq_mbps": 2551.0, "bond4_noop_mbps": 2784.0,
+                         "tengig_toe_noop_mbps": 6942.9, "tengig_load": (28.43, 36.78),
+                         "tengig_iowait_pct": (13.85, 14.29), "tengig_cpu_pct": (78.06, 98.60),
+                         "x_at_4g": 4.5, "x_at_10g": 12.0}
+
+
 # ---- seed 001: Lee & Shin, "Performance Analysis on SSD RAID Device" (KIISE 2012) ---------
 # Hardware RAID 5 (Adaptec 6805, 512 MB cache) of Samsung SSD 830 64 GB, Iometer. The paper
 # shows trends in figures without numbers in its text; the one quantitative claim: random

@@ -85,6 +85,49 @@ def seed000_mailqueue(ctx: Context):
     return rows, [fig], []
 
 
+# ---- seed 000: the web download server ----------------------------------------------------
+
+SEED000_WEBSERVER_TOL = Tolerance.within(15.0, "the issue's bar for the served rates and their ratios")
+SEED000_WEBSERVER_CLASS_TOL = Tolerance.within(25.0, "the issue's bar for the per-class download rates")
+
+
+@register("seed000_webserver", "Seed 000: a web download server on disks and on SSDs, behind bonded NICs",
+          'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, item 7, http://minix.tistory.com/93',
+          quick_note="60 s runs instead of 180 s: sar's ranges are one whole-run figure, the load average is not judged")
+def seed000_webserver(ctx: Context):
+    from ..reference import SEED000_WEBSERVER_HDD as H, SEED000_WEBSERVER_SSD as S
+    from . import seed000_webserver as m
+
+    runs = m.reproduce(ctx.quick, ctx.seed)
+    rows = []
+    for case, q, pub, sim, err in m.table(runs):
+        tol = SEED000_WEBSERVER_CLASS_TOL if "client" in q else SEED000_WEBSERVER_TOL
+        unit = "Mb/s" if "Mb/s" in q else "kB/s" if "kB/s" in q else ""
+        rows.append(Row(case=case, quantity=q, published=f"{pub:.5g}", simulated=sim, unit=unit, error=err, tolerance=tol))
+    bond2 = runs["ssd-bond2"].bound
+    rows.append(Row(case="ssd-bond2", quantity="8 SSDs behind two bonded 1 GbE ports are bound by the bond",
+                    published=S["bond2"], tolerance=Tolerance.holds("the run's verdict names the NIC"),
+                    holds=bond2.resource == "NIC", evidence=f"bound by {bond2.resource}: {bond2.why}"))
+    ranges = (("hdd", "CPU utilisation (100 - idle) %", "not_idle_pct", H["cpu_pct"]),
+              ("hdd", "iowait %", "iowait_pct", H["iowait_pct"]),
+              ("hdd", "load average", "load", H["load"]),
+              ("ssd-10g-toe", "CPU utilisation (100 - idle) %", "not_idle_pct", S["tengig_cpu_pct"]),
+              ("ssd-10g-toe", "iowait %", "iowait_pct", S["tengig_iowait_pct"]),
+              ("ssd-10g-toe", "load average", "load", S["tengig_load"]))
+    for case, name, attr, published in ranges:
+        sim = getattr(runs[case], attr)
+        row = Row(case=case, quantity=f"{name} range overlaps the published one", published=f"{published[0]}-{published[1]}",
+                  tolerance=Tolerance.holds("the blog gives ranges over a day: the simulated range over 10 s "
+                                            "samples past the first minute must meet it"),
+                  holds=m.overlaps(sim, published), evidence=f"simulated {sim[0]:.2f}-{sim[1]:.2f}")
+        if ctx.quick and attr == "load":
+            row = Row(case=case, quantity=row.quantity, published=row.published, tolerance=row.tolerance,
+                      skip=QUICK + "a 60 s run is too short for the 1-minute load average to settle")
+        rows.append(row)
+    fig = _plot_png(lambda p: m.plot(runs, p), "served Mb/s per case, published and simulated, with each run's bound")
+    return rows, [fig], []
+
+
 # ---- seed 000: the aging procedure ----------------------------------------------------------
 
 #: "collapse": our reading, at least halved

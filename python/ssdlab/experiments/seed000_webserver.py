@@ -1,0 +1,179 @@
+"""Seed 000, item 7 — a web download server on disks and on SSDs (Kim In-sung, "SSD story 7:
+SSDs and servers", blog, December 2008, http://minix.tistory.com/93).
+
+A "web-hard" (file locker) server serves 127 clients in three classes — 70 on ADSL (~600 KB/s
+lines), 30 on "light" lines (~6 MB/s), 27 on fibre (~60 MB/s) — downloading large files. The
+blog measured it on 9 × 7200 rpm SATA disks in RAID 0 behind two bonded 1 GbE ports (peak
+571.5 Mb/s), then on 8 SSDs in RAID 0: capped by the bond; with four bonded ports 2551.0 Mb/s
+under CFQ and 2784.0 under noop; with a 10 GbE TOE NIC and noop, 6942.9 Mb/s.
+
+The workload is the bundled scenario ``seed000-webserver.toml``: its catalogue, the clients'
+round trips and TCP windows, the bond's mode and hash are assumptions written there with their
+reasons. The server is the ``server-2008`` host (8 GB of RAM) with ext3 on md RAID 0 (64 KiB
+chunks, assumed) of Barracuda 7200.11 disks or X25-M SSDs (filled first, as drives in service
+are). Each run starts with a cold page cache; rates are over the whole run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from ..api import build, execute
+from ..filework import FileWork, load
+from ..serverreport import Bound, bound
+from ..system import raid
+
+DRIVES = {"hdd": ("seagate-barracuda-7200.11-1tb", 9), "ssd": ("intel-x25-m-80", 8)}
+HOST = "server-2008"
+#: simulated seconds per run, full and quick; the CPU samples' interval
+RUN_S = {"full": 180, "quick": 60}
+INTERVAL = "10s"
+GBE = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    drive: str
+    scheduler: str
+    links: int
+    rate_bps: int
+    #: a TCP offload engine: the host pays no per-packet cost
+    toe: bool = False
+
+
+CASES = (
+    Case("hdd", "hdd", "cfq", 2, GBE),
+    Case("ssd-bond2", "ssd", "noop", 2, GBE),
+    Case("ssd-bond4-cfq", "ssd", "cfq", 4, GBE),
+    Case("ssd-bond4-noop", "ssd", "noop", 4, GBE),
+    Case("ssd-10g-toe", "ssd", "noop", 1, 10 * GBE, toe=True),
+)
+
+
+@dataclass
+class Run:
+    case: Case
+    mbps: float
+    class_kBps: dict[str, float]
+    cpu_pct: tuple[float, float]
+    iowait_pct: tuple[float, float]
+    #: 100 - %idle: busy and iowait together (how we read the blog's "CPU")
+    not_idle_pct: tuple[float, float]
+    load: tuple[float, float]
+    bound: Bound
+    network: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+def scenario(case: Case, run_s: int) -> FileWork:
+    """The bundled scenario with the case's NIC and run time."""
+    w = load(resources.files("ssdlab") / "scenarios" / "seed000-webserver.toml")
+    w.run_ns = run_s * 1_000_000_000
+    net = copy.deepcopy(w.network)
+    net["nic"]["links"] = [{"rate_bps": case.rate_bps, "mtu": 1500}] * case.links
+    if case.links == 1:
+        net["nic"]["mode"] = "active-backup"
+    if case.toe:
+        net["costs"]["per_packet_ns"] = 0
+    w.network = net
+    return w
+
+
+def _range(xs: list[float]) -> tuple[float, float]:
+    return (min(xs), max(xs)) if xs else (float("nan"), float("nan"))
+
+
+def run(case: Case, quick: bool = False, seed: int = 0) -> Run:
+    profile, n = DRIVES[case.drive]
+    w = scenario(case, RUN_S["quick" if quick else "full"])
+    spec = build(None, system=raid(profile, 0, n, chunk="64k"), host=HOST, files=w, scheduler=case.scheduler,
+                 seed=seed, interval=INTERVAL, precondition="sequential" if case.drive == "ssd" else None)
+    core = execute(spec).core
+    net = core["network"]
+    # sar's view, past the first minute (the load average starts at 0 and the cache empty).
+    cpus = [s["cpu"] for s in core["samples"] if s.get("cpu") and s["cpu"]["end_ns"] - core["start_ns"] > 60e9]
+    cpus = cpus or [core["files"]["cpu"]]
+    return Run(case, 8 * net["bytes_per_s"] / 1e6, {c["name"]: c["mean_bytes_per_s"] / 1e3 for c in net["classes"]},
+               _range([100 * c["busy"] for c in cpus]), _range([100 * c["iowait"] for c in cpus]),
+               _range([100 * (c["busy"] + c["iowait"]) for c in cpus]), _range([c["load"][0] for c in cpus]),
+               bound(core), net)
+
+
+def reproduce(quick: bool = False, seed: int = 0) -> dict[str, Run]:
+    return {c.name: run(c, quick, seed) for c in CASES}
+
+
+def error_pct(simulated: float, published: float) -> float:
+    return 100.0 * (simulated - published) / published
+
+
+def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def table(runs: dict[str, Run]) -> list[tuple[str, str, float, float, float]]:
+    """(case, quantity, published, simulated, error %) for every figure the blog gives."""
+    from ..reference import SEED000_WEBSERVER_HDD as H, SEED000_WEBSERVER_SSD as S
+
+    hdd = runs["hdd"]
+    rows = [("hdd", "served (Mb/s)", H["mbps"], hdd.mbps, error_pct(hdd.mbps, H["mbps"]))]
+    for k, pub in H["class_kBps"].items():
+        rows.append(("hdd", f"{k} client (kB/s)", pub, hdd.class_kBps[k], error_pct(hdd.class_kBps[k], pub)))
+    for case, key in (("ssd-bond4-cfq", "bond4_cfq_mbps"), ("ssd-bond4-noop", "bond4_noop_mbps"),
+                      ("ssd-10g-toe", "tengig_toe_noop_mbps")):
+        rows.append((case, "served (Mb/s)", S[key], runs[case].mbps, error_pct(runs[case].mbps, S[key])))
+    for case, key in (("ssd-bond4-noop", "x_at_4g"), ("ssd-10g-toe", "x_at_10g")):
+        x = runs[case].mbps / hdd.mbps
+        rows.append((f"{case} / hdd", "served, times the disks'", S[key], x, error_pct(x, S[key])))
+    return rows
+
+
+def plot(runs: dict[str, Run], path) -> None:
+    """Served Mb/s per case, published and simulated, with what bounded each run."""
+    from pathlib import Path
+
+    from ..plotting import pyplot, save
+    from ..reference import SEED000_WEBSERVER_HDD as H, SEED000_WEBSERVER_SSD as S
+
+    published = {"hdd": H["mbps"], "ssd-bond4-cfq": S["bond4_cfq_mbps"], "ssd-bond4-noop": S["bond4_noop_mbps"],
+                 "ssd-10g-toe": S["tengig_toe_noop_mbps"]}
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    names = list(runs)
+    x = range(len(names))
+    ax.bar([i - 0.2 for i in x], [published.get(n, 0) for n in names], 0.4, label="published", color="#999999")
+    ax.bar([i + 0.2 for i in x], [runs[n].mbps for n in names], 0.4, label="simulated", color="#4878a8")
+    for i, n in enumerate(names):
+        ax.annotate(f"bound: {runs[n].bound.resource}", (i + 0.2, runs[n].mbps), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(list(x), names, fontsize=8)
+    ax.set_ylabel("served (Mb/s)")
+    ax.set_title("Seed 000 item 7: a download server on disks and SSDs")
+    ax.legend()
+    save(fig, Path(path))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=f"{RUN_S['quick']} s runs instead of {RUN_S['full']} s")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", default="seed000_webserver.png")
+    a = ap.parse_args(argv)
+    runs = reproduce(a.quick, a.seed)
+    print(f"{'case':22} {'quantity':26} {'published':>10} {'simulated':>10} {'error':>8}")
+    for c, q, pub, sim, err in table(runs):
+        print(f"{c:22} {q:26} {pub:10.1f} {sim:10.1f} {err:+7.1f}%")
+    for n, r in runs.items():
+        print(f"{n}: bound by {r.bound.resource} ({r.bound.why}); clients' demand "
+              f"{8 * r.bound.demand_bytes_per_s / 1e6:.0f} Mb/s; CPU busy {r.cpu_pct[0]:.1f}-{r.cpu_pct[1]:.1f} %, "
+              f"iowait {r.iowait_pct[0]:.1f}-{r.iowait_pct[1]:.1f} %, load {r.load[0]:.1f}-{r.load[1]:.1f}")
+    plot(runs, a.plot)
+    print(f"figure: {a.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""A download server from a scenario file: the ``[network]`` table and its clients, threads that
+serve them (``client``, ``send_whole``, popularity picks), bad input as one line naming file,
+line and key, a run through ``ssdlab run`` that says what bounds the server, and the verdict's
+rules on their own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ssdlab import api
+from ssdlab.filework import FileWorkError, load
+from ssdlab.serverreport import bound
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "ssdlab" / "scenarios"
+
+SERVER = """\
+name = "downloads"
+filesystem = { type = "ext3", size = "4g" }
+runtime = "5s"
+
+[[fileset]]
+name = "catalogue"
+entries = 20
+size = "32m"
+prealloc = 1.0
+
+[network]
+nic = { links = 2, rate = "1g", mode = "802.3ad", xmit_hash_policy = "layer3+4" }
+
+[[network.clients]]
+name = "adsl"
+count = 6
+line = "600k"
+rtt = "30ms"
+
+[[network.clients]]
+name = "fibre"
+count = 3
+line = "60m"
+rtt = "10ms"
+window = "64k"
+
+[[thread]]
+name = "adsl"
+instances = 6
+client = "adsl"
+ops = [ { op = "open", set = "catalogue", pick = { zipf = 0.8 } }, { op = "send_whole", io = "64k" }, { op = "close" } ]
+
+[[thread]]
+name = "fibre"
+instances = 3
+client = "fibre"
+ops = [ { op = "open", set = "catalogue", pick = { zipf = 0.8 } }, { op = "send_whole", io = "64k" }, { op = "close" } ]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "server.toml"
+    p.write_text(text)
+    return p
+
+
+def test_the_webserver_scenario_loads_with_its_clients() -> None:
+    w = load(SCENARIOS / "seed000-webserver.toml")
+    assert [c["name"] for c in w.network["clients"]] == ["adsl", "light", "fibre"]
+    assert [c["count"] for c in w.network["clients"]] == [70, 30, 27]
+    assert w.network["nic"]["mode"] == "802.3ad" and len(w.network["nic"]["links"]) == 2
+    jobs = w.jobs()
+    assert len(jobs) == 127
+    # Each instance serves its own client of its thread's class.
+    assert jobs[0].files["client"] == {"class": 0, "index": 0}
+    assert jobs[69].files["client"] == {"class": 0, "index": 69}
+    assert jobs[70].files["client"] == {"class": 1, "index": 0}
+    assert jobs[0].files["program"]["ops"][0]["pick"] == {"kind": "zipf", "s": 0.8}
+    assert jobs[0].files["program"]["ops"][1] == {"op": "send_whole", "io_bytes": 65536}
+
+
+@pytest.mark.parametrize(("change", "line", "expected"), [
+    (('client = "fibre"', 'client = "dsl"'), 36, "thread.1.client: 'dsl' names no class of clients (there are: adsl, fibre)"),
+    (("instances = 3", "instances = 4"), 35, "thread.1.instances: 4: a thread serving class 'fibre' has one instance a client, 3"),
+    (('client = "adsl"\n', ''), 27, "thread.0.client: a thread that sends files (send_whole) needs its clients"),
+    (("zipf = 0.8 } }, { op = \"send_whole\", io = \"64k\" }, { op = \"close\" } ]\n\n[[thread]]", "zipf = -1 } }, "
+      "{ op = \"send_whole\", io = \"64k\" }, { op = \"close\" } ]\n\n[[thread]]"), 31, "thread.0.ops.0.pick.zipf: -1: expected Zipf's exponent"),
+    (('rate = "1g"', 'rate = "2g"'), 12, "network.nic.rate: '2g': expected a port's line rate"),
+    (('line = "60m"', 'line = "0"'), 23, "network.clients.1.line: '0': a line's rate"),
+    (("links = 2", "links = 1"), 12, "network.nic.links: 802.3ad aggregates two or more ports"),
+])
+def test_a_bad_server_is_one_line_naming_file_line_and_key(tmp_path: Path, change, line, expected) -> None:
+    p = write(tmp_path, SERVER.replace(*change, 1))
+    with pytest.raises(FileWorkError) as e:
+        load(p)
+    message = str(e.value)
+    assert "\n" not in message
+    assert message.startswith(f"{p}:{line}: "), message
+    assert expected in message, message
+
+
+def test_a_server_run_conserves_bytes_and_says_what_bounds_it(tmp_path: Path, cli) -> None:
+    p = write(tmp_path, SERVER)
+    core = api.execute(api.build(None, profile="samsung-850-pro", host="server-2008", files=load(p), seed=1)).core
+    net = core["network"]
+    sent = sum(j["read"]["bytes"] for j in core["jobs"])
+    assert net["bytes_sent"] == pytest.approx(sent)
+    assert sum(c["bytes"] for c in net["classes"]) == pytest.approx(sent)
+    # Six ADSL clients and three fibre clients behind 64 KiB windows ask for far less than a
+    # port, from files an SSD and the page cache serve: the clients bound the server.
+    b = bound(core)
+    assert b.resource == "clients", b
+    assert all(c.met > 0.9 for c in b.classes), b.classes
+    r = cli("run", str(p), "--profile", "samsung-850-pro", "--host", "server-2008")
+    assert r.returncode == 0, r.stderr
+    assert "network (server side)" in r.stdout and "bound by: clients" in r.stdout, r.stdout[-1500:]
+    assert "clients fibre x3:" in r.stdout
+    j = cli("run", str(p), "--profile", "samsung-850-pro", "--host", "server-2008", "--output-format", "json")
+    doc = json.loads(j.stdout)
+    assert doc["server"]["bound"] == "clients" and doc["network"]["classes"][1]["name"] == "fibre"
+
+
+def _core(nic_full: float, met: float, busy: float, util: float) -> dict:
+    """A run's result with only what the verdict reads."""
+    return {"start_ns": 0, "end_ns": 10_000_000_000,
+            "network": {"nic": [{"saturated_share": nic_full}],
+                        "classes": [{"name": "a", "count": 2, "line_bytes_per_s": 1e6, "window_cap_bytes_per_s": 2e6,
+                                     "mean_bytes_per_s": met * 1e6}]},
+            "files": {"cpu": {"busy": busy, "iowait": 0.0}},
+            "devices": [{"disk": {"io_ticks_ms": util * 10_000}}]}
+
+
+@pytest.mark.parametrize(("nic_full", "met", "busy", "util", "expected"), [
+    (1.0, 0.99, 1.0, 1.0, "clients"),   # clients that get their lines need nothing more
+    (0.8, 0.5, 1.0, 1.0, "NIC"),
+    (0.1, 0.5, 0.95, 1.0, "CPU"),
+    (0.1, 0.5, 0.1, 0.97, "storage"),
+    (0.1, 0.5, 0.1, 0.2, "nothing saturated"),
+])
+def test_the_verdict_takes_the_first_bound_from_the_clients_side(nic_full, met, busy, util, expected) -> None:
+    b = bound(_core(nic_full, met, busy, util))
+    assert b.resource == expected
+    assert b.demand_bytes_per_s == 2e6
