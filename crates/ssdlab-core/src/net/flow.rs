@@ -11,7 +11,7 @@
 //! set, so a completion never lands in the past; the sliver a flow would move in that last
 //! part of a nanosecond is not sent (a completing flow moves exactly its bytes).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::engine::{Time, NS_PER_S};
 use crate::error::ConfigError;
@@ -78,8 +78,6 @@ pub struct ResourceUsage {
 pub struct FlowNet {
     resources: Vec<Resource>,
     flows: BTreeMap<FlowId, Flow>,
-    /// Active flows by completion time (then id: ties complete in id order).
-    order: BTreeSet<(Time, FlowId)>,
     now: Time,
     next_id: u64,
     /// The flow set or a capacity changed since rates were last computed.
@@ -146,7 +144,6 @@ impl FlowNet {
     /// Stop a flow now (an aborted transfer); its bytes left, if it was active.
     pub fn remove_flow(&mut self, id: FlowId) -> Option<f64> {
         let f = self.flows.remove(&id)?;
-        self.order.remove(&(f.done_at, id));
         self.dirty = true;
         Some(f.left)
     }
@@ -176,7 +173,13 @@ impl FlowNet {
     /// When the next active flow completes, if any.
     pub fn next_completion(&mut self) -> Option<Time> {
         self.refresh();
-        self.order.first().map(|&(t, _)| t)
+        self.earliest()
+    }
+
+    /// The earliest completion time of the active flows (a scan: with rates recomputed at
+    /// every change, keeping them ordered would cost more than finding the least).
+    fn earliest(&self) -> Option<Time> {
+        self.flows.values().map(|f| f.done_at).min()
     }
 
     /// Move the clock to `t` (not before now), completing every flow due by then in time
@@ -185,19 +188,19 @@ impl FlowNet {
         debug_assert!(t >= self.now, "the flow network's clock goes back from {} to {t}", self.now);
         let t = t.max(self.now);
         let mut done = Vec::new();
+        let mut due = Vec::new();
         loop {
             self.refresh();
-            let Some(&(at, _)) = self.order.first() else { break };
+            let Some(at) = self.earliest() else { break };
             if at > t {
                 break;
             }
             self.integrate(at);
-            while let Some(&(when, id)) = self.order.first() {
-                if when != at {
-                    break;
-                }
-                self.order.pop_first();
-                let f = self.flows.remove(&id).expect("an ordered flow is active");
+            // Ties complete in id order (the map's).
+            due.clear();
+            due.extend(self.flows.iter().filter(|(_, f)| f.done_at == at).map(|(&id, _)| id));
+            for &id in &due {
+                let f = self.flows.remove(&id).expect("a due flow is active");
                 // The rounding up of its completion leaves at most a sliver: it moves now.
                 self.credit(&f.path, f.left);
                 self.completed_bytes += f.bytes as u128;
@@ -288,14 +291,12 @@ impl FlowNet {
         for r in &mut self.resources {
             r.load = 0.0;
         }
-        self.order.clear();
-        for ((&id, f), rate) in self.flows.iter_mut().zip(rates) {
+        for (f, rate) in self.flows.values_mut().zip(rates) {
             f.rate = rate;
             for &r in &f.path {
                 self.resources[r].load += rate;
             }
             f.done_at = self.now.saturating_add(ns_to_move(f.left, rate));
-            self.order.insert((f.done_at, id));
         }
     }
 }
