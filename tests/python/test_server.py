@@ -140,3 +140,21 @@ def test_the_verdict_takes_the_first_bound_from_the_clients_side(nic_full, met, 
     b = bound(_core(nic_full, met, busy, util))
     assert b.resource == expected
     assert b.demand_bytes_per_s == 2e6
+
+
+def test_ssdlab_server_sizes_drives_and_nics(tmp_path: Path, cli) -> None:
+    p = write(tmp_path, SERVER.replace("runtime = \"5s\"", "runtime = \"3s\""))
+    r = cli("server", str(p), "--profile", "samsung-850-pro", "--drives", "2,3", "--nic", "2x1g,1x10g",
+            "--host", "server-2008", "--workers", "1", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    points = json.loads(r.stdout)
+    assert [(q["drives"], q["nic"]) for q in points] == [(2, "2x1g"), (2, "1x10g"), (3, "2x1g"), (3, "1x10g")]
+    # Nine clients behind 64 KiB windows need far less than either NIC: their lines and
+    # windows bound every configuration, which therefore serves the same.
+    assert all(q["bound"] == "clients" and q["error"] is None for q in points), points
+    assert max(q["mbps"] for q in points) < 1.05 * min(q["mbps"] for q in points)
+    # Each ran behind its own NIC: two 1 GbE ports' goodput, or one 10 GbE port's.
+    assert [round(q["nic_goodput_mbps"]) for q in points] == [1883, 9415, 1883, 9415]
+    bad = cli("server", str(p), "--profile", "samsung-850-pro", "--nic", "2x3g")
+    assert bad.returncode != 0 and "--nic 2x3g: expected PORTSxRATE" in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr

@@ -13,14 +13,14 @@ from typing import Annotated
 
 import typer
 
-from . import gallery, rebuild, runs, sizing, sweep
+from . import gallery, rebuild, runs, server, sizing, sweep
 from .profiles import profiles_app
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
                   help="Simulate SSDs, hard disks and arrays behind a Linux block layer, driven by fio job files or block traces.")
 app.add_typer(profiles_app, name="profiles")
 
-for _command in (runs.run, runs.measure, runs.compare, runs.fit, runs.replay, sweep.sweep, sizing.size,
+for _command in (runs.run, runs.measure, runs.compare, runs.fit, runs.replay, sweep.sweep, server.server, sizing.size,
                  sizing.endurance, rebuild.rebuild, gallery.reproduce, gallery.report):
     app.command()(_command)
 

@@ -340,6 +340,13 @@ def _pool(workers: int | None, scheduler: Any, executor: cf.Executor | None, sta
     return _LocalPool(n, start_method)
 
 
+def make_pool(workers: int | None = None, scheduler: Any = None) -> _Pool:
+    """Local worker processes (``workers``, default one per CPU) or a Dask cluster
+    (``scheduler``: an address, a Client or a cluster), for other commands' runs: ``submit``
+    then ``close``."""
+    return _pool(workers, scheduler, None, None)
+
+
 # ---- progress --------------------------------------------------------------------------------
 
 
