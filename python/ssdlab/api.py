@@ -295,7 +295,8 @@ def build(
     default_fs = None if host_profile.memory is None else host_profile.default_filesystem()
     fs_specs, fs_notes, fs_warnings = _filesystems(chosen, filesystem, files, default_fs, bool(replay),
                                                    fio_on_files=bool(fio_file_sets), host=host_profile.name)
-    if files is None and not replay:
+    if files is None and not replay and (fio_file_sets or any(f is not None for f in fs_specs)):
+        # A run with a file system says which path each job took; one without is raw throughout.
         notes.extend(_job_paths(jobset.jobs, fio_file_sets, fs_specs[0], [t.name for t in chosen]))
     for t, fs_spec in zip(core["targets"], fs_specs):
         if fs_spec is not None:

@@ -38,7 +38,7 @@ def test_direct_unset_reads_through_the_page_cache_and_direct_1_reads_the_device
     raw_spec, raw = _run(READ + "direct=1\n")
     assert raw_spec.core["jobs"][0]["files"] is None and "files" not in raw and raw_spec.core["file_sets"] == []
     assert raw_spec.core["targets"][0]["filesystem"] is None
-    assert raw_spec.notes == ["job 'r' runs on the raw device /dev/sda"]
+    assert raw_spec.notes == []  # no file system in the run: raw throughout, as before
     assert raw["devices"][0]["disk"]["read_sectors"] == 4 * 2048
     # the device reads the file once (and some metadata), not four times
     assert buffered_sectors <= 2048 + 64 < raw["devices"][0]["disk"]["read_sectors"]
@@ -105,7 +105,7 @@ def test_a_host_without_memory_refuses_a_buffered_job_in_one_line_and_runs_direc
 def test_a_buffered_job_on_a_block_device_stays_raw_and_says_so():
     spec, core = _run(READ.replace("[r]\n", "[r]\nfilename=/dev/sda\n"))
     assert spec.core["file_sets"] == [] and spec.core["targets"][0]["filesystem"] is None
-    assert spec.notes == ["job 'r' runs on the raw device /dev/sda"]
+    assert spec.notes == []
     assert any("a block device's page cache is not modelled; simulated as direct=1" in w for w in spec.warnings)
     assert core["devices"][0]["disk"]["read_sectors"] == 4 * 2048
 
@@ -119,3 +119,15 @@ def test_the_cli_header_names_each_jobs_path(cli, tmp_path):
             "bytes in /buffered.0") in p.stderr
     assert "ssdlab: job 'raw' runs on the raw device /dev/sda" in p.stderr
     assert "ssdlab: file system on /dev/sda: ext4 from the host profile" in p.stderr
+
+
+def test_the_hosts_file_system_is_made_on_the_first_device_only(tmp_path):
+    # fio's files are on the first device; a job on another stays on its raw device, whose
+    # results the file system must not touch.
+    system = tmp_path / "two.toml"
+    system.write_text('host = "server-2008"\n[[drive]]\nname = "sda"\nprofile = "intel-x25-m-80"\n'
+                      '[[drive]]\nname = "sdb"\nprofile = "intel-x25-m-80"\n')
+    spec = api.build(READ + "[d]\nfilename=/dev/sdb\ndirect=1\nrw=read\nbs=4k\nsize=1m\n", system=str(system))
+    assert [t["filesystem"] and t["filesystem"]["type"] for t in spec.core["targets"]] == ["ext3", None]
+    assert spec.filesystems == ["/dev/sda: ext3 from the host profile server-2008 (its memory.filesystem)"]
+    assert spec.notes[1] == "job 'd' runs on the raw device /dev/sdb"

@@ -132,7 +132,7 @@ def test_the_core_refuses_a_time_series_past_its_limit():
 
 
 def test_per_io_logs_are_bounded():
-    job = "[w]\nrw=randwrite\nbs=4k\nsize=64m\nwrite_lat_log=x\n"
+    job = "[w]\nrw=randwrite\ndirect=1\nbs=4k\nsize=64m\nwrite_lat_log=x\n"
     with pytest.raises(memory.MemoryLimitError, match=r"16,384 records .*log_avg_msec"):
         old = memory.MAX_LOG_RECORDS
         memory.MAX_LOG_RECORDS = 10_000

@@ -88,7 +88,7 @@ def _readers(n: int, ios: int = 64) -> str:
 
 def test_merges_show_in_iostat_and_disk_util():
     # A sequential writer 32 deep on a disk without NCQ: waiting bios merge under noop.
-    job = "[w]\nioengine=libaio\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
+    job = "[w]\nioengine=libaio\ndirect=1\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
     sets = {"queue_depth": "1"}
     noop = ssdlab.run(job, profile=DISK, profile_set=sets, scheduler="noop")
     none = ssdlab.run(job, profile=DISK, profile_set=sets, scheduler="none")
@@ -115,7 +115,7 @@ def test_iodepth_batch_submit_plugs_its_batches_so_they_merge_even_under_none():
     # A sequential writer 32 deep, submitting 8 at a time (io_submit of 8 iocbs under a plug):
     # the plug merges contiguous bios whatever the scheduler; one at a time nothing merges
     # under `none`.
-    job = "[w]\nioengine=libaio\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
+    job = "[w]\nioengine=libaio\ndirect=1\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
     batched = ssdlab.run(job + "iodepth_batch_submit=8\n", profile=DISK)
     single = ssdlab.run(job, profile=DISK)
     u = batched.to_fio_json()["disk_util"][0]

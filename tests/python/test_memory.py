@@ -79,11 +79,11 @@ def test_a_run_that_its_size_bounds_is_refused_only_if_too_long_at_its_fastest()
     with pytest.raises(memory.MemoryLimitError, match=r"--interval 1us: a run of at least 3\.\d+s \(at the "
                                                       r"devices' fastest\) would take at least 3,\d{3},\d{3} "
                                                       r"time-series samples, more than 100,000; use --interval 50us"):
-        api.build("[j]\nrw=write\nbs=128k\nsize=2g\n", profile="samsung-850-pro", scale=0.01, interval="1us",
+        api.build("[j]\ndirect=1\nrw=write\nbs=128k\nsize=2g\n", profile="samsung-850-pro", scale=0.01, interval="1us",
                   memory_limit="none")
     # 8 MiB of random reads on a disk: guessed at seconds (seeks), done at its cache's speed;
     # the guess (250,000 samples at 100us) does not refuse it.
-    spec = api.build("[j]\nrw=randread\nbs=4k\niodepth=4\nsize=8m\n", profile="seagate-exos-x18-18tb",
+    spec = api.build("[j]\ndirect=1\nrw=randread\nbs=4k\niodepth=4\nsize=8m\n", profile="seagate-exos-x18-18tb",
                      interval="100us", memory_limit="none")
     est = memory.estimate(spec.core)
     assert est.samples > memory.MAX_SAMPLES > est.min_samples
@@ -169,11 +169,11 @@ def test_flash_map_term_is_the_cores_map_bytes():
 
 
 def test_run_length_and_samples_follow_the_jobs():
-    spec = api.build("[a]\nrw=read\nruntime=2\ntime_based\n[b]\nstonewall\nrw=read\nruntime=3\ntime_based\n",
+    spec = api.build("[global]\ndirect=1\n[a]\nrw=read\nruntime=2\ntime_based\n[b]\nstonewall\nrw=read\nruntime=3\ntime_based\n",
                      profile="samsung-850-pro", scale=0.01, interval="100ms", memory_limit="none")
     est = memory.estimate(spec.core)
     assert est.samples_exact and est.length_ns == 5_000_000_000 and est.samples == 51
-    sized = api.build("[j]\nrw=write\nbs=128k\nsize=1g\n", profile="samsung-850-pro", scale=0.01,
+    sized = api.build("[j]\ndirect=1\nrw=write\nbs=128k\nsize=1g\n", profile="samsung-850-pro", scale=0.01,
                       interval="100ms", memory_limit="none")
     est = memory.estimate(sized.core)
     assert not est.samples_exact and 0.5e9 < est.length_ns < 20e9  # 1 GB at ~0.5 GB/s

@@ -374,10 +374,11 @@ def asks_for_files(st: JobState) -> bool:
 
 def runs_on_files(st: JobState, mounted: bool) -> bool:
     """Whether a job runs on its own files through the file layer: it names no block device
-    (``filename=/dev/...`` stays on the raw device) and a file system is there or the job asks
-    for files (:func:`asks_for_files`: then one is made on the first device)."""
-    if (st.filename or "").startswith("/dev/"):
-        return False
+    (``filename=/dev/...`` stays on the raw device) and replays no I/O log, and a file system
+    is there or the job asks for files (:func:`asks_for_files`: then one is made on the first
+    device)."""
+    if (st.filename or "").startswith("/dev/") or st.read_iolog is not None:
+        return False  # a replayed I/O log addresses its device, as the replay path does
     return mounted or asks_for_files(st)
 
 
