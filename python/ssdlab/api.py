@@ -395,7 +395,7 @@ def _job_paths(jobs: Sequence[Any], fio_file_sets: list[dict[str, Any]], fs: dic
                 kind = "directories" if fset.get("dirs") else "files"
                 where = f"fio's {f['engine']} on {fset['entries']} {kind} in {fset['dir']} of {on}"
             else:
-                how = "O_DIRECT" if f["direct"] else "through the page cache"
+                how = "with O_DIRECT" if f["direct"] else "through the page cache"
                 where = (f"on files {how} and {on}: {fset['entries']} of {j.region_size:,} bytes "
                          f"in {fset['dir']}")
         lines.append(f"job '{j.name}' runs {where}")

@@ -42,6 +42,7 @@ def test_a_job_runs_on_its_files_through_the_page_cache():
 
 def test_direct_io_on_files_skips_the_cache():
     spec = api.build(JOB.replace("[w]", "[w]\ndirect=1"), profile="samsung-850-pro", filesystem="ext4")
+    assert spec.notes == ["job 'w' runs on files with O_DIRECT and ext4 on /dev/sda: 4 of 16,777,216 bytes in /w.0"]
     f = api.execute(spec).core["files"]
     assert f["dirtied_pages"] == 0 and f["data_bios"] > 0
 
