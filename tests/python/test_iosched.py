@@ -82,7 +82,7 @@ def test_a_system_file_sets_a_drives_scheduler_and_names_the_line_of_a_mistake(t
 
 
 def _readers(n: int, ios: int = 64) -> str:
-    return (f"[r]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=1\nnumjobs={n}\nsize=100%\n"
+    return (f"[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=1\nnumjobs={n}\nsize=100%\n"
             f"io_size={ios * 4}k\ngroup_reporting\n")
 
 
@@ -99,7 +99,7 @@ def test_merges_show_in_iostat_and_disk_util():
 
 
 def test_fios_ioscheduler_option_switches_the_jobs_device(tmp_path):
-    job = "[r]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=1\nnumjobs=2\nsize=100%\nio_size=8k\nioscheduler=cfq\n"
+    job = "[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=1\nnumjobs=2\nsize=100%\nio_size=8k\nioscheduler=cfq\n"
     spec = build(job, profile=DISK)
     assert spec.core["targets"][0]["scheduler"]["name"] == "cfq"
     assert build(job, profile=DISK, scheduler="noop").core["targets"][0]["scheduler"]["name"] == "noop"
