@@ -132,24 +132,25 @@ class RunSpec(BaseModel):
     filesystems: list[str] = Field(default_factory=list)
 
 
-def _load_jobs(job, targets: Targets, overrides, env, seed, on_files: bool = False) -> JobSet:
-    """``on_files``: jobs that name no device will run on files (``--fs``)."""
+def _load_jobs(job, targets: Targets, overrides, env, seed, mounted: bool = False) -> JobSet:
+    """``mounted``: a file system is named on the first device, so jobs that name no device
+    will run on files."""
     if isinstance(job, JobSet):
         return job
     if isinstance(job, (list, tuple)):
         # several job files, as fio takes them (``-`` is standard input)
         return load_job_files([Path(p) if str(p) != "-" else "-" for p in job], targets=targets,
                               overrides=overrides, env=env, seed=seed,
-                              on_files=on_files)
+                              mounted=mounted)
     if str(job) == "-":
         return load_job_files(["-"], targets=targets, overrides=overrides, env=env, seed=seed,
-                              on_files=on_files)
+                              mounted=mounted)
     text = str(job)
     if isinstance(job, os.PathLike) or ("\n" not in text and "=" not in text):
         return load_job_file(Path(job), targets=targets, overrides=overrides, env=env, seed=seed,
-                             on_files=on_files)
+                             mounted=mounted)
     return parse_job_text(text, name="<job text>", targets=targets, overrides=overrides, env=env, seed=seed,
-                          on_files=on_files)
+                          mounted=mounted)
 
 
 def build(
@@ -250,16 +251,17 @@ def build(
         jobset = JobSet(jobs=jobs, job_options=[{} for _ in jobs], global_options={}, group_reporting={},
                         warnings=list(files.warnings), reports=[JobReport() for _ in jobs])
     else:
-        jobset = _load_jobs(job, targets, overrides, env, seed, on_files=filesystem is not None and not replay)
+        # A system file's file system on the first device mounts it as --fs does.
+        mounted = (filesystem is not None or getattr(chosen[0], "filesystem", None) is not None) and not replay
+        jobset = _load_jobs(job, targets, overrides, env, seed, mounted=mounted)
     fio_file_sets: list[dict[str, Any]] = []
-    # A system file's file system on the first device mounts it as --fs does.
-    mounted = filesystem is not None or getattr(chosen[0], "filesystem", None) is not None
-    if files is None and mounted and not replay:
-        # fio on a mounted file system: jobs that address no device run on their own files.
+    if files is None and not replay and any(jobset.on_files):
+        # fio on a file system: the jobs that ask for files (or all that name no device, when
+        # one is named) run on their own files, on one made on the first device if need be.
         from .fio.onfiles import on_files
 
         moved, fio_file_sets, kept = on_files(jobset.jobs, jobset.job_options, jobset.global_options,
-                                              jobset.warnings)
+                                              jobset.warnings, jobset.on_files)
         jobset = dataclasses.replace(jobset, jobs=moved, warnings=kept)
     if replay:
         jobs = [j.model_copy(update={"replay": r, "io_limit": 1 << 62, "name": "replay"})
@@ -272,20 +274,6 @@ def build(
         jobset = dataclasses.replace(jobset, reports=[
             r.model_copy(update={"header_rw": mixes[j.replay].rw, "header_lengths": mixes[j.replay].lengths})
             if j.replay in mixes else r for j, r in zip(jobset.jobs, jobset.reports, strict=True)])
-    # Which path each job takes when a file system is there: its files, or the raw device.
-    for j in jobset.jobs if fio_file_sets else []:
-        if j.clone == 0:
-            f = j.files
-            fset = fio_file_sets[f["set"]] if f else {}
-            if not f:
-                where = "on the raw device"
-            elif f.get("engine"):
-                kind = "directories" if fset.get("dirs") else "files"
-                where = f"fio's {f['engine']} on {fset['entries']} {kind} in {fset['dir']}"
-            else:
-                where = (f"on files: {fset['entries']} of {j.region_size:,} bytes in {fset['dir']} "
-                         f"({'O_DIRECT' if f['direct'] else 'through the page cache'})")
-            notes.append(f"job '{j.name}' runs {where}")
     try:
         interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     except UnitError as e:
@@ -305,9 +293,13 @@ def build(
     if files is not None and files.network is not None:
         core["network"] = files.network
     if (files is not None or fio_file_sets) and core["host"]["memory"] is None:
-        raise ValueError(f"host {host_profile.name}: file workloads need the host's memory and CPUs "
-                         "(a [memory] table in the host profile)")
-    fs_specs, fs_notes, fs_warnings = _filesystems(chosen, filesystem, files, core["host"]["memory"], bool(replay))
+        raise ValueError(_no_memory(host_profile.name, jobset if fio_file_sets else None))
+    default_fs = None if host_profile.memory is None else host_profile.default_filesystem()
+    fs_specs, fs_notes, fs_warnings = _filesystems(chosen, filesystem, files, default_fs, bool(replay),
+                                                   fio_on_files=bool(fio_file_sets), host=host_profile.name)
+    if files is None and not replay and (fio_file_sets or any(f is not None for f in fs_specs)):
+        # A run with a file system says which path each job took; one without is raw throughout.
+        notes.extend(_job_paths(jobset.jobs, fio_file_sets, fs_specs[0], [t.name for t in chosen]))
     for t, fs_spec in zip(core["targets"], fs_specs):
         if fs_spec is not None:
             t["filesystem"] = fs_spec
@@ -375,20 +367,63 @@ def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str], dict[Repl
     return notes, warnings, mixes
 
 
+def _no_memory(host: str, jobset: JobSet | None) -> str:
+    """Why a run on files cannot run on a host profile without ``[memory]``: one line naming
+    the job that asked for files and how to keep it on the raw device."""
+    if jobset is None:
+        return (f"host {host}: file workloads need the host's memory and CPUs (a [memory] table in the "
+                "host profile)")
+    name = next(j.name for j, f in zip(jobset.jobs, jobset.on_files, strict=True) if f)
+    return (f"host {host}: job '{name}' runs on files through the page cache (buffered I/O, fio's default "
+            "when direct is not set, or file options), which needs the host's memory and CPUs: add a "
+            "[memory] table to the host profile, or set direct=1 to run on the raw device")
+
+
+def _job_paths(jobs: Sequence[Any], fio_file_sets: list[dict[str, Any]], fs: dict[str, Any] | None,
+               names: list[str]) -> list[str]:
+    """A line per job (its first clone) saying which path it takes: its files on the first
+    device's file system, through the page cache or O_DIRECT, or the raw device."""
+    lines = []
+    for j in jobs:
+        if j.clone != 0:
+            continue
+        f = j.files
+        if not f:
+            where = f"on the raw device /dev/{names[j.target]}"
+        else:
+            fset = fio_file_sets[f["set"]]
+            on = f"{fs['type'] if fs else 'a file system'} on /dev/{names[0]}"
+            if f.get("engine"):
+                kind = "directories" if fset.get("dirs") else "files"
+                where = f"fio's {f['engine']} on {fset['entries']} {kind} in {fset['dir']} of {on}"
+            else:
+                how = "with O_DIRECT" if f["direct"] else "through the page cache"
+                where = (f"on files {how} and {on}: {fset['entries']} of {j.region_size:,} bytes "
+                         f"in {fset['dir']}")
+        lines.append(f"job '{j.name}' runs {where}")
+    return lines
+
+
 def _filesystems(chosen: Sequence[Drive | Array | Remap], filesystem: str | Mapping[str, Any] | None,
-                 files: FileWork | None, memory_cfg: dict[str, Any] | None, replay: bool = False
+                 files: FileWork | None, default_fs: tuple[str, str] | None, replay: bool = False,
+                 fio_on_files: bool = False, host: str = ""
                  ) -> tuple[list[dict[str, Any] | None], list[str], list[str]]:
     """Each target's file system, a note per target saying where it came from (when a system
-    file names one) and the mkfs and mount options' warnings. ``filesystem`` (``--fs``) wins:
-    on a target the system file gives a file system, it replaces only the type; elsewhere it
-    is the whole spec. Then the system file's (not under a trace replay), then the work's (a
-    scenario's), then, for a file workload, the host's era's: ext3 on a 2008 kernel, ext4
-    today."""
+    file names one, or the host's default is taken) and the mkfs and mount options' warnings.
+    ``filesystem`` (``--fs``) wins: on a target the system file gives a file system, it
+    replaces only the type; elsewhere it is the whole spec. Then the system file's (not under
+    a trace replay), then the work's (a scenario's), then, for a file workload or fio jobs on
+    files (``fio_on_files``), the host's default (``default_fs``: its kind and where it comes
+    from), with the mke2fs defaults of the host's era: for fio jobs on the first device only,
+    where their files are."""
     fs_choice = filesystem if filesystem is not None else (files.filesystem if files else None)
     origin = "--fs" if filesystem is not None else "the scenario" if fs_choice is not None else None
-    if files is not None and fs_choice is None:
-        fs_choice = "ext3" if memory_cfg is not None and memory_cfg["era"] == "2008" else "ext4"
-        origin = f"the default of the host's era ({fs_choice})"
+    from_host = False
+    if (files is not None or fio_on_files) and fs_choice is None and default_fs is not None:
+        if files is not None or getattr(chosen[0], "filesystem", None) is None:
+            fs_choice, why = default_fs
+            origin = f"the host profile {host} ({why})"
+            from_host = True
     plain = _filesystem(fs_choice)
     given = None if filesystem is None else filesystem if isinstance(filesystem, str) else filesystem.get("type")
     specs: list[dict[str, Any] | None] = []
@@ -399,12 +434,14 @@ def _filesystems(chosen: Sequence[Drive | Array | Remap], filesystem: str | Mapp
         # A block trace addresses the devices: nothing is mounted under it.
         named = ", ".join(f"/dev/{t.name}" for t in chosen if getattr(t, "filesystem", None) is not None)
         return [plain for _ in chosen], [], [f"the system file's file systems ({named}) are not made for a trace replay"]
-    for t in chosen:
+    for i, t in enumerate(chosen):
         tfs = getattr(t, "filesystem", None)
         if tfs is None:
-            specs.append(plain)
-            if any_system and plain is not None:
-                notes.append(f"/dev/{t.name}: {plain['type']} from {origin}")
+            # fio's files are on the first device: the others stay raw.
+            mine = plain if not (from_host and files is None and i > 0) else None
+            specs.append(mine)
+            if (any_system or (from_host and files is None)) and mine is not None:
+                notes.append(f"/dev/{t.name}: {mine['type']} from {origin}")
             continue
         parsed = tfs.parse(given)
         specs.append(parsed.spec)

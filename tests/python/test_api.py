@@ -12,6 +12,7 @@ from shared_data import DATA, REASON
 
 JOB = """
 [global]
+direct=1
 bs=4k
 iodepth=4
 size=512m

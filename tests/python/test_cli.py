@@ -19,7 +19,7 @@ def test_default_run_prints_fio_summary_and_iostat(cli):
 
 def test_json_has_the_fio_fields_and_the_ssdlab_object(cli, tmp_path):
     job = tmp_path / "j.fio"
-    job.write_text("[j]\nrw=randrw\nbs=4k\niodepth=8\nsize=256m\nruntime=0.2\ntime_based\n")
+    job.write_text("[j]\nrw=randrw\ndirect=1\nbs=4k\niodepth=8\nsize=256m\nruntime=0.2\ntime_based\n")
     p = cli("run", str(job), "--profile", "samsung-850-pro", "--seed", "3", "--output-format", "json",
             "--interval", "50ms")
     assert p.returncode == 0, p.stderr

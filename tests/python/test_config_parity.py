@@ -115,7 +115,7 @@ def test_every_host_profile_is_a_core_host(name):
 
 
 def test_a_built_run_is_what_the_core_reads():
-    job = ("[global]\nbs=4k\nsize=16m\nnumber_ios=10\n[a]\nrw=randrw\nrandom_distribution=zoned:60/10:40/90\n"
+    job = ("[global]\ndirect=1\nbs=4k\nsize=16m\nnumber_ios=10\n[a]\nrw=randrw\nrandom_distribution=zoned:60/10:40/90\n"
            "[b]\nrw=write\nbssplit=4k/50:64k/50\nrate=10m\nthinktime=5\n")
     spec = build(job, profile="samsung-970-evo-plus-1tb", scale=0.05, precondition="random:0.1", interval="1ms")
     jsonschema.validate(spec.core, SCHEMA)

@@ -120,19 +120,19 @@ def test_the_cpu_line_is_the_threads_simulated_busy_time():
 
 def test_the_core_refuses_a_time_series_past_its_limit():
     # a run of guessed length (its size bounds it) that the Python estimate lets through
-    spec = api.build("[r]\nrw=randread\nbs=4k\nsize=16m\n", interval="50us", memory_limit="none")
+    spec = api.build("[r]\ndirect=1\nrw=randread\nbs=4k\nsize=16m\n", interval="50us", memory_limit="none")
     spec.core["limits"]["max_samples"] = 200
     with pytest.raises(api.RunLimitError, match=r"--interval 50us: the time series passed 200 samples"):
         api.execute(spec)
     # a run of known length is refused before it runs
-    spec = api.build("[r]\nrw=randread\nruntime=1\ntime_based\n", interval="1ms", memory_limit="none")
+    spec = api.build("[r]\ndirect=1\nrw=randread\nruntime=1\ntime_based\n", interval="1ms", memory_limit="none")
     spec.core["limits"]["max_samples"] = 500
     with pytest.raises(api.RunLimitError, match=r"1,001 time-series samples"):
         api.execute(spec)
 
 
 def test_per_io_logs_are_bounded():
-    job = "[w]\nrw=randwrite\nbs=4k\nsize=64m\nwrite_lat_log=x\n"
+    job = "[w]\nrw=randwrite\ndirect=1\nbs=4k\nsize=64m\nwrite_lat_log=x\n"
     with pytest.raises(memory.MemoryLimitError, match=r"16,384 records .*log_avg_msec"):
         old = memory.MAX_LOG_RECORDS
         memory.MAX_LOG_RECORDS = 10_000

@@ -483,7 +483,8 @@ def test_filesize_without_filename_gives_each_clone_its_own_files():
                                ("y", 3 * 2**20, 2**21), ("z", 0, 4 * 2**20)]
     js = jobs("[x]\nrw=write\nfilesize=1M\nnrfiles=4\n")
     assert js.jobs[0].io_limit == 4 * 2**20
-    assert any("nrfiles=4' sizes the job's 4 files of 1048576 bytes each" in w for w in js.warnings)
+    # the job asks for files: the file layer answers nrfiles (issue 29), no raw-path warning
+    assert js.on_files == [True] and not any("nrfiles" in w for w in js.warnings)
 
 
 def test_io_size_limits_and_percent_of_size():
@@ -608,20 +609,37 @@ def test_modelled_engine_and_direct_io_do_not_warn():
         assert not [x for x in w if "ioengine" in x or "direct" in x or "buffered" in x], (text, w)
 
 
-def test_buffered_io_warns_once_saying_what_is_simulated():
-    js = jobs("[global]\nioengine=libaio\n[a]\nrw=randread\n[b]\nrw=write\n")
+def test_buffered_io_on_a_block_device_warns_once_saying_what_is_simulated():
+    js = jobs("[global]\nioengine=libaio\nfilename=/dev/sda\n[a]\nrw=randread\n[b]\nrw=write\n")
     w = [x for x in js.warnings if "direct" in x]
-    assert w == ["jobs/x.fio:3: job 'a': direct=0 (buffered I/O, fio's default): the page cache is not "
-                 "modelled; simulated as direct=1"]
-    w = [x for x in jobs("[j]\ndirect=0\n").warnings if "direct" in x]
-    assert w == ["jobs/x.fio:2: option 'direct=0' (buffered I/O): the page cache is not modelled; "
+    assert w == ["jobs/x.fio:4: job 'a': direct=0 (buffered I/O, fio's default): a block device's page cache "
+                 "is not modelled; simulated as direct=1"]
+    assert js.on_files == [False, False]
+    w = [x for x in jobs("[j]\nfilename=/dev/sda\ndirect=0\n").warnings if "direct" in x]
+    assert w == ["jobs/x.fio:3: option 'direct=0' (buffered I/O): a block device's page cache is not modelled; "
                  "simulated as direct=1"]
-    assert [x for x in jobs("[j]\nbuffered=1\n").warnings if "buffered" in x] == [
-        "jobs/x.fio:2: option 'buffered=1' (buffered I/O): the page cache is not modelled; simulated as direct=1"]
+    assert [x for x in jobs("[j]\nfilename=/dev/sda\nbuffered=1\n").warnings if "buffered" in x] == [
+        "jobs/x.fio:3: option 'buffered=1' (buffered I/O): a block device's page cache is not modelled; "
+        "simulated as direct=1"]
     # A later job file's direct=1 does not hide an earlier job's buffered I/O, and the other
     # way round: one warning for the run.
-    w = [x for x in jobs("[a]\ndirect=1\n[b]\n[c]\n").warnings if "direct" in x]
-    assert len(w) == 1 and w[0].startswith("jobs/x.fio:3: job 'b': ")
+    w = [x for x in jobs("[global]\nfilename=/dev/sda\n[a]\ndirect=1\n[b]\n[c]\n").warnings if "direct" in x]
+    assert len(w) == 1 and w[0].startswith("jobs/x.fio:5: job 'b': ")
+
+
+def test_a_job_that_asks_for_files_runs_on_them_and_says_nothing_of_buffered_io():
+    # Issue 29: buffered I/O (direct unset: fio's default; buffered=1), file options and the
+    # metadata engines ask for files; direct=1, trims and a block device do not.
+    cases = {"[j]\n": True, "[j]\ndirect=0\n": True, "[j]\nbuffered=1\n": True, "[j]\ndirect=1\n": False,
+             "[j]\nbuffered=0\n": False, "[j]\ndirect=1\nnrfiles=2\n": True, "[j]\ndirect=1\nfilesize=1m\n": True,
+             "[j]\ndirect=1\nend_fsync=1\n": True, "[j]\ndirect=1\ndirectory=/mnt\n": True,
+             "[j]\ndirect=1\nioengine=filestat\n": True, "[j]\nrw=trim\n": False, "[j]\nioengine=null\n": False,
+             "[j]\nfilename=/dev/sda\n": False, "[j]\nfilename=/dev/sda\nnrfiles=2\n": False}
+    for text, want in cases.items():
+        js = jobs(text)
+        assert js.on_files == [want], text
+        if want:
+            assert not [x for x in js.warnings if "buffered" in x or "direct" in x], (text, js.warnings)
 
 
 def test_engines_say_what_is_done_instead():

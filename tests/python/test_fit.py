@@ -11,7 +11,7 @@ import pytest
 import ssdlab
 from ssdlab.analysis.fit import FitError, fit, job_text, search, set_io_overhead
 
-JOB = "[w]\nrw=randwrite\nbs=4k\nioengine=psync\nsize=16m\n"
+JOB = "[w]\nrw=randwrite\nbs=4k\nioengine=psync\ndirect=1\nsize=16m\n"
 
 
 def _measurement(tmp_path, name: str, job: str, write_busy: str, host_factor: float) -> str:

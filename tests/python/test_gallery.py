@@ -218,7 +218,7 @@ def test_reproduce_unknown_name_and_list(cli, tmp_path):
 def run_json(tmp_path_factory):
     import ssdlab
 
-    r = ssdlab.run("[w]\nrw=randrw\nbs=4k\niodepth=8\nruntime=0.3\ntime_based\n",
+    r = ssdlab.run("[w]\ndirect=1\nrw=randrw\nbs=4k\niodepth=8\nruntime=0.3\ntime_based\n",
                    profile="samsung-970-evo-plus-1tb", interval="50ms")
     path = tmp_path_factory.mktemp("report") / "run.json"
     path.write_text(json.dumps(r.to_fio_json()))

@@ -80,7 +80,7 @@ def test_a_run_report_renders_with_its_tables(tmp_path):
     import ssdlab
     from ssdlab.htmlreport import render as report
 
-    r = ssdlab.run("[w]\nrw=randwrite\nbs=4k\niodepth=4\nruntime=0.2\ntime_based\n", interval="50ms")
+    r = ssdlab.run("[w]\ndirect=1\nrw=randwrite\nbs=4k\niodepth=4\nruntime=0.2\ntime_based\n", interval="50ms")
     page = tmp_path / "report.html"
     page.write_text(report(json.loads(json.dumps(r.to_fio_json())), source="run.json"))
     dom = render(page, tmp_path)

@@ -11,7 +11,7 @@ EXOS = "seagate-exos-x18-18tb"
 
 
 def _job(rw: str, bs: str, qd: int, io_size: str, offset: str = "0") -> str:
-    return f"[j]\nioengine=libaio\nrw={rw}\nbs={bs}\niodepth={qd}\nsize=100%\noffset={offset}\nio_size={io_size}\n"
+    return f"[j]\nioengine=libaio\ndirect=1\nrw={rw}\nbs={bs}\niodepth={qd}\nsize=100%\noffset={offset}\nio_size={io_size}\n"
 
 
 @pytest.mark.parametrize("name,outer", [(BARRACUDA, 120e6), (EXOS, 270e6)])

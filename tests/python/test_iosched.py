@@ -82,13 +82,13 @@ def test_a_system_file_sets_a_drives_scheduler_and_names_the_line_of_a_mistake(t
 
 
 def _readers(n: int, ios: int = 64) -> str:
-    return (f"[r]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=1\nnumjobs={n}\nsize=100%\n"
+    return (f"[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=1\nnumjobs={n}\nsize=100%\n"
             f"io_size={ios * 4}k\ngroup_reporting\n")
 
 
 def test_merges_show_in_iostat_and_disk_util():
     # A sequential writer 32 deep on a disk without NCQ: waiting bios merge under noop.
-    job = "[w]\nioengine=libaio\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
+    job = "[w]\nioengine=libaio\ndirect=1\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
     sets = {"queue_depth": "1"}
     noop = ssdlab.run(job, profile=DISK, profile_set=sets, scheduler="noop")
     none = ssdlab.run(job, profile=DISK, profile_set=sets, scheduler="none")
@@ -99,7 +99,7 @@ def test_merges_show_in_iostat_and_disk_util():
 
 
 def test_fios_ioscheduler_option_switches_the_jobs_device(tmp_path):
-    job = "[r]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=1\nnumjobs=2\nsize=100%\nio_size=8k\nioscheduler=cfq\n"
+    job = "[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=1\nnumjobs=2\nsize=100%\nio_size=8k\nioscheduler=cfq\n"
     spec = build(job, profile=DISK)
     assert spec.core["targets"][0]["scheduler"]["name"] == "cfq"
     assert build(job, profile=DISK, scheduler="noop").core["targets"][0]["scheduler"]["name"] == "noop"
@@ -115,7 +115,7 @@ def test_iodepth_batch_submit_plugs_its_batches_so_they_merge_even_under_none():
     # A sequential writer 32 deep, submitting 8 at a time (io_submit of 8 iocbs under a plug):
     # the plug merges contiguous bios whatever the scheduler; one at a time nothing merges
     # under `none`.
-    job = "[w]\nioengine=libaio\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
+    job = "[w]\nioengine=libaio\ndirect=1\nrw=write\nbs=4k\niodepth=32\nsize=64m\nio_size=8m\n"
     batched = ssdlab.run(job + "iodepth_batch_submit=8\n", profile=DISK)
     single = ssdlab.run(job, profile=DISK)
     u = batched.to_fio_json()["disk_util"][0]

@@ -16,7 +16,7 @@ from ssdlab.analysis import memory
 
 REPO = Path(__file__).resolve().parents[2]
 HUGE = "solidigm-d5-p5336-61.44tb"
-FULL_RANDOM_4096 = "[j]\nrw=randread\nbs=4k\nnumjobs=4096\n"  # size= defaults to the whole drive
+FULL_RANDOM_4096 = "[j]\ndirect=1\nrw=randread\nbs=4k\nnumjobs=4096\n"  # size= defaults to the whole drive
 
 
 #: the peak resident set of the process itself: VmHWM (ru_maxrss of a child starts from its
@@ -79,11 +79,11 @@ def test_a_run_that_its_size_bounds_is_refused_only_if_too_long_at_its_fastest()
     with pytest.raises(memory.MemoryLimitError, match=r"--interval 1us: a run of at least 3\.\d+s \(at the "
                                                       r"devices' fastest\) would take at least 3,\d{3},\d{3} "
                                                       r"time-series samples, more than 100,000; use --interval 50us"):
-        api.build("[j]\nrw=write\nbs=128k\nsize=2g\n", profile="samsung-850-pro", scale=0.01, interval="1us",
+        api.build("[j]\ndirect=1\nrw=write\nbs=128k\nsize=2g\n", profile="samsung-850-pro", scale=0.01, interval="1us",
                   memory_limit="none")
     # 8 MiB of random reads on a disk: guessed at seconds (seeks), done at its cache's speed;
     # the guess (250,000 samples at 100us) does not refuse it.
-    spec = api.build("[j]\nrw=randread\nbs=4k\niodepth=4\nsize=8m\n", profile="seagate-exos-x18-18tb",
+    spec = api.build("[j]\ndirect=1\nrw=randread\nbs=4k\niodepth=4\nsize=8m\n", profile="seagate-exos-x18-18tb",
                      interval="100us", memory_limit="none")
     est = memory.estimate(spec.core)
     assert est.samples > memory.MAX_SAMPLES > est.min_samples
@@ -98,7 +98,7 @@ def test_cli_interval_refusal_is_one_line(cli):
 def test_many_samples_within_the_memory_limit_name_the_interval():
     # 20,001 samples of a 4-drive RAID 5 (5 records each) under a 64 MiB limit.
     with pytest.raises(memory.MemoryLimitError) as e:
-        api.build("[j]\nrw=randread\nruntime=20\ntime_based\n", interval="1ms", memory_limit="64MiB",
+        api.build("[j]\ndirect=1\nrw=randread\nruntime=20\ntime_based\n", interval="1ms", memory_limit="64MiB",
                   system=ssdlab.raid("samsung-850-pro", 5, 4, scale=0.01))
     assert "time-series samples x 5 device records" in str(e.value)
     assert "use --interval" in str(e.value)
@@ -114,7 +114,7 @@ def test_4096_clones_of_full_drive_random_io_are_refused_naming_random_maps():
 
 
 def test_raising_the_limit_lets_a_small_run_through(monkeypatch):
-    job = "[j]\nrw=randread\nsize=1m\n"
+    job = "[j]\ndirect=1\nrw=randread\nsize=1m\n"
     with pytest.raises(memory.MemoryLimitError, match=r"limit of 1\.0MiB \(--memory-limit\)"):
         api.run(job, profile="samsung-830-64gb", scale=0.01, memory_limit="1MiB")
     monkeypatch.setenv(memory.ENV_VAR, "1MiB")
@@ -160,7 +160,7 @@ def test_mem_available_reads_proc_meminfo():
 # ---- the estimate -----------------------------------------------------------------------------
 
 def test_flash_map_term_is_the_cores_map_bytes():
-    r = api.run("[j]\nrw=read\nsize=1m\n", profile="samsung-850-pro", scale=0.01, memory_limit="none")
+    r = api.run("[j]\ndirect=1\nrw=read\nsize=1m\n", profile="samsung-850-pro", scale=0.01, memory_limit="none")
     dev = r.spec.core["targets"][0]["device"]
     n = dev["nand"]
     blocks = n["channels"] * n["dies_per_channel"] * n["blocks_per_plane"]
@@ -169,11 +169,11 @@ def test_flash_map_term_is_the_cores_map_bytes():
 
 
 def test_run_length_and_samples_follow_the_jobs():
-    spec = api.build("[a]\nrw=read\nruntime=2\ntime_based\n[b]\nstonewall\nrw=read\nruntime=3\ntime_based\n",
+    spec = api.build("[global]\ndirect=1\n[a]\nrw=read\nruntime=2\ntime_based\n[b]\nstonewall\nrw=read\nruntime=3\ntime_based\n",
                      profile="samsung-850-pro", scale=0.01, interval="100ms", memory_limit="none")
     est = memory.estimate(spec.core)
     assert est.samples_exact and est.length_ns == 5_000_000_000 and est.samples == 51
-    sized = api.build("[j]\nrw=write\nbs=128k\nsize=1g\n", profile="samsung-850-pro", scale=0.01,
+    sized = api.build("[j]\ndirect=1\nrw=write\nbs=128k\nsize=1g\n", profile="samsung-850-pro", scale=0.01,
                       interval="100ms", memory_limit="none")
     est = memory.estimate(sized.core)
     assert not est.samples_exact and 0.5e9 < est.length_ns < 20e9  # 1 GB at ~0.5 GB/s
@@ -183,7 +183,7 @@ def test_run_length_and_samples_follow_the_jobs():
     # FTL, random maps and jobs
     "api.quickstart_job(), profile='samsung-850-pro', scale=0.1, overrides={'runtime': '1'}",
     # the time series: 8,001 samples
-    "'[j]\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=2\\ntime_based\\n', profile='samsung-850-pro', "
+    "'[j]\\ndirect=1\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=2\\ntime_based\\n', profile='samsung-850-pro', "
     "scale=0.01, interval='250us'",
 ])
 def test_the_estimate_is_within_30_percent_of_the_measured_peak(args):

@@ -48,7 +48,7 @@ def test_a_host_job_during_the_rebuild_is_served_and_slows_it():
                        engine_set={"sync_speed_max": "10GB/s"})
     idle = rebuild(sysd, sample=256 << 20)
     # libaio, so that the 16 are in flight together (fio's default engine, psync, has one).
-    job = "[w]\nrw=randwrite\nbs=64k\nioengine=libaio\niodepth=16\nsize=2g\ntime_based\nruntime=3600\n"
+    job = "[w]\ndirect=1\nrw=randwrite\nbs=64k\nioengine=libaio\niodepth=16\nsize=2g\ntime_based\nruntime=3600\n"
     busy = rebuild(sysd, sample=256 << 20, host_job=job)
     assert busy.host_write_bw_bytes > 10e6
     assert busy.rebuild_time_s > 1.5 * idle.rebuild_time_s

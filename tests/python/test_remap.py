@@ -139,7 +139,7 @@ def test_a_bad_power_cut_is_one_line(cli, value, expected):
 
 
 def test_an_enterprise_drive_loses_nothing_it_acknowledged_at_a_power_cut():
-    job = "[w]\nrw=randwrite\nbs=4k\niodepth=8\nsize=1g\nruntime=5\ntime_based=1\n"
+    job = "[w]\ndirect=1\nrw=randwrite\nbs=4k\niodepth=8\nsize=1g\nruntime=5\ntime_based=1\n"
     for profile, plp in (("samsung-850-pro", False), ("intel-d7-p5510-3.84tb", True)):
         sysd = single(profile, scale=0.01)
         core = execute(build(job, system=sysd, power_cut="0.5s")).core

@@ -41,7 +41,7 @@ def test_ssdlabs_own_outputs_pass_the_schema(tmp_path):
                    system=ssdlab.raid("samsung-850-pro", 5, 3, chunk="64k", scale=0.01), interval="5ms")
     for plus in (False, True):
         FioRun.model_validate(json.loads(dumps(r.to_fio_json(plus=plus))))
-    h = ssdlab.run("[j]\nrw=randread\nbs=4k\nsize=8m\nruntime=0.02\ntime_based\n",
+    h = ssdlab.run("[j]\ndirect=1\nrw=randread\nbs=4k\nsize=8m\nruntime=0.02\ntime_based\n",
                    profile="seagate-barracuda-7200.11-1tb")
     FioRun.model_validate(json.loads(dumps(h.to_fio_json())))
 

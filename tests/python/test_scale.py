@@ -13,8 +13,8 @@ import pytest
 
 import ssdlab
 
-RANDOM = "[w]\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=32\nnorandommap\nruntime=3\ntime_based\n"
-SEQUENTIAL = "[w]\nrw=write\nbs=128k\nioengine=libaio\niodepth=32\nruntime=0.3\ntime_based\n"
+RANDOM = "[w]\ndirect=1\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=32\nnorandommap\nruntime=3\ntime_based\n"
+SEQUENTIAL = "[w]\ndirect=1\nrw=write\nbs=128k\nioengine=libaio\niodepth=32\nruntime=0.3\ntime_based\n"
 
 
 @pytest.fixture(scope="module")

@@ -177,7 +177,7 @@ def test_keys_set_what_the_command_line_options_set(tmp_path):
     """Each key builds the run spec its ssdlab run option builds."""
     from ssdlab.config.profile import profile_text
 
-    (tmp_path / "env.fio").write_text("[j]\nrw=randwrite\nbs=${BS}\nsize=16m\nnumber_ios=100\n")
+    (tmp_path / "env.fio").write_text("[j]\ndirect=1\nrw=randwrite\nbs=${BS}\nsize=16m\nnumber_ios=100\n")
     (tmp_path / "drive.toml").write_text(profile_text("samsung-850-pro"))
     (tmp_path / "sys.toml").write_text('[[drive]]\nname = "sdb"\nprofile = "drive.toml"\n')
     g = load_grid(write(tmp_path, """job = "env.fio"
@@ -309,7 +309,7 @@ def test_a_run_that_fails_in_the_worker_is_an_error_row():
 
     answer = run_task("k", json.dumps({"core": {"seed": 1}}))
     assert answer["rows"] == [] and answer["error"] and answer["key"] == "k"
-    spec = ssdlab.build("[j]\nrw=randread\nsize=1m\nnumber_ios=10\n", scale=0.01)
+    spec = ssdlab.build("[j]\ndirect=1\nrw=randread\nsize=1m\nnumber_ios=10\n", scale=0.01)
     spec.core["jobs"][0]["iodepth"] = -1  # the core refuses it
     answer = run_task("k", spec.model_dump_json())
     assert answer["rows"] == [] and "iodepth" in answer["error"]

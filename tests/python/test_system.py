@@ -22,6 +22,7 @@ profile = "samsung-850-pro"
 
 JOB = """
 [global]
+direct=1
 rw=randread
 bs=4k
 iodepth=4

@@ -141,12 +141,16 @@ def test_a_fio_job_runs_on_files_of_the_system_files_file_system(tmp_path):
     spec = build(JOB, system=system(tmp_path, '"ext3"'))
     assert spec.core["jobs"][0]["files"] is not None
     assert spec.filesystems == [f"/dev/sda: ext3 from {tmp_path / 'system.toml'}:5"]
-    # Without one, the job addresses the device, as before.
+    # Without one, a job with direct=1 addresses the device, as before; a buffered one runs
+    # on files of the host's default file system (issue 29).
     plain = tmp_path / "plain.toml"
     plain.write_text(ONE.replace("filesystem = {fs}\n", ""))
-    spec = build(JOB, system=plain)
+    spec = build(JOB + "direct=1\n", system=plain)
     assert spec.core["jobs"][0]["files"] is None and spec.core["targets"][0]["filesystem"] is None
     assert spec.filesystems == []
+    spec = build(JOB, system=plain)
+    assert spec.core["jobs"][0]["files"] is not None and spec.core["targets"][0]["filesystem"]["type"] == "ext3"
+    assert spec.filesystems == ["/dev/sda: ext3 from the host profile server-2008 (its memory.filesystem)"]
 
 
 def test_fs_on_the_command_line_replaces_the_type_and_keeps_the_options(cli, tmp_path):

@@ -7,7 +7,7 @@ import pytest
 import ssdlab
 from ssdlab.config import ProfileError, load_profile
 
-JOB = "[w]\nrw=write\nbs=1M\niodepth=32\nioengine=libaio\ntime_based\nruntime={runtime}\n"
+JOB = "[w]\ndirect=1\nrw=write\nbs=1M\niodepth=32\nioengine=libaio\ntime_based\nruntime={runtime}\n"
 
 
 def test_profile_set_overrides_a_key_and_says_so():

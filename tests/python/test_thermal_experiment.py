@@ -29,7 +29,7 @@ def test_fanless_970pro_throttles_when_the_fit_says():
     lump = dict(c_j_per_k=prof.heat_capacity, idle_w=prof.idle_power, load_w=prof.active_power,
                 ambient_c=TPU_CASE_AIR_C, throttle_c=prof.throttle_temperature)
     r_fit = fit_resistance(TPU_ONSET_S, **lump)
-    job = "[w]\nrw=write\nbs=1M\niodepth=32\nioengine=libaio\ntime_based\nruntime=175\n"
+    job = "[w]\ndirect=1\nrw=write\nbs=1M\niodepth=32\nioengine=libaio\ntime_based\nruntime=175\n"
     r = ssdlab.run(job, profile="samsung-970-pro-512", scale=0.25, interval="1s",
                    profile_set={"thermal.thermal_resistance": str(r_fit),
                                 "thermal.ambient_temperature": str(TPU_CASE_AIR_C)})

@@ -59,7 +59,7 @@ def test_the_rebuild_stream_keeps_its_unit_beside_small_host_writes():
     stream is still projected in md's unit (128 KiB: its 32-page window in whole 64 KiB
     chunks), not in the replacement's mean write size."""
     sysd = small_array(16)
-    job = "[w]\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=16\nrate=20m\ntime_based\nruntime=100000\n"
+    job = "[w]\ndirect=1\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=16\nrate=20m\ntime_based\nruntime=100000\n"
     r = rebuild(sysd, host_job=job, sample=256 << 20, projection_blocks=16)
     p = r.waf_projection
     assert p is not None and p.rebuild_bs == 128 << 10 and p.host_bs == 4 << 10

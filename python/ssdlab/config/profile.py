@@ -492,6 +492,9 @@ class HostMemory(_Section):
     dirty_expire: TimeNs = Field(default=30_000_000_000, description="vm.dirty_expire_centisecs")
     dirty_writeback: TimeNs = Field(default=5_000_000_000, description="vm.dirty_writeback_centisecs")
     read_ahead_kb: int = Field(default=128, ge=0, description="a block queue's read_ahead_kb")
+    filesystem: Literal["ext3", "ext4"] | None = Field(
+        default=None, description="the file system made when a run on files names none (default: the era's, "
+        "ext3 in 2008, ext4 today), with the era's mke2fs defaults")
     costs: FileCosts
 
     @model_validator(mode="after")
@@ -531,6 +534,15 @@ class HostProfile(_Section):
             raise ValueError(f"submit ({submit} ns) and reap ({reap} ns) are parts of io_overhead"
                              f" ({self.io_overhead} ns): together at most that")
         return self
+
+    def default_filesystem(self) -> tuple[str, str]:
+        """The file system a run on files gets when it names none, and why: the profile's
+        ``memory.filesystem``, else its era's (ext3 on a 2008 kernel, ext4 today)."""
+        assert self.memory is not None, "only a host with memory runs on files"
+        if self.memory.filesystem is not None:
+            return self.memory.filesystem, "its memory.filesystem"
+        kind = "ext3" if self.memory.era == "2008" else "ext4"
+        return kind, f"the default of its era, {self.memory.era}"
 
     def to_core(self) -> dict[str, Any]:
         return {

@@ -82,6 +82,9 @@ class JobSet:
     ioschedulers: dict[int, str] = field(default_factory=dict)
     #: per clone: its options for fio's report and log files (sampling windows, logs)
     reports: list[JobReport] = field(default_factory=list)
+    #: per clone: it runs on its own files through the file layer, not on the raw device
+    #: (:func:`ssdlab.fio.resolve.runs_on_files`)
+    on_files: list[bool] = field(default_factory=list)
 
 
 def load_job_file(
@@ -93,14 +96,14 @@ def load_job_file(
     env: Mapping[str, str] | None = None,
     seed: int = 0,
     host: Mapping[str, int] | None = None,
-    on_files: bool = False,
+    mounted: bool = False,
 ) -> JobSet:
     """Parse a job file (or several, like ``fio a.fio b.fio``) for a device of ``device_size``
     bytes. ``overrides`` are ``option=value`` pairs applied to every job after its own options;
     ``env`` (default ``os.environ``) feeds ``${VAR}``."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     return load_job_files(paths, device_size=device_size, targets=targets, overrides=overrides,
-                          env=env, seed=seed, host=host, on_files=on_files)
+                          env=env, seed=seed, host=host, mounted=mounted)
 
 
 def load_job_files(
@@ -112,7 +115,7 @@ def load_job_files(
     env: Mapping[str, str] | None = None,
     seed: int = 0,
     host: Mapping[str, int] | None = None,
-    on_files: bool = False,
+    mounted: bool = False,
 ) -> JobSet:
     """Several job files, each later one starting after the earlier ones (fio's implicit
     stonewall) and with its own ``[global]`` defaults. A path ``-`` is standard input."""
@@ -130,7 +133,7 @@ def load_job_files(
         sources.append((text, str(p), p.parent))
     if not sources:
         raise FioJobError("no job file given")
-    return _build(sources, _targets(device_size, targets), overrides, env, seed, host, on_files)
+    return _build(sources, _targets(device_size, targets), overrides, env, seed, host, mounted)
 
 
 def _targets(device_size: int | None, targets: Targets | None) -> Targets:
@@ -153,20 +156,20 @@ def parse_job_text(
     env: Mapping[str, str] | None = None,
     seed: int = 0,
     host: Mapping[str, int] | None = None,
-    on_files: bool = False,
+    mounted: bool = False,
 ) -> JobSet:
     """Like :func:`load_job_file` for job text; ``include`` is relative to ``base_dir``."""
     return _build([(text, name, Path(base_dir))], _targets(device_size, targets), overrides, env, seed, host,
-                  on_files)
+                  mounted)
 
 
-def _build(sources, targets: Targets, overrides, env, seed, host, on_files: bool = False) -> JobSet:
+def _build(sources, targets: Targets, overrides, env, seed, host, mounted: bool = False) -> JobSet:
     warnings = Warnings()
     sections = parse_sources(sources, env=env, host=host)
-    entries, global_options = parse_sections(sections, overrides, warnings, on_files)
+    entries, global_options = parse_sections(sections, overrides, warnings)
     if not entries:
         raise FioJobError("no job sections (only [global])", path=sources[0][1])
-    out = resolve(entries, global_options, targets=targets, seed=seed, warnings=warnings, on_files=on_files)
+    out = resolve(entries, global_options, targets=targets, seed=seed, warnings=warnings, mounted=mounted)
     return JobSet(
         jobs=out.jobs,
         job_options=out.job_options,
@@ -177,4 +180,5 @@ def _build(sources, targets: Targets, overrides, env, seed, host, on_files: bool
         warnings=warnings.lines,
         ioschedulers=out.ioschedulers,
         reports=out.reports,
+        on_files=out.on_files,
     )

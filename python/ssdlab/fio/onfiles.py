@@ -24,8 +24,10 @@ Left as fio's rules are not: ``file_service_type``'s zipf, pareto and normal cho
 above the block size fio counts ``filesize/bs`` I/Os per file of which only the call is
 timed, here one (a warning says so).
 
-Which warnings of the raw-device path apply is decided by the resolver, which is told that
-jobs naming no device run on files (:func:`~ssdlab.fio.resolve.runs_on_files`).
+Which jobs run on files, and so which warnings of the raw-device path apply, is decided by
+the resolver (:func:`~ssdlab.fio.resolve.runs_on_files`): a job that names no block device
+when a file system is named, or one that asks for files (buffered I/O, fio's default; file
+options; a metadata engine).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..workload import BlockSizeDist, JobSpec
-from .resolve import METADATA_ENGINES, runs_on_files
+from .resolve import METADATA_ENGINES
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -130,16 +132,16 @@ def _file_options(job: JobSpec, opts: dict[str, str], nrfiles: int, engine: str 
 
 
 def on_files(jobs: list[JobSpec], job_options: list[dict[str, str]], global_options: dict[str, str],
-             warnings: list[str]) -> tuple[list[JobSpec], list[dict[str, Any]], list[str]]:
-    """The jobs that address files moved onto file sets of target 0 (each clone its own set);
-    jobs with ``filename=/dev/...`` stay on their device. Returns the jobs, the file sets and
-    the warnings (the resolver's, then the file layer's own)."""
+             warnings: list[str], flags: list[bool]) -> tuple[list[JobSpec], list[dict[str, Any]], list[str]]:
+    """The jobs the resolver put on files (``flags``, per clone) moved onto file sets of
+    target 0 (each clone its own set); the others stay on their device. Returns the jobs, the
+    file sets and the warnings (the resolver's, then the file layer's own)."""
     out: list[JobSpec] = []
     sets: list[dict[str, Any]] = []
     warn = _Once()
-    for job, own in zip(jobs, job_options, strict=True):
+    for job, own, flag in zip(jobs, job_options, flags, strict=True):
         opts = {**global_options, **own}
-        if not runs_on_files(opts.get("filename"), True):
+        if not flag:
             out.append(job)
             continue
         if job.target != 0:

@@ -233,10 +233,10 @@ sprandom spr_op spr_num_regions spr_cs random_sequence_stride ramp_size
 unified_rw_reporting trim_percentage trim_backlog trim_backlog_batch
 """.split())
 
-# Options the file layer answers when a job runs on files (``--fs``): said only for the jobs
-# that do not (:func:`~ssdlab.fio.resolve.runs_on_files`), by the resolver, which knows where
-# each job's I/O goes.
-FILE_LAYER = frozenset("end_fsync unlink file_service_type openfiles create_on_open fallocate stat_type".split())
+# Options the file layer answers: a job that sets one asks for files and runs on them unless
+# it names a block device (:func:`~ssdlab.fio.resolve.runs_on_files`); said to be unmodelled
+# only for those that do, by the resolver, which knows where each job's I/O goes.
+FILE_LAYER = frozenset("end_fsync unlink file_service_type openfiles create_on_open fallocate stat_type directory".split())
 
 # Options that shape fio's report or its log files rather than the I/O: kept per job for
 # the report (see ``report_options``).
@@ -275,11 +275,9 @@ def section_order(options: list[RawOption]) -> list[RawOption]:
 class Applier:
     """Applies option lines to a :class:`JobState`, collecting warnings."""
 
-    def __init__(self, warn: Callable[[str, str, str], None], *, on_files: bool = False) -> None:
+    def __init__(self, warn: Callable[[str, str, str], None]) -> None:
         # warn(dedupe_key, path, message-with-location)
         self._warn = warn
-        # A file system is there: the FILE_LAYER options' warnings wait for the resolver.
-        self._on_files = on_files
 
     def warn_unmodelled(self, name: str, where: Where) -> None:
         """Option ``name``, written at ``where``, is valid but not modelled: said once per file."""
@@ -317,8 +315,8 @@ class Applier:
                 except ValueProblem as exc:
                     raise FioJobError(str(exc), path=opt.path, line=opt.line, option=opt.key) from None
             st.where[name] = where
-            if self._on_files and name in FILE_LAYER:
-                return
+            if name in FILE_LAYER:
+                return  # judged by the resolver, which knows whether the job runs on files
             self.warn_unmodelled(name, where)
             return
         notes: list[str] = []

@@ -62,6 +62,7 @@ sync psync vsync pvsync pvsync2 libaio io_uring posixaio mmap splice windowsaio 
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "randrw", "trimwrite", "randtrimwrite"})
 READ_MODES = frozenset({"read", "randread", "rw", "randrw"})
 TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite", "randtrimwrite"})
+TRIM_ONLY_MODES = frozenset({"trim", "randtrim"})
 
 
 @dataclass
@@ -85,6 +86,8 @@ class Resolved:
     ioschedulers: dict[int, str] = field(default_factory=dict)
     #: per clone: what its options say about fio's report and log files
     reports: list[JobReport] = field(default_factory=list)
+    #: per clone: it runs on its own files through the file layer (:func:`runs_on_files`)
+    on_files: list[bool] = field(default_factory=list)
 
 
 class Warnings:
@@ -112,12 +115,11 @@ def parse_sections(
     sections: list[Section],
     overrides: Mapping[str, str] | None,
     warnings: Warnings,
-    on_files: bool = False,
 ) -> tuple[list[JobEntry], dict[str, str]]:
     """Apply options section by section: globals accumulate within a file, each job copies
-    them at its header; ``overrides`` go on top of every job. ``on_files``: a file system is
-    there (``--fs``), so the file layer's options wait to be judged job by job."""
-    applier = Applier(warnings, on_files=on_files)
+    them at its header; ``overrides`` go on top of every job. The file layer's options wait
+    to be judged job by job by the resolver."""
+    applier = Applier(warnings)
     override_lines = [
         RawOption(str(k), None if v is None else str(v), "<overrides>", None)
         for k, v in (overrides or {}).items()
@@ -181,8 +183,10 @@ def resolve(
     targets: Targets,
     seed: int,
     warnings: Warnings,
-    on_files: bool = False,
+    mounted: bool = False,
 ) -> Resolved:
+    """The jobs' clones as the core runs them. ``mounted``: a file system is made on the
+    first device (``--fs``, a system file's), so every job that names no device runs on files."""
     for name, size in zip(targets.names, targets.sizes):
         if size <= 0:
             raise FioJobError(f"device {name or '0'}: size must be positive, got {size}")
@@ -198,7 +202,8 @@ def resolve(
     clones_of: dict[int, list[int]] = {}
     for number, entry in enumerate(entries):
         st = entry.state
-        _check_job(entry, warnings, runs_on_files(entry.state.filename, on_files))
+        on_files = runs_on_files(entry.state, mounted)
+        _check_job(entry, warnings, on_files)
         if st.stonewall and phase:
             previous_phase, phase = phase, []
         if (st.stonewall or st.new_group) and group_jobs:
@@ -252,6 +257,7 @@ def resolve(
                                   path=entry.section.path, line=entry.section.line) from None
             out.job_options.append(dict(entry.state.written))
             out.reports.append(report)
+            out.on_files.append(on_files)
             clones_of[number].append(index)
             phase.append(index)
             group_jobs += 1
@@ -348,14 +354,32 @@ def _warn(warnings: Warnings, st: JobState, option: str, message: str, entry: Jo
     warnings.at(where, option, message, fallback=fallback)
 
 
-def runs_on_files(filename: str | None, on_files: bool) -> bool:
-    """Whether a job runs on its own files: a file system is there (``--fs``) and the job names
-    no device (``filename=/dev/...`` stays on the raw device)."""
-    return on_files and not (filename or "").startswith("/dev/")
-
-
 #: fio's ioengines whose I/O is a call on a file or a directory: run as such on files.
 METADATA_ENGINES = frozenset("filecreate filestat filedelete dircreate dirstat dirdelete".split())
+
+
+def asks_for_files(st: JobState) -> bool:
+    """Whether a job asks for files, as fio run on a mounted file system would give them:
+    buffered I/O through the page cache (``direct`` unset is fio's default, or ``buffered=1``)
+    by an engine that reads and writes through it, more than one file, a file size, one of
+    the file layer's options (FILE_LAYER) or a metadata engine. Trims are not buffered I/O
+    (fio sends them to a block device), so a trim-only job does not ask by its ``direct``."""
+    engine = st.ioengine.split(":", 1)[0]
+    if engine in METADATA_ENGINES:
+        return True
+    if not st.direct and engine in PAGE_CACHE_ENGINES and st.rw not in TRIM_ONLY_MODES:
+        return True
+    return st.nrfiles > 1 or st.filesize is not None or bool(FILE_LAYER & st.where.keys())
+
+
+def runs_on_files(st: JobState, mounted: bool) -> bool:
+    """Whether a job runs on its own files through the file layer: it names no block device
+    (``filename=/dev/...`` stays on the raw device) and replays no I/O log, and a file system
+    is there or the job asks for files (:func:`asks_for_files`: then one is made on the first
+    device)."""
+    if (st.filename or "").startswith("/dev/") or st.read_iolog is not None:
+        return False  # a replayed I/O log addresses its device, as the replay path does
+    return mounted or asks_for_files(st)
 
 
 def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> None:
@@ -417,10 +441,8 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> N
             _warn(warnings, st, "verify_backlog", f"option '{st.where['verify_backlog'].text}'"
                   " is accepted but not modelled", entry)
     if "nrfiles" in st.where and not on_files:
-        if st.nrfiles > 1 and st.filesize and not st.filename:
-            kind = (f"sizes the job's {st.nrfiles} files of {st.filesize[0]} bytes each, modelled as"
-                    " one contiguous region")
-        elif st.nrfiles > 1:
+        # a job on a block device: fio opens it nrfiles times, which the raw path does not model
+        if st.nrfiles > 1:
             kind = "changes what fio does but is not modelled; the simulated result ignores it"
         else:
             kind = "is accepted but not modelled"
@@ -440,10 +462,12 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> N
 
 
 def _warn_buffered(entry: JobEntry, warnings: Warnings) -> None:
-    """Buffered I/O (fio's default) is simulated as direct I/O: said once per run."""
+    """Buffered I/O (fio's default) on a block device is simulated as direct I/O: said once
+    per run. (Jobs on files go through the file layer's page cache; a block device's own page
+    cache, which Linux puts under buffered I/O to /dev/..., is not modelled: docs/files.md.)"""
     st = entry.state
     written = st.where.get("direct") or st.where.get("buffered")
-    what = "the page cache is not modelled; simulated as direct=1"
+    what = "a block device's page cache is not modelled; simulated as direct=1"
     if written is not None:
         message = f"{written.prefix()}: option '{written.text}' (buffered I/O): {what}"
         path = written.path
