@@ -17,6 +17,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, TaskID, TaskProgressColumn, TextColumn
@@ -25,7 +26,17 @@ from rich.progress import Progress as RichProgress
 from . import api
 from .units import format_bytes
 
-__all__ = ["TerminalProgress", "TimeLeft", "describe", "terminal_progress", "wanted"]
+__all__ = ["TerminalProgress", "TimeLeft", "describe", "precondition_estimate", "terminal_progress", "wanted"]
+
+#: CPU seconds the core takes to precondition one GiB of a drive's logical capacity: the
+#: sequential fill, and each pass of random overwrite (with its garbage collection). Measured
+#: on the machine ssdlab is developed on (2 cores shared with other work, 28 Nov 2026:
+#: time.process_time() around ssdlab.execute of a 64 KiB read job at --scale 0.05):
+#: samsung-850-pro 12.1 GiB fill 0.05 s, random:1 1.59 s, random:2 3.23 s;
+#: samsung-970-evo-plus-1tb 46.1 GiB 0.15 s, 5.2 s, 10.8 s; intel-d7-p5510-3.84tb 177 GiB
+#: 0.65 s, 19.9 s, 41.0 s. A pass took 0.11-0.13 s per GiB, a fill 0.003-0.004 s.
+FILL_S_PER_GIB = 0.004
+RANDOM_PASS_S_PER_GIB = 0.12
 
 
 def wanted() -> bool:
@@ -94,6 +105,49 @@ def describe(p: api.Progress, wall_s: float | None = None) -> str:
     return ", ".join(parts)
 
 
+def _preconditioned(node: Any, out: list[tuple[str, int, dict]]) -> None:
+    """The drives of a run's targets that the core preconditions (its NAND SSDs with a
+    precondition other than none): name, logical capacity, precondition."""
+    if isinstance(node, dict):
+        pre, device = node.get("precondition"), node.get("device")
+        if isinstance(pre, dict) and isinstance(device, dict) and device.get("kind") == "nand-ssd" \
+                and pre.get("kind", "none") != "none":
+            out.append((str(node.get("name", device.get("name", "?"))), int(device["capacity_bytes"]), pre))
+        for value in node.values():
+            _preconditioned(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _preconditioned(value, out)
+
+
+def precondition_estimate(spec: api.RunSpec) -> str | None:
+    """One line on what preconditioning will cost before the run's jobs start: its drives,
+    their size and about how much CPU time (from :data:`FILL_S_PER_GIB` and
+    :data:`RANDOM_PASS_S_PER_GIB`); None when no drive is preconditioned."""
+    drives: list[tuple[str, int, dict]] = []
+    _preconditioned(spec.core.get("targets", []), drives)
+    if not drives:
+        return None
+    seconds = 0.0
+    kinds = []
+    for _, capacity, pre in drives:
+        passes = float(pre.get("passes", 0.0)) if pre["kind"] == "random" else 0.0
+        seconds += capacity / 2**30 * (FILL_S_PER_GIB + passes * RANDOM_PASS_S_PER_GIB)
+        kind = f"random:{passes:g}" if pre["kind"] == "random" else pre["kind"]
+        if kind not in kinds:
+            kinds.append(kind)
+    names = drives[0][0] if len(drives) == 1 else f"{len(drives)} drives"
+    total = format_bytes(sum(c for _, c, _ in drives)).replace("GiB", " GiB").replace("TiB", " TiB") \
+        .replace("MiB", " MiB")
+    if seconds < 1:
+        cost = "under 1 s"
+    elif seconds < 120:
+        cost = f"about {seconds:.0f} s"
+    else:
+        cost = f"about {seconds / 60:.0f} min"
+    return f"preconditioning {names} ({total}, {', '.join(kinds)}): {cost} of CPU time before the jobs start"
+
+
 class TimeLeft:
     """The wall time left in a phase, from the share of it done and the wall time taken: at
     the phase's mean rate so far (the last few updates' rate jumps as the simulation's cost
@@ -160,6 +214,13 @@ class TerminalProgress:
         wall = time.monotonic() - self._since
         self._bar.update(self._task, completed=p.fraction or 0.0, detail=describe(p, wall),
                          left=_left(self._time_left.update(p.fraction, wall)))
+
+    def announce(self, spec: api.RunSpec) -> None:
+        """Before ``spec`` runs: a line on what preconditioning its drives will cost, if any
+        (a long silent wait otherwise surprises)."""
+        line = precondition_estimate(spec)
+        if line is not None:
+            self._console.print(f"ssdlab: {line}")
 
     def close(self) -> None:
         if self._started:
