@@ -903,7 +903,8 @@ _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "zonemode": _choices("none strided zbd"),
 }
 
-# fio's boolean options that ssdlab does not model (``type: boolean`` in ``fio --cmdhelp``)
+# fio's boolean options whose value is only checked here (``type: boolean`` in ``fio --cmdhelp``):
+# those in REPORTED are honoured by the report, the others not modelled
 _BOOLEANS = frozenset("""
 unique_filename serialize_overlap file_append allrandrepeat atomic overwrite verify_fatal verify_dump
 experimental_verify verify_state_load verify_state_save trim_verify_zero read_iolog_chunked read_beyond_wp
