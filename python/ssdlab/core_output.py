@@ -37,6 +37,8 @@ class DirStats(TypedDict):
     lat: LatStats
     #: non-empty latency buckets as ``[value ns, count]``
     clat_hist: list[tuple[int, int]]
+    slat_hist: list[tuple[int, int]]
+    lat_hist: list[tuple[int, int]]
 
 
 class OpSummary(TypedDict):

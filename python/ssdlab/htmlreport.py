@@ -156,7 +156,7 @@ def quantity(key: str, value: Any) -> tuple[str, str]:
 
 # ---- sections ---------------------------------------------------------------------------
 
-DIRS = ("read", "write", "trim")
+DIRS = ("read", "write", "trim", "mixed")  # mixed: unified_rw_reporting
 PCT_SHOWN = ("1.000000", "50.000000", "90.000000", "99.000000", "99.900000", "99.990000")
 
 

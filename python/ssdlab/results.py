@@ -34,28 +34,39 @@ class DirResult:
     slat: LatSummary = field(default_factory=LatSummary)
     clat: LatSummary = field(default_factory=LatSummary)
     lat: LatSummary = field(default_factory=LatSummary)
-    hist: dict[int, int] = field(default_factory=dict)  # bucket value (ns) -> count
+    hist: dict[int, int] = field(default_factory=dict)  # clat: bucket value (ns) -> count
+    slat_hist: dict[int, int] = field(default_factory=dict)
+    lat_hist: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def from_core(cls, d: dict[str, Any]) -> "DirResult":
+        def hist(pairs):
+            return {int(v): int(c) for v, c in pairs}
+
         return cls(d["ios"], d["bytes"], LatSummary.from_core(d["slat"]),
                    LatSummary.from_core(d["clat"]), LatSummary.from_core(d["lat"]),
-                   {int(v): int(c) for v, c in d["clat_hist"]})
+                   hist(d["clat_hist"]), hist(d["slat_hist"]), hist(d["lat_hist"]))
 
     def merge(self, o: "DirResult") -> "DirResult":
-        hist = dict(self.hist)
-        for v, c in o.hist.items():
-            hist[v] = hist.get(v, 0) + c
-        return DirResult(self.ios + o.ios, self.bytes + o.bytes, self.slat.merge(o.slat),
-                         self.clat.merge(o.clat), self.lat.merge(o.lat), hist)
+        def add(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
+            out = dict(a)
+            for v, c in b.items():
+                out[v] = out.get(v, 0) + c
+            return out
 
-    def percentiles(self, plist: list[float]) -> dict[str, int]:
-        """fio's rule: the first bucket whose running count reaches p % of all samples."""
-        total = sum(self.hist.values())
+        return DirResult(self.ios + o.ios, self.bytes + o.bytes, self.slat.merge(o.slat),
+                         self.clat.merge(o.clat), self.lat.merge(o.lat), add(self.hist, o.hist),
+                         add(self.slat_hist, o.slat_hist), add(self.lat_hist, o.lat_hist))
+
+    def percentiles(self, plist: list[float], of: str = "clat") -> dict[str, int]:
+        """fio's rule: the first bucket whose running count reaches p % of all samples, in
+        the histogram of ``of`` (clat, slat or lat)."""
+        hist = {"clat": self.hist, "slat": self.slat_hist, "lat": self.lat_hist}[of]
+        total = sum(hist.values())
         out: dict[str, int] = {}
         if total == 0:
             return {f"{p:f}": 0 for p in plist}
-        items = sorted(self.hist.items())
+        items = sorted(hist.items())
         for p in sorted(plist):
             want = p / 100.0 * total
             running = 0

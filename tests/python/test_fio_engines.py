@@ -209,8 +209,8 @@ FULL_DIGESTS = dict(zip(RAW_DIGESTS, (
 
 
 #: keys the core's result has gained since, left out of the digest (an SSD's count of reads
-#: of never-written blocks)
-ADDED_SINCE = ("unwritten_read_ius",)
+#: of never-written blocks; the slat and lat histograms behind fio's slat_percentiles and lat_percentiles)
+ADDED_SINCE = ("unwritten_read_ius", "slat_hist", "lat_hist")
 
 
 def _without(node, keys):

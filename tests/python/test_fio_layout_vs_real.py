@@ -47,6 +47,23 @@ JOBS = {
     "continue-on-error": "[e]\nioengine=null\nsize=4m\nbs=4k\nrw=randwrite\ncontinue_on_error=all\n",
     "two-groups": ("[global]\nioengine=null\nsize=8m\n[a]\nrw=read\nbs=16k\n[b]\nstonewall\n"
                    "rw=randwrite\nbs=4k\nnumjobs=2\n"),
+    # the reporting options: which latencies are recorded, which have percentiles
+    "clat-percentiles-off": "[p]\nioengine=null\nsize=4m\nbs=4k\nrw=randrw\niodepth=4\nclat_percentiles=0\n",
+    "lat-slat-percentiles": ("[p]\nioengine=null\nsize=4m\nbs=4k\nrw=randrw\niodepth=4\nlat_percentiles=1\n"
+                             "slat_percentiles=1\npercentile_list=50:99:99.9\n"),
+    "lat-percentiles-alone": ("[p]\nioengine=null\nsize=4m\nbs=4k\nrw=randwrite\niodepth=4\nlat_percentiles=1\n"
+                              "clat_percentiles=0\nfsync=8\n"),
+    "disable-clat": "[d]\nioengine=null\nsize=4m\nbs=4k\nrw=randrw\niodepth=4\ndisable_clat=1\nfsync=8\n",
+    "disable-lat-slat": ("[d]\nioengine=null\nsize=4m\nbs=4k\nrw=randrw\niodepth=4\ndisable_lat=1\n"
+                         "disable_slat=1\nlat_percentiles=1\ndisable_bw_measurement=1\n"),
+    "gtod-reduce": "[d]\nioengine=null\nsize=4m\nbs=4k\nrw=randread\niodepth=4\ngtod_reduce=1\n",
+    # unified_rw_reporting: the directions merged alone, and after the others
+    "unified-mixed": ("[global]\nioengine=null\nsize=4m\nbs=4k\nrw=randrw\niodepth=4\nfsync=8\n"
+                      "unified_rw_reporting=mixed\n[u]\n"),
+    "unified-both": ("[global]\nioengine=null\nsize=4m\nbs=4k\nrw=randrw\niodepth=4\nfsync=8\n"
+                     "unified_rw_reporting=both\n[u]\nnumjobs=2\ngroup_reporting\n"),
+    "unified-both-percentiles": ("[u]\nioengine=null\nsize=4m\nbs=4k\nrw=randrw\niodepth=4\n"
+                                 "unified_rw_reporting=2\nlat_percentiles=1\n"),
 }
 
 #: jobs on a file (FILE is the test's file, made beforehand so fio lays nothing out): the real
@@ -62,7 +79,7 @@ FILE_JOBS = {
 
 #: lines with no measured number in them: fio's, character for character
 FIXED = re.compile(r"^(\S+: \(g=\d+\): rw=|fio-|Starting |\.\.\.$|     latency   :|Run status group|"
-                   r"Disk stats|  fsync/fdatasync|     errors    :)")
+                   r"Disk stats|  fsync/fdatasync|     errors    :|  mixed: IOPS=0, BW=0 \(0\)\(0B/)")
 
 
 def _fio(job: Path, fmt: str, cwd: Path) -> str:
@@ -159,13 +176,19 @@ def test_json_has_every_key_fio_writes(job, fmt, tmp_path):
     fio = _strict(_fio(job, fmt, tmp_path))
     ours = _strict(_ssdlab(job, fmt, tmp_path))
     assert missing_keys(fio, ours) == []
+    ours.pop("disk_util")  # the null engine has no disk; ssdlab's drive has
+    assert extra_keys(ours, fio) == []
     assert len(ours["jobs"]) == len(fio["jobs"])
     for f, o in zip(fio["jobs"], ours["jobs"]):
         assert (o["jobname"], o["groupid"]) == (f["jobname"], f["groupid"])
-        for d in ("read", "write", "trim"):
+        for d in ("read", "write", "trim", "mixed"):
+            if d not in f:
+                continue
             assert (o[d]["total_ios"] > 0) == (f[d]["total_ios"] > 0), d
-            if fmt == "json+" and f[d]["total_ios"]:
-                assert sum(o[d]["clat_ns"]["bins"].values()) == o[d]["total_ios"]
+            for kind in ("slat_ns", "clat_ns", "lat_ns"):  # recorded in both or neither
+                assert (o[d][kind]["N"] > 0) == (f[d][kind]["N"] > 0), (d, kind)
+                if fmt == "json+" and f[d][kind]["N"] and "bins" in f[d][kind]:
+                    assert sum(o[d][kind]["bins"].values()) == o[d][kind]["N"]
 
 
 def _side_by_side(fio: list[str], ours: list[str]) -> str:
@@ -179,7 +202,8 @@ def fixed_lines(text: str, stop: str | None = None) -> list[str]:
             break
         if FIXED.match(line):
             # with a latency target, fio's depth is the one its search found (not simulated)
-            out.append(re.sub(r"(target=[1-9]\d*, .*depth=)\d+$", r"\1#", line))
+            line = re.sub(r"(target=[1-9]\d*, .*depth=)\d+$", r"\1#", line)
+            out.append(re.sub(r"(0B/)\d+(msec\))$", r"\1#\2", line))  # the runtime of both's merged line
     return out
 
 
@@ -260,6 +284,8 @@ def test_terse_has_fio_fields(job, tmp_path):
         for i, (a, b) in enumerate(zip(f, o)):
             assert ("%=" in a) == ("%=" in b), i
             assert a.endswith("%") == b.endswith("%"), i
+            # a percentile's label, or 0%=0 past the list (or without percentiles)
+            assert a.split("=")[0] == b.split("=")[0] if "%=" in a else True, i
 
 
 @pytest.mark.skipif(shutil.which("fio_jsonplus_clat2csv") is None, reason="fio's fio_jsonplus_clat2csv is not installed")

@@ -99,19 +99,19 @@ def test_percentile_unit_follows_fio_the_smallest_value_matters():
     # 20-30 us with a 12 ms tail: fio stays in usec (msec needs every value above 2 ms and
     # one above 100 ms) and rounds up when it divides.
     u = _unit({20_000: 50, 30_500: 45, 12_000_000: 5})
-    lines = _percentile_block(u, "read", [50.0, 90.0, 99.0], 2)
+    lines = _percentile_block(u.dirs["read"], [50.0, 90.0, 99.0], 2)
     assert lines == ["    clat percentiles (usec):",
                      "     | 50.00th=[   20], 90.00th=[   31], 99.00th=[12000]"]
     # Everything above 2 ms and a tail past 100 ms: msec.
     u = _unit({3_000_000: 90, 150_000_000: 10})
-    assert _percentile_block(u, "read", [50.0, 99.0], 2) == [
+    assert _percentile_block(u.dirs["read"], [50.0, 99.0], 2) == [
         "    clat percentiles (msec):", "     | 50.00th=[    3], 99.00th=[  150]"]
     # A tail past 100 ms but a fast median: usec, not '[0]'.
     u = _unit({1_500_000: 90, 150_000_000: 10})
-    assert _percentile_block(u, "read", [50.0, 99.0], 2)[1] == "     | 50.00th=[  1500], 99.00th=[150000]"
+    assert _percentile_block(u.dirs["read"], [50.0, 99.0], 2)[1] == "     | 50.00th=[  1500], 99.00th=[150000]"
     # Below 2 us: nsec, as fio prints a null-engine run.
     u = _unit({29: 60, 40: 39, 11_584: 1})
-    assert _percentile_block(u, "read", [1.0, 99.99], 2)[0] == "    clat percentiles (nsec):"
+    assert _percentile_block(u.dirs["read"], [1.0, 99.99], 2)[0] == "    clat percentiles (nsec):"
 
 
 def test_percentile_rows_wrap_like_fio():
@@ -119,7 +119,7 @@ def test_percentile_rows_wrap_like_fio():
 
     u = _unit({20_000: 99, 200_000: 1})
     plist = [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99]
-    lines = _percentile_block(u, "read", plist, 2)
+    lines = _percentile_block(u.dirs["read"], plist, 2)
     assert lines[1] == "     |  1.00th=[   20],  5.00th=[   20], 10.00th=[   20], 20.00th=[   20],"
     assert lines[-1] == "     | 99.99th=[  200]"
     assert len(lines) == 1 + 5

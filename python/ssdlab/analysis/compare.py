@@ -162,7 +162,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], a_name: str = "A", b_name: str
         if x is None or y is None:
             out.notes.append(f"job '{name}' is only in {'A' if y is None else 'B'}")
             continue
-        for d in ("read", "write", "trim"):
+        for d in ("read", "write", "trim", "mixed"):  # mixed: unified_rw_reporting
             rx, ry = x.get(d), y.get(d)
             if not _did_io(rx) and not _did_io(ry):
                 continue

@@ -157,7 +157,7 @@ def run_figures(data: dict[str, Any]) -> dict[tuple[str, str, str], float]:
     """The figures fitted, from a run's fio JSON: IOPS, mean clat and its p99 (ns)."""
     out = {}
     for key, j in _keyed(data["jobs"]):
-        for d in ("read", "write", "trim"):
+        for d in ("read", "write", "trim", "mixed"):  # mixed: unified_rw_reporting
             r = j.get(d) or {}
             if not r.get("total_ios"):
                 continue

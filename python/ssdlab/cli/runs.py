@@ -177,7 +177,9 @@ def _simulate(spec: Callable[[], api.RunSpec], check: Callable[[api.RunSpec], No
         built = spec()
         if check is not None:
             check(built)
-        with simulating():
+        with simulating() as display:
+            if display is not None:  # only on a terminal: never in what fio's formats print
+                display.announce(built)
             return api.execute(built)
     except BAD_INPUT as e:
         fail(str(e).splitlines()[0])

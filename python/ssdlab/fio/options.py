@@ -230,7 +230,7 @@ prio prioclass priohint cmdprio cmdprio_class cmdprio_percentage cmdprio_bssplit
 write_hint fdp plids plid_select dataplacement dp_scheme num_range write_mode
 readfua writefua
 sprandom spr_op spr_num_regions spr_cs random_sequence_stride ramp_size
-unified_rw_reporting trim_percentage trim_backlog trim_backlog_batch
+trim_percentage trim_backlog trim_backlog_batch
 """.split())
 
 # Options the file layer answers: a job that sets one asks for files and runs on them unless
@@ -245,12 +245,17 @@ bwavgtime iopsavgtime log_avg_msec write_bw_log write_iops_log write_lat_log log
 per_job_logs log_window_value thread description latency_target latency_window
 latency_percentile ioengine iodepth_batch_complete_min continue_on_error
 steadystate steadystate_duration steadystate_ramp_time steadystate_check_interval
+clat_percentiles lat_percentiles slat_percentiles disable_lat disable_clat disable_slat
+disable_bw_measurement gtod_reduce unified_rw_reporting
 """.split())
-# Of those, the ones ssdlab's report honours in full (no "not modelled" warning).
+# Of those, the ones ssdlab's report honours in full (no "not modelled" warning). fio 3.33
+# still prints its bandwidth and IOPS samples under disable_bw_measurement: so does ssdlab.
 REPORTED = frozenset("""
 bwavgtime iopsavgtime log_avg_msec write_bw_log write_iops_log write_lat_log log_offset
 per_job_logs log_window_value thread
 steadystate steadystate_duration steadystate_ramp_time steadystate_check_interval
+clat_percentiles lat_percentiles slat_percentiles disable_lat disable_clat disable_slat
+disable_bw_measurement gtod_reduce unified_rw_reporting
 """.split())
 
 # Options read by ssdlab that need no warning even though they are not in JobSpec.
@@ -302,18 +307,15 @@ class Applier:
                 " value and reads e.g. 'size = 4k' as 4 bytes; ssdlab strips them",
             )
         if name in REPORT_OPTIONS:
+            if name in REPORTED:
+                self._check(opt, name, overriding)
             st.report[name] = opt.value if opt.value is not None else ""
             if name in REPORTED:
                 st.where[name] = where
                 return
         handler = _HANDLERS.get(name)
         if handler is None:
-            check = _RANGE_CHECKS.get(name)
-            if check is not None:
-                try:
-                    check(_Value(opt, name, [], overriding))
-                except ValueProblem as exc:
-                    raise FioJobError(str(exc), path=opt.path, line=opt.line, option=opt.key) from None
+            self._check(opt, name, overriding)
             st.where[name] = where
             if name in FILE_LAYER:
                 return  # judged by the resolver, which knows whether the job runs on files
@@ -331,6 +333,18 @@ class Applier:
         st.where[name] = where
         for note in notes:
             self._warn(f"{opt.path}:{name}:{note}", opt.path, f"{where.prefix()}: option '{opt.key}': {note}")
+
+
+    @staticmethod
+    def _check(opt: RawOption, name: str, overriding: bool) -> None:
+        """Refuse what fio refuses of an option's value (its range, its words, 0 or 1)."""
+        check = _RANGE_CHECKS.get(name)
+        if check is None:
+            return
+        try:
+            check(_Value(opt, name, [], overriding))
+        except ValueProblem as exc:
+            raise FioJobError(str(exc), path=opt.path, line=opt.line, option=opt.key) from None
 
 
 def _as_fio_dumps(opt: RawOption) -> str:
@@ -887,7 +901,8 @@ _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "zonemode": _choices("none strided zbd"),
 }
 
-# fio's boolean options that ssdlab does not model (``type: boolean`` in ``fio --cmdhelp``)
+# fio's boolean options whose value is only checked here (``type: boolean`` in ``fio --cmdhelp``):
+# those in REPORTED are honoured by the report, the others not modelled
 _BOOLEANS = frozenset("""
 unique_filename serialize_overlap file_append allrandrepeat atomic overwrite verify_fatal verify_dump
 experimental_verify verify_state_load verify_state_save trim_verify_zero read_iolog_chunked read_beyond_wp

@@ -60,6 +60,19 @@ class JobReport(BaseModel):
     ss_dur_s: int = 0
     ss_ramp_us: int = 0
     ss_interval_s: int = 1
+    #: which latencies fio records (``disable_lat``/``disable_clat``/``disable_slat``, all
+    #: three with ``gtod_reduce``): a disabled one is reported with no samples
+    disable_lat: bool = False
+    disable_clat: bool = False
+    disable_slat: bool = False
+    #: which latencies get percentiles (``clat_percentiles``, ``lat_percentiles``,
+    #: ``slat_percentiles``), as written: :mod:`ssdlab.fioout.view` applies fio's rules
+    clat_percentiles: bool = True
+    lat_percentiles: bool = False
+    slat_percentiles: bool = False
+    #: fio's ``unified_rw_reporting``: 0 per direction, 1 the directions merged into one
+    #: "mixed" one, 2 both
+    unified_rw: int = 0
 
 
 def _int(st: JobState, name: str, default: int, minimum: int = 0) -> int:
@@ -162,6 +175,26 @@ def _steadystate(st: JobState) -> dict:
     return out
 
 
+#: fio 3.33's words for unified_rw_reporting (its parser compares the part before a ':' or ',')
+UNIFIED_RW = {"none": 0, "0": 0, "mixed": 1, "1": 1, "both": 2, "2": 2}
+
+
+def _latency_options(st: JobState) -> dict:
+    """Which latencies are recorded and which get percentiles. ``gtod_reduce`` disables all
+    three latencies, as fio's does (an explicit ``disable_*=0`` written after it wins)."""
+    reduce = _flag(st, "gtod_reduce", False)
+    unified = st.report.get("unified_rw_reporting", "none").strip().replace(",", ":").split(":", 1)[0]
+    return {
+        "disable_lat": _flag(st, "disable_lat", reduce),
+        "disable_clat": _flag(st, "disable_clat", reduce),
+        "disable_slat": _flag(st, "disable_slat", reduce),
+        "clat_percentiles": _flag(st, "clat_percentiles", True),
+        "lat_percentiles": _flag(st, "lat_percentiles", False),
+        "slat_percentiles": _flag(st, "slat_percentiles", False),
+        "unified_rw": UNIFIED_RW.get(unified, 0),
+    }
+
+
 def job_report(st: JobState, name: str) -> JobReport:
     """The reporting options of a job named ``name`` (its clones share them)."""
     logs = {}
@@ -196,5 +229,6 @@ def job_report(st: JobState, name: str) -> JobReport:
         iodepth_batch_complete_min=_int(st, "iodepth_batch_complete_min", 1),
         continue_on_error=st.report.get("continue_on_error", "none").strip().lower() not in ("none", "0"),
         **_steadystate(st),
+        **_latency_options(st),
         **logs,
     )

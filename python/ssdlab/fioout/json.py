@@ -12,17 +12,20 @@ from typing import Any
 from ..jsonout import finite
 from ..results import FIO_VERSION, DirResult, LatSummary, RunResult, _flat_internal
 from .numbers import now as wall_now
-from .view import DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, build_view, dist
+from .view import DEPTH_KEYS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, build_view, dist
 
 
-def _lat_json(summary: LatSummary, res: DirResult | None, plist: list[float], plus: bool) -> dict[str, Any]:
-    """fio's latency object: min, max, mean, stddev, N; with the percentiles (and, for json+,
-    the histogram's bins: fio's bucket value in ns -> count) where ``res`` holds them."""
+def _lat_json(summary: LatSummary, res: DirResult | None, plist: list[float], plus: bool,
+              of: str = "clat") -> dict[str, Any]:
+    """fio's latency object: min, max, mean, stddev, N; with the percentiles of ``of``'s
+    histogram in ``res`` (and, for json+, its bins: fio's bucket value in ns -> count) where
+    ``res`` is given (the latency's percentile option is on) and there are samples."""
     out = summary.to_fio()
     if res is not None and summary.n:
-        out["percentile"] = res.percentiles(plist)
+        out["percentile"] = res.percentiles(plist, of)
         if plus:
-            out["bins"] = {str(v): c for v, c in sorted(res.hist.items()) if c}
+            hist = {"clat": res.hist, "slat": res.slat_hist, "lat": res.lat_hist}[of]
+            out["bins"] = {str(v): c for v, c in sorted(hist.items()) if c}
     return out
 
 
@@ -31,22 +34,29 @@ def _dir_json(fu, g, d: str, plist: list[float], plus: bool) -> dict[str, Any]:
     fd = fu.dirs[d]
     r = fd.res
     bw_bytes = fd.bw_bytes()
+    kinds = fu.percentile_kinds(d)
     out: dict[str, Any] = {
         "io_bytes": r.bytes, "io_kbytes": r.bytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
         "iops": fd.iops_float(), "runtime": fd.runtime_ms, "total_ios": r.ios, "short_ios": 0, "drop_ios": 0,
-        "slat_ns": _lat_json(fu.slat(d), None, plist, plus),
-        "clat_ns": _lat_json(r.clat, r, plist, plus),
-        "lat_ns": _lat_json(r.lat, None, plist, plus),
+        **{f"{kind}_ns": _lat_json(stat, r if kind in kinds else None, plist, plus, kind)
+           for kind, stat in (("slat", fu.slat(d)), ("clat", fu.clat(d)), ("lat", fu.lat(d)))},
     }
     bw, iops = fd.bw, fd.iops
     out.update({
         "bw_min": int(bw.min), "bw_max": int(bw.max),
-        "bw_agg": g.bw_share(d, bw.mean) if bw.n else 0.0,
+        "bw_agg": g.bw_share(fu.agg_dir(d), bw.mean) if bw.n else 0.0,
         "bw_mean": bw.mean, "bw_dev": bw.stddev, "bw_samples": bw.n,
         "iops_min": int(iops.min), "iops_max": int(iops.max), "iops_mean": iops.mean,
         "iops_stddev": iops.stddev, "iops_samples": iops.n,
     })
     return out
+
+
+def _sync_json(fu, plist: list[float], plus: bool) -> dict[str, Any]:
+    """fio's sync object: percentiles when clat's or lat's percentile option is on."""
+    pct = (fu.report.clat_percentiles and not fu.report.disable_clat) or \
+        (fu.report.lat_percentiles and not fu.report.disable_lat)
+    return {"total_ios": fu.unit.sync.ios, "lat_ns": _lat_json(fu.sync_lat(), fu.unit.sync if pct else None, plist, plus)}
 
 
 def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
@@ -64,9 +74,12 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
         }
         if u.options:
             job["job options"] = u.options
-        for d in DIRS:
+        for d in fu.shown_dirs():
+            if d == "mixed" and fu.unified == 2:  # after sync, as fio adds it
+                job["sync"] = _sync_json(fu, plist, plus)
             job[d] = _dir_json(fu, g, d, plist, plus)
-        job["sync"] = {"total_ios": u.sync.ios, "lat_ns": _lat_json(u.sync.lat, u.sync, plist, plus)}
+        if fu.unified == 0:  # merged alone, fio writes no sync either
+            job["sync"] = _sync_json(fu, plist, plus)
         lat_n, lat_u, lat_m = fu.latency_dist()
         rep = fu.report
         job.update({

@@ -13,7 +13,7 @@ from .numbers import ctime, is_power_of_2, now, num2str
 from .view import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit, build_view,
                    dist)
 from ..iostat import format_table
-from ..results import FIO_VERSION, RunResult, Unit
+from ..results import FIO_VERSION, RunResult
 from ..units import format_bytes
 
 
@@ -34,14 +34,13 @@ def _lat_line(label: str, s, indent: str = "    ") -> str:
             f"avg={s.mean / div:5.2f}, stdev={s.stddev / div:5.2f}")
 
 
-def _percentile_block(u: Unit, d: str, plist: list[float], precision: int = 2, res=None,
-                      pre: str = "clat") -> list[str]:
+def _percentile_block(res, plist: list[float], precision: int = 2, pre: str = "clat",
+                      of: str = "clat") -> list[str]:
     """fio's percentile rows. The unit follows the smallest and the largest value shown (usec
     once the smallest is above 2 us and the largest above 99.999 us, msec a thousand times
     up), so a fast median never prints as 0; scaled values are rounded up, as fio does. Labels
     have as many decimals as the longest fraction written in ``percentile_list``."""
-    res = res if res is not None else u.dirs[d]
-    pct = [(float(k), v) for k, v in res.percentiles(plist).items()]
+    pct = [(float(k), v) for k, v in res.percentiles(plist, of).items()]
     if not pct:
         return []
     low, high = min(v for _, v in pct), max(v for _, v in pct)
@@ -70,23 +69,25 @@ def _ddir_lines(r: RunResult, fu: FioUnit, g: FioGroup, d: str) -> list[str]:
     fd = fu.dirs[d]
     i2p = is_power_of_2(g.kb_base)
     bw = fd.bw_bytes()
-    out = [f"  {d}: IOPS={num2str(fd.iops_int())}, BW={num2str(bw, 4, 1, i2p, 'B/s')} "
-           f"({num2str(bw, 4, 1, not i2p, 'B/s')})({num2str(fd.res.bytes, 4, 1, i2p, 'B')}/{fd.runtime_ms}msec)"
-           # fio's zbd_write_status: zone resets on the write line (none here: no zoned devices)
-           + ("; 0 zone resets" if d == "write" else "")]
-    slat = fu.slat(d)
-    if slat.n:
-        out.append(_lat_line("slat", slat))
-    if fd.res.clat.n:
-        out.append(_lat_line("clat", fd.res.clat))
-    if fd.res.lat.n:
-        out.append(_lat_line(" lat", fd.res.lat))
-    if fd.res.clat.n:
-        out.extend(_percentile_block(fu.unit, d, r.percentiles_list, r.percentile_precision))
+    if d == "mixed" and fu.unified == 2:
+        # fio 3.33 prints the merged direction beside the others with neither its I/O nor
+        # its units (its show_mixed_ddir_status sums neither); JSON and terse have them
+        head = f"  mixed: IOPS=0, BW=0 (0)(0B/{fd.runtime_ms}msec)"
+    else:
+        head = (f"  {d}: IOPS={num2str(fd.iops_int())}, BW={num2str(bw, 4, 1, i2p, 'B/s')} "
+                f"({num2str(bw, 4, 1, not i2p, 'B/s')})({num2str(fd.res.bytes, 4, 1, i2p, 'B')}/{fd.runtime_ms}msec)"
+                # fio's zbd_write_status: zone resets on the write line (none here: no zoned devices)
+                + ("; 0 zone resets" if d == "write" else ""))
+    out = [head]
+    for label, stat in (("slat", fu.slat(d)), ("clat", fu.clat(d)), (" lat", fu.lat(d))):
+        if stat.n:
+            out.append(_lat_line(label, stat))
+    for kind in fu.percentile_kinds(d):
+        out.extend(_percentile_block(fd.res, r.percentiles_list, r.percentile_precision, kind, kind))
     if fd.bw.n:
         s = fd.bw
         lo, hi, mean, dev = int(s.min), int(s.max), s.mean, s.stddev
-        per = g.bw_share(d, mean)
+        per = g.bw_share(fu.agg_dir(d), mean)
         unit = "KiB" if i2p else "kB"
         base = float(g.kb_base)
         if mean > base * base:
@@ -112,23 +113,25 @@ def _unit_lines(r: RunResult, fu: FioUnit, g: FioGroup, date: str) -> list[str]:
     out = [f"{u.name}: (groupid={u.group_id}, jobs={len(u.members)}): err={fu.error:2d}: pid={fu.pid}: {date}"]
     if fu.report.description:
         out.append(f"  Description  : [{fu.report.description}]")
-    for d in DIRS:
-        if u.dirs[d].bytes:
+    for d in fu.shown_dirs():
+        if fu.dirs[d].res.bytes:
             out.extend(_ddir_lines(r, fu, g, d))
     lat_n, lat_u, lat_m = fu.latency_dist()
     out.extend(_lat_dist_lines(lat_n, [f"{k}" for k in LAT_KEYS], "nsec"))
     out.extend(_lat_dist_lines(lat_u, [f"{k}" for k in LAT_KEYS], "usec"))
     out.extend(_lat_dist_lines(lat_m, [f"{k}" for k in LAT_MS_KEYS] + [">=2000"], "msec"))
-    if u.sync.ios:
+    if fu.sync_lat().n:  # fio prints sync's percentiles whatever the percentile options say
         out.append("  fsync/fdatasync/sync_file_range:")
-        out.append(_lat_line("sync", u.sync.lat))
-        out.extend(_percentile_block(u, "sync", r.percentiles_list, r.percentile_precision, u.sync, "sync"))
+        out.append(_lat_line("sync", fu.sync_lat()))
+        out.extend(_percentile_block(u.sync, r.percentiles_list, r.percentile_precision, "sync"))
     out.append(f"  cpu          : usr={fu.usr_cpu:3.2f}%, sys={fu.sys_cpu:3.2f}%, ctx={fu.ctx}, "
                f"majf={fu.majf}, minf={fu.minf}")
     out.append("  IO depths    : " + ", ".join(f"{k}={v:3.1f}%" for k, v in zip(DEPTH_KEYS, fu.depth_dist())))
     out.append("     submit    : " + ", ".join(f"{k}={v:3.1f}%" for k, v in zip(SUBMIT_KEYS, dist(fu.submit))))
     out.append("     complete  : " + ", ".join(f"{k}={v:3.1f}%" for k, v in zip(SUBMIT_KEYS, dist(fu.complete))))
     t = fu.total_ios()
+    if fu.unified == 1:  # fio counts the merged direction's I/Os as reads
+        t = [sum(t[:3]), 0, 0, t[3]]
     out.append(f"     issued rwts: total={t[0]},{t[1]},{t[2]},{t[3]} short=0,0,0,0 dropped=0,0,0,0")
     rep = fu.report
     if rep.continue_on_error:
@@ -158,19 +161,31 @@ def _group_lines(g: FioGroup) -> list[str]:
     """fio's show_group_stats."""
     i2p = is_power_of_2(g.kb_base)
     out = [f"Run status group {g.groupid} (all jobs):"]
-    for d, label in zip(DIRS, ("   READ", "  WRITE", "   TRIM")):
-        if not g.max_run.get(d):
-            continue
 
-        def two(n: int, unit: str) -> tuple[str, str]:
-            return num2str(n, 4, 1, i2p, unit), num2str(n, 4, 1, not i2p, unit)
+    def two(n: int, unit: str) -> tuple[str, str]:
+        return num2str(n, 4, 1, i2p, unit), num2str(n, 4, 1, not i2p, unit)
 
-        agg, aggalt = two(g.agg(d), "B/s")
-        lo, loalt = two(g.min_bw[d], "B/s")
-        hi, hialt = two(g.max_bw[d], "B/s")
-        io, ioalt = two(g.iobytes[d], "B")
-        out.append(f"{label}: bw={agg} ({aggalt}), {lo}-{hi} ({loalt}-{hialt}), io={io} ({ioalt}), "
-                   f"run={g.min_run[d]}-{g.max_run[d]}msec")
+    def line(label: str, agg_bw: int, min_bw: int, max_bw: int, iobytes: int, min_run: int, max_run: int) -> str:
+        agg, aggalt = two(agg_bw, "B/s")
+        lo, loalt = two(min_bw, "B/s")
+        hi, hialt = two(max_bw, "B/s")
+        io, ioalt = two(iobytes, "B")
+        return (f"{label}: bw={agg} ({aggalt}), {lo}-{hi} ({loalt}-{hialt}), io={io} ({ioalt}), "
+                f"run={min_run}-{max_run}msec")
+
+    if g.unified == 1:
+        rows = [("mixed", "  MIXED")]
+    else:
+        rows = list(zip(DIRS, ("   READ", "  WRITE", "   TRIM")))
+    shown = [d for d, _ in rows if g.max_run.get(d)]
+    for d, label in rows:
+        if d in shown:
+            out.append(line(label, g.agg(d), g.min_bw[d], g.max_bw[d], g.iobytes[d], g.min_run[d], g.max_run[d]))
+    if g.unified == 2 and shown:
+        # fio's show_mixed_group_stats: the directions' rates added, their extremes
+        out.append(line("  MIXED", sum(g.agg(d) for d in shown), min(g.min_bw[d] for d in shown),
+                        max(g.max_bw[d] for d in shown), sum(g.iobytes[d] for d in shown),
+                        min(g.min_run[d] for d in shown), max(g.max_run[d] for d in shown)))
     return out
 
 

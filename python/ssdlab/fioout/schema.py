@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 __all__ = ["FioRun", "RunFileError", "describe", "read_run"]
 
@@ -78,12 +78,22 @@ class Job(BaseModel):
     jobname: str
     groupid: Count
     job_options: dict[str, str] = Field(default_factory=dict, alias="job options")
-    read: Direction
-    write: Direction
-    trim: Direction
+    #: per direction; with unified_rw_reporting=mixed fio writes only ``mixed``, with both all four
+    read: Direction | None = None
+    write: Direction | None = None
+    trim: Direction | None = None
+    mixed: Direction | None = None
     sync: Sync | None = None
     job_runtime: Count | None = None
     error: int = 0
+
+    @model_validator(mode="after")
+    def _has_directions(self) -> "Job":
+        if self.mixed is None:
+            for name in ("read", "write", "trim"):
+                if getattr(self, name) is None:
+                    raise ValueError(f"{name}: missing (or mixed alone, as unified_rw_reporting=mixed writes)")
+        return self
 
 
 class DiskUtil(BaseModel):
@@ -197,6 +207,10 @@ def describe(e: ValidationError) -> str:
         return f"{where}: missing"
     if kind == "greater_than_equal":
         return f"{where}: expected a number >= {err['ctx']['ge']:g}, got {_shown(err['input'])}"
+    if kind == "value_error":  # a model's own check: its message, which may name a field first
+        message = str(err["ctx"]["error"])
+        field = message.split(":", 1)[0]
+        return f"{where}.{message}" if _IDENT.match(field) and where != "the top level" else f"{where}: {message}"
     if kind == "too_short":
         return f"{where}: empty; expected at least one entry (fio reports every job it ran)"
     expected = _EXPECTED.get(kind)

@@ -16,7 +16,7 @@ lat min;max;mean;stdev (us);bw min;max;share of the group %;mean;stdev (KiB/s).
 from __future__ import annotations
 
 from ..results import FIO_VERSION, RunResult
-from .view import DIRS, FioDir, FioGroup, FioUnit, build_view
+from .view import FioDir, FioGroup, FioUnit, build_view
 
 TERSE_VERSION = 3
 PERCENTILE_FIELDS = 20  # fio's FIO_IO_U_LIST_MAX_LEN
@@ -34,17 +34,19 @@ def _ddir(fu: FioUnit, g: FioGroup, d: str, plist: list[float]) -> str:
     bw = fd.bw_bytes() // 1024
     out = f";{r.bytes >> 10};{bw};{fd.iops_int()};{fd.runtime_ms}"
     out += _lat(fu.slat(d))
-    out += _lat(r.clat)
-    pct = sorted(r.percentiles(plist).items(), key=lambda kv: float(kv[0])) if r.clat.n else []
+    out += _lat(fu.clat(d))
+    # fio takes them even from no samples (all 0), and prints "0%=0" only past the list
+    of = fu.terse_percentiles_of()
+    pct = sorted(r.percentiles(plist, of).items(), key=lambda kv: float(kv[0])) if of else []
     for i in range(PERCENTILE_FIELDS):
         if i < len(pct):
             out += f";{float(pct[i][0]):f}%={int(pct[i][1]) // 1000}"
         else:
             out += ";0%=0"
-    out += _lat(r.lat)
+    out += _lat(fu.lat(d))
     s = fd.bw
     if s.n:
-        agg = g.agg(d)
+        agg = g.agg(fu.agg_dir(d))
         share = min(100.0, s.mean * 100 / (agg // 1024)) if agg // 1024 else 100.0
         out += f";{int(s.min)};{int(s.max)};{share:f}%;{s.mean:f};{s.stddev:f}"
     else:
@@ -71,7 +73,7 @@ def format_terse(r: RunResult) -> str:
     for fu in units:
         g = groups[fu.unit.group_id]
         line = f"{TERSE_VERSION};{FIO_VERSION};{fu.name};{fu.unit.group_id};{fu.error}"
-        for d in DIRS[:2]:  # version 3 has no trim fields
+        for d in fu.shown_dirs(with_trim=False):  # version 3 has no trim fields
             line += _ddir(fu, g, d, r.percentiles_list)
         line += f";{fu.usr_cpu:f}%;{fu.sys_cpu:f}%;{fu.ctx};{fu.majf};{fu.minf}"
         line += "".join(f";{v:3.1f}%" for v in fu.depth_dist())
@@ -79,8 +81,7 @@ def format_terse(r: RunResult) -> str:
         total = sum(fu.total_ios()[:3])
         ns_share = 0.0
         if total:
-            merged = fu.unit.dirs["read"].merge(fu.unit.dirs["write"]).merge(fu.unit.dirs["trim"])
-            ns_share = 100.0 * sum(c for v, c in merged.hist.items() if v < 1000) / total
+            ns_share = 100.0 * sum(c for v, c in fu.latency_hist().items() if v < 1000) / total
         lat_u = [lat_u[0] + ns_share] + lat_u[1:]
         line += "".join(f";{v:3.2f}%" for v in lat_u)
         line += "".join(f";{v:3.2f}%" for v in lat_m)

@@ -21,6 +21,12 @@ estimated, and said so here:
 * submit/complete depths: an asynchronous engine submits ``iodepth_batch`` I/Os per call and
   reaps ``iodepth_batch_complete_min`` at least (both 1 by default), a synchronous one one
   at a time;
+
+What fio records follows the job's options, as fio 3.33 does (checked against it): a latency
+that ``disable_slat``/``disable_clat``/``disable_lat`` (or ``gtod_reduce``) turns off has no
+samples; without clat fio has no latency buckets and no sync latencies either; a latency's
+percentiles are printed when its ``*_percentiles`` option is on and it has samples.
+``unified_rw_reporting`` adds the directions merged into one, "mixed" (:func:`_mixed`).
 """
 
 from __future__ import annotations
@@ -127,13 +133,74 @@ class FioUnit:
     def depth_dist(self) -> list[float]:
         return dist(self.unit.iodepth_level)
 
-    def latency_dist(self) -> tuple[list[float], list[float], list[float]]:
-        merged = self.unit.dirs["read"].merge(self.unit.dirs["write"]).merge(self.unit.dirs["trim"])
-        return lat_dist(merged.hist, sum(self.unit.dirs[d].ios for d in DIRS))
+    def latency_hist(self) -> dict[int, int]:
+        """The clat histogram of all directions, fio's io_u_lat buckets' source (none
+        without clat)."""
+        if self.report.disable_clat:
+            return {}
+        return self.unit.dirs["read"].merge(self.unit.dirs["write"]).merge(self.unit.dirs["trim"]).hist
 
-    def slat(self, d: str):
-        """slat as fio has it: none for synchronous engines (fio does not time their submission)."""
-        return Stat() if self.sync_engine else self.unit.dirs[d].slat
+    def latency_dist(self) -> tuple[list[float], list[float], list[float]]:
+        return lat_dist(self.latency_hist(), sum(self.unit.dirs[d].ios for d in DIRS))
+
+    def res(self, d: str) -> "DirResult":
+        return self.dirs[d].res
+
+    def slat(self, d: str) -> Stat:
+        """slat as fio has it: none for synchronous engines (fio does not time their
+        submission) or under disable_slat."""
+        return Stat() if self.sync_engine or self.report.disable_slat else self.res(d).slat
+
+    def clat(self, d: str) -> Stat:
+        return Stat() if self.report.disable_clat else self.res(d).clat
+
+    def lat(self, d: str) -> Stat:
+        return Stat() if self.report.disable_lat else self.res(d).lat
+
+    def sync_lat(self) -> Stat:
+        """fio times a sync call as it times a completion: not under disable_clat."""
+        return Stat() if self.report.disable_clat else self.unit.sync.lat
+
+    def percentile_kinds(self, d: str) -> list[str]:
+        """The latencies of direction ``d`` fio prints percentiles of, in its order: each
+        whose option is on (clat's by default) and that has samples (a disabled latency's
+        option is off in fio)."""
+        rep = self.report
+        out = []
+        for kind, on, stat in (("slat", rep.slat_percentiles, self.slat(d)),
+                               ("clat", rep.clat_percentiles, self.clat(d)),
+                               ("lat", rep.lat_percentiles, self.lat(d))):
+            if on and stat.n:
+                out.append(kind)
+        return out
+
+    def terse_percentiles_of(self) -> str | None:
+        """Which latency terse's 20 percentile fields hold: lat's when lat_percentiles is on
+        (and lat recorded), else clat's when clat_percentiles is, else none."""
+        rep = self.report
+        if rep.lat_percentiles and not rep.disable_lat:
+            return "lat"
+        if rep.clat_percentiles and not rep.disable_clat:
+            return "clat"
+        return None
+
+    @property
+    def unified(self) -> int:
+        """fio's unified_rw_reporting: 0 none, 1 mixed, 2 both."""
+        return self.report.unified_rw
+
+    def shown_dirs(self, with_trim: bool = True) -> list[str]:
+        """The directions fio reports, in its order: per direction, "mixed" alone (mixed)
+        or after them (both)."""
+        per_dir = list(DIRS if with_trim else DIRS[:2])
+        if self.unified == 1:
+            return ["mixed"]
+        return per_dir + (["mixed"] if self.unified == 2 else [])
+
+    def agg_dir(self, d: str) -> str:
+        """The direction of the group whose bandwidth a unit's share is taken of: fio takes
+        a merged direction's from its index 0, read's when the group also has them apart."""
+        return "read" if d == "mixed" and self.unified == 2 else d
 
 
 @dataclass
@@ -142,6 +209,7 @@ class FioGroup:
 
     groupid: int
     kb_base: int = 1024
+    unified: int = 0  # unified_rw_reporting of its units (the largest)
     min_run: dict[str, int] = field(default_factory=dict)
     max_run: dict[str, int] = field(default_factory=dict)
     min_bw: dict[str, int] = field(default_factory=dict)
@@ -241,13 +309,16 @@ def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
             for k, d in enumerate(DIRS):
                 dirs[d].bw.add_sum(Stat.from_core(j["bw_samples"][k]))
                 dirs[d].iops.add_sum(Stat.from_core(j["iops_samples"][k]))
+        if report.unified_rw:
+            dirs["mixed"] = _mixed(dirs)
         fu = FioUnit(u, report, jobs, stats, dirs, pid=base_pid + 1 + first)
         _cpu(fu)
         units.append(fu)
     groups: dict[int, FioGroup] = {}
     for fu in units:
         g = groups.setdefault(fu.unit.group_id, FioGroup(fu.unit.group_id, fu.report.kb_base))
-        for d in DIRS:
+        g.unified = max(g.unified, fu.unified)
+        for d in fu.dirs:
             fd = fu.dirs[d]
             if not fd.runtime_ms:
                 continue
@@ -258,6 +329,18 @@ def build_view(r: "RunResult") -> tuple[list[FioUnit], dict[int, FioGroup]]:
             g.max_bw[d] = max(g.max_bw.get(d, 0), bw)
             g.iobytes[d] = g.iobytes.get(d, 0) + fd.res.bytes
     return units, groups
+
+
+def _mixed(dirs: dict[str, FioDir]) -> FioDir:
+    """fio's unified_rw_reporting: the directions as one (sum_thread_stats into index 0):
+    their I/O and latencies pooled, the longest runtime, their bandwidth and IOPS samples
+    summed (as a group's jobs' are)."""
+    res = dirs["read"].res.merge(dirs["write"].res).merge(dirs["trim"].res)
+    out = FioDir(res, max(dirs[d].runtime_ms for d in DIRS))
+    for d in DIRS:
+        out.bw.add_sum(dirs[d].bw)
+        out.iops.add_sum(dirs[d].iops)
+    return out
 
 
 def _cpu(fu: FioUnit) -> None:

@@ -36,20 +36,19 @@ pub fn bucket_value(idx: usize) -> u64 {
     base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
 }
 
-#[derive(Clone, Debug)]
+/// Its buckets are allocated at the first sample: a job keeps several histograms per
+/// direction (slat, clat, lat), most of them never used.
+#[derive(Clone, Debug, Default)]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
-}
-
-impl Default for LatencyHistogram {
-    fn default() -> Self {
-        LatencyHistogram { counts: vec![0; PLAT_NR] }
-    }
 }
 
 impl LatencyHistogram {
     #[inline]
     pub fn record(&mut self, ns: u64) {
+        if self.counts.is_empty() {
+            self.counts = vec![0; PLAT_NR];
+        }
         self.counts[bucket_of(ns)] += 1;
     }
 

@@ -71,6 +71,9 @@ pub struct DirStats {
     pub clat: LatStats,
     pub lat: LatStats,
     pub clat_hist: LatencyHistogram,
+    /// slat's and lat's histograms, for fio's slat_percentiles and lat_percentiles.
+    pub slat_hist: LatencyHistogram,
+    pub lat_hist: LatencyHistogram,
 }
 
 impl DirStats {
@@ -82,6 +85,8 @@ impl DirStats {
         self.clat.record(clat);
         self.lat.record(slat + clat);
         self.clat_hist.record(clat);
+        self.slat_hist.record(slat);
+        self.lat_hist.record(slat + clat);
     }
 
     /// An I/O of which fio times only the completion (its metadata engines, flagged
@@ -317,5 +322,26 @@ impl JobStats {
     /// Completed bytes and I/Os per direction (read, write, trim), measured.
     pub fn counts(&self) -> ([u64; 3], [u64; 3]) {
         ([self.read.bytes, self.write.bytes, self.trim.bytes], [self.read.ios, self.write.ios, self.trim.ios])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::histogram::{bucket_of, bucket_value};
+
+    #[test]
+    fn an_io_lands_in_the_slat_clat_and_lat_histograms() {
+        let mut d = DirStats::default();
+        assert!(d.lat_hist.sparse().is_empty());
+        d.record(4096, 30, 1_000);
+        d.record(4096, 50, 2_000);
+        assert_eq!(d.slat_hist.percentile(100.0), 50);
+        assert_eq!(d.clat_hist.percentile(50.0), bucket_value(bucket_of(1_000)));
+        // lat is slat + clat: 2050 ns falls in the bucket of 2048..2079
+        assert_eq!(d.lat_hist.percentile(100.0), bucket_value(bucket_of(2_050)));
+        // an I/O timed only at completion has no slat or lat
+        d.record_clat(4096, 3_000);
+        assert_eq!((d.slat_hist.total(), d.clat_hist.total(), d.lat_hist.total()), (2, 3, 2));
     }
 }
