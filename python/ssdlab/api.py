@@ -289,9 +289,9 @@ def build(
         "until": until_core,
         "limits": {"max_samples": memory.MAX_SAMPLES, "max_log_records": memory.MAX_LOG_RECORDS},
         "file_sets": files.file_sets if files is not None else fio_file_sets,
+        # the server's network and its clients, when a scenario's threads send files
+        "network": files.network if files is not None else None,
     }
-    if files is not None and files.network is not None:
-        core["network"] = files.network
     if (files is not None or fio_file_sets) and core["host"]["memory"] is None:
         raise ValueError(_no_memory(host_profile.name, jobset if fio_file_sets else None))
     default_fs = None if host_profile.memory is None else host_profile.default_filesystem()
