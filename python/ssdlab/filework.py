@@ -31,6 +31,13 @@ A scenario file::
     idle = "1s"             # once they are done, it means the queue is empty: the thread ends
     ops = [ { op = "list_dir", set = "a" }, { op = "delete", set = "a", pick = "rotor" } ]
 
+A server (``docs/network.md``) adds a ``[network]`` table — the NIC (``nic = { links = 2,
+rate = "1g", mode = "802.3ad", xmit_hash_policy = "layer3+4" }``), ``sendfile``, ``costs`` and
+``[[network.clients]]`` classes (``name``, ``count``, ``line = "600k"`` bytes a second,
+``rtt = "30ms"``, ``window = "64k"``) — and threads that serve a class (``client = "adsl"``, one
+instance a client) with ``{ op = "send_whole", io = "64k" }`` after an ``open`` that may pick by
+popularity (``pick = { zipf = 0.8 }``).
+
 ``sync`` (with a ``set``: its file system) writes every dirty page, waits for it and commits
 the journal, as ``cp -a ...; sync`` does. ``mkfs`` (with a ``set``: its file system) times the
 making of it: what mke2fs writes, written back and fsynced. Every error names the file, the line and what was expected (:class:`FileWorkError`).
