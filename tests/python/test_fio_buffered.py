@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import ssdlab
+from digests import without
 from ssdlab import api
 from ssdlab.config import load_host
 
@@ -58,16 +59,9 @@ def test_a_raw_job_is_bit_for_bit_what_it_was(job):
     spec, core = _run(job)
     assert spec.core["file_sets"] == [] and all(t["filesystem"] is None for t in spec.core["targets"])
     # The slat and lat histograms behind fio's slat_percentiles and lat_percentiles came since.
-    kept = _without(core, ("slat_hist", "lat_hist"))
+    kept = without(core, ("slat_hist", "lat_hist"))
     assert hashlib.sha256(json.dumps({"core": kept}, sort_keys=True).encode()).hexdigest() == BEFORE[job]
 
-
-def _without(node, keys):
-    if isinstance(node, dict):
-        return {k: _without(v, keys) for k, v in node.items() if k not in keys}
-    if isinstance(node, list):
-        return [_without(v, keys) for v in node]
-    return node
 
 
 def test_the_host_profiles_default_file_system_is_made():

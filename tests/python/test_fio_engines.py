@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from digests import without
 from ssdlab import api
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio-engines"
@@ -213,14 +214,6 @@ FULL_DIGESTS = dict(zip(RAW_DIGESTS, (
 ADDED_SINCE = ("unwritten_read_ius", "slat_hist", "lat_hist")
 
 
-def _without(node, keys):
-    if isinstance(node, dict):
-        return {k: _without(v, keys) for k, v in node.items() if k not in keys}
-    if isinstance(node, list):
-        return [_without(v, keys) for v in node]
-    return node
-
-
 #: Issue 29: the buffered job with file options and the filecreate job ask for files, so they
 #: now run on files of the host's default file system: only the raw job keeps its digest.
 STILL_RAW = list(RAW_DIGESTS)[:1]
@@ -237,10 +230,10 @@ def test_a_job_without_files_is_bit_for_bit_what_it_was(job):
     import hashlib
 
     spec = api.build(job, profile="samsung-850-pro")
-    core = _without(api.execute(spec).core, ADDED_SINCE)
+    core = without(api.execute(spec).core, ADDED_SINCE)
 
     def digest(core: dict) -> str:
         return hashlib.sha256(json.dumps({"core": core, "warnings": spec.warnings}, sort_keys=True).encode()).hexdigest()
 
-    assert digest(_without(core, LATENCIES)) == RAW_DIGESTS[job]
+    assert digest(without(core, LATENCIES)) == RAW_DIGESTS[job]
     assert digest(core) == FULL_DIGESTS[job]

@@ -202,7 +202,7 @@ impl ServerNet {
     /// `client` sends `bytes` from `now` (`new_connection`: a new download, on a new
     /// connection with a port of its own, as each HTTP download of a file is). Returns the
     /// flow; it is done when [`ServerNet::advance_to`] says so.
-    pub fn send(&mut self, now: Time, client: ClientRef, bytes: u64, cpu_ns: Time, new_connection: bool) -> Result<FlowId, ConfigError> {
+    pub fn send(&mut self, now: Time, client: ClientRef, bytes: u64, new_connection: bool) -> Result<FlowId, ConfigError> {
         self.advance(now);
         if new_connection {
             self.ports[client.class as usize][client.index as usize] = self.rng.gen_range(EPHEMERAL_FIRST..=EPHEMERAL_LAST);
@@ -213,7 +213,7 @@ impl ServerNet {
         let line = self.lines[client.class as usize][client.index as usize];
         self.calls += 1;
         self.packets += self.spec.nic.links[0].packets(bytes);
-        self.cpu_ns += cpu_ns as u128;
+        self.cpu_ns += self.send_cpu_ns(bytes) as u128;
         self.flows.add_flow(&[slave, line], bytes, cap)
     }
 
@@ -356,7 +356,7 @@ mod tests {
         let goodput = LinkConfig::gbe(1).goodput_bytes_per_s();
         let mut ids = Vec::new();
         for i in 0..4 {
-            ids.push(net.send(0, ClientRef { class: 0, index: i }, 10_000_000, 0, true).unwrap());
+            ids.push(net.send(0, ClientRef { class: 0, index: i }, 10_000_000, true).unwrap());
         }
         let due = net.next_due().unwrap();
         let expect = 10e6 / (goodput / 4.0) * 1e9;
@@ -378,10 +378,10 @@ mod tests {
         let mut s = spec(2, BondMode::Ieee8023ad);
         s.clients.push(ClientClass { name: "far".into(), count: 1, line_bytes_per_s: 60e6, rtt_ns: 100_000_000, window_bytes: 65_536 });
         let mut net = ServerNet::new(&s, 1, 0).unwrap();
-        net.send(0, ClientRef { class: 0, index: 0 }, 60_000_000, 0, true).unwrap();
+        net.send(0, ClientRef { class: 0, index: 0 }, 60_000_000, true).unwrap();
         assert_eq!(net.next_due(), Some(NS_PER_S));
         let mut net = ServerNet::new(&s, 1, 0).unwrap();
-        net.send(0, ClientRef { class: 1, index: 0 }, 655_360, 0, true).unwrap();
+        net.send(0, ClientRef { class: 1, index: 0 }, 655_360, true).unwrap();
         assert_eq!(net.next_due(), Some(NS_PER_S));
     }
 

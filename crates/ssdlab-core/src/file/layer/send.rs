@@ -62,8 +62,7 @@ impl FileLayer {
         let bytes = o.io.len.min(o.done.size.saturating_sub(o.io.offset));
         let n = self.net.as_mut().expect("validated: a send has a network");
         let client = n.clients[o.io.process as usize].expect("validated: a sending job has a client");
-        let cpu = n.net.send_cpu_ns(bytes);
-        let flow = n.net.send(now, client, bytes, cpu, o.io.offset == 0).expect("a validated client and a positive window");
+        let flow = n.net.send(now, client, bytes, o.io.offset == 0).expect("a validated client and a positive window");
         n.flows.insert(flow, slot);
         self.ops[slot as usize].stage = Stage::Net;
         self.arm_network(events);
