@@ -17,7 +17,6 @@ are). Each run starts with a cold page cache; rates are over the whole run.
 from __future__ import annotations
 
 import argparse
-import copy
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from ..api import build, execute
 from ..filework import FileWork, load
 from ..serverreport import Bound, bound
+from ..serversize import parse_nic, with_nic
 from ..system import raid
 
 DRIVES = {"hdd": ("seagate-barracuda-7200.11-1tb", 9), "ssd": ("intel-x25-m-80", 8)}
@@ -32,7 +32,6 @@ HOST = "server-2008"
 #: simulated seconds per run, full and quick; the CPU samples' interval
 RUN_S = {"full": 180, "quick": 60}
 INTERVAL = "10s"
-GBE = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -40,18 +39,18 @@ class Case:
     name: str
     drive: str
     scheduler: str
-    links: int
-    rate_bps: int
+    #: the NIC as ``ssdlab server`` takes it: PORTSxRATE
+    nic: str
     #: a TCP offload engine: the host pays no per-packet cost
     toe: bool = False
 
 
 CASES = (
-    Case("hdd", "hdd", "cfq", 2, GBE),
-    Case("ssd-bond2", "ssd", "noop", 2, GBE),
-    Case("ssd-bond4-cfq", "ssd", "cfq", 4, GBE),
-    Case("ssd-bond4-noop", "ssd", "noop", 4, GBE),
-    Case("ssd-10g-toe", "ssd", "noop", 1, 10 * GBE, toe=True),
+    Case("hdd", "hdd", "cfq", "2x1g"),
+    Case("ssd-bond2", "ssd", "noop", "2x1g"),
+    Case("ssd-bond4-cfq", "ssd", "cfq", "4x1g"),
+    Case("ssd-bond4-noop", "ssd", "noop", "4x1g"),
+    Case("ssd-10g-toe", "ssd", "noop", "1x10g", toe=True),
 )
 
 
@@ -71,15 +70,10 @@ class Run:
 
 def scenario(case: Case, run_s: int) -> FileWork:
     """The bundled scenario with the case's NIC and run time."""
-    w = load(resources.files("ssdlab") / "scenarios" / "seed000-webserver.toml")
+    w = with_nic(load(resources.files("ssdlab") / "scenarios" / "seed000-webserver.toml"), parse_nic(case.nic))
     w.run_ns = run_s * 1_000_000_000
-    net = copy.deepcopy(w.network)
-    net["nic"]["links"] = [{"rate_bps": case.rate_bps, "mtu": 1500}] * case.links
-    if case.links == 1:
-        net["nic"]["mode"] = "active-backup"
     if case.toe:
-        net["costs"]["per_packet_ns"] = 0
-    w.network = net
+        w.network["costs"]["per_packet_ns"] = 0
     return w
 
 
