@@ -158,3 +158,5 @@ def test_ssdlab_server_sizes_drives_and_nics(tmp_path: Path, cli) -> None:
     bad = cli("server", str(p), "--profile", "samsung-850-pro", "--nic", "2x3g")
     assert bad.returncode != 0 and "--nic 2x3g: expected PORTSxRATE" in bad.stderr, bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    bad = cli("server", str(p), "--profile", "samsung-850-pro", "--runtime", "soon")
+    assert bad.returncode != 0 and bad.stderr.startswith("ssdlab: error: --runtime soon: expected a time"), bad.stderr

@@ -51,10 +51,13 @@ def server(
     try:
         nics = [parse_nic(x) for x in nic.split(",")]
         work = load(scenario)
-        if runtime is not None:
-            work.run_ns = parse_time_ns(runtime, "s")
     except (ValueError, FileWorkError, UnitError) as e:
         fail(str(e))
+    if runtime is not None:
+        try:
+            work.run_ns = parse_time_ns(runtime, "s")
+        except (ValueError, UnitError) as e:
+            fail(f"--runtime {runtime}: {e}")
     if work.network is None:
         fail(f"{scenario}: the scenario has no [network]: nothing to serve clients over")
     specs = []
