@@ -321,6 +321,16 @@ class CpuInterval(TypedDict):
     load: tuple[float, float, float]
 
 
+class FileCounters(TypedDict):
+    """The file layer's running totals at a sample: page-cache lookups, and per job name
+    (clones summed) per operation of its program, operations completed and latency summed."""
+
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    cache_hits: int
+    cache_misses: int
+    ops: list[list[tuple[int, int]]]
+
+
 class Sample(TypedDict):
     __pydantic_config__ = _STRICT  # type: ignore[misc]
     t_ns: int
@@ -331,6 +341,8 @@ class Sample(TypedDict):
     devices: list[DeviceSample]
     #: the host's CPUs since the previous sample (runs whose jobs work on files)
     cpu: CpuInterval | None
+    #: the file layer's running totals (runs whose jobs work on files)
+    files: FileCounters | None
 
 
 class FileReport(TypedDict):
@@ -415,7 +427,7 @@ class SimResult(TypedDict):
 
 #: Each type by the name the core's schema gives it.
 TYPES: dict[str, type] = {t.__name__: t for t in (
-    LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
+    LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileCounters, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
     ArrayReport, RemapReport, DeviceReport, PowerCutDevice, FsPowerCut, PowerCutReport, DeviceResult, DeviceSample, Sample,
     NetResource, ClientClassReport, NetworkReport, SimResult)}
 

@@ -1,12 +1,13 @@
 """A file workload's report: what each thread's operations did (filebench's summary for a
 filebench workload), what the page cache and the journal did, the CPUs as sar and uptime
 show them, the file systems' free space as e2freefrag bins it and their files' extents as
-filefrag counts them."""
+filefrag counts them, and (with samples) each interval's cache hit ratio and programs."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import fileseries
 from .filework import FileWork
 
 MIB = 1 << 20
@@ -135,6 +136,9 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
     ranges = _cpu_ranges(core.get("samples", []))
     if ranges:
         out.append(ranges)
+    series = fileseries.text_lines(work, core)
+    if series:
+        out += ["", *series]
     per_file = f.get("extents_per_file", [])
     for i, hist in enumerate(f.get("free_extents", [])):
         lines = _free_space(hist) + (_extents_per_file(per_file[i]) if i < len(per_file) else [])
@@ -166,6 +170,7 @@ def as_json(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
             "seed": core["seed"],
             "run_s": (core["end_ns"] - core["start_ns"]) / 1e9, "files": core["files"], "threads": threads,
             "samples": [s["cpu"] for s in core.get("samples", []) if s.get("cpu")],
+            "intervals": fileseries.as_json(work, core),
             **({"power_cut": core["power_cut"]} if "power_cut" in core else {}),
             **({"network": core["network"], "server": _server_json(core)} if core.get("network") else {})}
 

@@ -36,7 +36,8 @@ rate = "1g", mode = "802.3ad", xmit_hash_policy = "layer3+4" }``), ``sendfile``,
 ``[[network.clients]]`` classes (``name``, ``count``, ``line = "600k"`` bytes a second,
 ``rtt = "30ms"``, ``window = "64k"``) — and threads that serve a class (``client = "adsl"``, one
 instance a client) with ``{ op = "send_whole", io = "64k" }`` after an ``open`` that may pick by
-popularity (``pick = { zipf = 0.8 }``).
+popularity (``pick = { zipf = 0.8 }``; ``scattered = true`` spreads the popular files over the
+set instead of taking its first ones).
 
 ``sync`` (with a ``set``: its file system) writes every dirty page, waits for it and commits
 the journal, as ``cp -a ...; sync`` does. ``mkfs`` (with a ``set``: its file system) times the
@@ -54,6 +55,17 @@ from .arguments import InputFileError, read_toml
 from .config.tomlpos import locate
 from .units import UnitError, parse_size, parse_time_ns
 from .workload import BlockSizeDist, JobSpec
+
+
+def bundled(path: Path) -> Path:
+    """``path``, or the scenario shipped with ssdlab of that name when no such file exists and
+    the path names no directory (``seed000-webserver.toml``)."""
+    if path.exists() or path.parent != Path(".") or path.suffix != ".toml":
+        return path
+    from importlib import resources
+
+    shipped = resources.files("ssdlab") / "scenarios" / path.name
+    return Path(str(shipped)) if shipped.is_file() else path
 
 
 class FileWorkError(ValueError):
@@ -323,11 +335,17 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
 
     def pick() -> dict[str, Any]:
         p = op.get("pick", "random")
-        if isinstance(p, dict) and set(p) == {"zipf"}:
+        if isinstance(p, dict) and "zipf" in p:
             s = p["zipf"]
             if isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 100:
                 raise fail(keys + ("pick", "zipf"), f"{s!r}: expected Zipf's exponent, a number above 0 (0.8: web downloads)")
-            return {"kind": "zipf", "s": float(s)}
+            for k in set(p) - {"zipf", "scattered"}:
+                raise fail(keys + ("pick", k), "unknown key: expected { zipf = S } or { zipf = S, scattered = true }")
+            scattered = p.get("scattered", False)
+            if not isinstance(scattered, bool):
+                raise fail(keys + ("pick", "scattered"), f"{scattered!r}: expected true (the popular files spread over "
+                           "the set) or false (the first files the most popular)")
+            return {"kind": "zipf", "s": float(s), **({"scattered": True} if scattered else {})}
         if isinstance(p, dict):
             if set(p) != {"every", "first"} or not all(isinstance(p[k], int) and not isinstance(p[k], bool)
                                                        and p[k] >= (k == "every") for k in p):

@@ -583,3 +583,68 @@ fn committed_metadata_goes_home_when_it_expires_or_when_the_log_needs_room() {
     let small = cut(20, Some(1024), 2000);
     assert!(small.commits >= 2000 && small.checkpoint_blocks > 0, "{small:?}");
 }
+
+/// Three readers (two clones of "r", one "s") of 4 KiB files picked by a Zipf pick.
+fn zipf_readers(scattered: bool, entries: u64, interval_ns: Option<u64>) -> SimSpec {
+    let ops = vec![FileOp::Open { set: 0, pick: Pick::Zipf { s: 1.0, scattered } }, FileOp::ReadWhole { io_bytes: 4 * KIB }, FileOp::Close];
+    let mut jobs = Vec::new();
+    for (i, name) in ["r", "r", "s"].into_iter().enumerate() {
+        let mut j = program(ops.clone(), Some(400));
+        j.name = name.into();
+        j.clone = i as u32;
+        j.seed = i as u64;
+        jobs.push(j);
+    }
+    let mut spec = system(FsType::Ext4, KernelEra::Today, vec![set("data", entries, 4 * KIB, 1.0)], jobs);
+    spec.interval_ns = interval_ns;
+    spec
+}
+
+#[test]
+fn the_samples_running_totals_end_at_the_jobs_operations_and_never_go_back() {
+    let r = run(&zipf_readers(false, 2000, Some(1_000_000))).expect("run");
+    let f = r.files.as_ref().expect("a file report");
+    let counters: Vec<_> = r.samples.iter().map(|s| s.files.as_ref().expect("file counters in every sample")).collect();
+    assert!(counters.len() >= 3, "{} samples", counters.len());
+    for w in counters.windows(2) {
+        assert!(w[1].cache_hits >= w[0].cache_hits && w[1].cache_misses >= w[0].cache_misses);
+        for (a, b) in w[0].ops.iter().flatten().zip(w[1].ops.iter().flatten()) {
+            assert!(b[0] >= a[0] && b[1] >= a[1], "{a:?} then {b:?}");
+        }
+    }
+    // The series stops at the last whole interval (as sar's does): its totals are the run's
+    // less at most the last interval's.
+    let last = counters.last().unwrap();
+    assert!(last.cache_hits <= f.cache_hits && last.cache_misses <= f.cache_misses);
+    assert!(2 * (last.cache_hits + last.cache_misses) > f.cache_hits + f.cache_misses, "{last:?} of {f:?}");
+    // Two names: "r" (two clones summed) and "s", in the order they first appear.
+    assert_eq!(last.ops.len(), 2);
+    for (k, jobs) in [(0, &r.jobs[0..2]), (1, &r.jobs[2..3])] {
+        for (op, total) in last.ops[k].iter().enumerate() {
+            let ops: u64 = jobs.iter().map(|j| j.file_ops[op].ops).sum();
+            let lat: u64 = jobs.iter().map(|j| j.file_ops[op].latency_ns).sum();
+            assert!(total[0] <= ops && total[1] <= lat && 2 * total[0] > ops, "job name {k}, operation {op}: {total:?} of {ops}");
+        }
+    }
+    let (r_opens, s_opens) = (last.ops[0][0][0] as f64, last.ops[1][0][0] as f64);
+    assert!((1.5..2.5).contains(&(r_opens / s_opens)), "two clones of r opened {r_opens}, one of s {s_opens}");
+}
+
+#[test]
+fn a_scattered_zipf_pick_keeps_the_popularity_and_refuses_a_set_past_its_prime() {
+    // The same popularity, so about as many distinct files (misses) either way (where the
+    // hot files lie is the unit tests' of `scattered_entry`).
+    let misses = |scattered: bool| {
+        let r = run(&zipf_readers(scattered, 4000, None)).expect("run");
+        r.files.as_ref().unwrap().cache_misses
+    };
+    let (plain, scattered) = (misses(false), misses(true));
+    let ratio = scattered as f64 / plain as f64;
+    assert!((0.8..1.25).contains(&ratio), "misses {plain} plain, {scattered} scattered");
+    let bad = {
+        let mut spec = zipf_readers(true, 4000, None);
+        spec.file_sets[0].entries = ssdlab_core::workload::files::SCATTER_PRIME;
+        ssdlab_core::sim::validate(&spec).unwrap_err().to_string()
+    };
+    assert!(bad.contains("scattered"), "{bad}");
+}

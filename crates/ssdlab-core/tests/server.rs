@@ -41,7 +41,7 @@ fn clients(classes: &[ClientClass], runtime: u64, pick: Pick) -> Vec<JobSpec> {
 }
 
 fn server(device: DeviceConfig, links: usize, classes: Vec<ClientClass>, files: u64, file_bytes: u64, runtime: u64) -> SimSpec {
-    server_picking(device, links, classes, files, file_bytes, runtime, Pick::Zipf { s: 0.8 })
+    server_picking(device, links, classes, files, file_bytes, runtime, Pick::Zipf { s: 0.8, scattered: false })
 }
 
 fn server_picking(device: DeviceConfig, links: usize, classes: Vec<ClientClass>, files: u64, file_bytes: u64, runtime: u64, pick: Pick) -> SimSpec {
@@ -123,7 +123,7 @@ fn slow_clients_get_their_lines() {
 fn fast_clients_fill_the_port() {
     let goodput = LinkConfig::gbe(1).goodput_bytes_per_s();
     let nic = BondConfig::new(BondMode::ActiveBackup, HashPolicy::Layer2, 2, LinkConfig::gbe(1));
-    let r = run(&server_with(DeviceConfig::NandSsd(SsdConfig::generic(8)), nic, vec![class("fibre", 16, 60e6)], 4, 64 * MIB, 10 * S, Pick::Zipf { s: 0.8 })).expect("run");
+    let r = run(&server_with(DeviceConfig::NandSsd(SsdConfig::generic(8)), nic, vec![class("fibre", 16, 60e6)], 4, 64 * MIB, 10 * S, Pick::Zipf { s: 0.8, scattered: false })).expect("run");
     check_books(&r);
     let n = net(&r);
     assert!(n.bytes_per_s > 0.98 * goodput && n.bytes_per_s <= goodput, "{} vs {goodput}", n.bytes_per_s);

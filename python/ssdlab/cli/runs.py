@@ -102,15 +102,19 @@ def run(
 
 
 def _file_workload(arg: str) -> Path | str | None:
-    """The file workload ``arg`` names: a scenario (``.toml``), a filebench file (``.f``), or a
+    """The file workload ``arg`` names: a scenario (``.toml``; a shipped one by its name, e.g.
+    ``seed000-webserver.toml``, where no such file is), a filebench file (``.f``), or a
     shipped filebench personality by name (``varmail``, or ``varmail.f`` where no such file
     is); None for a fio job file."""
     from ..filebench import PERSONALITIES
+    from ..filework import bundled
 
     p = Path(arg)
     if p.suffix == ".f" and not p.exists() and p.parent == Path(".") and p.stem in PERSONALITIES:
         return p.stem
-    if p.suffix in (".toml", ".f"):
+    if p.suffix == ".toml":
+        return bundled(p)
+    if p.suffix == ".f":
         return p
     if arg in PERSONALITIES and not p.exists():
         return arg

@@ -14,7 +14,7 @@ from .common import check_seed, console, fail, interruptible, print_json
 
 @interruptible
 def server(
-    scenario: Annotated[Path, typer.Argument(help="a scenario .toml with a [network] table and threads that serve its clients")],
+    scenario: Annotated[Path, typer.Argument(help="a scenario .toml with a [network] table and threads that serve its clients (a shipped one by name: seed000-webserver.toml)")],
     profile: Annotated[str, typer.Option(help="the drives' profile")],
     drives: Annotated[str, typer.Option(help="drives in the array, a list: 4,8,12")] = "8",
     nic: Annotated[str, typer.Option(help="NICs, a list of PORTSxRATE: 2x1g,4x1g,1x10g")] = "2x1g",
@@ -33,7 +33,7 @@ def server(
     """What a server serves on each array size and NIC, and what bounds it: its clients, a NIC
     port, the CPUs or the storage (docs/network.md)."""
     from .. import api
-    from ..filework import FileWorkError, load
+    from ..filework import FileWorkError, bundled, load
     from ..serversize import parse_nic, run_all, with_nic
     from ..sweep.runner import SweepError
     from ..system import raid as raid_system
@@ -50,7 +50,7 @@ def server(
         fail(f"--drives {drives}: expected at least one drive")
     try:
         nics = [parse_nic(x) for x in nic.split(",")]
-        work = load(scenario)
+        work = load(bundled(scenario))
     except (ValueError, FileWorkError, UnitError) as e:
         fail(str(e))
     if runtime is not None:

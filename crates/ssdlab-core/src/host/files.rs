@@ -9,7 +9,7 @@ use crate::engine::Time;
 use crate::io::{FileDone, FileIoOp, ROTOR_PICK};
 use crate::metrics::OpSummary;
 use crate::io::Op;
-use crate::workload::files::{FileAccess, FileEngine, FileOp, FileService, Pick};
+use crate::workload::files::{FileAccess, FileEngine, FileOp, FileService, Pick, scattered_entry};
 use crate::workload::{Generator, Io};
 
 /// One file operation a job is to issue: what, on which entry (None: picked by the file
@@ -400,10 +400,12 @@ impl FileJob {
                 *c += 1;
                 Ok(Some(*c - 1))
             }
-            Pick::Zipf { s } => {
-                // Validated: s > 0 and the set has entries.
-                let z = Zipf::new(set_entries.max(1), s).expect("a validated Zipf exponent");
-                Ok(Some(z.sample(&mut self.rng) as u64 - 1))
+            Pick::Zipf { s, scattered } => {
+                // Validated: s > 0, the set has entries (fewer than the prime when scattered).
+                let n = set_entries.max(1);
+                let z = Zipf::new(n, s).expect("a validated Zipf exponent");
+                let rank = z.sample(&mut self.rng) as u64 - 1;
+                Ok(Some(if scattered { scattered_entry(rank, n) } else { rank }))
             }
             Pick::Every { first, step } => {
                 let c = &mut self.cursors[i];

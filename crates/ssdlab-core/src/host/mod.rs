@@ -456,6 +456,29 @@ impl Host {
         self.totals
     }
 
+    /// Per job name (clones summed, names in order of first appearance), per operation of
+    /// its file program: operations completed so far and their latency summed, ns.
+    pub fn file_op_counters(&self) -> Vec<Vec<[u64; 2]>> {
+        let mut names: Vec<&str> = Vec::new();
+        let mut out: Vec<Vec<[u64; 2]>> = Vec::new();
+        for j in &self.jobs {
+            let Some(f) = j.files.as_ref().filter(|f| f.is_program()) else { continue };
+            let k = match names.iter().position(|n| *n == j.spec.name) {
+                Some(k) => k,
+                None => {
+                    names.push(&j.spec.name);
+                    out.push(vec![[0; 2]; f.summary.len()]);
+                    names.len() - 1
+                }
+            };
+            for (acc, s) in out[k].iter_mut().zip(&f.summary) {
+                acc[0] += s.ops;
+                acc[1] += s.latency_ns;
+            }
+        }
+        out
+    }
+
     /// Reads and writes completed across all jobs, and their bytes (for progress reports).
     pub fn completed_totals(&self) -> (u64, u64) {
         (self.totals[0].1 + self.totals[1].1, self.totals[0].0 + self.totals[1].0)

@@ -18,6 +18,18 @@ pub struct CpuInterval {
     pub load: [f64; 3],
 }
 
+/// The file layer's running totals at a time-series sample (differences of two samples give an
+/// interval's): pages found in and missing from the page cache, and each job's operations.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct FileCounters {
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    /// Per job name (its clones summed; names in the order they first appear among the
+    /// run's jobs), per operation of its program: operations completed, and their latency
+    /// summed, ns.
+    pub ops: Vec<Vec<[u64; 2]>>,
+}
+
 /// What the file layer did, for the run's report.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
 pub struct FileReport {

@@ -9,7 +9,7 @@ use super::device::DeviceReport;
 use crate::engine::Time;
 use crate::metrics::diskstats::DiskCounters;
 use crate::metrics::JobStats;
-use super::file::{CpuInterval, FileReport};
+use super::file::{CpuInterval, FileCounters, FileReport};
 
 /// What one device reports: the block layer's counters for it, what the device itself saw
 /// (its kind included), and its members' results when it is made of other devices.
@@ -101,5 +101,7 @@ pub struct Sample {
     /// The host's CPUs since the previous sample (as `sar -u` prints each interval), when the
     /// run works on files (the file layer runs the CPU model).
     pub cpu: Option<CpuInterval>,
+    /// The file layer's running totals (runs whose jobs work on files).
+    pub files: Option<FileCounters>,
 }
 

@@ -8,7 +8,7 @@ use crate::error::{ConfigError, SimError};
 use crate::host::{Host, JobEvent, Limits};
 use crate::progress::{fraction_of, Phase, Progress, Watch, CHECK_EVENTS};
 use crate::device::Volatile;
-use crate::report::{DeviceResult, DeviceSample, FsPowerCut, PowerCutDevice, PowerCutReport, Sample, SimResult};
+use crate::report::{DeviceResult, DeviceSample, FileCounters, FsPowerCut, PowerCutDevice, PowerCutReport, Sample, SimResult};
 use crate::target::TargetDevice;
 use crate::net::NetworkSpec;
 use crate::workload::files::FileSetSpec;
@@ -131,7 +131,17 @@ impl Sampler {
     /// its jobs and fails.
     fn take<D: TargetDevice>(&mut self, host: &mut Host, block: &BlockLayer<D>, files: Option<&mut FileLayer>, events: &mut EventQueue<Event<D::Event>>) {
         let now = events.now();
-        let cpu = files.map(|f| f.cpus_mut().interval(now));
+        let (cpu, files) = match files {
+            Some(f) => {
+                let counters = FileCounters {
+                    cache_hits: f.report.cache_hits,
+                    cache_misses: f.report.cache_misses,
+                    ops: host.file_op_counters(),
+                };
+                (Some(f.cpus_mut().interval(now)), Some(counters))
+            }
+            None => (None, None),
+        };
         let devices = block
             .devices()
             .enumerate()
@@ -152,7 +162,7 @@ impl Sampler {
             return;
         }
         let [(read_bytes, read_ios), (write_bytes, write_ios)] = host.totals();
-        self.samples.push(Sample { t_ns: now, read_bytes, write_bytes, read_ios, write_ios, devices, cpu });
+        self.samples.push(Sample { t_ns: now, read_bytes, write_bytes, read_ios, write_ios, devices, cpu, files });
         if !host.finished() {
             if let Some(iv) = self.interval {
                 events.schedule(now + iv, Event::Sample);

@@ -130,7 +130,28 @@ pub enum Pick {
     Open,
     /// By popularity: entry `r - 1` with probability proportional to `1 / r^s` (Zipf's law
     /// over the set, its first entries the most popular, as downloads of a catalogue are).
-    Zipf { s: f64 },
+    /// `scattered`: rank `r` is entry `r × P mod entries` instead (P a prime above any
+    /// set's size), so the popular files lie spread over the set as it was laid out — when
+    /// what is asked for has nothing to do with the order files were written in (a search
+    /// index's posting lists); without it the most popular files are the first written.
+    Zipf {
+        s: f64,
+        #[serde(default)]
+        scattered: bool,
+    },
+}
+
+/// The multiplier of a scattered Zipf pick's ranks: a prime (2^32 - 5), so every rank maps to
+/// a distinct entry of any set smaller than it.
+pub const SCATTER_PRIME: u64 = 4_294_967_291;
+
+/// The entry a scattered Zipf pick takes for `rank` (0 the most popular) of a set of `entries`
+/// (fewer than [`SCATTER_PRIME`]): `(rank + 1) × P mod entries`, a one-to-one map of ranks
+/// onto entries (P is prime, so coprime with any smaller count) that puts consecutive ranks
+/// P mod entries apart.
+pub fn scattered_entry(rank: u64, entries: u64) -> u64 {
+    debug_assert!(rank < entries && entries < SCATTER_PRIME);
+    (((rank + 1) as u128 * SCATTER_PRIME as u128) % entries as u128) as u64
 }
 
 /// One operation of a file program. The operations on "the open file" work on the file the
@@ -305,9 +326,12 @@ impl FileAccess {
                     if let Pick::Every { step: 0, .. } = pick {
                         return Err(ConfigError::new(&key, "an Every pick needs a step of at least 1".into()));
                     }
-                    if let Pick::Zipf { s } = pick {
+                    if let Pick::Zipf { s, scattered } = pick {
                         if !(s > 0.0 && s.is_finite()) {
                             return Err(ConfigError::new(&key, format!("a Zipf pick needs an exponent above 0, got {s}")));
+                        }
+                        if scattered && sets[set as usize].entries >= SCATTER_PRIME {
+                            return Err(ConfigError::new(&key, format!("a scattered Zipf pick works on sets of fewer than {SCATTER_PRIME} entries")));
                         }
                     }
                 }
@@ -341,5 +365,33 @@ impl FileAccess {
             return Err(ConfigError::new("files.program.idle_ns", "a queue runner needs a positive idle time between rescans".into()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scattering_maps_the_ranks_one_to_one_onto_the_set() {
+        for n in [1u64, 2, 7, 1000, 4096, 250_000] {
+            let mut seen = vec![false; n as usize];
+            for rank in 0..n {
+                let e = scattered_entry(rank, n);
+                assert!(e < n && !seen[e as usize], "rank {rank} of {n}: entry {e} out of the set or taken twice");
+                seen[e as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn the_most_popular_ranks_lie_spread_over_the_set() {
+        let n = 250_000;
+        let mut top: Vec<u64> = (0..100).map(|r| scattered_entry(r, n)).collect();
+        top.sort_unstable();
+        // Not one cluster: the hundred hottest files span most of the set, and none of the
+        // gaps between them holds more than a tenth of it.
+        assert!(top[99] - top[0] > n / 2, "{top:?}");
+        assert!(top.windows(2).all(|w| w[1] - w[0] < n / 10), "{top:?}");
     }
 }
