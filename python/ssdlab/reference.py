@@ -85,6 +85,10 @@ SEED000_WEBSERVER_SSD = {"bond2": "capped by the 2 Gb/s bond", "bond4_cfq_mbps":
                          "tengig_iowait_pct": (13.85, 14.29), "tengig_cpu_pct": (78.06, 98.60),
                          "x_at_4g": 4.5, "x_at_10g": 12.0}
 
+# Item 8, search-index servers: "HDD response time 20 ms warming to 6-8 ms"; on SSDs the
+# response "stays fast" through an index swap (no figure).
+SEED000_SEARCHINDEX = {"hdd_cold_ms": 20.0, "hdd_warm_ms": (6.0, 8.0), "ssd_after_swap": "stays fast"}
+
 
 # ---- seed 001: Lee & Shin, "Performance Analysis on SSD RAID Device" (KIISE 2012) ---------
 # Hardware RAID 5 (Adaptec 6805, 512 MB cache) of Samsung SSD 830 64 GB, Iometer. The paper
