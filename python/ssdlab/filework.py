@@ -37,7 +37,10 @@ rate = "1g", mode = "802.3ad", xmit_hash_policy = "layer3+4" }``), ``sendfile``,
 ``rtt = "30ms"``, ``window = "64k"``) — and threads that serve a class (``client = "adsl"``, one
 instance a client) with ``{ op = "send_whole", io = "64k" }`` after an ``open`` that may pick by
 popularity (``pick = { zipf = 0.8 }``; ``scattered = true`` spreads the popular files over the
-set instead of taking its first ones).
+set instead of taking its first ones; ``ranks = [FIRST, END]`` asks only for those ranks, 0 the
+most popular, each as likely as in the whole set's law: what one tier of a site serves);
+``send_whole``'s ``midway = true`` starts each thread's first file part-way through, as a server
+watched from some moment finds its clients.
 
 ``sync`` (with a ``set``: its file system) writes every dirty page, waits for it and commits
 the journal, as ``cp -a ...; sync`` does. ``mkfs`` (with a ``set``: its file system) times the
@@ -156,7 +159,7 @@ _PICKS = {"random", "rotor", "next", "open"}
 _OP_KEYS = {"create": {"set", "pick"}, "open": {"set", "pick"}, "delete": {"set", "pick"}, "stat": {"set", "pick"},
             "list_dir": {"set"}, "sync": {"set"}, "mkfs": {"set"}, "close": set(), "write_whole": {"io"}, "read_whole": {"io"},
             "append": {"size", "io"}, "read": {"io", "random"}, "write": {"io", "random"}, "fsync": {"data_only"},
-            "delay": {"time", "busy"}, "send_whole": {"io"}}
+            "delay": {"time", "busy"}, "send_whole": {"io", "midway"}}
 
 
 def load_scenario(path: Path, target: int = 0) -> FileWork:
@@ -339,13 +342,21 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
             s = p["zipf"]
             if isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 100:
                 raise fail(keys + ("pick", "zipf"), f"{s!r}: expected Zipf's exponent, a number above 0 (0.8: web downloads)")
-            for k in set(p) - {"zipf", "scattered"}:
-                raise fail(keys + ("pick", k), "unknown key: expected { zipf = S } or { zipf = S, scattered = true }")
+            for k in set(p) - {"zipf", "scattered", "ranks"}:
+                raise fail(keys + ("pick", k), "unknown key: expected { zipf = S }, with scattered = true or "
+                           "ranks = [FIRST, END] if wanted")
             scattered = p.get("scattered", False)
             if not isinstance(scattered, bool):
                 raise fail(keys + ("pick", "scattered"), f"{scattered!r}: expected true (the popular files spread over "
                            "the set) or false (the first files the most popular)")
-            return {"kind": "zipf", "s": float(s), **({"scattered": True} if scattered else {})}
+            ranks = p.get("ranks")
+            if ranks is not None and not (isinstance(ranks, list) and len(ranks) == 2
+                                          and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ranks)
+                                          and ranks[0] < ranks[1]):
+                raise fail(keys + ("pick", "ranks"), f"{ranks!r}: expected [FIRST, END], whole numbers, FIRST below END "
+                           "(0 the most popular rank)")
+            return {"kind": "zipf", "s": float(s), **({"scattered": True} if scattered else {}),
+                    **({"ranks": list(ranks)} if ranks is not None else {})}
         if isinstance(p, dict):
             if set(p) != {"every", "first"} or not all(isinstance(p[k], int) and not isinstance(p[k], bool)
                                                        and p[k] >= (k == "every") for k in p):
@@ -361,6 +372,8 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
         out["set"] = set_of()
     elif kind in ("write_whole", "read_whole", "send_whole"):
         out["io_bytes"] = size(op.get("io", "1m"), keys + ("io",))
+        if kind == "send_whole" and flag("midway"):
+            out["midway"] = True
     elif kind == "append":
         out.update(size={"kind": "fixed", "bytes": size(op.get("size"), keys + ("size",))},
                    io_bytes=size(op.get("io", "1m"), keys + ("io",)))

@@ -79,6 +79,8 @@ def test_the_report_prints_the_intervals_and_the_json_carries_them(tmp_path: Pat
 @pytest.mark.parametrize(("pick", "expected"), [
     ("{ zipf = 0.9, scattered = 1 }", "thread.0.ops.0.pick.scattered: 1: expected true"),
     ("{ zipf = 0.9, spread = true }", "thread.0.ops.0.pick.spread: unknown key"),
+    ("{ zipf = 0.9, ranks = [5, 5] }", "thread.0.ops.0.pick.ranks: [5, 5]: expected [FIRST, END]"),
+    ("{ zipf = 0.9, ranks = [1] }", "thread.0.ops.0.pick.ranks: [1]: expected [FIRST, END]"),
 ])
 def test_a_bad_scattered_pick_is_one_line(tmp_path: Path, pick: str, expected: str) -> None:
     p = write(tmp_path, READERS.replace("{ zipf = 0.9, scattered = true }", pick))
@@ -92,6 +94,15 @@ def test_a_scattered_pick_reaches_the_core_only_when_asked(tmp_path: Path) -> No
     assert ops[0]["pick"] == {"kind": "zipf", "s": 0.9, "scattered": True}
     plain = load(write(tmp_path, READERS.replace(", scattered = true", ""))).jobs()[0].files["program"]["ops"]
     assert plain[0]["pick"] == {"kind": "zipf", "s": 0.9}
+    window = load(write(tmp_path, READERS.replace(", scattered = true", ", ranks = [100, 4000]"))).jobs()[0]
+    assert window.files["program"]["ops"][0]["pick"] == {"kind": "zipf", "s": 0.9, "ranks": [100, 4000]}
+
+
+def test_a_rank_window_past_the_set_is_refused_in_one_line(tmp_path: Path) -> None:
+    w = load(write(tmp_path, READERS.replace(", scattered = true", ", ranks = [100, 5000]")))
+    with pytest.raises(api.SimulationError) as e:
+        api.execute(api.build(None, profile="samsung-850-pro", host="server-2008", files=w, seed=1))
+    assert "ranks [100, 5000)" in str(e.value) and "4000 entries" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_shipped_scenarios_are_found_by_name(tmp_path: Path, monkeypatch) -> None:

@@ -586,7 +586,7 @@ fn committed_metadata_goes_home_when_it_expires_or_when_the_log_needs_room() {
 
 /// Three readers (two clones of "r", one "s") of 4 KiB files picked by a Zipf pick.
 fn zipf_readers(scattered: bool, entries: u64, interval_ns: Option<u64>) -> SimSpec {
-    let ops = vec![FileOp::Open { set: 0, pick: Pick::Zipf { s: 1.0, scattered } }, FileOp::ReadWhole { io_bytes: 4 * KIB }, FileOp::Close];
+    let ops = vec![FileOp::Open { set: 0, pick: Pick::Zipf { s: 1.0, scattered, ranks: None } }, FileOp::ReadWhole { io_bytes: 4 * KIB }, FileOp::Close];
     let mut jobs = Vec::new();
     for (i, name) in ["r", "r", "s"].into_iter().enumerate() {
         let mut j = program(ops.clone(), Some(400));

@@ -26,7 +26,7 @@ fn clients(classes: &[ClientClass], runtime: u64, pick: Pick) -> Vec<JobSpec> {
     let mut jobs = Vec::new();
     for (c, k) in classes.iter().enumerate() {
         for i in 0..k.count {
-            let ops = vec![FileOp::Open { set: 0, pick }, FileOp::SendWhole { io_bytes: 64 * 1024 }, FileOp::Close];
+            let ops = vec![FileOp::Open { set: 0, pick }, FileOp::SendWhole { io_bytes: 64 * 1024, midway: false }, FileOp::Close];
             let mut j = common::file_program(ops, None);
             j.name = k.name.clone();
             j.clone = i;
@@ -41,7 +41,7 @@ fn clients(classes: &[ClientClass], runtime: u64, pick: Pick) -> Vec<JobSpec> {
 }
 
 fn server(device: DeviceConfig, links: usize, classes: Vec<ClientClass>, files: u64, file_bytes: u64, runtime: u64) -> SimSpec {
-    server_picking(device, links, classes, files, file_bytes, runtime, Pick::Zipf { s: 0.8, scattered: false })
+    server_picking(device, links, classes, files, file_bytes, runtime, Pick::Zipf { s: 0.8, scattered: false, ranks: None })
 }
 
 fn server_picking(device: DeviceConfig, links: usize, classes: Vec<ClientClass>, files: u64, file_bytes: u64, runtime: u64, pick: Pick) -> SimSpec {
@@ -123,7 +123,7 @@ fn slow_clients_get_their_lines() {
 fn fast_clients_fill_the_port() {
     let goodput = LinkConfig::gbe(1).goodput_bytes_per_s();
     let nic = BondConfig::new(BondMode::ActiveBackup, HashPolicy::Layer2, 2, LinkConfig::gbe(1));
-    let r = run(&server_with(DeviceConfig::NandSsd(SsdConfig::generic(8)), nic, vec![class("fibre", 16, 60e6)], 4, 64 * MIB, 10 * S, Pick::Zipf { s: 0.8, scattered: false })).expect("run");
+    let r = run(&server_with(DeviceConfig::NandSsd(SsdConfig::generic(8)), nic, vec![class("fibre", 16, 60e6)], 4, 64 * MIB, 10 * S, Pick::Zipf { s: 0.8, scattered: false, ranks: None })).expect("run");
     check_books(&r);
     let n = net(&r);
     assert!(n.bytes_per_s > 0.98 * goodput && n.bytes_per_s <= goodput, "{} vs {goodput}", n.bytes_per_s);
@@ -206,4 +206,30 @@ fn a_file_is_sent_whole_once() {
     check_books(&r);
     assert_eq!((r.jobs[0].read.ios, r.jobs[0].read.bytes), (16, MIB));
     assert_eq!(net(&r).calls, 16);
+}
+
+/// Clients met part-way through their downloads (`midway`): each thread's first send starts at
+/// a whole number of calls into its file, spread over the file; later files start at their
+/// start. Without it every first download starts at byte 0.
+#[test]
+fn midway_clients_start_their_first_download_part_way_through() {
+    let first_sends = |midway: bool| {
+        let mut spec = server(DeviceConfig::NandSsd(SsdConfig::generic(4)), 2, vec![class("light", 24, 6e6)], 4, 8 * MIB, 60 * S);
+        for j in &mut spec.jobs {
+            let p = j.files.as_mut().unwrap().program.as_mut().unwrap();
+            p.ops[1] = FileOp::SendWhole { io_bytes: 64 * 1024, midway };
+            p.loops = Some(1);
+        }
+        let r = run(&spec).expect("run");
+        check_books(&r);
+        r.jobs.iter().map(|j| j.read.bytes).collect::<Vec<u64>>()
+    };
+    let whole = first_sends(false);
+    assert!(whole.iter().all(|&b| b == 8 * MIB), "{whole:?}");
+    let part = first_sends(true);
+    assert!(part.iter().all(|&b| b > 0 && b <= 8 * MIB && b % (64 * 1024) == 0), "{part:?}");
+    let distinct: std::collections::BTreeSet<u64> = part.iter().copied().collect();
+    assert!(distinct.len() >= 12, "the starts are spread: {part:?}");
+    let mean = part.iter().sum::<u64>() as f64 / part.len() as f64;
+    assert!((0.3..0.7).contains(&(mean / (8 * MIB) as f64)), "on average about half a file left: {mean}");
 }

@@ -236,7 +236,7 @@ impl FileJob {
                 Some(o) => io_req(FileIoOp::Fsync { data_only }, o.set, Some(o.entry), 0, 0),
                 None => self.skip(),
             },
-            FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::SendWhole { io_bytes } => {
+            FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::SendWhole { io_bytes, .. } => {
                 let Some(o) = self.open else { return self.skip() };
                 let write = matches!(program.ops[i], FileOp::WriteWhole { .. });
                 let send = matches!(program.ops[i], FileOp::SendWhole { .. });
@@ -246,6 +246,9 @@ impl FileJob {
                         // An empty file: one operation of no bytes, as filebench counts it.
                         self.finish_step(now);
                         return Next::Again;
+                    }
+                    if matches!(program.ops[i], FileOp::SendWhole { midway: true, .. }) && self.loops_done == 0 {
+                        self.step.done = self.rng.gen_range(0..o.size.div_ceil(io_bytes)) * io_bytes;
                     }
                 }
                 let len = io_bytes.min(self.step.total - self.step.done);
@@ -400,11 +403,18 @@ impl FileJob {
                 *c += 1;
                 Ok(Some(*c - 1))
             }
-            Pick::Zipf { s, scattered } => {
-                // Validated: s > 0, the set has entries (fewer than the prime when scattered).
+            Pick::Zipf { s, scattered, ranks } => {
+                // Validated: s > 0, the set has entries (fewer than the prime when scattered),
+                // the ranks a non-empty range within them.
                 let n = set_entries.max(1);
-                let z = Zipf::new(n, s).expect("a validated Zipf exponent");
-                let rank = z.sample(&mut self.rng) as u64 - 1;
+                let [first, end] = ranks.unwrap_or([0, n]);
+                let z = Zipf::new(end.min(n), s).expect("a validated Zipf exponent");
+                let rank = loop {
+                    let r = z.sample(&mut self.rng) as u64 - 1;
+                    if r >= first {
+                        break r;
+                    }
+                };
                 Ok(Some(if scattered { scattered_entry(rank, n) } else { rank }))
             }
             Pick::Every { first, step } => {
@@ -449,4 +459,52 @@ pub enum Next {
     /// Nothing to issue for this operation: ask again.
     Again,
     Done,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::files::FileProgram;
+
+    /// A job whose one operation opens a file of a set of `entries` by `pick`.
+    fn opener(pick: Pick, entries: u64) -> FileJob {
+        let program = FileProgram { ops: vec![FileOp::Open { set: 0, pick }], loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0 };
+        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: Some(program), engine: None, client: None };
+        FileJob::new(access, vec![entries], 4096, 7)
+    }
+
+    fn counts(pick: Pick, entries: u64, draws: usize) -> Vec<u64> {
+        let mut job = opener(pick, entries);
+        let mut n = vec![0u64; entries as usize];
+        for _ in 0..draws {
+            n[job.pick(0, pick).expect("a Zipf pick always finds a file").expect("an entry") as usize] += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn a_zipf_pick_over_a_rank_window_keeps_the_whole_law_within_it() {
+        let (s, entries, draws) = (0.8, 100, 200_000);
+        let window = counts(Pick::Zipf { s, scattered: false, ranks: Some([10, 40]) }, entries, draws);
+        assert!(window[..10].iter().chain(&window[40..]).all(|&c| c == 0), "a rank outside [10, 40) was drawn");
+        // Within it, each rank as likely as the law over the whole set says: rank r against
+        // rank 10 in the ratio (11 / (r + 1))^s.
+        for r in [15usize, 25, 39] {
+            let expected = (11.0 / (r as f64 + 1.0)).powf(s);
+            let got = window[r] as f64 / window[10] as f64;
+            assert!((got / expected - 1.0).abs() < 0.08, "rank {r}: {got:.3} of rank 10's, expected {expected:.3}");
+        }
+    }
+
+    #[test]
+    fn a_scattered_pick_over_a_window_scatters_the_same_ranks() {
+        let entries = 100;
+        let plain = counts(Pick::Zipf { s: 0.8, scattered: false, ranks: Some([0, 5]) }, entries, 2_000);
+        let spread = counts(Pick::Zipf { s: 0.8, scattered: true, ranks: Some([0, 5]) }, entries, 2_000);
+        let on = |c: &[u64]| c.iter().enumerate().filter(|(_, &n)| n > 0).map(|(e, _)| e as u64).collect::<Vec<_>>();
+        assert_eq!(on(&plain), vec![0, 1, 2, 3, 4]);
+        let mut want: Vec<u64> = (0..5).map(|r| scattered_entry(r, entries)).collect();
+        want.sort_unstable();
+        assert_eq!(on(&spread), want);
+    }
 }

@@ -134,10 +134,15 @@ pub enum Pick {
     /// set's size), so the popular files lie spread over the set as it was laid out — when
     /// what is asked for has nothing to do with the order files were written in (a search
     /// index's posting lists); without it the most popular files are the first written.
+    /// `ranks`: only the ranks in `[first, end)` (0 the most popular), each as likely as in
+    /// the whole set's law — the requests that reach one tier of a site, e.g. the files a
+    /// cache tier does not hold (drawn by rejection from the law over `end`).
     Zipf {
         s: f64,
         #[serde(default)]
         scattered: bool,
+        #[serde(default)]
+        ranks: Option<[u64; 2]>,
     },
 }
 
@@ -196,7 +201,14 @@ pub enum FileOp {
     /// Send the open file whole to the job's client over the network, `io_bytes` a call, as
     /// a web server's sendfile(2) does: each call reads its part through the page cache, then
     /// sends it, and returns once it is sent (the socket's buffer has taken it).
-    SendWhole { io_bytes: u64 },
+    /// `midway`: the thread's first send starts at a random point of its file (whole calls
+    /// in), as a server watched from some moment finds each client part-way through a
+    /// download; without it every client starts its first file at the start, in step.
+    SendWhole {
+        io_bytes: u64,
+        #[serde(default)]
+        midway: bool,
+    },
 }
 
 /// A program of file operations run in a loop by each of a job's threads (its clones).
@@ -326,9 +338,15 @@ impl FileAccess {
                     if let Pick::Every { step: 0, .. } = pick {
                         return Err(ConfigError::new(&key, "an Every pick needs a step of at least 1".into()));
                     }
-                    if let Pick::Zipf { s, scattered } = pick {
+                    if let Pick::Zipf { s, scattered, ranks } = pick {
                         if !(s > 0.0 && s.is_finite()) {
                             return Err(ConfigError::new(&key, format!("a Zipf pick needs an exponent above 0, got {s}")));
+                        }
+                        if let Some([first, end]) = ranks {
+                            let entries = sets[set as usize].entries;
+                            if first >= end || end > entries {
+                                return Err(ConfigError::new(&key, format!("a Zipf pick's ranks [{first}, {end}) must be a non-empty range within the set's {entries} entries")));
+                            }
                         }
                         if scattered && sets[set as usize].entries >= SCATTER_PRIME {
                             return Err(ConfigError::new(&key, format!("a scattered Zipf pick works on sets of fewer than {SCATTER_PRIME} entries")));
@@ -336,7 +354,7 @@ impl FileAccess {
                     }
                 }
                 FileOp::ListDir { set } | FileOp::Sync { set } | FileOp::Mkfs { set } => check_set(&key, set)?,
-                FileOp::SendWhole { io_bytes } => {
+                FileOp::SendWhole { io_bytes, .. } => {
                     if io_bytes == 0 {
                         return Err(ConfigError::new(&key, "io_bytes must be positive".into()));
                     }
