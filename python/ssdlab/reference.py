@@ -87,6 +87,10 @@ SEED000_WEBSERVER_SSD = {"bond2": "capped by the 2 Gb/s bond", "bond4_cfq_mbps":
 
 # Item 8, search-index servers: "HDD response time 20 ms warming to 6-8 ms"; on SSDs the
 # response "stays fast" through an index swap (no figure).
+# Item 8, the cache tier: "two cache servers each kept under 50 % load (or one hot standby) so
+# that a failure does not push the hot traffic onto the file servers"; ">= 8 SSDs in RAID per
+# server; >= 12 SSDs for > 10 Gb/s".
+SEED000_CACHETIER = {"ssds_min": 8, "ssds_over_10g": 12, "over_mbps": 10_000.0, "safe_load": 0.5}
 SEED000_SEARCHINDEX = {"hdd_cold_ms": 20.0, "hdd_warm_ms": (6.0, 8.0), "ssd_after_swap": "stays fast"}
 
 

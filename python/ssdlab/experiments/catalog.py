@@ -165,6 +165,46 @@ def seed000_searchindex(ctx: Context):
     return rows, [fig], []
 
 
+# ---- seed 000: an SSD cache tier --------------------------------------------------------------
+
+
+@register("seed000_cachetier", "Seed 000: an SSD cache tier in front of disk file servers, and a cache server's failure",
+          'Kim In-sung, "SSD story 7: SSDs and servers", blog, December 2008, item 8, http://minix.tistory.com/93',
+          quick_note="10 s runs instead of 60 s, one round of the clients' fixed point less")
+def seed000_cachetier(ctx: Context):
+    from ..reference import SEED000_CACHETIER as P
+    from . import seed000_cachetier as m
+
+    res = m.reproduce(ctx.quick, ctx.seed)
+    n = m.smallest_over(res.ssd_sweep, P["over_mbps"])
+    sweep = ", ".join(f"{k}: {v.mbps:.0f} Mb/s ({v.bound})" for k, v in res.ssd_sweep.items())
+    rows = [Row(case="cache server", quantity=f"SSDs in RAID 0 for more than {P['over_mbps'] / 1000:g} Gb/s",
+                published=f">= {P['ssds_over_10g']}", simulated=n if n is not None else float("nan"), unit="SSDs",
+                tolerance=Tolerance.holds("our reading: the smallest count that serves more than 10 Gb/s behind "
+                                          "2 x 10 GbE is the blog's or more"),
+                holds=n is not None and n >= P["ssds_over_10g"], evidence=sweep)]
+    few = min(res.ssd_sweep)
+    rows.append(Row(case="cache server", quantity=f"fewer than {P['ssds_min']} SSDs are not enough "
+                    f"({few} serve less than {P['ssds_min']})", published=f">= {P['ssds_min']}",
+                    tolerance=Tolerance.holds("our reading of the blog's minimum"),
+                    holds=res.ssd_sweep[few].mbps < 0.95 * res.ssd_sweep[P["ssds_min"]].mbps, evidence=sweep))
+    for load, claim, want in ((0.5, "a cache server's failure at 50 % load leaves the file servers as they were", False),
+                              (1.0, "a cache server's failure at 100 % load pushes popular downloads onto the file "
+                                    "servers, their own clients slower by a fifth or more", True)):
+        up, down = res.sites[(load, 0)], res.sites[(load, 1)]
+        moved = sum(down.clients_overflow.values())
+        slower = 1 - m.cold_rate(down) / m.cold_rate(up)
+        holds = (moved > 0 and slower >= 0.2) if want else (moved == 0 and abs(slower) < 0.05)
+        rows.append(Row(case=f"{100 * load:.0f} % load", quantity=claim, published="trend",
+                        tolerance=Tolerance.holds(TREND), holds=holds,
+                        evidence=f"{moved} clients a file server sent there; its own clients {m.cold_rate(up):.0f} -> "
+                                 f"{m.cold_rate(down):.0f} kB/s ({-100 * slower:+.0f} %); a file server "
+                                 f"{up.file_server.mbps:.0f} -> {down.file_server.mbps:.0f} Mb/s"))
+    fig = _plot_png(lambda p: m.plot(res, p), "a cache server's Mb/s by SSDs; a file server with the cache tier up and "
+                                              "with one cache server failed")
+    return rows, [fig], []
+
+
 # ---- seed 000: the aging procedure ----------------------------------------------------------
 
 #: "collapse": our reading, at least halved

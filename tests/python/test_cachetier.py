@@ -1,0 +1,90 @@
+"""A site of two tiers (``ssdlab.cachetier``): the hit ratio of Zipf's law, each server's
+scenario (its catalogue, its clients, the ranks they ask for), and the routing of clients —
+to the cache tier while it has room, to the file servers for the rest and for what a failed
+or full cache tier cannot take."""
+
+from __future__ import annotations
+
+import pytest
+
+from ssdlab.cachetier import Clients, ServerRun, Site, Tier, hit_ratio, scenario, simulate
+
+ADSL = Clients("adsl", 6, 600e3, 0.030, 65536)
+FIBRE = Clients("fibre", 4, 60e6, 0.010, 65536)
+
+
+def test_the_hit_ratio_is_the_cached_ranks_share_of_zipfs_law() -> None:
+    assert hit_ratio(2, 1, 1.0) == pytest.approx(2 / 3)
+    assert hit_ratio(100, 100, 0.8) == pytest.approx(1.0)
+    # Exponent 0: every file alike.
+    assert hit_ratio(1000, 250, 0.0) == pytest.approx(0.25)
+    assert hit_ratio(8000, 900, 0.8) > hit_ratio(8000, 900, 0.5)
+
+
+def test_a_client_takes_its_line_or_its_window_over_its_round_trip() -> None:
+    assert ADSL.demand == 600e3
+    assert FIBRE.demand == pytest.approx(65536 / 0.010)
+
+
+def test_a_servers_scenario_has_its_catalogue_clients_and_rank_windows() -> None:
+    w = scenario("origin", 50, (10, 20), 0.8, "2x1g", False, 5,
+                 [("adsl-origin", ADSL, 3, (10, 50)), ("adsl-overflow", ADSL, 0, (0, 10)), ("fibre-origin", FIBRE, 2, (10, 50))])
+    assert [c["name"] for c in w.network["clients"]] == ["adsl-origin", "fibre-origin"], "an empty group is left out"
+    assert [t.instances for t in w.threads] == [3, 2]
+    assert w.file_sets[0]["entries"] == 50
+    pick = w.threads[0].files["program"]["ops"][0]["pick"]
+    assert pick == {"kind": "zipf", "s": 0.8, "ranks": [10, 50]}
+    # Watched from some moment: each client part-way through its first download.
+    assert w.threads[0].files["program"]["ops"][1] == {"op": "send_whole", "io_bytes": 65536, "midway": True}
+    assert len(w.network["nic"]["links"]) == 2 and w.network["nic"]["mode"] == "802.3ad"
+    toe = scenario("cache", 10, (10, 20), 0.8, "1x10g", True, 5, [("fibre-cache", FIBRE, 1, None)])
+    assert toe.network["costs"]["per_packet_ns"] == 0
+    assert "ranks" not in toe.threads[0].files["program"]["ops"][0]["pick"]
+
+
+def small_site(failed: int = 0, **kw) -> Site:
+    tier = Tier(2, "samsung-850-pro", 2, "1x1g", failed=failed, host="server-2008")
+    origin = Tier(2, "samsung-850-pro", 2, "1x1g", host="server-2008")
+    return Site(files=40, size_mb=(10, 20), zipf=0.8, cached=10, clients=(ADSL, FIBRE), cache=tier, origin=origin,
+                run_s=2, rounds=1, **kw)
+
+
+ROOMY = ServerRun(900.0, "NIC", "", 0.1, 0.1)
+
+
+def test_with_room_at_the_cache_nothing_overflows_and_both_tiers_serve() -> None:
+    r = simulate(small_site(), cache_capacity=ROOMY)
+    assert r.hit_ratio == pytest.approx(hit_ratio(40, 10, 0.8))
+    assert sum(r.clients_overflow.values()) == 0
+    # Clients split by their share of requests: about h of each class at the cache tier.
+    for c in (ADSL, FIBRE):
+        at_cache = 2 * r.clients_cache[c.name]
+        assert abs(at_cache - c.count * r.hit_ratio) <= 2, (c.name, r.clients_cache)
+    assert r.cache_server is not None and r.cache_server.mbps > 0 and r.file_server.mbps > 0
+    assert r.served_mbps == pytest.approx(2 * r.cache_server.mbps + 2 * r.file_server.mbps)
+    assert 0 < r.cache_share < 1
+
+
+def test_with_the_cache_tier_down_every_popular_download_goes_to_the_file_servers() -> None:
+    r = simulate(small_site(failed=2), cache_capacity=ROOMY)
+    assert r.cache_server is None and sum(r.clients_cache.values()) == 0
+    assert sum(r.clients_overflow.values()) > 0
+    assert any(k.endswith("-overflow") for k in r.file_server.classes)
+    assert r.cache_share == 0
+
+
+def test_a_full_cache_tier_sends_what_is_over_its_capacity_to_the_file_servers() -> None:
+    # Each of two cache servers can take half of the popular downloads' demand: load 100 %.
+    h = hit_ratio(40, 10, 0.8)
+    hot = h * (ADSL.count * ADSL.demand + FIBRE.count * FIBRE.demand)
+    full = ServerRun(8 * hot / 2 / 1e6, "NIC", "", 0.1, 0.1)
+    r = simulate(small_site(), cache_capacity=full)
+    assert r.cache_load == pytest.approx(1.0, rel=0.05)
+    assert sum(r.clients_overflow.values()) == 0
+    half = simulate(small_site(failed=1), cache_capacity=ServerRun(2 * full.mbps, "NIC", "", 0.1, 0.1))
+    assert half.cache_load == pytest.approx(0.5, rel=0.05) and sum(half.clients_overflow.values()) == 0, \
+        "at 50 % the one left takes it all"
+    failed = simulate(small_site(failed=1), cache_capacity=full)
+    # One of two up at 100 %: half the popular clients overflow, shared by two file servers.
+    hot_clients = sum(c.count for c in (ADSL, FIBRE)) * h
+    assert sum(failed.clients_overflow.values()) * 2 == pytest.approx(hot_clients / 2, abs=3)
