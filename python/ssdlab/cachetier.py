@@ -227,7 +227,12 @@ def simulate(site: Site, seed: int = 0, cache_capacity: ServerRun | None = None)
     h = hit_ratio(site.files, site.cached, site.zipf)
     per_origin = math.ceil(site.files / site.origin.servers)
     hot_local = math.ceil(site.cached / site.origin.servers)
-    cap = cache_capacity or capacity(site, site.cache, site.cached, seed)
+    if cache_capacity is not None:
+        cap = cache_capacity
+    elif site.cached > 0:
+        cap = capacity(site, site.cache, site.cached, seed)
+    else:
+        cap = ServerRun(0.0, "none", "the site has no cache tier", 0.0, 0.0)
     up = site.cache.up
     cache_run: ServerRun | None = None
     origin_run: ServerRun | None = None
@@ -242,7 +247,7 @@ def simulate(site: Site, seed: int = 0, cache_capacity: ServerRun | None = None)
         hot_demand = sum(hot[c.name] * c.demand for c in site.clients)
         room = up * cap.mbps * 1e6 / 8
         over = max(0.0, 1.0 - room / hot_demand) if hot_demand > 0 else 0.0
-        load = hot_demand / (site.cache.servers * cap.mbps * 1e6 / 8) if cap.mbps > 0 else math.inf
+        load = hot_demand / (site.cache.servers * cap.mbps * 1e6 / 8) if cap.mbps > 0 and hot_demand > 0 else 0.0
         at_cache = {c.name: round(hot[c.name] * (1 - over) / up) if up else 0 for c in site.clients}
         overflow = {c.name: round(hot[c.name] * over / site.origin.up) for c in site.clients}
         own = {c.name: round((c.count - hot[c.name]) / site.origin.up) for c in site.clients}

@@ -88,3 +88,92 @@ def test_a_full_cache_tier_sends_what_is_over_its_capacity_to_the_file_servers()
     # One of two up at 100 %: half the popular clients overflow, shared by two file servers.
     hot_clients = sum(c.count for c in (ADSL, FIBRE)) * h
     assert sum(failed.clients_overflow.values()) * 2 == pytest.approx(hot_clients / 2, abs=3)
+
+
+SITE = """\
+name = "small"
+runtime = "3s"
+
+[catalogue]
+files = 400
+size = { min = "10m", max = "50m" }
+zipf = 0.8
+
+[cache]
+servers = 2
+holds = 40
+profile = "samsung-850-pro"
+drives = 2
+nic = "1x1g"
+
+[files]
+servers = 2
+profile = "seagate-barracuda-7200.11-1tb"
+drives = 2
+nic = "2x1g"
+scheduler = "cfq"
+
+[[clients]]
+name = "adsl"
+count = 60
+line = "600k"
+rtt = "30ms"
+
+[[clients]]
+name = "fibre"
+count = 30
+line = "60m"
+rtt = "10ms"
+"""
+
+
+def test_a_site_file_describes_the_tiers_and_the_clients(tmp_path) -> None:
+    from ssdlab.sitefile import load_site
+
+    p = tmp_path / "site.toml"
+    p.write_text(SITE)
+    name, s = load_site(p)
+    assert name == "small" and s.files == 400 and s.size_mb == (10, 50) and s.cached == 40 and s.run_s == 3
+    assert (s.cache.servers, s.cache.drives, s.cache.nic, s.origin.scheduler) == (2, 2, "1x1g", "cfq")
+    assert [c.name for c in s.clients] == ["adsl", "fibre"] and s.clients[1].rtt_s == pytest.approx(0.010)
+    # Without [cache]: no cache tier, nothing held.
+    p.write_text(SITE.split("[cache]")[0] + "[files]" + SITE.split("[files]")[1])
+    _, bare = load_site(p)
+    assert bare.cached == 0 and bare.cache.up == 0
+
+
+@pytest.mark.parametrize(("change", "line", "expected"), [
+    (("holds = 40", "holds = 401"), 11, "cache.holds: 401: more than the catalogue's 400 files"),
+    (('nic = "1x1g"', 'nic = "1x3g"'), 14, "cache.nic: 1x3g: expected PORTSxRATE"),
+    (("servers = 2\nholds", "servers = 2\nfailed = 3\nholds"), 11, "cache.failed: 3: more than the tier's 2 servers"),
+    (('size = { min = "10m", max = "50m" }', 'size = { min = "50m", max = "10m" }'), 6, "catalogue.size: min and max"),
+    (('rtt = "10ms"', 'rtt = "fast"'), 33, "clients.1.rtt: 'fast': expected a time"),
+    (('scheduler = "cfq"', 'scheduler = "cfq"\nholds = 3'), 22, "files.holds: unknown key"),
+])
+def test_a_bad_site_file_is_one_line_naming_file_line_and_key(tmp_path, change, line, expected) -> None:
+    from ssdlab.sitefile import SiteFileError, load_site
+
+    p = tmp_path / "site.toml"
+    p.write_text(SITE.replace(*change, 1))
+    with pytest.raises(SiteFileError) as e:
+        load_site(p)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"{p}:{line}: ") and expected in message, message
+
+
+def test_ssdlab_site_reports_each_tier_and_what_bounds_it(tmp_path, cli) -> None:
+    import json
+
+    p = tmp_path / "site.toml"
+    p.write_text(SITE)
+    r = cli("site", str(p))
+    assert r.returncode == 0, r.stderr
+    assert "cache tier: 2 servers (0 down) holding the 40 most popular files" in r.stdout, r.stdout
+    assert "one server of each tier" in r.stdout and "served" in r.stdout
+    j = cli("site", str(p), "--output-format", "json", "--runtime", "2s")
+    assert j.returncode == 0, j.stderr
+    doc = json.loads(j.stdout)
+    assert doc["name"] == "small" and 0 < doc["hit_ratio"] < 1
+    assert doc["file_server"]["bound"] in ("clients", "NIC", "CPU", "storage", "nothing saturated")
+    bad = cli("site", str(p), "--runtime", "0.5s")
+    assert bad.returncode != 0 and "--runtime 0.5s: expected at least a second" in bad.stderr

@@ -2,7 +2,7 @@
 ``python -m ssdlab``).
 
 One module per group of commands, registered here in the order ``ssdlab --help`` lists them:
-:mod:`.runs` (run, measure, compare, fit, replay), :mod:`.sweep`, :mod:`.sizing` (size,
+:mod:`.runs` (run, measure, compare, fit, replay), :mod:`.sweep`, :mod:`.server`, :mod:`.site`, :mod:`.sizing` (size,
 endurance), :mod:`.rebuild`, :mod:`.gallery` (reproduce, report) and :mod:`.profiles`; what
 they share (one-line errors, Ctrl-C, writing a report) is in :mod:`.common`."""
 
@@ -13,14 +13,14 @@ from typing import Annotated
 
 import typer
 
-from . import gallery, rebuild, runs, server, sizing, sweep
+from . import gallery, rebuild, runs, server, site, sizing, sweep
 from .profiles import profiles_app
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=False,
                   help="Simulate SSDs, hard disks and arrays behind a Linux block layer, driven by fio job files or block traces.")
 app.add_typer(profiles_app, name="profiles")
 
-for _command in (runs.run, runs.measure, runs.compare, runs.fit, runs.replay, sweep.sweep, server.server, sizing.size,
+for _command in (runs.run, runs.measure, runs.compare, runs.fit, runs.replay, sweep.sweep, server.server, site.site, sizing.size,
                  sizing.endurance, rebuild.rebuild, gallery.reproduce, gallery.report):
     app.command()(_command)
 

@@ -1,0 +1,186 @@
+"""A site file: several servers in two tiers and the clients they serve, as
+:mod:`ssdlab.cachetier` simulates them (``ssdlab site SITE.toml``)::
+
+    name = "downloads"
+    runtime = "60s"
+
+    [catalogue]                 # what the clients download
+    files = 8000
+    size = { min = "100m", max = "1000m" }
+    zipf = 0.8
+
+    [cache]                     # optional: servers holding the most popular files
+    servers = 2
+    failed = 0                  # servers down
+    holds = 900                 # the most popular files, on every cache server
+    profile = "intel-x25-m-80"  # md RAID 0 of `drives` drives of this profile
+    drives = 8
+    chunk = "64k"
+    nic = "1x10g"               # PORTSxRATE
+    toe = true                  # a TCP offload engine
+    scheduler = "noop"
+    host = "server-2008"
+
+    [files]                     # the file servers: the whole catalogue, spread over them
+    servers = 15
+    profile = "seagate-barracuda-7200.11-1tb"
+    drives = 9
+    nic = "2x1g"
+    scheduler = "cfq"
+
+    [[clients]]                 # as a scenario's [[network.clients]]
+    name = "adsl"
+    count = 70
+    line = "600k"
+    rtt = "30ms"
+    window = "64k"
+
+Every error is one line naming the file, the line and the key (:class:`SiteFileError`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .arguments import InputFileError, read_toml
+from .cachetier import Clients, Site, Tier
+from .config.tomlpos import locate
+from .units import UnitError, parse_size, parse_time_ns
+
+MIB = 1 << 20
+
+
+class SiteFileError(ValueError):
+    """A site file is wrong: one line naming the file, the line and the key."""
+
+
+_TIER_KEYS = {"servers", "failed", "holds", "profile", "drives", "chunk", "nic", "toe", "scheduler", "host"}
+
+
+def load_site(path: Path) -> tuple[str, Site]:
+    """The site's name and the :class:`~ssdlab.cachetier.Site` a site file describes."""
+    try:
+        text, doc = read_toml(path)
+    except InputFileError as e:
+        raise SiteFileError(str(e)) from None
+
+    def fail(keys: tuple, message: str) -> SiteFileError:
+        line = locate(text, keys)
+        return SiteFileError(f"{path}:{line}: {'.'.join(map(str, keys))}: {message}" if line else
+                             f"{path}: {'.'.join(map(str, keys))}: {message}")
+
+    def whole(v: Any, keys: tuple, least: int) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise fail(keys, f"{v!r}: expected a whole number, at least {least}")
+        return v
+
+    def size(v: Any, keys: tuple) -> int:
+        try:
+            return parse_size(v)
+        except (UnitError, TypeError, ValueError) as e:
+            raise fail(keys, f"{v!r}: expected a size like 100m: {e}") from None
+
+    def text_of(v: Any, keys: tuple) -> str:
+        if not isinstance(v, str) or not v:
+            raise fail(keys, f"{v!r}: expected a name")
+        return v
+
+    for k in doc:
+        if k not in {"name", "runtime", "catalogue", "cache", "files", "clients"}:
+            raise fail((k,), "unknown key (expected name, runtime, catalogue, cache, files, clients)")
+    for k in ("catalogue", "files", "clients"):
+        if k not in doc:
+            raise fail((k,), f"missing: a site needs its {k}")
+    cat = doc["catalogue"]
+    if not isinstance(cat, dict):
+        raise fail(("catalogue",), "expected a table: [catalogue]")
+    for k in cat:
+        if k not in {"files", "size", "zipf"}:
+            raise fail(("catalogue", k), "unknown key (expected files, size, zipf)")
+    files = whole(cat.get("files"), ("catalogue", "files"), 1)
+    sz = cat.get("size")
+    if not isinstance(sz, dict) or set(sz) != {"min", "max"}:
+        raise fail(("catalogue", "size"), "expected { min = \"100m\", max = \"1000m\" }")
+    lo, hi = size(sz["min"], ("catalogue", "size", "min")), size(sz["max"], ("catalogue", "size", "max"))
+    if lo % MIB or hi % MIB or not 0 < lo <= hi:
+        raise fail(("catalogue", "size"), "min and max must be whole MiB, min above 0 and at most max")
+    zipf = cat.get("zipf", 0.8)
+    if isinstance(zipf, bool) or not isinstance(zipf, (int, float)) or not 0 < zipf < 100:
+        raise fail(("catalogue", "zipf"), f"{zipf!r}: expected Zipf's exponent, a number above 0")
+
+    def tier(name: str) -> tuple[Tier, int]:
+        t = doc[name]
+        if not isinstance(t, dict):
+            raise fail((name,), f"expected a table: [{name}]")
+        for k in t:
+            if k not in _TIER_KEYS or (name == "files" and k == "holds"):
+                allowed = sorted(_TIER_KEYS - ({"holds"} if name == "files" else set()))
+                raise fail((name, k), f"unknown key (expected one of {', '.join(allowed)})")
+        servers = whole(t.get("servers", 1), (name, "servers"), 1)
+        failed = whole(t.get("failed", 0), (name, "failed"), 0)
+        if failed > servers or (name == "files" and failed == servers):
+            raise fail((name, "failed"), f"{failed}: more than the tier's {servers} servers"
+                       if failed > servers else "every file server down: nothing serves the catalogue")
+        nic = t.get("nic", "2x1g")
+        from .serversize import parse_nic
+
+        try:
+            parse_nic(str(nic))
+        except ValueError as e:
+            raise fail((name, "nic"), str(e).replace("--nic ", "")) from None
+        toe = t.get("toe", False)
+        if not isinstance(toe, bool):
+            raise fail((name, "toe"), f"{toe!r}: expected true or false")
+        chunk = t.get("chunk", "64k")
+        size(chunk, (name, "chunk"))
+        tier_ = Tier(servers=servers, profile=text_of(t.get("profile"), (name, "profile")),
+                     drives=whole(t.get("drives", 1), (name, "drives"), 1), nic=str(nic), toe=toe,
+                     scheduler=text_of(t.get("scheduler", "noop"), (name, "scheduler")),
+                     host=text_of(t.get("host", "server-2008"), (name, "host")), chunk=str(chunk), failed=failed)
+        holds = whole(t.get("holds"), (name, "holds"), 1) if name == "cache" else 0
+        if holds > files:
+            raise fail((name, "holds"), f"{holds}: more than the catalogue's {files} files")
+        return tier_, holds
+
+    origin, _ = tier("files")
+    if "cache" in doc:
+        cache, cached = tier("cache")
+    else:
+        # No cache tier: none up, nothing held.
+        cache, cached = Tier(1, origin.profile, 1, origin.nic, failed=1), 0
+    clients = []
+    raw = doc["clients"]
+    if not isinstance(raw, list) or not raw:
+        raise fail(("clients",), "expected at least one [[clients]] table")
+    for i, c in enumerate(raw):
+        keys = ("clients", i)
+        for k in c:
+            if k not in {"name", "count", "line", "rtt", "window"}:
+                raise fail(keys + (k,), "unknown key (expected name, count, line, rtt, window)")
+        name = text_of(c.get("name"), keys + ("name",))
+        if any(o.name == name for o in clients):
+            raise fail(keys + ("name",), f"'{name}' is defined twice")
+        line = size(c.get("line"), keys + ("line",))
+        if line <= 0:
+            raise fail(keys + ("line",), f"{c.get('line')!r}: a line's rate (bytes a second) must be positive")
+        try:
+            rtt = parse_time_ns(c.get("rtt"), "s")
+        except (UnitError, TypeError, ValueError) as e:
+            raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: expected a time like 20ms: {e}") from None
+        if rtt <= 0:
+            raise fail(keys + ("rtt",), "a round trip must be positive")
+        window = size(c.get("window", "64k"), keys + ("window",))
+        if window <= 0:
+            raise fail(keys + ("window",), "a TCP window must be positive")
+        clients.append(Clients(name, whole(c.get("count"), keys + ("count",), 1), float(line), rtt / 1e9, window))
+    run = doc.get("runtime", "60s")
+    try:
+        run_s = parse_time_ns(run, "s") / 1e9
+    except (UnitError, TypeError, ValueError) as e:
+        raise fail(("runtime",), f"{run!r}: expected a time like 60s: {e}") from None
+    if run_s < 1:
+        raise fail(("runtime",), f"{run!r}: expected at least a second")
+    site = Site(files=files, size_mb=(lo // MIB, hi // MIB), zipf=float(zipf), cached=cached, clients=tuple(clients),
+                cache=cache, origin=origin, run_s=int(run_s))
+    return str(doc.get("name", path.stem)), site
