@@ -178,6 +178,6 @@ def test_ssdlab_site_reports_each_tier_and_what_bounds_it(tmp_path, cli) -> None
     bare = tmp_path / "bare.toml"
     bare.write_text(SITE.split("[cache]")[0] + "[files]" + SITE.split("[files]")[1])
     b = cli("site", str(bare), "--runtime", "2s")
-    assert b.returncode == 0 and "cache tier" not in b.stdout and "0.0 % of it by the cache tier" in b.stdout, b.stderr
+    assert b.returncode == 0 and "cache tier:" not in b.stdout and "0.0 % of it by the cache tier" in b.stdout, b.stderr
     bad = cli("site", str(p), "--runtime", "0.5s")
     assert bad.returncode != 0 and "--runtime 0.5s: expected at least a second" in bad.stderr
