@@ -546,9 +546,10 @@ class RunResult:
     def disk_util(self) -> list[dict[str, Any]]:
         """fio's ``disk_util``: each device's diskstats over the run (an array with its
         members' averages and the busiest member's util, as fio reports md and its slaves),
-        then its members. Only the devices some job used: fio lists the disks its jobs opened."""
+        then its members. Only the devices some job used: fio lists the disks its jobs opened
+        (a null-engine job opens none)."""
         elapsed_ms = max(self.elapsed_ns / 1e6, 1e-9)
-        used = {j["target"] for j in self.spec.core["jobs"]}
+        used = {j["target"] for j in self.spec.core["jobs"] if not j.get("null_engine")}
         disk_util = []
         for i, d in enumerate(self.devices):
             if i not in used:

@@ -224,6 +224,7 @@ class JobSpec(_Strict):
     # fio's engine completes each I/O in its submit call (psync, null at depth 1): fio times
     # the call as clat and keeps no slat.
     sync_engine: bool = False
+    null_engine: bool = False  # fio's null engine: each I/O done once submitted, no device
 
     region_offset: int = 0  # absolute byte offset of this clone's region on the device
     region_size: int  # bytes addressed by this clone

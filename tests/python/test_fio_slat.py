@@ -9,9 +9,9 @@ The always-running tests pin the 850 PRO's default host at QD16 (slat a few micr
 not the hundreds the thread's queue once put there) with its calibrated IOPS. The comparison
 runs the real fio (skipped, with the reason, where fio is missing or cannot do libaio with
 O_DIRECT on a file under /tmp): real fio and ssdlab must share those properties, within the
-tolerances named below. ssdlab has no null engine (it warns and simulates block I/O), so the
-null engine is only measured: its time per I/O bounds fio's own work, which the host
-profiles leave outside every latency."""
+tolerances named below. The null engine's real time per I/O bounds fio's own work, which the
+host profiles leave outside every latency; ssdlab's null engine completes each I/O as its
+submit call returns, so a null job there is the host profile's time alone."""
 
 from __future__ import annotations
 
@@ -163,3 +163,15 @@ def test_the_null_engine_bounds_fios_own_work_per_io(real):
         host, _ = load_host(name)
         own_us = (host.io_overhead - host.submit - host.reap) / 1e3
         assert per_io_us / 2 <= own_us <= 1.0, name
+
+
+def test_a_null_engine_job_runs_at_the_hosts_rate_and_opens_no_disk() -> None:
+    from ssdlab.api import run
+
+    r = run("[n]\nioengine=null\nrw=randread\nbs=4k\niodepth=16\nnumber_ios=20000\nsize=1g\n", profile="samsung-850-pro")
+    doc = r.to_fio_json()
+    read = doc["jobs"][0]["read"]
+    assert read["total_ios"] == 20000
+    # Nothing below the host: the thread's 12.8 us per I/O is the rate.
+    assert read["iops"] == pytest.approx(HOST_IOPS, rel=0.02)
+    assert doc["disk_util"] == [], "fio lists no disk for a null job"

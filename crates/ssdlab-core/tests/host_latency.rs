@@ -124,3 +124,24 @@ fn a_synchronous_engine_times_its_whole_call_as_clat() {
     assert_eq!((s.clat.min, s.clat.max), (a.lat.min, a.lat.max));
     assert_eq!(s.lat.max, s.clat.max);
 }
+
+/// fio's null engine: every I/O is done as its submit call returns and none reaches the device;
+/// the thread's time per I/O is all that is left, so the job runs at one I/O per 12.8 us.
+#[test]
+fn a_null_engine_job_is_the_hosts_time_alone() {
+    for depth in [1, 16] {
+        let mut job = randread(depth, 5_000);
+        job.null_engine = true;
+        let r = sim(host(Some(SUBMIT), Some(REAP)), job);
+        let d = &r.jobs[0].read;
+        assert_eq!((d.ios, d.bytes), (5_000, 5_000 * 4 * KIB), "depth {depth}: every I/O completes once");
+        let disk = &r.devices[0].disk;
+        assert_eq!((disk.read_ios, disk.write_ios), (0, 0), "depth {depth}: nothing reached the device");
+        let iops = d.ios as f64 * 1e9 / (r.jobs[0].end_ns - r.jobs[0].start_ns) as f64;
+        assert!((iops / (1e9 / T as f64) - 1.0).abs() < 0.01, "depth {depth}: {iops}");
+        // At depth 1 an I/O waits for nothing but its own reap.
+        if depth == 1 {
+            assert_eq!((d.clat.min, d.clat.max), (REAP, REAP), "{:?}", d.clat);
+        }
+    }
+}

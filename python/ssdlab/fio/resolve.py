@@ -406,6 +406,8 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> N
         text = st.where["ioengine"].text
         if on_files and engine in METADATA_ENGINES:
             pass  # the file layer makes its calls
+        elif engine == "null":
+            pass  # modelled: each I/O done once submitted, no device
         elif engine in NON_BLOCK_ENGINES:
             _warn(warnings, st, "ioengine", f"option '{text}' is not modelled: fio's {engine}"
                   " engine does not do block I/O to the device; the simulation does", entry)
@@ -497,6 +499,7 @@ def _common_fields(entry: JobEntry, warnings: Warnings) -> dict:
         iodepth=st.iodepth,
         iodepth_batch_submit=st.iodepth_batch,
         sync_engine=completes_in_call(st.ioengine, st.iodepth),
+        null_engine=st.ioengine.split(":", 1)[0] == "null",
         loops=st.loops,
         number_ios=st.number_ios or None,
         runtime_ns=us_to_ns(st.runtime_us) or None,

@@ -93,6 +93,8 @@ pub enum JobEvent {
     Start(u32),
     /// Re-check a job that was waiting (rate limit, think time, deadline).
     Wake(u32),
+    /// A null-engine job's I/O (its number) is done: it never went below the host.
+    NullDone(BioId),
 }
 
 /// What a run may keep, so that no input makes it allocate without bound: time-series
@@ -159,6 +161,8 @@ pub struct Host {
     /// (issued, as fio stamps them, when the batch's submit call returns).
     plug_ready: Option<Time>,
     plugged: Vec<BioId>,
+    /// Null-engine I/Os submitted and not yet reaped, by number.
+    null_bios: Vec<(BioId, Bio)>,
 }
 
 impl Host {
@@ -197,6 +201,7 @@ impl Host {
             totals: [(0, 0); 2],
             plug_ready: None,
             plugged: Vec::new(),
+            null_bios: Vec::new(),
         })
     }
 
@@ -303,6 +308,13 @@ impl Host {
                 }
                 self.pump(j, lower, events);
             }
+            JobEvent::NullDone(id) => {
+                let at = self.null_bios.iter().position(|(i, _)| *i == id).expect("a null I/O in flight");
+                let (_, bio) = self.null_bios.swap_remove(at);
+                if let Some(j) = self.bio_done(&bio, events) {
+                    self.pump(j, lower, events);
+                }
+            }
         }
     }
 
@@ -365,6 +377,12 @@ impl Host {
                     }
                     // The bio names its job as its process: its completion comes back with it.
                     let bio = Bio { id, target, op: io.op, offset: io.offset, len: io.len, process: j };
+                    if job.spec.null_engine {
+                        // Done once submitted (fio's null engine queues nothing anywhere).
+                        self.null_bios.push((id, bio));
+                        events.schedule(arrive, E::from(JobEvent::NullDone(id)));
+                        continue;
+                    }
                     if batch > 1 {
                         self.plug_ready = Some(arrive);
                         self.plugged.push(id);

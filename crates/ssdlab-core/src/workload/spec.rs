@@ -143,6 +143,10 @@ pub struct JobSpec {
     /// call is its clat and it keeps no slat.
     #[serde(default)]
     pub sync_engine: bool,
+    /// fio's null engine (engines/null.c): every I/O is done as soon as it is submitted; none
+    /// reaches a device. What is left is the host's time per I/O.
+    #[serde(default)]
+    pub null_engine: bool,
     #[serde(default)]
     pub region_offset: u64,
     pub region_size: u64,
@@ -216,6 +220,7 @@ impl JobSpec {
             iodepth,
             iodepth_batch_submit: 1,
             sync_engine: false,
+            null_engine: false,
             region_offset: 0,
             region_size,
             io_limit: region_size,
