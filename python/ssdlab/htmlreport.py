@@ -19,6 +19,30 @@ class ReportInputError(ValueError):
     """The file cannot be read as a run's result: one line naming the file and what was expected."""
 
 
+#: what ``ssdlab report`` reads, for messages
+EXPECTED = ("expected the JSON of ssdlab run --output-format json (a block-level run's, fio's, or a file "
+            "workload's)")
+
+
+def page(path: Path) -> str:
+    """The page of the run in ``path``, chosen by the document's shape: fio's JSON (``jobs``)
+    gets this module's page, a file workload run's (``threads``, ``files``) that of
+    :mod:`ssdlab.filehtml`; anything else is :class:`ReportInputError`."""
+    from . import filehtml, filerun
+    from .fioout.schema import RunFileError, load_json
+
+    try:
+        value = load_json(path, EXPECTED, skip_to_brace=True)
+        if filerun.is_file_run(value):
+            return filehtml.render(filerun.check(value, path), source=path.name)
+    except RunFileError as e:
+        raise ReportInputError(str(e)) from None
+    if not isinstance(value, dict) or "jobs" not in value:
+        raise ReportInputError(f"{path}: not a run's result (no \"jobs\" list, as fio's has, nor \"threads\" "
+                               f"and \"files\", as a file workload's has); {EXPECTED}")
+    return render(load_result(path), source=path.name)
+
+
 def load_result(path: Path) -> dict[str, Any]:
     """The JSON of one run, checked against fio's and ssdlab's output schema
     (:mod:`ssdlab.fioout.schema`)."""

@@ -467,7 +467,7 @@ def test_the_pages_templates_ship_in_the_wheel():
     # The sources' templates are declared; the installed package (a wheel, when installed as
     # the README does, not editable) holds every one of them.
     templates = sorted((root / "python" / "ssdlab" / "templates").glob("*"))
-    assert {t.name for t in templates} >= {"base.html", "macros.html", "report.html", "gallery.html"}
+    assert {t.name for t in templates} >= {"base.html", "macros.html", "report.html", "filereport.html", "gallery.html"}
     for t in templates:
         rel = t.relative_to(root).as_posix()
         assert any(fnmatch.fnmatch(rel, p) for p in patterns), f"{rel} is not in [tool.maturin] include"

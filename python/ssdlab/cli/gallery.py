@@ -68,19 +68,20 @@ def reproduce(
 
 
 def report(
-    result: Annotated[Path, typer.Argument(help="JSON written by ssdlab run --output-format json (with --interval for the time series)")],
+    result: Annotated[Path, typer.Argument(help="JSON written by ssdlab run --output-format json, of fio jobs or a file workload (with --interval for the time series)")],
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write")] = Path("report.html"),
 ) -> None:
     """One run's JSON result as a self-contained HTML page.
 
-    fio summary, latency percentiles, iostat, each device's insides and, when the run was
-    sampled, their course over time."""
-    from ..htmlreport import ReportInputError, load_result, render
+    A block-level run: fio summary, latency percentiles, iostat, each device's insides and,
+    when the run was sampled, their course over time. A file workload run: each thread's
+    operations, page cache and journal, CPUs, a server's network and what bounds it and,
+    when sampled, each interval's cache hits, program times and CPUs."""
+    from ..htmlreport import ReportInputError, page
 
     check_output(output, "--output")
     try:
-        data = load_result(result)
-        text = render(data, source=result.name)
+        text = page(result)
     except ReportInputError as e:
         fail(str(e))
         return
