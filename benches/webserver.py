@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """A download server's cost to simulate: seed 000's web server scenario (127 clients, 2 × 1 GbE,
-``scenarios/seed000-webserver.toml``) on md RAID 0 of 9 disks or 8 SSDs, for a given simulated
-time, each run in a fresh process. Printed: the median (min-max over ``--runs``) CPU seconds of
-the run alone (built spec to result, the file system's layout included), per simulated second,
-per send call, and an hour of simulated time projected from the rate (the issue's bar: a few
-hundred clients for an hour in under a minute on one core).
+``scenarios/seed000-webserver.toml``) on md RAID 0 of 9 disks or 8 SSDs, each run in a fresh
+process, at two simulated durations (``--short`` and ``--seconds``). A run's CPU time is the
+run alone (built spec to result, the file system's layout included); the two medians give the
+fixed part (setup: the layout, the catalogue) and the slope (CPU per simulated second), and
+an hour of simulated time is projected as fixed + 3600 × slope (the issue's bar: a few hundred
+clients for an hour in under a minute on one core). What the long run served (Mb/s, each class
+of clients' mean rate, send calls, events) is printed too, to compare two builds' results.
 
-    PYTHONPATH=python python3 benches/webserver.py [--drive hdd|ssd] [--seconds S] [--runs N] [--json FILE]
+    PYTHONPATH=python python3 benches/webserver.py [--drive hdd|ssd] [--seconds S] [--short S] [--runs N] [--json FILE]
 
 Only the Python standard library and ssdlab are used.
 """
@@ -36,33 +38,48 @@ core = execute(spec).core
 cpu = time.process_time() - cpu
 net = core["network"]
 print(json.dumps({"cpu_s": cpu, "sim_s": (core["end_ns"] - core["start_ns"]) / 1e9, "calls": net["calls"],
-                  "mbps": 8 * net["bytes_per_s"] / 1e6, "events": core["events"]}))
+                  "mbps": 8 * net["bytes_per_s"] / 1e6, "events": core["events"],
+                  "classes": {k["name"]: k["mean_bytes_per_s"] for k in net["classes"]}}))
 """
+
+
+def run(drive: str, seconds: float) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, drive, str(seconds)], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--drive", choices=("hdd", "ssd"), default="hdd")
-    ap.add_argument("--seconds", type=float, default=60.0, help="simulated seconds a run")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=60.0, help="simulated seconds of the long run")
+    ap.add_argument("--short", type=float, default=10.0, help="simulated seconds of the short run")
+    ap.add_argument("--runs", type=int, default=3, help="runs of each duration (medians are used)")
     ap.add_argument("--json", help="write the runs here")
     a = ap.parse_args()
-    runs = []
+    if not 0 < a.short < a.seconds:
+        ap.error(f"--short must be positive and below --seconds ({a.seconds:g}), got {a.short:g}")
+    runs: dict[float, list[dict]] = {a.short: [], a.seconds: []}
     for _ in range(a.runs):
-        out = subprocess.run([sys.executable, "-c", CHILD, a.drive, str(a.seconds)], check=True, capture_output=True,
-                             text=True).stdout
-        runs.append(json.loads(out.strip().splitlines()[-1]))
-    cpu = [r["cpu_s"] for r in runs]
-    med = statistics.median(cpu)
-    r = runs[0]
+        # Interleaved, so that a change in the machine's load touches both durations alike.
+        for s in runs:
+            runs[s].append(run(a.drive, s))
+    med = {s: statistics.median(r["cpu_s"] for r in rs) for s, rs in runs.items()}
+    sim = {s: rs[0]["sim_s"] for s, rs in runs.items()}
+    slope = (med[a.seconds] - med[a.short]) / (sim[a.seconds] - sim[a.short])
+    fixed = med[a.short] - slope * sim[a.short]
+    r = runs[a.seconds][0]
     print(f"{a.drive}, {r['sim_s']:.0f} s simulated, {r['mbps']:.0f} Mb/s served, {r['calls']:,} send calls, "
           f"{r['events']:,} events")
-    print(f"CPU {med:.2f} s (min {min(cpu):.2f}, max {max(cpu):.2f}) over {a.runs} runs: "
-          f"{med / r['sim_s']:.3f} s per simulated second, {1e6 * med / r['calls']:.1f} us per send call; "
-          f"an hour projected: {3600 * med / r['sim_s']:.0f} s")
+    print("per client: " + ", ".join(f"{k} {8 * v / 1e3:.1f} kb/s" for k, v in r["classes"].items()))
+    for s, rs in runs.items():
+        cpu = [x["cpu_s"] for x in rs]
+        print(f"{sim[s]:.0f} s simulated: CPU {med[s]:.2f} s (min {min(cpu):.2f}, max {max(cpu):.2f}) over {a.runs} runs"
+              + (f", {1e6 * med[s] / r['calls']:.1f} us per send call" if s == a.seconds else ""))
+    print(f"fixed {fixed:.2f} s, {slope:.4f} s per simulated second; an hour projected: {fixed + 3600 * slope:.0f} s")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(runs, f)
+            json.dump({str(s): rs for s, rs in runs.items()}, f)
     return 0
 
 

@@ -34,6 +34,7 @@ fn capacities() -> impl Strategy<Value = Vec<f64>> {
 /// Check the allocation now: loads within capacities, every flow bottlenecked.
 fn check_allocation(net: &mut FlowNet, capacity: &[f64]) -> Result<(), TestCaseError> {
     let flows = net.snapshot();
+    same_as_reference(net, &flows)?;
     let mut load = vec![0.0; capacity.len()];
     let mut top = vec![0.0f64; capacity.len()];
     for (_, path, _, rate) in &flows {
@@ -50,6 +51,17 @@ fn check_allocation(net: &mut FlowNet, capacity: &[f64]) -> Result<(), TestCaseE
         let at_cap = *rate >= cap * (1.0 - TOL);
         let bottleneck = path.iter().any(|&r| load[r] >= capacity[r] * (1.0 - TOL) && *rate >= top[r] * (1.0 - TOL));
         prop_assert!(at_cap || bottleneck, "flow {:?} at {} (cap {}) has no bottleneck on {:?}", id, rate, cap, path);
+    }
+    Ok(())
+}
+
+/// The rates in use are progressive filling's from scratch, bit for bit, whether they came
+/// from the shortcut or not.
+fn same_as_reference(net: &FlowNet, flows: &[(FlowId, Vec<usize>, f64, f64)]) -> Result<(), TestCaseError> {
+    let want = net.reference_rates();
+    prop_assert_eq!(want.len(), flows.len());
+    for (f, w) in flows.iter().zip(&want) {
+        prop_assert!(f.3.to_bits() == w.to_bits(), "flow {:?} at {} where progressive filling gives {}", f.0, f.3, w);
     }
     Ok(())
 }
@@ -187,6 +199,76 @@ proptest! {
             prop_assert!(at_cap || p.iter().any(|&r| load[r] >= capacity[r] * (1.0 - TOL) && rates[f] >= top[r] * (1.0 - TOL)), "flow {} unbottlenecked: {:?}", f, rates);
         }
     }
+}
+
+/// A server's shape: two shared ports, client lines of a few classes (a flow alone on its
+/// line, now and then two), caps of a few values; flows start and stop at random. At every
+/// step the rates in use equal a recomputation from scratch bit for bit, no resource is over
+/// its capacity and every flow is bottlenecked.
+fn server_ops() -> impl Strategy<Value = (Vec<f64>, Vec<(u8, u8, bool)>)> {
+    (
+        prop::collection::vec(prop_oneof![Just(7.5e4), Just(7.5e5), Just(7.5e6), 1e4f64..1e7], 3),
+        prop::collection::vec((0u8..40, 0u8..6, prop::bool::weighted(0.4)), 1..300),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_rates_equal_a_full_recompute(
+        (line_rates, steps) in server_ops(),
+        port in prop_oneof![Just(1.177e8), 1e6f64..2e8],
+    ) {
+        let mut net = FlowNet::new();
+        let ports = [net.add_resource("port 0", port).unwrap(), net.add_resource("port 1", port).unwrap()];
+        let lines: Vec<ResourceId> = (0..40).map(|i| net.add_resource(&format!("line {i}"), line_rates[i % 3]).unwrap()).collect();
+        let caps = [f64::INFINITY, 2.18e6, 6.55e6, 7.5e5 * (1.0 + 1e-13), 7.5e4, 3e5];
+        let mut capacity = vec![port, port];
+        capacity.extend((0..40).map(|i| line_rates[i % 3]));
+        for (client, cap, stop) in steps {
+            if stop && net.active() > 0 {
+                let flows = net.snapshot();
+                let id = flows[client as usize % flows.len()].0;
+                net.remove_flow(id).unwrap();
+            } else {
+                let c = client as usize;
+                net.add_flow(&[ports[c % 2], lines[c]], 1 << 16, caps[cap as usize]).unwrap();
+            }
+            check_allocation(&mut net, &capacity)?;
+        }
+    }
+}
+
+/// The shortcut is what runs while the ports have room: a hundred flows on lines of their
+/// own, starting and stopping, and no full recomputation; once a port fills, progressive
+/// filling runs in full.
+#[test]
+fn unsaturated_ports_take_the_shortcut() {
+    let mut net = FlowNet::new();
+    let port = net.add_resource("port", 1e8).unwrap();
+    let lines: Vec<ResourceId> = (0..100).map(|i| net.add_resource(&format!("line {i}"), 7.5e4 * (1 + i % 3) as f64).unwrap()).collect();
+    for (i, &l) in lines.iter().enumerate() {
+        net.add_flow(&[port, l], 1_000 * (1 + i as u64), if i % 2 == 0 { f64::INFINITY } else { 1e5 }).unwrap();
+    }
+    let mut restarts = 0;
+    while let Some(t) = net.next_completion() {
+        for f in net.advance_to(t) {
+            if f.0 < 100 && f.0 % 3 == 0 {
+                restarts += 1;
+                net.add_flow(&[port, lines[f.0 as usize % 100]], 5_000, f64::INFINITY).unwrap();
+            }
+        }
+    }
+    assert_eq!(restarts, 34);
+    assert_eq!(net.full_refreshes(), 0);
+    let fast: Vec<ResourceId> = (0..2).map(|i| net.add_resource(&format!("fast line {i}"), 1e9).unwrap()).collect();
+    let f = net.add_flow(&[port, fast[0]], 1_000_000, f64::INFINITY).unwrap();
+    assert_eq!(net.rate(f), Some(1e8));
+    assert_eq!(net.full_refreshes(), 0);
+    net.add_flow(&[port, fast[1]], 1_000_000, f64::INFINITY).unwrap();
+    assert_eq!(net.rate(f), Some(5e7));
+    assert_eq!(net.full_refreshes(), 1);
 }
 
 /// Which resource bounds a run: a client line slower than its share of the NIC is saturated

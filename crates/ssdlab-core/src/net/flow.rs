@@ -11,12 +11,10 @@
 //! set, so a completion never lands in the past; the sliver a flow would move in that last
 //! part of a nanosecond is not sent (a completing flow moves exactly its bytes).
 
-use std::collections::BTreeMap;
-
 use crate::engine::{Time, NS_PER_S};
 use crate::error::ConfigError;
 
-use super::maxmin::max_min_rates;
+use super::maxmin::{max_min_rates, LEVEL_TOLERANCE};
 
 /// A resource's index in its [`FlowNet`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -29,6 +27,16 @@ pub struct FlowId(pub u64);
 /// A share of load at or above this part of its capacity counts a resource as saturated
 /// (floating-point sums of the flows' rates).
 const SATURATED: f64 = 1.0 - 1e-9;
+
+/// The shortcut of [`FlowNet::refresh`] holds when every shared resource's load stays under
+/// this part of its capacity: far enough under that progressive filling never finds it the
+/// tightest, whatever the rounding of its sums (a thousand times [`LEVEL_TOLERANCE`]'s margin
+/// and a thousand times the error of a sum of a million rates).
+const UNSATURATED: f64 = 1.0 - 2e-9;
+
+/// Distinct own-bottleneck rates the shortcut keeps apart; with more, it recomputes in full
+/// (assumed: a server's clients come in a few classes, so a handful of values).
+const MAX_LEVELS: usize = 16;
 
 /// The rate a TCP flow's window allows: at most a window of bytes per round trip
 /// (min(rwnd, cwnd) / RTT), bytes per second. A zero RTT means no limit.
@@ -45,12 +53,15 @@ struct Resource {
     capacity: f64,
     /// Sum of the rates of the flows crossing it, as last computed.
     load: f64,
+    /// Flows crossing it.
+    users: u32,
     carried: f64,
     saturated_ns: Time,
 }
 
 #[derive(Clone, Debug)]
 struct Flow {
+    id: FlowId,
     path: Vec<usize>,
     bytes: u64,
     left: f64,
@@ -77,11 +88,19 @@ pub struct ResourceUsage {
 #[derive(Clone, Debug, Default)]
 pub struct FlowNet {
     resources: Vec<Resource>,
-    flows: BTreeMap<FlowId, Flow>,
+    /// Active flows in id order (ids only grow, so a new flow goes last): every per-flow sum
+    /// runs in this order, the order of the floating-point results.
+    flows: Vec<Flow>,
     now: Time,
     next_id: u64,
     /// The flow set or a capacity changed since rates were last computed.
     dirty: bool,
+    /// The earliest completion of the active flows, as of the last refresh.
+    earliest: Option<Time>,
+    /// Refreshes that ran progressive filling in full (the rest took the shortcut).
+    full_refreshes: u64,
+    /// The shortcut's distinct rates (reused, not allocated per refresh).
+    levels: Vec<f64>,
     delivered: f64,
     completed_bytes: u128,
 }
@@ -99,7 +118,7 @@ impl FlowNet {
     /// A resource of `bytes_per_s` (a NIC link's goodput, a client's line, a disk-side cap).
     pub fn add_resource(&mut self, name: &str, bytes_per_s: f64) -> Result<ResourceId, ConfigError> {
         check_capacity(name, bytes_per_s)?;
-        self.resources.push(Resource { name: name.to_string(), capacity: bytes_per_s, load: 0.0, carried: 0.0, saturated_ns: 0 });
+        self.resources.push(Resource { name: name.to_string(), capacity: bytes_per_s, load: 0.0, users: 0, carried: 0.0, saturated_ns: 0 });
         Ok(ResourceId(self.resources.len() - 1))
     }
 
@@ -134,18 +153,29 @@ impl FlowNet {
         if path.is_empty() && cap.is_infinite() {
             return Err(ConfigError::new("flow.cap", "a flow that crosses no resource needs a finite cap".into()));
         }
+        for &r in &path {
+            self.resources[r].users += 1;
+        }
         let id = FlowId(self.next_id);
         self.next_id += 1;
-        self.flows.insert(id, Flow { path, bytes, left: bytes as f64, cap, rate: 0.0, done_at: self.now });
+        self.flows.push(Flow { id, path, bytes, left: bytes as f64, cap, rate: 0.0, done_at: self.now });
         self.dirty = true;
         Ok(id)
     }
 
     /// Stop a flow now (an aborted transfer); its bytes left, if it was active.
     pub fn remove_flow(&mut self, id: FlowId) -> Option<f64> {
-        let f = self.flows.remove(&id)?;
+        let i = self.position(id)?;
+        let f = self.flows.remove(i);
+        for &r in &f.path {
+            self.resources[r].users -= 1;
+        }
         self.dirty = true;
         Some(f.left)
+    }
+
+    fn position(&self, id: FlowId) -> Option<usize> {
+        self.flows.binary_search_by_key(&id, |f| f.id).ok()
     }
 
     /// Flows under way.
@@ -156,30 +186,39 @@ impl FlowNet {
     /// A flow's current rate, bytes per second.
     pub fn rate(&mut self, id: FlowId) -> Option<f64> {
         self.refresh();
-        self.flows.get(&id).map(|f| f.rate)
+        self.position(id).map(|i| self.flows[i].rate)
     }
 
     /// A flow's bytes still to move, as of now.
     pub fn bytes_left(&self, id: FlowId) -> Option<f64> {
-        self.flows.get(&id).map(|f| f.left)
+        self.position(id).map(|i| self.flows[i].left)
     }
 
     /// Active flows' ids, paths (resource indices), caps and current rates, in id order.
     pub fn snapshot(&mut self) -> Vec<(FlowId, Vec<usize>, f64, f64)> {
         self.refresh();
-        self.flows.iter().map(|(&id, f)| (id, f.path.clone(), f.cap, f.rate)).collect()
+        self.flows.iter().map(|f| (f.id, f.path.clone(), f.cap, f.rate)).collect()
+    }
+
+    /// The active flows' rates as progressive filling from scratch gives them
+    /// ([`max_min_rates`]), in id order: the reference the rates in use must equal.
+    pub fn reference_rates(&self) -> Vec<f64> {
+        let capacity: Vec<f64> = self.resources.iter().map(|r| r.capacity).collect();
+        let paths: Vec<&[usize]> = self.flows.iter().map(|f| f.path.as_slice()).collect();
+        let caps: Vec<f64> = self.flows.iter().map(|f| f.cap).collect();
+        max_min_rates(&capacity, &paths, &caps)
+    }
+
+    /// How many rate computations ran progressive filling in full so far (the others found
+    /// every flow at its own bottleneck; see [`FlowNet::refresh`]).
+    pub fn full_refreshes(&self) -> u64 {
+        self.full_refreshes
     }
 
     /// When the next active flow completes, if any.
     pub fn next_completion(&mut self) -> Option<Time> {
         self.refresh();
-        self.earliest()
-    }
-
-    /// The earliest completion time of the active flows (a scan: with rates recomputed at
-    /// every change, keeping them ordered would cost more than finding the least).
-    fn earliest(&self) -> Option<Time> {
-        self.flows.values().map(|f| f.done_at).min()
+        self.earliest
     }
 
     /// Move the clock to `t` (not before now), completing every flow due by then in time
@@ -188,24 +227,33 @@ impl FlowNet {
         debug_assert!(t >= self.now, "the flow network's clock goes back from {} to {t}", self.now);
         let t = t.max(self.now);
         let mut done = Vec::new();
-        let mut due = Vec::new();
         loop {
             self.refresh();
-            let Some(at) = self.earliest() else { break };
+            let Some(at) = self.earliest else { break };
             if at > t {
                 break;
             }
             self.integrate(at);
-            // Ties complete in id order (the map's).
-            due.clear();
-            due.extend(self.flows.iter().filter(|(_, f)| f.done_at == at).map(|(&id, _)| id));
-            for &id in &due {
-                let f = self.flows.remove(&id).expect("a due flow is active");
-                // The rounding up of its completion leaves at most a sliver: it moves now.
-                self.credit(&f.path, f.left);
-                self.completed_bytes += f.bytes as u128;
-                done.push(id);
+            // Ties complete in id order (the flows' order); the rest keep theirs.
+            let mut kept = 0;
+            for i in 0..self.flows.len() {
+                if self.flows[i].done_at == at {
+                    let f = &self.flows[i];
+                    // The rounding up of its completion leaves at most a sliver: it moves now.
+                    for &r in &f.path {
+                        let res = &mut self.resources[r];
+                        res.carried += f.left;
+                        res.users -= 1;
+                    }
+                    self.delivered += f.left;
+                    self.completed_bytes += f.bytes as u128;
+                    done.push(f.id);
+                } else {
+                    self.flows.swap(kept, i);
+                    kept += 1;
+                }
             }
+            self.flows.truncate(kept);
             self.dirty = true;
         }
         self.integrate(t);
@@ -245,13 +293,6 @@ impl FlowNet {
         Some(best.1.clone())
     }
 
-    fn credit(&mut self, path: &[usize], bytes: f64) {
-        for &r in path {
-            self.resources[r].carried += bytes;
-        }
-        self.delivered += bytes;
-    }
-
     /// Move every flow on at its rate from now to `to`.
     fn integrate(&mut self, to: Time) {
         if to <= self.now {
@@ -261,7 +302,7 @@ impl FlowNet {
         let dt = dt_ns as f64 / NS_PER_S as f64;
         let resources = &mut self.resources;
         let mut delivered = 0.0;
-        for f in self.flows.values_mut() {
+        for f in &mut self.flows {
             let moved = (f.rate * dt).min(f.left);
             f.left -= moved;
             for &r in &f.path {
@@ -278,26 +319,66 @@ impl FlowNet {
         self.now = to;
     }
 
-    /// Recompute the rates and completion times if the flows or capacities changed.
+    /// Recompute the rates, loads and completion times if the flows or capacities changed.
+    ///
+    /// The shortcut, exact: give each flow its own bottleneck's rate (the least of its cap and
+    /// the capacities of the resources it alone crosses). When every resource two or more
+    /// flows share stays clearly under its capacity at those rates, and no two distinct such
+    /// rates are within progressive filling's tolerance of each other, progressive filling
+    /// fixes every flow at exactly that rate (each round's level is the least rate left, the
+    /// shared resources are never the tightest), and the loads are the same sums in the same
+    /// order: the result is [`max_min_rates`]'s bit for bit. Otherwise it runs in full.
     fn refresh(&mut self) {
         if !self.dirty {
             return;
         }
         self.dirty = false;
-        let capacity: Vec<f64> = self.resources.iter().map(|r| r.capacity).collect();
-        let paths: Vec<&[usize]> = self.flows.values().map(|f| f.path.as_slice()).collect();
-        let caps: Vec<f64> = self.flows.values().map(|f| f.cap).collect();
-        let rates = max_min_rates(&capacity, &paths, &caps);
         for r in &mut self.resources {
             r.load = 0.0;
         }
-        for (f, rate) in self.flows.values_mut().zip(rates) {
-            f.rate = rate;
+        self.levels.clear();
+        let mut fits = true;
+        for f in &mut self.flows {
+            let mut own = f.cap;
             for &r in &f.path {
-                self.resources[r].load += rate;
+                let res = &self.resources[r];
+                if res.users == 1 {
+                    own = own.min(res.capacity);
+                }
             }
-            f.done_at = self.now.saturating_add(ns_to_move(f.left, rate));
+            f.rate = own;
+            for &r in &f.path {
+                self.resources[r].load += own;
+            }
+            if fits && !self.levels.contains(&own) {
+                fits = self.levels.len() < MAX_LEVELS;
+                self.levels.push(own);
+            }
         }
+        fits = fits && self.resources.iter().all(|r| r.users < 2 || r.load <= r.capacity * UNSATURATED);
+        if fits {
+            self.levels.sort_unstable_by(f64::total_cmp);
+            fits = self.levels.iter().all(|l| l.is_finite()) && self.levels.windows(2).all(|w| w[1] > w[0] * (1.0 + 4.0 * LEVEL_TOLERANCE));
+        }
+        if !fits {
+            self.full_refreshes += 1;
+            let rates = self.reference_rates();
+            for r in &mut self.resources {
+                r.load = 0.0;
+            }
+            for (f, rate) in self.flows.iter_mut().zip(rates) {
+                f.rate = rate;
+                for &r in &f.path {
+                    self.resources[r].load += rate;
+                }
+            }
+        }
+        let mut earliest = None;
+        for f in &mut self.flows {
+            f.done_at = self.now.saturating_add(ns_to_move(f.left, f.rate));
+            earliest = Some(earliest.map_or(f.done_at, |e: Time| e.min(f.done_at)));
+        }
+        self.earliest = earliest;
     }
 }
 

@@ -254,6 +254,9 @@ pub struct PageCache {
     bw: Bandwidth,
     last_periodic: Time,
     scratch: Vec<u64>,
+    /// The records the read in progress added (marked FRESH, which reclaim skips): their flag
+    /// is cleared at the read's end without looking each page up again.
+    fresh: Vec<u32>,
 }
 
 fn centis(now: Time) -> u32 {
@@ -297,6 +300,7 @@ impl PageCache {
             bw: Bandwidth::new(cfg.initial_write_bw_pages),
             last_periodic: 0,
             scratch: Vec::new(),
+            fresh: Vec::new(),
             cfg,
         })
     }
@@ -408,6 +412,7 @@ impl PageCache {
         let end = pages.end.min(eof);
         let added_before = self.stats.added;
         let mut wake = false;
+        self.fresh.clear();
         let mut idx = start;
         while idx < end {
             let mut found = self.table.find(file, idx);
@@ -430,13 +435,16 @@ impl PageCache {
             } else {
                 sum.hits += 1;
             }
+            // The page's record, unless the window the marker starts reclaimed it.
+            let mut here = Some(s);
             if flags & READAHEAD != 0 {
                 self.table.slot_mut(s).flags &= !READAHEAD;
                 self.ondemand(now, file, ra, idx, end - idx, eof, true, plan, &mut wake);
+                here = self.table.find(file, idx);
             }
             // The first page is not counted again when the previous read ended in it.
             if !(idx == start && ra.prev_index == Some(idx)) {
-                if let Some(s) = self.table.find(file, idx) {
+                if let Some(s) = here {
                     self.mark_accessed(s);
                 }
             }
@@ -445,12 +453,8 @@ impl PageCache {
         if idx > start {
             ra.prev_index = Some(idx - 1);
         }
-        for r in &plan.runs {
-            for i in r.run.start..r.run.end() {
-                if let Some(s) = self.table.find(file, i) {
-                    self.table.slot_mut(s).flags &= !FRESH;
-                }
-            }
+        for &s in &self.fresh {
+            self.table.slot_mut(s).flags &= !FRESH;
         }
         let added = self.stats.added - added_before;
         sum.readahead = added.saturating_sub(sum.misses);
@@ -543,6 +547,7 @@ impl PageCache {
             let Some(s) = self.add_page(now, file, idx, CLEAN, false, &mut plan.evicted, wake) else {
                 break;
             };
+            self.fresh.push(s);
             let slot = self.table.slot_mut(s);
             slot.flags |= FRESH;
             if marker == Some(idx) {
