@@ -134,5 +134,6 @@ def fio_json(result: RunResult, plus: bool = False) -> dict[str, Any]:
     }
     if result.global_options:
         out["global options"] = result.global_options
-    out.update({"jobs": jobs, "disk_util": disk_util, "ssdlab": ssdlab})
+    # fio writes "disk_util" only when its jobs opened a disk (a null-engine run opens none).
+    out.update({"jobs": jobs, **({"disk_util": disk_util} if disk_util else {}), "ssdlab": ssdlab})
     return finite(out)

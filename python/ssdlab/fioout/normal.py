@@ -254,9 +254,9 @@ def format_fio_normal(r: RunResult) -> str:
     for gid in sorted(groups):
         out.append("")
         out.extend(_group_lines(groups[gid]))
-    out.append("")
-    out.append("Disk stats (read/write):")
-    out.extend(_disk_lines(r))
+    disks = _disk_lines(r)
+    if disks:  # fio's show_disk_util prints nothing without a disk (the null engine opens none)
+        out += ["", "Disk stats (read/write):", *disks]
     return "\n".join(out) + "\n"
 
 
