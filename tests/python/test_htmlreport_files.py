@@ -13,45 +13,10 @@ import pytest
 
 from ssdlab.filerun import FileRun
 
-SERVER = """\
-name = "downloads"
-filesystem = { type = "ext3", size = "4g" }
-runtime = "3s"
+from file_scenarios import SERVER as SERVER_5S
 
-[[fileset]]
-name = "catalogue"
-entries = 20
-size = "32m"
-prealloc = 1.0
-
-[network]
-nic = { links = 2, rate = "1g", mode = "802.3ad", xmit_hash_policy = "layer3+4" }
-
-[[network.clients]]
-name = "adsl"
-count = 6
-line = "600k"
-rtt = "30ms"
-
-[[network.clients]]
-name = "fibre"
-count = 3
-line = "60m"
-rtt = "10ms"
-window = "64k"
-
-[[thread]]
-name = "adsl"
-instances = 6
-client = "adsl"
-ops = [ { op = "open", set = "catalogue", pick = { zipf = 0.8 } }, { op = "send_whole", io = "64k" }, { op = "close" } ]
-
-[[thread]]
-name = "fibre"
-instances = 3
-client = "fibre"
-ops = [ { op = "open", set = "catalogue", pick = { zipf = 0.8 } }, { op = "send_whole", io = "64k" }, { op = "close" } ]
-"""
+# The download server of test_server, cut to 3 s.
+SERVER = SERVER_5S.replace('runtime = "5s"', 'runtime = "3s"')
 
 READERS = """\
 name = "readers"
