@@ -159,12 +159,15 @@ def scenario(name: str, entries: int, size_mb: tuple[int, int], s: float, nic: s
 
 def run_server(tier: Tier, work: FileWork, seed: int) -> ServerRun:
     from .api import build, execute
+    from .config.profile import HddProfile, load_profile
     from .serverreport import bound
     from .system import raid
 
+    # Flash drives in service hold data (reads of never-written units cost no flash): filled
+    # first, as item 7's server was; disks need no such state.
+    flash = not isinstance(load_profile(tier.profile)[0], HddProfile)
     spec = build(None, system=raid(tier.profile, 0, tier.drives, chunk=tier.chunk), host=tier.host, files=work,
-                 scheduler=tier.scheduler, seed=seed,
-                 precondition="sequential" if "ssd" in tier.profile or "x25" in tier.profile else None)
+                 scheduler=tier.scheduler, seed=seed, precondition="sequential" if flash else None)
     core = execute(spec).core
     net = core["network"]
     b = bound(core)
@@ -175,10 +178,9 @@ def run_server(tier: Tier, work: FileWork, seed: int) -> ServerRun:
 def capacity(site: Site, tier: Tier, entries: int, seed: int = 0) -> ServerRun:
     """One server of ``tier`` under more demand than its NIC carries: the site's client mix
     scaled to 1.5 times the NIC's line rate, asking for the server's files by the law."""
-    from .serversize import _RATES, parse_nic
+    from .serversize import parse_nic
 
-    nic = parse_nic(tier.nic)
-    line = nic.ports * _RATES[nic.rate] / 8
+    line = parse_nic(tier.nic).bits_per_s / 8
     demand = sum(c.count * c.demand for c in site.clients)
     factor = 1.5 * line / demand
     groups = [(c.name, c, max(1, round(c.count * factor)), None) for c in site.clients]

@@ -29,6 +29,11 @@ class Nic:
     def name(self) -> str:
         return f"{self.ports}x{self.rate}"
 
+    @property
+    def bits_per_s(self) -> int:
+        """The ports' line rates together."""
+        return self.ports * _RATES[self.rate]
+
 
 def parse_nic(text: str) -> Nic:
     """``2x1g``: two 1 GbE ports (bonded, 802.3ad); ``1x10g``: one 10 GbE port."""

@@ -134,10 +134,23 @@ def load_site(path: Path) -> tuple[str, Site]:
             raise fail((name, "toe"), f"{toe!r}: expected true or false")
         chunk = t.get("chunk", "64k")
         size(chunk, (name, "chunk"))
-        tier_ = Tier(servers=servers, profile=text_of(t.get("profile"), (name, "profile")),
+        from .config.profile import host_names, profile_names
+
+        profile = text_of(t.get("profile"), (name, "profile"))
+        # A built-in name, or a profile file beside the site file.
+        if profile not in profile_names():
+            if not (path.parent / profile).is_file():
+                raise fail((name, "profile"), f"{profile!r}: no such drive profile (built-in: {', '.join(profile_names())})")
+            profile = str(path.parent / profile)
+        host = text_of(t.get("host", "server-2008"), (name, "host"))
+        if host not in host_names():
+            if not (path.parent / host).is_file():
+                raise fail((name, "host"), f"{host!r}: no such host profile (built-in: {', '.join(host_names())})")
+            host = str(path.parent / host)
+        tier_ = Tier(servers=servers, profile=profile,
                      drives=whole(t.get("drives", 1), (name, "drives"), 1), nic=str(nic), toe=toe,
                      scheduler=text_of(t.get("scheduler", "noop"), (name, "scheduler")),
-                     host=text_of(t.get("host", "server-2008"), (name, "host")), chunk=str(chunk), failed=failed)
+                     host=host, chunk=str(chunk), failed=failed)
         holds = whole(t.get("holds"), (name, "holds"), 1) if name == "cache" else 0
         if holds > files:
             raise fail((name, "holds"), f"{holds}: more than the catalogue's {files} files")

@@ -149,6 +149,8 @@ def test_a_site_file_describes_the_tiers_and_the_clients(tmp_path) -> None:
     (('size = { min = "10m", max = "50m" }', 'size = { min = "50m", max = "10m" }'), 6, "catalogue.size: min and max"),
     (('rtt = "10ms"', 'rtt = "fast"'), 33, "clients.1.rtt: 'fast': expected a time"),
     (('scheduler = "cfq"', 'scheduler = "cfq"\nholds = 3'), 22, "files.holds: unknown key"),
+    (('profile = "samsung-850-pro"', 'profile = "no-such-drive"'), 12, "cache.profile: 'no-such-drive': no such drive profile"),
+    (('scheduler = "cfq"', 'scheduler = "cfq"\nhost = "nowhere"'), 22, "files.host: 'nowhere': no such host profile"),
 ])
 def test_a_bad_site_file_is_one_line_naming_file_line_and_key(tmp_path, change, line, expected) -> None:
     from ssdlab.sitefile import SiteFileError, load_site
