@@ -570,6 +570,8 @@ class Progress:
     fill: float | None
     passes_done: float | None
     passes: float | None
+    #: The drive's preconditioned state was read from the state cache, not written.
+    restored: bool | None = None
 
     @property
     def simulated_ns(self) -> int:
@@ -596,11 +598,15 @@ def observe(callback: ProgressCallback) -> Iterator[ProgressCallback]:
         _observer.reset(token)
 
 
-def execute(spec: RunSpec, *, progress: ProgressCallback | None = None) -> RunResult:
+def execute(spec: RunSpec, *, progress: ProgressCallback | None = None,
+            state_cache: str | os.PathLike[str] | None = None) -> RunResult:
     """Run the simulation a :class:`RunSpec` describes (the GIL is released meanwhile).
     ``progress`` (default: the one set by :func:`observe`, if any) is called with the run's
-    :class:`Progress`. Ctrl-C stops the run within about 100 ms (KeyboardInterrupt). The
-    result is the same with or without an observer."""
+    :class:`Progress`. Ctrl-C stops the run within about 100 ms (KeyboardInterrupt).
+    ``state_cache``: a directory (``ssdlab.cachedir.state_cache_dir()`` is the command
+    line's) where drives preconditioned with random overwrites are kept, and read back by
+    the next run of the same drive description, preconditioning and seed instead of being
+    preconditioned again. The result is the same with or without an observer or a cache."""
     from . import _core
 
     callback = progress if progress is not None else _observer.get()
@@ -619,7 +625,7 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None) -> RunRe
     def simulate(core_in: dict[str, Any]) -> dict[str, Any]:
         text = json.dumps(core_in)
         try:
-            raw = _core.run_json(text, tell)
+            raw = _core.run_json(text, tell, None if state_cache is None else os.fspath(state_cache))
         except ValueError as e:
             if failed and e is failed[-1]:
                 raise
@@ -706,6 +712,7 @@ def run(
     host_set: Mapping[str, str] | None = None,
     memory_limit: str | int | None = None,
     progress: ProgressCallback | None = None,
+    state_cache: str | os.PathLike[str] | None = None,
 ) -> RunResult:
     """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``system`` (a
     system TOML file) or, without one, on ``profile`` alone.
@@ -722,9 +729,9 @@ def run(
     set every drive's I/O scheduler and its tunables, as sysfs names them. ``memory_limit``
     (e.g. ``"16GiB"``, ``"90%"``, ``"none"``) replaces the default limit on the memory the
     run may need (see :func:`build`). ``progress`` is called with the run's :class:`Progress`
-    (see :func:`execute`).
+    and ``state_cache`` keeps preconditioned drives (see :func:`execute`).
     """
     return execute(build(job, profile=profile, system=system, host=host, seed=seed, overrides=overrides,
                          env=env, interval=interval, precondition=precondition, scale=scale,
                          profile_set=profile_set, scheduler=scheduler, host_set=host_set,
-                         memory_limit=memory_limit), progress=progress)
+                         memory_limit=memory_limit), progress=progress, state_cache=state_cache)

@@ -100,6 +100,8 @@ def describe(p: api.Progress, wall_s: float | None = None) -> str:
     """One line on ``p``: the preconditioning's fill and passes, or the run's simulated time,
     requests, bytes and rates (``wall_s``: wall-clock seconds the phase has taken)."""
     if p.phase == "precondition":
+        if p.restored:
+            return "read back from the state cache"
         if p.fill is not None and p.fill < 1:
             return f"fill {100 * p.fill:.0f} %"
         if p.passes:
@@ -143,10 +145,11 @@ def _preconditioned(node: Any, out: list[tuple[str, dict, dict]]) -> None:
             _preconditioned(value, out)
 
 
-def precondition_estimate(spec: api.RunSpec) -> str | None:
+def precondition_estimate(spec: api.RunSpec, cached: bool = False) -> str | None:
     """One line on what preconditioning will cost before the run's jobs start: its drives,
     their size and about how much CPU time (from the rates measured above); None when no
-    drive is preconditioned."""
+    drive is preconditioned. ``cached``: the run keeps random preconditionings in the state
+    cache, and says so."""
     drives: list[tuple[str, dict, dict]] = []
     _preconditioned(spec.core.get("targets", []), drives)
     if not drives:
@@ -168,7 +171,10 @@ def precondition_estimate(spec: api.RunSpec) -> str | None:
         cost = f"about {seconds:.0f} s"
     else:
         cost = f"about {seconds / 60:.0f} min"
-    return f"preconditioning {names} ({total}, {', '.join(kinds)}): {cost} of CPU time before the jobs start"
+    line = f"preconditioning {names} ({total}, {', '.join(kinds)}): {cost} of CPU time before the jobs start"
+    if cached and any(k.startswith("random") for k in kinds):
+        line += " (none if the state cache holds it from an earlier run; else it is kept there)"
+    return line
 
 
 class TimeLeft:
@@ -224,6 +230,9 @@ class TerminalProgress:
             self._bar.start()
             self._started = True
         key = (p.run, p.phase, p.device)
+        if p.restored and key != self._key:
+            self._console.print(f"ssdlab: precondition {p.device}: read back from the state cache "
+                                "(--no-cache preconditions it again)")
         if key != self._key:
             if self._task is not None:
                 self._bar.remove_task(self._task)
@@ -238,10 +247,10 @@ class TerminalProgress:
         self._bar.update(self._task, completed=p.fraction or 0.0, detail=describe(p, wall),
                          left=_left(self._time_left.update(p.fraction, wall)))
 
-    def announce(self, spec: api.RunSpec) -> None:
+    def announce(self, spec: api.RunSpec, cached: bool = False) -> None:
         """Before ``spec`` runs: a line on what preconditioning its drives will cost, if any
-        (a long silent wait otherwise surprises)."""
-        line = precondition_estimate(spec)
+        (a long silent wait otherwise surprises); ``cached``: the run uses the state cache."""
+        line = precondition_estimate(spec, cached)
         if line is not None:
             self._console.print(f"ssdlab: {line}")
 

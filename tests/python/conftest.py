@@ -1,16 +1,26 @@
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+# The tests (and the commands they start) keep their caches (sustained-write summaries,
+# preconditioned drive states) apart from the user's, and leave none behind.
+_CACHE_HOME = tempfile.mkdtemp(prefix="ssdlab-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_CACHE_HOME, ignore_errors=True)
+
 
 def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The ``ssdlab`` command in a fresh process, as a user runs it."""
-    import os
-
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "ssdlab", *args], capture_output=True, text=True,

@@ -56,6 +56,8 @@ pub struct PreconditionProgress {
     /// Random overwrite passes done, and planned (0 for a sequential preconditioning).
     pub passes_done: f64,
     pub passes: f64,
+    /// The drive's state was read back from a [`crate::device::ssd::StateCache`], not written.
+    pub restored: bool,
 }
 
 /// A snapshot of the run, as the observer sees it.

@@ -12,7 +12,7 @@ use crate::device::hdd::HddConfig;
 use crate::device::inplace::InPlaceConfig;
 use crate::device::ssd::ftl::Ftl;
 use crate::device::ssd::precondition::tell_filled;
-use crate::device::ssd::{Precondition, SsdConfig};
+use crate::device::ssd::{Precondition, SsdConfig, StateCache};
 use crate::device::{AnyDrive, BlockDevice, DeviceCtx, Drive, DriveConfig, DriveEvent, Wrap};
 use crate::engine::rng::derive_seed;
 use crate::engine::Time;
@@ -176,19 +176,27 @@ struct SequentialFills {
 }
 
 impl SequentialFills {
-    fn build(&mut self, cfg: &DriveConfig, seed: u64, pre: Precondition, watch: &mut Watch, name: &str) -> Result<AnyDrive, SimError> {
-        let DriveConfig::NandSsd(c) = cfg else { return AnyDrive::build_watched(cfg, seed, pre, watch, name) };
+    fn build(
+        &mut self,
+        cfg: &DriveConfig,
+        seed: u64,
+        pre: Precondition,
+        watch: &mut Watch,
+        name: &str,
+        states: Option<&StateCache>,
+    ) -> Result<AnyDrive, SimError> {
+        let DriveConfig::NandSsd(c) = cfg else { return AnyDrive::build_watched(cfg, seed, pre, watch, name, states) };
         if pre != Precondition::Sequential {
-            return AnyDrive::build_watched(cfg, seed, pre, watch, name);
+            return AnyDrive::build_watched(cfg, seed, pre, watch, name, states);
         }
         if let Some((_, ftl)) = self.done.iter().find(|(done, _)| done == c) {
-            let mut drive = AnyDrive::build_watched(cfg, seed, Precondition::None, watch, name)?;
+            let mut drive = AnyDrive::build_watched(cfg, seed, Precondition::None, watch, name, None)?;
             let AnyDrive::NandSsd(ssd) = &mut drive else { unreachable!("built from an SSD description") };
             *ssd.ftl_mut() = ftl.clone();
             tell_filled(watch, name)?;
             return Ok(drive);
         }
-        let drive = AnyDrive::build_watched(cfg, seed, pre, watch, name)?;
+        let drive = AnyDrive::build_watched(cfg, seed, pre, watch, name, states)?;
         let AnyDrive::NandSsd(ssd) = &drive else { unreachable!("built from an SSD description") };
         self.done.push((c.clone(), ssd.ftl().clone()));
         Ok(drive)
@@ -198,14 +206,15 @@ impl SequentialFills {
 impl AnyTarget {
     /// Build a target; `pre` applies to a drive (an array's members carry their own).
     pub fn build(cfg: &DeviceConfig, seed: u64, pre: Precondition, hz: u32) -> Result<AnyTarget, ConfigError> {
-        AnyTarget::build_watched(cfg, seed, pre, hz, &mut Watch::off(), "").map_err(|e| match e {
+        AnyTarget::build_watched(cfg, seed, pre, hz, &mut Watch::off(), "", None).map_err(|e| match e {
             SimError::Device(e) => e,
             e => unreachable!("only a configuration error can stop an unwatched build: {e}"),
         })
     }
 
     /// [`AnyTarget::build`], telling `watch` how the preconditioning of its drives goes
-    /// (the target is called `name`).
+    /// (the target is called `name`); their preconditioned states come from `states`, or
+    /// are kept there, where they can be.
     pub fn build_watched(
         cfg: &DeviceConfig,
         seed: u64,
@@ -213,6 +222,7 @@ impl AnyTarget {
         hz: u32,
         watch: &mut Watch,
         name: &str,
+        states: Option<&StateCache>,
     ) -> Result<AnyTarget, SimError> {
         match cfg {
             DeviceConfig::Array(a) => {
@@ -224,7 +234,7 @@ impl AnyTarget {
                 }
                 let mut filled = SequentialFills::default();
                 let array = build_array_watched(a, seed, hz, |member, c, s, p| {
-                    filled.build(c, s, p, watch, &format!("{name}/{member}"))
+                    filled.build(c, s, p, watch, &format!("{name}/{member}"), states)
                 })?;
                 Ok(AnyTarget::Array(Box::new(array)))
             }
@@ -237,12 +247,12 @@ impl AnyTarget {
                 }
                 r.validate().map_err(SimError::Device)?;
                 let m = &r.member;
-                let drive = AnyDrive::build_watched(&m.device, derive_seed(seed, "member", 0), m.precondition, watch, &format!("{name}/{}", m.name))?;
+                let drive = AnyDrive::build_watched(&m.device, derive_seed(seed, "member", 0), m.precondition, watch, &format!("{name}/{}", m.name), states)?;
                 Ok(AnyTarget::Remap(Box::new(Remap::new(r, drive, hz))))
             }
             drive => {
                 let drive = drive.drive().expect("every other kind is a drive");
-                Ok(AnyTarget::Drive(AnyDrive::build_watched(&drive, seed, pre, watch, name)?))
+                Ok(AnyTarget::Drive(AnyDrive::build_watched(&drive, seed, pre, watch, name, states)?))
             }
         }
     }

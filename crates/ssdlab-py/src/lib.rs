@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdlab_core::progress::{Flow, Progress};
 use ssdlab_core::workload::trace::{summarize, TimeUnit, TraceFormat, TraceOptions, UnknownTraceFormat};
+use ssdlab_core::device::ssd::StateCache;
 use ssdlab_core::SimError;
 
 /// Run one simulation. `spec_json` is a serialised SimSpec; returns a serialised SimResult.
@@ -15,9 +16,13 @@ use ssdlab_core::SimError;
 /// ends) and call `progress` with a dict of the run's progress (see
 /// `ssdlab_core::progress::Progress`). An exception raised by either ends the run and is
 /// raised from this call.
+///
+/// `state_cache`: a directory where drives' preconditioned states are read from, and kept
+/// (see `ssdlab_core::device::ssd::StateCache`); the result is the same with or without it.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None))]
-fn run_json(py: Python<'_>, spec_json: String, progress: Option<PyObject>) -> PyResult<String> {
+#[pyo3(signature = (spec_json, progress=None, state_cache=None))]
+fn run_json(py: Python<'_>, spec_json: String, progress: Option<PyObject>, state_cache: Option<String>) -> PyResult<String> {
+    let states = state_cache.map(StateCache::new);
     let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut observer = |p: &Progress| {
@@ -35,7 +40,7 @@ fn run_json(py: Python<'_>, spec_json: String, progress: Option<PyObject>) -> Py
                 }
             })
         };
-        ssdlab_core::sim::run_json_observed(&spec_json, &mut observer)
+        ssdlab_core::sim::run_json_kept(&spec_json, &mut observer, states.as_ref())
     });
     match result {
         Ok(text) => Ok(text),
@@ -63,6 +68,7 @@ fn progress_dict<'py>(py: Python<'py>, p: &Progress) -> PyResult<Bound<'py, PyDi
     d.set_item("fill", pre.map(|c| c.fill))?;
     d.set_item("passes_done", pre.map(|c| c.passes_done))?;
     d.set_item("passes", pre.map(|c| c.passes))?;
+    d.set_item("restored", pre.map(|c| c.restored))?;
     Ok(d)
 }
 

@@ -43,6 +43,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from ..api import run
+from ..cachedir import cache_dir
 from ..config import load_host, load_profile
 from ..config.profile import profile_text
 from ..units import parse_size, parse_time_ns
@@ -407,12 +408,6 @@ def _cached(key: str) -> dict[str, Any] | None:
         return dict(SUMMARY.validate_json(_entry_path(key).read_bytes()))
     except (OSError, ValidationError):
         return None
-
-
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/ssdlab``, else ``~/.cache/ssdlab``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ssdlab"
 
 
 def _core_stamp() -> str:

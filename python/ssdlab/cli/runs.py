@@ -12,6 +12,7 @@ from typing import Annotated, Callable, Optional
 import typer
 
 from .. import api
+from ..cachedir import state_cache_dir
 from ..jsonout import dumps
 from ..system import raid as raid_system
 from ..units import UnitError
@@ -46,9 +47,11 @@ def run(
     memory_limit: MemoryLimit = None,
     power_cut: Annotated[Optional[str], typer.Option("--power-cut", help="the power fails this long after the start, e.g. 2s: the run ends there and the report says what each device held only in volatile memory (acknowledged writes lost, and those a cache flush had covered)")] = None,
     fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); over a system file's filesystem it replaces the type and keeps the mkfs and mount options; a file workload's default is the system file's, else the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="precondition every drive again: neither read nor keep preconditioned states (random:N drives are kept in $XDG_CACHE_HOME/ssdlab/states, so the next run of the same drive, preconditioning and seed starts at once)")] = False,
 ) -> None:
     """Run a fio job file on a simulated device and report as fio and iostat would; or a file
     workload (a scenario .toml or a filebench .f file) on a file system there."""
+    states = None if no_cache else state_cache_dir()
     check_seed(seed)
     work_path = _file_workload(job[0]) if job and len(job) == 1 else None
     if work_path is not None:
@@ -68,7 +71,8 @@ def run(
         return _run_files(work_path, fs, profile=profile, target=target, host=host, seed=seed,
                           output_format=output_format, interval=interval, precondition=precondition,
                           scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
-                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), power_cut=power_cut)
+                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), power_cut=power_cut,
+                          states=states)
     if fs is not None and fs not in ("ext3", "ext4"):
         fail(f"--fs {fs}: expected ext3 or ext4")
     jobs = [j if j == "-" else Path(j) for j in job or []]
@@ -96,7 +100,7 @@ def run(
                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
                          memory_limit=memory_limit, filesystem=fs, power_cut=power_cut)
 
-    result = _simulate(spec, check=_check_logs)
+    result = _simulate(spec, check=_check_logs, states=states)
     _write_logs(result)
     _emit(result, output_format, output)
 
@@ -122,7 +126,7 @@ def _file_workload(arg: str) -> Path | str | None:
 
 
 def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, seed, output_format, interval, precondition,
-               scheduler, output, scale, memory_limit, host_set, power_cut=None) -> None:
+               scheduler, output, scale, memory_limit, host_set, power_cut=None, states=None) -> None:
     """A file workload: its threads on a file system made on the first device (a drive, or
     the --raid array)."""
     from .. import filereport
@@ -150,7 +154,7 @@ def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, se
                          profile_set=profile_set, host_set=host_set, files=work, filesystem=filesystem,
                          power_cut=power_cut)
 
-    result = _simulate(spec)
+    result = _simulate(spec, states=states)
     for w in result.warnings:
         warn(w)
     targets = [f"{t.name} ({t.profile})" for t in result.spec.targets]
@@ -173,18 +177,20 @@ def _one_of_profile_or_system(profile: Optional[str], system: Optional[Path]) ->
     return profile if profile is not None else api.DEFAULT_PROFILE
 
 
-def _simulate(spec: Callable[[], api.RunSpec], check: Callable[[api.RunSpec], None] | None = None):
+def _simulate(spec: Callable[[], api.RunSpec], check: Callable[[api.RunSpec], None] | None = None,
+              states: Path | None = None):
     """The run ``spec()`` builds, simulated (its progress on a terminal); bad input (see
     :data:`.common.BAD_INPUT`), while building or simulating, is one line. ``check`` sees
-    the spec before the simulation (what the command will write, say)."""
+    the spec before the simulation (what the command will write, say); ``states`` keeps
+    preconditioned drives (see :func:`ssdlab.api.execute`)."""
     try:
         built = spec()
         if check is not None:
             check(built)
         with simulating() as display:
             if display is not None:  # only on a terminal: never in what fio's formats print
-                display.announce(built)
-            return api.execute(built)
+                display.announce(built, cached=states is not None)
+            return api.execute(built, state_cache=states)
     except BAD_INPUT as e:
         fail(str(e).splitlines()[0])
 
@@ -364,6 +370,7 @@ def replay(
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting, e.g. iosched.slice_idle=0")] = [],
     interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s")] = None,
     memory_limit: MemoryLimit = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="precondition every drive again: neither read nor keep preconditioned states (see run --help)")] = False,
 ) -> None:
     """Replay a block trace on a simulated system and report as `run` does.
 
@@ -406,5 +413,6 @@ def replay(
     result = _simulate(lambda: api.build(None, profile=profile, system=system, host=host, seed=seed,
                                          interval=interval, precondition=precondition, scheduler=scheduler,
                                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
-                                         replay=jobs, memory_limit=memory_limit))
+                                         replay=jobs, memory_limit=memory_limit),
+                       states=None if no_cache else state_cache_dir())
     _emit(result, output_format, None)

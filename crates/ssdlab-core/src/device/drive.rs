@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 
 use super::hdd::{Hdd, HddConfig, HddEvent};
 use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
-use super::ssd::{precondition_watched, Precondition, Ssd, SsdConfig, SsdEvent};
+use super::ssd::{precondition_kept, Precondition, Ssd, SsdConfig, SsdEvent, StateCache};
 use super::{BlockDevice, DeviceCtx, DeviceRequest, Drive, Volatile, Wrap};
 use crate::report::{DeviceKind, DeviceReport};
 use crate::engine::Time;
@@ -77,24 +77,26 @@ impl AnyDrive {
     /// it (written in place, an in-place drive or a hard disk has no used state to reach:
     /// `pre` changes nothing there).
     pub fn build(cfg: &DriveConfig, seed: u64, pre: Precondition) -> Result<AnyDrive, ConfigError> {
-        AnyDrive::build_watched(cfg, seed, pre, &mut Watch::off(), "").map_err(|e| match e {
+        AnyDrive::build_watched(cfg, seed, pre, &mut Watch::off(), "", None).map_err(|e| match e {
             SimError::Device(e) => e,
             e => unreachable!("only a configuration error can stop an unwatched build: {e}"),
         })
     }
 
-    /// [`AnyDrive::build`], telling `watch` how its preconditioning goes (as drive `name`).
+    /// [`AnyDrive::build`], telling `watch` how its preconditioning goes (as drive `name`);
+    /// an SSD's preconditioned state is read from `states`, or kept there, where it can be.
     pub fn build_watched(
         cfg: &DriveConfig,
         seed: u64,
         pre: Precondition,
         watch: &mut Watch,
         name: &str,
+        states: Option<&StateCache>,
     ) -> Result<AnyDrive, SimError> {
         Ok(match cfg {
             DriveConfig::NandSsd(c) => {
                 let mut ssd = Ssd::new(c.clone(), seed).map_err(SimError::Device)?;
-                precondition_watched(&mut ssd, pre, seed, watch, name)?;
+                precondition_kept(&mut ssd, c, pre, seed, watch, name, states)?;
                 AnyDrive::NandSsd(ssd)
             }
             DriveConfig::InPlace(c) => AnyDrive::InPlace(InPlaceDrive::new(c.clone(), seed).map_err(SimError::Device)?),

@@ -166,6 +166,21 @@ impl PackedArray {
     }
 
     /// Bits needed to hold values `0..=max`.
+    /// The packed words themselves (with the spare word at the end), to save and restore an
+    /// array as it is.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    /// Bits per entry.
+    pub fn width(&self) -> u32 {
+        self.bits
+    }
+
     pub fn bits_for(max: u64) -> u32 {
         (64 - max.leading_zeros()).max(1)
     }

@@ -11,7 +11,7 @@ mod event_loop;
 pub use event_loop::{check_sample_plan, simulate, simulate_with, Event, RunOptions, Target, MAX_TARGETS};
 
 use crate::block::{QueueLimits, SchedulerConfig};
-use crate::device::ssd::Precondition;
+use crate::device::ssd::{Precondition, StateCache};
 use crate::device::AnyDrive;
 use crate::engine::rng::derive_seed;
 use crate::engine::Time;
@@ -189,6 +189,12 @@ pub fn run_observed(spec: &SimSpec, observer: &mut dyn Observer) -> Result<SimRe
 
 /// [`run`] under `watch` (an observer and how often it is told).
 pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimError> {
+    run_kept(spec, watch, None)
+}
+
+/// [`run_watched`], the drives' preconditioned states read from `states` or kept there where
+/// it keeps them (see [`StateCache`]): the result is the same, only sooner the second time.
+pub fn run_kept(spec: &SimSpec, watch: &mut Watch, states: Option<&StateCache>) -> Result<SimResult, SimError> {
     validate(spec)?;
     let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed)?;
     let opts = RunOptions {
@@ -206,7 +212,7 @@ pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimEr
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let device = AnyTarget::build_watched(&t.device, target_seed(spec.seed, i), t.precondition, hz, watch, &t.name)?;
+            let device = AnyTarget::build_watched(&t.device, target_seed(spec.seed, i), t.precondition, hz, watch, &t.name, states)?;
             Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, filesystem: t.filesystem.clone(), device })
         })
         .collect::<Result<Vec<_>, SimError>>()?;
@@ -267,18 +273,23 @@ pub fn device_capacity_json(device_json: &str) -> Result<u64, ConfigError> {
 
 /// Run from JSON text to JSON text (what the Python binding calls).
 pub fn run_json(spec_json: &str) -> Result<String, SimError> {
-    json_watched(spec_json, &mut Watch::off())
+    json_watched(spec_json, &mut Watch::off(), None)
 }
 
 /// [`run_json`], telling `observer` how far it is (see [`run_observed`]).
 pub fn run_json_observed(spec_json: &str, observer: &mut dyn Observer) -> Result<String, SimError> {
-    json_watched(spec_json, &mut Watch::new(observer))
+    json_watched(spec_json, &mut Watch::new(observer), None)
 }
 
-fn json_watched(spec_json: &str, watch: &mut Watch) -> Result<String, SimError> {
+/// [`run_json_observed`] with the drives' preconditioned states in `states` (see [`run_kept`]).
+pub fn run_json_kept(spec_json: &str, observer: &mut dyn Observer, states: Option<&StateCache>) -> Result<String, SimError> {
+    json_watched(spec_json, &mut Watch::new(observer), states)
+}
+
+fn json_watched(spec_json: &str, watch: &mut Watch, states: Option<&StateCache>) -> Result<String, SimError> {
     let spec: SimSpec = serde_json::from_str(spec_json).map_err(|e| SimError::Input(e.to_string()))?;
     // An observer that panics is as much a bug as a model that does: both become errors.
-    let result = catch_model_panic(std::panic::AssertUnwindSafe(|| run_watched(&spec, watch)))?;
+    let result = catch_model_panic(std::panic::AssertUnwindSafe(|| run_kept(&spec, watch, states)))?;
     serde_json::to_string(&result).map_err(|e| SimError::Input(e.to_string()))
 }
 

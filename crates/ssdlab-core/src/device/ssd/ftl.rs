@@ -7,7 +7,10 @@
 //! *program unit* (PU) is one page in every plane. Slots are IU-sized places in blocks,
 //! numbered `block * ius_per_block + offset`, so one `u32` names a physical location.
 
+mod state;
+
 use super::config::{GcPolicy, SsdConfig};
+pub use state::BadState;
 use crate::engine::memory::PackedArray;
 use crate::engine::divide::Div32;
 

@@ -14,6 +14,7 @@ mod backlog;
 pub mod config;
 pub mod ftl;
 pub mod precondition;
+pub mod state_cache;
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
@@ -32,7 +33,8 @@ pub use config::{
 };
 use backlog::{Backlog, Step};
 use ftl::{Ftl, GcWork, Mode};
-pub use precondition::{precondition, precondition_watched, Precondition};
+pub use precondition::{precondition, precondition_kept, precondition_watched, Precondition};
+pub use state_cache::StateCache;
 
 const NO_TAG: Tag = Tag::MAX;
 

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use super::ftl::Ftl;
-use super::Ssd;
+use super::state_cache::{Lookup, StateCache};
+use super::{Ssd, SsdConfig};
 use crate::engine::rng::stream;
 use crate::error::SimError;
 use crate::progress::{Phase, PreconditionProgress, Progress, Watch, CHECK_WRITES};
@@ -56,7 +57,7 @@ pub fn precondition_watched(
         let fill = (written as f64 / whole).min(1.0);
         let passes_done = ((written as f64 - whole) / whole).clamp(0.0, passes);
         let mut p = Progress::at(Phase::Precondition, 0, 0);
-        p.precondition = Some(PreconditionProgress { device: device.to_string(), fill, passes_done, passes });
+        p.precondition = Some(PreconditionProgress { device: device.to_string(), fill, passes_done, passes, restored: false });
         p.fraction = Some((fill + passes_done) / (1.0 + passes));
         p
     };
@@ -92,11 +93,41 @@ pub fn precondition_watched(
     Ok(())
 }
 
+/// [`precondition_watched`] of a drive described by `cfg`, its state read from `states`
+/// where that keeps `p` and holds it, and stored there after preconditioning where it does
+/// not yet (see [`StateCache`]). The drive ends in the same state either way.
+pub fn precondition_kept(
+    ssd: &mut Ssd,
+    cfg: &SsdConfig,
+    p: Precondition,
+    seed: u64,
+    watch: &mut Watch,
+    device: &str,
+    states: Option<&StateCache>,
+) -> Result<(), SimError> {
+    let Some(cache) = states.filter(|_| StateCache::keeps(p)) else {
+        return precondition_watched(ssd, p, seed, watch, device);
+    };
+    if cache.restore(cfg, p, seed, ssd.ftl_mut()) == Lookup::Restored {
+        let passes = if let Precondition::Random { passes } = p { passes } else { 0.0 };
+        return tell_done(watch, device, passes, true);
+    }
+    precondition_watched(ssd, p, seed, watch, device)?;
+    // A cache that cannot be written (a full or read-only disk) only costs time next run.
+    let _ = cache.store(cfg, p, seed, ssd.ftl());
+    Ok(())
+}
+
 /// Tell `watch` that drive `device` has been filled in order at once (its fill copied from a
 /// drive like it): progress reports name every preconditioned drive.
 pub fn tell_filled(watch: &mut Watch, device: &str) -> Result<(), SimError> {
+    tell_done(watch, device, 0.0, false)
+}
+
+fn tell_done(watch: &mut Watch, device: &str, passes: f64, restored: bool) -> Result<(), SimError> {
     let mut p = Progress::at(Phase::Precondition, 0, 0);
-    p.precondition = Some(PreconditionProgress { device: device.to_string(), fill: 1.0, passes_done: 0.0, passes: 0.0 });
+    p.precondition =
+        Some(PreconditionProgress { device: device.to_string(), fill: 1.0, passes_done: passes, passes, restored });
     p.fraction = Some(1.0);
     watch.tell(p)
 }
