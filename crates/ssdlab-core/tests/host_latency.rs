@@ -145,3 +145,22 @@ fn a_null_engine_job_is_the_hosts_time_alone() {
         }
     }
 }
+
+/// fio stamps a log entry when its thread reaps the I/O (stat.c's add_log_sample takes the time
+/// then), not when the device completed it: at depth 1 the thread is idle when the device
+/// completes, so each entry comes the reap's time after the device's completion, which the
+/// same job with no reap time stamps (splitting the host's time does not move the device).
+#[test]
+fn a_per_io_log_entry_is_stamped_at_the_reap() {
+    let mut job = randread(1, 500);
+    job.log_window_ns = Some(0);
+    let split = sim(host(Some(SUBMIT), Some(REAP)), job.clone());
+    let whole = sim(host(Some(SUBMIT), None), job);
+    assert_eq!(device_side(&split), device_side(&whole), "the split moved the device");
+    let (s, w) = (&split.jobs[0].log, &whole.jobs[0].log);
+    assert_eq!((s.len(), w.len()), (500, 500));
+    for (a, b) in s.iter().zip(w) {
+        // Each entry: (time, direction, ios, bytes, offset, slat, clat, ...).
+        assert_eq!((a.0 - b.0, a.6 - b.6), (REAP, REAP), "{a:?} against {b:?}");
+    }
+}

@@ -180,9 +180,10 @@ impl JobRun {
         self.next_window = self.bw.next.min(self.iops.next);
     }
 
-    /// Per-I/O samples (fio takes them for a log written per I/O) and the I/O log.
+    /// Per-I/O samples (fio takes them for a log written per I/O) and the I/O log, whose
+    /// entry is stamped when the thread reaped the I/O (`reaped`), as fio stamps it.
     #[cold]
-    fn observe(&mut self, now: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
+    fn observe(&mut self, reaped: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
         let d = op.index();
         if self.spec.bw_window_ns == 0 {
             // fio's add_bw_sample: the I/O's bytes over its completion latency
@@ -193,7 +194,7 @@ impl JobRun {
             self.stats.iops_samples[d].record(1);
         }
         if let Some(l) = &mut self.logger {
-            l.record(now, d, len, offset, slat, clat, &mut self.stats.log);
+            l.record(reaped, d, len, offset, slat, clat, &mut self.stats.log);
         }
     }
 
@@ -374,9 +375,9 @@ impl JobRun {
         }
         match op {
             // A metadata engine's call: its time is the clat, as fio records it.
-            Some(op) if engine_dir.is_some() => self.complete(now, op, req.len, req.offset, slat, call, true),
+            Some(op) if engine_dir.is_some() => self.complete(now, now, op, req.len, req.offset, slat, call, true),
             // Reads, writes and fsyncs count as fio counts them, in their directions.
-            Some(op) => self.on_complete(now, op, req.len, req.offset, slat, clat),
+            Some(op) => self.on_complete(now, now, op, req.len, req.offset, slat, clat),
             None => {
                 self.inflight -= 1;
                 self.stats.completed += 1;
@@ -422,14 +423,16 @@ impl JobRun {
         })
     }
 
-    pub fn on_complete(&mut self, now: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
-        self.complete(now, op, len, offset, slat, clat, false);
+    /// An I/O done at `now`, which its thread reaped at `reaped` (its clat ends there).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_complete(&mut self, now: Time, reaped: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
+        self.complete(now, reaped, op, len, offset, slat, clat, false);
     }
 
     /// An I/O done; `clat_only`: fio records only its completion latency.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn complete(&mut self, now: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time, clat_only: bool) {
+    fn complete(&mut self, now: Time, reaped: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time, clat_only: bool) {
         self.inflight -= 1;
         self.stats.completed += 1;
         if now >= self.measure_start {
@@ -442,7 +445,7 @@ impl JobRun {
                 self.stats.dir_mut(op).record(len, slat, clat);
             }
             if self.observe_each && op != Op::Flush {
-                self.observe(now, op, len, offset, slat, clat);
+                self.observe(reaped, op, len, offset, slat, clat);
             }
         }
         if op == Op::Flush {

@@ -578,7 +578,7 @@ impl<E: From<JobEvent> + Copy> BioDone<E> for Host {
         }
         let job = &mut self.jobs[job_index as usize];
         let (slat, clat) = r.latencies(job.free_at(now));
-        job.on_complete(now, op, bio.len, bio.offset, slat, clat);
+        job.on_complete(now, r.issued_at + clat, op, bio.len, bio.offset, slat, clat);
         if job.logs() {
             let n = job.stats.log.len();
             self.log_records += (n - job.log_counted) as u64;

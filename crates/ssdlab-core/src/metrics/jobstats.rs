@@ -240,13 +240,17 @@ pub struct IoLogger {
     start: Time,
     /// End of the window being filled.
     pub next: Time,
+    /// The latest time recorded: the thread reaps its I/Os one after another, so an entry
+    /// is never stamped before the one reaped ahead of it (each I/O's reap share of the
+    /// thread's time is drawn apart, so its own stamp may be).
+    last: Time,
     /// Per direction: what the window being filled has gathered.
     acc: [Window; 3],
 }
 
 impl IoLogger {
     pub fn new(every: Time) -> IoLogger {
-        IoLogger { every, start: 0, next: Time::MAX, acc: [Window::default(); 3] }
+        IoLogger { every, start: 0, next: Time::MAX, last: 0, acc: [Window::default(); 3] }
     }
 
     pub fn begin(&mut self, at: Time) {
@@ -256,8 +260,10 @@ impl IoLogger {
         }
     }
 
-    /// One completion at `now` (after closing the windows it passed).
+    /// One completion reaped at `now` (after closing the windows it passed).
     pub fn record(&mut self, now: Time, d: usize, len: u64, offset: u64, slat: Time, clat: Time, log: &mut Vec<IoLogRecord>) {
+        let now = now.max(self.last);
+        self.last = now;
         if self.every == 0 {
             log.push(IoLogRecord(now, d as u8, 1, len, offset, slat, clat, slat, clat, slat + clat));
             return;
