@@ -162,8 +162,9 @@ pub struct Host {
     /// (issued, as fio stamps them, when the batch's submit call returns).
     plug_ready: Option<Time>,
     plugged: Vec<BioId>,
-    /// Null-engine I/Os submitted and not yet reaped, by number.
-    null_bios: Vec<(BioId, Bio)>,
+    /// Null-engine I/Os submitted and not yet reaped, at their number (a queue of millions
+    /// reaps each without a search).
+    null_bios: Vec<Option<Bio>>,
     /// I/Os a job issues for one job event before it pauses, so that the run can look at its
     /// observer (a job filling a queue of millions would otherwise hold it for seconds), and
     /// the job paused: it goes on where it stopped before any other event, so that results
@@ -337,8 +338,7 @@ impl Host {
                 self.pump_event(j, lower, events);
             }
             JobEvent::NullDone(id) => {
-                let at = self.null_bios.iter().position(|(i, _)| *i == id).expect("a null I/O in flight");
-                let (_, bio) = self.null_bios.swap_remove(at);
+                let bio = self.null_bios[id as usize].take().expect("a null I/O in flight");
                 if let Some(j) = self.bio_done(&bio, events) {
                     self.pump_event(j, lower, events);
                 }
@@ -427,7 +427,10 @@ impl Host {
                     let bio = Bio { id, target, op: io.op, offset: io.offset, len: io.len, process: j };
                     if job.spec.null_engine {
                         // Done once submitted (fio's null engine queues nothing anywhere).
-                        self.null_bios.push((id, bio));
+                        if self.null_bios.len() <= id as usize {
+                            self.null_bios.resize(id as usize + 1, None);
+                        }
+                        self.null_bios[id as usize] = Some(bio);
                         events.schedule(arrive, E::from(JobEvent::NullDone(id)));
                         continue;
                     }
