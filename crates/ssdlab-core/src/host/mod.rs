@@ -384,33 +384,43 @@ impl Host {
     }
 
     /// [`Host::pump`] for a job event: paused after `pause_every` I/Os (the run resumes it).
+    /// Kept out of line: inlined into the event loop it made the compiler stop inlining the
+    /// block layer's submit into a completion's pump (+21 instructions a request, randread).
+    #[inline(never)]
     fn pump_event<E: From<JobEvent> + Copy, L: Submit<E>>(&mut self, j: u32, lower: &mut L, events: &mut EventQueue<E>) {
-        if !self.pump_some(j, lower, events, self.pause_every) {
-            self.paused = Some(j);
-        }
+        self.pump_some::<true, E, L>(j, lower, events, self.pause_every);
     }
 
     /// Let job `j` issue as much as its limits allow right now. A job that submits in
     /// batches sends each batch under one plug once its thread has prepared all of it (or
     /// when it can issue no more for now).
-    #[inline]
     fn pump<E: From<JobEvent> + Copy, L: Submit<E>>(&mut self, j: u32, lower: &mut L, events: &mut EventQueue<E>) {
-        self.pump_some(j, lower, events, u64::MAX);
+        self.pump_some::<false, E, L>(j, lower, events, 0);
     }
 
-    /// [`Host::pump`], stopping before a job's next step once it has issued `most` I/Os:
-    /// false if it stopped so (the batch under way is not sent yet; called again at the
-    /// same time, it goes on exactly as if it had not stopped).
-    fn pump_some<E: From<JobEvent> + Copy, L: Submit<E>>(&mut self, j: u32, lower: &mut L, events: &mut EventQueue<E>, most: u64) -> bool {
+    /// [`Host::pump`], `PAUSING`: the job pauses (`paused`) before its next step once it has
+    /// issued `most` I/Os, its batch under way not sent yet; called again at the same time,
+    /// it goes on exactly as if it had not stopped. (A completion's pump, not pausing, pays
+    /// nothing for the count.)
+    fn pump_some<const PAUSING: bool, E: From<JobEvent> + Copy, L: Submit<E>>(
+        &mut self,
+        j: u32,
+        lower: &mut L,
+        events: &mut EventQueue<E>,
+        most: u64,
+    ) {
         let now = events.now();
         let target = self.jobs[j as usize].spec.target;
         let batch = self.jobs[j as usize].batch();
         let mut left = most;
         loop {
-            if left == 0 {
-                return false;
+            if PAUSING {
+                if left == 0 {
+                    self.paused = Some(j);
+                    return;
+                }
+                left -= 1;
             }
-            left -= 1;
             let job = &mut self.jobs[j as usize];
             match job.next_action(now) {
                 job::Action::Issue(io) => {
@@ -465,7 +475,6 @@ impl Host {
             self.unplug(at, lower, events);
         }
         lower.flush(events);
-        true
     }
 
     /// A free request number.
