@@ -287,6 +287,52 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path, sig, status, said):
     assert list(tmp_path.iterdir()) == []
 
 
+def _rss_mib(pid: int) -> int:
+    """A process's resident memory, MiB (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) >> 10
+    except OSError:
+        pass
+    return 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="watches the run's memory in /proc")
+def test_sigterm_is_heard_while_a_deep_queue_fills(tmp_path):
+    """A job's first submissions are one event of the simulation: 12 million of them take
+    seconds, and SIGTERM must still end the run at once (the job pauses to let it be heard)."""
+    import signal
+    import time
+
+    job = tmp_path / "deep.fio"
+    job.write_text("[deep]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=12000000\nruntime=1\ntime_based\n")
+    out = tmp_path / "out.txt"
+    # Stopped long before it needs the ~3 GiB its full queue would: no machine refuses it.
+    env = {**os.environ, "SSDLAB_MEMORY_LIMIT": "none"}
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab", "run", str(job), "--scale", "0.01", "--output", str(out)],
+                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The queue grows by a few hundred bytes an I/O: at 400 MiB (a loaded interpreter and
+        # the small drive take about 250) it holds several hundred thousand, of 12 million.
+        give_up = time.monotonic() + 120
+        while _rss_mib(p.pid) < 400:
+            assert p.poll() is None and time.monotonic() < give_up, "the run ended before its queue filled"
+            time.sleep(0.01)
+        p.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        _, stderr = p.communicate(timeout=120)
+        took = time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 143 and stderr == "ssdlab: terminated\n", (p.returncode, stderr)
+    assert took < 2.0, f"the run took {took:.1f} s to end after SIGTERM"
+    assert list(tmp_path.iterdir()) == [job]
+
+
 def test_temporary_files_of_dead_runs_are_removed(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     pid = int(dead.stdout)

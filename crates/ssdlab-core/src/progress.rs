@@ -6,7 +6,8 @@
 //! [`Flow::Stop`] to end the run, which then returns [`SimError::Interrupted`].
 //!
 //! The clock is read only at check points (every [`CHECK_EVENTS`] events of the loop, every
-//! [`CHECK_WRITES`] writes of a preconditioning), so a run without an observer pays one
+//! [`CHECK_ISSUES`] I/Os a job issues in one event, every [`CHECK_WRITES`] writes of a
+//! preconditioning), so a run without an observer pays one
 //! comparison per event. An observer reads; it never changes what the run computes, so results
 //! are the same with or without one.
 
@@ -19,6 +20,9 @@ use crate::error::SimError;
 
 /// Events of the loop between two looks at the wall clock.
 pub const CHECK_EVENTS: u64 = 1 << 14;
+/// I/Os a job issues in one event (a queue of millions filled at its start) between two looks
+/// at the wall clock.
+pub const CHECK_ISSUES: u64 = 1 << 14;
 /// Preconditioning writes between two looks at the wall clock.
 pub const CHECK_WRITES: u64 = 1 << 14;
 /// Wall-clock time between two reports.

@@ -9,7 +9,10 @@ use ssdlab_core::device::DriveConfig;
 use ssdlab_core::target::DeviceConfig;
 use ssdlab_core::host::HostConfig;
 use ssdlab_core::progress::{Flow, Phase, Progress, Watch};
-use ssdlab_core::sim::{run_json_observed, run_watched, Until};
+use ssdlab_core::device::ssd::Ssd;
+use ssdlab_core::host::Host;
+use ssdlab_core::progress::CHECK_ISSUES;
+use ssdlab_core::sim::{run_json_observed, run_watched, simulate_with, RunOptions, Target, Until};
 use ssdlab_core::target::TargetSpec;
 use ssdlab_core::workload::{JobSpec, RwMode};
 use ssdlab_core::{run, run_json, run_observed, SimError, SimSpec};
@@ -193,4 +196,62 @@ fn the_result_is_the_same_with_and_without_an_observer() {
     assert!(seen.len() > 10);
     assert_eq!(serde_json::to_string(&r).unwrap(), serde_json::to_string(&run(&spec()).unwrap()).unwrap());
     assert_eq!(serde_json::to_string(&r).unwrap(), plain);
+}
+
+/// A job whose queue is deeper than a pause's worth of I/Os: its start is one long event.
+fn deep_queue() -> SimSpec {
+    let mut s = spec();
+    s.targets[0].precondition = Precondition::None;
+    s.interval_ns = None;
+    s.jobs[0] = JobSpec::simple("deep", RwMode::Randread, 4096, 4 * CHECK_ISSUES, 512 * MIB);
+    s.jobs[0].number_ios = Some(4 * CHECK_ISSUES);
+    s
+}
+
+#[test]
+fn a_stop_is_heard_while_a_job_fills_a_deep_queue() {
+    let mut seen = Vec::new();
+    let mut stop_second = |p: &Progress| {
+        seen.push(p.clone());
+        if seen.len() == 2 {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    };
+    let r = run_watched(&deep_queue(), &mut Watch::new(&mut stop_second).every(Duration::ZERO));
+    assert!(matches!(r, Err(SimError::Interrupted)), "{:?}", r.map(|r| r.end_ns));
+    // Told (and stopped) inside the job's first event, not CHECK_EVENTS events later.
+    let p = &seen[1];
+    assert_eq!(p.phase, Phase::Run);
+    assert!(p.events <= 2 && p.requests == 0, "{p:?}");
+}
+
+/// A run of `jobs` on a small drive, its jobs pausing every `pause` I/Os of one event.
+fn paused_every(jobs: &[JobSpec], pause: u64) -> String {
+    let host_cfg = HostConfig { io_overhead_ns: 3_000, io_overhead_cv: 0.5, ..HostConfig::ideal() };
+    let mut host = Host::new(host_cfg, jobs.to_vec(), 3).unwrap();
+    host.set_pause_every(pause);
+    let target = Target::new("sda", Ssd::new(SsdConfig::generic(1), 3).unwrap());
+    let r = simulate_with(3, host, vec![target], RunOptions::default(), &mut Watch::off()).unwrap();
+    serde_json::to_string(&r).unwrap()
+}
+
+#[test]
+fn where_a_job_pauses_changes_nothing() {
+    // Drawn per-I/O host times, a batched submit (a plug open across a pause), a plain deep
+    // queue and a null engine.
+    let mut batched = JobSpec::simple("batched", RwMode::Randrw, 4096, 300, 64 * MIB);
+    batched.iodepth_batch_submit = 16;
+    batched.number_ios = Some(3_000);
+    let mut plain = JobSpec::simple("plain", RwMode::Randwrite, 8192, 500, 64 * MIB);
+    plain.number_ios = Some(3_000);
+    let mut null = JobSpec::simple("null", RwMode::Randread, 4096, 700, 64 * MIB);
+    null.null_engine = true;
+    null.number_ios = Some(3_000);
+    let jobs = [batched, plain, null];
+    let whole = paused_every(&jobs, u64::MAX);
+    for pause in [1, 7, 100, CHECK_ISSUES] {
+        assert!(paused_every(&jobs, pause) == whole, "pausing every {pause} I/Os changed the result");
+    }
 }

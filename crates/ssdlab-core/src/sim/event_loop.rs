@@ -282,8 +282,22 @@ pub fn simulate_with<D: TargetDevice>(
             (Event::Device(d, e), Some(f)) => block.device_event(d, e, &mut events, &mut Up { files: f, host: &mut host }),
             (Event::Block(e), None) => block.handle(e, &mut events, &mut host),
             (Event::Block(e), Some(f)) => block.handle(e, &mut events, &mut Up { files: f, host: &mut host }),
-            (Event::Job(e), None) => host.handle(e, &mut block, &mut events),
-            (Event::Job(e), Some(f)) => host.handle(e, &mut Lower { files: f, block: &mut block }, &mut events),
+            // A job that fills a deep queue pauses every CHECK_ISSUES I/Os, so that a stop
+            // is heard; it goes on before any other event.
+            (Event::Job(e), None) => {
+                host.handle(e, &mut block, &mut events);
+                while host.paused() {
+                    watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
+                    host.go_on(&mut block, &mut events);
+                }
+            }
+            (Event::Job(e), Some(f)) => {
+                host.handle(e, &mut Lower { files: &mut *f, block: &mut block }, &mut events);
+                while host.paused() {
+                    watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
+                    host.go_on(&mut Lower { files: &mut *f, block: &mut block }, &mut events);
+                }
+            }
             (Event::File(e), Some(f)) => f.handle(e, &mut block, &mut events, &mut host),
             (Event::File(_), None) => unreachable!("a file event without a file layer"),
             (Event::Sample, f) => sampler.take(&mut host, &block, f, &mut events),
