@@ -377,7 +377,9 @@ impl Ssd {
         }
     }
 
+    // Inlined: out of line, its eight arguments would not all fit in registers.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn issue_page_read(
         &mut self,
         tag: Tag,
@@ -404,6 +406,8 @@ impl Ssd {
     /// last thing the die was given, has no read on this plane yet, reads the same page
     /// address (ONFI's multi-plane rule; blocks may differ) and the same kind of block (an
     /// SLC and a native sense are different operations). Otherwise it starts a group.
+    // Out of line: the single-plane read path stays as short as it was.
+    #[inline(never)]
     fn sense_multi_plane(&mut self, die: u32, slot: u32, read_ns: Time, now: Time) -> Time {
         let (plane, page) = self.ftl.plane_page_of_slot(slot);
         let bit = 1u64 << plane;
