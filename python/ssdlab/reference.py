@@ -244,3 +244,16 @@ SEED004_PUBLISHED: dict[str, Rebuild] = {
     "streaming-load": Rebuild("streaming", "xiRAID Classic 4.3, under the host job", True, 53 * 3600 + 53 * 60, 316e6,
                               1.21, host_read_bytes=44e9, host_write_bytes=13e9),
 }
+
+
+# ---- makers' ratings: 4 KiB random read ---------------------------------------------------------
+
+#: Rated 4 KiB random-read IOPS at QD32 of drives with a profile, and where the figure is from:
+#: the datasheet cross-check (``ssdlab.experiments.datasheet_reads``) runs each profile as the
+#: rating is measured and compares.
+DATASHEET_RANDOM_READ_IOPS = {
+    "samsung-970-pro-512": (370_000, "Samsung 970 PRO specifications as listed by ssdwiki and Puget Systems: "
+                                     "370K IOPS 4 KB random read, QD32"),
+    "samsung-970-evo-plus-1tb": (600_000, "digit.in 970 EVO Plus spec table: 600K IOPS 4 KB random read, QD32 (1 TB)"),
+    "samsung-850-pro": (100_000, "Samsung 850 PRO specifications: 100K IOPS 4K random read, QD32"),
+}

@@ -88,6 +88,8 @@ class Nand(_Section):
     media: Annotated[Literal["nand"], BeforeValidator(_nand_only)] = "nand"
     cell: Literal["slc", "mlc", "tlc", "qlc"]
     program_pages: int = Field(default=1, ge=1, description="pages per plane per program (one-shot)")
+    multi_plane_read: bool = Field(
+        default=False, description="reads on different planes of a die at one page address share one sense")
     channels: int = Field(ge=1)
     dies_per_channel: int = Field(ge=1)
     planes_per_die: int = Field(ge=1)
@@ -241,6 +243,7 @@ class SsdProfile(_Section):
                 "channel_bytes_per_s": int(n.channel_rate),
                 "bits_per_cell": _BITS[n.cell],
                 "program_pages": n.program_pages,
+                "multi_plane_read": n.multi_plane_read,
             },
             "ftl": {
                 "iu_bytes": self.ftl.indirection_unit,

@@ -28,6 +28,11 @@ pub struct NandConfig {
     pub erase_ns: Time,
     /// Bus rate of one channel, bytes per second.
     pub channel_bytes_per_s: u64,
+    /// Multi-plane reads: reads on different planes of one die at the same page address
+    /// share one sense (ONFI's multi-plane read), their data then crosses the channel one
+    /// page after another. Off: a die senses one page at a time.
+    #[serde(default)]
+    pub multi_plane_read: bool,
 }
 
 fn one_u32() -> u32 {
@@ -172,6 +177,9 @@ impl SsdConfig {
                 return err(key, "must be greater than zero".into());
             }
         }
+        if n.multi_plane_read && n.planes_per_die > 64 {
+            return err("nand.planes_per_die", format!("at most 64 planes with multi-plane reads, got {}", n.planes_per_die));
+        }
         if self.dies() > u16::MAX as u32 {
             return err("nand.dies_per_channel", format!("{} dies; at most {} are modelled", self.dies(), u16::MAX));
         }
@@ -296,6 +304,7 @@ impl SsdConfig {
                 channel_bytes_per_s: 800_000_000,
                 bits_per_cell: 3,
                 program_pages: 1,
+                multi_plane_read: false,
             },
             ftl: FtlConfig {
                 iu_bytes: 4096,

@@ -132,6 +132,7 @@ pub struct Ftl {
     pub pages_per_block_group: u32,
     pub blocks_per_die: u32,
     pub dies: u32,
+    pub planes: u32,
     /// The same three sizes as divisors: every read divides its slot by them.
     block_div: Div32,
     die_div: Div32,
@@ -205,6 +206,7 @@ impl Ftl {
             pages_per_block_group: n.pages_per_block * n.planes_per_die,
             blocks_per_die,
             dies,
+            planes: n.planes_per_die,
             block_div: Div32::new(ius_per_block),
             die_div: Div32::new(blocks_per_die),
             page_div: Div32::new(ius_per_page),
@@ -263,6 +265,16 @@ impl Ftl {
     #[inline]
     pub fn page_of_slot(&self, slot: u32) -> u32 {
         self.page_div.div(slot)
+    }
+
+    /// The plane of a slot and its page address within its block. Pages of a block are
+    /// numbered plane-fastest, so a program unit (`program_pages` pages in every plane) holds
+    /// the same page addresses in every plane, as a multi-plane program writes them.
+    #[inline]
+    pub fn plane_page_of_slot(&self, slot: u32) -> (u32, u32) {
+        let block = self.block_div.div(slot);
+        let k = self.page_div.div(slot - block * self.ius_per_block);
+        (k % self.planes, k / self.planes)
     }
 
     /// Where logical IU `lpn` lives, if it was ever written and not trimmed.
