@@ -190,14 +190,7 @@ impl<W: Write> Hashed<'_, W> {
 
     fn u32s(&mut self, v: &[u32]) -> io::Result<()> {
         self.u64(v.len() as u64)?;
-        // In chunks: one call per value would cost more than the copying.
-        let mut buf = Vec::with_capacity(4 * 4096);
-        for chunk in v.chunks(4096) {
-            buf.clear();
-            buf.extend(chunk.iter().flat_map(|x| x.to_le_bytes()));
-            self.bytes(&buf)?;
-        }
-        Ok(())
+        self.values(v, |x| x.to_le_bytes())
     }
 
     fn packed(&mut self, a: &PackedArray) -> io::Result<()> {
@@ -205,10 +198,16 @@ impl<W: Write> Hashed<'_, W> {
         self.u32(a.width())?;
         let words = a.words();
         self.u64(words.len() as u64)?;
-        let mut buf = Vec::with_capacity(8 * 4096);
-        for chunk in words.chunks(4096) {
+        self.values(words, |x| x.to_le_bytes())
+    }
+
+    /// `v` as little-endian bytes, in chunks: one call per value would cost more than the
+    /// copying.
+    fn values<T: Copy, const N: usize>(&mut self, v: &[T], le: impl Fn(T) -> [u8; N]) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(N * 4096);
+        for chunk in v.chunks(4096) {
             buf.clear();
-            buf.extend(chunk.iter().flat_map(|x| x.to_le_bytes()));
+            buf.extend(chunk.iter().flat_map(|&x| le(x)));
             self.bytes(&buf)?;
         }
         Ok(())
