@@ -245,7 +245,6 @@ impl Host {
         self.jobs.iter().any(|j| j.spec.files.is_some())
     }
 
-    /// Bound the I/O log records the run keeps.
     /// Let a job issue at most `issues` I/Os for one job event before it pauses (at least 1;
     /// [`CHECK_ISSUES`] by default). The result is the same whatever it is.
     pub fn set_pause_every(&mut self, issues: u64) {
@@ -265,6 +264,7 @@ impl Host {
         }
     }
 
+    /// Bound the I/O log records the run keeps.
     pub fn set_limits(&mut self, limits: Limits) {
         self.max_log_records = limits.max_log_records;
     }
