@@ -229,13 +229,13 @@ def build(
         sysd = load_system(system, scale=scale, precondition=precondition, profile_set=sets)
     strict = sysd.strict
     io = None
-    if scheduler is not None or host_set:
+    io_sched, io_queue, host_keys = split_host_sets(host_set)
+    if scheduler is not None or io_sched or io_queue:
         if scheduler is not None:
             check_name(scheduler)
-        io_sched, io_queue = split_host_sets(host_set)
         io = IoOverride(scheduler, io_sched, io_queue)
     host_ref = host or sysd.host or sysd.drives[0].profile.default_host
-    host_profile, host_sources = load_host(host_ref)
+    host_profile, host_sources = load_host(host_ref, host_keys or None)
     chosen = sysd.targets
     sizes = tuple(t.capacity if isinstance(t, (Array, Remap)) else t.core["capacity_bytes"] for t in chosen)
     targets = Targets(tuple(sysd.names), sizes, strict=strict, members=sysd.members)

@@ -154,16 +154,31 @@ def queue_core(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return core
 
 
-def split_host_sets(sets: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``--host-set`` keys split into scheduler tunables and queue settings."""
+#: ``--host-set`` shorthands for host-profile keys: ``mem=8GiB`` is the host's RAM.
+HOST_ALIASES = {"mem": "memory.ram"}
+#: The host profile's keys outside its sections (``memory.*`` keys are dotted).
+HOST_TOP_KEYS = ("hz", "io_overhead", "io_overhead_cv", "submit", "reap")
+
+
+def split_host_sets(sets: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """``--host-set`` keys split into scheduler tunables (``iosched.``), queue settings
+    (``queue.``) and keys of the host profile (``memory.ram``, ``memory.cpus``, ``hz``, or
+    ``mem``, short for ``memory.ram``), which :func:`ssdlab.config.profile.load_host` applies
+    over the profile's own values."""
     iosched: dict[str, Any] = {}
     queue: dict[str, Any] = {}
+    host: dict[str, str] = {}
     for key, value in (sets or {}).items():
         group, _, name = key.partition(".")
         if group == "iosched" and name:
             iosched[name] = value
         elif group == "queue" and name:
             queue[name] = value
+        elif key in HOST_ALIASES:
+            host[HOST_ALIASES[key]] = str(value)
+        elif key in HOST_TOP_KEYS or (group == "memory" and name and all(name.split("."))):
+            host[key] = str(value)
         else:
-            raise SchedulerError(f"--host-set {key}={value}: expected iosched.TUNABLE=VALUE or queue.SETTING=VALUE")
-    return iosched, queue
+            raise SchedulerError(f"--host-set {key}={value}: expected iosched.TUNABLE=VALUE, queue.SETTING=VALUE,"
+                                 " mem=SIZE or a host profile key (memory.cpus=4, hz=250)")
+    return iosched, queue, host

@@ -43,7 +43,7 @@ def run(
     engine_set: Annotated[list[str], typer.Option("--engine-set", help="override an engine key, e.g. stripe_cache_size=4096")] = [],
     verify_data: Annotated[bool, typer.Option("--verify-data", help="the --raid array's members hold real bytes, parity is computed and every read is checked against what was written (md and streaming, up to 1 GiB of member bytes: give the drives a small capacity, e.g. --profile-set capacity=150000000)")] = False,
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
-    host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2")] = [],
+    host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2; or a host profile key: mem=8GiB (its RAM), memory.cpus=4, memory.dirty_ratio=20")] = [],
     memory_limit: MemoryLimit = None,
     power_cut: Annotated[Optional[str], typer.Option("--power-cut", help="the power fails this long after the start, e.g. 2s: the run ends there and the report says what each device held only in volatile memory (acknowledged writes lost, and those a cache flush had covered)")] = None,
     fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); over a system file's filesystem it replaces the type and keeps the mkfs and mount options; a file workload's default is the system file's, else the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
@@ -71,7 +71,7 @@ def run(
         return _run_files(work_path, fs, profile=profile, target=target, host=host, seed=seed,
                           output_format=output_format, interval=interval, precondition=precondition,
                           scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
-                          host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"), power_cut=power_cut,
+                          host_set=overrides(host_set, "--host-set", "KEY=VALUE (iosched.slice_idle=0, mem=8GiB)"), power_cut=power_cut,
                           states=states)
     if fs is not None and fs not in ("ext3", "ext4"):
         fail(f"--fs {fs}: expected ext3 or ext4")
@@ -97,7 +97,7 @@ def run(
                          system=sysd if sysd is not None else system, host=host, seed=seed,
                          overrides=overrides(set_), interval=interval, precondition=precondition, scale=scale,
                          profile_set=sets, scheduler=scheduler,
-                         host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
+                         host_set=overrides(host_set, "--host-set", "KEY=VALUE (iosched.slice_idle=0, mem=8GiB)"),
                          memory_limit=memory_limit, filesystem=fs, power_cut=power_cut)
 
     result = _simulate(spec, check=_check_logs, states=states)
@@ -367,7 +367,7 @@ def replay(
     iodepth: Annotated[Optional[int], typer.Option(help="most records outstanding (default: 4096 for recorded/scaled timing, an open loop)")] = None,
     precondition: Annotated[Optional[str], typer.Option(help="none | sequential | random[:PASSES]")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler")] = None,
-    host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting, e.g. iosched.slice_idle=0")] = [],
+    host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting, e.g. iosched.slice_idle=0; or a host profile key, e.g. mem=8GiB")] = [],
     interval: Annotated[Optional[str], typer.Option(help="time-series interval, e.g. 1s")] = None,
     memory_limit: MemoryLimit = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="precondition every drive again: neither read nor keep preconditioned states (see run --help)")] = False,
@@ -412,7 +412,7 @@ def replay(
                     disksim_time_unit=disksim_unit), name, qd) for dev, name in pairs]
     result = _simulate(lambda: api.build(None, profile=profile, system=system, host=host, seed=seed,
                                          interval=interval, precondition=precondition, scheduler=scheduler,
-                                         host_set=overrides(host_set, "--host-set", "iosched.TUNABLE=VALUE"),
+                                         host_set=overrides(host_set, "--host-set", "KEY=VALUE (iosched.slice_idle=0, mem=8GiB)"),
                                          replay=jobs, memory_limit=memory_limit),
                        states=None if no_cache else state_cache_dir())
     _emit(result, output_format, None)

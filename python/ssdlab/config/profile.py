@@ -855,9 +855,13 @@ def load_profile(name_or_path: str | Path,
     return _parse(origin, text, _device_model, overrides)
 
 
-def load_host(name_or_path: str | Path) -> tuple[HostProfile, dict[str, str]]:
+def load_host(name_or_path: str | Path, overrides: Mapping[str, str] | None = None,
+              set_by: str = "--host-set") -> tuple[HostProfile, dict[str, str]]:
+    """A host profile (built-in name or TOML path) and the source of each parameter;
+    ``overrides`` set its dotted keys (``{"memory.ram": "8GiB"}``), errors naming them as set
+    by ``set_by``."""
     origin, text = _read(name_or_path, _builtin_dir("hosts"), host_names(), "host")
-    return _parse(origin, text, HostProfile)
+    return _parse(origin, text, HostProfile, overrides, set_by)
 
 
 # The core's host keys -> the host profile's own.
