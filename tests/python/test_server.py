@@ -37,8 +37,9 @@ def test_the_webserver_scenario_loads_with_its_clients() -> None:
     assert jobs[0].files["client"] == {"class": 0, "index": 0}
     assert jobs[69].files["client"] == {"class": 0, "index": 69}
     assert jobs[70].files["client"] == {"class": 1, "index": 0}
-    assert jobs[0].files["program"]["ops"][0]["pick"] == {"kind": "zipf", "s": 0.8}
-    assert jobs[0].files["program"]["ops"][1] == {"op": "send_whole", "io_bytes": 65536}
+    # Popular files scattered over the disk, each client met part-way through a download.
+    assert jobs[0].files["program"]["ops"][0]["pick"] == {"kind": "zipf", "s": 0.8, "scattered": True}
+    assert jobs[0].files["program"]["ops"][1] == {"op": "send_whole", "io_bytes": 65536, "midway": True}
 
 
 @pytest.mark.parametrize(("change", "line", "expected"), [
