@@ -96,7 +96,7 @@ def test_buffered_fio_read_after_drop_caches_reads_the_file_once() -> None:
 
 
 @pytest.mark.parametrize("fs", ["ext3", "ext4"])
-def test_small_file_copy_writes_the_kernels_bytes_without_its_merges(fs: str) -> None:
+def test_small_file_copy_writes_the_kernels_bytes_and_merges_across_files(fs: str) -> None:
     need(f"mkfs.{fs}", "filefrag", "cp")
     files = kl.TREE_FILES
     k, m = kl.treecopy_kernel(fs, files), kl.treecopy_model(fs, files)
@@ -106,13 +106,15 @@ def test_small_file_copy_writes_the_kernels_bytes_without_its_merges(fs: str) ->
     # block between their 12th and 13th data blocks, two extents: 7-9 % of the files.
     kx, mx = k["extents_per_file"], m["extents_per_file"]
     assert abs(mx.get(1, 0) - kx.get(1, 0)) <= 0.03 * files, (kx, mx)
-    # Requests: the kernel's writeback plugs across files, so adjacent small files merge
-    # into one request (150-200 KiB mean, 2,000-2,800 merges); the model sends each file's
-    # run alone (28-30 KiB, no merges): 5-7 times as many requests (2.9 times once, on ext4
-    # with the machine compiling beside it: the kernel then merged less, 681 requests for
-    # the model's 2,002). Bound: what the model does, so that a change in either shows.
-    assert k["write_merges"] >= files / 2 and m["write_merges"] <= files / 20, (k, m)
-    assert 2.5 <= m["write_ios"] / k["write_ios"] <= 9, (k, m)
+    # Requests: writeback plugs across files on both sides, so adjacent small files merge
+    # into one request. Here (Linux 6.18, 2026-11-29): ext4 kernel 442 requests and 1,851
+    # merges, model 389 and 1,613; ext3 kernel 316 and 2,752, model 557 and 1,624 (each
+    # model ext3 file with its indirect block between its data blocks breaks a run there).
+    # The kernel merges less on a loaded machine (681 requests on ext4 once, with a build
+    # beside it), hence the low ends.
+    assert k["write_merges"] >= files / 2 and m["write_merges"] >= files / 2, (k, m)
+    lo, hi = (0.5, 1.5) if fs == "ext4" else (0.8, 2.5)
+    assert lo <= m["write_ios"] / k["write_ios"] <= hi, (k, m)
 
 
 def test_e2freefrag_and_filefrag_output_parsed() -> None:

@@ -408,9 +408,11 @@ impl FileLayer {
             self.cache.fsync(o.file, &mut runs);
         }
         let mut pending = 0;
+        self.plug();
         for r in runs.clone() {
             pending += self.writeback_run(r, Some(slot), o.io.process, block, events);
         }
+        self.unplug(block, events);
         self.runs = runs;
         let s = &mut self.ops[slot as usize];
         s.pending = pending;

@@ -73,12 +73,14 @@ impl FileLayer {
             let work = if self.cache.dirty_pages() > background { WbWork::Background } else { WbWork::Periodic };
             let mut runs = std::mem::take(&mut self.runs);
             self.cache.writeback(now, work, FLUSH_BATCH_PAGES, &mut runs);
+            self.plug();
             for r in runs.clone() {
                 let pages = r.len as u64;
                 if self.writeback_run(r, None, self.flusher_pid(), block, events) > 0 {
                     self.flushing += pages;
                 }
             }
+            self.unplug(block, events);
             self.runs = runs;
             // Checkpoint: committed metadata home. jbd2 leaves it to writeback as dirty
             // buffers of the block device, written once they expire (or in background
