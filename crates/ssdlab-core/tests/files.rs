@@ -72,6 +72,20 @@ fn buffered_random_reads_miss_then_hit_the_page_cache() {
 }
 
 #[test]
+fn each_file_keeps_its_own_random_map_so_a_pass_writes_every_page_of_every_file_once() {
+    // 16 files of 1 MiB, 4 KiB random writes in turn over them, one pass: 4,096 writes. fio
+    // keeps a random map per file, so each page of each file is written exactly once and
+    // dirtied once; with one map shared by the files, a pass over one file's blocks would
+    // send some pages twice (dirtied once) and leave others untouched.
+    let spec = system(FsType::Ext4, KernelEra::Today, vec![set("data", 16, MIB, 1.0)], vec![fio_on_files(RwMode::Randwrite, 4 * KIB, MIB, 4096, false)]);
+    let r = run(&spec).expect("run");
+    let f = r.files.as_ref().expect("a file report");
+    assert_eq!(r.jobs[0].write.ios, 4096);
+    assert_eq!(f.dirtied_pages, 4096, "every page of the 16 files dirtied once: {f:?}");
+    assert_dirty_pages_conserved(f);
+}
+
+#[test]
 fn sequential_buffered_reads_are_read_ahead_in_large_requests() {
     let mut job = fio_on_files(RwMode::Read, 4 * KIB, 4 * MIB, 1024, false);
     job.files.as_mut().unwrap().service = FileService::Sequential;

@@ -10,7 +10,7 @@ use crate::io::{FileDone, FileIoOp, ROTOR_PICK};
 use crate::metrics::OpSummary;
 use crate::io::Op;
 use crate::workload::files::{FileAccess, FileEngine, FileOp, FileService, Pick, scattered_entry};
-use crate::workload::{Generator, Io};
+use crate::workload::{FileRandomMap, Generator, Io};
 
 /// One file operation a job is to issue: what, on which entry (None: picked by the file
 /// layer at random), and the byte range of a read or write.
@@ -58,6 +58,8 @@ pub struct FileJob {
     /// fio's offset of each file, per direction (fio's `last_pos[ddir]`), and the file the
     /// I/O just generated goes to.
     file_pos: Vec<[u64; 3]>,
+    /// fio's random map of each file (`f->io_axmap`): each file's blocks once a pass.
+    file_maps: Vec<FileRandomMap>,
     chosen: Option<u64>,
     /// fio's end_fsync and unlink once the I/O is done: the next file of each to go.
     tail: (u64, u64),
@@ -88,6 +90,7 @@ impl FileJob {
             seq_bytes: 0,
             file_bytes: file_bytes.max(1),
             file_pos: Vec::new(),
+            file_maps: Vec::new(),
             chosen: None,
             tail: (0, 0),
             step: Step::default(),
@@ -123,7 +126,8 @@ impl FileJob {
 
     /// fio's pattern: the job's next I/O from `generator`, on the file its service picks, at
     /// that file's own next offset (fio keeps an offset per file and direction: with
-    /// roundrobin each I/O goes to the next file, where that file's stream left off).
+    /// roundrobin each I/O goes to the next file, where that file's stream left off) and,
+    /// for random I/O, from that file's own random map.
     pub fn next_io(&mut self, generator: &mut Generator) -> Io {
         let e = match self.access.service {
             // A metadata engine takes each file in turn, once a loop.
@@ -133,9 +137,12 @@ impl FileJob {
         };
         if self.file_pos.is_empty() {
             self.file_pos = vec![[0; 3]; self.entries as usize];
+            self.file_maps = vec![FileRandomMap::default(); self.entries as usize];
         }
         generator.set_positions(self.file_pos[e as usize]);
+        generator.swap_random_map(&mut self.file_maps[e as usize]);
         let io = generator.next_io();
+        generator.swap_random_map(&mut self.file_maps[e as usize]);
         self.file_pos[e as usize] = generator.positions();
         if self.access.service == FileService::Sequential && self.access.engine.is_none() {
             // Each file to its end before the next: a file's worth of bytes, then on.

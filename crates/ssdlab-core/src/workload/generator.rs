@@ -74,6 +74,11 @@ struct RandomMap {
     used: u64,
 }
 
+/// One file's random map, kept by its job between the file's I/Os (see
+/// [`Generator::swap_random_map`]); empty until the file's first random I/O.
+#[derive(Clone, Debug, Default)]
+pub struct FileRandomMap(Option<RandomMap>);
+
 /// Words per chunk of the random map (32,768 blocks, 4 KiB of bits).
 const MAP_CHUNK_WORDS: usize = 512;
 
@@ -98,9 +103,11 @@ impl RandomMap {
             self.used = 0;
         }
         let free = self.find_free(b);
+        // A region smaller than a chunk (a small file's map) gets a chunk of its own size.
+        let chunk_words = MAP_CHUNK_WORDS.min(self.words);
         for i in free..(free + count).min(self.blocks) {
             let (w, bit) = ((i / 64) as usize, i % 64);
-            let chunk = self.chunks[w / MAP_CHUNK_WORDS].get_or_insert_with(|| vec![0; MAP_CHUNK_WORDS].into_boxed_slice());
+            let chunk = self.chunks[w / MAP_CHUNK_WORDS].get_or_insert_with(|| vec![0; chunk_words].into_boxed_slice());
             let word = &mut chunk[w % MAP_CHUNK_WORDS];
             if *word & (1 << bit) == 0 {
                 *word |= 1 << bit;
@@ -250,6 +257,19 @@ impl Generator {
 
     pub fn set_positions(&mut self, pos: [u64; 3]) {
         self.pos = pos;
+    }
+
+    /// Trade the random map for a file's own: fio keeps one per file (`f->io_axmap`), so
+    /// each block of each file is hit once a pass. A job on files swaps each file's map in
+    /// before its I/O and out after; a file's map is made on its first swap. Without a map
+    /// (sequential, `norandommap`, a non-uniform distribution) nothing changes.
+    pub fn swap_random_map(&mut self, file: &mut FileRandomMap) {
+        if self.map.is_none() {
+            return;
+        }
+        let blocks = self.blocks;
+        file.0.get_or_insert_with(|| RandomMap::new(blocks));
+        std::mem::swap(&mut self.map, &mut file.0);
     }
 
     /// The next I/O. Never fails once constructed.

@@ -6,5 +6,5 @@ pub mod replay;
 pub mod spec;
 pub mod trace;
 
-pub use generator::{Generator, Io};
+pub use generator::{FileRandomMap, Generator, Io};
 pub use spec::{BlockSizeDist, DistKind, Distribution, JobSpec, RateProcess, RwMode, Zone};
