@@ -192,7 +192,11 @@ impl Ftl {
         let die_state = (0..dies)
             .map(|d| DieState {
                 // Every block is new: erased 0 times.
-                free: FreeBlocks::new(blocks_per_die, (0..blocks_per_die).map(|b| d * blocks_per_die + b).collect(), |_| 0),
+                free: FreeBlocks::new(
+                    blocks_per_die,
+                    (0..blocks_per_die).map(|b| d * blocks_per_die + b).collect(),
+                    |_| 0,
+                ),
                 ..DieState::default()
             })
             .collect();
@@ -902,9 +906,13 @@ impl Ftl {
         }
         for (die, d) in self.die_state.iter().enumerate() {
             for &b in d.free.as_slice() {
-                let blk = self.blocks.get(b as usize).ok_or_else(|| format!("die {die} lists free block {b} of {}", self.blocks.len()))?;
-                if b / self.blocks_per_die != die as u32 || blk.state != BlockState::Free {
-                    return Err(format!("die {die} lists block {b} as free, a {:?} block of die {}", blk.state, b / self.blocks_per_die));
+                let blk = self
+                    .blocks
+                    .get(b as usize)
+                    .ok_or_else(|| format!("die {die} lists free block {b} of {}", self.blocks.len()))?;
+                let owner = b / self.blocks_per_die;
+                if owner != die as u32 || blk.state != BlockState::Free {
+                    return Err(format!("die {die} lists block {b} as free, a {:?} block of die {owner}", blk.state));
                 }
             }
             d.free.check(|b| self.blocks[b as usize].erases).map_err(|e| format!("die {die}: {e}"))?;
