@@ -14,11 +14,12 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     Per NAND SSD: the logical-to-physical map (one entry per logical IU, packed to
     ``bit_length(slots)`` bits) and the physical-to-logical map (one entry per slot, i.e. per
     IU-sized place in the raw flash, packed to ``bit_length(logical IUs)`` bits), as
-    ``PackedArray`` words of 8 bytes; 32 bytes of ``Block`` state per multi-plane block and
-    4 bytes of free-list entry per block; the write buffer's index (about 48 bytes per
+    ``PackedArray`` words of 8 bytes; per multi-plane block, 24 bytes of ``Block`` state, 4 of
+    its programmed count, 4 of free-list entry and 16 of the min tree that finds a die's
+    least-worn free block (``ftl/free_blocks.rs``); the write buffer's index (about 48 bytes per
     buffered IU). Both maps are filled with their sentinel when the drive is built, so all of
     it is resident from the start. This is exactly the core's ``map_bytes`` plus the free
-    lists. It scales with ``--scale`` (the number of blocks stays, each gets smaller).
+    lists and their trees. It scales with ``--scale`` (the number of blocks stays, each gets smaller).
 ``device`` (``device/``, ``block/``, ``array/``)
     Per device, drive or array, its servers, queues, counters and caches: a constant
     ``DEVICE_BYTES`` (a hard disk or an array keeps no per-sector or per-stripe state; an
@@ -100,7 +101,7 @@ MAX_LOG_RECORDS = 2_000_000
 WARN_BYTES = 2 << 30
 
 # ---- per-unit costs (see the module's doc) -------------------------------------------------
-BLOCK_BYTES = 24 + 4 + 4      # ftl.rs Block (3 x u32, u64, state, slc), its programmed count, free-list entry
+BLOCK_BYTES = 24 + 4 + 4 + 16  # ftl.rs Block (3 x u32, u64, state, slc), its programmed count, free-list entry, free-block tree (2 x u64)
 BUFFERED_IU_BYTES = 48        # ssd/mod.rs BufferedIu in a VecDeque + HashMap<u32, u32> entry
 DEVICE_BYTES = 256 << 10      # servers, queues, counters, caches of one device
 MAP_CHUNK_BLOCKS = 32_768     # generator.rs MAP_CHUNK_WORDS x 64

@@ -7,9 +7,11 @@
 //! *program unit* (PU) is one page in every plane. Slots are IU-sized places in blocks,
 //! numbered `block * ius_per_block + offset`, so one `u32` names a physical location.
 
+mod free_blocks;
 mod state;
 
 use super::config::{GcPolicy, SsdConfig};
+use free_blocks::FreeBlocks;
 pub use state::BadState;
 use crate::engine::memory::PackedArray;
 use crate::engine::divide::Div32;
@@ -39,7 +41,8 @@ struct Block {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 struct DieState {
-    free: Vec<u32>,
+    /// Free blocks, the least worn found in O(log n) (see `free_blocks`).
+    free: FreeBlocks,
     host_block: Option<u32>,
     host_next: u32,
     slc_block: Option<u32>,
@@ -188,7 +191,12 @@ impl Ftl {
         let lpn_bits = PackedArray::bits_for(logical as u64);
         let die_state = (0..dies)
             .map(|d| DieState {
-                free: (0..blocks_per_die).map(|b| d * blocks_per_die + b).collect(),
+                // Every block is new: erased 0 times.
+                free: FreeBlocks::new(
+                    blocks_per_die,
+                    (0..blocks_per_die).map(|b| d * blocks_per_die + b).collect(),
+                    |_| 0,
+                ),
                 ..DieState::default()
             })
             .collect();
@@ -554,13 +562,10 @@ impl Ftl {
 
     /// Take the least-worn free block of the die (dynamic wear levelling).
     fn open_block(&mut self, die: u32, slc: bool) -> u32 {
-        let free = &self.die_state[die as usize].free;
-        let (idx, _) = free
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, &b)| self.blocks[b as usize].erases)
+        let b = self.die_state[die as usize]
+            .free
+            .take_least_worn()
             .expect("FTL invariant: a die always keeps a free block for GC");
-        let b = self.die_state[die as usize].free.swap_remove(idx);
         let blk = &mut self.blocks[b as usize];
         debug_assert_eq!(blk.state, BlockState::Free);
         blk.state = BlockState::Open;
@@ -787,8 +792,9 @@ impl Ftl {
         blk.filled = 0;
         blk.slc = false;
         self.programmed[victim as usize] = 0;
+        let erases = blk.erases;
         let d = &mut self.die_state[die as usize];
-        d.free.push(victim);
+        d.free.push(victim, erases);
         d.erases_since_wear_check += 1;
     }
 
@@ -898,6 +904,19 @@ impl Ftl {
         if free_listed != free_state {
             return Err(format!("{free_listed} blocks on free lists but {free_state} marked free"));
         }
+        for (die, d) in self.die_state.iter().enumerate() {
+            for &b in d.free.as_slice() {
+                let blk = self
+                    .blocks
+                    .get(b as usize)
+                    .ok_or_else(|| format!("die {die} lists free block {b} of {}", self.blocks.len()))?;
+                let owner = b / self.blocks_per_die;
+                if owner != die as u32 || blk.state != BlockState::Free {
+                    return Err(format!("die {die} lists block {b} as free, a {:?} block of die {owner}", blk.state));
+                }
+            }
+            d.free.check(|b| self.blocks[b as usize].erases).map_err(|e| format!("die {die}: {e}"))?;
+        }
         let erases: u64 = self.blocks.iter().map(|b| b.erases as u64).sum();
         if erases != self.erases_total {
             return Err(format!("blocks were erased {erases} times but the running sum says {}", self.erases_total));
@@ -917,5 +936,44 @@ impl Ftl {
     /// Total IUs currently mapped (valid).
     pub fn valid_ius(&self) -> u64 {
         self.blocks.iter().map(|b| b.valid as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Ftl {
+        let mut cfg = SsdConfig::generic(1);
+        cfg.nand.blocks_per_plane = 12;
+        Ftl::new(&cfg)
+    }
+
+    /// A free block whose erase count changed behind the free list's back is caught, even
+    /// with the running wear totals kept right.
+    #[test]
+    fn invariants_catch_a_stale_free_block_tree() {
+        let mut ftl = small();
+        ftl.check_invariants().unwrap();
+        let b = ftl.die_state[0].free.as_slice()[5] as usize;
+        ftl.blocks[b].erases += 1;
+        ftl.erases_total += 1;
+        ftl.erases_max = 1;
+        let e = ftl.check_invariants().unwrap_err();
+        assert!(e.contains("free-block tree"), "{e}");
+    }
+
+    /// A free list naming a block of another die is caught.
+    #[test]
+    fn invariants_catch_a_free_block_on_the_wrong_die() {
+        let mut ftl = small();
+        assert!(ftl.dies >= 2);
+        let other = ftl.die_state[1].free.take_least_worn().unwrap();
+        // Die 0 hands a block out and takes die 1's in its place: the counts still balance.
+        let mine = ftl.die_state[0].free.take_least_worn().unwrap();
+        ftl.blocks[mine as usize].state = BlockState::Open;
+        ftl.die_state[0].free.push(other, 0);
+        let e = ftl.check_invariants().unwrap_err();
+        assert!(e.contains("lists block"), "{e}");
     }
 }

@@ -12,7 +12,7 @@ use std::io::{self, Read, Write};
 
 use rustc_hash::FxHasher;
 
-use super::{Block, BlockState, DieState, Ftl, FtlCounters};
+use super::{Block, BlockState, DieState, FreeBlocks, Ftl, FtlCounters};
 use crate::engine::memory::PackedArray;
 
 /// What the stream holds is not a whole state of this FTL.
@@ -56,7 +56,7 @@ impl Ftl {
         w.u32s(&self.programmed)?;
         w.u64(self.die_state.len() as u64)?;
         for d in &self.die_state {
-            w.u32s(&d.free)?;
+            w.u32s(d.free.as_slice())?;
             w.block(d.host_block)?;
             w.u32(d.host_next)?;
             w.block(d.slc_block)?;
@@ -124,8 +124,13 @@ impl Ftl {
         r.expect_len(s.die_state.len(), "dies")?;
         let blocks = s.blocks.len() as u32;
         for d in s.die_state.iter_mut() {
+            let free = r.u32s(s.blocks_per_die as usize)?;
+            if let Some(&b) = free.iter().find(|&&b| b >= blocks) {
+                return Err(BadState(format!("block {b} of {blocks}")));
+            }
+            let erases = |b: u32| s.blocks[b as usize].erases;
             *d = DieState {
-                free: r.u32s(s.blocks_per_die as usize)?,
+                free: FreeBlocks::new(s.blocks_per_die, free, erases),
                 host_block: r.block(blocks)?,
                 host_next: r.u32()?,
                 slc_block: r.block(blocks)?,
@@ -150,7 +155,7 @@ impl Ftl {
         if r.inner.read(&mut [0u8; 1])? != 0 {
             return Err(BadState("bytes after its end".into()));
         }
-        for &b in s.die_state.iter().flat_map(|d| &d.free).chain(&s.unstuck) {
+        for &b in &s.unstuck {
             if b >= blocks {
                 return Err(BadState(format!("block {b} of {blocks}")));
             }
