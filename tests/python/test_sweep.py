@@ -124,6 +124,8 @@ raid.drives = [2, 4]
     ('job = "job.fio"\n[grid]\n"queue.nomerges" = [0, 5]\n', 3, "key 'queue.nomerges', value 5"),
     ('job = "job.fio"\n[grid]\nscheduler = ["noop"]\n"iosched.slice_idle" = [0]\n', 4, "no such tunable in noop"),
     ('job = "job.fio"\n[grid]\nscheduler = ["cfq", "fair"]\n', 3, "key 'scheduler', value \"fair\""),
+    ('job = "job.fio"\n[grid]\n"host_set.mem" = ["8GiB", "lots"]\n', 3, "key 'host_set.mem', value \"lots\""),
+    ('job = "job.fio"\n[grid]\n"host_set.iosched.slice_idle" = [0]\n', 3, "expected a host profile key"),
     ('job = "job.fio"\n[grid]\nseed = ["one"]\n', 3, "expected a whole number, got str"),
     ('job = "job.fio"\n[grid]\n"job.iodepth" = [1]\njob.iodepth = [2]\n', 4, "written twice (first on line 3)"),
     ('job = "job.fio"\n# the profile\n[grid]\n"profile_set.thermal.ambient_temperature" = [20, 40]\n', 4,
@@ -190,6 +192,7 @@ scale = 0.01
 scheduler = ["deadline", "mq-deadline"]
 "iosched.fifo_batch" = [8, 16]
 "queue.nomerges" = [2, 1]
+"host_set.mem" = ["6GiB", "12GiB"]
 """))
     for run in g.runs:
         p = run.params
@@ -198,8 +201,9 @@ scheduler = ["deadline", "mq-deadline"]
                             env={"BS": p["env.BS"]}, overrides={"iodepth": str(p["job.iodepth"])},
                             scheduler=p["scheduler"],
                             host_set={"iosched.fifo_batch": str(p["iosched.fifo_batch"]),
-                                      "queue.nomerges": str(p["queue.nomerges"])}).core
+                                      "queue.nomerges": str(p["queue.nomerges"]), "mem": p["host_set.mem"]}).core
         assert got == want
+        assert got["host"]["memory"]["ram_bytes"] == int(p["host_set.mem"][:-3]) << 30
     assert g.spec(g.runs[1]).core["jobs"][0]["block_sizes"][1]["split"] == [[16384, 100.0]]
 
     g = load_grid(write(tmp_path, """job = "job.fio"

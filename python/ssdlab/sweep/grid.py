@@ -32,6 +32,7 @@ Keys (the column names of the results):
 ``scheduler``              every drive's I/O scheduler
 ``iosched.<tunable>``      a scheduler tunable (sysfs name and units), ``--host-set``
 ``queue.<setting>``        a block-queue setting (nomerges, max_sectors_kb, nr_requests)
+``host_set.<key>``         a host profile key (``--host-set``), e.g. host_set.mem (its RAM), host_set.memory.cpus
 ``job.<option>``           a fio option set in every job (``--set``)
 ``env.<NAME>``             a variable for ``${NAME}`` in the job file
 ``profile_set.<key>``      a profile key (``--profile-set``), e.g. profile_set.thermal.ambient_temperature
@@ -95,6 +96,7 @@ PREFIXES: dict[str, str] = {
     "profile_set.": "a profile key",
     "iosched.": "a scheduler tunable",
     "queue.": "a block-queue setting",
+    "host_set.": "a host profile key",
     "raid.engine_set.": "an engine key",
 }
 _RAID = ("raid.level", "raid.drives", "raid.chunk", "raid.engine", "raid.spares")
@@ -371,6 +373,7 @@ class Grid:
         sets = _prefixed(p, "profile_set.")
         env = _prefixed(p, "env.")
         host_set = {k: option_text(v) for k, v in p.items() if k.startswith(("iosched.", "queue."))}
+        host_set.update(_prefixed(p, "host_set."))
         profile = self.ref(p.get("profile", api.DEFAULT_PROFILE))
         return api.build(self.file(p["job"]), profile=profile, system=self._system(p, profile, sets),
                          host=self.ref(p["host"]) if "host" in p else None, seed=p["seed"],
@@ -623,7 +626,7 @@ def _check_value(g: Grid, key: str, value: Any) -> str | None:
     from ..arguments import check_seed
     from ..config import ProfileError, load_engine, load_host, load_profile
     from ..config.profile import device_core
-    from ..iosched import SCHEDULERS, SchedulerError, check_name, queue_core, scheduler_core
+    from ..iosched import SCHEDULERS, SchedulerError, check_name, queue_core, scheduler_core, split_host_sets
     from ..system import LEVELS, ArrayEntry, SystemFileError, load_system, parse_precondition
 
     def first_line(e: Exception) -> str:
@@ -688,6 +691,15 @@ def _check_value(g: Grid, key: str, value: Any) -> str | None:
             return _any(having, lambda s: _problem(lambda: scheduler_core(s, {name: option_text(value)})))
         elif key.startswith("queue."):
             queue_core({key[len("queue."):]: option_text(value)})
+        elif key.startswith("host_set."):
+            _, _, host_keys = split_host_sets({key[len("host_set."):]: option_text(value)})
+            if not host_keys:
+                return "expected a host profile key (mem, memory.<key>, hz, io_overhead...); scheduler and queue keys are iosched.<...> and queue.<...>"
+            from ..api import DEFAULT_PROFILE
+
+            hosts = g.values("host") if g.has("host") else \
+                [load_profile(g.ref(p))[0].default_host for p in g.values("profile", DEFAULT_PROFILE)]
+            return _any(hosts, lambda h: _problem(lambda: load_host(g.ref(h), host_keys)))
     except (ProfileError, SystemFileError, SchedulerError, ValueError, TypeError) as e:
         return first_line(e)
     return None
