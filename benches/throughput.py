@@ -19,6 +19,13 @@ time and the mapping memory per logical 4 KiB page, next to the project's target
 * trace replay (a DiskSim trace, parsing included), closed loop at QD32: >= 1 M records/s
 * mapping memory: <= 8 bytes per mapped 4 KiB page
 
+The single-drive SSD scenarios also show their floors, run by the runner in the same process
+beside each timed run: the median rate per CPU second of the scenario's own floor ("floor":
+the read floor, a bare event loop of the simulator's shape, or for writes the write floor,
+that loop plus the state updates a page-mapped FTL cannot avoid at the run's WAF), the
+scenario's ratio to it ("x floor") and, for writes, also to the read floor ("x read floor").
+The ratios are per CPU second, so they read the same on a loaded and a quiet machine.
+
 ``--check`` makes the exit status non-zero when a target is missed. Only the Python standard
 library is used.
 """
@@ -70,7 +77,10 @@ def mega(x: float) -> str:
 
 
 def table(rows: list[dict]) -> tuple[str, list[str]]:
-    header = ["scenario", "median req/s", "min", "max", "target", "precond s", "map B/page", "sim IOPS", "WAF"]
+    header = [
+        "scenario", "median req/s", "min", "max", "target", "cpu req/s", "floor", "x floor", "x read floor",
+        "precond s", "map B/page", "sim IOPS", "WAF",
+    ]
     lines = []
     misses = []
     for r in rows:
@@ -95,6 +105,10 @@ def table(rows: list[dict]) -> tuple[str, list[str]]:
             mega(r["min_req_per_s"]),
             mega(r["max_req_per_s"]),
             mark,
+            mega(r["median_cpu_req_per_s"]),
+            f"{r['floor']} {mega(r['floor_cpu_req_per_s'])}" if "floor" in r else "",
+            f"{r['ratio_to_floor']:.2f}x" if "ratio_to_floor" in r else "",
+            f"{r['ratio_to_read_floor']:.2f}x" if "ratio_to_read_floor" in r else "",
             f"{r['median_precondition_s']:.2f}" if "median_precondition_s" in r else "",
             map_cell,
             f"{r['simulated_iops']:.0f}" if "simulated_iops" in r else "",

@@ -6,6 +6,8 @@
 //! simulation is timed.
 #![allow(dead_code)]
 
+pub mod floor;
+
 use std::time::{Duration, Instant};
 
 use ssdlab_core::array::{Array, ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
@@ -126,6 +128,20 @@ impl Scenario {
             // measured after 1 and after 3 passes agrees within 1 % on the 1 GiB drive).
             Scenario::RandWrite4kSteady => Precondition::Random { passes: 1.0 },
             Scenario::Raid5RandWrite4k => Precondition::None,
+        }
+    }
+
+    /// The drive and the queue depth the scenario's floors take their shape from
+    /// (`floor.rs`), and whether it writes (then its own floor is the write floor). Only the
+    /// single-drive SSD scenarios have floors: an array's or a disk's loop has another shape.
+    pub fn floor(self) -> Option<(SsdConfig, u32, bool)> {
+        let cfg = SsdConfig::generic(self.capacity_gib());
+        match self {
+            Scenario::RandRead4kQd32 | Scenario::ReplayDiskSim => Some((cfg, 32, false)),
+            Scenario::RandWrite4kSteady => Some((cfg, 32, true)),
+            // 128 processes, one request each at a time.
+            Scenario::Cfq128Procs => Some((cfg, 128, false)),
+            Scenario::Raid5RandWrite4k | Scenario::Raid0RandRead4kQd256 | Scenario::HddRandRead4kQd32 => None,
         }
     }
 
