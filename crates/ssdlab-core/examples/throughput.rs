@@ -13,7 +13,8 @@
 //! (`median_cpu_req_per_s`): on a machine shared with other work, wall time counts the time
 //! the thread waited for a core and CPU time does not, so A/B comparisons there use it.
 //!
-//! The single-drive SSD scenarios also run their floors (`benches/common/floor.rs`) after
+//! The single-drive SSD scenarios also run their floors (`benches/common/floor.rs`; not with
+//! `SSDLAB_BENCH_NO_FLOORS` set, as `benches/instructions.py` sets it) after
 //! each timed run, in this process: the read floor, a bare event loop of the simulator's
 //! shape, and for a write scenario the write floor, that loop plus the state updates a
 //! page-mapped FTL cannot avoid at the WAF the run measured. Each line then gives the floors'
@@ -141,6 +142,8 @@ fn main() {
         let (mut rates, mut cpu_rates, mut pre_s) = (Vec::new(), Vec::new(), Vec::new());
         let mut last = None;
         let mut floors = Floors::default();
+        // Counting instructions (benches/instructions.py) wants the scenario's alone.
+        let run_floors = std::env::var_os("SSDLAB_BENCH_NO_FLOORS").is_none();
         for i in 0..runs {
             let (dev, pre) = sc.prepare(i as u64 + 1);
             let map_bytes = dev.map_bytes();
@@ -151,7 +154,9 @@ fn main() {
             cpu_rates.push(cpu_rate);
             rates.push(sc.requests() as f64 / el.as_secs_f64());
             pre_s.push(pre.as_secs_f64());
-            floors.run(sc, i as u64 + 1, cpu_rate, waf(&r));
+            if run_floors {
+                floors.run(sc, i as u64 + 1, cpu_rate, waf(&r));
+            }
             last = Some((r, map_bytes, logical_pages));
         }
         let (r, map_bytes, pages) = last.expect("at least one run");
