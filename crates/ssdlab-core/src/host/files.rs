@@ -58,7 +58,8 @@ pub struct FileJob {
     /// fio's offset of each file, per direction (fio's `last_pos[ddir]`), and the file the
     /// I/O just generated goes to.
     file_pos: Vec<[u64; 3]>,
-    /// fio's random map of each file (`f->io_axmap`): each file's blocks once a pass.
+    /// fio's random map of each file (`f->io_axmap`): each file's blocks once a pass (empty
+    /// when the job keeps no random map).
     file_maps: Vec<FileRandomMap>,
     chosen: Option<u64>,
     /// fio's end_fsync and unlink once the I/O is done: the next file of each to go.
@@ -137,12 +138,20 @@ impl FileJob {
         };
         if self.file_pos.is_empty() {
             self.file_pos = vec![[0; 3]; self.entries as usize];
-            self.file_maps = vec![FileRandomMap::default(); self.entries as usize];
+            // Only a job that keeps a random map needs one per file.
+            if generator.keeps_random_map() {
+                self.file_maps = vec![FileRandomMap::default(); self.entries as usize];
+            }
         }
         generator.set_positions(self.file_pos[e as usize]);
-        generator.swap_random_map(&mut self.file_maps[e as usize]);
+        let maps = !self.file_maps.is_empty();
+        if maps {
+            generator.swap_random_map(&mut self.file_maps[e as usize]);
+        }
         let io = generator.next_io();
-        generator.swap_random_map(&mut self.file_maps[e as usize]);
+        if maps {
+            generator.swap_random_map(&mut self.file_maps[e as usize]);
+        }
         self.file_pos[e as usize] = generator.positions();
         if self.access.service == FileService::Sequential && self.access.engine.is_none() {
             // Each file to its end before the next: a file's worth of bytes, then on.

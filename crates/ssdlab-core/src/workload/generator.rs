@@ -259,6 +259,11 @@ impl Generator {
         self.pos = pos;
     }
 
+    /// Whether the job keeps fio's random map (random offsets, uniform, no `norandommap`).
+    pub fn keeps_random_map(&self) -> bool {
+        self.map.is_some()
+    }
+
     /// Trade the random map for a file's own: fio keeps one per file (`f->io_axmap`), so
     /// each block of each file is hit once a pass. A job on files swaps each file's map in
     /// before its I/O and out after; a file's map is made on its first swap. Without a map
