@@ -8,12 +8,15 @@
 //! of slab and 5 / 0.75 = 6.7 bytes of index (a 4-byte slot number and a control byte per
 //! bucket, buckets at most three quarters full).
 //!
-//! The index is linear probing with backward-shift deletion (no tombstones, so probe lengths
-//! do not decay as a cache churns). A bucket's control byte holds a 4-bit tag of the key's hash
-//! and the entry's distance from its home bucket (3 bits, 7 standing for 7 or more): a lookup
-//! reads a record only when both match, and a removal finds the home of each entry it shifts
-//! back from the distance, without reading the entry's record (a cache miss each on a large
-//! cache) unless the distance is 7 or more.
+//! The index is linear probing in Robin Hood order (along a cluster, an entry is at most one
+//! bucket further from its home than the entry before it) with backward-shift deletion (no
+//! tombstones, so probe lengths do not decay as a cache churns). A bucket's control byte holds
+//! a 3-bit tag of the key's hash and the entry's distance from its home bucket (4 bits, 15
+//! standing for 15 or more). A lookup reads a record only when both match, and a miss stops
+//! at the first entry nearer its home than the probe is (about 2.9 buckets at three quarters
+//! full, where plain linear probing walks to the cluster's end, about 8.5). Insertion and
+//! removal read an entry's record (a cache miss each on a large cache) only when its byte
+//! says 15 or more.
 
 /// No slot: the end of a list, an empty free list.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -107,26 +110,51 @@ fn hash(file: u32, index: u64) -> u64 {
     x ^ (x >> 33)
 }
 
-/// The tag: the hash's low 4 bits.
+/// Bits of the hash kept in a control byte. A probe reads a record only where the distance
+/// matches too, that is for keys with the same home bucket (0.75 of them on average at the
+/// fullest), so 3 bits read a wrong record about 1 time in 11. The other 4 bits go to the
+/// distance, so that insertion and removal rarely need a record to learn one: in a simulated
+/// churning table three quarters full, 6 % of entries sat 7 or more buckets from home under
+/// plain linear probing, and in Robin Hood order 2.7 % do and 0.09 % sit 15 or more.
+const TAG_BITS: u32 = 3;
+const TAG_MASK: u8 = (1 << TAG_BITS) - 1;
+
+/// The tag: the hash's low bits.
 fn tag(h: u64) -> u8 {
-    (h & 0xF) as u8
+    (h as u8) & TAG_MASK
 }
 
 /// The largest distance from home a control byte tells exactly; at it, the record tells.
-const FAR: usize = 7;
+const FAR: usize = 15;
+// Every control byte of an entry differs from EMPTY.
+const _: () = assert!((FAR << TAG_BITS | TAG_MASK as usize) < EMPTY as usize);
 
 /// A control byte: the tag and the distance from home, at most [`FAR`].
 fn ctrl_of(tag: u8, dist: usize) -> u8 {
-    (dist.min(FAR) as u8) << 4 | tag
+    (dist.min(FAR) as u8) << TAG_BITS | tag
 }
 
 fn dist_of(c: u8) -> usize {
-    (c >> 4) as usize
+    (c >> TAG_BITS) as usize
 }
 
 /// The home bucket: the hash's share of the range, by multiplication (from its high bits).
 fn bucket(h: u64, cap: usize) -> usize {
     ((h as u128 * cap as u128) >> 64) as usize
+}
+
+/// Asks the CPU to bring `x`'s cache line in; a hint only.
+#[inline]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching never faults and has no effect on the program's state; the address
+    // is a valid reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(x as *const T as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Buckets for `n` records at most three quarters full.
@@ -176,51 +204,118 @@ impl PageTable {
         self.slots.iter().enumerate().filter(|(_, s)| s.flags & USED != 0).map(|(i, _)| i as u32)
     }
 
-    fn position(&self, file: u32, index: u64) -> Option<usize> {
-        let h = hash(file, index);
+    /// The bucket after `i`.
+    #[inline]
+    fn next(&self, i: usize) -> usize {
+        if i + 1 == self.ctrl.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    /// The exact distance from home of the entry in bucket `i` (control byte `c`): from the
+    /// byte, or from the record's key when the byte says [`FAR`].
+    fn distance(&self, i: usize, c: u8) -> usize {
+        let d = dist_of(c);
+        if d < FAR {
+            return d;
+        }
         let cap = self.ctrl.len();
-        let mut i = bucket(h, cap);
-        let mut want = ctrl_of(tag(h), 0);
+        let o = &self.slots[self.index[i] as usize];
+        let home = bucket(hash(o.file, o.index()), cap);
+        if i >= home {
+            i - home
+        } else {
+            i + cap - home
+        }
+    }
+
+    /// The bucket holding the key that hashes to `h` and satisfies `is_it` (given the
+    /// bucket's slot number), or None. Robin Hood order lets a miss stop at the first entry
+    /// nearer its home than the probe is to the key's: the key would have taken its bucket.
+    #[inline]
+    fn probe(&self, h: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<usize> {
+        let mut i = bucket(h, self.ctrl.len());
+        let t = tag(h);
+        let mut d = 0;
         loop {
             let c = self.ctrl[i];
             if c == EMPTY {
                 return None;
             }
-            if c == want {
-                let s = &self.slots[self.index[i] as usize];
-                if s.file == file && s.index() == index {
-                    return Some(i);
-                }
+            let (cd, want) = (dist_of(c), d.min(FAR));
+            if cd < want {
+                return None;
             }
-            i += 1;
-            if i == cap {
-                i = 0;
+            if cd == want && c & TAG_MASK == t && is_it(self.index[i]) {
+                return Some(i);
             }
-            if dist_of(want) < FAR {
-                want += 1 << 4;
-            }
+            i = self.next(i);
+            d += 1;
         }
+    }
+
+    fn position(&self, file: u32, index: u64) -> Option<usize> {
+        self.probe(hash(file, index), |s| {
+            let r = &self.slots[s as usize];
+            r.file == file && r.index() == index
+        })
+    }
+
+    /// The bucket of record `s`, whose key hashes to `h`: matched by slot number, so no other
+    /// record is read on the way.
+    fn position_of_slot(&self, s: u32, h: u64) -> usize {
+        self.probe(h, |x| x == s).expect("a used slot is indexed")
     }
 
     pub fn find(&self, file: u32, index: u64) -> Option<u32> {
         self.position(file, index).map(|i| self.index[i])
     }
 
+    /// Hint that `(file, index)` will be looked up soon: fetches its home bucket's control
+    /// byte and slot number. On a cache of millions of pages each is a cache miss; asking for
+    /// a read's pages together lets the misses overlap instead of following one another.
+    #[inline]
+    pub fn prefetch(&self, file: u32, index: u64) {
+        let i = bucket(hash(file, index), self.ctrl.len());
+        prefetch(&self.ctrl[i]);
+        prefetch(&self.index[i]);
+    }
+
+    /// Hint that record `s` will be read soon (the next page at a list's tail).
+    #[inline]
+    pub fn prefetch_slot(&self, s: u32) {
+        if let Some(r) = self.slots.get(s as usize) {
+            prefetch(r);
+        }
+    }
+
+    /// Indexes record `s`, Robin Hood style: walking from its home, an entry carried along
+    /// takes the bucket of any resident nearer its own home, which is carried on in its place.
     fn index_put(&mut self, s: u32) {
         let slot = &self.slots[s as usize];
         let h = hash(slot.file, slot.index());
-        let cap = self.ctrl.len();
-        let mut i = bucket(h, cap);
-        let mut dist = 0;
-        while self.ctrl[i] != EMPTY {
-            i += 1;
-            if i == cap {
-                i = 0;
+        let mut i = bucket(h, self.ctrl.len());
+        let (mut t, mut carried, mut d) = (tag(h), s, 0);
+        loop {
+            let c = self.ctrl[i];
+            if c == EMPTY {
+                self.ctrl[i] = ctrl_of(t, d);
+                self.index[i] = carried;
+                return;
             }
-            dist += 1;
+            // A resident the byte puts at FAR or more is no nearer than a probe short of it.
+            if dist_of(c) < d.min(FAR) || (d >= FAR && self.distance(i, c) < d) {
+                let e = self.distance(i, c);
+                let resident = self.index[i];
+                self.ctrl[i] = ctrl_of(t, d);
+                self.index[i] = carried;
+                (t, carried, d) = (c & TAG_MASK, resident, e);
+            }
+            i = self.next(i);
+            d += 1;
         }
-        self.ctrl[i] = ctrl_of(tag(h), dist);
-        self.index[i] = s;
     }
 
     fn grow_index(&mut self) {
@@ -278,38 +373,19 @@ impl PageTable {
     pub fn remove(&mut self, s: u32) {
         let slot = self.slots[s as usize];
         debug_assert!(slot.flags & USED != 0 && slot.prev == NIL && slot.next == NIL);
-        let mut hole = self.position(slot.file, slot.index()).expect("a used slot is indexed");
-        // Backward shift: pull later entries of the cluster into the hole unless their home
-        // bucket lies after the hole (cyclically), where they would no longer be found.
-        let cap = self.ctrl.len();
-        let mut j = hole;
+        let mut hole = self.position_of_slot(s, hash(slot.file, slot.index()));
+        // Backward shift: the entries after the hole move back one bucket, nearer home, up to
+        // an empty bucket or an entry already at home.
         loop {
-            j += 1;
-            if j == cap {
-                j = 0;
-            }
+            let j = self.next(hole);
             let c = self.ctrl[j];
-            if c == EMPTY {
+            if c == EMPTY || dist_of(c) == 0 {
                 break;
             }
-            let home = if dist_of(c) < FAR {
-                let d = dist_of(c);
-                if j >= d {
-                    j - d
-                } else {
-                    j + cap - d
-                }
-            } else {
-                let o = &self.slots[self.index[j] as usize];
-                bucket(hash(o.file, o.index()), cap)
-            };
-            let stays = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
-            if !stays {
-                let dist = if hole >= home { hole - home } else { hole + cap - home };
-                self.ctrl[hole] = ctrl_of(c & 0xF, dist);
-                self.index[hole] = self.index[j];
-                hole = j;
-            }
+            let d = self.distance(j, c);
+            self.ctrl[hole] = ctrl_of(c & TAG_MASK, d - 1);
+            self.index[hole] = self.index[j];
+            hole = j;
         }
         self.ctrl[hole] = EMPTY;
         self.index[hole] = NIL;
@@ -411,8 +487,52 @@ mod tests {
                 assert_ne!(t.ctrl[j], EMPTY, "bucket {i} is cut off from its home");
                 j = (j + 1) % cap;
             }
+            // Robin Hood order: the next entry is at most one bucket further from home.
+            let n = (i + 1) % cap;
+            if t.ctrl[n] != EMPTY {
+                assert!(t.distance(n, t.ctrl[n]) <= t.distance(i, c) + 1, "buckets {i} and {n} out of order");
+            }
         }
         assert_eq!(indexed, t.len());
+    }
+
+    /// The fullest table churned: entries far from home (whose control byte cannot tell the
+    /// distance) are met, and inserts and removals around them keep every key findable.
+    #[test]
+    fn far_entries_stay_findable_through_churn() {
+        let n = 60_000u64;
+        let mut t = PageTable::new(n);
+        let mut live = std::collections::BTreeSet::new();
+        let mut x = 99u64;
+        let mut far_seen = 0;
+        for step in 0..400_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let key = (((x >> 33) % 7) as u32, (x >> 12) % 200_000);
+            if let Some(s) = t.find(key.0, key.1) {
+                assert!(live.contains(&key));
+                t.remove(s);
+                live.remove(&key);
+            } else {
+                assert!(!live.contains(&key), "{key:?} is live and not found");
+                if t.len() == n {
+                    // Full: free the page at a pseudo-random place in the slab.
+                    let s = t.used_slots().nth((x % 1000) as usize).unwrap();
+                    let r = *t.slot(s);
+                    live.remove(&(r.file(), r.index()));
+                    t.remove(s);
+                }
+                t.insert(key.0, key.1, 0);
+                live.insert(key);
+            }
+            if step % 50_000 == 0 {
+                far_seen += t.ctrl.iter().filter(|&&c| c != EMPTY && dist_of(c) == FAR).count();
+            }
+        }
+        check_index(&t);
+        assert!(far_seen > 0, "no entry reached the far distance: the saturated path went untested");
+        for &(f, i) in &live {
+            assert!(t.find(f, i).is_some());
+        }
     }
 
     #[test]
