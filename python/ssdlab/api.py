@@ -599,14 +599,19 @@ def observe(callback: ProgressCallback) -> Iterator[ProgressCallback]:
 
 
 def execute(spec: RunSpec, *, progress: ProgressCallback | None = None,
-            state_cache: str | os.PathLike[str] | None = None) -> RunResult:
+            state_cache: str | os.PathLike[str] | None = None,
+            carry_states: str | os.PathLike[str] | None = None) -> RunResult:
     """Run the simulation a :class:`RunSpec` describes (the GIL is released meanwhile).
     ``progress`` (default: the one set by :func:`observe`, if any) is called with the run's
     :class:`Progress`. Ctrl-C stops the run within about 100 ms (KeyboardInterrupt).
     ``state_cache``: a directory (``ssdlab.cachedir.state_cache_dir()`` is the command
     line's) where drives preconditioned with random overwrites are kept, and read back by
     the next run of the same drive description, preconditioning and seed instead of being
-    preconditioned again. The result is the same with or without an observer or a cache."""
+    preconditioned again. The result is the same with or without an observer or a cache.
+    ``carry_states``: a directory the flash drives start from, each in the state an earlier
+    run with it left (a drive it has no state for starts as built), and where they leave
+    their states when the run has drained: drives used by a series of runs one after another,
+    as a benchmark's points are run on the same drives."""
     from . import _core
 
     callback = progress if progress is not None else _observer.get()
@@ -625,7 +630,8 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None,
     def simulate(core_in: dict[str, Any]) -> dict[str, Any]:
         text = json.dumps(core_in)
         try:
-            raw = _core.run_json(text, tell, None if state_cache is None else os.fspath(state_cache))
+            raw = _core.run_json(text, tell, None if state_cache is None else os.fspath(state_cache),
+                                 None if carry_states is None else os.fspath(carry_states))
         except ValueError as e:
             if failed and e is failed[-1]:
                 raise
@@ -633,6 +639,9 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None,
         return json.loads(raw)
 
     if steadystate.enabled(spec):
+        if carry_states is not None:
+            raise ValueError("carry_states: not with fio's steady-state options (a rerun would start from "
+                             "the state the first attempt left)")
         # jobs stop where fio's steady-state test is attained: reruns cut at that moment
         core, ran = steadystate.stop_at_attainment(spec, simulate)
         spec = spec.model_copy(update={"core": ran})
@@ -713,6 +722,7 @@ def run(
     memory_limit: str | int | None = None,
     progress: ProgressCallback | None = None,
     state_cache: str | os.PathLike[str] | None = None,
+    carry_states: str | os.PathLike[str] | None = None,
 ) -> RunResult:
     """Simulate ``job`` (a fio job file path, job text, or a parsed JobSet) on ``system`` (a
     system TOML file) or, without one, on ``profile`` alone.
@@ -729,9 +739,11 @@ def run(
     set every drive's I/O scheduler and its tunables, as sysfs names them. ``memory_limit``
     (e.g. ``"16GiB"``, ``"90%"``, ``"none"``) replaces the default limit on the memory the
     run may need (see :func:`build`). ``progress`` is called with the run's :class:`Progress`
-    and ``state_cache`` keeps preconditioned drives (see :func:`execute`).
+    and ``state_cache`` keeps preconditioned drives; ``carry_states`` carries the drives'
+    states from run to run (see :func:`execute`).
     """
     return execute(build(job, profile=profile, system=system, host=host, seed=seed, overrides=overrides,
                          env=env, interval=interval, precondition=precondition, scale=scale,
                          profile_set=profile_set, scheduler=scheduler, host_set=host_set,
-                         memory_limit=memory_limit), progress=progress, state_cache=state_cache)
+                         memory_limit=memory_limit), progress=progress, state_cache=state_cache,
+                   carry_states=carry_states)

@@ -353,10 +353,19 @@ pub trait TargetDevice: BlockDevice {
     fn data_lost(&self) -> Option<String> {
         None
     }
+    /// Show `f` the FTL of each flash drive it is made of, by member name (None: the device
+    /// is the drive itself), to carry their states to the next run.
+    fn visit_ftls(&self, _f: &mut dyn FnMut(Option<&str>, &Ftl)) {}
 }
 
-/// A drive has nothing of these.
-impl<D: Drive> TargetDevice for D {}
+/// A drive has nothing of these but its own FTL.
+impl<D: Drive> TargetDevice for D {
+    fn visit_ftls(&self, f: &mut dyn FnMut(Option<&str>, &Ftl)) {
+        if let Some(ftl) = self.ftl() {
+            f(None, ftl);
+        }
+    }
+}
 
 impl<D: Drive> TargetDevice for Array<D> {
     fn start_run(&mut self, ctx: &mut impl DeviceCtx<Self::Event>) {
@@ -373,6 +382,13 @@ impl<D: Drive> TargetDevice for Array<D> {
     }
     fn data_lost(&self) -> Option<String> {
         Array::data_lost(self)
+    }
+    fn visit_ftls(&self, f: &mut dyn FnMut(Option<&str>, &Ftl)) {
+        for (name, m) in self.members_named() {
+            if let Some(ftl) = m.ftl() {
+                f(Some(name), ftl);
+            }
+        }
     }
 }
 
@@ -411,6 +427,14 @@ impl TargetDevice for AnyTarget {
         match self {
             AnyTarget::Drive(_) | AnyTarget::Remap(_) => None,
             AnyTarget::Array(a) => a.data_lost(),
+        }
+    }
+    fn visit_ftls(&self, f: &mut dyn FnMut(Option<&str>, &Ftl)) {
+        match self {
+            AnyTarget::Drive(d) => d.visit_ftls(f),
+            AnyTarget::Array(a) => a.visit_ftls(f),
+            // A remapping layer's drive is not carried (`sim::carry` refuses such a run).
+            AnyTarget::Remap(_) => {}
         }
     }
 }

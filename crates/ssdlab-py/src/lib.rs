@@ -7,6 +7,7 @@ use pyo3::types::PyDict;
 use ssdlab_core::progress::{Flow, Progress};
 use ssdlab_core::workload::trace::{summarize, TimeUnit, TraceFormat, TraceOptions, UnknownTraceFormat};
 use ssdlab_core::device::ssd::StateCache;
+use ssdlab_core::sim::Carry;
 use ssdlab_core::SimError;
 
 /// Run one simulation. `spec_json` is a serialised SimSpec; returns a serialised SimResult.
@@ -19,10 +20,20 @@ use ssdlab_core::SimError;
 ///
 /// `state_cache`: a directory where drives' preconditioned states are read from, and kept
 /// (see `ssdlab_core::device::ssd::StateCache`); the result is the same with or without it.
+///
+/// `carry_states`: a directory the drives start from (the states an earlier run left there)
+/// and leave their states in when the run has drained (see `ssdlab_core::sim::Carry`).
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None, state_cache=None))]
-fn run_json(py: Python<'_>, spec_json: String, progress: Option<PyObject>, state_cache: Option<String>) -> PyResult<String> {
+#[pyo3(signature = (spec_json, progress=None, state_cache=None, carry_states=None))]
+fn run_json(
+    py: Python<'_>,
+    spec_json: String,
+    progress: Option<PyObject>,
+    state_cache: Option<String>,
+    carry_states: Option<String>,
+) -> PyResult<String> {
     let states = state_cache.map(StateCache::new);
+    let carry = carry_states.map(Carry::new);
     let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut observer = |p: &Progress| {
@@ -40,7 +51,7 @@ fn run_json(py: Python<'_>, spec_json: String, progress: Option<PyObject>, state
                 }
             })
         };
-        ssdlab_core::sim::run_json_kept(&spec_json, &mut observer, states.as_ref())
+        ssdlab_core::sim::run_json_carried(&spec_json, &mut observer, states.as_ref(), carry.as_ref())
     });
     match result {
         Ok(text) => Ok(text),

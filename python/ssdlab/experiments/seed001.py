@@ -15,6 +15,7 @@ for writes ("the same way as 4.2", section 4.4): 128 KB requests at NCQ 16.
 from __future__ import annotations
 
 import argparse
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,15 +33,18 @@ KIB = 1024
 
 def measure(rw: str, *, ssds: int = 3, stripe_kib: int = 128, request_kib: int = 128, ncq: int = 16,
             seed: int = 0, ramp_s: float | None = None, runtime_s: float = 1.0,
-            engine_set: dict[str, str] | None = None) -> float:
+            engine_set: dict[str, str] | None = None, carry_states: str | Path | None = None,
+            precondition: str | None = None) -> float:
     """Throughput in MB/s of one Iometer-like random read or write run (``engine_set``:
-    controller settings other than the profile's)."""
+    controller settings other than the profile's; ``precondition``: the members' state, fresh
+    by default; ``carry_states``: the members start from the states the last run with this
+    directory left, and leave theirs there)."""
     if ramp_s is None:
         ramp_s = 5.0 if rw == "randwrite" else 0.0
     job = (f"[t]\nrw={rw}\nbs={request_kib}k\niodepth={ncq}\nioengine=libaio\ndirect=1\nblockalign=512\ntime_based\n"
            f"ramp_time={ramp_s}\nruntime={runtime_s}\n")
     r = run(job, system=raid(PROFILE, level=5, drives=ssds, chunk=f"{stripe_kib}k", engine=ENGINE,
-                             engine_set=engine_set), seed=seed)
+                             engine_set=engine_set, precondition=precondition), seed=seed, carry_states=carry_states)
     return r.to_pandas().bw_bytes.sum() / 1e6
 
 
@@ -58,24 +62,52 @@ class Trend:
     evidence: str
 
 
-def sweep(quick: bool = False, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """The four figures' data (``quick``: fewer points, for tests)."""
+#: What the drives carry from point to point (``carry_state``) depends on the order the points
+#: ran in, which the paper does not give. Assumed: its sections' order (figures 1 to 4);
+#: within figures 1 and 3, Iometer's own: one access specification per request size, each
+#: run through the queue depths (Iometer's "Cycle # Outstanding I/Os"); within figures 2 and
+#: 4, the array re-created for each stripe, SSD counts ascending and stripes ascending
+#: within a count (adding drives is the slower change). Re-creating an array leaves what the
+#: drives hold (no TRIM through the controller; assumed), so member sdX keeps its state.
+ORDER = "figures 1-4; request size outer, NCQ inner; SSD count outer, stripe inner"
+
+
+def sweep(quick: bool = False, seed: int = 0, carry_state: bool = False,
+          start: str | None = None) -> dict[str, pd.DataFrame]:
+    """The four figures' data (``quick``: fewer points, for tests). Each point runs on drives
+    in the state ``start`` leaves (a precondition, e.g. ``"sequential"``; default fresh), or
+    with ``carry_state`` on the drives the points before it used, in the paper's order
+    (``ORDER``), ``start`` their state before the first."""
     ncqs = [1, 4, 16, 64] if quick else [1, 2, 4, 8, 16, 32, 64, 128]
     sizes = [8, 32, 128, 256] if quick else [8, 16, 32, 64, 128, 256]
     stripes = [16, 64, 256, 1024] if quick else [16, 32, 64, 128, 256, 512, 1024]
     counts = [3, 6] if quick else [3, 4, 5, 6]
-    read = pd.DataFrame([{"ncq": q, "request_kib": s, "mbps": measure("randread", request_kib=s, ncq=q, seed=seed)}
-                         for q in ncqs for s in sizes])
-    read_stripe = pd.DataFrame([{"ssds": n, "stripe_kib": st, "mbps": measure("randread", ssds=n, stripe_kib=st,
-                                                                             seed=seed)}
-                                for n in counts for st in stripes])
     wsizes = [8, 32, 64, 128, 256] if quick else [8, 16, 32, 48, 64, 96, 128, 192, 256]
-    write = pd.DataFrame([{"ncq": q, "request_kib": s, "mbps": measure("randwrite", request_kib=s, ncq=q, seed=seed)}
-                          for q in ([1, 16] if quick else [1, 16, 128]) for s in wsizes])
-    write_stripe = pd.DataFrame([{"ssds": n, "stripe_kib": st, "mbps": measure("randwrite", ssds=n, stripe_kib=st,
-                                                                              seed=seed)}
-                                 for n in counts for st in stripes])
+    wncqs = [1, 16] if quick else [1, 16, 128]
+    with tempfile.TemporaryDirectory(prefix="ssdlab-seed001-") as states:
+        carry = states if carry_state else None
+        if start is not None:
+            _prepare(max(counts), start, seed, carry)
+
+        def m(rw: str, **kw) -> float:
+            return measure(rw, seed=seed, carry_states=carry, precondition=None if carry_state else start, **kw)
+
+        read = pd.DataFrame([{"ncq": q, "request_kib": s, "mbps": m("randread", request_kib=s, ncq=q)}
+                             for s in sizes for q in ncqs])
+        read_stripe = pd.DataFrame([{"ssds": n, "stripe_kib": st, "mbps": m("randread", ssds=n, stripe_kib=st)}
+                                    for n in counts for st in stripes])
+        write = pd.DataFrame([{"ncq": q, "request_kib": s, "mbps": m("randwrite", request_kib=s, ncq=q)}
+                              for s in wsizes for q in wncqs])
+        write_stripe = pd.DataFrame([{"ssds": n, "stripe_kib": st, "mbps": m("randwrite", ssds=n, stripe_kib=st)}
+                                     for n in counts for st in stripes])
     return {"read": read, "read_stripe": read_stripe, "write": write, "write_stripe": write_stripe}
+
+
+def _prepare(ssds: int, start: str, seed: int, carry: str | Path) -> None:
+    """Leave ``ssds`` drives in the state ``start`` (a precondition) in ``carry``."""
+    job = "[p]\nrw=read\nbs=4k\nsize=4k\nioengine=libaio\ndirect=1\n"
+    run(job, system=raid(PROFILE, level=5, drives=ssds, chunk="128k", engine=ENGINE, precondition=start),
+        seed=seed, carry_states=carry)
 
 
 def trends(d: dict[str, pd.DataFrame]) -> list[Trend]:
@@ -187,8 +219,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="fewer points")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plot", type=Path, default=Path("seed001_raid5.png"))
+    ap.add_argument("--carry-state", action="store_true",
+                    help="run the points in the paper's order on drives that keep their state from point to point")
+    ap.add_argument("--start", metavar="PRECONDITION",
+                    help="the drives' state before each point, or with --carry-state before the first "
+                         "(e.g. sequential, random:1; default fresh)")
     args = ap.parse_args(argv)
-    data = sweep(args.quick, args.seed)
+    data = sweep(args.quick, args.seed, carry_state=args.carry_state, start=args.start)
     table = pd.DataFrame([t.__dict__ for t in trends(data)])
     with pd.option_context("display.width", 160, "display.max_colwidth", 80):
         print(table.to_string(index=False))

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 
 use super::hdd::{Hdd, HddConfig, HddEvent};
 use super::inplace::{InPlaceConfig, InPlaceDrive, InPlaceEvent};
+use super::ssd::ftl::Ftl;
 use super::ssd::{precondition_kept, Precondition, Ssd, SsdConfig, SsdEvent, StateCache};
 use super::{BlockDevice, DeviceCtx, DeviceRequest, Drive, Volatile, Wrap};
 use crate::report::{DeviceKind, DeviceReport};
@@ -106,7 +107,20 @@ impl AnyDrive {
 }
 
 
-impl Drive for AnyDrive {}
+impl Drive for AnyDrive {
+    fn ftl(&self) -> Option<&Ftl> {
+        match self {
+            AnyDrive::NandSsd(d) => Some(d.ftl()),
+            AnyDrive::InPlace(_) | AnyDrive::Hdd(_) => None,
+        }
+    }
+    fn ftl_mut(&mut self) -> Option<&mut Ftl> {
+        match self {
+            AnyDrive::NandSsd(d) => Some(d.ftl_mut()),
+            AnyDrive::InPlace(_) | AnyDrive::Hdd(_) => None,
+        }
+    }
+}
 
 impl BlockDevice for AnyDrive {
     type Event = DriveEvent;

@@ -186,7 +186,15 @@ pub trait BlockDevice {
 
 /// A physical drive (not an array): what an array's members are. Arrays do not implement it,
 /// so an array of arrays cannot be built by accident.
-pub trait Drive: BlockDevice {}
+pub trait Drive: BlockDevice {
+    /// A flash drive's FTL (its mapping, blocks and wear), to carry its state between runs.
+    fn ftl(&self) -> Option<&ssd::ftl::Ftl> {
+        None
+    }
+    fn ftl_mut(&mut self) -> Option<&mut ssd::ftl::Ftl> {
+        None
+    }
+}
 
 #[cfg(test)]
 mod tests {

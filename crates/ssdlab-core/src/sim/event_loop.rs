@@ -13,6 +13,7 @@ use crate::target::TargetDevice;
 use crate::net::NetworkSpec;
 use crate::workload::files::FileSetSpec;
 
+use super::carry::Carry;
 use super::Until;
 
 /// Devices one system may hold (events name their device in 16 bits).
@@ -102,6 +103,8 @@ pub struct RunOptions {
     pub file_sets: Vec<FileSetSpec>,
     /// The server's network, when its jobs send files to clients.
     pub network: Option<NetworkSpec>,
+    /// Where the drives' states are kept for the next run, once the run has drained.
+    pub carry: Option<Carry>,
 }
 
 /// Refuse a run whose planned end (from its start) takes more samples than allowed.
@@ -367,6 +370,11 @@ pub fn simulate_with<D: TargetDevice>(
         }
     }
     let drained = if cut { end } else { events.now() };
+    if let Some(carry) = &opts.carry {
+        for (d, r) in block.devices().zip(&devices) {
+            carry.save(&r.name, d)?;
+        }
+    }
     let network = files.as_mut().and_then(|f| f.network_report(end));
     let files = files.map(|mut f| f.finish(end));
     let jobs = host.into_results(|process| block.sched_cpu_ns(process));

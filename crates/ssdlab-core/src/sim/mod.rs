@@ -6,7 +6,10 @@
 use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
+mod carry;
 mod event_loop;
+
+pub use carry::Carry;
 
 pub use event_loop::{check_sample_plan, simulate, simulate_with, Event, RunOptions, Target, MAX_TARGETS};
 
@@ -195,6 +198,17 @@ pub fn run_watched(spec: &SimSpec, watch: &mut Watch) -> Result<SimResult, SimEr
 /// [`run_watched`], the drives' preconditioned states read from `states` or kept there where
 /// it keeps them (see [`StateCache`]): the result is the same, only sooner the second time.
 pub fn run_kept(spec: &SimSpec, watch: &mut Watch, states: Option<&StateCache>) -> Result<SimResult, SimError> {
+    run_carried(spec, watch, states, None)
+}
+
+/// [`run_kept`], the drives starting from the states an earlier run left in `carry` (those
+/// it has) and leaving theirs there when this run has drained (see [`Carry`]).
+pub fn run_carried(
+    spec: &SimSpec,
+    watch: &mut Watch,
+    states: Option<&StateCache>,
+    carry: Option<&Carry>,
+) -> Result<SimResult, SimError> {
     validate(spec)?;
     let host = Host::new(spec.host.clone(), spec.jobs.clone(), spec.seed)?;
     let opts = RunOptions {
@@ -203,6 +217,7 @@ pub fn run_kept(spec: &SimSpec, watch: &mut Watch, states: Option<&StateCache>) 
         limits: spec.limits,
         file_sets: spec.file_sets.clone(),
         network: spec.network.clone(),
+        carry: carry.cloned(),
     };
     // Before the drives are built: preconditioning a large one takes a while.
     check_sample_plan(host.plan().0, &opts)?;
@@ -212,7 +227,10 @@ pub fn run_kept(spec: &SimSpec, watch: &mut Watch, states: Option<&StateCache>) 
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let device = AnyTarget::build_watched(&t.device, target_seed(spec.seed, i), t.precondition, hz, watch, &t.name, states)?;
+            let mut device = AnyTarget::build_watched(&t.device, target_seed(spec.seed, i), t.precondition, hz, watch, &t.name, states)?;
+            if let Some(c) = carry {
+                c.restore(&t.name, &mut device)?;
+            }
             Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, filesystem: t.filesystem.clone(), device })
         })
         .collect::<Result<Vec<_>, SimError>>()?;
@@ -273,23 +291,33 @@ pub fn device_capacity_json(device_json: &str) -> Result<u64, ConfigError> {
 
 /// Run from JSON text to JSON text (what the Python binding calls).
 pub fn run_json(spec_json: &str) -> Result<String, SimError> {
-    json_watched(spec_json, &mut Watch::off(), None)
+    json_watched(spec_json, &mut Watch::off(), None, None)
 }
 
 /// [`run_json`], telling `observer` how far it is (see [`run_observed`]).
 pub fn run_json_observed(spec_json: &str, observer: &mut dyn Observer) -> Result<String, SimError> {
-    json_watched(spec_json, &mut Watch::new(observer), None)
+    json_watched(spec_json, &mut Watch::new(observer), None, None)
 }
 
 /// [`run_json_observed`] with the drives' preconditioned states in `states` (see [`run_kept`]).
 pub fn run_json_kept(spec_json: &str, observer: &mut dyn Observer, states: Option<&StateCache>) -> Result<String, SimError> {
-    json_watched(spec_json, &mut Watch::new(observer), states)
+    json_watched(spec_json, &mut Watch::new(observer), states, None)
 }
 
-fn json_watched(spec_json: &str, watch: &mut Watch, states: Option<&StateCache>) -> Result<String, SimError> {
+/// [`run_json_kept`], the drives' states carried through `carry` (see [`run_carried`]).
+pub fn run_json_carried(
+    spec_json: &str,
+    observer: &mut dyn Observer,
+    states: Option<&StateCache>,
+    carry: Option<&Carry>,
+) -> Result<String, SimError> {
+    json_watched(spec_json, &mut Watch::new(observer), states, carry)
+}
+
+fn json_watched(spec_json: &str, watch: &mut Watch, states: Option<&StateCache>, carry: Option<&Carry>) -> Result<String, SimError> {
     let spec: SimSpec = serde_json::from_str(spec_json).map_err(|e| SimError::Input(e.to_string()))?;
     // An observer that panics is as much a bug as a model that does: both become errors.
-    let result = catch_model_panic(std::panic::AssertUnwindSafe(|| run_kept(&spec, watch, states)))?;
+    let result = catch_model_panic(std::panic::AssertUnwindSafe(|| run_carried(&spec, watch, states, carry)))?;
     serde_json::to_string(&result).map_err(|e| SimError::Input(e.to_string()))
 }
 

@@ -383,6 +383,15 @@ impl<D: Drive> Array<D> {
         self.members.iter().map(|m| &m.dev.device)
     }
 
+    /// Its members (spares included) by name.
+    pub fn members_named(&self) -> impl Iterator<Item = (&str, &D)> {
+        self.members.iter().map(|m| (m.name.as_str(), &m.dev.device))
+    }
+
+    pub fn members_named_mut(&mut self) -> impl Iterator<Item = (&str, &mut D)> {
+        self.members.iter_mut().map(|m| (m.name.as_str(), &mut m.dev.device))
+    }
+
     fn report(&self, at: Time) -> DeviceReport {
         let mut member_read = 0;
         let mut member_written = 0;

@@ -781,7 +781,14 @@ impl Ssd {
     }
 }
 
-impl Drive for Ssd {}
+impl Drive for Ssd {
+    fn ftl(&self) -> Option<&Ftl> {
+        Some(&self.ftl)
+    }
+    fn ftl_mut(&mut self) -> Option<&mut Ftl> {
+        Some(&mut self.ftl)
+    }
+}
 
 impl BlockDevice for Ssd {
     type Event = SsdEvent;
