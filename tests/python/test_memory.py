@@ -229,3 +229,44 @@ def test_an_array_names_its_drives_flash_maps_together():
         api.build(api.quickstart_job(), system=ssdlab.raid("samsung-970-evo-plus-1tb", 5, 4), memory_limit="4GiB")
     assert ("the flash maps of 4 SSDs (/dev/nvme0n1, /dev/nvme1n1, /dev/nvme2n1, /dev/nvme3n1), 6.8GiB: "
             "simulate a fraction of the flash with --scale 0.25") in str(e.value)
+
+
+# ---- runs on files ----------------------------------------------------------------------------
+
+FILE_READ = "[j]\nrw=read\nbs=1m\nsize=3g\ndirect=0\n"
+DISK = "seagate-barracuda-7200.11-1tb"
+
+
+def _file_terms(mem: str) -> dict[str, memory.Term]:
+    spec = api.build(FILE_READ, profile=DISK, filesystem="ext4", host_set={"mem": mem}, memory_limit="none")
+    return {t.kind: t for t in memory.estimate(spec.core).terms}
+
+
+def test_a_run_on_files_counts_its_page_cache_and_file_system():
+    small, large = _file_terms("2GiB"), _file_terms("6GiB")
+    # The cache is sized from the host's RAM less its reserve: 4 GiB more RAM, 4 GiB more cache.
+    grown = large["page cache"].sim_bytes - small["page cache"].sim_bytes
+    assert 26.7 * (1 << 20) <= grown <= 32 * (1 << 20), grown  # 1,048,576 pages of 26.7-32 bytes
+    # The file system does not depend on the RAM: two bits and an index per 4 KiB block.
+    fs = small["file system"]
+    assert fs.sim_bytes == large["file system"].sim_bytes and fs.device == "sda"
+    blocks = 1_000_204_886_016 // 4096
+    assert 0.5 * blocks <= fs.sim_bytes <= 0.8 * blocks, fs.sim_bytes
+    raw = api.build("[j]\nrw=read\nbs=1m\nsize=1g\ndirect=1\n", profile=DISK, memory_limit="none")
+    assert not {"page cache", "file system"} & {t.kind for t in memory.estimate(raw.core).terms}
+
+
+def test_a_run_on_files_stays_under_its_estimate():
+    # The estimate is an upper bound: the block bitmaps are counted whole, and the pages of
+    # them no allocation touched are never resident (the rest is within 10 %).
+    out = _child("import os\nfrom ssdlab import api\nfrom ssdlab.analysis import memory\n"
+                 f"spec = api.build({FILE_READ!r}, profile={DISK!r}, filesystem='ext4', "
+                 "host_set={'mem': '4GiB'}, memory_limit='none')\n"
+                 "out['estimate'] = memory.estimate(spec.core).total\n"
+                 "out['base'] = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE')\n"
+                 "r = api.execute(spec)\n"
+                 "out['cached'] = r.core['files']['cache_misses'] + r.core['files']['readahead_pages']\n")
+    measured = out["peak"] - out["base"]
+    bitmaps = 2 * 1_000_204_886_016 // 4096 // 8
+    assert out["cached"] == 786_432, out  # 3 GiB read into a 3 GiB cache: the case estimated
+    assert measured <= out["estimate"] <= measured + bitmaps + 0.1 * measured, (out, measured)

@@ -96,6 +96,13 @@ fn device_capacity(device_json: String) -> PyResult<u64> {
     ssdlab_core::sim::device_capacity_json(&device_json).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The most memory the file layer of a run (its spec as JSON) will hold, as JSON: the page
+/// cache's pages and bytes and each target's file system's bytes; `null` without file jobs.
+#[pyfunction]
+fn file_memory(spec_json: String) -> PyResult<String> {
+    ssdlab_core::sim::file_memory_json(&spec_json).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// What the trace at `path` holds, read to its end before it is replayed: a dict of
 /// `lines`, `records`, `devices` ({device id: records}), `last_time_ns` and `last_time_line`
 /// (its latest record time, ns after the first record), `last_record_line`, `skipped` (a list
@@ -174,6 +181,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(device_capacity, m)?)?;
+    m.add_function(wrap_pyfunction!(file_memory, m)?)?;
     m.add_function(wrap_pyfunction!(spec_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(core_build_id, m)?)?;

@@ -64,6 +64,15 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     is known, and by the core (which is given the limit) when the run passes it.
 ``replay`` (``workload/replay.rs``, ``workload/trace/mod.rs``)
     Per replaying job, a 256 KiB read buffer; the trace is read as the job goes.
+``page cache`` (``pagecache/table.rs``, ``pagecache/mod.rs``)
+    When jobs work on files: the cache the host's RAM gives (less its reserve), full: a
+    20-byte record and 6.7 bytes of index per page, and about 20 bytes per dirty page up to
+    the hard dirty limit. The core computes it (``file_memory``), as it would size the cache.
+``file system`` (``fs/space.rs``, ``fs/inode.rs``)
+    Per target with a file system: what mkfs leaves, computed by the core from the same
+    mkfs parameters the run will use: two bits and the free-space index per block (about
+    0.7 bytes per 4 KiB block), the inode bitmap and per-group tables. Files the run
+    creates add about 93 bytes each while they live (``tests/fs_memory.rs``), not counted.
 
 The per-record and per-clone constants were measured with CPython 3.11 on x86-64 Linux
 (``benches/memory.py`` compares the estimate with measured peaks). The estimate excludes the
@@ -133,7 +142,7 @@ class MemoryLimitError(ValueError):
 class Term:
     """One part of the estimate: bytes held while simulating and after."""
 
-    kind: str  # "flash map", "device", "random map", "jobs", "queue", "time series", "I/O log", "replay", "verify"
+    kind: str  # "flash map", "device", "random map", "jobs", "queue", "time series", "I/O log", "replay", "verify", "page cache", "file system"
     what: str
     sim_bytes: int
     result_bytes: int = 0
@@ -499,6 +508,7 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
                 for j in jobs)
     terms.append(Term("queue", f"{queued:,} I/Os the jobs may have queued (iodepth x job clones)", queue, 0,
                       "use a smaller iodepth= (a device takes a few hundred I/Os; the rest wait in the host)"))
+    terms += _file_terms(core)
     replays = sum(1 for j in jobs if j.get("replay") is not None)
     if replays:
         terms.append(Term("replay", f"read buffers of {replays} trace replay{'s' * (replays != 1)}",
@@ -530,6 +540,34 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
     return Estimate(tuple(terms), samples=samples, samples_exact=exact, min_samples=fewest, length_ns=length,
                     interval_ns=interval, records_per_sample=len(records),
                     log_records=sum(known) if known else None, log_job=top)
+
+
+def _file_terms(core: Mapping[str, Any]) -> list[Term]:
+    """The page cache and the file systems, when jobs work on files: sized by the core from
+    the run's own host and mkfs parameters (None from it: no job works on files)."""
+    import json
+
+    from .. import _core
+
+    try:
+        raw = _core.file_memory(json.dumps(core))
+    except ValueError:
+        return []  # the run itself reports what is wrong with its file systems, in context
+    m = json.loads(raw)
+    if m is None:
+        return []
+    pages = m["page_cache_pages"]
+    terms = [Term("page cache", f"a page cache of {_gb(pages * 4096)} ({pages:,} pages) full, dirty pages up to "
+                                "the limit", m["page_cache_bytes"], 0,
+                  "give the host less memory (--host-set mem=SIZE): the cache is sized from its RAM")]
+    for t, b in zip(core["targets"], m["filesystem_bytes"]):
+        if b is not None:
+            fs = t.get("filesystem") or {}
+            terms.append(Term("file system", f"{fs.get('type', 'a file system')} on {t['name']} as mkfs leaves it "
+                                             "(bitmaps and their index)", b, 0,
+                              "make the file system smaller (filesystem size=) or its blocks larger",
+                              device=t["name"]))
+    return terms
 
 
 def _log_records(core: Mapping[str, Any]) -> dict[str, int | None]:

@@ -22,7 +22,7 @@ mod layer;
 mod sets;
 
 pub use config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig};
-pub use layer::{FileEvent, FileLayer, Lower, Up};
+pub use layer::{memory_estimate, FileEvent, FileLayer, FileMemory, Lower, Up};
 pub use crate::report::FileReport;
 pub use crate::io::{FileDone, FileIo, FileIoOp};
 

@@ -693,6 +693,17 @@ impl FileSystem {
     pub fn live_inodes(&self) -> Vec<Ino> {
         self.inodes.live().collect()
     }
+    /// The heap bytes a file system made by [`FileSystem::mkfs`] with `cfg` holds before any
+    /// file is written: the block bitmaps and their index ([`Space::heap_estimate`]), the
+    /// inode bitmap, and per group its counts, inode slots and table places. Live files add
+    /// their own (about 93 bytes each: `tests/fs_memory.rs`). Computed without building it,
+    /// for the memory estimate before a run.
+    pub fn heap_estimate(cfg: &FsConfig) -> u64 {
+        let groups = cfg.groups as u64;
+        let per_group = (std::mem::size_of::<inode::GroupInodes>() + std::mem::size_of::<Vec<inode::Inode>>() + std::mem::size_of::<GroupLayout>()) as u64;
+        Space::heap_estimate(cfg.blocks, cfg.first_data_block, cfg.blocks_per_group) + cfg.inodes().div_ceil(64) * 8 + groups * per_group
+    }
+
     /// Heap bytes the model holds (bitmaps, index, inodes, directories, allocator).
     pub fn heap_bytes(&self) -> usize {
         self.space.heap_bytes()

@@ -172,9 +172,21 @@ fn merge(l: Node, r: Node, span: u32) -> Node {
 }
 
 impl Space {
+    /// The heap bytes [`Space::new`] takes for these arguments (the two bitmaps, the index
+    /// tree and the groups' counts), without building it: for the memory estimate before a run.
+    pub fn heap_estimate(blocks: u64, first_data_block: u64, blocks_per_group: u64) -> u64 {
+        let words = blocks.div_ceil(64);
+        let leaves = words.next_power_of_two().max(1);
+        let groups = (blocks - first_data_block).div_ceil(blocks_per_group);
+        2 * words * 8 + 2 * leaves * std::mem::size_of::<Node>() as u64 + groups * std::mem::size_of::<GroupFree>() as u64
+    }
+
     pub fn new(blocks: u64, first_data_block: u64, blocks_per_group: u64) -> Self {
         let words = blocks.div_ceil(64) as usize;
         let leaves = words.next_power_of_two().max(1);
+        // Blocks before the first data block (block 0 of a 1 KiB file system: the boot
+        // block) belong to no group and are never free.
+        let ngroups = (blocks - first_data_block).div_ceil(blocks_per_group);
         let mut s = Space {
             disk: Bits::new(blocks),
             busy: Bits::new(blocks),
@@ -182,12 +194,9 @@ impl Space {
             leaves,
             first_data_block,
             blocks_per_group,
-            groups: Vec::new(),
+            groups: Vec::with_capacity(ngroups as usize),
             disk_free: blocks,
         };
-        // Blocks before the first data block (block 0 of a 1 KiB file system: the boot
-        // block) belong to no group and are never free.
-        let ngroups = (blocks - first_data_block).div_ceil(blocks_per_group);
         for g in 0..ngroups {
             let (start, end) = s.group_range(g as u32);
             s.groups.push(GroupFree {
@@ -469,6 +478,13 @@ mod tests {
         assert_eq!((n.pre, n.suf, n.best), (0, 0, 3));
         let n = word_node(0, 10);
         assert_eq!((n.pre, n.suf, n.best), (10, 0, 10));
+    }
+
+    #[test]
+    fn heap_estimate_is_what_new_takes() {
+        for (blocks, first, per_group) in [(1000, 1, 256), (8193 * 64, 0, 32768), (262_144, 1, 8192), (64, 0, 32768)] {
+            assert_eq!(Space::new(blocks, first, per_group).heap_bytes() as u64, Space::heap_estimate(blocks, first, per_group), "{blocks} blocks");
+        }
     }
 
     #[test]

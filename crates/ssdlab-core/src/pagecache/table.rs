@@ -194,6 +194,12 @@ impl PageTable {
         &mut self.slots[s as usize]
     }
 
+    /// Bytes the table holds when it is full (`max_len` pages): records and index at their
+    /// largest, for the memory estimate before a run.
+    pub fn full_bytes(max_len: u64) -> u64 {
+        max_len * std::mem::size_of::<Slot>() as u64 + buckets_for(max_len) as u64 * 5
+    }
+
     /// Bytes the table holds (slab and index capacity).
     pub fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Slot>() + self.ctrl.capacity() + self.index.capacity() * 4
@@ -582,6 +588,19 @@ mod tests {
         let s = t.insert(9, big, 0);
         assert_eq!(t.slot(s).index(), big);
         assert_eq!(t.find(9, big), Some(s));
+    }
+
+    /// A table filled to its budget holds what `full_bytes` says (the slab's growth stops at
+    /// the budget, the index's last step too).
+    #[test]
+    fn a_full_table_holds_full_bytes() {
+        for n in [1u64, 100, 5000, 70_001] {
+            let mut t = PageTable::new(n);
+            for i in 0..n {
+                t.insert(3, i, 0);
+            }
+            assert_eq!(t.heap_bytes() as u64, PageTable::full_bytes(n), "{n} pages");
+        }
     }
 
     #[test]

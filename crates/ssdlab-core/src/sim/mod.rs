@@ -289,6 +289,21 @@ pub fn device_capacity_json(device_json: &str) -> Result<u64, ConfigError> {
     Ok(cfg.capacity_bytes())
 }
 
+/// The most memory the file layer of the run `spec_json` describes will hold, as JSON
+/// ([`crate::file::FileMemory`]), or `null` when none of its jobs works on files.
+pub fn file_memory_json(spec_json: &str) -> Result<String, SimError> {
+    let spec: SimSpec = serde_json::from_str(spec_json).map_err(|e| SimError::Input(e.to_string()))?;
+    if !spec.jobs.iter().any(|j| j.files.is_some()) {
+        return Ok("null".into());
+    }
+    let memory = spec.host.memory.as_ref().ok_or_else(|| {
+        SimError::System(ConfigError::new("host.memory", "jobs work on files, but the host has no memory described".into()))
+    })?;
+    let file_systems: Vec<_> = spec.targets.iter().map(|t| (t.filesystem.clone(), t.device.capacity_bytes())).collect();
+    let m = crate::file::memory_estimate(memory, &file_systems).map_err(SimError::System)?;
+    serde_json::to_string(&m).map_err(|e| SimError::Input(e.to_string()))
+}
+
 /// Run from JSON text to JSON text (what the Python binding calls).
 pub fn run_json(spec_json: &str) -> Result<String, SimError> {
     json_watched(spec_json, &mut Watch::off(), None, None)

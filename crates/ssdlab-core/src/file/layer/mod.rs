@@ -27,6 +27,7 @@ use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, 
 use crate::workload::files::FileSetSpec;
 
 mod commit;
+mod estimate;
 mod ops;
 mod power;
 mod reading;
@@ -34,6 +35,7 @@ mod send;
 mod stack;
 mod writeback;
 
+pub use estimate::{memory_estimate, FileMemory};
 pub use stack::{Lower, Up};
 
 /// Bytes of a page.
@@ -271,21 +273,7 @@ impl FileLayer {
                 ));
             }
         }
-        let era = match memory.era {
-            KernelEra::Y2008 => PcEra::Linux2008,
-            KernelEra::Today => PcEra::Today,
-        };
-        let mut pc = PageCacheConfig::for_era(era, memory.cache_pages());
-        if let Some(r) = memory.dirty_ratio {
-            pc.dirty = pagecache::DirtyLimit::Ratio(r);
-        }
-        if let Some(r) = memory.dirty_background_ratio {
-            pc.dirty_background = pagecache::DirtyLimit::Ratio(r);
-        }
-        pc.dirty_expire_centisecs = memory.dirty_expire_centisecs;
-        pc.dirty_writeback_centisecs = memory.dirty_writeback_centisecs;
-        pc.read_ahead_kb = memory.read_ahead_kb;
-        let cache = PageCache::new(pc)?;
+        let cache = PageCache::new(cache_config(memory))?;
         let mut layer = FileLayer {
             ids,
             mounts,
@@ -844,9 +832,28 @@ fn pages_of(offset: u64, len: u64) -> u64 {
 }
 
 /// mkfs on a target of `capacity` bytes as `spec` says.
-fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mount, String> {
+/// The page cache the host's memory gives.
+fn cache_config(memory: &MemoryConfig) -> PageCacheConfig {
+    let era = match memory.era {
+        KernelEra::Y2008 => PcEra::Linux2008,
+        KernelEra::Today => PcEra::Today,
+    };
+    let mut pc = PageCacheConfig::for_era(era, memory.cache_pages());
+    if let Some(r) = memory.dirty_ratio {
+        pc.dirty = pagecache::DirtyLimit::Ratio(r);
+    }
+    if let Some(r) = memory.dirty_background_ratio {
+        pc.dirty_background = pagecache::DirtyLimit::Ratio(r);
+    }
+    pc.dirty_expire_centisecs = memory.dirty_expire_centisecs;
+    pc.dirty_writeback_centisecs = memory.dirty_writeback_centisecs;
+    pc.read_ahead_kb = memory.read_ahead_kb;
+    pc
+}
+
+/// What mkfs makes of `spec` on a device of `capacity` bytes under a host of `host_era`.
+fn fs_config(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<crate::fs::FsConfig, String> {
     let kernel = spec.era.unwrap_or(host_era);
-    let barriers = spec.barriers_in(kernel);
     let era = match kernel {
         KernelEra::Y2008 => FsEra::Y2008,
         KernelEra::Today => FsEra::Today,
@@ -866,8 +873,13 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
     opts.inode_size = spec.inode_size;
     opts.journal_blocks = spec.journal_blocks;
     opts.lazy_itable_init = spec.lazy_itable_init;
-    let cfg = crate::fs::FsConfig::new(&opts).map_err(|e| e.to_string())?;
-    let (fs, _io) = FileSystem::mkfs(cfg).map_err(|e| e.to_string())?;
+    crate::fs::FsConfig::new(&opts).map_err(|e| e.to_string())
+}
+
+fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mount, String> {
+    let kernel = spec.era.unwrap_or(host_era);
+    let barriers = spec.barriers_in(kernel);
+    let (fs, _io) = FileSystem::mkfs(fs_config(spec, capacity, host_era)?).map_err(|e| e.to_string())?;
     let block_size = fs.config().block_size as u64;
     let journal = Journal::new(fs.journal(), block_size as u32, spec.commit_interval_ns);
     Ok(Mount {
