@@ -79,6 +79,7 @@ SEED000_MAILQUEUE = {
 # ranges over the day. The blog's "CPU" figures track its iowait (39.98 vs 36.32, 82.06 vs
 # 79.51): we read them as 100 - %idle, busy and iowait together.
 SEED000_WEBSERVER_HDD = {"mbps": 571.5, "class_kBps": {"adsl": 182.0, "light": 746.0, "fibre": 2539.0},
+                         "clients": {"adsl": 70, "light": 30, "fibre": 27},
                          "load": (69.81, 112.87), "iowait_pct": (36.32, 79.51), "cpu_pct": (39.98, 82.06)}
 SEED000_WEBSERVER_SSD = {"bond2": "capped by the 2 Gb/s bond", "bond4_cfq_mbps": 2551.0, "bond4_noop_mbps": 2784.0,
                          "tengig_toe_noop_mbps": 6942.9, "tengig_load": (28.43, 36.78),

@@ -30,6 +30,12 @@ def test_the_webserver_scenario_loads_with_its_clients() -> None:
     w = load(SCENARIOS / "seed000-webserver.toml")
     assert [c["name"] for c in w.network["clients"]] == ["adsl", "light", "fibre"]
     assert [c["count"] for c in w.network["clients"]] == [70, 30, 27]
+    # The scenario's classes are the blog's; its per-class rates over them add up to more than
+    # its peak (70 x 182 + 30 x 746 + 27 x 2539 kB/s = 829.4 Mb/s against 571.5).
+    from ssdlab.experiments.seed000_webserver import classes_mbps
+    from ssdlab.reference import SEED000_WEBSERVER_HDD
+    assert {c["name"]: c["count"] for c in w.network["clients"]} == SEED000_WEBSERVER_HDD["clients"]
+    assert round(classes_mbps(), 1) == 829.4
     assert w.network["nic"]["mode"] == "802.3ad" and len(w.network["nic"]["links"]) == 2
     jobs = w.jobs()
     assert len(jobs) == 127

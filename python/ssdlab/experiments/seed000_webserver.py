@@ -126,6 +126,14 @@ def table(runs: dict[str, Run]) -> list[tuple[str, str, float, float, float]]:
     return rows
 
 
+def classes_mbps() -> float:
+    """What the blog's per-class download rates add up to over its 127 clients, Mb/s: were
+    they all downloading at those rates at once, the server would have served this."""
+    from ..reference import SEED000_WEBSERVER_HDD as H
+
+    return sum(H["clients"][k] * rate for k, rate in H["class_kBps"].items()) * 8 / 1e3
+
+
 def plot(runs: dict[str, Run], path) -> None:
     """Served Mb/s per case, published and simulated, with what bounded each run."""
     from pathlib import Path
@@ -164,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{n}: bound by {r.bound.resource} ({r.bound.why}); clients' demand "
               f"{8 * r.bound.demand_bytes_per_s / 1e6:.0f} Mb/s; CPU busy {r.cpu_pct[0]:.1f}-{r.cpu_pct[1]:.1f} %, "
               f"iowait {r.iowait_pct[0]:.1f}-{r.iowait_pct[1]:.1f} %, load {r.load[0]:.1f}-{r.load[1]:.1f}")
+    from ..reference import SEED000_WEBSERVER_HDD as H
+
+    print(f"the blog's per-class rates times its client counts: {classes_mbps():.1f} Mb/s, "
+          f"{classes_mbps() / H['mbps']:.2f} times its own peak of {H['mbps']} Mb/s: the rates and "
+          "the peak cannot both hold with all 127 clients downloading at once")
     plot(runs, a.plot)
     print(f"figure: {a.plot}")
     return 0
