@@ -164,8 +164,11 @@ def test_flash_map_term_is_the_cores_map_bytes():
     dev = r.spec.core["targets"][0]["device"]
     n = dev["nand"]
     blocks = n["channels"] * n["dies_per_channel"] * n["blocks_per_plane"]
-    # Not in map_bytes: the free-list entry and its tree (16 B) per block, the write buffer.
-    extra = blocks * (4 + 16) + dev["write_buffer_bytes"] // dev["ftl"]["iu_bytes"] * memory.BUFFERED_IU_BYTES
+    # Not in map_bytes: the free-list entry and its tree (16 B) per block, the GC-candidate
+    # trees per die, the write buffer.
+    dies = n["channels"] * n["dies_per_channel"]
+    extra = (blocks * (4 + 16) + dies * memory.victim_tree_bytes(dev)
+             + dev["write_buffer_bytes"] // dev["ftl"]["iu_bytes"] * memory.BUFFERED_IU_BYTES)
     assert memory.ftl_bytes(dev) - extra == r.device["internal"]["nand"]["map_bytes"]
 
 
@@ -229,6 +232,19 @@ def test_an_array_names_its_drives_flash_maps_together():
         api.build(api.quickstart_job(), system=ssdlab.raid("samsung-970-evo-plus-1tb", 5, 4), memory_limit="4GiB")
     assert ("the flash maps of 4 SSDs (/dev/nvme0n1, /dev/nvme1n1, /dev/nvme2n1, /dev/nvme3n1), 6.8GiB: "
             "simulate a fraction of the flash with --scale 0.25") in str(e.value)
+
+
+def test_victim_trees_are_counted_as_the_core_builds_them():
+    # victims.rs: leaves = the die's blocks rounded up to a power of two, 2 x leaves nodes.
+    dev = {"nand": {"blocks_per_plane": 12233}, "ftl": {"iu_bytes": 16384}, "slc_cache": None}
+    assert memory.victim_tree_bytes(dev) == 2 * 16384 * 8
+    dev["nand"]["blocks_per_plane"] = 16384
+    assert memory.victim_tree_bytes(dev) == 2 * 16384 * 8
+    dev["nand"]["blocks_per_plane"] = 1
+    assert memory.victim_tree_bytes(dev) == 2 * 8
+    dev["nand"]["blocks_per_plane"] = 100
+    dev["slc_cache"] = {"static_bytes": 1 << 20, "dynamic_max_bytes": 0}
+    assert memory.victim_tree_bytes(dev) == 2 * 128 * (8 + 8)
 
 
 # ---- runs on files ----------------------------------------------------------------------------

@@ -16,10 +16,12 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     IU-sized place in the raw flash, packed to ``bit_length(logical IUs)`` bits), as
     ``PackedArray`` words of 8 bytes; per multi-plane block, 24 bytes of ``Block`` state, 4 of
     its programmed count, 4 of free-list entry and 16 of the min tree that finds a die's
-    least-worn free block (``ftl/free_blocks.rs``); the write buffer's index (about 48 bytes per
-    buffered IU). Both maps are filled with their sentinel when the drive is built, so all of
-    it is resident from the start. This is exactly the core's ``map_bytes`` plus the free
-    lists and their trees. It scales with ``--scale`` (the number of blocks stays, each gets smaller).
+    least-worn free block (``ftl/free_blocks.rs``); per die, the min trees over its blocks that
+    pick GC victims (``ftl/victims.rs``: two trees of 4-byte keys, and on a drive with an SLC
+    cache one of 8-byte keys, each of twice the die's block count rounded up to a power of
+    two); the write buffer's index (about 48 bytes per buffered IU). Both maps are filled
+    with their sentinel when the drive is built, so all of it is resident from the start.
+    This is exactly the core's ``map_bytes`` plus the free lists and the trees. It scales with ``--scale`` (the number of blocks stays, each gets smaller).
 ``device`` (``device/``, ``block/``, ``array/``)
     Per device, drive or array, its servers, queues, counters and caches: a constant
     ``DEVICE_BYTES`` (a hard disk or an array keeps no per-sector or per-stripe state; an
@@ -113,6 +115,8 @@ WARN_BYTES = 2 << 30
 BLOCK_BYTES = 24 + 4 + 4 + 16  # ftl.rs Block (3 x u32, u64, state, slc), its programmed count, free-list entry, free-block tree (2 x u64)
 BUFFERED_IU_BYTES = 48        # ssd/mod.rs BufferedIu in a VecDeque + HashMap<u32, u32> entry
 DEVICE_BYTES = 256 << 10      # servers, queues, counters, caches of one device
+VICTIM_TREE_BYTES = 4 + 4        # victims.rs: per tree node, the valid-count and erase-count trees (u32 keys)
+SLC_VICTIM_TREE_BYTES = 8        # victims.rs: per tree node, the SLC stamp tree (u64 keys), with an SLC cache
 MAP_CHUNK_BLOCKS = 32_768     # generator.rs MAP_CHUNK_WORDS x 64
 MAP_CHUNK_BYTES = 4096 + 16   # one chunk of bits and its allocation header
 MAP_SLOT_BYTES = 16           # Option<Box<[u64]>> per chunk, allocated up front
@@ -236,7 +240,16 @@ def ftl_bytes(device: Mapping[str, Any]) -> int:
     l2p = (-(-logical * slots.bit_length() // 64) + 1) * 8
     p2l = (-(-slots * max(logical.bit_length(), 1) // 64) + 1) * 8
     buffer = device.get("write_buffer_bytes", 0) // iu * BUFFERED_IU_BYTES
-    return l2p + p2l + blocks * BLOCK_BYTES + buffer
+    return l2p + p2l + blocks * BLOCK_BYTES + dies * victim_tree_bytes(device) + buffer
+
+
+def victim_tree_bytes(device: Mapping[str, Any]) -> int:
+    """Bytes of one die's GC-candidate trees (``ftl/victims.rs``, ``Victims::build``)."""
+    n, iu = device["nand"], device["ftl"]["iu_bytes"]
+    nodes = 2 * (1 << max(n["blocks_per_plane"] - 1, 0).bit_length())
+    slc = device.get("slc_cache")
+    has_slc = bool(slc) and (slc["static_bytes"] // iu + slc["dynamic_max_bytes"] // iu) > 0
+    return nodes * (VICTIM_TREE_BYTES + (SLC_VICTIM_TREE_BYTES if has_slc else 0))
 
 
 def _members(device: Mapping[str, Any]) -> list[Mapping[str, Any]]:

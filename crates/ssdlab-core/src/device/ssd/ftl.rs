@@ -9,9 +9,11 @@
 
 mod free_blocks;
 mod state;
+mod victims;
 
 use super::config::{GcPolicy, SsdConfig};
 use free_blocks::FreeBlocks;
+use victims::{Candidate, Victims};
 pub use state::BadState;
 use crate::engine::memory::PackedArray;
 use crate::engine::divide::Div32;
@@ -60,6 +62,13 @@ struct DieState {
     victim: Option<u32>,
     victim_next: u32,
     victim_rate: f64,
+    /// The die's GC candidates, each choice among them in O(log n) (see `victims`). Like the
+    /// two counts below, it follows from the blocks' books: not saved, rebuilt on restore.
+    victims: Victims,
+    /// Blocks of the die in SLC mode (open or closed): whether folding has work.
+    slc_blocks: u32,
+    /// The die's largest erase count (erase counts only grow, so this only grows too).
+    erases_max: u32,
 }
 
 /// Whether a program unit of host data goes to an SLC-mode block or a native one.
@@ -189,6 +198,12 @@ impl Ftl {
         // Widths leave the all-ones value free as the "none" sentinel.
         let slot_bits = PackedArray::bits_for(slots as u64);
         let lpn_bits = PackedArray::bits_for(logical as u64);
+        let (slc_static_ius, slc_dynamic_max_ius) = match &cfg.slc_cache {
+            Some(c) => (c.static_bytes / cfg.ftl.iu_bytes, c.dynamic_max_bytes / cfg.ftl.iu_bytes),
+            None => (0, 0),
+        };
+        // Only a drive with an SLC cache opens SLC blocks (see `host_mode`).
+        let slc = slc_static_ius + slc_dynamic_max_ius > 0;
         let die_state = (0..dies)
             .map(|d| DieState {
                 // Every block is new: erased 0 times.
@@ -197,13 +212,10 @@ impl Ftl {
                     (0..blocks_per_die).map(|b| d * blocks_per_die + b).collect(),
                     |_| 0,
                 ),
+                victims: Victims::build(blocks_per_die, slc, |_| None),
                 ..DieState::default()
             })
             .collect();
-        let (slc_static_ius, slc_dynamic_max_ius) = match &cfg.slc_cache {
-            Some(c) => (c.static_bytes / cfg.ftl.iu_bytes, c.dynamic_max_bytes / cfg.ftl.iu_bytes),
-            None => (0, 0),
-        };
         let fresh = Block { valid: 0, filled: 0, erases: 0, state: BlockState::Free, slc: false, stamp: 0 };
         Ftl {
             ius_per_page,
@@ -332,6 +344,43 @@ impl Ftl {
         b.valid < self.ius_per_block
     }
 
+    /// Block `b` as a GC candidate: closed, fully programmed and not its die's current victim
+    /// (None otherwise).
+    fn candidate(&self, b: u32) -> Option<Candidate> {
+        let blk = &self.blocks[b as usize];
+        let die = b / self.blocks_per_die;
+        let eligible = blk.state == BlockState::Closed
+            && self.programmed[b as usize] >= blk.filled
+            && self.die_state[die as usize].victim != Some(b);
+        eligible.then_some(Candidate { valid: blk.valid, erases: blk.erases, slc_stamp: blk.slc.then_some(blk.stamp) })
+    }
+
+    /// Bring `b`'s entry in its die's candidates up to date after its state, programmed count
+    /// or victimhood changed.
+    fn sync_candidate(&mut self, b: u32) {
+        let c = self.candidate(b);
+        let die = b / self.blocks_per_die;
+        self.die_state[die as usize].victims.set(b - die * self.blocks_per_die, c);
+    }
+
+    /// Rebuild what each die's state derives from the blocks' books: its candidates, SLC
+    /// block count and largest erase count (after a restore).
+    fn rebuild_die_books(&mut self) {
+        let slc = self.has_slc_cache();
+        for die in 0..self.dies {
+            let first = die * self.blocks_per_die;
+            let range = first as usize..(first + self.blocks_per_die) as usize;
+            let victims = Victims::build(self.blocks_per_die, slc, |p| self.candidate(first + p));
+            let blocks = &self.blocks[range];
+            let slc_blocks = blocks.iter().filter(|b| b.slc && b.state != BlockState::Free).count() as u32;
+            let erases_max = blocks.iter().map(|b| b.erases).max().unwrap_or(0);
+            let d = &mut self.die_state[die as usize];
+            d.victims = victims;
+            d.slc_blocks = slc_blocks;
+            d.erases_max = erases_max;
+        }
+    }
+
     fn capacity_of(&self, b: &Block) -> u32 {
         if b.slc {
             self.ius_per_slc_block
@@ -357,6 +406,7 @@ impl Ftl {
         if *programmed < b.filled || b.state != BlockState::Closed {
             return GcWork::default();
         }
+        self.sync_candidate(block);
         // Overwritten while its last programs were on the way: nothing left to keep.
         self.reclaim_empty_slc(block);
         let die = block / self.blocks_per_die;
@@ -490,6 +540,7 @@ impl Ftl {
         self.counters.padding_ius += (per_unit as usize - lpns.len()) as u64;
         if full {
             self.blocks[block as usize].state = BlockState::Closed;
+            self.sync_candidate(block);
             let d = &mut self.die_state[die as usize];
             if slc {
                 d.slc_block = None;
@@ -527,7 +578,10 @@ impl Ftl {
         };
         self.l2p.set(lpn as usize, slot);
         self.p2l.set(slot as usize, lpn);
-        self.blocks[(slot / self.ius_per_block) as usize].valid += 1;
+        let block = slot / self.ius_per_block;
+        self.blocks[block as usize].valid += 1;
+        let die = block / self.blocks_per_die;
+        self.die_state[die as usize].victims.raise_valid(block - die * self.blocks_per_die);
         left
     }
 
@@ -552,8 +606,9 @@ impl Ftl {
         let blk = (slot / self.ius_per_block) as usize;
         self.blocks[blk].valid -= 1;
         let die = (blk as u32) / self.blocks_per_die;
-        // Freed space on a die that GC had given up on makes it usable again, once it collects.
         let d = &mut self.die_state[die as usize];
+        d.victims.lower_valid(blk as u32 - die * self.blocks_per_die);
+        // Freed space on a die that GC had given up on makes it usable again, once it collects.
         if d.stuck {
             d.stuck = false;
             self.unstuck.push(die);
@@ -576,6 +631,7 @@ impl Ftl {
         blk.stamp = self.clock;
         if slc {
             self.slc_blocks += 1;
+            self.die_state[die as usize].slc_blocks += 1;
         }
         b
     }
@@ -607,6 +663,8 @@ impl Ftl {
                             d.victim = Some(v);
                             d.victim_next = 0;
                             d.victim_rate = valid / (cap - valid);
+                            // The current victim is no candidate.
+                            self.sync_candidate(v);
                             v
                         }
                         _ => {
@@ -662,6 +720,7 @@ impl Ftl {
             // An idle drive stops filling its open SLC block so that it can be folded too.
             if let Some(b) = self.die_state[die as usize].slc_block.take() {
                 self.blocks[b as usize].state = BlockState::Closed;
+                self.sync_candidate(b);
             }
             if let Some(v) = self.pick_victim(die, true) {
                 return Some(self.collect_block(die, v));
@@ -678,17 +737,28 @@ impl Ftl {
 
     /// Whether `die` holds SLC data that folding could move (or GC work for the background).
     pub fn has_background_work(&self, die: u32, fold: bool) -> bool {
-        let first = die * self.blocks_per_die;
-        let closed_slc = (first..first + self.blocks_per_die).any(|b| {
-            let blk = &self.blocks[b as usize];
-            blk.slc && blk.state != BlockState::Free
-        });
-        (fold && closed_slc) || (self.die_state[die as usize].free.len() as u32) < self.background_gc_blocks
+        let d = &self.die_state[die as usize];
+        (fold && d.slc_blocks > 0) || (d.free.len() as u32) < self.background_gc_blocks
     }
 
     /// Victim among the die's closed, fully programmed blocks: by the GC policy, or (for
     /// `slc_only`, folding) the oldest SLC block.
     fn pick_victim(&self, die: u32, slc_only: bool) -> Option<u32> {
+        let first = die * self.blocks_per_die;
+        let victims = &self.die_state[die as usize].victims;
+        if slc_only {
+            return victims.oldest_slc().map(|p| first + p);
+        }
+        if self.policy == GcPolicy::Greedy {
+            return victims.fewest_valid().map(|p| first + p);
+        }
+        self.scan_victim(die, slc_only)
+    }
+
+    /// [`Ftl::pick_victim`] by a scan of the die's blocks: what cost-benefit GC still does (its
+    /// scores move with the clock, so no tree ordered once keeps them in order), and what
+    /// tests hold the trees' choices to.
+    fn scan_victim(&self, die: u32, slc_only: bool) -> Option<u32> {
         let first = die * self.blocks_per_die;
         let current = self.die_state[die as usize].victim;
         let candidates = (first..first + self.blocks_per_die).filter(|&b| {
@@ -785,6 +855,7 @@ impl Ftl {
             work.slc_erases += 1;
             self.slc_blocks -= 1;
         }
+        let was_slc = blk.slc;
         blk.state = BlockState::Free;
         blk.erases += 1;
         self.erases_total += 1;
@@ -796,6 +867,11 @@ impl Ftl {
         let d = &mut self.die_state[die as usize];
         d.free.push(victim, erases);
         d.erases_since_wear_check += 1;
+        d.erases_max = d.erases_max.max(erases);
+        if was_slc {
+            d.slc_blocks -= 1;
+        }
+        d.victims.set(victim - die * self.blocks_per_die, None);
     }
 
     /// Static wear levelling: when the die's erase counts spread too far, move the data of
@@ -806,17 +882,10 @@ impl Ftl {
         if self.wear_spread == 0 || self.die_state[die as usize].erases_since_wear_check == 0 {
             return GcWork::default();
         }
-        self.die_state[die as usize].erases_since_wear_check = 0;
-        let first = die * self.blocks_per_die;
-        let range = first..first + self.blocks_per_die;
-        let max = range.clone().map(|b| self.blocks[b as usize].erases).max().unwrap_or(0);
-        let current = self.die_state[die as usize].victim;
-        let coldest = range
-            .filter(|&b| {
-                let blk = &self.blocks[b as usize];
-                blk.state == BlockState::Closed && self.programmed[b as usize] >= blk.filled && Some(b) != current
-            })
-            .min_by_key(|&b| self.blocks[b as usize].erases);
+        let d = &mut self.die_state[die as usize];
+        d.erases_since_wear_check = 0;
+        let max = d.erases_max;
+        let coldest = d.victims.least_erased().map(|p| die * self.blocks_per_die + p);
         match coldest {
             Some(b) if max - self.blocks[b as usize].erases > self.wear_spread
                 && self.die_state[die as usize].free.len() >= 2 =>
@@ -845,13 +914,15 @@ impl Ftl {
             work.program_units += 1;
         }
         d.gc_next += 1;
-        if d.gc_next >= ius_per_block {
-            d.gc_block = None;
-            self.blocks[block as usize].state = BlockState::Closed;
-        }
+        let full = d.gc_next >= ius_per_block;
         // Relocated data is programmed by the time anything queued behind the GC reaches the die.
         self.blocks[block as usize].filled = off + 1;
         self.programmed[block as usize] = off + 1;
+        if full {
+            self.die_state[die as usize].gc_block = None;
+            self.blocks[block as usize].state = BlockState::Closed;
+            self.sync_candidate(block);
+        }
         block * ius_per_block + off
     }
 
@@ -916,6 +987,17 @@ impl Ftl {
                 }
             }
             d.free.check(|b| self.blocks[b as usize].erases).map_err(|e| format!("die {die}: {e}"))?;
+            let first = die as u32 * self.blocks_per_die;
+            d.victims.check(|p| self.candidate(first + p)).map_err(|e| format!("die {die}: GC candidates: {e}"))?;
+            let blocks = &self.blocks[first as usize..(first + self.blocks_per_die) as usize];
+            let slc = blocks.iter().filter(|b| b.slc && b.state != BlockState::Free).count() as u32;
+            if slc != d.slc_blocks {
+                return Err(format!("die {die} has {slc} blocks in SLC mode but its count says {}", d.slc_blocks));
+            }
+            let max = blocks.iter().map(|b| b.erases).max().unwrap_or(0);
+            if max != d.erases_max {
+                return Err(format!("die {die}: most-erased block has {max} erases but its running max says {}", d.erases_max));
+            }
         }
         let erases: u64 = self.blocks.iter().map(|b| b.erases as u64).sum();
         if erases != self.erases_total {
@@ -975,5 +1057,157 @@ mod tests {
         ftl.die_state[0].free.push(other, 0);
         let e = ftl.check_invariants().unwrap_err();
         assert!(e.contains("lists block"), "{e}");
+    }
+    /// A candidate's valid count changed behind its die's tree's back is caught.
+    #[test]
+    fn invariants_catch_a_stale_candidate_tree() {
+        let mut ftl = small();
+        let lpns: Vec<u32> = (0..ftl.ius_per_pu).collect();
+        // Fill one block of die 0 and let it finish programming: a candidate.
+        let mut block = None;
+        while block.is_none() || ftl.blocks[block.unwrap() as usize].state != BlockState::Closed {
+            let p = ftl.place_host_unit(0, &lpns);
+            ftl.mark_programmed(p.block, ftl.ius_per_pu);
+            block = Some(p.block);
+        }
+        ftl.check_invariants().unwrap();
+        let b = block.unwrap() as usize;
+        ftl.blocks[b].erases += 1;
+        ftl.erases_total += 1;
+        ftl.erases_max = ftl.erases_max.max(ftl.blocks[b].erases);
+        ftl.die_state[0].erases_max = ftl.erases_max;
+        let e = ftl.check_invariants().unwrap_err();
+        assert!(e.contains("erase-count tree"), "{e}");
+    }
+
+    /// The scans `level_wear` and `has_background_work` did before the per-die books.
+    fn scan_coldest(ftl: &Ftl, die: u32) -> Option<u32> {
+        let first = die * ftl.blocks_per_die;
+        let current = ftl.die_state[die as usize].victim;
+        (first..first + ftl.blocks_per_die)
+            .filter(|&b| {
+                let blk = &ftl.blocks[b as usize];
+                blk.state == BlockState::Closed && ftl.programmed[b as usize] >= blk.filled && Some(b) != current
+            })
+            .min_by_key(|&b| ftl.blocks[b as usize].erases)
+    }
+
+    fn scan_background_work(ftl: &Ftl, die: u32, fold: bool) -> bool {
+        let first = die * ftl.blocks_per_die;
+        let closed_slc = (first..first + ftl.blocks_per_die).any(|b| {
+            let blk = &ftl.blocks[b as usize];
+            blk.slc && blk.state != BlockState::Free
+        });
+        (fold && closed_slc) || (ftl.die_state[die as usize].free.len() as u32) < ftl.background_gc_blocks
+    }
+
+    /// Two dies of 13 blocks of 48 IUs (TLC, so SLC blocks of 16), ~55 % of the flash
+    /// addressable; with an SLC cache or without.
+    fn tiny(slc: bool, policy: GcPolicy) -> Ftl {
+        use super::super::config::{FoldPolicy, SlcCacheConfig};
+        let mut cfg = SsdConfig::generic(1);
+        cfg.nand.channels = 1;
+        cfg.nand.dies_per_channel = 2;
+        cfg.nand.pages_per_block = 6;
+        cfg.nand.blocks_per_plane = 13;
+        cfg.capacity_bytes = 2 * 7 * 48 * 4096;
+        cfg.write_buffer_bytes = 0;
+        cfg.ftl.gc_policy = policy;
+        cfg.ftl.background_gc_blocks = 5;
+        cfg.ftl.wear_leveling_spread = 2;
+        if slc {
+            cfg.slc_cache = Some(SlcCacheConfig {
+                static_bytes: 32 * 4096,
+                dynamic_max_bytes: 64 * 4096,
+                read_ns: 30_000,
+                program_ns: 200_000,
+                erase_ns: 2_000_000,
+                fold: FoldPolicy::Idle,
+            });
+        }
+        cfg.validate().expect("a valid tiny drive");
+        Ftl::new(&cfg)
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Write one program unit of IUs from `.0` (wrapping) on the next die that takes data.
+        Write(u32),
+        /// Finish the oldest `.0` programs.
+        Finish(usize),
+        Trim(u32),
+        Background(u32, bool),
+        Starved,
+    }
+
+    fn ops() -> impl proptest::strategy::Strategy<Value = Vec<Op>> {
+        use proptest::prelude::*;
+        prop::collection::vec(
+            prop_oneof![
+                6 => any::<u32>().prop_map(Op::Write),
+                3 => (1usize..4).prop_map(Op::Finish),
+                1 => any::<u32>().prop_map(Op::Trim),
+                1 => (0u32..2, any::<bool>()).prop_map(|(d, f)| Op::Background(d, f)),
+                1 => Just(Op::Starved),
+            ],
+            0..400,
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Over random writes, late program completions, trims and background work, every
+        /// choice made from the per-die books is the one the old scans of the die make, the
+        /// books check out, and a saved state restores to an equal FTL (books rebuilt).
+        #[test]
+        fn choices_match_the_scans(slc in proptest::prelude::any::<bool>(), cb in proptest::prelude::any::<bool>(), ops in ops()) {
+            let policy = if cb { GcPolicy::CostBenefit } else { GcPolicy::Greedy };
+            let mut ftl = tiny(slc, policy);
+            let logical = ftl.logical_ius() as u32;
+            let mut pending: std::collections::VecDeque<(u32, u32)> = Default::default();
+            let mut next_die = 0u32;
+            for op in ops {
+                match op {
+                    Op::Write(start) => {
+                        if let Some(die) = (0..ftl.dies).map(|i| (next_die + i) % ftl.dies).find(|&d| ftl.accepts_host_data(d)) {
+                            next_die = (die + 1) % ftl.dies;
+                            let mode = ftl.host_mode(die);
+                            let n = ftl.unit_ius(mode);
+                            let lpns: Vec<u32> = (0..n).map(|i| (start.wrapping_add(i * 7)) % logical).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+                            let p = ftl.place_host_unit_in(die, &lpns, mode);
+                            pending.push_back((p.block, n));
+                        }
+                    }
+                    Op::Finish(k) => {
+                        for (block, n) in pending.drain(..k.min(pending.len())) {
+                            ftl.mark_programmed(block, n);
+                        }
+                    }
+                    Op::Trim(lpn) => ftl.trim(lpn % logical),
+                    Op::Background(die, fold) => {
+                        if ftl.has_background_work(die, fold) {
+                            ftl.background_step(die, fold);
+                        }
+                    }
+                    Op::Starved => while ftl.collect_starved().is_some() {},
+                }
+                for die in 0..ftl.dies {
+                    let first = die * ftl.blocks_per_die;
+                    for slc_only in [false, true] {
+                        proptest::prop_assert_eq!(ftl.pick_victim(die, slc_only), ftl.scan_victim(die, slc_only));
+                    }
+                    proptest::prop_assert_eq!(ftl.die_state[die as usize].victims.least_erased().map(|p| first + p), scan_coldest(&ftl, die));
+                    for fold in [false, true] {
+                        proptest::prop_assert_eq!(ftl.has_background_work(die, fold), scan_background_work(&ftl, die, fold));
+                    }
+                }
+                proptest::prop_assert_eq!(ftl.check_invariants(), Ok(()));
+            }
+            let mut saved = Vec::new();
+            ftl.save_state(&mut saved).unwrap();
+            let mut restored = tiny(slc, policy);
+            restored.restore_state(&mut &saved[..]).map_err(|e| proptest::test_runner::TestCaseError::fail(e.0))?;
+            proptest::prop_assert!(restored == ftl);
+        }
     }
 }

@@ -143,6 +143,7 @@ impl Ftl {
                 victim: r.block(blocks)?,
                 victim_next: r.u32()?,
                 victim_rate: f64::from_bits(r.u64()?),
+                ..DieState::default()
             };
         }
         s.unstuck = r.u32s(s.dies as usize)?;
@@ -160,6 +161,7 @@ impl Ftl {
                 return Err(BadState(format!("block {b} of {blocks}")));
             }
         }
+        s.rebuild_die_books();
         s.check_invariants().map_err(BadState)
     }
 }
