@@ -425,7 +425,8 @@ def seed003(ctx: Context):
 @register("datasheet_reads", "Datasheet cross-check: 4 KiB random-read IOPS at QD 32 × 4 jobs",
           "the makers' ratings named in reference.DATASHEET_RANDOM_READ_IOPS (Samsung 970 PRO and 850 PRO "
           "specifications, digit.in for the 970 EVO Plus)",
-          quick_note="a fifth of each drive's flash (same dies and channels) instead of all of it")
+          quick_note="a fifth of each drive's flash (same dies and channels) instead of all of it; its "
+                     "blocks have a fifth of the pages, so multi-plane reads find partners more often")
 def datasheet_reads(ctx: Context):
     from . import datasheet_reads as m
 

@@ -82,8 +82,8 @@ struct UnitState {
     waiters: Vec<(Tag, u32)>,
 }
 
-/// The last multi-plane read a die was given: reads on other planes at the same page
-/// address join it until its sense begins.
+/// A multi-plane read a die was given: reads on other planes at the same page address join
+/// it until its sense begins.
 #[derive(Clone, Copy, Debug, Default)]
 struct ReadGroup {
     start: Time,
@@ -114,9 +114,9 @@ pub struct Ssd {
     /// at a time; reads cut in between.
     backlogs: Vec<Backlog>,
     channels: Vec<FifoServer>,
-    /// Per die, the multi-plane read that later reads may join (empty when the profile has
-    /// no multi-plane reads).
-    read_groups: Vec<ReadGroup>,
+    /// Per die, the multi-plane reads that have not begun sensing, which later reads may join
+    /// (empty when the profile has no multi-plane reads).
+    read_groups: Vec<Vec<ReadGroup>>,
     reqs: RequestTable,
     // Write buffer.
     buffered: VecDeque<BufferedIu>,
@@ -177,7 +177,7 @@ impl Ssd {
             dies: vec![FifoServer::default(); dies],
             backlogs: vec![Backlog::default(); dies],
             channels: vec![FifoServer::default(); cfg.nand.channels as usize],
-            read_groups: if cfg.nand.multi_plane_read { vec![ReadGroup::default(); dies] } else { Vec::new() },
+            read_groups: if cfg.nand.multi_plane_read { vec![Vec::new(); dies] } else { Vec::new() },
             reqs: RequestTable::default(),
             buffered: VecDeque::new(),
             buffered_index: HashMap::new(),
@@ -404,28 +404,26 @@ impl Ssd {
     }
 
     /// Sense the page holding `slot` as part of a multi-plane read; returns when the sense
-    /// ends. The read joins the die's last group if that group has not begun sensing, is the
-    /// last thing the die was given, has no read on this plane yet, reads the same page
-    /// address (ONFI's multi-plane rule; blocks may differ) and the same kind of block (an
-    /// SLC and a native sense are different operations). Otherwise it starts a group.
+    /// ends. The read joins any group queued on the die that has not begun sensing, has no
+    /// read on this plane yet, reads the same page address (ONFI's multi-plane rule; blocks
+    /// may differ) and the same kind of block (an SLC and a native sense are different
+    /// operations): the controller issues the reads pending for a die's planes together, as
+    /// MQSim's flash scheduler does. The group keeps its place and its time. Otherwise the
+    /// read starts a group at the end of the die's queue.
     // Out of line: the single-plane read path stays as short as it was.
     #[inline(never)]
     fn sense_multi_plane(&mut self, die: u32, slot: u32, read_ns: Time, now: Time) -> Time {
         let (plane, page) = self.ftl.plane_page_of_slot(slot);
         let bit = 1u64 << plane;
-        let g = self.read_groups[die as usize];
-        if g.start >= now
-            && g.end == self.dies[die as usize].busy_until()
-            && g.planes & bit == 0
-            && g.page == page
-            && g.read_ns == read_ns
-        {
-            self.read_groups[die as usize].planes |= bit;
+        let groups = &mut self.read_groups[die as usize];
+        groups.retain(|g| g.start >= now);
+        if let Some(g) = groups.iter_mut().find(|g| g.planes & bit == 0 && g.page == page && g.read_ns == read_ns) {
+            g.planes |= bit;
             return g.end;
         }
         let start = self.dies[die as usize].busy_until().max(now);
         let end = self.occupy_die(die, now, read_ns);
-        self.read_groups[die as usize] = ReadGroup { start, end, planes: bit, page, read_ns };
+        self.read_groups[die as usize].push(ReadGroup { start, end, planes: bit, page, read_ns });
         end
     }
 
@@ -1167,6 +1165,27 @@ mod tests {
         let start = sched.now();
         let at = read_all(&mut ssd, &mut sched, &[first.0, partner.0]);
         assert_eq!(*at.iter().max().unwrap() - start, command + tr + 2 * xfer + link, "a multi-plane pair");
+    }
+
+    /// A read joins a group still queued behind another read, not only the die's last one:
+    /// A (plane 0), then B (plane 0, another page address), then C (plane 1, A's page
+    /// address). C is sensed with A, before B: command + tR + two transfers, not after a
+    /// third sense; B's sense still follows A's (one plane serializes).
+    #[test]
+    fn multi_plane_reads_join_a_group_queued_behind_others() {
+        let mut ssd = filled(2, true);
+        let layout = die0_layout(&ssd);
+        let cfg = ssd.config().clone();
+        let command = cfg.controller.read_busy_ns + cfg.controller.latency_ns;
+        let (tr, xfer) = (cfg.nand.read_ns, transfer_ns(4096, cfg.nand.channel_bytes_per_s));
+        let link = transfer_ns(4096, cfg.interface.bytes_per_s());
+        let a = layout[0];
+        let b = layout.iter().find(|&&(_, p, g, _)| p == a.1 && g != a.2).unwrap();
+        let c = layout.iter().find(|&&(_, p, g, _)| p != a.1 && g == a.2).unwrap();
+        let at = read_all(&mut ssd, &mut EventQueue::new(), &[a.0, b.0, c.0]);
+        assert_eq!(at[0], command + tr + xfer + link, "A: one sense");
+        assert_eq!(at[2], command + tr + 2 * xfer + link, "C: in A's sense, transferred after A");
+        assert_eq!(at[1], command + 2 * tr + xfer + link, "B: after A's sense");
     }
 
     /// With one plane per die no read has a partner, so multi-plane reads change nothing: a
