@@ -310,12 +310,14 @@ impl PageCache {
         })
     }
 
-    /// The most heap a cache of `cfg` holds: its table full, and an entry in a file's map of
-    /// dirty pages for each page up to the hard dirty limit (about 20 bytes each, as
-    /// `tests/pagecache_memory.rs` measures: 19.5). For the memory estimate before a run.
-    pub fn full_bytes(cfg: &PageCacheConfig) -> u64 {
+    /// The most heap a cache of `cfg` holds once `pages` pages have been cached at once: its
+    /// table grown to hold them, and an entry in a file's map of dirty pages for each page up
+    /// to the hard dirty limit (about 20 bytes each, as `tests/pagecache_memory.rs` measures:
+    /// 19.5). For the memory estimate before a run.
+    pub fn bytes_holding(cfg: &PageCacheConfig, pages: u64) -> u64 {
         const DIRTY_ENTRY_BYTES: u64 = 20;
-        PageTable::full_bytes(cfg.budget_pages) + cfg.dirty_thresholds().1 * DIRTY_ENTRY_BYTES
+        let pages = pages.min(cfg.budget_pages);
+        PageTable::bytes_holding(cfg.budget_pages, pages) + cfg.dirty_thresholds().1.min(pages) * DIRTY_ENTRY_BYTES
     }
 
     pub fn config(&self) -> &PageCacheConfig {

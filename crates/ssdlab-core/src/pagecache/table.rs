@@ -194,10 +194,22 @@ impl PageTable {
         &mut self.slots[s as usize]
     }
 
-    /// Bytes the table holds when it is full (`max_len` pages): records and index at their
-    /// largest, for the memory estimate before a run.
-    pub fn full_bytes(max_len: u64) -> u64 {
-        max_len * std::mem::size_of::<Slot>() as u64 + buckets_for(max_len) as u64 * 5
+    /// Bytes a table of budget `max_len` holds once `pages` pages (at most the budget) have
+    /// been in it at once: the slab and the index as they grow to hold them (the slab by an
+    /// eighth, the index by doubling, each capped at the budget's size), for the memory
+    /// estimate before a run.
+    pub fn bytes_holding(max_len: u64, pages: u64) -> u64 {
+        let pages = pages.min(max_len);
+        let mut slab = 0u64;
+        while slab < pages {
+            slab += (slab / 8).max(64).min(max_len - slab);
+        }
+        let full = buckets_for(max_len);
+        let mut buckets = buckets_for(64.min(max_len));
+        while pages * 4 > buckets as u64 * 3 {
+            buckets = (buckets * 2).min(full);
+        }
+        slab * std::mem::size_of::<Slot>() as u64 + buckets as u64 * 5
     }
 
     /// Bytes the table holds (slab and index capacity).
@@ -590,16 +602,16 @@ mod tests {
         assert_eq!(t.find(9, big), Some(s));
     }
 
-    /// A table filled to its budget holds what `full_bytes` says (the slab's growth stops at
-    /// the budget, the index's last step too).
+    /// A table holds what `bytes_holding` says, filled to its budget (the slab's growth stops
+    /// at the budget, the index's last step too) or to part of it.
     #[test]
-    fn a_full_table_holds_full_bytes() {
-        for n in [1u64, 100, 5000, 70_001] {
-            let mut t = PageTable::new(n);
-            for i in 0..n {
+    fn a_table_holds_what_bytes_holding_says() {
+        for (budget, pages) in [(1u64, 1u64), (100, 100), (5000, 5000), (70_001, 70_001), (70_001, 1000), (1 << 20, 300_000), (1 << 20, 0)] {
+            let mut t = PageTable::new(budget);
+            for i in 0..pages {
                 t.insert(3, i, 0);
             }
-            assert_eq!(t.heap_bytes() as u64, PageTable::full_bytes(n), "{n} pages");
+            assert_eq!(t.heap_bytes() as u64, PageTable::bytes_holding(budget, pages), "{pages} of {budget} pages");
         }
     }
 

@@ -1,6 +1,7 @@
 //! The most memory a run's file layer will hold, known before it is built: the page cache
-//! full (its records and index, and the dirty pages' entries up to the hard limit) and each
-//! file system as mkfs leaves it (bitmaps, their index, per-group tables). Live files and
+//! holding as many pages as the host's RAM gives it or the file systems can fill, whichever
+//! is fewer (its records and index, and the dirty pages' entries up to the hard limit), and
+//! each file system as mkfs leaves it (bitmaps, their index, per-group tables). Live files and
 //! cached directories come on top (about 93 bytes a live file, `tests/fs_memory.rs`). The
 //! Python side adds these to its estimate and refuses a run that cannot fit.
 
@@ -16,8 +17,10 @@ use crate::pagecache::PageCache;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FileMemory {
     /// Pages the host's memory gives the cache.
+    pub page_cache_budget_pages: u64,
+    /// Pages it can come to hold: the budget, or what the file systems hold if fewer.
     pub page_cache_pages: u64,
-    /// The cache full, with dirty pages up to the hard limit.
+    /// The cache holding them, with dirty pages up to the hard limit.
     pub page_cache_bytes: u64,
     /// Each target's file system as made (None: the target has none).
     pub filesystem_bytes: Vec<Option<u64>>,
@@ -29,17 +32,26 @@ pub fn memory_estimate(memory: &MemoryConfig, file_systems: &[(Option<FileSystem
     memory.validate()?;
     let cache = cache_config(memory);
     cache.validate()?;
-    let filesystem_bytes = file_systems
-        .iter()
-        .enumerate()
-        .map(|(i, (spec, capacity))| {
-            spec.as_ref()
-                .map(|s| fs_config(s, *capacity, memory.era).map(|cfg| FileSystem::heap_estimate(&cfg)))
-                .transpose()
-                .map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(FileMemory { page_cache_pages: cache.budget_pages, page_cache_bytes: PageCache::full_bytes(&cache), filesystem_bytes })
+    let mut filesystem_bytes = Vec::with_capacity(file_systems.len());
+    let mut fs_pages = 0;
+    for (i, (spec, capacity)) in file_systems.iter().enumerate() {
+        let Some(spec) = spec else {
+            filesystem_bytes.push(None);
+            continue;
+        };
+        let cfg = fs_config(spec, *capacity, memory.era).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
+        fs_pages += (cfg.blocks * cfg.block_size as u64).div_ceil(crate::pagecache::PAGE_SIZE);
+        filesystem_bytes.push(Some(FileSystem::heap_estimate(&cfg)));
+    }
+    // Cached pages are file data, which the file systems bound (no file system: the run will
+    // refuse its file jobs; the budget stands).
+    let pages = if fs_pages > 0 { cache.budget_pages.min(fs_pages) } else { cache.budget_pages };
+    Ok(FileMemory {
+        page_cache_budget_pages: cache.budget_pages,
+        page_cache_pages: pages,
+        page_cache_bytes: PageCache::bytes_holding(&cache, pages),
+        filesystem_bytes,
+    })
 }
 
 #[cfg(test)]
@@ -76,12 +88,21 @@ mod tests {
         let ext4 = FileSystemSpec::new(FsType::Ext4);
         let m = memory_estimate(&memory, &[(None, 1 << 30), (Some(ext4.clone()), 64 << 30)]).unwrap();
         let pages = ((8u64 << 30) - (256 << 20)) / 4096;
-        assert_eq!(m.page_cache_pages, pages);
-        assert_eq!(m.page_cache_bytes, PageCache::full_bytes(&cache_config(&memory)));
+        assert_eq!((m.page_cache_budget_pages, m.page_cache_pages), (pages, pages));
+        assert_eq!(m.page_cache_bytes, PageCache::bytes_holding(&cache_config(&memory), pages));
         // Records and index at a full budget (26.7 bytes a page), and the dirty entries.
         assert!(m.page_cache_bytes as f64 > 26.6 * pages as f64, "{}", m.page_cache_bytes);
         assert_eq!(m.filesystem_bytes[0], None);
         assert!(m.filesystem_bytes[1].unwrap() > 0);
+        // A cache larger than the file systems holds at most what they do.
+        let huge = MemoryConfig::new(KernelEra::Today, 1 << 40, 4);
+        let m = memory_estimate(&huge, &[(Some(ext4.clone()), 64 << 30)]).unwrap();
+        assert_eq!(m.page_cache_pages, (64 << 30) / 4096);
+        assert!(m.page_cache_budget_pages > 250_000_000);
+        // Up to 22.5 bytes of slab (it grows by eighths), 10 of index (doubling) and 20 of
+        // dirty entry a page: the file systems' pages, not the 2^28 of the RAM.
+        assert!(m.page_cache_bytes < 53 * m.page_cache_pages, "{}", m.page_cache_bytes);
+        assert!(m.page_cache_bytes * 10 < PageCache::bytes_holding(&cache_config(&huge), m.page_cache_budget_pages));
         let mut big = ext4;
         big.size_bytes = Some(2 << 30);
         let e = memory_estimate(&memory, &[(Some(big), 1 << 30)]).unwrap_err();
