@@ -67,10 +67,10 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
 ``replay`` (``workload/replay.rs``, ``workload/trace/mod.rs``)
     Per replaying job, a 256 KiB read buffer; the trace is read as the job goes.
 ``page cache`` (``pagecache/table.rs``, ``pagecache/mod.rs``)
-    When jobs work on files: the cache the host's RAM gives (less its reserve), or the file
-    systems' size if that is less (cached pages are file data), full: a 20-byte record and
-    6.7 bytes of index per page (more while they grow: by eighths and by doubling), and
-    about 20 bytes per dirty page up to the hard dirty limit. The core computes it
+    When jobs work on files: the cache the host's RAM gives (less its reserve), or a page per
+    file-system block if that is less (cached pages are file data, a block at least each),
+    full: a 20-byte record and 6.7 bytes of index per page (more while they grow: by eighths
+    and by doubling), and about 20 bytes per dirty page up to the hard dirty limit. The core computes it
     (``file_memory``), as it would size the cache.
 ``file system`` (``fs/space.rs``, ``fs/inode.rs``)
     Per target with a file system: what mkfs leaves, computed by the core from the same
@@ -572,7 +572,7 @@ def _file_terms(core: Mapping[str, Any]) -> list[Term]:
     if m is None:
         return []
     pages, budget = m["page_cache_pages"], m["page_cache_budget_pages"]
-    bound = "" if pages == budget else f" (the file systems' size; the RAM gives {_gb(budget * 4096)})"
+    bound = "" if pages == budget else f" (a page per file-system block; the RAM gives {_gb(budget * 4096)})"
     terms = [Term("page cache", f"a page cache holding {_gb(pages * 4096)} ({pages:,} pages){bound}, dirty pages "
                                 "up to the limit", m["page_cache_bytes"], 0,
                   "give the host less memory (--host-set mem=SIZE): the cache is sized from its RAM")]

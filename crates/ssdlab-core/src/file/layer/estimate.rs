@@ -1,5 +1,5 @@
 //! The most memory a run's file layer will hold, known before it is built: the page cache
-//! holding as many pages as the host's RAM gives it or the file systems can fill, whichever
+//! holding as many pages as the host's RAM gives it or the file systems have blocks, whichever
 //! is fewer (its records and index, and the dirty pages' entries up to the hard limit), and
 //! each file system as mkfs leaves it (bitmaps, their index, per-group tables). Live files and
 //! cached directories come on top (about 93 bytes a live file, `tests/fs_memory.rs`). The
@@ -18,7 +18,7 @@ use crate::pagecache::PageCache;
 pub struct FileMemory {
     /// Pages the host's memory gives the cache.
     pub page_cache_budget_pages: u64,
-    /// Pages it can come to hold: the budget, or what the file systems hold if fewer.
+    /// Pages it can come to hold: the budget, or the file systems' blocks if fewer.
     pub page_cache_pages: u64,
     /// The cache holding them, with dirty pages up to the hard limit.
     pub page_cache_bytes: u64,
@@ -40,7 +40,9 @@ pub fn memory_estimate(memory: &MemoryConfig, file_systems: &[(Option<FileSystem
             continue;
         };
         let cfg = fs_config(spec, *capacity, memory.era).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
-        fs_pages += (cfg.blocks * cfg.block_size as u64).div_ceil(crate::pagecache::PAGE_SIZE);
+        // A cached page holds at least one block (a small file on 1 KiB blocks takes a
+        // page for one block), so a file system fills at most a page a block.
+        fs_pages += cfg.blocks;
         filesystem_bytes.push(Some(FileSystem::heap_estimate(&cfg)));
     }
     // Cached pages are file data, which the file systems bound (no file system: the run will
@@ -98,6 +100,11 @@ mod tests {
         let huge = MemoryConfig::new(KernelEra::Today, 1 << 40, 4);
         let m = memory_estimate(&huge, &[(Some(ext4.clone()), 64 << 30)]).unwrap();
         assert_eq!(m.page_cache_pages, (64 << 30) / 4096);
+        // On 1 KiB blocks a page may hold a single block: a page a block.
+        let mut small = FileSystemSpec::new(FsType::Ext3);
+        small.block_size = Some(1024);
+        let m1 = memory_estimate(&huge, &[(Some(small), 256 << 20)]).unwrap();
+        assert_eq!(m1.page_cache_pages, 262_144);
         assert!(m.page_cache_budget_pages > 250_000_000);
         // Up to 22.5 bytes of slab (it grows by eighths), 10 of index (doubling) and 20 of
         // dirty entry a page: the file systems' pages, not the 2^28 of the RAM.
