@@ -1115,6 +1115,14 @@ mod tests {
         out
     }
 
+    /// A 4 KiB read's parts, first principles from the profile: the controller's command
+    /// handling, the array's sense (tR), the channel transfer and the host link transfer.
+    fn read_timings(ssd: &Ssd) -> (Time, Time, Time, Time) {
+        let cfg = ssd.config();
+        let command = cfg.controller.read_busy_ns + cfg.controller.latency_ns;
+        (command, cfg.nand.read_ns, transfer_ns(4096, cfg.nand.channel_bytes_per_s), transfer_ns(4096, cfg.interface.bytes_per_s()))
+    }
+
     /// n 4 KiB reads on the n planes of one idle die at one page address share one sense:
     /// the last is in the host at command + tR + n transfers + its link transfer, not after
     /// n senses. Without multi-plane reads, the senses follow one another.
@@ -1148,10 +1156,7 @@ mod tests {
     fn multi_plane_groups_need_other_planes_and_one_page_address() {
         let mut ssd = filled(2, true);
         let layout = die0_layout(&ssd);
-        let cfg = ssd.config().clone();
-        let command = cfg.controller.read_busy_ns + cfg.controller.latency_ns;
-        let (tr, xfer) = (cfg.nand.read_ns, transfer_ns(4096, cfg.nand.channel_bytes_per_s));
-        let link = transfer_ns(4096, cfg.interface.bytes_per_s());
+        let (command, tr, xfer, link) = read_timings(&ssd);
         let first = layout[0];
         let same_plane = layout.iter().find(|&&(_, p, g, b)| p == first.1 && g == first.2 && b != first.3).unwrap();
         let mut sched = EventQueue::new();
@@ -1175,10 +1180,7 @@ mod tests {
     fn multi_plane_reads_join_a_group_queued_behind_others() {
         let mut ssd = filled(2, true);
         let layout = die0_layout(&ssd);
-        let cfg = ssd.config().clone();
-        let command = cfg.controller.read_busy_ns + cfg.controller.latency_ns;
-        let (tr, xfer) = (cfg.nand.read_ns, transfer_ns(4096, cfg.nand.channel_bytes_per_s));
-        let link = transfer_ns(4096, cfg.interface.bytes_per_s());
+        let (command, tr, xfer, link) = read_timings(&ssd);
         let a = layout[0];
         let b = layout.iter().find(|&&(_, p, g, _)| p == a.1 && g != a.2).unwrap();
         let c = layout.iter().find(|&&(_, p, g, _)| p != a.1 && g == a.2).unwrap();
