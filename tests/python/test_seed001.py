@@ -55,8 +55,11 @@ def test_a_carried_sweep_runs_every_point_on_the_same_drives_in_the_papers_order
         calls.append((rw, kw))
         return 1.0
 
+    prepared = []
     monkeypatch.setattr(seed001, "measure", measure)
+    monkeypatch.setattr(seed001, "_prepare", lambda *a: prepared.append(a))
     seed001.sweep(quick=True, carry_state=True)
+    assert prepared == []  # fresh drives: nothing to prepare
     dirs = {kw["carry_states"] for _, kw in calls}
     assert len(dirs) == 1 and None not in dirs
     # Figure 3 in Iometer's order: each request size through the queue depths.
@@ -68,3 +71,9 @@ def test_a_carried_sweep_runs_every_point_on_the_same_drives_in_the_papers_order
     calls.clear()
     seed001.sweep(quick=True, start="sequential")
     assert {(kw["carry_states"], kw["precondition"]) for _, kw in calls} == {(None, "sequential")}
+    # Not carried, each point is preconditioned itself: no drives are prepared beforehand.
+    assert prepared == []
+    calls.clear()
+    seed001.sweep(quick=True, carry_state=True, start="sequential")
+    assert len(prepared) == 1 and prepared[0][1] == "sequential" and prepared[0][3] is not None
+    assert {kw["precondition"] for _, kw in calls} == {None}

@@ -86,7 +86,9 @@ def sweep(quick: bool = False, seed: int = 0, carry_state: bool = False,
     wncqs = [1, 16] if quick else [1, 16, 128]
     with tempfile.TemporaryDirectory(prefix="ssdlab-seed001-") as states:
         carry = states if carry_state else None
-        if start is not None:
+        if start is not None and carry is not None:
+            # Carried: the drives take `start` once, before the first point. (Not carried,
+            # each point is preconditioned to `start` on its own.)
             _prepare(max(counts), start, seed, carry)
 
         def m(rw: str, **kw) -> float:
