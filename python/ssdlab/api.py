@@ -35,7 +35,7 @@ from .filework import FileWork, filesystem_spec
 from .filework import load as load_file_work
 from .fio.reporting import JobReport
 from .results import RunResult, TargetInfo, build_units
-from .iosched import check_name, split_host_sets
+from .iosched import check_name, queue_core, split_host_sets
 from .workload import Replay, TraceMix, survey
 from .system import Array, Drive, IoOverride, Remap, System, load_system, parse_precondition, raid, single
 from .units import UnitError, parse_time_ns
@@ -502,8 +502,9 @@ def _core_target(t: Drive | Array | Remap, io: IoOverride | None) -> dict[str, A
     if isinstance(t, (Array, Remap)):
         # md and the remapping layer are bio-based: no scheduler of their own; their drives
         # have theirs.
+        ra = getattr(t, "read_ahead_kb", None)
         return {"name": t.name, "device": t.core(io), "scheduler": {"name": "none"}, "precondition": {"kind": "none"},
-                "filesystem": None}
+                "queue": queue_core({} if ra is None else {"read_ahead_kb": ra}), "filesystem": None}
     return {**t.target_core(io), "filesystem": None}
 
 

@@ -3,7 +3,7 @@
 A drive's scheduler is named as ``/sys/block/*/queue/scheduler`` names it; its tunables as
 the files of ``/sys/block/*/queue/iosched/`` (times in ms, sizes in KiB, as sysfs takes
 them), the queue's own settings as ``/sys/block/*/queue/`` (``nomerges``,
-``max_sectors_kb``, ``nr_requests``). On the command line they are ``--scheduler cfq --host-set
+``max_sectors_kb``, ``nr_requests``, ``read_ahead_kb``). On the command line they are ``--scheduler cfq --host-set
 iosched.slice_idle=0 --host-set queue.nomerges=2``; in a system file ``scheduler = "cfq"``,
 ``iosched = { slice_idle = 0 }`` and ``queue = { nomerges = 2 }`` on a drive.
 
@@ -70,8 +70,10 @@ SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
 # the device's depth up to 256 under mq-deadline, no limit of its own under none).
 # sched_cpu_ns (ssdlab's, not sysfs): host CPU time per bio in the scheduler, under the queue's
 # lock; unset: the scheduler's own figure (docs/hdd-and-schedulers.md).
+# read_ahead_kb unset: the kernel's default for the device, the host's read_ahead_kb raised on
+# an md array to twice its stripe (docs/page-cache.md).
 QUEUE = {"nomerges": (0, 2, 0), "max_sectors_kb": (4, 1 << 22, 1280), "nr_requests": (0, 1 << 20, 0),
-         "sched_cpu_ns": (0, 1 << 30, None)}
+         "sched_cpu_ns": (0, 1 << 30, None), "read_ahead_kb": (0, 1 << 20, None)}
 _UNIT_WORDS = {"ms": "milliseconds", "ns": "nanoseconds", "kb": "KiB", "int": "a whole number", "bool": "0 or 1"}
 
 

@@ -66,7 +66,7 @@ class DriveEntry(BaseModel):
     scheduler: str = Field(default="none", description="none | mq-deadline | kyber | bfq | noop | deadline | anticipatory | cfq")
     iosched: dict[str, int | str | bool] = Field(default_factory=dict,
                                                  description="scheduler tunables, sysfs names and units")
-    queue: dict[str, int | str] = Field(default_factory=dict, description="nomerges, max_sectors_kb")
+    queue: dict[str, int | str] = Field(default_factory=dict, description="nomerges, max_sectors_kb, nr_requests, read_ahead_kb")
     filesystem: Any = Field(default=None, description="ext3 | ext4, or { type, mkfs, mount, size } (ssdlab.mkfs)")
 
     @field_validator("scheduler")
@@ -101,6 +101,9 @@ class ArrayEntry(BaseModel):
     fail: list[FailureEntry] = Field(default_factory=list)
     filesystem: Any = Field(default=None, description="ext3 | ext4, or { type, mkfs, mount, size } (ssdlab.mkfs)")
     verify_data: bool = Field(default=False, description="members hold real bytes; every read is checked (small md and streaming arrays)")
+    read_ahead_kb: int | None = Field(default=None, ge=0, le=1 << 20, strict=True,
+                                      description="the array's own read_ahead_kb (/sys/block/NAME/queue/); unset: "
+                                                  "the host's, raised by md to twice the stripe")
 
     @field_validator("level")
     @classmethod
@@ -238,6 +241,8 @@ class Array:
     chunk_given: bool = False
     #: The file system the system file makes on it (None: none, or the run's).
     filesystem: TargetFs | None = None
+    #: The array's own read_ahead_kb (None: the kernel's, twice the stripe on md).
+    read_ahead_kb: int | None = None
 
     def core(self, io: IoOverride | None = None) -> dict[str, Any]:
         """The core's description of the array (its members' and spares' inside)."""
@@ -544,7 +549,7 @@ def _load_array(a: ArrayEntry, i: int, drives: list[Drive], sf: SystemFile, orig
         failures.append((f.member, at))
     arr = Array(a.name, a.level, a.chunk, engine, sources, [by_name[m] for m in a.members],
                 [by_name[m] for m in a.spares], failures, verify_data=a.verify_data,
-                chunk_given="chunk" in a.model_fields_set)
+                chunk_given="chunk" in a.model_fields_set, read_ahead_kb=a.read_ahead_kb)
     _check_array(arr, where, ref)
     return arr
 

@@ -74,3 +74,33 @@ def test_ssdlab_run_fs_runs_a_fio_job_on_files(tmp_path, cli):
     bad = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "zfs")
     assert bad.returncode == 2 and "--fs zfs: expected ext3 or ext4" in bad.stderr
     assert "ssdlab: job 'w' runs on files" in r.stderr
+
+
+def _array_read_kib(system, host_set=None) -> float:
+    """Mean read request (KiB) at the array of a buffered sequential read of one file."""
+    spec = api.build("[r]\nioengine=psync\nrw=read\nbs=4k\nsize=64m\n", system=system, filesystem="ext4",
+                     host_set=host_set)
+    disk = api.execute(spec).core["devices"][0]["disk"]
+    return disk["read_sectors"] / disk["read_ios"] / 2
+
+
+def test_md_reads_ahead_twice_its_stripe(tmp_path):
+    """md raises an array's read-ahead to two stripes of data (raid0_run / blk_apply_bdi_limits);
+    a mirror has no stripe; the array's own read_ahead_kb wins."""
+    from ssdlab.system import raid
+
+    # 4 x 64 KiB of data a stripe: 512 KiB windows (the first, sized from the first read, smaller)
+    assert 480 < _array_read_kib(raid("samsung-850-pro", 0, 4, chunk="64k")) <= 512
+    assert 480 < _array_read_kib(raid("samsung-850-pro", 5, 5, chunk="64k")) <= 512  # 4 data members
+    assert 240 < _array_read_kib(raid("samsung-850-pro", 10, 4, chunk="64k")) <= 256  # 2 copies each
+    assert 120 < _array_read_kib(raid("samsung-850-pro", 1, 2)) <= 128  # the host's 128 KiB
+    # the drives' queue settings are the members', not the array's
+    assert 480 < _array_read_kib(raid("samsung-850-pro", 0, 4, chunk="64k"), {"queue.read_ahead_kb": "16"}) <= 512
+    drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\n' for c in "abcd")
+    path = tmp_path / "md.toml"
+    path.write_text(drives + '[[array]]\nname = "md0"\nlevel = 0\nchunk = "64k"\nmembers = ["sda", "sdb", "sdc", "sdd"]\n'
+                    "read_ahead_kb = 128\n")
+    assert 120 < _array_read_kib(str(path)) <= 128
+    path.write_text(path.read_text().replace("read_ahead_kb = 128", "read_ahead_kb = -1"))
+    with pytest.raises(ValueError, match=r"md.toml:\d+: key 'array.0.read_ahead_kb'"):
+        api.build("[r]\nrw=read\nsize=1m\n", system=str(path), filesystem="ext4")

@@ -47,6 +47,8 @@ pub struct TargetSpec {
 /// an array of drives.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+// A description read once per run and never held in bulk: its variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum DeviceConfig {
     NandSsd(SsdConfig),
     InPlace(InPlaceConfig),
@@ -94,6 +96,17 @@ impl DeviceConfig {
             DeviceConfig::Hdd(c) => c.capacity_bytes,
             DeviceConfig::Array(c) => c.capacity_bytes(),
             DeviceConfig::Remap(c) => c.capacity_bytes(),
+        }
+    }
+
+    /// The optimal I/O size the device reports (the queue's `io_opt`, bytes; 0: none): an
+    /// md array's stripe ([`ArrayConfig::optimal_io_bytes`]). Read-ahead on it is at least
+    /// twice this. Drives are taken to report none, as SATA disks and SSDs of 2008 did and
+    /// most do today.
+    pub fn optimal_io_bytes(&self) -> u64 {
+        match self {
+            DeviceConfig::Array(c) => c.optimal_io_bytes(),
+            DeviceConfig::NandSsd(_) | DeviceConfig::InPlace(_) | DeviceConfig::Hdd(_) | DeviceConfig::Remap(_) => 0,
         }
     }
 

@@ -1350,3 +1350,20 @@ fn joined_writes_of_a_verified_array_read_back_through_a_failure_and_a_rebuild()
         assert_eq!(rep.data_errors, 0, "{level:?}: {:?}", rep.first_data_error);
     }
 }
+
+/// md reports a stripe of data as its optimal I/O size (read-ahead is twice it); a mirror and
+/// the other engines report none.
+#[test]
+fn md_reports_a_stripe_of_data_as_its_optimal_io() {
+    let io_opt = |level, n| array(level, n, 64 * K).optimal_io_bytes();
+    assert_eq!(io_opt(RaidLevel::Raid0, 4), 4 * 64 * K);
+    assert_eq!(io_opt(RaidLevel::Raid5, 5), 4 * 64 * K);
+    assert_eq!(io_opt(RaidLevel::Raid6, 6), 4 * 64 * K);
+    assert_eq!(io_opt(RaidLevel::Raid10, 4), 2 * 64 * K);
+    assert_eq!(io_opt(RaidLevel::Raid1, 2), 0);
+    let mut hw = array(RaidLevel::Raid0, 4, 64 * K);
+    hw.engine = hwraid(1 << 20);
+    assert_eq!(hw.optimal_io_bytes(), 0);
+    assert_eq!(DeviceConfig::Array(array(RaidLevel::Raid0, 3, 128 * K)).optimal_io_bytes(), 3 * 128 * K);
+    assert_eq!(DeviceConfig::NandSsd(SsdConfig::generic(1)).optimal_io_bytes(), 0);
+}

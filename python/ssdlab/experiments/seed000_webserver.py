@@ -10,8 +10,10 @@ under CFQ and 2784.0 under noop; with a 10 GbE TOE NIC and noop, 6942.9 Mb/s.
 The workload is the bundled scenario ``seed000-webserver.toml``: its catalogue, the clients'
 round trips and TCP windows, the bond's mode and hash are assumptions written there with their
 reasons. The server is the ``server-2008`` host (8 GB of RAM) with ext3 on md RAID 0 (64 KiB
-chunks, assumed) of Barracuda 7200.11 disks or X25-M SSDs (filled first, as drives in service
-are). Each run starts with a cold page cache; rates are over the whole run.
+chunks, mdadm's default then) of Barracuda 7200.11 disks or X25-M SSDs (filled first, as drives
+in service are), md reading ahead two stripes as it does (1,152 KiB on the nine disks;
+docs/network.md says what that does to the disks' row). Each run starts with a cold page cache;
+rates are over the whole run.
 """
 
 from __future__ import annotations

@@ -238,6 +238,29 @@ impl ArrayConfig {
         }
     }
 
+    /// The optimal I/O size md reports for the array (the queue's `io_opt`): one stripe's
+    /// data, a chunk on each data member (`raid0_set_limits`, `raid5_set_limits`,
+    /// `raid10_set_queue_limits` in drivers/md of Linux 6.x; a mirror reports none). Linux
+    /// reads ahead twice that on the array (`blk_apply_bdi_limits`: `ra_pages` at least
+    /// `2 * io_opt`), as md itself set it when it started an array in 2008 (`raid0_run`,
+    /// raid10's `run` and raid5's `run` of 2.6.2x: "readahead at least twice a whole
+    /// stripe"). 0 for the other engines, whose drivers' limits are not known here.
+    pub fn optimal_io_bytes(&self) -> u64 {
+        if !matches!(self.engine, EngineConfig::Md(_)) {
+            return 0;
+        }
+        let n = self.members.len() as u64;
+        let data_members = match self.level {
+            RaidLevel::Raid0 => n,
+            RaidLevel::Raid1 => 0,
+            // md's default "near" layout keeps two copies of each chunk side by side.
+            RaidLevel::Raid10 => n / 2,
+            RaidLevel::Raid5 => n - 1,
+            RaidLevel::Raid6 => n - 2,
+        };
+        data_members * self.chunk_bytes
+    }
+
     /// Bytes the array offers the host.
     pub fn capacity_bytes(&self) -> u64 {
         super::layout::Layout::new(self.level, self.members.len() as u32, self.chunk_bytes, self.member_bytes())

@@ -30,11 +30,15 @@ pub struct QueueLimits {
     /// hooks), under the queue's one lock; None: the scheduler's own figure
     /// ([`IoScheduler::default_cpu_ns`]). Not a sysfs setting: ssdlab's.
     pub sched_cpu_ns: Option<Time>,
+    /// `read_ahead_kb` as set on the queue (KiB): the file layer's read-ahead on this
+    /// device. None: the kernel's default, the host's `read_ahead_kb` raised on an array to
+    /// twice its optimal I/O size (`DeviceConfig::optimal_io_bytes`).
+    pub read_ahead_kb: Option<u32>,
 }
 
 impl Default for QueueLimits {
     fn default() -> Self {
-        QueueLimits { max_sectors_kb: 1280, nomerges: 0, nr_requests: 0, sched_cpu_ns: None }
+        QueueLimits { max_sectors_kb: 1280, nomerges: 0, nr_requests: 0, sched_cpu_ns: None, read_ahead_kb: None }
     }
 }
 

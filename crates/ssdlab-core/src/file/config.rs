@@ -150,6 +150,29 @@ impl MemoryConfig {
     }
 }
 
+/// A device the file layer may mount a file system on, as the run describes it.
+#[derive(Clone, Debug)]
+pub struct MountTarget {
+    /// The file system made on it; None: nothing mounted there.
+    pub filesystem: Option<FileSystemSpec>,
+    pub capacity: u64,
+    /// The queue's `read_ahead_kb` as set; None: the kernel's default for the device.
+    pub read_ahead_kb: Option<u32>,
+    /// The device's optimal I/O size (`io_opt`, bytes; 0: none).
+    pub optimal_io_bytes: u64,
+}
+
+impl MountTarget {
+    /// The read-ahead (KiB) a file on this device gets with `default_kb` as the host's
+    /// default: the queue's own setting, or the default raised to twice the device's optimal
+    /// I/O size, as Linux sets an array's (`blk_apply_bdi_limits` in block/blk-settings.c of
+    /// 6.x: `ra_pages = max(io_opt * 2 / PAGE_SIZE, VM_READAHEAD_PAGES)`; md's `raid0_run`
+    /// and raid5's `run` of 2.6.2x raised `ra_pages` to twice the stripe likewise).
+    pub fn read_ahead_kb(&self, default_kb: u32) -> u32 {
+        self.read_ahead_kb.unwrap_or_else(|| default_kb.max(u32::try_from(2 * self.optimal_io_bytes / 1024).unwrap_or(u32::MAX)))
+    }
+}
+
 /// A target's file system: what mkfs makes of it and how it is mounted.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -224,5 +247,23 @@ impl FileSystemSpec {
             return Err(ConfigError::new(&format!("{key}.commit_interval_ns"), "must be positive".into()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(read_ahead_kb: Option<u32>, optimal_io_bytes: u64) -> MountTarget {
+        MountTarget { filesystem: None, capacity: 1 << 30, read_ahead_kb, optimal_io_bytes }
+    }
+
+    #[test]
+    fn read_ahead_is_twice_the_optimal_io_unless_the_queue_says() {
+        assert_eq!(target(None, 0).read_ahead_kb(128), 128);
+        assert_eq!(target(None, 256 << 10).read_ahead_kb(128), 512);
+        assert_eq!(target(None, 32 << 10).read_ahead_kb(128), 128); // never below the default
+        assert_eq!(target(Some(16), 256 << 10).read_ahead_kb(128), 16);
+        assert_eq!(target(Some(0), 0).read_ahead_kb(128), 0);
     }
 }

@@ -21,7 +21,7 @@ mod journal;
 mod layer;
 mod sets;
 
-pub use config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig};
+pub use config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig, MountTarget};
 pub use layer::{memory_estimate, FileEvent, FileLayer, FileMemory, Lower, Up};
 pub use crate::report::FileReport;
 pub use crate::io::{FileDone, FileIo, FileIoOp};

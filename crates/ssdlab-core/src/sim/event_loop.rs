@@ -2,7 +2,7 @@
 //! each handling its own events; the time series taken beside them.
 
 use crate::block::{BlockEvent, BlockLayer, DeviceEvent, QueueLimits, SchedulerConfig, TargetQueue};
-use crate::file::{FileEvent, FileLayer, FileSystemSpec, Lower, Up};
+use crate::file::{FileEvent, FileLayer, FileSystemSpec, Lower, MountTarget, Up};
 use crate::engine::{EventQueue, Time};
 use crate::error::{ConfigError, SimError};
 use crate::host::{Host, JobEvent, Limits};
@@ -77,18 +77,35 @@ pub struct Target<D> {
     pub queue: QueueLimits,
     /// The file system made on it, if jobs work on files there.
     pub filesystem: Option<FileSystemSpec>,
+    /// The device's optimal I/O size (the queue's `io_opt`, bytes; 0: none), from its
+    /// description: read-ahead on it is at least twice this.
+    pub optimal_io_bytes: u64,
     pub device: D,
 }
 
 impl<D> Target<D> {
     /// A target behind blk-mq's `none` scheduler.
     pub fn new(name: impl Into<String>, device: D) -> Self {
-        Target { name: name.into(), scheduler: SchedulerConfig::None, queue: QueueLimits::default(), filesystem: None, device }
+        Target {
+            name: name.into(),
+            scheduler: SchedulerConfig::None,
+            queue: QueueLimits::default(),
+            filesystem: None,
+            optimal_io_bytes: 0,
+            device,
+        }
     }
 
     /// The same target with its device transformed.
     pub fn map<E>(self, f: impl FnOnce(D) -> E) -> Target<E> {
-        Target { name: self.name, scheduler: self.scheduler, queue: self.queue, filesystem: self.filesystem, device: f(self.device) }
+        Target {
+            name: self.name,
+            scheduler: self.scheduler,
+            queue: self.queue,
+            filesystem: self.filesystem,
+            optimal_io_bytes: self.optimal_io_bytes,
+            device: f(self.device),
+        }
     }
 }
 
@@ -203,7 +220,12 @@ pub fn simulate_with<D: TargetDevice>(
         .into_iter()
         .map(|t| {
             names.push(t.name);
-            file_systems.push((t.filesystem, t.device.capacity()));
+            file_systems.push(MountTarget {
+                filesystem: t.filesystem,
+                capacity: t.device.capacity(),
+                read_ahead_kb: t.queue.read_ahead_kb,
+                optimal_io_bytes: t.optimal_io_bytes,
+            });
             TargetQueue { device: t.device, scheduler: t.scheduler, limits: t.queue }
         })
         .collect();

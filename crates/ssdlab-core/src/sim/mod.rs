@@ -231,7 +231,14 @@ pub fn run_carried(
             if let Some(c) = carry {
                 c.restore(&t.name, &mut device)?;
             }
-            Ok(Target { name: t.name.clone(), scheduler: t.scheduler, queue: t.queue, filesystem: t.filesystem.clone(), device })
+            Ok(Target {
+                name: t.name.clone(),
+                scheduler: t.scheduler,
+                queue: t.queue,
+                filesystem: t.filesystem.clone(),
+                optimal_io_bytes: t.device.optimal_io_bytes(),
+                device,
+            })
         })
         .collect::<Result<Vec<_>, SimError>>()?;
     // One kind of device throughout (the usual case: NAND SSDs, or arrays of them): run the

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig};
+use super::config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig, MountTarget};
 use super::journal::{Commit, Journal};
 use super::sets::SetState;
 use super::FileUpper;
@@ -151,6 +151,8 @@ struct Mount {
     block_size: u64,
     delalloc: bool,
     barriers: bool,
+    /// Read-ahead's largest window on its device (KiB).
+    read_ahead_kb: u32,
     /// The kernel it runs under (the file system's era, or the host's).
     kernel: KernelEra,
     commit_armed: bool,
@@ -178,7 +180,6 @@ pub struct FileLayer {
     cache: PageCache,
     cpus: Cpus,
     costs: FileCosts,
-    read_ahead_kb: u32,
     ras: FxHashMap<u32, RaState>,
     writers: Vec<WriterState>,
     ops: Vec<OpState>,
@@ -242,11 +243,11 @@ impl CacheIds {
 }
 
 impl FileLayer {
-    /// The layer over `targets` (each with its file system and capacity), the run's file
-    /// sets, a host of `memory`; `seed` seeds the sets' random picks and sizes.
+    /// The layer over `targets` (each with its file system, capacity and read-ahead), the
+    /// run's file sets, a host of `memory`; `seed` seeds the sets' random picks and sizes.
     pub fn new(
         memory: &MemoryConfig,
-        targets: &[(Option<FileSystemSpec>, u64)],
+        targets: &[MountTarget],
         sets: &[FileSetSpec],
         jobs: usize,
         seed: u64,
@@ -254,13 +255,14 @@ impl FileLayer {
     ) -> Result<FileLayer, ConfigError> {
         memory.validate()?;
         let mut mounts = Vec::with_capacity(targets.len());
-        for (i, (spec, capacity)) in targets.iter().enumerate() {
-            let Some(spec) = spec else {
+        for (i, t) in targets.iter().enumerate() {
+            let Some(spec) = &t.filesystem else {
                 mounts.push(None);
                 continue;
             };
-            let mut mnt = mount(spec, *capacity, memory.era).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
+            let mut mnt = mount(spec, t.capacity, memory.era).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
             mnt.target = i as u32;
+            mnt.read_ahead_kb = t.read_ahead_kb(memory.read_ahead_kb);
             mounts.push(Some(mnt));
         }
         let ids = CacheIds::for_mounts(mounts.len());
@@ -281,7 +283,6 @@ impl FileLayer {
             cache,
             cpus: Cpus::new(memory.cpus, start),
             costs: memory.costs,
-            read_ahead_kb: memory.read_ahead_kb,
             ras: FxHashMap::default(),
             writers: vec![WriterState::default(); jobs],
             ops: Vec::new(),
@@ -889,6 +890,8 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
         journal,
         block_size,
         barriers,
+        // The kernel's default (VM_READAHEAD_PAGES); `FileLayer::new` sets the device's.
+        read_ahead_kb: 128,
         kernel,
         commit_armed: false,
         commit: None,

@@ -154,7 +154,7 @@ impl FileLayer {
         if first >= last {
             return self.complete(slot, events, host);
         }
-        let ra_kb = self.read_ahead_kb;
+        let ra_kb = mnt.read_ahead_kb;
         let ra = self.ras.entry(o.file).or_insert_with(|| RaState::new(ra_kb));
         let mut plan = std::mem::take(&mut self.plan);
         let sum = self.cache.read(now, o.file, ra, first..last, eof, &mut plan);
