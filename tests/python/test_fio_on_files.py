@@ -74,3 +74,25 @@ def test_ssdlab_run_fs_runs_a_fio_job_on_files(tmp_path, cli):
     bad = cli("run", str(job), "--profile", "samsung-850-pro", "--fs", "zfs")
     assert bad.returncode == 2 and "--fs zfs: expected ext3 or ext4" in bad.stderr
     assert "ssdlab: job 'w' runs on files" in r.stderr
+
+
+@pytest.mark.parametrize("hint, rw, advice", [
+    (None, "read", "sequential"), (None, "randread", "random"), ("1", "rw", "sequential"),
+    ("0", "read", None), ("random", "read", "random"), ("sequential", "randread", "sequential")])
+def test_fadvise_hint_gives_fios_advice(hint, rw, advice):
+    opt = f"fadvise_hint={hint}\n" if hint is not None else ""
+    spec = api.build(f"[r]\nrw={rw}\nbs=4k\nsize=4m\n{opt}", profile="samsung-850-pro", filesystem="ext4")
+    assert spec.core["jobs"][0]["files"].get("fadvise") == advice
+
+
+def test_fios_sequential_advice_doubles_the_read_ahead_window():
+    # fio advises POSIX_FADV_SEQUENTIAL unless fadvise_hint=0; the kernel then reads ahead twice
+    # read_ahead_kb (mm/fadvise.c): 4 KiB reads of a 4 MiB file go out in 256 KiB requests
+    # after the ramp, 128 KiB ones without the advice.
+    def mean_request_kib(extra: str) -> float:
+        d = api.execute(api.build(f"[r]\nrw=read\nbs=4k\nsize=4m\n{extra}", profile="samsung-850-pro",
+                                  filesystem="ext4")).core["devices"][0]["disk"]
+        return d["read_sectors"] / 2 / d["read_ios"]
+
+    assert mean_request_kib("") == 4096 / (4 + (1024 - 60) // 64 + 1)
+    assert mean_request_kib("fadvise_hint=0\n") == 4096 / (3 + (1024 - 28 + 31) // 32)
