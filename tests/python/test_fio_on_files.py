@@ -77,9 +77,10 @@ def test_ssdlab_run_fs_runs_a_fio_job_on_files(tmp_path, cli):
 
 
 def _array_read_kib(system, host_set=None) -> float:
-    """Mean read request (KiB) at the array of a buffered sequential read of one file."""
-    spec = api.build("[r]\nioengine=psync\nrw=read\nbs=4k\nsize=64m\n", system=system, filesystem="ext4",
-                     host_set=host_set)
+    """Mean read request (KiB) at the array of a buffered sequential read of one file (without
+    fio's POSIX_FADV_SEQUENTIAL, which would double the window)."""
+    spec = api.build("[r]\nioengine=psync\nrw=read\nbs=4k\nsize=64m\nfadvise_hint=0\n", system=system,
+                     filesystem="ext4", host_set=host_set)
     disk = api.execute(spec).core["devices"][0]["disk"]
     return disk["read_sectors"] / disk["read_ios"] / 2
 
@@ -104,3 +105,25 @@ def test_md_reads_ahead_twice_its_stripe(tmp_path):
     path.write_text(path.read_text().replace("read_ahead_kb = 128", "read_ahead_kb = -1"))
     with pytest.raises(ValueError, match=r"md.toml:\d+: key 'array.0.read_ahead_kb'"):
         api.build("[r]\nrw=read\nsize=1m\n", system=str(path), filesystem="ext4")
+
+
+@pytest.mark.parametrize("hint, rw, advice", [
+    (None, "read", "sequential"), (None, "randread", "random"), ("1", "rw", "sequential"),
+    ("0", "read", None), ("random", "read", "random"), ("sequential", "randread", "sequential")])
+def test_fadvise_hint_gives_fios_advice(hint, rw, advice):
+    opt = f"fadvise_hint={hint}\n" if hint is not None else ""
+    spec = api.build(f"[r]\nrw={rw}\nbs=4k\nsize=4m\n{opt}", profile="samsung-850-pro", filesystem="ext4")
+    assert spec.core["jobs"][0]["files"].get("fadvise") == advice
+
+
+def test_fios_sequential_advice_doubles_the_read_ahead_window():
+    # fio advises POSIX_FADV_SEQUENTIAL unless fadvise_hint=0; the kernel then reads ahead twice
+    # read_ahead_kb (mm/fadvise.c): 4 KiB reads of a 4 MiB file go out in 256 KiB requests
+    # after the ramp, 128 KiB ones without the advice.
+    def mean_request_kib(extra: str) -> float:
+        d = api.execute(api.build(f"[r]\nrw=read\nbs=4k\nsize=4m\n{extra}", profile="samsung-850-pro",
+                                  filesystem="ext4")).core["devices"][0]["disk"]
+        return d["read_sectors"] / 2 / d["read_ios"]
+
+    assert mean_request_kib("") == 4096 / (4 + (1024 - 60) // 64 + 1)
+    assert mean_request_kib("fadvise_hint=0\n") == 4096 / (3 + (1024 - 28 + 31) // 32)

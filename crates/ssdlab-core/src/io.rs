@@ -106,6 +106,22 @@ pub struct FileIo {
     pub len: u64,
     /// O_DIRECT: a read or write bypasses the page cache.
     pub direct: bool,
+    /// The advice the opener gave for the file (`posix_fadvise`), None: none given.
+    pub fadvise: Option<Fadvise>,
+}
+
+/// `posix_fadvise`'s access advice, as it sets the open file's read-ahead (`mm/fadvise.c`,
+/// `generic_fadvise`; the same rules in 2.6.2x's `sys_fadvise64_64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    /// `POSIX_FADV_NORMAL`: the device's `read_ahead_kb` again.
+    Normal,
+    /// `POSIX_FADV_SEQUENTIAL`: twice the device's `read_ahead_kb` (fio asks for it for a
+    /// sequential job: its `fadvise_hint`, on by default).
+    Sequential,
+    /// `POSIX_FADV_RANDOM`: no read-ahead, a read fetches its own pages (fio's random jobs).
+    Random,
 }
 
 /// How a file operation ended.

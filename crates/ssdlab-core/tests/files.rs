@@ -42,7 +42,7 @@ fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) ->
     let mut j = JobSpec::simple("f", rw, bs, 1, file_bytes);
     j.number_ios = Some(ios);
     j.io_limit = u64::MAX;
-    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: None, client: None });
+    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: None, engine: None, client: None });
     j
 }
 
@@ -96,6 +96,28 @@ fn sequential_buffered_reads_are_read_ahead_in_large_requests() {
     assert!(f.readahead_pages > 500, "{f:?}");
     let reqs = r.devices[0].disk.read_ios;
     assert!(reqs <= 64, "read-ahead windows of up to 128 KiB: {reqs} requests");
+}
+
+#[test]
+fn fadvise_sets_the_read_ahead_window_of_sequential_and_random_reads() {
+    use ssdlab_core::io::Fadvise;
+    // One 4 MiB file read whole in 4 KiB reads, for each advice fio can give. Its requests:
+    // windows of 128 KiB (read_ahead_kb) without advice, 256 KiB under POSIX_FADV_SEQUENTIAL
+    // (mm/fadvise.c doubles ra_pages; Linux 6.18 on a loop device: 249 KiB a request with,
+    // 127 KiB without), and the reads' own 4 KiB pages under POSIX_FADV_RANDOM.
+    let reqs = |advice: Option<Fadvise>| {
+        let mut job = fio_on_files(RwMode::Read, 4 * KIB, 4 * MIB, 1024, false);
+        job.files.as_mut().unwrap().fadvise = advice;
+        let spec = system(FsType::Ext4, KernelEra::Today, vec![set("seq", 1, 4 * MIB, 1.0)], vec![job]);
+        let r = run(&spec).expect("run");
+        assert_eq!(device_read_bytes(&r), 4 * MIB, "{advice:?}: the file read once");
+        r.devices[0].disk.read_ios
+    };
+    // The ramps (4, 8, 16 pages, then the largest window) and the file's 1,024 pages.
+    assert_eq!(reqs(None), 3 + (1024u64 - 28).div_ceil(32));
+    assert_eq!(reqs(Some(Fadvise::Normal)), reqs(None));
+    assert_eq!(reqs(Some(Fadvise::Sequential)), 4 + (1024u64 - 60).div_ceil(64));
+    assert_eq!(reqs(Some(Fadvise::Random)), 1024);
 }
 
 #[test]
@@ -447,7 +469,7 @@ fn a_timed_mkfs_writes_what_mke2fs_writes_and_fsyncs_as_the_kernel_of_its_era() 
 fn engine_job(name: &str, engine: FileEngine, set: u32, files: u64) -> JobSpec {
     let mut j = JobSpec::simple(name, RwMode::Read, 4 * KIB, 1, 4 * KIB);
     j.io_limit = files * 4 * KIB;
-    j.files = Some(FileAccess { set, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: None, engine: Some(engine), client: None });
+    j.files = Some(FileAccess { set, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: None, engine: Some(engine), client: None });
     j
 }
 

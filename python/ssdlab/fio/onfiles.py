@@ -2,8 +2,10 @@
 job that does not name a device runs on its own files through the file layer, as fio runs
 on a mounted file system: ``nrfiles`` files of ``filesize`` bytes (or the job's size shared
 among them) per clone, laid out before the run as fio lays them out, in ``/JOB.CLONE``;
-``direct=0`` goes through the page cache; ``file_service_type`` (random, roundrobin,
-sequential), ``fsync``/``fdatasync``, ``end_fsync`` and ``unlink`` are honoured. Each file
+``direct=0`` goes through the page cache; ``fadvise_hint`` (fio's posix_fadvise of each
+file, sequential or random by the job's ``rw`` unless 0: it sets the files' read-ahead),
+``file_service_type`` (random, roundrobin, sequential), ``fsync``/``fdatasync``,
+``end_fsync`` and ``unlink`` are honoured. Each file
 keeps its own offset, per direction, as fio's do (``last_pos``): with roundrobin each I/O
 goes to the next file, where that file's stream left off.
 
@@ -68,6 +70,20 @@ def _service(value: str | None, warn: _Once, job: str) -> str:
     chosen = "roundrobin" if kind == "roundrobin" else "random"
     warn(f"service:{job}", f"job '{job}': file_service_type={value}: simulated as {chosen}")
     return chosen
+
+
+def _fadvise(job: JobSpec, opts: dict[str, str]) -> str | None:
+    """The advice fio gives each file it opens (``fadvise_hint``, on by default: ioengines.c's
+    ``td_io_open_file`` calls ``posix_fadvise`` with POSIX_FADV_RANDOM for a random job and
+    POSIX_FADV_SEQUENTIAL otherwise; 0 gives none). The kernel doubles a sequentially advised
+    file's read-ahead (mm/fadvise.c): fio's sequential buffered reads go out in windows of
+    twice ``read_ahead_kb``."""
+    hint = opts.get("fadvise_hint", "1").strip().lower()
+    if hint in ("0", "none"):
+        return None
+    if hint in ("random", "sequential"):
+        return hint
+    return "random" if job.rw.startswith("rand") else "sequential"
 
 
 def _min_bs(dists: tuple[BlockSizeDist, ...]) -> int:
@@ -164,5 +180,8 @@ def on_files(jobs: list[JobSpec], job_options: list[dict[str, str]], global_opti
                      "prealloc": 1.0})
         files = {"set": index, "direct": direct, "service": service, "end_fsync": _flag(opts, "end_fsync"),
                  "unlink": _flag(opts, "unlink"), "program": None}
+        advice = _fadvise(job, opts)
+        if advice is not None:
+            files["fadvise"] = advice
         out.append(job.model_copy(update={"files": files, "region_offset": 0, "region_size": file_bytes}))
     return out, sets, list(warnings) + warn.lines

@@ -485,7 +485,7 @@ mod tests {
     /// A job whose one operation opens a file of a set of `entries` by `pick`.
     fn opener(pick: Pick, entries: u64) -> FileJob {
         let program = FileProgram { ops: vec![FileOp::Open { set: 0, pick }], loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0 };
-        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, program: Some(program), engine: None, client: None };
+        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
         FileJob::new(access, vec![entries], 4096, 7)
     }
 

@@ -28,7 +28,7 @@ use crate::block::{Bio, BioDone, Submit, Upper};
 use crate::file::{FileUpper, MemoryConfig};
 use crate::engine::{EventQueue, Time};
 use crate::error::{ConfigError, SimError};
-use crate::io::{BioId, FileDone, FileIo};
+use crate::io::{BioId, Fadvise, FileDone, FileIo};
 use crate::metrics::JobStats;
 use crate::progress::CHECK_ISSUES;
 use crate::workload::JobSpec;
@@ -429,8 +429,7 @@ impl Host {
                     if let Some(f) = job.files.as_mut() {
                         // fio's pattern over files: the I/O goes to one of them.
                         let req = f.place(&io);
-                        let direct = f.access.direct;
-                        lower.submit_file(file_io(id, j, &req, direct), arrive, events);
+                        lower.submit_file(file_io(id, j, &req, f.access.direct, f.access.fadvise), arrive, events);
                         continue;
                     }
                     // The bio names its job as its process: its completion comes back with it.
@@ -457,8 +456,9 @@ impl Host {
                 }
                 job::Action::IssueFile(req) => {
                     let (id, arrive) = self.submitted(j, now);
-                    let direct = self.jobs[j as usize].files.as_ref().is_some_and(|f| f.access.direct);
-                    lower.submit_file(file_io(id, j, &req, direct), arrive, events);
+                    let access = self.jobs[j as usize].files.as_ref().map(|f| (f.access.direct, f.access.fadvise));
+                    let (direct, fadvise) = access.unwrap_or((false, None));
+                    lower.submit_file(file_io(id, j, &req, direct, fadvise), arrive, events);
                 }
                 job::Action::WakeAt(at) => {
                     events.schedule(at, E::from(JobEvent::Wake(j)));
@@ -703,6 +703,6 @@ impl<E: From<JobEvent> + Copy> FileUpper<E> for Host {
 }
 
 /// Job `job`'s request `req` as the file layer takes it, under number `id`.
-fn file_io(id: BioId, job: u32, req: &FileRequest, direct: bool) -> FileIo {
-    FileIo { id, process: job, set: req.set, entry: req.entry, op: req.op, offset: req.offset, len: req.len, direct }
+fn file_io(id: BioId, job: u32, req: &FileRequest, direct: bool, fadvise: Option<Fadvise>) -> FileIo {
+    FileIo { id, process: job, set: req.set, entry: req.entry, op: req.op, offset: req.offset, len: req.len, direct, fadvise }
 }

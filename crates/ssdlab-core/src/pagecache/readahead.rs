@@ -5,6 +5,7 @@
 //! marker, and a read reaching it starts the next window before the reader needs it.
 
 use super::config::PAGE_SIZE;
+use crate::io::Fadvise;
 
 /// A file's read-ahead state (`struct file_ra_state`), one per open file: the file layer
 /// keeps it with the open file and passes it to every read.
@@ -31,6 +32,20 @@ impl RaState {
     /// A new open file's state with windows up to `read_ahead_kb`.
     pub fn new(read_ahead_kb: u32) -> RaState {
         RaState { ra_pages: (read_ahead_kb as u64 * 1024 / PAGE_SIZE) as u32, start: 0, size: 0, async_size: 0, prev_index: None }
+    }
+
+    /// The opener's `posix_fadvise` advice, as `generic_fadvise` (`mm/fadvise.c`) sets the
+    /// open file's largest window from the device's `read_ahead_kb`: sequential doubles it,
+    /// normal restores it. Random turns read-ahead off: 2.6.2x set `ra_pages` to 0; since
+    /// 2.6.34 it sets `FMODE_RANDOM`, whose reads (`force_page_cache_ra`) fetch just the
+    /// pages asked for and leave no marker, which is what a state of 0 pages does here.
+    pub fn advise(&mut self, advice: Fadvise, read_ahead_kb: u32) {
+        let device = RaState::new(read_ahead_kb).ra_pages;
+        self.ra_pages = match advice {
+            Fadvise::Normal => device,
+            Fadvise::Sequential => device.saturating_mul(2),
+            Fadvise::Random => 0,
+        };
     }
 
     pub fn window(&self) -> RaWindow {
@@ -103,5 +118,28 @@ mod tests {
         // A large window ramps by 4 while small against it.
         assert_eq!(next_size(4, 512), 16);
         assert_eq!(next_size(32, 512), 64);
+    }
+
+    #[test]
+    fn fadvise_sets_the_largest_window_from_the_device() {
+        let mut ra = RaState::new(128);
+        ra.advise(Fadvise::Sequential, 128);
+        assert_eq!(ra.ra_pages, 64, "POSIX_FADV_SEQUENTIAL: twice read_ahead_kb");
+        // Said twice, still twice the device's (not four times).
+        ra.advise(Fadvise::Sequential, 128);
+        assert_eq!(ra.ra_pages, 64);
+        ra.advise(Fadvise::Random, 128);
+        assert_eq!(ra.ra_pages, 0);
+        ra.advise(Fadvise::Normal, 128);
+        assert_eq!(ra.ra_pages, 32);
+        // 1-page reads under sequential advice ramp to 64 pages (256 KiB).
+        let max = 64;
+        let mut s = init_size(1, max);
+        let mut seen = vec![s];
+        while s < max {
+            s = next_size(s, max);
+            seen.push(s);
+        }
+        assert_eq!(seen, vec![4, 8, 16, 32, 64]);
     }
 }

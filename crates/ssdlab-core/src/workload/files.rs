@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::rng::Rng;
 use crate::engine::Time;
 use crate::error::ConfigError;
+use crate::io::Fadvise;
 use crate::net::ClientRef;
 
 /// How big each file of a set is.
@@ -266,6 +267,9 @@ pub struct FileAccess {
     /// fio's `unlink`: delete the job's files when it is done.
     #[serde(default)]
     pub unlink: bool,
+    /// The `posix_fadvise` advice its reads carry (fio's `fadvise_hint`); None: none given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fadvise: Option<Fadvise>,
     /// A program instead of fio's pattern.
     #[serde(default)]
     pub program: Option<FileProgram>,

@@ -363,6 +363,7 @@ pub fn file_program(ops: Vec<ssdlab_core::workload::files::FileOp>, loops: Optio
         service: FileService::Roundrobin,
         end_fsync: false,
         unlink: false,
+        fadvise: None,
         program: Some(FileProgram { ops, loops, stop_on_error: false, producers: Vec::new(), idle_ns: 0 }),
         engine: None,
         client: None,

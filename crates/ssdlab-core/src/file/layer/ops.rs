@@ -156,6 +156,11 @@ impl FileLayer {
         }
         let ra_kb = mnt.read_ahead_kb;
         let ra = self.ras.entry(o.file).or_insert_with(|| RaState::new(ra_kb));
+        // The advice is per open file in the kernel; here the state is per file, set by
+        // the advice of whoever reads it.
+        if let Some(advice) = o.io.fadvise {
+            ra.advise(advice, ra_kb);
+        }
         let mut plan = std::mem::take(&mut self.plan);
         let sum = self.cache.read(now, o.file, ra, first..last, eof, &mut plan);
         self.report.cache_hits += sum.hits;
