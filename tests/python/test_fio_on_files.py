@@ -80,7 +80,7 @@ def _array_read_kib(system, host_set=None) -> float:
     """Mean read request (KiB) at the array of a buffered sequential read of one file (without
     fio's POSIX_FADV_SEQUENTIAL, which would double the window)."""
     spec = api.build("[r]\nioengine=psync\nrw=read\nbs=4k\nsize=64m\nfadvise_hint=0\n", system=system,
-                     filesystem="ext4", host_set=host_set)
+                     profile=None if system else "samsung-850-pro", filesystem="ext4", host_set=host_set)
     disk = api.execute(spec).core["devices"][0]["disk"]
     return disk["read_sectors"] / disk["read_ios"] / 2
 
@@ -95,6 +95,8 @@ def test_md_reads_ahead_twice_its_stripe(tmp_path):
     assert 480 < _array_read_kib(raid("samsung-850-pro", 5, 5, chunk="64k")) <= 512  # 4 data members
     assert 240 < _array_read_kib(raid("samsung-850-pro", 10, 4, chunk="64k")) <= 256  # 2 copies each
     assert 120 < _array_read_kib(raid("samsung-850-pro", 1, 2)) <= 128  # the host's 128 KiB
+    # on a drive, its queue's read_ahead_kb is the file system's
+    assert 240 < _array_read_kib(None, {"queue.read_ahead_kb": "256"}) <= 256
     # the drives' queue settings are the members', not the array's
     assert 480 < _array_read_kib(raid("samsung-850-pro", 0, 4, chunk="64k"), {"queue.read_ahead_kb": "16"}) <= 512
     drives = "".join(f'[[drive]]\nname = "sd{c}"\nprofile = "samsung-850-pro"\n' for c in "abcd")
