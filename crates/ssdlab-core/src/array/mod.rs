@@ -10,6 +10,7 @@ pub mod config;
 pub mod data;
 pub mod device;
 pub mod gf;
+pub mod head_pool;
 pub mod hwraid;
 pub mod layout;
 pub mod plan;

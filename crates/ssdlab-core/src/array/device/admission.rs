@@ -140,10 +140,13 @@ impl<D: Drive> Array<D> {
             return true;
         }
         let lock = self.row_lock(s);
-        if !self.free_now(slot.stripe_heads, slot.rows, lock) {
+        let heads = slot.stripe_heads;
+        if !self.free_now(heads, slot.rows, lock) {
+            // md gets its stripe heads before it looks at the stripes' other users.
+            self.heads.tried(heads);
             return false;
         }
-        self.stripe_heads_in_use += slot.stripe_heads;
+        self.heads.take(heads);
         if let Some((first, last)) = slot.rows {
             for r in first..=last {
                 match lock {
@@ -160,9 +163,10 @@ impl<D: Drive> Array<D> {
         true
     }
 
-    /// Whether `heads` stripe heads and `rows`, locked as `lock`, are free now.
+    /// Whether `heads` stripe heads and `rows`, locked as `lock`, are free now (md's stripe
+    /// heads by `raid5_get_active_stripe`'s rule: see `HeadPool`).
     pub(super) fn free_now(&self, heads: u64, rows: Option<(u64, u64)>, lock: RowLock) -> bool {
-        self.stripe_heads_in_use + heads <= self.handler.cache_size
+        self.heads.fits(heads)
             && rows.is_none_or(|(first, last)| (first..=last).all(|r| self.row_free(r, lock)))
     }
 
@@ -231,7 +235,7 @@ impl<D: Drive> Array<D> {
             }
             debug_assert!(!joined, "a write took along writes it could not start with");
             let slot = &self.slots[s as usize];
-            if needs_heads && self.stripe_heads_in_use + slot.stripe_heads > self.handler.cache_size {
+            if needs_heads && !self.heads.fits(slot.stripe_heads) {
                 heads_taken = true;
             }
             if let (true, Some(r)) = (write, rows) {

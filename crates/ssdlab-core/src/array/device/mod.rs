@@ -32,6 +32,7 @@ use super::bitmap::WriteIntentBitmap;
 use super::config::{ArrayConfig, EngineConfig};
 use super::layout::RaidLevel;
 use super::data::Captured;
+use super::head_pool::HeadPool;
 use super::hwraid::Controller;
 use super::layout::Layout;
 use super::plan::{Health, MemberIo, Plan};
@@ -196,7 +197,8 @@ pub struct Array<D> {
     rebuild_rows: FxHashSet<u64>,
     /// Scratch for `admit_waiting`: the rows of the writes still waiting.
     rows_wanted: Vec<(u64, u64)>,
-    stripe_heads_in_use: u64,
+    /// md's stripe heads in work (unbounded for other engines).
+    heads: HeadPool,
     plan: Plan,
     /// Member completions reported and not yet handled, and scratch for the bios of one.
     done: Vec<(u16, Tag)>,
@@ -270,6 +272,7 @@ impl<D: Drive> Array<D> {
             }
             _ => None,
         };
+        let heads = HeadPool::new(handler.cache_size);
         Ok(Array {
             layout,
             handler,
@@ -303,7 +306,7 @@ impl<D: Drive> Array<D> {
             locked_rows: FxHashMap::default(),
             rebuild_rows: FxHashSet::default(),
             rows_wanted: Vec::new(),
-            stripe_heads_in_use: 0,
+            heads,
             plan: Plan::default(),
             done: Vec::new(),
             bios_buf: Vec::new(),
@@ -359,7 +362,7 @@ impl<D: Drive> Array<D> {
             locked_rows: self.locked_rows,
             rebuild_rows: self.rebuild_rows,
             rows_wanted: self.rows_wanted,
-            stripe_heads_in_use: self.stripe_heads_in_use,
+            heads: self.heads,
             plan: self.plan,
             done: self.done,
             bios_buf: self.bios_buf,

@@ -249,7 +249,7 @@ impl<D: Drive> Array<D> {
         // Every slot that took stripe heads was admitted; the count is cleared so that a
         // slot reused without a plan (a write taken into a controller's cache) holds none.
         let heads_released = std::mem::take(&mut slot.stripe_heads);
-        self.stripe_heads_in_use -= heads_released;
+        self.heads.release(heads_released);
         if let Some(rows) = released {
             if !rebuild {
                 self.unlock_rows(rows);
