@@ -834,7 +834,7 @@ impl Ftl {
         let mut last_page = u32::MAX;
         // Relocation touches the map entry of every valid IU, at random places in a map far
         // larger than the caches: ask for entries a few IUs ahead so the misses overlap.
-        const AHEAD: u32 = 16;
+        const AHEAD: u32 = 32;
         for off in from..(from + AHEAD).min(cap) {
             self.prefetch_slot_owner(base + off);
         }
