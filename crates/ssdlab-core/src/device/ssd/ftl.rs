@@ -183,6 +183,20 @@ pub struct Ftl {
     pub counters: FtlCounters,
 }
 
+/// Ask the CPU to bring the cache line at `p` in: a hint, never a fault (any address will do).
+#[inline(always)]
+fn prefetch_ptr<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, even for an invalid address.
+    #[allow(unused_unsafe)]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(p as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 impl Ftl {
     pub fn new(cfg: &SsdConfig) -> Ftl {
         let n = &cfg.nand;
@@ -309,18 +323,28 @@ impl Ftl {
     /// path; requests are known a few events before their lookup, which hides it.
     #[inline]
     pub fn prefetch(&self, lpn: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(word) = self.l2p.word_ptr(lpn as usize) {
-            // SAFETY: prefetching is a hint; it never faults, even for an invalid address,
-            // and here the address is a valid word of `l2p`.
-            #[allow(unused_unsafe)]
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch(word as *const i8, _MM_HINT_T0);
+            prefetch_ptr(word);
+        }
+    }
+
+    /// Hint that host data is about to be placed over `lpns`: each one's old slot will be
+    /// invalidated, which touches its reverse-map entry and its block's record at random
+    /// places. Asked for all of a unit's IUs before any is mapped, the misses overlap
+    /// instead of coming one after another.
+    #[inline]
+    fn prefetch_old_slots(&self, lpns: &[u32]) {
+        for &lpn in lpns {
+            let old = self.l2p.get(lpn as usize);
+            if old != self.no_slot {
+                if let Some(word) = self.p2l.word_ptr(old as usize) {
+                    prefetch_ptr(word);
+                }
+                if let Some(b) = self.blocks.get(self.block_div.div(old) as usize) {
+                    prefetch_ptr(b as *const Block);
+                }
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = lpn;
     }
 
     #[inline]
@@ -527,6 +551,7 @@ impl Ftl {
         *next += per_unit;
         let full = *next >= cap;
         self.blocks[block as usize].filled = first_slot % self.ius_per_block + per_unit;
+        self.prefetch_old_slots(lpns);
         for (i, &lpn) in lpns.iter().enumerate() {
             if let Some(old) = self.map(lpn, first_slot + i as u32) {
                 self.reclaim_empty_slc(old);
@@ -809,7 +834,7 @@ impl Ftl {
         let mut last_page = u32::MAX;
         // Relocation touches the map entry of every valid IU, at random places in a map far
         // larger than the caches: ask for entries a few IUs ahead so the misses overlap.
-        const AHEAD: u32 = 16;
+        const AHEAD: u32 = 32;
         for off in from..(from + AHEAD).min(cap) {
             self.prefetch_slot_owner(base + off);
         }
