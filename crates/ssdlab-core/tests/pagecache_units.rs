@@ -189,6 +189,63 @@ fn random_reads_get_no_read_ahead() {
 }
 
 #[test]
+fn a_random_read_after_a_cached_run_reads_ahead_as_a_stream_today_not_in_2008() {
+    for era in [Era::Today, Era::Linux2008] {
+        let mut pc = cache(era, 1 << 16);
+        let mut ra = pc.new_ra_state();
+        let mut plan = ReadPlan::default();
+        // Pages 100..110 cached by reads from the top down (random to the state, and no
+        // cached run below any of them when it is read).
+        for p in (100..110u64).rev() {
+            read(&mut pc, &mut ra, 1, p..p + 1, &mut plan);
+        }
+        // A read at 110: ten cached pages before it, so a window of 10 + 1 at 110, its last
+        // page the marker (async_size 1).
+        let runs = read(&mut pc, &mut ra, 1, 110..111, &mut plan);
+        if era == Era::Today {
+            assert_eq!(runs, vec![Run { file: 1, start: 110, len: 11 }]);
+            assert_eq!((ra.window().start, ra.window().size, ra.window().async_size), (110, 11, 1));
+            assert!(!plan.runs[0].marker, "a miss's window is synchronous");
+            // Its last page is the marker: reading on to it starts the next window, doubled.
+            for p in 111..120 {
+                assert!(read(&mut pc, &mut ra, 1, p..p + 1, &mut plan).is_empty());
+            }
+            assert_eq!(read(&mut pc, &mut ra, 1, 120..121, &mut plan), vec![Run { file: 1, start: 121, len: 22 }]);
+            assert!(plan.runs[0].marker);
+        } else {
+            assert_eq!(runs, vec![Run { file: 1, start: 110, len: 1 }], "2.6.2x had no context read-ahead");
+        }
+        // One cached page before the read is a lone random read (history no longer than it).
+        let runs = read(&mut pc, &mut ra, 1, 501..502, &mut plan);
+        assert_eq!(runs, vec![Run { file: 1, start: 501, len: 1 }]);
+        let mut another = pc.new_ra_state();
+        let runs = read(&mut pc, &mut another, 1, 502..503, &mut plan);
+        assert_eq!(runs, vec![Run { file: 1, start: 502, len: 1 }], "{era:?}");
+    }
+}
+
+#[test]
+fn context_read_ahead_counts_a_file_cached_from_its_start_twice_and_stops_at_the_maximum() {
+    let mut pc = cache(Era::Today, 1 << 16);
+    let mut plan = ReadPlan::default();
+    // Pages 0..6 cached by a reader of its own; another reader's first read at 6 is random to
+    // its state (not page 0, no previous read): history 6, from the start, counts 12: 12 + 1.
+    let mut first = pc.new_ra_state();
+    for p in (0..6u64).rev() {
+        read(&mut pc, &mut first, 2, p..p + 1, &mut plan);
+    }
+    let mut ra = pc.new_ra_state();
+    assert_eq!(read(&mut pc, &mut ra, 2, 6..7, &mut plan), vec![Run { file: 2, start: 6, len: 13 }]);
+    // Forty cached pages before a read: history capped at the 32-page maximum, window 32.
+    let mut other = pc.new_ra_state();
+    for p in (1000..1040u64).rev() {
+        read(&mut pc, &mut other, 3, p..p + 1, &mut plan);
+    }
+    let mut ra = pc.new_ra_state();
+    assert_eq!(read(&mut pc, &mut ra, 3, 1040..1041, &mut plan), vec![Run { file: 3, start: 1040, len: 32 }]);
+}
+
+#[test]
 fn no_read_ahead_when_it_is_off() {
     let mut pc = cache(Era::Today, 1 << 16);
     let mut ra = RaState::new(0);

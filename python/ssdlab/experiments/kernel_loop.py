@@ -261,6 +261,8 @@ FIO_WRITE = "[w]\nrw=write\nbs=4k\nsize=64m\ndirect=0\nend_fsync=1\n"
 FIO_READ = "[r]\nrw=read\nbs=4k\nsize=64m\ndirect=0\n"
 #: the same read without fio's posix_fadvise(POSIX_FADV_SEQUENTIAL), which doubles the read-ahead
 FIO_READ_NO_ADVICE = FIO_READ + "fadvise_hint=0\n"
+#: random reads without fio's POSIX_FADV_RANDOM (which turns read-ahead off): context read-ahead
+FIO_RANDREAD_NO_ADVICE = "[r]\nrw=randread\nbs=4k\nsize=64m\ndirect=0\nfadvise_hint=0\n"
 
 
 def fio_kernel(job: str, fs: str = "ext4", block: int = FIO_BLOCK, size: int = FIO_SIZE) -> dict[str, float]:
@@ -356,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{k and k.freefrag.get(start, (0, 0))}")
         print(f"  extents per file: model {m.extents}  kernel {k and k.extents}")
     fio_why = missing("mkfs.ext4", "fio")
-    for name, job in (("fio write", FIO_WRITE), ("fio read", FIO_READ), ("fio read, fadvise_hint=0", FIO_READ_NO_ADVICE)):
+    for name, job in (("fio write", FIO_WRITE), ("fio read", FIO_READ), ("fio read, fadvise_hint=0", FIO_READ_NO_ADVICE),
+                      ("fio randread, fadvise_hint=0", FIO_RANDREAD_NO_ADVICE)):
         _side_by_side(name, None if fio_why else fio_kernel(job), fio_model(job))
     for fs in ("ext3", "ext4"):
         _side_by_side(f"cp -a of {TREE_FILES:,} files, {fs}", None if why else treecopy_kernel(fs, TREE_FILES),

@@ -64,6 +64,10 @@ pub struct PageCacheConfig {
     /// `VM_MAX_READAHEAD` of 2.6.2x and `VM_READAHEAD_PAGES` = 128 KiB today).
     pub read_ahead_kb: u32,
     pub inactive_rule: InactiveRule,
+    /// Context read-ahead: a read that is neither sequential nor at a marker, just after a
+    /// run of cached pages, reads ahead as a stream would (`try_context_readahead`, Linux
+    /// 2.6.31 on; `page_cache_sync_ra`'s `page_cache_prev_miss` test today). Not in 2008's.
+    pub context_readahead: bool,
     /// Pages reclaim frees at a time (`SWAP_CLUSTER_MAX` = 32).
     pub reclaim_batch_pages: u32,
     /// Write bandwidth assumed before any writeback has been measured, pages/s
@@ -81,9 +85,9 @@ pub struct PageCacheConfig {
 impl PageCacheConfig {
     /// The defaults of a kernel era for a cache of `budget_pages`.
     pub fn for_era(era: Era, budget_pages: u64) -> PageCacheConfig {
-        let (bg, hard, rule) = match era {
-            Era::Linux2008 => (DirtyLimit::Ratio(5), DirtyLimit::Ratio(10), InactiveRule::Equal),
-            Era::Today => (DirtyLimit::Ratio(10), DirtyLimit::Ratio(20), InactiveRule::SqrtGb),
+        let (bg, hard, rule, context) = match era {
+            Era::Linux2008 => (DirtyLimit::Ratio(5), DirtyLimit::Ratio(10), InactiveRule::Equal, false),
+            Era::Today => (DirtyLimit::Ratio(10), DirtyLimit::Ratio(20), InactiveRule::SqrtGb, true),
         };
         PageCacheConfig {
             budget_pages,
@@ -95,6 +99,7 @@ impl PageCacheConfig {
             writeback_chunk_pages: 1024,
             read_ahead_kb: 128,
             inactive_rule: rule,
+            context_readahead: context,
             reclaim_batch_pages: 32,
             initial_write_bw_pages: (100 << 20) / PAGE_SIZE,
             max_pause_ns: 200 * NS_PER_MS,

@@ -537,6 +537,10 @@ impl PageCache {
             ra.start = index;
             ra.size = size as u32;
             ra.async_size = if size > req { (size - req) as u32 } else { size as u32 };
+        } else if let Some(size) = self.context_window(file, index, req, max) {
+            ra.start = index;
+            ra.size = size as u32;
+            ra.async_size = 1;
         } else {
             // A random read: its own pages only, and the state is left alone.
             self.submit(now, file, index, req, eof, None, false, plan, wake);
@@ -544,6 +548,25 @@ impl PageCache {
         }
         let marker = ra.marker();
         self.submit(now, file, ra.start, ra.size as u64, eof, Some(marker), hit_marker, plan, wake);
+    }
+
+    /// Context read-ahead's window for a read at `index` of `req` pages that is neither
+    /// sequential nor at a marker: the cached run just before `index` (at most `max` pages
+    /// back) is the history a stream would leave; a run no longer than the request is a lone
+    /// random read (None). From the file's start the history counts twice. The window is
+    /// history + request, at most `max` (`count_history_pages` and `try_context_readahead`
+    /// of 2.6.31-6.9; `page_cache_prev_miss` in today's `page_cache_sync_ra`).
+    fn context_window(&self, file: u32, index: u64, req: u64, max: u64) -> Option<u64> {
+        if !self.cfg.context_readahead || index == 0 {
+            return None;
+        }
+        let lowest = index.saturating_sub(max);
+        let history = (lowest..index).rev().take_while(|&i| self.table.find(file, i).is_some()).count() as u64;
+        if history <= req {
+            return None;
+        }
+        let history = if history == index { history * 2 } else { history };
+        Some((history + req).min(max))
     }
 
     /// Adds the uncached pages of `[start, start + len)` (clipped to `eof`) as clean, to be
