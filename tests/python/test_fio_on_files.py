@@ -129,3 +129,12 @@ def test_fios_sequential_advice_doubles_the_read_ahead_window():
 
     assert mean_request_kib("") == 4096 / (4 + (1024 - 60) // 64 + 1)
     assert mean_request_kib("fadvise_hint=0\n") == 4096 / (3 + (1024 - 28 + 31) // 32)
+
+
+def test_fadvise_hint_is_modelled_on_files_and_said_unmodelled_on_a_device():
+    on_files = api.build("[r]\nrw=read\nsize=1m\nfadvise_hint=0\n", profile="samsung-850-pro", filesystem="ext4")
+    assert not any("fadvise_hint" in w for w in on_files.warnings), on_files.warnings
+    raw = api.build("[r]\nfilename=/dev/sda\nrw=read\nsize=1m\ndirect=1\nfadvise_hint=0\n", profile="samsung-850-pro")
+    assert raw.core["jobs"][0]["files"] is None  # the hint alone does not put a job on files
+    said = [w for w in raw.warnings if "fadvise_hint" in w]
+    assert len(said) == 1 and said[0].endswith(":6: option 'fadvise_hint=0' is accepted but not modelled"), said

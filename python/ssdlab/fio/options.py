@@ -237,6 +237,9 @@ trim_percentage trim_backlog trim_backlog_batch
 # it names a block device (:func:`~ssdlab.fio.resolve.runs_on_files`); said to be unmodelled
 # only for those that do, by the resolver, which knows where each job's I/O goes.
 FILE_LAYER = frozenset("end_fsync unlink file_service_type openfiles create_on_open fallocate stat_type directory".split())
+# Modelled on files only, but no reason by itself to run on files: fio's posix_fadvise of each
+# file (it sets the files' read-ahead; a raw job's I/O is simulated as direct).
+FILE_HINTS = frozenset({"fadvise_hint"})
 
 # Options that shape fio's report or its log files rather than the I/O: kept per job for
 # the report (see ``report_options``).
@@ -317,7 +320,7 @@ class Applier:
         if handler is None:
             self._check(opt, name, overriding)
             st.where[name] = where
-            if name in FILE_LAYER:
+            if name in FILE_LAYER or name in FILE_HINTS:
                 return  # judged by the resolver, which knows whether the job runs on files
             self.warn_unmodelled(name, where)
             return

@@ -22,6 +22,7 @@ from .reporting import SS_LATENCY_CRITERIA, JobReport, job_report
 from .options import (
     DEFAULT_PERCENTILES,
     DIRECTIONS,
+    FILE_HINTS,
     FILE_LAYER,
     Applier,
     JobState,
@@ -390,7 +391,7 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> N
     if not on_files:
         # The file layer's options were held back for a run with a file system: this job
         # stays on its device, where they are not modelled.
-        for name in sorted(FILE_LAYER & st.where.keys()):
+        for name in sorted((FILE_LAYER | FILE_HINTS) & st.where.keys()):
             Applier(warnings).warn_unmodelled(name, st.where[name])
     if any(st.rate) and any(st.rate_iops):
         where = st.where.get("rate_iops") or st.where.get("rate")
