@@ -35,7 +35,7 @@ fn system(fs: FsType, era: KernelEra, sets: Vec<FileSetSpec>, jobs: Vec<JobSpec>
 }
 
 fn set(name: &str, entries: u64, bytes: u64, prealloc: f64) -> FileSetSpec {
-    FileSetSpec { name: name.into(), target: 0, dir: format!("/{name}"), entries, size: SizeSpec::Fixed { bytes }, dir_width: 0, prealloc, dirs: false }
+    FileSetSpec { name: name.into(), target: 0, dir: format!("/{name}"), entries, size: SizeSpec::Fixed { bytes }, dir_width: 0, prealloc, dirs: false, block_device: false }
 }
 
 fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) -> JobSpec {
@@ -726,4 +726,73 @@ fn a_scattered_zipf_pick_keeps_the_popularity_and_refuses_a_set_past_its_prime()
         ssdlab_core::sim::validate(&spec).unwrap_err().to_string()
     };
     assert!(bad.contains("scattered"), "{bad}");
+}
+
+/// A system whose one device holds no file system, with a set that is the device itself
+/// (fio's `filename=/dev/sda` without `direct=1`).
+fn block_device_system(era: KernelEra, job: JobSpec) -> SimSpec {
+    let mut spec = system(FsType::Ext4, era, vec![FileSetSpec { block_device: true, ..set("sda", 1, 4 * MIB, 1.0) }], vec![job]);
+    spec.targets[0].filesystem = None;
+    spec
+}
+
+#[test]
+fn buffered_reads_of_a_block_device_go_through_its_own_cache_with_read_ahead() {
+    // 4 MiB read in 4 KiB calls from the device's start: the device's own page cache reads
+    // ahead as a file's does (the same ramps to 128 KiB), and nothing but the data is read
+    // or written (no file system: no metadata, no journal).
+    let mut job = fio_on_files(RwMode::Read, 4 * KIB, 4 * MIB, 1024, false);
+    job.files.as_mut().unwrap().service = FileService::Sequential;
+    let r = run(&block_device_system(KernelEra::Today, job)).expect("run");
+    let f = r.files.as_ref().unwrap();
+    assert_eq!(r.jobs[0].read.ios, 1024);
+    // The device goes on past the 4 MiB (a file would end there): the last asynchronous
+    // window, up to 128 KiB, is read beyond them.
+    let read = device_read_bytes(&r);
+    assert!((4 * MIB..=4 * MIB + 128 * KIB).contains(&read), "the device's first 4 MiB read once, and the window ahead: {read}");
+    let reqs = r.devices[0].disk.read_ios;
+    assert_eq!(reqs, 3 + (read / 4096 - 28).div_ceil(32), "windows of 4, 8, 16, then 32 pages: {reqs}");
+    assert_eq!(device_write_bytes(&r), 0);
+    assert_eq!(f.metadata_bios, 0, "{f:?}");
+    assert_eq!(f.cache_hits + f.cache_misses, 1024, "{f:?}");
+}
+
+#[test]
+fn buffered_writes_to_a_block_device_are_written_back_in_place_and_fsync_flushes_today() {
+    // 4 MiB written in 4 KiB calls, random order, each page once, then fsync (end_fsync):
+    // every byte reaches the device where it was written, once, and nothing else does. The
+    // fsync flushes the device's cache in today's kernels (blkdev_fsync), not in 2008's.
+    for (era, flushes) in [(KernelEra::Today, 1), (KernelEra::Y2008, 0)] {
+        let mut job = fio_on_files(RwMode::Randwrite, 4 * KIB, 4 * MIB, 1024, false);
+        job.files.as_mut().unwrap().end_fsync = true;
+        let r = run(&block_device_system(era, job)).expect("run");
+        let f = r.files.as_ref().unwrap();
+        assert_eq!(r.jobs[0].write.ios, 1024);
+        assert_eq!(f.dirtied_pages, 1024, "{era:?}: {f:?}");
+        assert_eq!(device_write_bytes(&r), 4 * MIB, "{era:?}: each page written back once, nothing more");
+        assert_eq!(f.written_back_pages, 1024, "{era:?}: {f:?}");
+        assert_eq!(device_read_bytes(&r), 0, "{era:?}: whole pages written, none read first");
+        assert_eq!((f.metadata_bios, f.failed_ops), (0, 0), "{era:?}: {f:?}");
+        assert_eq!(r.devices[0].disk.flush_ios, flushes, "{era:?}");
+        assert_dirty_pages_conserved(f);
+    }
+}
+
+#[test]
+fn a_block_device_set_is_refused_where_the_model_has_no_such_path() {
+    use ssdlab_core::error::SimError;
+    // On a device that holds a file system.
+    let job = fio_on_files(RwMode::Read, 4 * KIB, 4 * MIB, 16, false);
+    let mut spec = block_device_system(KernelEra::Today, job.clone());
+    spec.targets[0].filesystem = Some(FileSystemSpec::new(FsType::Ext4));
+    let e = run(&spec).expect_err("a block device set over a file system");
+    assert!(matches!(&e, SimError::System(c) if c.to_string().contains("block_device")), "{e}");
+    // With a program (a block device is one file: nothing to create or delete).
+    let job = program(vec![FileOp::Create { set: 0, pick: Pick::Next }], Some(1));
+    let e = run(&block_device_system(KernelEra::Today, job)).expect_err("a program on a block device");
+    assert!(e.to_string().contains("block device"), "{e}");
+    // More than one entry.
+    let mut spec = block_device_system(KernelEra::Today, fio_on_files(RwMode::Read, 4 * KIB, 4 * MIB, 16, false));
+    spec.file_sets[0].entries = 2;
+    assert!(run(&spec).is_err());
 }

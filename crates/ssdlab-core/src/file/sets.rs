@@ -227,6 +227,7 @@ mod tests {
             dir_width: 0,
             prealloc: 0.0,
             dirs: false,
+            block_device: false,
         };
         SetState::new(spec, 0, 1, 0)
     }

@@ -141,7 +141,14 @@ pub fn validate(spec: &SimSpec) -> Result<(), SimError> {
     }
     for set in &spec.file_sets {
         set.validate(spec.targets.len()).map_err(SimError::System)?;
-        if spec.targets[set.target as usize].filesystem.is_none() {
+        let target = &spec.targets[set.target as usize];
+        if set.block_device && target.filesystem.is_some() {
+            return system(
+                &format!("file_sets.{}.block_device", set.name),
+                format!("device '{}' holds a file system: buffered I/O to the device under it (a second cache beside the file system's) is not modelled", target.name),
+            );
+        }
+        if !set.block_device && target.filesystem.is_none() {
             return system(
                 &format!("file_sets.{}.target", set.name),
                 format!("device '{}' has no file system (give it one, e.g. filesystem = \"ext4\")", spec.targets[set.target as usize].name),

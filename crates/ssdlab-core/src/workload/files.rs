@@ -89,6 +89,12 @@ pub struct FileSetSpec {
     /// laid out with mkdir, each empty.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dirs: bool,
+    /// The set is its target's block device itself, opened without `O_DIRECT`
+    /// (`filename=/dev/sdX`, `direct=0`): one file, the device, whose pages are the device's
+    /// blocks in its own page cache (Linux's block-device inode: `blkdev_read_iter` and
+    /// `blkdev_write_iter` in block/fops.c go through its mapping), no file system.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub block_device: bool,
 }
 
 impl FileSetSpec {
@@ -105,6 +111,9 @@ impl FileSetSpec {
         }
         if !(0.0..=1.0).contains(&self.prealloc) {
             return Err(ConfigError::new(&key("prealloc"), format!("{}: expected a share from 0 to 1", self.prealloc)));
+        }
+        if self.block_device && (self.entries != 1 || self.dirs || self.dir_width != 0) {
+            return Err(ConfigError::new(&key("block_device"), "a block device is one file: expected entries = 1, no directories".into()));
         }
         self.size.validate(&key("size"))
     }
@@ -318,6 +327,12 @@ impl FileAccess {
             }
         };
         check_set("files.set", self.set)?;
+        if sets[self.set as usize].block_device && (self.engine.is_some() || self.program.is_some() || self.unlink) {
+            return Err(ConfigError::new(
+                "files.set",
+                format!("set {} is a block device: only reads, writes and fsyncs of it run there (no engine, program or unlink)", self.set),
+            ));
+        }
         if let Some(e) = self.engine {
             if self.program.is_some() {
                 return Err(ConfigError::new("files.engine", "an engine runs fio's pattern, not a program".into()));

@@ -143,10 +143,15 @@ enum Cont {
 /// A waiter number that is not a job's: the layer's own queue (`conts`) has work.
 const DRAIN: u32 = u32::MAX;
 
-/// One target's file system.
+/// One target's file system, or the target's block device itself.
 struct Mount {
     target: u32,
-    fs: FileSystem,
+    /// None: the block device, buffered: one file (`DEVICE_INO`) whose page `p` is the
+    /// device's bytes from `p * PAGE`, in the device's own page cache; no metadata, no
+    /// journal (its `Journal` stays empty).
+    fs: Option<FileSystem>,
+    /// The device's bytes (a block device's file size).
+    device_bytes: u64,
     journal: Journal,
     block_size: u64,
     delalloc: bool,
@@ -160,6 +165,35 @@ struct Mount {
     /// block goes.
     commit: Option<(Commit, u32, CommitPhase)>,
     commit_block: (u64, u64),
+}
+
+/// The inode number a block device's one file takes in the page cache (any will do: the
+/// mount has no other file).
+const DEVICE_INO: Ino = 1;
+
+impl Mount {
+    /// The file system, where the operation needs one (a block device's set runs only reads,
+    /// writes and fsyncs: `FileJob::validate`).
+    fn fs(&self) -> &FileSystem {
+        self.fs.as_ref().expect("a file system on the mount")
+    }
+    fn fs_mut(&mut self) -> &mut FileSystem {
+        self.fs.as_mut().expect("a file system on the mount")
+    }
+    /// A file's size: the block device's is the device's.
+    fn size_of(&self, ino: Ino) -> Option<u64> {
+        match &self.fs {
+            Some(fs) => fs.size_of(ino),
+            None => Some(self.device_bytes),
+        }
+    }
+    /// The block holding logical block `l` of `ino`: on a block device, block `l` itself.
+    fn map(&self, ino: Ino, l: u32) -> Option<u64> {
+        match &self.fs {
+            Some(fs) => fs.map(ino, l),
+            None => (l as u64 * self.block_size < self.device_bytes).then_some(l as u64),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,7 +291,13 @@ impl FileLayer {
         let mut mounts = Vec::with_capacity(targets.len());
         for (i, t) in targets.iter().enumerate() {
             let Some(spec) = &t.filesystem else {
-                mounts.push(None);
+                let buffered = sets.iter().any(|s| s.block_device && s.target as usize == i);
+                mounts.push(buffered.then(|| {
+                    let mut mnt = device_mount(t.capacity, memory.era);
+                    mnt.target = i as u32;
+                    mnt.read_ahead_kb = t.read_ahead_kb(memory.read_ahead_kb);
+                    mnt
+                }));
                 continue;
             };
             let mut mnt = mount(spec, t.capacity, memory.era).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
@@ -267,7 +307,7 @@ impl FileLayer {
         }
         let ids = CacheIds::for_mounts(mounts.len());
         for (i, m) in mounts.iter().enumerate() {
-            let inodes = m.as_ref().map_or(0, |m| m.fs.config().inodes_per_group as u64 * m.fs.config().groups as u64);
+            let inodes = m.as_ref().and_then(|m| m.fs.as_ref()).map_or(0, |fs| fs.config().inodes_per_group as u64 * fs.config().groups as u64);
             if inodes > ids.max_inodes() {
                 return Err(ConfigError::new(
                     &format!("targets.{i}.filesystem"),
@@ -321,13 +361,24 @@ impl FileLayer {
         let Some(Some(mnt)) = self.mounts.get_mut(m) else {
             return Err(ConfigError::new(&key("target"), format!("device {m} has no file system")));
         };
+        if mnt.fs.is_none() != spec.block_device {
+            return Err(ConfigError::new(&key("block_device"), format!("device {m} is not mounted as the set says")));
+        }
+        let Some(fs) = mnt.fs.as_mut() else {
+            // The block device: its one file is there, the device's size, before the run.
+            let mut set = SetState::new(spec, m, seed, index as u64);
+            set.created(0, DEVICE_INO);
+            set.publish(0);
+            self.sets.push(set);
+            return Ok(());
+        };
         let no_space = |e: crate::fs::FsError| ConfigError::new(&key("entries"), format!("laying the set out: {e}"));
         let task = Task::default();
         let mut dir = ROOT_INO;
         for part in spec.dir.split('/').filter(|p| !p.is_empty()) {
-            dir = match mnt.fs.lookup(dir, part.as_bytes()) {
+            dir = match fs.lookup(dir, part.as_bytes()) {
                 Some(d) => d,
-                None => mnt.fs.mkdir(dir, part.as_bytes(), task).map_err(no_space)?.0,
+                None => fs.mkdir(dir, part.as_bytes(), task).map_err(no_space)?.0,
             };
         }
         let mut set = SetState::new(spec, m, seed, index as u64);
@@ -336,30 +387,30 @@ impl FileLayer {
                 dir
             } else {
                 let name = format!("d{d:05}");
-                mnt.fs.mkdir(dir, name.as_bytes(), task).map_err(no_space)?.0
+                fs.mkdir(dir, name.as_bytes(), task).map_err(no_space)?.0
             };
             set.dirs.push(ino);
         }
         let pre = (set.spec.prealloc * set.spec.entries as f64).round() as u64;
-        let bs = mnt.block_size;
+        let bs = fs.config().block_size as u64;
         for e in 0..pre {
             let parent = set.dirs[set.dir_of(e)];
             if set.spec.dirs {
                 // A set of directories: each made, empty.
-                let (ino, _) = mnt.fs.mkdir(parent, &SetState::name(e), task).map_err(no_space)?;
+                let (ino, _) = fs.mkdir(parent, &SetState::name(e), task).map_err(no_space)?;
                 set.created(e, ino);
                 set.publish(e);
                 continue;
             }
-            let (ino, _) = mnt.fs.create(parent, &SetState::name(e), task).map_err(no_space)?;
+            let (ino, _) = fs.create(parent, &SetState::name(e), task).map_err(no_space)?;
             let size = set.created(e, ino);
             set.publish(e);
             let blocks = size.div_ceil(bs);
             if blocks > 0 {
-                mnt.fs.allocate(ino, 0, blocks as u32, task).map_err(no_space)?;
+                fs.allocate(ino, 0, blocks as u32, task).map_err(no_space)?;
             }
-            mnt.fs.set_size(ino, size).map_err(no_space)?;
-            mnt.fs.release(ino);
+            fs.set_size(ino, size).map_err(no_space)?;
+            fs.release(ino);
         }
         self.sets.push(set);
         Ok(())
@@ -787,9 +838,10 @@ impl FileLayer {
             .mounts
             .iter()
             .flatten()
-            .map(|m| m.fs.free_extent_histogram().buckets.iter().map(|b| (b.start_bytes, b.extents, b.blocks)).collect())
+            .filter_map(|m| m.fs.as_ref())
+            .map(|fs| fs.free_extent_histogram().buckets.iter().map(|b| (b.start_bytes, b.extents, b.blocks)).collect())
             .collect();
-        r.extents_per_file = self.mounts.iter().flatten().map(|m| m.fs.extents_per_file()).collect();
+        r.extents_per_file = self.mounts.iter().flatten().filter_map(|m| m.fs.as_ref()).map(|fs| fs.extents_per_file()).collect();
         r
     }
 }
@@ -801,11 +853,12 @@ impl FileLayer {
     pub(super) fn check_promises(&self) -> Result<(), String> {
         for (m, mnt) in self.mounts.iter().enumerate() {
             let Some(mnt) = mnt else { continue };
+            let Some(fs) = &mnt.fs else { continue };
             let per = PAGE / mnt.block_size;
             let mut n = 0;
-            for ino in mnt.fs.delayed_files() {
+            for ino in fs.delayed_files() {
                 let file = self.ids.id(m, ino);
-                for (a, b) in mnt.fs.delayed_runs(ino) {
+                for (a, b) in fs.delayed_runs(ino) {
                     n += (b - a) as u64;
                     for l in a..b {
                         let p = l as u64 / per;
@@ -816,8 +869,8 @@ impl FileLayer {
                     }
                 }
             }
-            if n != mnt.fs.reserved_blocks() {
-                return Err(format!("file system {m}: {} blocks promised in all, {n} file by file", mnt.fs.reserved_blocks()));
+            if n != fs.reserved_blocks() {
+                return Err(format!("file system {m}: {} blocks promised in all, {n} file by file", fs.reserved_blocks()));
             }
         }
         Ok(())
@@ -886,7 +939,8 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
     Ok(Mount {
         target: 0,
         delalloc: fs.config().delalloc,
-        fs,
+        fs: Some(fs),
+        device_bytes: capacity,
         journal,
         block_size,
         barriers,
@@ -899,6 +953,27 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mo
     })
 }
 
+/// A block device opened buffered, under a host of `era`: pages of 4 KiB (the block size
+/// `set_init_blocksize` gives a device whose size is a multiple of 4 KiB, block/bdev.c), no
+/// delayed allocation or journal; its fsync flushes the device's cache in today's kernels
+/// (blkdev_fsync's blkdev_issue_flush, since 2.6.32's commit ab0a9735e), not in 2008's.
+fn device_mount(capacity: u64, era: KernelEra) -> Mount {
+    Mount {
+        target: 0,
+        fs: None,
+        device_bytes: capacity,
+        journal: Journal::new(Vec::new(), PAGE as u32, 0),
+        block_size: PAGE,
+        delalloc: false,
+        barriers: era == KernelEra::Today,
+        read_ahead_kb: 128,
+        kernel: era,
+        commit_armed: false,
+        commit: None,
+        commit_block: (0, 0),
+    }
+}
+
 #[cfg(test)]
 mod mount_tests {
     use super::*;
@@ -907,10 +982,10 @@ mod mount_tests {
     fn mkfs_takes_the_inode_size_it_is_given() {
         let mut spec = FileSystemSpec::new(FsType::Ext4);
         let m = mount(&spec, 1 << 30, KernelEra::Today).unwrap();
-        assert_eq!(m.fs.config().inode_size, 256); // mke2fs.conf's default today
+        assert_eq!(m.fs().config().inode_size, 256); // mke2fs.conf's default today
         spec.inode_size = Some(128);
         let m = mount(&spec, 1 << 30, KernelEra::Today).unwrap();
-        assert_eq!(m.fs.config().inode_size, 128);
+        assert_eq!(m.fs().config().inode_size, 128);
         spec.inode_size = Some(100);
         assert!(mount(&spec, 1 << 30, KernelEra::Today).is_err());
     }

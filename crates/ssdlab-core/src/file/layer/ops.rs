@@ -29,7 +29,7 @@ impl FileLayer {
                 let set = &self.sets[set_i];
                 let parent = set.dirs[set.dir_of(e)];
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-                let made = mnt.fs.create(parent, &SetState::name(e), task).map(|(ino, ch)| {
+                let made = mnt.fs_mut().create(parent, &SetState::name(e), task).map(|(ino, ch)| {
                     let size = self.sets[set_i].created(e, ino);
                     let op = &mut self.ops[slot as usize];
                     (op.ino, op.file, op.done.size) = (ino, self.ids.id(o.mount, ino), size);
@@ -49,9 +49,9 @@ impl FileLayer {
                 let parent = set.dirs[set.dir_of(e)];
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
                 let made = if o.io.op == FileIoOp::Mkdir {
-                    mnt.fs.mkdir(parent, &SetState::name(e), task)
+                    mnt.fs_mut().mkdir(parent, &SetState::name(e), task)
                 } else {
-                    mnt.fs.create(parent, &SetState::name(e), task).inspect(|&(ino, _)| mnt.fs.release(ino))
+                    mnt.fs_mut().create(parent, &SetState::name(e), task).inspect(|&(ino, _)| mnt.fs_mut().release(ino))
                 };
                 let made = made.map(|(ino, ch)| {
                     self.sets[set_i].created(e, ino);
@@ -68,20 +68,20 @@ impl FileLayer {
                 let set = &self.sets[set_i];
                 let parent = set.dirs[set.dir_of(e)];
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-                let removed = mnt.fs.rmdir(parent, &SetState::name(e)).inspect(|_| self.sets[set_i].deleted(e));
+                let removed = mnt.fs_mut().rmdir(parent, &SetState::name(e)).inspect(|_| self.sets[set_i].deleted(e));
                 self.settle(slot, o.mount, removed, events, host);
             }
             FileIoOp::Open | FileIoOp::Stat | FileIoOp::ListDir => {
                 if o.io.op != FileIoOp::ListDir {
                     let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
-                    self.ops[slot as usize].done.size = mnt.fs.size_of(o.ino).unwrap_or(0);
+                    self.ops[slot as usize].done.size = mnt.size_of(o.ino).unwrap_or(0);
                 }
                 self.complete(slot, events, host);
             }
             FileIoOp::Close => {
                 self.sets[set_i].publish(e);
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-                mnt.fs.release(o.ino);
+                mnt.fs_mut().release(o.ino);
                 self.ras.remove(&o.file);
                 self.complete(slot, events, host);
             }
@@ -94,8 +94,8 @@ impl FileLayer {
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
                 // The dropped pages' promises end (the file's, whether or not the unlink
                 // goes through).
-                mnt.fs.undelay(o.ino, 0, u32::MAX);
-                let removed = mnt.fs.unlink(parent, &SetState::name(e)).inspect(|_| self.sets[set_i].deleted(e));
+                mnt.fs_mut().undelay(o.ino, 0, u32::MAX);
+                let removed = mnt.fs_mut().unlink(parent, &SetState::name(e)).inspect(|_| self.sets[set_i].deleted(e));
                 self.settle(slot, o.mount, removed, events, host);
             }
             FileIoOp::Read if o.io.direct => self.direct(slot, Op::Read, block, events, host),
@@ -146,7 +146,7 @@ impl FileLayer {
         let now = events.now();
         let o = self.ops[slot as usize];
         let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
-        let size = mnt.fs.size_of(o.ino).unwrap_or(0);
+        let size = mnt.size_of(o.ino).unwrap_or(0);
         let eof = size.div_ceil(PAGE);
         let first = (o.io.offset + o.written) / PAGE;
         let last = (o.io.offset + o.io.len).div_ceil(PAGE).min(eof);
@@ -197,6 +197,13 @@ impl FileLayer {
         self.wait_io(slot, now);
     }
 
+    /// Whether a write up to byte `end` of mount `m` would pass its block device's end
+    /// (`blkdev_write_iter` refuses it with ENOSPC; a file grows instead).
+    fn past_device_end(&self, m: usize, end: u64) -> bool {
+        let mnt = self.mounts[m].as_ref().expect("a mounted file system");
+        mnt.fs.is_none() && end > mnt.device_bytes
+    }
+
     /// Operation `slot` was stopped by reclaim: it waits (congestion_wait, HZ/10 in
     /// mm/vmscan.c of both eras) for writeback to free pages, then goes on.
     fn reclaim_wait<E: From<FileEvent> + Copy>(&mut self, slot: u32, events: &mut EventQueue<E>) {
@@ -215,7 +222,7 @@ impl FileLayer {
         let per = PAGE / mnt.block_size;
         let mut out: Vec<(u64, u64)> = Vec::new();
         for l in first * per..(first + n) * per {
-            let Some(p) = mnt.fs.map(ino, l as u32) else { continue };
+            let Some(p) = mnt.map(ino, l as u32) else { continue };
             match out.last_mut() {
                 Some(last) if last.0 + last.1 == p => last.1 += 1,
                 _ => out.push((p, 1)),
@@ -233,6 +240,9 @@ impl FileLayer {
     {
         let now = events.now();
         let o = self.ops[slot as usize];
+        if self.past_device_end(o.mount, o.io.offset + o.io.len) {
+            return self.fail_with(slot, ENOSPC, events, host);
+        }
         // A write blocked for want of a reclaimable page goes on where it stopped.
         let start = o.io.offset + o.written;
         let end = o.io.offset + o.io.len;
@@ -244,20 +254,23 @@ impl FileLayer {
         let upto = ws.blocked_at.map_or(end, |p| (p * PAGE).clamp(start, end));
         let task = Task { cpu: o.io.process % self.cpus.cores(), pid: o.io.process };
         let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-        mnt.fs.open_for_write(o.ino);
+        if let Some(fs) = mnt.fs.as_mut() {
+            fs.open_for_write(o.ino);
+        }
         let bs = mnt.block_size;
-        let size = mnt.fs.size_of(o.ino).unwrap_or(0);
+        let size = mnt.size_of(o.ino).unwrap_or(0);
         let mut changes = Changes::default();
-        let ok = if upto == start {
+        let ok = if upto == start || mnt.fs.is_none() {
+            // A block device's blocks are all there: nothing to allocate or log.
             true
         } else if mnt.delalloc {
             // The written pages' blocks below the end of the file (none past it: ext4's
             // write_begin maps only those) are promised unless already allocated or promised;
             // or, with free space short, allocated now (asked once per call, not per page).
             let (l0, l1) = promised_range(start, upto, upto.max(size), bs);
-            if mnt.fs.nonda_switch(nonda_watermark(self.cpus.cores())) {
+            if mnt.fs().nonda_switch(nonda_watermark(self.cpus.cores())) {
                 self.report.nonda_writes += 1;
-                match mnt.fs.allocate_each(o.ino, l0, l1, task) {
+                match mnt.fs_mut().allocate_each(o.ino, l0, l1, task) {
                     Ok(ch) => {
                         changes = ch;
                         true
@@ -265,12 +278,12 @@ impl FileLayer {
                     Err(_) => false,
                 }
             } else {
-                mnt.fs.delay(o.ino, l0, l1).is_ok()
+                mnt.fs_mut().delay(o.ino, l0, l1).is_ok()
             }
         } else {
             // ext3: blocks now, with the metadata they dirty; the data is ordered before it.
             let (l0, l1) = (start / bs, upto.div_ceil(bs));
-            match mnt.fs.allocate(o.ino, l0 as u32, (l1 - l0) as u32, task) {
+            match mnt.fs_mut().allocate(o.ino, l0 as u32, (l1 - l0) as u32, task) {
                 Ok(ch) => {
                     changes = ch;
                     true
@@ -279,7 +292,7 @@ impl FileLayer {
             }
         };
         if upto > size {
-            if let Ok(ch) = mnt.fs.set_size(o.ino, upto) {
+            if let Ok(ch) = mnt.fs_mut().set_size(o.ino, upto) {
                 changes.metadata.extend(ch.metadata);
             }
         }
@@ -358,16 +371,19 @@ impl FileLayer {
     {
         let now = events.now();
         let o = self.ops[slot as usize];
+        if op == Op::Write && self.past_device_end(o.mount, o.io.offset + o.io.len) {
+            return self.fail_with(slot, ENOSPC, events, host);
+        }
         let task = Task { cpu: o.io.process % self.cpus.cores(), pid: o.io.process };
         let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
         let bs = mnt.block_size;
         let (l0, l1) = (o.io.offset / bs, (o.io.offset + o.io.len).div_ceil(bs));
-        if op == Op::Write {
-            match mnt.fs.allocate(o.ino, l0 as u32, (l1 - l0) as u32, task) {
+        if op == Op::Write && mnt.fs.is_some() {
+            match mnt.fs_mut().allocate(o.ino, l0 as u32, (l1 - l0) as u32, task) {
                 Ok(mut ch) => {
                     let end = o.io.offset + o.io.len;
-                    if end > mnt.fs.size_of(o.ino).unwrap_or(0) {
-                        if let Ok(s) = mnt.fs.set_size(o.ino, end) {
+                    if end > mnt.size_of(o.ino).unwrap_or(0) {
+                        if let Ok(s) = mnt.fs_mut().set_size(o.ino, end) {
                             ch.metadata.extend(s.metadata);
                         }
                     }
@@ -379,7 +395,7 @@ impl FileLayer {
         let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
         let mut runs: Vec<(u64, u64)> = Vec::new();
         for l in l0..l1 {
-            if let Some(p) = mnt.fs.map(o.ino, l as u32) {
+            if let Some(p) = mnt.map(o.ino, l as u32) {
                 match runs.last_mut() {
                     Some(last) if last.0 + last.1 == p => last.1 += 1,
                     _ => runs.push((p, 1)),
@@ -444,7 +460,7 @@ impl FileLayer {
         let now = events.now();
         let o = self.ops[slot as usize];
         let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
-        let (_, io) = FileSystem::mkfs(mnt.fs.config().clone()).expect("the file system was made from this config");
+        let (_, io) = FileSystem::mkfs(mnt.fs().config().clone()).expect("the file system was made from this config");
         let runs = mkfs_runs(&io.writes, mnt.block_size);
         let bytes: u64 = runs.iter().map(|r| r.1).sum::<u64>() * mnt.block_size;
         self.cpus.run(now, self.costs.page_copy_ns * bytes.div_ceil(PAGE));

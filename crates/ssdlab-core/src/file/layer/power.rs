@@ -46,7 +46,11 @@ impl FileLayer {
     /// Give file system `m`'s share of `ranges` owners, and replay its journal.
     fn attribute(&self, m: usize, ranges: &[LostRange], r: &mut FsPowerCut) {
         let mnt = self.mounts[m].as_ref().expect("mounted");
-        let (fs, bs) = (&mnt.fs, mnt.block_size);
+        let Some(fs) = &mnt.fs else {
+            // A block device's cache: what was lost is its dirty pages, counted above.
+            return;
+        };
+        let bs = mnt.block_size;
         // Lost blocks of the file system, each once, promised if any write of it was.
         let mut blocks: BTreeMap<u64, bool> = BTreeMap::new();
         let total = fs.config().blocks;

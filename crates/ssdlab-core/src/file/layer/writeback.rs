@@ -19,11 +19,11 @@ impl FileLayer {
         // none (ext4's mpage_prepare_extent_to_map stops at i_size).
         let mut count = r.len as u64 * per;
         if per > 1 {
-            count = count.min(mnt.fs.size_of(ino).unwrap_or(0).div_ceil(mnt.block_size).saturating_sub(r.start * per));
+            count = count.min(mnt.size_of(ino).unwrap_or(0).div_ceil(mnt.block_size).saturating_sub(r.start * per));
         }
         if mnt.delalloc && count > 0 {
             let task = Task { cpu: process % self.cpus.cores(), pid: process };
-            if let Ok(ch) = mnt.fs.allocate(ino, (r.start * per) as u32, count as u32, task) {
+            if let Ok(ch) = mnt.fs_mut().allocate(ino, (r.start * per) as u32, count as u32, task) {
                 let extents = ch.data.len() as u64;
                 if extents > 0 {
                     self.cpus.run(now, self.costs.alloc_ns * extents);
@@ -34,7 +34,7 @@ impl FileLayer {
             // clean, so their promises end (ext4 drops such pages: mpage_release_unused_pages).
             let mnt = self.mounts[m].as_mut().expect("a mounted file system");
             let l0 = (r.start * per) as u32;
-            mnt.fs.undelay(ino, l0, l0 + (r.len as u64 * per) as u32);
+            mnt.fs_mut().undelay(ino, l0, l0 + (r.len as u64 * per) as u32);
         }
         let runs = self.blocks_of(m, ino, r.start, r.len as u64);
         self.report.written_back_pages += r.len as u64;
