@@ -132,25 +132,26 @@ class RunSpec(BaseModel):
     filesystems: list[str] = Field(default_factory=list)
 
 
-def _load_jobs(job, targets: Targets, overrides, env, seed, mounted: bool = False) -> JobSet:
+def _load_jobs(job, targets: Targets, overrides, env, seed, mounted: bool = False, page_cache: bool = False) -> JobSet:
     """``mounted``: a file system is named on the first device, so jobs that name no device
-    will run on files."""
+    will run on files; ``page_cache``: the host has one, so buffered jobs on a named block
+    device go through the device's."""
     if isinstance(job, JobSet):
         return job
     if isinstance(job, (list, tuple)):
         # several job files, as fio takes them (``-`` is standard input)
         return load_job_files([Path(p) if str(p) != "-" else "-" for p in job], targets=targets,
                               overrides=overrides, env=env, seed=seed,
-                              mounted=mounted)
+                              mounted=mounted, page_cache=page_cache)
     if str(job) == "-":
         return load_job_files(["-"], targets=targets, overrides=overrides, env=env, seed=seed,
-                              mounted=mounted)
+                              mounted=mounted, page_cache=page_cache)
     text = str(job)
     if isinstance(job, os.PathLike) or ("\n" not in text and "=" not in text):
         return load_job_file(Path(job), targets=targets, overrides=overrides, env=env, seed=seed,
-                             mounted=mounted)
+                             mounted=mounted, page_cache=page_cache)
     return parse_job_text(text, name="<job text>", targets=targets, overrides=overrides, env=env, seed=seed,
-                          mounted=mounted)
+                          mounted=mounted, page_cache=page_cache)
 
 
 def build(
@@ -253,15 +254,17 @@ def build(
     else:
         # A system file's file system on the first device mounts it as --fs does.
         mounted = (filesystem is not None or getattr(chosen[0], "filesystem", None) is not None) and not replay
-        jobset = _load_jobs(job, targets, overrides, env, seed, mounted=mounted)
+        jobset = _load_jobs(job, targets, overrides, env, seed, mounted=mounted,
+                            page_cache=host_profile.memory is not None)
     fio_file_sets: list[dict[str, Any]] = []
-    if files is None and not replay and any(jobset.on_files):
+    if files is None and not replay and (any(jobset.on_files) or any(jobset.on_device_cache)):
         # fio on a file system: the jobs that ask for files (or all that name no device, when
         # one is named) run on their own files, on one made on the first device if need be.
         from .fio.onfiles import on_files
 
         moved, fio_file_sets, kept = on_files(jobset.jobs, jobset.job_options, jobset.global_options,
-                                              jobset.warnings, jobset.on_files)
+                                              jobset.warnings, jobset.on_files, jobset.on_device_cache,
+                                              targets.sizes)
         jobset = dataclasses.replace(jobset, jobs=moved, warnings=kept)
     if replay:
         jobs = [j.model_copy(update={"replay": r, "io_limit": 1 << 62, "name": "replay"})
@@ -296,7 +299,8 @@ def build(
         raise ValueError(_no_memory(host_profile.name, jobset if fio_file_sets else None))
     default_fs = None if host_profile.memory is None else host_profile.default_filesystem()
     fs_specs, fs_notes, fs_warnings = _filesystems(chosen, filesystem, files, default_fs, bool(replay),
-                                                   fio_on_files=bool(fio_file_sets), host=host_profile.name)
+                                                   fio_on_files=any(not f.get("block_device") for f in fio_file_sets),
+                                                   host=host_profile.name)
     if files is None and not replay and (fio_file_sets or any(f is not None for f in fs_specs)):
         # A run with a file system says which path each job took; one without is raw throughout.
         notes.extend(_job_paths(jobset.jobs, fio_file_sets, fs_specs[0], [t.name for t in chosen]))
@@ -390,6 +394,8 @@ def _job_paths(jobs: Sequence[Any], fio_file_sets: list[dict[str, Any]], fs: dic
         f = j.files
         if not f:
             where = f"on the raw device /dev/{names[j.target]}"
+        elif fio_file_sets[f["set"]].get("block_device"):
+            where = f"on /dev/{names[j.target]} through its own page cache (buffered, no file system)"
         else:
             fset = fio_file_sets[f["set"]]
             on = f"{fs['type'] if fs else 'a file system'} on /dev/{names[0]}"

@@ -106,11 +106,32 @@ def test_a_host_without_memory_refuses_a_buffered_job_in_one_line_and_runs_direc
     assert spec.core["jobs"][0]["files"] is None
 
 
-def test_a_buffered_job_on_a_block_device_stays_raw_and_says_so():
+def test_a_buffered_job_on_a_block_device_reads_through_the_devices_own_page_cache():
     spec, core = _run(READ.replace("[r]\n", "[r]\nfilename=/dev/sda\n"))
-    assert spec.core["file_sets"] == [] and spec.core["targets"][0]["filesystem"] is None
-    assert spec.notes == []
-    assert any("a block device's page cache is not modelled; simulated as direct=1" in w for w in spec.warnings)
+    (dev_set,) = spec.core["file_sets"]
+    assert dev_set["block_device"] and dev_set["target"] == 0 and dev_set["entries"] == 1
+    assert spec.core["targets"][0]["filesystem"] is None  # no file system made
+    assert spec.notes == ["job 'r' runs on /dev/sda through its own page cache (buffered, no file system)"]
+    assert not [w for w in spec.warnings if "buffered" in w or "direct" in w], spec.warnings
+    f = core["files"]
+    assert f["cache_hits"] >= 3 * 256 and f["metadata_bios"] == 0, f
+    # the first MiB read once, with what read-ahead had under way past it (fio's advice
+    # doubles the window to 256 KiB: at most two windows ahead), not four times over
+    assert 2048 <= core["devices"][0]["disk"]["read_sectors"] <= 2048 + 1024
+    assert core["devices"][0]["disk"]["write_sectors"] == 0
+
+
+def test_a_buffered_block_device_job_stays_raw_where_the_device_cache_is_not_modelled(tmp_path):
+    job = READ.replace("[r]\n", "[r]\nfilename=/dev/sda\n")
+    # A host without memory: no page cache at all.
+    spec = api.build(job, profile="samsung-850-pro", host=str(_host(tmp_path, memory=False)))
+    assert spec.core["file_sets"] == [] and spec.core["jobs"][0]["files"] is None
+    assert any("the host profile describes no memory, so the device's page cache is not modelled; "
+               "simulated as direct=1" in w for w in spec.warnings), spec.warnings
+    # A file system named for the run (--fs): no second cache beside it.
+    spec, core = _run(job, filesystem="ext4")
+    assert spec.core["jobs"][0]["files"] is None
+    assert any("the run mounts a file system" in w for w in spec.warnings), spec.warnings
     assert core["devices"][0]["disk"]["read_sectors"] == 4 * 2048
 
 

@@ -612,19 +612,36 @@ def test_modelled_engine_and_direct_io_do_not_warn():
 def test_buffered_io_on_a_block_device_warns_once_saying_what_is_simulated():
     js = jobs("[global]\nioengine=libaio\nfilename=/dev/sda\n[a]\nrw=randread\n[b]\nrw=write\n")
     w = [x for x in js.warnings if "direct" in x]
-    assert w == ["jobs/x.fio:4: job 'a': direct=0 (buffered I/O, fio's default): a block device's page cache "
-                 "is not modelled; simulated as direct=1"]
+    assert w == ["jobs/x.fio:4: job 'a': direct=0 (buffered I/O, fio's default): the host profile "
+                 "describes no memory, so the device's page cache is not modelled; simulated as direct=1"]
     assert js.on_files == [False, False]
     w = [x for x in jobs("[j]\nfilename=/dev/sda\ndirect=0\n").warnings if "direct" in x]
-    assert w == ["jobs/x.fio:3: option 'direct=0' (buffered I/O): a block device's page cache is not modelled; "
-                 "simulated as direct=1"]
+    assert w == ["jobs/x.fio:3: option 'direct=0' (buffered I/O): the host profile describes no memory, so the "
+                 "device's page cache is not modelled; simulated as direct=1"]
     assert [x for x in jobs("[j]\nfilename=/dev/sda\nbuffered=1\n").warnings if "buffered" in x] == [
-        "jobs/x.fio:3: option 'buffered=1' (buffered I/O): a block device's page cache is not modelled; "
-        "simulated as direct=1"]
+        "jobs/x.fio:3: option 'buffered=1' (buffered I/O): the host profile describes no memory, so the "
+        "device's page cache is not modelled; simulated as direct=1"]
     # A later job file's direct=1 does not hide an earlier job's buffered I/O, and the other
     # way round: one warning for the run.
     w = [x for x in jobs("[global]\nfilename=/dev/sda\n[a]\ndirect=1\n[b]\n[c]\n").warnings if "direct" in x]
     assert len(w) == 1 and w[0].startswith("jobs/x.fio:5: job 'b': ")
+
+
+def test_buffered_io_on_a_block_device_goes_through_its_cache_when_the_host_has_one():
+    text = "[global]\nioengine=libaio\nfilename=/dev/sda\nend_fsync=1\nfadvise_hint=0\n[a]\nrw=randread\n[b]\nrw=write\n"
+    js = jobs(text, page_cache=True)
+    assert js.on_device_cache == [True, True] and js.on_files == [False, False]
+    # end_fsync and fadvise_hint are honoured there: nothing said of them, nor of buffered I/O
+    assert not [x for x in js.warnings if "direct" in x or "end_fsync" in x or "fadvise" in x], js.warnings
+    # direct=1 and trims address the device itself
+    assert jobs("[j]\nfilename=/dev/sda\ndirect=1\n", page_cache=True).on_device_cache == [False]
+    assert jobs("[j]\nfilename=/dev/sda\nrw=trim\n", page_cache=True).on_device_cache == [False]
+    # with a file system named for the run, it stays raw and says why
+    js = jobs("[j]\nfilename=/dev/sda\n", page_cache=True, mounted=True)
+    assert js.on_device_cache == [False]
+    assert [x for x in js.warnings if "direct" in x] == [
+        "jobs/x.fio:1: job 'j': direct=0 (buffered I/O, fio's default): the run mounts a file system, and a "
+        "block device's page cache beside it is not modelled; simulated as direct=1"]
 
 
 def test_a_job_that_asks_for_files_runs_on_them_and_says_nothing_of_buffered_io():

@@ -73,27 +73,29 @@ def _run(cmd: list[str], **kw: Any) -> str:
 
 
 class LoopFs:
-    """A file system on a loop device over an image on tmpfs, mounted; ``with`` unmounts,
-    detaches and deletes it."""
+    """A file system on a loop device over an image on tmpfs, mounted (``fs`` None: the bare
+    device, nothing made or mounted); ``with`` unmounts, detaches and deletes it."""
 
-    def __init__(self, fs: str, size: int = SIZE, block: int = BLOCK) -> None:
+    def __init__(self, fs: str | None, size: int = SIZE, block: int = BLOCK) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="ssdlab-loop-", dir=SHM))
         self.img = self.dir / "img"
         self.mnt = self.dir / "mnt"
         self.mnt.mkdir()
         with open(self.img, "wb") as f:
             f.truncate(size)
-        # inode tables and journal zeroed by mkfs: no ext4lazyinit thread writing during a count
-        _run([f"mkfs.{fs}", "-q", "-F", "-b", str(block), "-E",
-              "nodiscard,lazy_itable_init=0,lazy_journal_init=0", str(self.img)])
+        if fs is not None:
+            # inode tables and journal zeroed by mkfs: no ext4lazyinit thread writing during a count
+            _run([f"mkfs.{fs}", "-q", "-F", "-b", str(block), "-E",
+                  "nodiscard,lazy_itable_init=0,lazy_journal_init=0", str(self.img)])
         self.dev = _run(["losetup", "-f", "--show", str(self.img)]).strip()
         self.mounted = False
         try:
             # loop takes its read-ahead from the backing file (2560 KiB here); a disk's
             # default, and the model's, is 128 KiB (VM_READAHEAD_PAGES)
             Path(f"/sys/block/{Path(self.dev).name}/queue/read_ahead_kb").write_text(f"{READ_AHEAD_KB}\n")
-            _run(["mount", self.dev, str(self.mnt)])
-            self.mounted = True
+            if fs is not None:
+                _run(["mount", self.dev, str(self.mnt)])
+                self.mounted = True
         except BaseException:
             self.close()
             raise
@@ -290,6 +292,39 @@ def fio_model(job: str, fs: str = "ext4", seed: int = 0) -> dict[str, float]:
         p = Path(tmp) / "job.fio"
         p.write_text(job)
         spec = build(p, profile=PROFILE, host=HOST, scheduler="none", filesystem=fs, seed=seed)
+        core = execute(spec).core
+    return block_io(core["devices"][0]["disk"])
+
+
+# ------------------------------------------------------------------ fio on the bare device
+
+#: buffered I/O to the block device itself (fio's default direct=0): its own page cache
+FIO_DEV_READ = "[r]\nfilename={dev}\nrw=read\nbs=4k\nsize=64m\n"
+FIO_DEV_READ_NO_ADVICE = FIO_DEV_READ + "fadvise_hint=0\n"
+FIO_DEV_WRITE = "[w]\nfilename={dev}\nrw=write\nbs=4k\nsize=64m\nend_fsync=1\n"
+
+
+def fio_device_kernel(job: str, size: int = FIO_SIZE) -> dict[str, float]:
+    """fio's ``job`` (``{dev}`` its device) on a bare loop device, the caches dropped first;
+    the device's diskstats over it."""
+    with LoopFs(None, size=size) as lf:
+        path = lf.dir / "job.fio"
+        path.write_text(job.format(dev=lf.dev))
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        before = lf.diskstats()
+        _run(["fio", str(path)])
+        os.sync()
+        after = lf.diskstats()
+    return block_io(delta(before, after))
+
+
+def fio_device_model(job: str, seed: int = 0) -> dict[str, float]:
+    """``ssdlab run job.fio`` with ``{dev}`` as /dev/sda, no file system: the device's diskstats."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "job.fio"
+        p.write_text(job.format(dev="/dev/sda"))
+        spec = build(p, profile=PROFILE, host=HOST, scheduler="none", seed=seed)
         core = execute(spec).core
     return block_io(core["devices"][0]["disk"])
 

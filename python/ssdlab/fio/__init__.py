@@ -85,6 +85,9 @@ class JobSet:
     #: per clone: it runs on its own files through the file layer, not on the raw device
     #: (:func:`ssdlab.fio.resolve.runs_on_files`)
     on_files: list[bool] = field(default_factory=list)
+    #: per clone: buffered I/O to its block device through the device's own page cache
+    #: (:func:`ssdlab.fio.resolve.buffered_on_device`)
+    on_device_cache: list[bool] = field(default_factory=list)
 
 
 def load_job_file(
@@ -97,13 +100,14 @@ def load_job_file(
     seed: int = 0,
     host: Mapping[str, int] | None = None,
     mounted: bool = False,
+    page_cache: bool = False,
 ) -> JobSet:
     """Parse a job file (or several, like ``fio a.fio b.fio``) for a device of ``device_size``
     bytes. ``overrides`` are ``option=value`` pairs applied to every job after its own options;
     ``env`` (default ``os.environ``) feeds ``${VAR}``."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     return load_job_files(paths, device_size=device_size, targets=targets, overrides=overrides,
-                          env=env, seed=seed, host=host, mounted=mounted)
+                          env=env, seed=seed, host=host, mounted=mounted, page_cache=page_cache)
 
 
 def load_job_files(
@@ -116,6 +120,7 @@ def load_job_files(
     seed: int = 0,
     host: Mapping[str, int] | None = None,
     mounted: bool = False,
+    page_cache: bool = False,
 ) -> JobSet:
     """Several job files, each later one starting after the earlier ones (fio's implicit
     stonewall) and with its own ``[global]`` defaults. A path ``-`` is standard input."""
@@ -133,7 +138,7 @@ def load_job_files(
         sources.append((text, str(p), p.parent))
     if not sources:
         raise FioJobError("no job file given")
-    return _build(sources, _targets(device_size, targets), overrides, env, seed, host, mounted)
+    return _build(sources, _targets(device_size, targets), overrides, env, seed, host, mounted, page_cache)
 
 
 def _targets(device_size: int | None, targets: Targets | None) -> Targets:
@@ -157,19 +162,22 @@ def parse_job_text(
     seed: int = 0,
     host: Mapping[str, int] | None = None,
     mounted: bool = False,
+    page_cache: bool = False,
 ) -> JobSet:
     """Like :func:`load_job_file` for job text; ``include`` is relative to ``base_dir``."""
     return _build([(text, name, Path(base_dir))], _targets(device_size, targets), overrides, env, seed, host,
-                  mounted)
+                  mounted, page_cache)
 
 
-def _build(sources, targets: Targets, overrides, env, seed, host, mounted: bool = False) -> JobSet:
+def _build(sources, targets: Targets, overrides, env, seed, host, mounted: bool = False,
+           page_cache: bool = False) -> JobSet:
     warnings = Warnings()
     sections = parse_sources(sources, env=env, host=host)
     entries, global_options = parse_sections(sections, overrides, warnings)
     if not entries:
         raise FioJobError("no job sections (only [global])", path=sources[0][1])
-    out = resolve(entries, global_options, targets=targets, seed=seed, warnings=warnings, mounted=mounted)
+    out = resolve(entries, global_options, targets=targets, seed=seed, warnings=warnings, mounted=mounted,
+                  page_cache=page_cache)
     return JobSet(
         jobs=out.jobs,
         job_options=out.job_options,
@@ -181,4 +189,5 @@ def _build(sources, targets: Targets, overrides, env, seed, host, mounted: bool 
         ioschedulers=out.ioschedulers,
         reports=out.reports,
         on_files=out.on_files,
+        on_device_cache=out.on_device_cache,
     )

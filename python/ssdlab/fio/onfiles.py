@@ -29,7 +29,9 @@ timed, here one (a warning says so).
 Which jobs run on files, and so which warnings of the raw-device path apply, is decided by
 the resolver (:func:`~ssdlab.fio.resolve.runs_on_files`): a job that names no block device
 when a file system is named, or one that asks for files (buffered I/O, fio's default; file
-options; a metadata engine).
+options; a metadata engine). A buffered job that names a block device goes through that
+device's own page cache instead (:func:`~ssdlab.fio.resolve.buffered_on_device`): a set that
+is the device itself, one per device.
 """
 
 from __future__ import annotations
@@ -147,16 +149,43 @@ def _file_options(job: JobSpec, opts: dict[str, str], nrfiles: int, engine: str 
              "ignored")
 
 
+def _on_device_cache(job: JobSpec, opts: dict[str, str], sets: list[dict[str, Any]],
+                     device_sets: dict[int, int], device_sizes: tuple[int, ...]) -> JobSpec:
+    """A buffered job on its block device: its I/O goes to the set that is the device (one
+    per device, shared by its jobs as Linux shares the device's inode and cache), at the
+    device's own offsets."""
+    target = job.target
+    if target not in device_sets:
+        device_sets[target] = len(sets)
+        sets.append({"name": f"dev{target}", "target": target, "dir": "/", "entries": 1,
+                     "size": {"kind": "fixed", "bytes": device_sizes[target]}, "dir_width": 0,
+                     "prealloc": 1.0, "block_device": True})
+    files: dict[str, Any] = {"set": device_sets[target], "direct": False, "service": "sequential",
+                             "end_fsync": _flag(opts, "end_fsync"), "unlink": False, "program": None}
+    advice = _fadvise(job, opts)
+    if advice is not None:
+        files["fadvise"] = advice
+    return job.model_copy(update={"files": files})
+
+
 def on_files(jobs: list[JobSpec], job_options: list[dict[str, str]], global_options: dict[str, str],
-             warnings: list[str], flags: list[bool]) -> tuple[list[JobSpec], list[dict[str, Any]], list[str]]:
+             warnings: list[str], flags: list[bool], device_cache: list[bool] | None = None,
+             device_sizes: tuple[int, ...] = ()) -> tuple[list[JobSpec], list[dict[str, Any]], list[str]]:
     """The jobs the resolver put on files (``flags``, per clone) moved onto file sets of
-    target 0 (each clone its own set); the others stay on their device. Returns the jobs, the
-    file sets and the warnings (the resolver's, then the file layer's own)."""
+    target 0 (each clone its own set), and those it put on their device's page cache
+    (``device_cache``) onto one set per device that is the device itself (``device_sizes``
+    bytes each; the job's offsets are the device's); the others stay on their device. Returns
+    the jobs, the file sets and the warnings (the resolver's, then the file layer's own)."""
     out: list[JobSpec] = []
     sets: list[dict[str, Any]] = []
+    device_sets: dict[int, int] = {}
     warn = _Once()
-    for job, own, flag in zip(jobs, job_options, flags, strict=True):
+    cached = device_cache if device_cache is not None else [False] * len(jobs)
+    for job, own, flag, on_cache in zip(jobs, job_options, flags, cached, strict=True):
         opts = {**global_options, **own}
+        if on_cache:
+            out.append(_on_device_cache(job, opts, sets, device_sets, device_sizes))
+            continue
         if not flag:
             out.append(job)
             continue

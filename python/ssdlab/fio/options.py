@@ -235,7 +235,8 @@ trim_percentage trim_backlog trim_backlog_batch
 
 # Options the file layer answers: a job that sets one asks for files and runs on them unless
 # it names a block device (:func:`~ssdlab.fio.resolve.runs_on_files`); said to be unmodelled
-# only for those that do, by the resolver, which knows where each job's I/O goes.
+# only for those that do, by the resolver, which knows where each job's I/O goes (a buffered
+# job on a device's own page cache honours end_fsync and fadvise_hint of them).
 FILE_LAYER = frozenset("end_fsync unlink file_service_type openfiles create_on_open fallocate stat_type directory".split())
 # Modelled on files only, but no reason by itself to run on files: fio's posix_fadvise of each
 # file (it sets the files' read-ahead; a raw job's I/O is simulated as direct).

@@ -64,6 +64,8 @@ WRITE_MODES = frozenset({"write", "randwrite", "rw", "randrw", "trimwrite", "ran
 READ_MODES = frozenset({"read", "randread", "rw", "randrw"})
 TRIM_MODES = frozenset({"trim", "randtrim", "trimwrite", "randtrimwrite"})
 TRIM_ONLY_MODES = frozenset({"trim", "randtrim"})
+# What a buffered job on a block device's own page cache honours of the file options.
+DEVICE_CACHE_OPTIONS = frozenset({"end_fsync", "fadvise_hint"})
 
 
 @dataclass
@@ -89,6 +91,9 @@ class Resolved:
     reports: list[JobReport] = field(default_factory=list)
     #: per clone: it runs on its own files through the file layer (:func:`runs_on_files`)
     on_files: list[bool] = field(default_factory=list)
+    #: per clone: buffered I/O to its block device, through the device's own page cache
+    #: (:func:`buffered_on_device`)
+    on_device_cache: list[bool] = field(default_factory=list)
 
 
 class Warnings:
@@ -185,9 +190,12 @@ def resolve(
     seed: int,
     warnings: Warnings,
     mounted: bool = False,
+    page_cache: bool = False,
 ) -> Resolved:
     """The jobs' clones as the core runs them. ``mounted``: a file system is made on the
-    first device (``--fs``, a system file's), so every job that names no device runs on files."""
+    first device (``--fs``, a system file's), so every job that names no device runs on files;
+    ``page_cache``: the host has a page cache (its profile describes its memory), so a buffered
+    job on a named block device goes through the device's own (:func:`buffered_on_device`)."""
     for name, size in zip(targets.names, targets.sizes):
         if size <= 0:
             raise FioJobError(f"device {name or '0'}: size must be positive, got {size}")
@@ -201,10 +209,15 @@ def resolve(
     phase: list[int] = []  # job indices since the last stonewall
     previous_phase: list[int] = []
     clones_of: dict[int, list[int]] = {}
+    # The first device holds a file system when a job runs on files, and with one named
+    # (--fs, a system file's) any device may: a buffered job on such a device stays raw (the
+    # model keeps no block device's cache beside a file system's).
+    first_mounted = any(runs_on_files(e.state, mounted) for e in entries)
     for number, entry in enumerate(entries):
         st = entry.state
         on_files = runs_on_files(entry.state, mounted)
-        _check_job(entry, warnings, on_files)
+        on_cache = page_cache and buffered_on_device(st)
+        _check_job(entry, warnings, on_files, on_cache)
         if st.stonewall and phase:
             previous_phase, phase = phase, []
         if (st.stonewall or st.new_group) and group_jobs:
@@ -227,6 +240,9 @@ def resolve(
             thread_number = index + 1
             clone_seed = _clone_seed(st, seed, thread_number)
             target, region_offset, region_size, io_limit = layout.region(number, clone)
+            if on_cache and (mounted or (target == 0 and first_mounted)):
+                on_cache = False
+                _warn_buffered(entry, warnings, mounted=True)
             replay = None
             if st.read_iolog is not None:
                 replay, target = _replay(entry, layout, target)
@@ -259,6 +275,7 @@ def resolve(
             out.job_options.append(dict(entry.state.written))
             out.reports.append(report)
             out.on_files.append(on_files)
+            out.on_device_cache.append(on_cache)
             clones_of[number].append(index)
             phase.append(index)
             group_jobs += 1
@@ -375,7 +392,8 @@ def asks_for_files(st: JobState) -> bool:
 
 def runs_on_files(st: JobState, mounted: bool) -> bool:
     """Whether a job runs on its own files through the file layer: it names no block device
-    (``filename=/dev/...`` stays on the raw device) and replays no I/O log, and a file system
+    (``filename=/dev/...`` stays on its device: raw, or its own page cache,
+    :func:`buffered_on_device`) and replays no I/O log, and a file system
     is there or the job asks for files (:func:`asks_for_files`: then one is made on the first
     device)."""
     if (st.filename or "").startswith("/dev/") or st.read_iolog is not None:
@@ -383,15 +401,28 @@ def runs_on_files(st: JobState, mounted: bool) -> bool:
     return mounted or asks_for_files(st)
 
 
-def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> None:
+def buffered_on_device(st: JobState) -> bool:
+    """Whether a job does buffered I/O to a block device it names (``filename=/dev/...``,
+    ``direct`` unset, an engine that goes through the page cache, reads or writes): Linux
+    sends it through the device's own page cache (block/fops.c's ``blkdev_read_iter`` and
+    ``blkdev_write_iter``). Trims and replayed I/O logs address the device itself."""
+    engine = st.ioengine.split(":", 1)[0]
+    return ((st.filename or "").startswith("/dev/") and not st.direct and engine in PAGE_CACHE_ENGINES
+            and st.read_iolog is None and st.rw not in TRIM_MODES)
+
+
+def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False, on_cache: bool = False) -> None:
     """The job's options judged now that it is whole; ``on_files``: it runs on its own files
     through the file layer, which answers buffered I/O, ``nrfiles``, the metadata engines
-    and the file options (FILE_LAYER), so none of those is said to be unmodelled."""
+    and the file options (FILE_LAYER), so none of those is said to be unmodelled;
+    ``on_cache``: it does buffered I/O through its device's page cache, which answers
+    ``end_fsync`` and ``fadvise_hint`` of them."""
     st = entry.state
     if not on_files:
         # The file layer's options were held back for a run with a file system: this job
-        # stays on its device, where they are not modelled.
-        for name in sorted((FILE_LAYER | FILE_HINTS) & st.where.keys()):
+        # stays on its device, where they are not modelled (but for what its cache does).
+        answered = DEVICE_CACHE_OPTIONS if on_cache else frozenset()
+        for name in sorted(((FILE_LAYER | FILE_HINTS) - answered) & st.where.keys()):
             Applier(warnings).warn_unmodelled(name, st.where[name])
     if any(st.rate) and any(st.rate_iops):
         where = st.where.get("rate_iops") or st.where.get("rate")
@@ -416,7 +447,7 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> N
             _warn(warnings, st, "ioengine", f"option '{text}': simulated as block I/O to the device"
                   f" with up to iodepth={st.iodepth} requests in flight; what the {engine} engine itself"
                   " does is not modelled", entry)
-    if not st.direct and engine in PAGE_CACHE_ENGINES and not on_files:
+    if not st.direct and engine in PAGE_CACHE_ENGINES and not on_files and not on_cache:
         _warn_buffered(entry, warnings)
     if engine in SYNC_ENGINES and st.iodepth > 1:
         default = "" if "ioengine" in st.where else " (fio's default)"
@@ -464,13 +495,15 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False) -> N
               f" flush every {min(st.fsync, st.fdatasync)} writes", entry)
 
 
-def _warn_buffered(entry: JobEntry, warnings: Warnings) -> None:
-    """Buffered I/O (fio's default) on a block device is simulated as direct I/O: said once
-    per run. (Jobs on files go through the file layer's page cache; a block device's own page
-    cache, which Linux puts under buffered I/O to /dev/..., is not modelled: docs/files.md.)"""
+def _warn_buffered(entry: JobEntry, warnings: Warnings, mounted: bool = False) -> None:
+    """Buffered I/O (fio's default) on a block device simulated as direct I/O, said once per
+    run: the host describes no memory (no page cache to model), or (``mounted``) the device
+    holds the run's file system, beside whose cache the device's own is not modelled."""
     st = entry.state
     written = st.where.get("direct") or st.where.get("buffered")
-    what = "a block device's page cache is not modelled; simulated as direct=1"
+    why = ("the run mounts a file system, and a block device's page cache beside it is not modelled"
+           if mounted else "the host profile describes no memory, so the device's page cache is not modelled")
+    what = f"{why}; simulated as direct=1"
     if written is not None:
         message = f"{written.prefix()}: option '{written.text}' (buffered I/O): {what}"
         path = written.path
