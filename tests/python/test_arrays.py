@@ -37,6 +37,7 @@ members = ["sda", "sdb", "sdc", "sdd"]
 JOB = """
 [w]
 filename=/dev/md0
+direct=1
 rw=randwrite
 bs=4k
 iodepth=16
@@ -106,7 +107,7 @@ def test_md_joins_sequential_writes_in_flight_into_whole_rows():
     """md adds a later write's pages to stripe heads still waiting (add_stripe_bio): 1 MiB
     writes 16 deep on a RAID 5 of four with 512 KiB chunks (1.5 MiB rows) are written as
     whole rows, without reads, where one at a time each row is written twice and read once."""
-    job = "[w]\nfilename=/dev/md0\nrw=write\nbs=1m\nioengine=libaio\niodepth={}\nsize=256m\n"
+    job = "[w]\nfilename=/dev/md0\ndirect=1\nrw=write\nbs=1m\nioengine=libaio\niodepth={}\nsize=256m\n"
     sysd = ssdlab.raid("samsung-850-pro", level=5, drives=4, chunk="512k", scale=0.02)
     deep = ssdlab.run(job.format(16), system=sysd, seed=1).internal("md0")
     alone = ssdlab.run(job.format(1), system=sysd, seed=1).internal("md0")
@@ -316,7 +317,7 @@ REBUILDING = ARRAY.replace('members = ["sda", "sdb", "sdc", "sdd"]',
 
 
 def test_a_rebuild_shows_its_progress_in_the_report_the_json_and_the_time_series(tmp_path):
-    job = "[w]\nfilename=/dev/md0\nrw=randrw\nbs=64k\niodepth=8\ntime_based\nruntime=1\n"
+    job = "[w]\nfilename=/dev/md0\ndirect=1\nrw=randrw\nbs=64k\niodepth=8\ntime_based\nruntime=1\n"
     r = ssdlab.run(job, system=write(tmp_path, REBUILDING), seed=1, interval="200ms")
     i = r.internal("md0")
     assert (i["rebuild_member"], i["rebuild_replaces"], i["rebuild_started_s"]) == ("sdd", "sdb", 0.1)
@@ -364,7 +365,7 @@ def test_a_second_rebuild_starts_its_own_progress_in_the_time_series(tmp_path):
     drives = drive_entries("abcde", size="scale = 0.005")
     system = write(tmp_path, drives + '[[array]]\nname = "md0"\nlevel = 1\nchunk = "64k"\nmembers = ["sda", "sdb", "sdc"]\n'
                    'spares = ["sdd", "sde"]\nfail = [{ member = "sda", at = 0 }, { member = "sdb", at = "6s" }]\n')
-    r = ssdlab.run("[w]\nfilename=/dev/md0\nrw=randread\nbs=64k\niodepth=2\nruntime=12\ntime_based\n",
+    r = ssdlab.run("[w]\nfilename=/dev/md0\ndirect=1\nrw=randread\nbs=64k\niodepth=2\nruntime=12\ntime_based\n",
                    system=system, interval="250ms")
     rows = [row for row in r.timeseries("md0") if "rebuild_done_bytes" in row]
     done = [row["rebuild_done_bytes"] for row in rows]
@@ -388,6 +389,7 @@ verify_data = true
 MIXED = """
 [v]
 filename=/dev/md0
+direct=1
 rw=randrw
 bsrange=512-64k
 iodepth=8

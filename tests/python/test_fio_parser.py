@@ -642,6 +642,11 @@ def test_buffered_io_on_a_block_device_goes_through_its_cache_when_the_host_has_
     assert [x for x in js.warnings if "direct" in x] == [
         "jobs/x.fio:1: job 'j': direct=0 (buffered I/O, fio's default): the run mounts a file system, and a "
         "block device's page cache beside it is not modelled; simulated as direct=1"]
+    # a trim job says its trims go to the device
+    js = jobs("[j]\nfilename=/dev/sda\nrw=trimwrite\n", page_cache=True)
+    assert [x for x in js.warnings if "direct" in x] == [
+        "jobs/x.fio:1: job 'j': direct=0 (buffered I/O, fio's default): its trims (or replayed log) address "
+        "the device itself; simulated as direct=1"]
 
 
 def test_a_job_that_asks_for_files_runs_on_them_and_says_nothing_of_buffered_io():

@@ -105,7 +105,7 @@ def test_filename_naming_no_device_is_an_error_at_its_line(two):
 
 def test_profile_alone_is_a_one_drive_system_answering_to_any_dev_name():
     # fio's own examples name /dev/sdb and the like: on one drive they mean that drive.
-    r = ssdlab.run("[j]\nrw=read\nsize=1m\nfilename=/dev/sdb\n", profile="samsung-850-pro")
+    r = ssdlab.run("[j]\nrw=read\nsize=1m\nfilename=/dev/sdb\ndirect=1\n", profile="samsung-850-pro")
     assert r.device_names == ["sda"]
     assert r.device["disk"]["read_sectors"] * 512 == 1 << 20
     assert not any("one simulated device" in w for w in r.warnings)  # a single name is no news
@@ -115,7 +115,7 @@ def test_mixed_kinds_in_one_system(tmp_path):
     f = tmp_path / "mixed.toml"
     f.write_text('[[drive]]\nname = "nvme0n1"\nprofile = "samsung-970-pro-512"\nscale = 0.05\n'
                  '[[drive]]\nname = "nvme1n1"\nprofile = "intel-optane-905p-480"\n')
-    job = ("[global]\nrw=randwrite\nbs=4k\nsize=32m\nnumber_ios=500\n"
+    job = ("[global]\nrw=randwrite\nbs=4k\nsize=32m\nnumber_ios=500\ndirect=1\n"
            "[n]\nfilename=/dev/nvme0n1\n[o]\nfilename=/dev/nvme1n1\n")
     r = ssdlab.run(job, system=f)
     kinds = {d["name"]: d["internal"]["kind"] for d in r.devices}

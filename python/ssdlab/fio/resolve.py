@@ -217,7 +217,10 @@ def resolve(
         st = entry.state
         on_files = runs_on_files(entry.state, mounted)
         on_cache = page_cache and buffered_on_device(st)
-        _check_job(entry, warnings, on_files, on_cache)
+        raw_reason = "memory" if not page_cache else "device"
+        if on_cache and (mounted or (layout.regions[(number, 0)].target == 0 and first_mounted)):
+            on_cache, raw_reason = False, "mounted"
+        _check_job(entry, warnings, on_files, on_cache, raw_reason)
         if st.stonewall and phase:
             previous_phase, phase = phase, []
         if (st.stonewall or st.new_group) and group_jobs:
@@ -240,9 +243,6 @@ def resolve(
             thread_number = index + 1
             clone_seed = _clone_seed(st, seed, thread_number)
             target, region_offset, region_size, io_limit = layout.region(number, clone)
-            if on_cache and (mounted or (target == 0 and first_mounted)):
-                on_cache = False
-                _warn_buffered(entry, warnings, mounted=True)
             replay = None
             if st.read_iolog is not None:
                 replay, target = _replay(entry, layout, target)
@@ -411,12 +411,14 @@ def buffered_on_device(st: JobState) -> bool:
             and st.read_iolog is None and st.rw not in TRIM_MODES)
 
 
-def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False, on_cache: bool = False) -> None:
+def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False, on_cache: bool = False,
+               raw_reason: str = "memory") -> None:
     """The job's options judged now that it is whole; ``on_files``: it runs on its own files
     through the file layer, which answers buffered I/O, ``nrfiles``, the metadata engines
     and the file options (FILE_LAYER), so none of those is said to be unmodelled;
     ``on_cache``: it does buffered I/O through its device's page cache, which answers
-    ``end_fsync`` and ``fadvise_hint`` of them."""
+    ``end_fsync`` and ``fadvise_hint`` of them; ``raw_reason``: why a buffered job on a device
+    is not (:func:`_warn_buffered`)."""
     st = entry.state
     if not on_files:
         # The file layer's options were held back for a run with a file system: this job
@@ -448,7 +450,7 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False, on_c
                   f" with up to iodepth={st.iodepth} requests in flight; what the {engine} engine itself"
                   " does is not modelled", entry)
     if not st.direct and engine in PAGE_CACHE_ENGINES and not on_files and not on_cache:
-        _warn_buffered(entry, warnings)
+        _warn_buffered(entry, warnings, raw_reason)
     if engine in SYNC_ENGINES and st.iodepth > 1:
         default = "" if "ioengine" in st.where else " (fio's default)"
         _warn(warnings, st, "iodepth", f"fio caps iodepth={st.iodepth} at 1 with the"
@@ -495,14 +497,21 @@ def _check_job(entry: JobEntry, warnings: Warnings, on_files: bool = False, on_c
               f" flush every {min(st.fsync, st.fdatasync)} writes", entry)
 
 
-def _warn_buffered(entry: JobEntry, warnings: Warnings, mounted: bool = False) -> None:
+_RAW_REASONS = {
+    "memory": "the host profile describes no memory, so the device's page cache is not modelled",
+    "mounted": "the run mounts a file system, and a block device's page cache beside it is not modelled",
+    "device": "its trims (or replayed log) address the device itself",
+}
+
+
+def _warn_buffered(entry: JobEntry, warnings: Warnings, reason: str = "memory") -> None:
     """Buffered I/O (fio's default) on a block device simulated as direct I/O, said once per
-    run: the host describes no memory (no page cache to model), or (``mounted``) the device
-    holds the run's file system, beside whose cache the device's own is not modelled."""
+    run with why (``reason``): the host describes no memory (no page cache to model), the run
+    mounts a file system (beside whose cache the device's own is not modelled), or the job
+    trims or replays a log, which go to the device itself."""
     st = entry.state
     written = st.where.get("direct") or st.where.get("buffered")
-    why = ("the run mounts a file system, and a block device's page cache beside it is not modelled"
-           if mounted else "the host profile describes no memory, so the device's page cache is not modelled")
+    why = _RAW_REASONS[reason]
     what = f"{why}; simulated as direct=1"
     if written is not None:
         message = f"{written.prefix()}: option '{written.text}' (buffered I/O): {what}"
