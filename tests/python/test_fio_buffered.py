@@ -156,3 +156,20 @@ def test_the_hosts_file_system_is_made_on_the_first_device_only(tmp_path):
     assert [t["filesystem"] and t["filesystem"]["type"] for t in spec.core["targets"]] == ["ext3", None]
     assert spec.filesystems == ["/dev/sda: ext3 from the host profile server-2008 (its memory.filesystem)"]
     assert spec.notes[1] == "job 'd' runs on the raw device /dev/sdb"
+
+
+def test_files_on_the_first_device_and_a_second_devices_own_cache_in_one_run(tmp_path):
+    system = tmp_path / "two.toml"
+    system.write_text('[[drive]]\nname = "sda"\nprofile = "samsung-850-pro"\n'
+                      '[[drive]]\nname = "sdb"\nprofile = "samsung-850-pro"\n')
+    job = ("[global]\nrw=read\nbs=4k\nsize=1m\n[f]\n[b]\nfilename=/dev/sdb\n[a]\nfilename=/dev/sda\n")
+    spec = api.build(job, system=str(system))
+    files, dev = spec.core["file_sets"]
+    assert files["target"] == 0 and not files.get("block_device")
+    assert dev["target"] == 1 and dev["block_device"]
+    assert spec.core["targets"][0]["filesystem"] is not None and spec.core["targets"][1]["filesystem"] is None
+    # sda holds the files' file system: the buffered job on it stays raw, and says why
+    assert [j["files"] is not None for j in spec.core["jobs"]] == [True, True, False]
+    assert any("the run mounts a file system" in w for w in spec.warnings), spec.warnings
+    core = api.execute(spec).core
+    assert core["devices"][1]["disk"]["read_sectors"] >= 2048 and core["devices"][1]["disk"]["write_sectors"] == 0

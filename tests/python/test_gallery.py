@@ -327,7 +327,7 @@ def test_a_rebuilding_arrays_report_plots_and_lists_the_rebuild(tmp_path):
     system = tmp_path / "s.toml"
     system.write_text(drives + '[[array]]\nname = "md0"\nlevel = 5\nchunk = "64k"\nmembers = ["sda", "sdb", "sdc"]\n'
                       'spares = ["sdd"]\nfail = [{ member = "sda", at = 0 }]\n')
-    r = ssdlab.run("[w]\nfilename=/dev/md0\nrw=randread\nbs=64k\niodepth=4\nruntime=0.4\ntime_based\n",
+    r = ssdlab.run("[w]\nfilename=/dev/md0\ndirect=1\nrw=randread\nbs=64k\niodepth=4\nruntime=0.4\ntime_based\n",
                    system=system, interval="100ms")
     path, out = tmp_path / "run.json", tmp_path / "r.html"
     path.write_text(json.dumps(r.to_fio_json()))
