@@ -369,6 +369,8 @@ class FileReport(TypedDict):
     mkfs_bytes: int
     #: buffered ext4 writes that allocated at once, free space short (ext4_nonda_switch)
     nonda_writes: int
+    #: blocks read before a buffered write covering them in part (block_write_begin)
+    partial_block_reads: int
     cpu: CpuInterval
     #: per file system, the free-extent histogram: [bucket start bytes, extents, blocks]
     free_extents: list[list[tuple[int, int, int]]]

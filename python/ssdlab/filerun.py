@@ -61,6 +61,7 @@ class Files(BaseModel):
     metadata_bios: Count
     mkfs_bytes: Count = 0
     nonda_writes: Count = 0
+    partial_block_reads: Count = 0
     cpu: Cpu
 
 

@@ -22,11 +22,18 @@ file_service_type=sequential
 """
 
 
+def test_only_a_write_only_job_without_overwrite_has_its_files_laid_out_unwritten():
+    for rw, extra, unwritten in [("write", "", True), ("randwrite", "", True), ("randwrite", "overwrite=1\n", False),
+                                 ("randrw", "", False), ("read", "", False)]:
+        spec = api.build(f"[j]\nrw={rw}\nbs=4k\nsize=1m\n{extra}", profile="samsung-850-pro", filesystem="ext4")
+        assert spec.core["file_sets"][0].get("unwritten", False) is unwritten, (rw, extra)
+
+
 def test_a_job_runs_on_its_files_through_the_page_cache():
     spec = api.build(JOB, profile="samsung-850-pro", filesystem="ext4")
     assert spec.core["file_sets"] == [{"name": "w.0", "target": 0, "dir": "/w.0", "entries": 4,
                                        "size": {"kind": "fixed", "bytes": 16 << 20}, "dir_width": 0,
-                                       "prealloc": 1.0}]
+                                       "prealloc": 1.0, "unwritten": True}]  # write-only: fallocated
     files = spec.core["jobs"][0]["files"]
     assert files["direct"] is False and files["end_fsync"] is True and files["service"] == "sequential"
     # the warnings of the raw path about buffered I/O and files are answered

@@ -35,7 +35,7 @@ fn system(fs: FsType, era: KernelEra, sets: Vec<FileSetSpec>, jobs: Vec<JobSpec>
 }
 
 fn set(name: &str, entries: u64, bytes: u64, prealloc: f64) -> FileSetSpec {
-    FileSetSpec { name: name.into(), target: 0, dir: format!("/{name}"), entries, size: SizeSpec::Fixed { bytes }, dir_width: 0, prealloc, dirs: false, block_device: false }
+    FileSetSpec { name: name.into(), target: 0, dir: format!("/{name}"), entries, size: SizeSpec::Fixed { bytes }, dir_width: 0, prealloc, dirs: false, block_device: false, unwritten: false }
 }
 
 fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) -> JobSpec {
@@ -795,4 +795,55 @@ fn a_block_device_set_is_refused_where_the_model_has_no_such_path() {
     let mut spec = block_device_system(KernelEra::Today, fio_on_files(RwMode::Read, 4 * KIB, 4 * MIB, 16, false));
     spec.file_sets[0].entries = 2;
     assert!(run(&spec).is_err());
+}
+
+#[test]
+fn a_write_covering_part_of_an_uncached_block_reads_it_first_and_only_then() {
+    // 64 KiB written in 512-byte calls, in order: the first call into each 4 KiB page finds
+    // it on disk and not cached, so its block is read before the write (block_write_begin);
+    // the next seven find it cached. Whole-page writes read nothing.
+    let seq = |bs: u64, ios: u64, spec_for: &dyn Fn(JobSpec) -> SimSpec| {
+        let mut job = fio_on_files(RwMode::Write, bs, MIB, ios, false);
+        job.files.as_mut().unwrap().service = FileService::Sequential;
+        run(&spec_for(job)).expect("run")
+    };
+    let on_file = |job| system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, MIB, 1.0)], vec![job]);
+    let on_device = |job| block_device_system(KernelEra::Today, job);
+    for (what, spec_for) in [("ext4 file", &on_file as &dyn Fn(JobSpec) -> SimSpec), ("block device", &on_device)] {
+        let r = seq(512, 128, spec_for);
+        let f = r.files.as_ref().unwrap();
+        assert_eq!(f.partial_block_reads, 16, "{what}: {f:?}");
+        assert_eq!(device_read_bytes(&r), 64 * KIB, "{what}: each page read once");
+        assert_eq!(f.dirtied_pages, 16, "{what}: {f:?}");
+        let r = seq(4 * KIB, 16, spec_for);
+        assert_eq!((r.files.as_ref().unwrap().partial_block_reads, device_read_bytes(&r)), (0, 0), "{what}");
+    }
+}
+
+#[test]
+fn a_partial_write_past_the_end_of_a_file_reads_nothing() {
+    // Appending 512-byte records to new files: their blocks lie past the end of the file,
+    // zeroed rather than read (and unallocated under delayed allocation).
+    let ops = vec![FileOp::Create { set: 0, pick: Pick::Next }, FileOp::WriteWhole { io_bytes: 512 }, FileOp::Close];
+    for fs in [FsType::Ext4, FsType::Ext3] {
+        let spec = system(fs, KernelEra::Today, vec![set("q", 64, 3 * KIB, 0.0)], vec![program(ops.clone(), Some(64))]);
+        let r = run(&spec).expect("run");
+        let f = r.files.as_ref().unwrap();
+        assert_eq!(f.partial_block_reads, 0, "{fs:?}: {f:?}");
+    }
+}
+
+#[test]
+fn a_partial_write_into_a_file_laid_out_unwritten_reads_only_what_was_written_since() {
+    // fio lays out a write-only job's file with fallocate: unwritten extents, zeros without
+    // I/O. 512-byte writes in order over its first 64 KiB read nothing; over a file written
+    // whole they read each of the 16 pages once.
+    let mut job = fio_on_files(RwMode::Write, 512, MIB, 128, false);
+    job.files.as_mut().unwrap().service = FileService::Sequential;
+    let spec = system(FsType::Ext4, KernelEra::Today, vec![FileSetSpec { unwritten: true, ..set("f", 1, MIB, 1.0) }], vec![job.clone()]);
+    let r = run(&spec).expect("run");
+    assert_eq!((r.files.as_ref().unwrap().partial_block_reads, device_read_bytes(&r)), (0, 0));
+    let spec = system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, MIB, 1.0)], vec![job]);
+    let r = run(&spec).expect("run");
+    assert_eq!(r.files.as_ref().unwrap().partial_block_reads, 16, "written whole: its blocks hold data");
 }

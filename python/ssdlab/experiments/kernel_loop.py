@@ -265,6 +265,8 @@ FIO_READ = "[r]\nrw=read\nbs=4k\nsize=64m\ndirect=0\n"
 FIO_READ_NO_ADVICE = FIO_READ + "fadvise_hint=0\n"
 #: random reads without fio's POSIX_FADV_RANDOM (which turns read-ahead off): context read-ahead
 FIO_RANDREAD_NO_ADVICE = "[r]\nrw=randread\nbs=4k\nsize=64m\ndirect=0\nfadvise_hint=0\n"
+#: 512-byte random writes to a file fio lays out unwritten (a write-only job): nothing to read
+FIO_PARTIAL = "[w]\nrw=randwrite\nbs=512\nsize=8m\nnumber_ios=4096\nend_fsync=1\ndirect=0\n"
 
 
 def fio_kernel(job: str, fs: str = "ext4", block: int = FIO_BLOCK, size: int = FIO_SIZE) -> dict[str, float]:
@@ -302,6 +304,8 @@ def fio_model(job: str, fs: str = "ext4", seed: int = 0) -> dict[str, float]:
 FIO_DEV_READ = "[r]\nfilename={dev}\nrw=read\nbs=4k\nsize=64m\n"
 FIO_DEV_READ_NO_ADVICE = FIO_DEV_READ + "fadvise_hint=0\n"
 FIO_DEV_WRITE = "[w]\nfilename={dev}\nrw=write\nbs=4k\nsize=64m\nend_fsync=1\n"
+#: 512-byte random writes: each 4 KiB block they touch is read first (block_write_begin)
+FIO_DEV_PARTIAL = "[w]\nfilename={dev}\nrw=randwrite\nbs=512\nsize=8m\nnumber_ios=4096\nend_fsync=1\n"
 
 
 def fio_device_kernel(job: str, size: int = FIO_SIZE) -> dict[str, float]:

@@ -204,9 +204,14 @@ def on_files(jobs: list[JobSpec], job_options: list[dict[str, str]], global_opti
         direct = _flag(opts, "direct") or not _flag(opts, "buffered", True)
         service = _service(opts.get("file_service_type"), warn, job.name)
         index = len(sets)
-        sets.append({"name": f"{job.name}.{job.clone}", "target": 0, "dir": f"/{job.name}.{job.clone}",
-                     "entries": nrfiles, "size": {"kind": "fixed", "bytes": file_bytes}, "dir_width": 0,
-                     "prealloc": 1.0})
+        fset = {"name": f"{job.name}.{job.clone}", "target": 0, "dir": f"/{job.name}.{job.clone}",
+                "entries": nrfiles, "size": {"kind": "fixed", "bytes": file_bytes}, "dir_width": 0,
+                "prealloc": 1.0}
+        if str(job.rw) in ("write", "randwrite") and not _flag(opts, "overwrite"):
+            # fio writes a file out first only for a job that reads it or with overwrite=1
+            # (filesetup.c's new_layout); a write-only job's is fallocated: unwritten extents
+            fset["unwritten"] = True
+        sets.append(fset)
         files = {"set": index, "direct": direct, "service": service, "end_fsync": _flag(opts, "end_fsync"),
                  "unlink": _flag(opts, "unlink"), "program": None}
         advice = _fadvise(job, opts)

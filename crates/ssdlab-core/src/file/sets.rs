@@ -4,6 +4,7 @@
 //! entry when it picks it: until it is done no other create or delete picks the same one
 //! (filebench marks a picked file busy the same way).
 
+use rustc_hash::FxHashSet;
 use rand::{Rng as _, SeedableRng};
 
 use crate::engine::rng::{derive_seed, Rng};
@@ -69,6 +70,9 @@ pub struct SetState {
     rotor: [u64; 2],
     /// Files that exist.
     live: u64,
+    /// Of a set laid out unwritten (`FileSetSpec::unwritten`): the pages written since,
+    /// (entry, page), which hold data.
+    pub written_pages: FxHashSet<(u64, u64)>,
 }
 
 impl SetState {
@@ -87,6 +91,7 @@ impl SetState {
             rng: Rng::seed_from_u64(derive_seed(seed, "file-set", index)),
             rotor: [0; 2],
             live: 0,
+            written_pages: FxHashSet::default(),
             spec,
             mount,
         }
@@ -228,6 +233,7 @@ mod tests {
             prealloc: 0.0,
             dirs: false,
             block_device: false,
+            unwritten: false,
         };
         SetState::new(spec, 0, 1, 0)
     }

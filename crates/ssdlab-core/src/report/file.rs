@@ -57,6 +57,9 @@ pub struct FileReport {
     /// Buffered writes on ext4 that allocated their blocks at once, free space being short
     /// for delayed allocation (`ext4_nonda_switch`).
     pub nonda_writes: u64,
+    /// Blocks read before a buffered write that covers them only in part (not cached, holding
+    /// data on disk), as `block_write_begin` reads them.
+    pub partial_block_reads: u64,
     /// The CPUs over the whole run.
     pub cpu: CpuInterval,
     /// Per file system: its free-extent histogram at the end, as e2freefrag prints it

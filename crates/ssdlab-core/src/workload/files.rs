@@ -95,6 +95,13 @@ pub struct FileSetSpec {
     /// `blkdev_write_iter` in block/fops.c go through its mapping), no file system.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub block_device: bool,
+    /// Its laid-out files hold no data yet: their blocks are allocated as `fallocate` leaves
+    /// them (unwritten extents, read as zeros without I/O) until written. fio lays out a
+    /// write-only job's files so (filesetup.c writes a file only for jobs that read it or
+    /// with `overwrite=1`); only a write covering a block in part can tell the difference
+    /// (it reads nothing there).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unwritten: bool,
 }
 
 impl FileSetSpec {

@@ -129,6 +129,8 @@ struct OpState {
     /// done so far, and whether it goes on after its wait.
     written: u64,
     resume: bool,
+    /// A buffered write has read the blocks it covers only in part (or found none to read).
+    filled: bool,
 }
 
 /// What follows a completion, once the block layer hands over control.
@@ -565,6 +567,7 @@ impl FileLayer {
             claimed: false,
             written: 0,
             resume: false,
+            filled: false,
         };
         let slot = match self.free_ops.pop() {
             Some(s) => {

@@ -101,7 +101,7 @@ impl FileLayer {
             FileIoOp::Read if o.io.direct => self.direct(slot, Op::Read, block, events, host),
             FileIoOp::Write if o.io.direct => self.direct(slot, Op::Write, block, events, host),
             FileIoOp::Read | FileIoOp::Send => self.read(slot, block, events, host),
-            FileIoOp::Write => self.write(slot, events, host),
+            FileIoOp::Write => self.write(slot, block, events, host),
             FileIoOp::Fsync { .. } | FileIoOp::Sync => self.fsync(slot, block, events, host),
             FileIoOp::Mkfs => self.mkfs(slot, block, events, host),
         }
@@ -197,6 +197,53 @@ impl FileLayer {
         self.wait_io(slot, now);
     }
 
+    /// The blocks write `o` covers only in part that hold data and are not in the cache:
+    /// read before it (`block_write_begin` → `__block_write_begin_int` in fs/buffer.c reads a
+    /// buffer that is not uptodate and that the write does not cover whole; ext4's
+    /// `ext4_da_write_begin` and the block device's `blkdev_write_begin` go through it). A
+    /// block past the end of the file is zeroed instead, an unmapped one (a hole, or
+    /// promised by delayed allocation) holds nothing to read.
+    fn partial_blocks(&self, o: &OpState) -> Vec<(u64, u64)> {
+        let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
+        let bs = mnt.block_size;
+        let size = mnt.size_of(o.ino).unwrap_or(0);
+        let (start, end) = (o.io.offset, o.io.offset + o.io.len);
+        let mut edges = Vec::with_capacity(2);
+        if start % bs != 0 {
+            edges.push(start / bs);
+        }
+        if end % bs != 0 && edges.last() != Some(&(end / bs)) {
+            edges.push(end / bs);
+        }
+        let set = &self.sets[o.io.set as usize];
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for l in edges {
+            let page = l * bs / PAGE;
+            if l * bs >= size || self.cache.page_info(o.file, page).is_some() {
+                continue;
+            }
+            if set.spec.unwritten && !set.written_pages.contains(&(o.done.entry, page)) {
+                continue; // an unwritten extent: zeros, no I/O
+            }
+            if let Some(p) = mnt.map(o.ino, l as u32) {
+                match runs.last_mut() {
+                    Some(last) if last.0 + last.1 == p => last.1 += 1,
+                    _ => runs.push((p, 1)),
+                }
+            }
+        }
+        runs
+    }
+
+    /// Pages `[start, end)` of write `o`'s file hold data from now, where its set was laid
+    /// out unwritten.
+    fn note_written(&mut self, o: &OpState, start: u64, end: u64) {
+        let set = &mut self.sets[o.io.set as usize];
+        if set.spec.unwritten {
+            set.written_pages.extend((start / PAGE..end.div_ceil(PAGE)).map(|p| (o.done.entry, p)));
+        }
+    }
+
     /// Whether a write up to byte `end` of mount `m` would pass its block device's end
     /// (`blkdev_write_iter` refuses it with ENOSPC; a file grows instead).
     fn past_device_end(&self, m: usize, end: u64) -> bool {
@@ -234,20 +281,36 @@ impl FileLayer {
     /// A buffered write: pages dirtied in the cache (ext3 allocates their blocks now; ext4
     /// promises them, to allocate at writeback), the file's size grown, the writer throttled
     /// as balance_dirty_pages says.
-    pub(super) fn write<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U)
+    pub(super) fn write<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
     where
-        E: From<FileEvent> + Copy,
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E>,
     {
         let now = events.now();
         let o = self.ops[slot as usize];
         if self.past_device_end(o.mount, o.io.offset + o.io.len) {
             return self.fail_with(slot, ENOSPC, events, host);
         }
+        if !o.filled {
+            self.ops[slot as usize].filled = true;
+            let runs = self.partial_blocks(&o);
+            if !runs.is_empty() {
+                self.report.partial_block_reads += runs.len() as u64;
+                let n = self.send_blocks(o.mount, Op::Read, &runs, Purpose::Op(slot), o.io.process, block, events);
+                let op = &mut self.ops[slot as usize];
+                op.stage = Stage::Io;
+                op.pending = n;
+                self.wait_io(slot, now);
+                return;
+            }
+        }
         // A write blocked for want of a reclaimable page goes on where it stopped.
         let start = o.io.offset + o.written;
         let end = o.io.offset + o.io.len;
         let mut evicted = std::mem::take(&mut self.evicted);
         let ws = self.cache.write(now, o.file, start / PAGE..end.div_ceil(PAGE), &mut evicted);
+        self.note_written(&o, start, end);
         self.report.dirtied_pages += ws.dirtied;
         self.report.evicted_pages += evicted.len() as u64;
         self.evicted = evicted;
@@ -343,7 +406,7 @@ impl FileLayer {
             self.ops[slot as usize].resume = false;
             return match o.io.op {
                 FileIoOp::Read | FileIoOp::Send => self.read(slot, block, events, host),
-                _ => self.write(slot, events, host),
+                _ => self.write(slot, block, events, host),
             };
         }
         if o.over_limit {
@@ -373,6 +436,9 @@ impl FileLayer {
         let o = self.ops[slot as usize];
         if op == Op::Write && self.past_device_end(o.mount, o.io.offset + o.io.len) {
             return self.fail_with(slot, ENOSPC, events, host);
+        }
+        if op == Op::Write {
+            self.note_written(&o, o.io.offset, o.io.offset + o.io.len);
         }
         let task = Task { cpu: o.io.process % self.cpus.cores(), pid: o.io.process };
         let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
@@ -502,6 +568,16 @@ impl FileLayer {
         }
         if o.io.op == FileIoOp::Send {
             return self.transmit(slot, events, host);
+        }
+        if o.io.op == FileIoOp::Write && !o.io.direct && o.stage == Stage::Io {
+            // The blocks it covers in part are read: the write itself now.
+            let op = &mut self.ops[slot as usize];
+            op.stage = Stage::Cpu;
+            if op.io_waiting {
+                op.io_waiting = false;
+                self.cpus.io_done(events.now());
+            }
+            return self.write(slot, block, events, host);
         }
         if !matches!(o.io.op, FileIoOp::Fsync { .. } | FileIoOp::Sync) {
             return self.complete(slot, events, host);
