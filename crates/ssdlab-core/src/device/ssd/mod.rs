@@ -17,7 +17,9 @@ pub mod precondition;
 pub mod state_cache;
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 use crate::device::{BlockDevice, DeviceCtx, InDevice, RequestTable, Drive};
 use crate::report::{DeviceKind, DeviceReport, NandReport};
@@ -121,7 +123,9 @@ pub struct Ssd {
     // Write buffer.
     buffered: VecDeque<BufferedIu>,
     /// How many entries of `buffered` hold each logical IU (for read hits and merges).
-    buffered_index: HashMap<u32, u32>,
+    /// Looked up and updated for every IU written and never iterated (its order cannot reach
+    /// the results), so hashed with Fx: SipHash's resistance to chosen keys buys nothing here.
+    buffered_index: FxHashMap<u32, u32>,
     buffered_seq_start: u64,
     next_seq: u64,
     buffer_used: u64,
@@ -180,7 +184,7 @@ impl Ssd {
             read_groups: if cfg.nand.multi_plane_read { vec![Vec::new(); dies] } else { Vec::new() },
             reqs: RequestTable::default(),
             buffered: VecDeque::new(),
-            buffered_index: HashMap::new(),
+            buffered_index: FxHashMap::default(),
             buffered_seq_start: 0,
             next_seq: 0,
             buffer_used: 0,
@@ -615,14 +619,19 @@ impl Ssd {
     fn pick_die(&self, now: Time, horizon: Time) -> Result<u32, Option<Time>> {
         let dies = self.dies.len() as u32;
         let mut best: Option<(Time, u32)> = None;
-        for i in 0..dies {
-            let d = (self.die_cursor + i) % dies;
-            if !self.ftl.accepts_host_data(d) {
-                continue;
+        // Round-robin from the cursor, wrapping by a compare rather than a division per die
+        // (this runs for every buffered write).
+        let mut d = self.die_cursor;
+        for _ in 0..dies {
+            if self.ftl.accepts_host_data(d) {
+                let t = self.die_free_at(d, now).max(self.die_committed[d as usize]);
+                if best.is_none_or(|(bt, _)| t < bt) {
+                    best = Some((t, d));
+                }
             }
-            let t = self.die_free_at(d, now).max(self.die_committed[d as usize]);
-            if best.is_none_or(|(bt, _)| t < bt) {
-                best = Some((t, d));
+            d += 1;
+            if d == dies {
+                d = 0;
             }
         }
         match best {
@@ -1203,5 +1212,34 @@ mod tests {
             .collect();
         let times = |multi| read_all(&mut filled(1, multi), &mut EventQueue::new(), &lpns);
         assert_eq!(times(true), times(false));
+    }
+
+    /// Host data goes to the die free soonest; ties go to the first die in round-robin order
+    /// from the cursor, wrapping past the last die; dies whose queues reach past the horizon
+    /// take nothing, and then the first time one frees is returned.
+    #[test]
+    fn pick_die_takes_the_soonest_free_die_round_robin_from_the_cursor() {
+        let mut ssd = Ssd::new(SsdConfig::generic(1), 1).unwrap();
+        let dies = ssd.dies.len() as u32;
+        assert!(dies > 4);
+        // All idle: the cursor's die.
+        ssd.die_cursor = 3;
+        assert_eq!(ssd.pick_die(0, 1000), Ok(3));
+        // Dies from the cursor on are committed for longer: the soonest is before the cursor,
+        // and of the two tied there the first after wrapping (0).
+        ssd.die_committed.fill(500);
+        ssd.die_committed[0] = 100;
+        ssd.die_committed[1] = 100;
+        ssd.die_cursor = 2;
+        assert_eq!(ssd.pick_die(0, 1000), Ok(0));
+        ssd.die_committed[0] = 200;
+        assert_eq!(ssd.pick_die(0, 1000), Ok(1));
+        // The last die is the cursor's, the others tie with it: the cursor's.
+        ssd.die_committed.fill(100);
+        ssd.die_cursor = dies - 1;
+        assert_eq!(ssd.pick_die(0, 1000), Ok(dies - 1));
+        // Every queue reaches past the horizon: none, and when the first frees.
+        ssd.die_committed[4] = 50;
+        assert_eq!(ssd.pick_die(0, 20), Err(Some(50)));
     }
 }
