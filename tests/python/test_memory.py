@@ -286,3 +286,23 @@ def test_a_run_on_files_stays_under_its_estimate():
     bitmaps = 2 * 1_000_204_886_016 // 4096 // 8
     assert out["cached"] == 786_432, out  # 3 GiB read into a 3 GiB cache: the case estimated
     assert measured <= out["estimate"] <= measured + bitmaps + 0.1 * measured, (out, measured)
+
+
+def test_a_huge_drive_filled_in_order_costs_only_the_pages_written():
+    # The 61.44 TB drive at full size: its maps (29.7 GiB whole) are sparse.
+    job = "[j]\nfilename=/dev/nvme0n1\ndirect=1\nrw={rw}\nbs=4k\nnumber_ios={n}\nnorandommap\n"
+
+    def flash(rw, n, pre):
+        spec = api.build(job.format(rw=rw, n=n), profile="solidigm-d5-p5336-61.44tb", scale=1,
+                         precondition=pre, memory_limit="none")
+        est = memory.estimate(spec.core)
+        return sum(t.sim_bytes for t in est.terms if t.kind == "flash map")
+
+    whole = flash("randread", 1000, "random:1")
+    assert whole > 29 << 30
+    seq = flash("randread", 1000, "sequential")
+    assert seq < 128 << 20, "nothing of the maps is resident after a fill in order"
+    # 50,000 random 4 KiB writes: a page of the L2P and two of the P2L each, nearly all distinct.
+    written = flash("randwrite", 50_000, "sequential")
+    assert 3 * 50_000 * 4096 * 0.95 < written - seq <= 3 * 50_000 * 4096
+    assert flash("randwrite", 50_000, "none") == written

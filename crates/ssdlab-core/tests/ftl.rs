@@ -507,3 +507,28 @@ fn running_wear_statistics_match_a_scan_of_every_block() {
     assert!(ftl.counters.wear_level_moves > 0, "wear levelling should have run");
     assert!(ftl.mean_block_erases() > 10.0, "GC should have worn the blocks: mean {}", ftl.mean_block_erases());
 }
+
+/// A drive filled in order keeps its maps as predictions only (nothing stored), also when
+/// several dies, planes and a 16 KiB IU stripe the fill; random overwrites store entries
+/// only on the pages they land on: their IU's, the slot left and the slot taken (three
+/// pages at most per IU written, GC's moves the same).
+#[test]
+fn a_sequential_fill_stores_no_map_pages_and_overwrites_store_few() {
+    for iu in [4 * KIB, 16 * KIB] {
+        let mut cfg = SsdConfig::generic(1);
+        cfg.ftl.iu_bytes = iu;
+        assert!(cfg.slc_cache.is_none(), "the generic drive writes native units only");
+        let ssd = preconditioned(cfg.clone(), Precondition::Sequential, 3);
+        let ftl = ssd.ftl();
+        assert_eq!(ftl.valid_ius(), ftl.logical_ius());
+        ftl.check_invariants().unwrap();
+        assert_eq!(ftl.map_stored_bytes(), 0, "iu {iu}: a sequential fill stores nothing");
+        let passes = 0.001;
+        let ssd = preconditioned(cfg, Precondition::Random { passes }, 3);
+        let ftl = ssd.ftl();
+        ftl.check_invariants().unwrap();
+        let writes = (passes * ftl.logical_ius() as f64) as u64;
+        let stored = ftl.map_stored_bytes();
+        assert!(stored > 0 && stored <= 3 * 4096 * writes, "iu {iu}: {stored} B stored for {writes} writes");
+    }
+}

@@ -12,16 +12,20 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
 
 ``flash map`` (``device/ssd/ftl.rs``, ``engine/memory.rs``)
     Per NAND SSD: the logical-to-physical map (one entry per logical IU, packed to
-    ``bit_length(slots)`` bits) and the physical-to-logical map (one entry per slot, i.e. per
-    IU-sized place in the raw flash, packed to ``bit_length(logical IUs)`` bits), as
-    ``PackedArray`` words of 8 bytes; per multi-plane block, 24 bytes of ``Block`` state, 4 of
+    ``bit_length(slots + 1)`` bits) and the physical-to-logical map (one entry per slot, i.e.
+    per IU-sized place in the raw flash, packed to ``bit_length(logical IUs + 1)`` bits), as
+    ``PackedArray`` words of 8 bytes (``ftl/map.rs``). A map of ``SPARSE_MIN`` bytes or more
+    is mapped zeroed and commits 4 KiB pages only where an entry differs from what a
+    sequential fill predicts: nothing on a fresh drive or one filled in order (without an
+    SLC cache), all of it after random preconditioning, and during the run a page of the L2P
+    (its entry) and two of the P2L (the slot it leaves, the slot it takes) per IU written,
+    as ``pages x (1 - exp(-touches / pages))`` per map; smaller maps are resident whole; per multi-plane block, 24 bytes of ``Block`` state, 4 of
     its programmed count, 4 of free-list entry and 16 of the min tree that finds a die's
     least-worn free block (``ftl/free_blocks.rs``); per die, the min trees over its blocks that
     pick GC victims (``ftl/victims.rs``: two trees of 4-byte keys, and on a drive with an SLC
     cache one of 8-byte keys, each of twice the die's block count rounded up to a power of
-    two); the write buffer's index (about 48 bytes per buffered IU). Both maps are filled
-    with their sentinel when the drive is built, so all of it is resident from the start.
-    This is exactly the core's ``map_bytes`` plus the free lists and the trees. It scales with ``--scale`` (the number of blocks stays, each gets smaller).
+    two); the write buffer's index (about 48 bytes per buffered IU). With whole maps this is
+    exactly the core's ``map_bytes`` plus the free lists and the trees. It scales with ``--scale`` (the number of blocks stays, each gets smaller).
 ``device`` (``device/``, ``block/``, ``array/``)
     Per device, drive or array, its servers, queues, counters and caches: a constant
     ``DEVICE_BYTES`` (a hard disk or an array keeps no per-sector or per-stripe state; an
@@ -115,6 +119,8 @@ WARN_BYTES = 2 << 30
 
 # ---- per-unit costs (see the module's doc) -------------------------------------------------
 BLOCK_BYTES = 24 + 4 + 4 + 16  # ftl.rs Block (3 x u32, u64, state, slc), its programmed count, free-list entry, free-block tree (2 x u64)
+SPARSE_MIN = 1 << 30          # memory.rs SPARSE_MIN: a map this large commits only written pages
+MAP_PAGE = 4096               # memory.rs PAGE: the unit a sparse map commits
 BUFFERED_IU_BYTES = 48        # ssd/mod.rs BufferedIu in a VecDeque + HashMap<u32, u32> entry
 DEVICE_BYTES = 256 << 10      # servers, queues, counters, caches of one device
 VICTIM_TREE_BYTES = 4 + 4        # victims.rs: per tree node, the valid-count and erase-count trees (u32 keys)
@@ -230,8 +236,11 @@ def _gb(n: float) -> str:
 
 # ---- the estimate ----------------------------------------------------------------------------
 
-def ftl_bytes(device: Mapping[str, Any]) -> int:
-    """Bytes of a NAND SSD's flash translation layer, as ``Ftl::new`` allocates them."""
+def ftl_bytes(device: Mapping[str, Any], precondition: Mapping[str, Any] | None = None,
+              written: Sequence[tuple[float, int]] | None = None) -> int:
+    """Bytes of a NAND SSD's flash translation layer, as ``Ftl::new`` allocates them; of a
+    sparse map, the pages it commits after ``precondition`` (None: all of them) and
+    ``written`` host writes, as (I/Os, bytes each) (None: unknown, all of them)."""
     n, f = device["nand"], device["ftl"]
     iu = f["iu_bytes"]
     dies = n["channels"] * n["dies_per_channel"]
@@ -239,10 +248,24 @@ def ftl_bytes(device: Mapping[str, Any]) -> int:
     ius_per_block = n["page_bytes"] // iu * n["planes_per_die"] * n["pages_per_block"]
     slots = blocks * ius_per_block
     logical = device["capacity_bytes"] // iu
-    l2p = (-(-logical * slots.bit_length() // 64) + 1) * 8
-    p2l = (-(-slots * max(logical.bit_length(), 1) // 64) + 1) * 8
+    # An IU written stores its own L2P entry and two P2L entries: the slot left, the slot taken.
+    l2p = _map_bytes(logical, (slots + 1).bit_length(), precondition, device, written, iu, 1)
+    p2l = _map_bytes(slots, (logical + 1).bit_length(), precondition, device, written, iu, 2)
     buffer = device.get("write_buffer_bytes", 0) // iu * BUFFERED_IU_BYTES
     return l2p + p2l + blocks * BLOCK_BYTES + dies * victim_tree_bytes(device) + buffer
+
+
+def _map_bytes(entries: int, bits: int, precondition: Mapping[str, Any] | None, device: Mapping[str, Any],
+               written: Sequence[tuple[float, int]] | None, iu: int, per_iu: int) -> int:
+    """One packed map: whole, or (at ``SPARSE_MIN`` or more) the pages it commits."""
+    whole = (-(-entries * bits // 64) + 1) * 8
+    kind = (precondition or {}).get("kind", "random")
+    seq = kind == "none" or (kind == "sequential" and not device.get("slc_cache"))
+    if whole < SPARSE_MIN or not seq or written is None:
+        return whole
+    pages = -(-whole // MAP_PAGE)
+    touches = per_iu * sum(ios * -(-max(size, 1) // iu) for ios, size in written)
+    return int(pages * -math.expm1(-touches / pages)) * MAP_PAGE
 
 
 def victim_tree_bytes(device: Mapping[str, Any]) -> int:
@@ -269,11 +292,13 @@ def _record_bytes(device: Mapping[str, Any]) -> int:
     return base + extra
 
 
-def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str]) -> list[Term]:
+def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str],
+                  precondition: Mapping[str, Any] | None = None,
+                  written: Sequence[tuple[float, int]] | None = None) -> list[Term]:
     label = labels.get(name, device.get("name", device["kind"]))
     terms = [Term("device", f"/dev/{name} ({label})", DEVICE_BYTES, 0, device=name)]
     if device["kind"] == "nand-ssd":
-        b = ftl_bytes(device)
+        b = ftl_bytes(device, precondition, written)
         terms.append(Term("flash map", f"the flash map of /dev/{name} ({label}, "
                                        f"{format_bytes(device['capacity_bytes'], binary=False)} simulated)", b, 0,
                           "simulate a fraction of the flash with --scale", device=name))
@@ -282,8 +307,10 @@ def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str
             cap = _array_capacity(device)
             terms.append(Term("verify", f"the data /dev/{name} verifies (verify_data)", 2 * cap, 0,
                               "turn verify_data off", device=name))
+        # Each member takes at most the array's writes (an upper bound: parity adds some,
+        # striping divides them).
         for m in _members(device):
-            terms += _device_terms(m["name"], m["device"], labels)
+            terms += _device_terms(m["name"], m["device"], labels, m.get("precondition", precondition), written)
     return terms
 
 
@@ -366,6 +393,21 @@ def _random_map_bytes(job: Mapping[str, Any], ios: float | None) -> int:
 #: a time-based job's I/O count is guessed as this many times its runtime at its share of
 #: :func:`rate_estimate` (a margin: the rate is rough)
 IOS_MARGIN = 2.0
+
+
+def _written_bytes(core: Mapping[str, Any]) -> list[list[tuple[float, int]] | None]:
+    """What the jobs write (or trim) to each target, as (I/Os, bytes each) per job clone;
+    None where unknown (a trace, files)."""
+    out: list[list[tuple[float, int]] | None] = [[] for _ in core["targets"]]
+    for j, n in zip(core["jobs"], _clone_ios(core)):
+        t = j["target"]
+        if j["rw"] in ("read", "randread"):
+            continue
+        if n is None or j.get("files") or out[t] is None:
+            out[t] = None
+        else:
+            out[t].append((n, int(_job_sizes(j))))  # type: ignore[union-attr]
+    return out
 
 
 def _clone_ios(core: Mapping[str, Any]) -> list[float | None]:
@@ -504,8 +546,9 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
     labels = labels or {}
     terms: list[Term] = []
     records: list[Mapping[str, Any]] = []
-    for t in core["targets"]:
-        terms += _device_terms(t["name"], t["device"], labels)
+    written = _written_bytes(core)
+    for i, t in enumerate(core["targets"]):
+        terms += _device_terms(t["name"], t["device"], labels, t.get("precondition"), written[i])
         records += _records(t["device"])
     jobs = core["jobs"]
     maps = [_random_map_bytes(j, n) for j, n in zip(jobs, _clone_ios(core))]

@@ -15,7 +15,14 @@ pub struct HugeBuf<T: Copy> {
     len: usize,
     /// How it was allocated (None: nothing was, it is empty or of zero-sized values).
     layout: Option<std::alloc::Layout>,
+    /// Mapped straight from the kernel, `layout`'s bytes long (see [`HugeBuf::zeroed`]).
+    mapped: bool,
 }
+
+/// A zeroed table at least this large is mapped from the kernel on small pages, so that only
+/// the pages written are ever resident (assumed: below 1 GiB the whole table costs less than
+/// the TLB misses of small pages would on random lookups, and it keeps its huge pages).
+pub const SPARSE_MIN: usize = 1 << 30;
 
 // SAFETY: a HugeBuf owns its values alone, as a Vec does.
 unsafe impl<T: Copy + Send> Send for HugeBuf<T> {}
@@ -25,7 +32,7 @@ impl<T: Copy> HugeBuf<T> {
     pub fn new(n: usize, value: T) -> HugeBuf<T> {
         let bytes = n.checked_mul(std::mem::size_of::<T>()).expect("table size overflows");
         if bytes == 0 {
-            return HugeBuf { ptr: std::ptr::NonNull::dangling(), len: n, layout: None };
+            return HugeBuf { ptr: std::ptr::NonNull::dangling(), len: n, layout: None, mapped: false };
         }
         let layout = if bytes >= 2 * HUGE {
             std::alloc::Layout::from_size_align(bytes.next_multiple_of(HUGE), HUGE.max(std::mem::align_of::<T>()))
@@ -41,8 +48,63 @@ impl<T: Copy> HugeBuf<T> {
             // SAFETY: `i` < `n` values fit the allocation; writing initialises them.
             unsafe { raw.add(i).write(value) };
         }
-        HugeBuf { ptr, len: n, layout: Some(layout) }
+        HugeBuf { ptr, len: n, layout: Some(layout), mapped: false }
     }
+}
+
+impl HugeBuf<u64> {
+    /// `n` zeros. A table of [`SPARSE_MIN`] bytes or more is mapped anonymously (the kernel
+    /// gives zeroed pages when first written; reads of unwritten ones share its zero page), so
+    /// what stays zero costs no memory; a smaller one is [`HugeBuf::new`]'s.
+    pub fn zeroed(n: usize) -> HugeBuf<u64> {
+        let bytes = n.checked_mul(8).expect("table size overflows");
+        match map_zeroed(bytes) {
+            Some(raw) => HugeBuf {
+                ptr: std::ptr::NonNull::new(raw as *mut u64).expect("mmap gives a non-null address"),
+                len: n,
+                layout: Some(std::alloc::Layout::from_size_align(bytes, 8).expect("table layout")),
+                mapped: true,
+            },
+            None => HugeBuf::new(n, 0),
+        }
+    }
+
+    /// Whether the table commits memory only where it is written (see [`HugeBuf::zeroed`]).
+    pub fn is_sparse(&self) -> bool {
+        self.mapped
+    }
+}
+
+/// Anonymous zeroed pages, small ones, for `bytes` >= [`SPARSE_MIN`] (None: use the allocator).
+#[cfg(target_os = "linux")]
+fn map_zeroed(bytes: usize) -> Option<*mut u8> {
+    if bytes < SPARSE_MIN {
+        return None;
+    }
+    // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        std::alloc::handle_alloc_error(std::alloc::Layout::from_size_align(bytes, 8).expect("table layout"));
+    }
+    // Huge pages would commit 2 MiB wherever one entry is written (with THP "always" even
+    // unasked): small ones keep a random writer's cost to the pages it lands on.
+    // SAFETY: advice on the mapping just made; it never changes its contents.
+    unsafe { libc::madvise(p, bytes, libc::MADV_NOHUGEPAGE) };
+    Some(p as *mut u8)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn map_zeroed(_bytes: usize) -> Option<*mut u8> {
+    None
 }
 
 impl<T: Copy> std::ops::Deref for HugeBuf<T> {
@@ -64,17 +126,26 @@ impl<T: Copy> std::ops::DerefMut for HugeBuf<T> {
 
 impl<T: Copy> Drop for HugeBuf<T> {
     fn drop(&mut self) {
-        if let Some(layout) = self.layout {
+        match self.layout {
+            #[cfg(target_os = "linux")]
+            // SAFETY: mapped with this length in `map_zeroed`; values are Copy.
+            Some(layout) if self.mapped => unsafe {
+                libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, layout.size());
+            },
             // SAFETY: allocated with this layout in `new`; values are Copy (nothing to drop).
-            unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
+            Some(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) },
+            None => {}
         }
     }
 }
 
 impl<T: Copy> Clone for HugeBuf<T> {
     fn clone(&self) -> Self {
+        if self.mapped {
+            return self.clone_sparse();
+        }
         match self.first() {
-            None => HugeBuf { ptr: std::ptr::NonNull::dangling(), len: self.len, layout: None },
+            None => HugeBuf { ptr: std::ptr::NonNull::dangling(), len: self.len, layout: None, mapped: false },
             Some(&v) => {
                 let mut c = HugeBuf::new(self.len, v);
                 c.copy_from_slice(self);
@@ -83,6 +154,34 @@ impl<T: Copy> Clone for HugeBuf<T> {
         }
     }
 }
+
+impl<T: Copy> HugeBuf<T> {
+    /// A copy of a mapped table that writes only its pages holding anything but zeros, so
+    /// the copy commits no more memory than the original.
+    fn clone_sparse(&self) -> Self {
+        let bytes = self.len * std::mem::size_of::<T>();
+        let raw = map_zeroed(bytes).expect("a mapped table maps again");
+        let (src, dst) = (self.ptr.as_ptr() as *const u8, raw);
+        for at in (0..bytes).step_by(PAGE) {
+            let n = PAGE.min(bytes - at);
+            // SAFETY: both mappings are `bytes` long; `at + n` <= `bytes`.
+            let page = unsafe { std::slice::from_raw_parts(src.add(at), n) };
+            if page.iter().any(|&b| b != 0) {
+                // SAFETY: as above; the two mappings are distinct.
+                unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst.add(at), n) };
+            }
+        }
+        HugeBuf {
+            ptr: std::ptr::NonNull::new(raw as *mut T).expect("mmap gives a non-null address"),
+            len: self.len,
+            layout: self.layout,
+            mapped: true,
+        }
+    }
+}
+
+/// The kernel's small page: the unit in which a sparse table commits memory.
+pub const PAGE: usize = 4096;
 
 /// Equal when their values are (how they were allocated does not matter).
 impl<T: Copy + PartialEq> PartialEq for HugeBuf<T> {
@@ -163,6 +262,25 @@ impl PackedArray {
             }
         }
         a
+    }
+
+    /// `len` entries of `bits` bits, all zero; a large array commits memory only where it is
+    /// written something else (see [`HugeBuf::zeroed`]).
+    pub fn zeroed(len: usize, bits: u32) -> PackedArray {
+        assert!((1..=32).contains(&bits), "PackedArray width must be 1..=32 bits");
+        let words_needed = (len * bits as usize).div_ceil(64) + 1;
+        PackedArray { words: HugeBuf::zeroed(words_needed), bits, mask: (1u64 << bits) - 1, len }
+    }
+
+    /// Whether only the pages written are resident (a large [`PackedArray::zeroed`]).
+    pub fn is_sparse(&self) -> bool {
+        self.words.is_sparse()
+    }
+
+    /// Pages of [`PAGE`] bytes that hold anything but zeros: of a sparse array, the memory
+    /// that must be resident (read whole: for tests and reports, not a hot path).
+    pub fn nonzero_pages(&self) -> usize {
+        self.words.chunks(PAGE / 8).filter(|c| c.iter().any(|&w| w != 0)).count()
     }
 
     /// Bits needed to hold values `0..=max`.
@@ -339,6 +457,22 @@ mod packed_tests {
                 prop_assert_eq!(fast.get(i), slow.get_by_words(i));
             }
         }
+    }
+
+    /// A zeroed array of a GiB or more is mapped sparse: zero to start with, written pages
+    /// counted, and its copy equal to it and as sparse (only the written pages copied).
+    #[test]
+    fn a_large_zeroed_array_is_sparse_and_copies_so() {
+        let len = (super::SPARSE_MIN / 4) + 1000;
+        let mut a = PackedArray::zeroed(len, 32);
+        assert_eq!((a.is_sparse(), a.get(0), a.get(len - 1), a.nonzero_pages()), (true, 0, 0, 0));
+        a.set(5, 7);
+        a.set(len - 1, 9);
+        let c = a.clone();
+        assert!(c.is_sparse());
+        assert_eq!((c.get(5), c.get(6), c.get(len - 1), c.nonzero_pages()), (7, 0, 9, 2));
+        let small = PackedArray::zeroed(1000, 25);
+        assert!(!small.is_sparse() && small.get(999) == 0);
     }
 
     #[test]

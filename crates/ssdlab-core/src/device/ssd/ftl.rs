@@ -8,14 +8,15 @@
 //! numbered `block * ius_per_block + offset`, so one `u32` names a physical location.
 
 mod free_blocks;
+mod map;
 mod state;
 mod victims;
 
 use super::config::{GcPolicy, SsdConfig};
 use free_blocks::FreeBlocks;
+use map::FlashMap;
 use victims::{Candidate, Victims};
 pub use state::BadState;
-use crate::engine::memory::PackedArray;
 use crate::engine::divide::Div32;
 
 
@@ -165,10 +166,10 @@ pub struct Ftl {
     erases_total: u64,
     erases_max: u32,
     clock: u64,
-    /// Logical IU → slot, and slot → logical IU; packed to the bits their ranges need.
-    l2p: PackedArray,
-    p2l: PackedArray,
-    /// The sentinel for "no slot" in `l2p` / "no logical IU" in `p2l` (all ones).
+    /// Logical IU → slot, and slot → logical IU; packed to the bits their ranges need,
+    /// stored relative to a sequential fill (`ftl/map.rs`).
+    map: FlashMap,
+    /// The sentinel for "no slot" / "no logical IU" (all ones of each width).
     no_slot: u32,
     no_lpn: u32,
     blocks: Vec<Block>,
@@ -208,10 +209,7 @@ impl Ftl {
         let dies = cfg.dies();
         let total_blocks = (dies * blocks_per_die) as usize;
         let logical = (cfg.capacity_bytes / cfg.ftl.iu_bytes) as usize;
-        let slots = total_blocks * ius_per_block as usize;
-        // Widths leave the all-ones value free as the "none" sentinel.
-        let slot_bits = PackedArray::bits_for(slots as u64);
-        let lpn_bits = PackedArray::bits_for(logical as u64);
+        let map = FlashMap::new(logical as u32, dies, blocks_per_die, ius_per_block, ius_per_pu);
         let (slc_static_ius, slc_dynamic_max_ius) = match &cfg.slc_cache {
             Some(c) => (c.static_bytes / cfg.ftl.iu_bytes, c.dynamic_max_bytes / cfg.ftl.iu_bytes),
             None => (0, 0),
@@ -256,10 +254,9 @@ impl Ftl {
             erases_total: 0,
             erases_max: 0,
             clock: 0,
-            l2p: PackedArray::new(logical, slot_bits, ((1u64 << slot_bits) - 1) as u32),
-            p2l: PackedArray::new(slots, lpn_bits, ((1u64 << lpn_bits) - 1) as u32),
-            no_slot: ((1u64 << slot_bits) - 1) as u32,
-            no_lpn: ((1u64 << lpn_bits) - 1) as u32,
+            no_slot: map.no_slot,
+            no_lpn: map.no_lpn,
+            map,
             blocks: vec![fresh; total_blocks],
             programmed: vec![0; total_blocks],
             die_state,
@@ -269,7 +266,7 @@ impl Ftl {
     }
 
     pub fn logical_ius(&self) -> u64 {
-        self.l2p.len() as u64
+        self.map.logical() as u64
     }
 
     pub fn total_blocks(&self) -> u64 {
@@ -286,8 +283,20 @@ impl Ftl {
 
     /// Bytes of mapping state per logical IU (the memory cost the benchmark reports).
     pub fn map_bytes(&self) -> u64 {
-        (self.l2p.bytes() + self.p2l.bytes()) as u64
+        self.map.bytes() as u64
             + self.blocks.len() as u64 * (std::mem::size_of::<Block>() + std::mem::size_of::<u32>()) as u64
+    }
+
+    /// Bytes of the maps' pages holding anything but what a sequential fill predicts: the
+    /// part of [`Ftl::map_bytes`]' maps that must be resident when they are sparse (reads
+    /// the maps whole: for tests and reports).
+    pub fn map_stored_bytes(&self) -> u64 {
+        self.map.stored_bytes() as u64
+    }
+
+    /// Whether the maps commit memory only where written (large ones; see `ftl/map.rs`).
+    pub fn map_is_sparse(&self) -> bool {
+        self.map.is_sparse()
     }
 
     #[inline]
@@ -314,7 +323,7 @@ impl Ftl {
     /// Where logical IU `lpn` lives, if it was ever written and not trimmed.
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        let s = self.l2p.get(lpn as usize);
+        let s = self.map.slot(lpn);
         (s != self.no_slot).then_some(s)
     }
 
@@ -323,7 +332,7 @@ impl Ftl {
     /// path; requests are known a few events before their lookup, which hides it.
     #[inline]
     pub fn prefetch(&self, lpn: u32) {
-        if let Some(word) = self.l2p.word_ptr(lpn as usize) {
+        if let Some(word) = self.map.slot_word(lpn) {
             prefetch_ptr(word);
         }
     }
@@ -335,9 +344,9 @@ impl Ftl {
     #[inline]
     fn prefetch_old_slots(&self, lpns: &[u32]) {
         for &lpn in lpns {
-            let old = self.l2p.get(lpn as usize);
+            let old = self.map.slot(lpn);
             if old != self.no_slot {
-                if let Some(word) = self.p2l.word_ptr(old as usize) {
+                if let Some(word) = self.map.lpn_word(old) {
                     prefetch_ptr(word);
                 }
                 if let Some(b) = self.blocks.get(self.block_div.div(old) as usize) {
@@ -349,7 +358,7 @@ impl Ftl {
 
     #[inline]
     fn prefetch_slot_owner(&self, slot: u32) {
-        let lpn = self.p2l.get(slot as usize);
+        let lpn = self.map.lpn(slot);
         if lpn != self.no_lpn {
             self.prefetch(lpn);
         }
@@ -581,10 +590,10 @@ impl Ftl {
 
     /// Forget logical IU `lpn` (TRIM): its slot becomes garbage for GC to reclaim.
     pub fn trim(&mut self, lpn: u32) {
-        let old = self.l2p.get(lpn as usize);
+        let old = self.map.slot(lpn);
         if old != self.no_slot {
             self.invalidate(old);
-            self.l2p.set(lpn as usize, self.no_slot);
+            self.map.set_slot(lpn, self.no_slot);
             self.valid_total -= 1;
             self.counters.trimmed_ius += 1;
             self.reclaim_empty_slc(old / self.ius_per_block);
@@ -593,7 +602,7 @@ impl Ftl {
 
     /// Point `lpn` at `slot`; returns the block of the slot it leaves, if it had one.
     fn map(&mut self, lpn: u32, slot: u32) -> Option<u32> {
-        let old = self.l2p.get(lpn as usize);
+        let old = self.map.slot(lpn);
         let left = if old != self.no_slot {
             self.invalidate(old);
             Some(old / self.ius_per_block)
@@ -601,8 +610,7 @@ impl Ftl {
             self.valid_total += 1;
             None
         };
-        self.l2p.set(lpn as usize, slot);
-        self.p2l.set(slot as usize, lpn);
+        self.map.link(lpn, slot);
         let block = slot / self.ius_per_block;
         self.blocks[block as usize].valid += 1;
         let die = block / self.blocks_per_die;
@@ -627,7 +635,7 @@ impl Ftl {
     }
 
     fn invalidate(&mut self, slot: u32) {
-        self.p2l.set(slot as usize, self.no_lpn);
+        self.map.set_lpn(slot, self.no_lpn);
         let blk = (slot / self.ius_per_block) as usize;
         self.blocks[blk].valid -= 1;
         let die = (blk as u32) / self.blocks_per_die;
@@ -845,7 +853,7 @@ impl Ftl {
                 self.prefetch_slot_owner(slot + AHEAD);
             }
             off += 1;
-            let lpn = self.p2l.get(slot as usize);
+            let lpn = self.map.lpn(slot);
             if lpn == self.no_lpn {
                 continue;
             }
@@ -969,13 +977,13 @@ impl Ftl {
     /// and valid + invalid + free slots account for the whole flash. Used by tests.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut valid_per_block = vec![0u32; self.blocks.len()];
-        for lpn in 0..self.l2p.len() {
-            let slot = self.l2p.get(lpn);
+        for lpn in 0..self.map.logical() as u32 {
+            let slot = self.map.slot(lpn);
             if slot == self.no_slot {
                 continue;
             }
-            if self.p2l.get(slot as usize) != lpn as u32 {
-                return Err(format!("lpn {lpn} -> slot {slot} but slot holds {}", self.p2l.get(slot as usize)));
+            if self.map.lpn(slot) != lpn {
+                return Err(format!("lpn {lpn} -> slot {slot} but slot holds {}", self.map.lpn(slot)));
             }
             valid_per_block[(slot / self.ius_per_block) as usize] += 1;
         }

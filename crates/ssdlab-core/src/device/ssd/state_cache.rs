@@ -23,7 +23,7 @@ use super::ftl::Ftl;
 use super::precondition::Precondition;
 
 /// The first bytes of an entry; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"ssdlab-ftl1\n";
+const MAGIC: &[u8; 12] = b"ssdlab-ftl2\n";
 
 /// Entries kept together, at most (assumed: a handful of preconditioned drives at their
 /// default scales, 0.2–1 GB each; a cache directory must not grow without bound). The

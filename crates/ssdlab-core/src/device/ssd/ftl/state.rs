@@ -38,8 +38,10 @@ impl Ftl {
                   c.wear_level_moves] {
             w.u64(v)?;
         }
-        w.packed(&self.l2p)?;
-        w.packed(&self.p2l)?;
+        let (filled, l2p, p2l) = self.map.parts();
+        w.u32(filled)?;
+        w.packed(l2p)?;
+        w.packed(p2l)?;
         w.u64(self.blocks.len() as u64)?;
         for b in &self.blocks {
             w.u32(b.valid)?;
@@ -99,8 +101,10 @@ impl Ftl {
             trimmed_ius: r.u64()?,
             wear_level_moves: r.u64()?,
         };
-        r.packed(&mut s.l2p, "logical map")?;
-        r.packed(&mut s.p2l, "physical map")?;
+        let filled = r.u32()?;
+        let (l2p, p2l) = s.map.parts_mut(filled).map_err(BadState)?;
+        r.packed(l2p, "logical map")?;
+        r.packed(p2l, "physical map")?;
         r.expect_len(s.blocks.len(), "blocks")?;
         for b in s.blocks.iter_mut() {
             *b = Block {
@@ -306,8 +310,13 @@ impl<R: Read> HashedReader<'_, R> {
         for chunk in words.chunks_mut(4096) {
             let b = &mut buf[..8 * chunk.len()];
             self.bytes(b)?;
+            // Written only where they change: a sparse map's untouched pages stay
+            // unallocated (a fresh map is zero, and so is most of a map filled in order).
             for (w, c) in chunk.iter_mut().zip(b.chunks_exact(8)) {
-                *w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                let v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                if *w != v {
+                    *w = v;
+                }
             }
         }
         Ok(())
