@@ -207,7 +207,7 @@ impl FlashMap {
     /// the arrays, to be overwritten by the caller.
     pub fn parts_mut(&mut self, filled: u32) -> Result<(&mut PackedArray, &mut PackedArray), String> {
         if filled > self.fill_limit {
-            return Err(format!("{filled} IUs filled in order where this drive holds {}", self.fill_limit));
+            return Err(format!("logical map: {filled} IUs filled in order where this drive holds {}", self.fill_limit));
         }
         self.filled = filled;
         Ok((&mut self.l2p, &mut self.p2l))
