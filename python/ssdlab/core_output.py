@@ -185,7 +185,6 @@ class ArrayReport(TypedDict):
     reconstructed_bytes: int
     discard_dropped_bytes: int
     stripe_waits: int
-    sync_head_waits: NotRequired[int]
     stripe_cache_hits: int
     joined_writes: int
     bitmap_chunk_bytes: int

@@ -360,42 +360,6 @@ fn an_md_stripe_wait_blocks_the_process_that_submitted_it() {
     );
 }
 
-/// md's resync thread takes a unit's stripe heads one at a time (`raid5_sync_request`): free
-/// heads back to back, and when it had to wait for one it sleeps a tick. Beside 64 writers
-/// that keep the cache full it waits for some heads, and each wait costs it a tick of the
-/// host's clock, so a slower tick slows the rebuild.
-#[test]
-fn md_resync_thread_sleeps_a_tick_after_each_stripe_head_it_waited_for() {
-    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
-    a.rebuild_limit_bytes = Some(4 << 20);
-    a.engine = EngineConfig::Md(MdConfig { stripe_head_ns: 100, ..MdConfig::default() });
-    let writer = |seed| {
-        let mut j = job(RwMode::Randwrite, 64 * K, 1, u64::MAX);
-        j.seed = seed;
-        j.number_ios = None;
-        j.time_based = true;
-        j.runtime_ns = Some(3_600_000_000_000);
-        j
-    };
-    let rebuild = |hz: u32| {
-        let mut s = rebuilding(a.clone(), "sdc", (0..64).map(|i| writer(i + 1)).collect());
-        s.host.hz = hz;
-        let r = run(&s).unwrap();
-        let rb = rebuild_report(&r);
-        (rb.finished_ns.unwrap() - rb.started_ns, r.devices[0].internal.array.as_ref().unwrap().sync_head_waits)
-    };
-    let (fast_tick, waits_1000) = rebuild(1000);
-    let (slow_tick, waits_100) = rebuild(100);
-    assert!(waits_1000 > 10 && waits_100 > 10, "the thread waited for {waits_1000} and {waits_100} heads");
-    // Each wait is followed by a tick's sleep: the rebuild lasts at least those ticks.
-    assert!(slow_tick >= waits_100 * 10_000_000, "{slow_tick} ns for {waits_100} waits of 10 ms ticks");
-    assert!(fast_tick >= waits_1000 * 1_000_000, "{fast_tick} ns for {waits_1000} waits of 1 ms ticks");
-    assert!(slow_tick > 2 * fast_tick, "HZ 100: {slow_tick} ns; HZ 1000: {fast_tick} ns");
-    // Idle, it never waits.
-    let r = run(&rebuilding(a.clone(), "sdc", vec![])).unwrap();
-    assert_eq!(r.devices[0].internal.array.as_ref().unwrap().sync_head_waits, 0);
-}
-
 /// A degraded md array reads healthy chunks through its stripe cache too (Linux 4.1 on):
 /// every page read costs a stripe head on raid5d. A healthy array reads around the cache.
 #[test]

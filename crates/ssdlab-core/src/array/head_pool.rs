@@ -7,9 +7,6 @@
 //! So once the cache has run out, new work waits until a quarter of it is free, and then
 //! the waiters take heads together.
 //!
-//! md's resync thread takes its heads one at a time (`raid5_sync_request`); it may hold some of
-//! a unit's heads while it waits for the next (`fits_holding`).
-//!
 //! Not modelled: md keeps a free list per hash lock (8, `NR_STRIPE_HASH_LOCKS`) and blocks
 //! when the list of the head it wants is empty; here the cache is one pool. md's growing of
 //! the cache by a head when a request starves (`R5_ALLOC_MORE`, done by raid5d when it has
@@ -45,16 +42,6 @@ impl HeadPool {
         heads == 0 || (self.in_use + heads <= self.capacity && (!self.blocked || self.in_use < self.unblock_below))
     }
 
-    /// Whether `heads` more may be taken now by a requester already holding `held` of those
-    /// in use. md hands each head it takes to raid5d at once, so a head held never stops the
-    /// cache from draining; here a unit's heads wait for the whole unit, so its own heads do
-    /// not count toward the three quarters the cache must drain to (else a unit holding that
-    /// many would wait for itself).
-    pub fn fits_holding(&self, heads: u64, held: u64) -> bool {
-        heads == 0
-            || (self.in_use + heads <= self.capacity && (!self.blocked || self.in_use - held < self.unblock_below))
-    }
-
     /// A request wanting `heads` tried to take them: if they do not fit in what is free, the
     /// cache is blocked (md sets the flag when a get finds no free head).
     pub fn tried(&mut self, heads: u64) {
@@ -66,12 +53,6 @@ impl HeadPool {
     /// Take `heads` (which `fits`): a request got past the wait, so the flag is cleared.
     pub fn take(&mut self, heads: u64) {
         debug_assert!(self.fits(heads));
-        self.take_holding(heads, 0);
-    }
-
-    /// Take `heads` for a requester holding `held` (which `fits_holding`).
-    pub fn take_holding(&mut self, heads: u64, held: u64) {
-        debug_assert!(self.fits_holding(heads, held));
         if heads > 0 {
             self.in_use += heads;
             self.blocked = false;
@@ -122,17 +103,6 @@ mod tests {
         q.take(28);
         q.tried(4);
         assert!(q.fits(1));
-    }
-
-    #[test]
-    fn a_holder_s_own_heads_do_not_keep_the_cache_blocked() {
-        let mut p = HeadPool::new(16);
-        p.take(14);
-        p.tried(4);
-        // 14 in use, 12 of them the holder's: 2 others, below 16 * 3 / 4.
-        assert!(p.fits_holding(1, 12) && !p.fits(1));
-        assert!(!p.fits_holding(1, 2), "12 others in use is not below 12");
-        assert!(!p.fits_holding(3, 14), "still bounded by the cache's size");
     }
 
     #[test]

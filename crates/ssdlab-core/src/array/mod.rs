@@ -17,7 +17,6 @@ pub mod plan;
 pub mod rebuild;
 pub mod share;
 pub mod stripe_cache;
-pub mod sync_heads;
 
 pub use config::{ArrayConfig, EngineConfig, MdConfig, MemberFailure, MemberSpec, StreamingConfig};
 pub use layout::{RaidLevel, PAGE};

@@ -27,10 +27,6 @@ pub struct ArrayReport {
     pub discard_dropped_bytes: u64,
     /// Requests that waited for a locked stripe or for free stripe heads.
     pub stripe_waits: u64,
-    /// md RAID 5/6: stripe heads the resync thread had to wait for (each followed by a
-    /// tick's sleep, `raid5_sync_request`). Left out of the report when none.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub sync_head_waits: u64,
     /// md: stripe heads a request found whole in the stripe cache, so that it read nothing.
     pub stripe_cache_hits: u64,
     /// md: host writes handled with an earlier write of their process that they continue
@@ -102,6 +98,3 @@ impl RebuildReport {
     }
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}

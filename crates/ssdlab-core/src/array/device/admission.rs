@@ -140,7 +140,7 @@ impl<D: Drive> Array<D> {
             return true;
         }
         let lock = self.row_lock(s);
-        let heads = slot.stripe_heads - slot.heads_held;
+        let heads = slot.stripe_heads;
         if !self.free_now(heads, slot.rows, lock) {
             // md gets its stripe heads before it looks at the stripes' other users.
             self.heads.tried(heads);
@@ -217,21 +217,8 @@ impl<D: Drive> Array<D> {
         self.rows_wanted.clear();
         while i < self.waiting.len() {
             let s = self.waiting[i];
-            if self.is_sync_taking(s) {
-                // md's resync thread, blocked on one stripe head, in turn with the others.
-                let walk = &self.sync_taking.as_ref().expect("checked").1;
-                if !heads_taken && walk.can_wake(&self.heads) {
-                    self.waiting.remove(i);
-                    self.sync_woken(s, ctx);
-                    continue;
-                }
-                heads_taken = true;
-                i += 1;
-                continue;
-            }
             self.refresh(s);
-            let needed = |slot: &super::Slot| slot.stripe_heads - slot.heads_held;
-            let needs_heads = needed(&self.slots[s as usize]) > 0;
+            let needs_heads = self.slots[s as usize].stripe_heads > 0;
             let rows = self.slots[s as usize].rows;
             let write = self.row_lock(s) == RowLock::Write;
             let behind_write = !write
@@ -248,7 +235,7 @@ impl<D: Drive> Array<D> {
             }
             debug_assert!(!joined, "a write took along writes it could not start with");
             let slot = &self.slots[s as usize];
-            if needs_heads && !self.heads.fits(needed(slot)) {
+            if needs_heads && !self.heads.fits(slot.stripe_heads) {
                 heads_taken = true;
             }
             if let (true, Some(r)) = (write, rows) {

@@ -39,7 +39,6 @@ use super::plan::{Health, MemberIo, Plan};
 use super::rebuild::Rebuild;
 use super::share::{HostActivity, RebuildShare};
 use super::stripe_cache::StripeCache;
-use super::sync_heads::SyncWalk;
 use crate::block::{QueuedDevice, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, Drive};
 use crate::engine::Time;
@@ -63,8 +62,6 @@ pub enum ArrayEvent<E> {
     Fail(u16),
     /// The rebuild may go on (after md's sleep for running too fast).
     RebuildWake,
-    /// md's resync thread wakes from the tick it slept after waiting for a stripe head.
-    SyncTick,
     /// A hardware controller has taken request slot `.0` (into its cache, or from it).
     Accepted(u32),
     /// A hardware controller has processed planned slot `.0`'s commands: it starts.
@@ -123,9 +120,6 @@ struct Slot {
     /// Read data still to cross a hardware controller's data path to the host.
     to_transfer: bool,
     stripe_heads: u64,
-    /// Of those, the heads it already holds before admission (a rebuild unit whose heads md's
-    /// resync thread took one at a time).
-    heads_held: u64,
     rows: Option<(u64, u64)>,
     writes: Vec<MemberIo>,
     reads: Vec<MemberIo>,
@@ -205,11 +199,6 @@ pub struct Array<D> {
     rows_wanted: Vec<(u64, u64)>,
     /// md's stripe heads in work (unbounded for other engines).
     heads: HeadPool,
-    /// md RAID 5/6: the rebuild unit whose stripe heads the resync thread is taking, one
-    /// page at a time, and its walk; the thread takes no other unit meanwhile.
-    sync_taking: Option<(u32, SyncWalk)>,
-    /// The resync thread's sleep after a head it waited for: one tick of the host's clock.
-    sync_tick_ns: Time,
     plan: Plan,
     /// Member completions reported and not yet handled, and scratch for the bios of one.
     done: Vec<(u16, Tag)>,
@@ -318,9 +307,6 @@ impl<D: Drive> Array<D> {
             rebuild_rows: FxHashSet::default(),
             rows_wanted: Vec::new(),
             heads,
-            sync_taking: None,
-            // `schedule_timeout_uninterruptible(1)`: one jiffy, 1/HZ s (the host's `hz`).
-            sync_tick_ns: 1_000_000_000 / hz.max(1) as Time,
             plan: Plan::default(),
             done: Vec::new(),
             bios_buf: Vec::new(),
@@ -377,8 +363,6 @@ impl<D: Drive> Array<D> {
             rebuild_rows: self.rebuild_rows,
             rows_wanted: self.rows_wanted,
             heads: self.heads,
-            sync_taking: self.sync_taking,
-            sync_tick_ns: self.sync_tick_ns,
             plan: self.plan,
             done: self.done,
             bios_buf: self.bios_buf,
@@ -504,11 +488,6 @@ impl<D: Drive> BlockDevice for Array<D> {
                 self.fail_group(group as usize, ctx);
             }
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
-            ArrayEvent::SyncTick => {
-                if self.sync_take(ctx) {
-                    self.pump_rebuild(ctx);
-                }
-            }
             ArrayEvent::Accepted(s) => self.finish(s, ctx),
             ArrayEvent::Launch(s) => self.launch(s, true, ctx),
         }

@@ -2,9 +2,8 @@
 //! engine's rebuild allows (md's speed limits and idle check), rows in sync as the rebuilt
 //! front passes them, passes restarted by later failures.
 
-use super::{Array, ArrayEvent, Stage, NO_UPPER};
+use super::{Array, ArrayEvent, NO_UPPER};
 use crate::array::rebuild::{Next, Rebuild};
-use crate::array::sync_heads::{SyncStep, SyncWalk};
 use crate::device::{DeviceCtx, Drive};
 use crate::io::Op;
 use crate::report::RebuildReport;
@@ -58,7 +57,7 @@ impl<D: Drive> Array<D> {
     pub(super) fn pump_rebuild(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         loop {
             let Some(rb) = self.rebuild.as_mut() else { return };
-            if self.rebuild_stopped || self.barrier > 0 || self.sync_taking.is_some() {
+            if self.rebuild_stopped || self.barrier > 0 {
                 return;
             }
             if self.rebuild_interrupted {
@@ -76,15 +75,6 @@ impl<D: Drive> Array<D> {
                     slot.len = len;
                     slot.rebuild = true;
                     self.prepare(s, Op::Write, start, len);
-                    if self.stripe_cache.is_some() {
-                        // md RAID 5/6: the thread takes the unit's heads page by page.
-                        let pages = self.slots[s as usize].stripe_heads;
-                        self.sync_taking = Some((s, SyncWalk::new(pages)));
-                        if !self.sync_take(ctx) {
-                            return;
-                        }
-                        continue;
-                    }
                     // In turn with host requests waiting for stripes.
                     if self.is_blocked(s) || !self.take_stripes(s) {
                         self.wait(s);
@@ -99,48 +89,6 @@ impl<D: Drive> Array<D> {
                 Next::Wait | Next::Done => return,
             }
         }
-    }
-
-    /// md's resync thread goes on taking its unit's stripe heads (`raid5_sync_request`, one
-    /// a call, see `SyncWalk`). Returns whether the thread is free for its next unit: it has
-    /// every head of this one, which then starts or waits for its rows. Otherwise it waits
-    /// for a head, in turn with the requests waiting for stripes (`admit_waiting` gives it
-    /// the head and puts it to sleep for a tick).
-    pub(super) fn sync_take(&mut self, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) -> bool {
-        let (s, mut walk) = self.sync_taking.take().expect("the resync thread has a unit");
-        self.refresh(s);
-        walk.replan(self.slots[s as usize].stripe_heads, &mut self.heads);
-        let step = walk.advance(&mut self.heads);
-        self.slots[s as usize].heads_held = walk.held();
-        if step == SyncStep::Wait {
-            self.report.sync_head_waits += 1;
-            self.slots[s as usize].stage = Stage::Waiting;
-            self.waiting.push_back(s);
-            self.sync_taking = Some((s, walk));
-            return false;
-        }
-        if self.admit(s) {
-            self.read(s, true, ctx);
-        } else {
-            // Its rows are locked by a host write: it waits for them, holding its heads.
-            self.slots[s as usize].stage = Stage::Waiting;
-            self.waiting.push_back(s);
-            self.report.stripe_waits += 1;
-        }
-        true
-    }
-
-    /// Whether waiting slot `s` is the resync thread's unit blocked on its next stripe head.
-    pub(super) fn is_sync_taking(&self, s: u32) -> bool {
-        self.sync_taking.as_ref().is_some_and(|&(t, _)| t == s)
-    }
-
-    /// The resync thread's blocking get has its head: it sleeps a tick before the next.
-    pub(super) fn sync_woken(&mut self, s: u32, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
-        let (_, walk) = self.sync_taking.as_mut().expect("checked");
-        walk.woken(&mut self.heads);
-        self.slots[s as usize].heads_held = walk.held();
-        ctx.schedule(ctx.now() + self.sync_tick_ns, ArrayEvent::SyncTick);
     }
 
     /// A rebuild unit's writes are done.

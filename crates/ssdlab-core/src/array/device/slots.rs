@@ -104,15 +104,6 @@ impl<D: Drive> Array<D> {
         if slot.epoch != self.health_epoch {
             let (op, offset, len) = (slot.op.expect("a request in work"), slot.offset, slot.len);
             self.prepare(s, op, offset, len);
-            // A rebuild unit holding its heads keeps no more than its new plan needs (the
-            // resync thread's own walk does this for the unit it is taking).
-            let taking = self.is_sync_taking(s);
-            let slot = &mut self.slots[s as usize];
-            if slot.heads_held > slot.stripe_heads && !taking {
-                let excess = slot.heads_held - slot.stripe_heads;
-                slot.heads_held = slot.stripe_heads;
-                self.heads.release(excess);
-            }
         }
     }
 
@@ -258,7 +249,6 @@ impl<D: Drive> Array<D> {
         // Every slot that took stripe heads was admitted; the count is cleared so that a
         // slot reused without a plan (a write taken into a controller's cache) holds none.
         let heads_released = std::mem::take(&mut slot.stripe_heads);
-        slot.heads_held = 0;
         self.heads.release(heads_released);
         if let Some(rows) = released {
             if !rebuild {
