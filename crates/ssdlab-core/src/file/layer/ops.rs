@@ -310,11 +310,11 @@ impl FileLayer {
         let end = o.io.offset + o.io.len;
         let mut evicted = std::mem::take(&mut self.evicted);
         let ws = self.cache.write(now, o.file, start / PAGE..end.div_ceil(PAGE), &mut evicted);
-        self.note_written(&o, start, end);
         self.report.dirtied_pages += ws.dirtied;
         self.report.evicted_pages += evicted.len() as u64;
         self.evicted = evicted;
         let upto = ws.blocked_at.map_or(end, |p| (p * PAGE).clamp(start, end));
+        self.note_written(&o, start, upto);
         let task = Task { cpu: o.io.process % self.cpus.cores(), pid: o.io.process };
         let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
         if let Some(fs) = mnt.fs.as_mut() {
