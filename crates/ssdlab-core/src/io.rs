@@ -43,6 +43,8 @@ pub struct DeviceRequest {
     pub len: u64,
     /// The process whose I/O it is (an array passes it on to its members' schedulers).
     pub process: u32,
+    /// REQ_SYNC, as the bios it carries were sent (an array passes it on too).
+    pub sync: bool,
 }
 
 /// A file operation.

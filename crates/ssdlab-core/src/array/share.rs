@@ -173,7 +173,7 @@ impl IoScheduler for RebuildShare {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::{BlockQueue, Scheduler};
+    use crate::block::{BlockQueue, QueueBio, Scheduler};
     use crate::io::Op;
 
     #[test]
@@ -182,10 +182,10 @@ mod tests {
         // commands, goes to the rebuild while both wait.
         let mut q = BlockQueue::new(1, 10000, Scheduler::Custom(Box::new(RebuildShare::new(0.25, u32::MAX, 0, Rc::default()))));
         for h in 0..4000 {
-            q.submit(h, Op::Read, h as u64 * 4096, 4096, 0, 0);
+            q.submit(QueueBio::new(h, Op::Read, h as u64 * 4096, 4096, 0), 0);
         }
         for h in 4000..4100 {
-            q.submit(h, Op::Write, (1 << 30) + (h as u64 - 4000) * 65536, 65536, REBUILD_PROCESS, 0);
+            q.submit(QueueBio::new(h, Op::Write, (1 << 30) + (h as u64 - 4000) * 65536, 65536, REBUILD_PROCESS), 0);
         }
         let (mut host, mut rebuild) = (0u64, 0u64);
         for _ in 0..2000 {
@@ -209,7 +209,7 @@ mod tests {
             let mut next_tag = 0u32;
             let mut submit = |q: &mut BlockQueue, rebuild: bool, now: u64| {
                 let (len, process, op) = if rebuild { (1 << 20, REBUILD_PROCESS, Op::Write) } else { (65536, 0, Op::Read) };
-                q.submit(next_tag, op, next_tag as u64 * len, len, process, now);
+                q.submit(QueueBio::new(next_tag, op, next_tag as u64 * len, len, process), now);
                 next_tag += 1;
             };
             for _ in 0..8 {
@@ -246,7 +246,7 @@ mod tests {
         let array_host = Rc::new(HostActivity::default());
         let mut q = BlockQueue::new(32, 1000, Scheduler::Custom(Box::new(RebuildShare::new(0.5, 1, 100, array_host.clone()))));
         for t in 0..100 {
-            q.submit(t, Op::Write, t as u64 * MIB, MIB, REBUILD_PROCESS, 0);
+            q.submit(QueueBio::new(t, Op::Write, t as u64 * MIB, MIB, REBUILD_PROCESS), 0);
         }
         let mut in_drive: Vec<_> = std::iter::from_fn(|| q.next_for_device(0)).collect();
         assert_eq!(in_drive.len(), 32, "no host I/O: the rebuild takes the whole queue");
@@ -271,7 +271,7 @@ mod tests {
     fn alone_either_side_takes_everything() {
         let mut q = BlockQueue::new(1, 1000, Scheduler::Custom(Box::new(RebuildShare::new(0.1, 1, 0, Rc::default()))));
         for h in 0..10 {
-            q.submit(h, Op::Write, h as u64 * 65536, 65536, REBUILD_PROCESS, 0);
+            q.submit(QueueBio::new(h, Op::Write, h as u64 * 65536, 65536, REBUILD_PROCESS), 0);
         }
         for _ in 0..10 {
             let r = q.next_for_device(0).expect("queued");

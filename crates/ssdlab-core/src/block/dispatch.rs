@@ -5,11 +5,11 @@
 //! an array keeps one per member: one dispatch path for both.
 
 use super::iosched::{ArmedTimer, Scheduler};
-use super::queue::{BlockQueue, PluggedBio, QueueLimits};
+use super::queue::{BlockQueue, QueueBio, QueueLimits};
 use super::request::Request;
 use crate::device::{BlockDevice, DeviceCtx};
 use crate::engine::Time;
-use crate::io::{BioId, Op, Tag};
+use crate::io::{BioId, Tag};
 
 /// What a queued device needs of the layer that owns it, beyond what its device needs
 /// ([`DeviceCtx`]: the clock, its own events, completions): a way to set the queue
@@ -38,15 +38,15 @@ impl<D: BlockDevice> QueuedDevice<D> {
         QueuedDevice { queue: self.queue, device: f(self.device), armed: self.armed }
     }
 
-    /// Bio `bio` of `process` enters the queue at `now`; nothing goes to the device until the
-    /// queue is run. Returns how many device requests carry it.
+    /// Bio `b` enters the queue at `now`; nothing goes to the device until the queue is
+    /// run. Returns how many device requests carry it.
     #[inline]
-    pub fn enter(&mut self, bio: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> u32 {
-        self.queue.submit(bio, op, offset, len, process, now)
+    pub fn enter(&mut self, b: QueueBio, now: Time) -> u32 {
+        self.queue.submit(b, now)
     }
 
     /// Bios submitted under one plug enter the queue together at `now`.
-    pub fn enter_plugged(&mut self, bios: &[PluggedBio], now: Time) {
+    pub fn enter_plugged(&mut self, bios: &[QueueBio], now: Time) {
         self.queue.submit_plugged(bios, now);
     }
 
@@ -54,13 +54,13 @@ impl<D: BlockDevice> QueuedDevice<D> {
     /// `none`, nothing waiting, a free slot), else enters the queue, which is then run. It
     /// rides one device request.
     #[inline]
-    pub fn issue(&mut self, bio: BioId, op: Op, offset: u64, len: u64, process: u32, ctx: &mut impl DispatchCtx<D::Event>) {
+    pub fn issue(&mut self, b: QueueBio, ctx: &mut impl DispatchCtx<D::Event>) {
         let now = ctx.now();
-        if let Some(req) = self.queue.submit_direct(bio, op, offset, len, process, now) {
+        if let Some(req) = self.queue.submit_direct(b.host, b.op, b.offset, b.len, b.process, now) {
             self.device.submit(req, ctx);
             return;
         }
-        let parts = self.queue.submit(bio, op, offset, len, process, now);
+        let parts = self.queue.submit(b, now);
         debug_assert_eq!(parts, 1, "queues do not split bios");
         self.run(ctx);
     }

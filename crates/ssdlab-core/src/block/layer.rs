@@ -9,7 +9,7 @@
 
 use super::dispatch::{DispatchCtx, QueuedDevice};
 use super::iosched::ArmedTimer;
-use super::queue::{PluggedBio, QueueLimits};
+use super::queue::{QueueBio, QueueLimits};
 use super::SchedulerConfig;
 use crate::device::{BlockDevice, DeviceCtx};
 use crate::engine::{EventQueue, Time};
@@ -49,6 +49,10 @@ pub struct Bio {
     pub len: u64,
     /// The process submitting it (schedulers may queue per process).
     pub process: u32,
+    /// REQ_SYNC: its submitter waits for it (reads, direct I/O, an fsync's writeback in
+    /// today's kernels); false for writeback sent in the background. CFQ queues the two
+    /// apart ([`crate::block::iosched::cfq`]).
+    pub sync: bool,
 }
 
 /// What the layer above the block layer is told when its bios are done.
@@ -89,7 +93,7 @@ struct BioState {
 }
 
 /// A free entry of the bio table.
-const NO_BIO: BioState = BioState { bio: Bio { id: 0, target: 0, op: Op::Flush, offset: 0, len: 0, process: 0 }, parts: 0 };
+const NO_BIO: BioState = BioState { bio: Bio { id: 0, target: 0, op: Op::Flush, offset: 0, len: 0, process: 0, sync: true }, parts: 0 };
 
 /// The context through which device `dev` schedules its events and its queue's timers, and
 /// reports completions.
@@ -139,7 +143,7 @@ pub struct BlockLayer<D> {
     /// the batch being prepared.
     plugs: Vec<Vec<BioId>>,
     free_plugs: Vec<u32>,
-    plug_buf: Vec<PluggedBio>,
+    plug_buf: Vec<QueueBio>,
     preparing: Vec<BioId>,
     /// Devices whose queues took bios since the last flush.
     to_run: Vec<u32>,
@@ -306,7 +310,7 @@ impl<D: BlockDevice> BlockLayer<D> {
     #[inline]
     fn enter(&mut self, id: BioId, now: Time) -> u32 {
         let b = self.bios[id as usize].bio;
-        let parts = self.devs[b.target as usize].enter(id, b.op, b.offset, b.len, b.process, now);
+        let parts = self.devs[b.target as usize].enter(QueueBio { host: id, op: b.op, offset: b.offset, len: b.len, process: b.process, sync: b.sync }, now);
         self.bios[id as usize].parts = parts;
         b.target
     }
@@ -336,7 +340,7 @@ impl<D: BlockDevice> BlockLayer<D> {
             // Too few to plug: each goes in as a lone bio.
             for &id in ids {
                 let b = self.bios[id as usize].bio;
-                let parts = dev.enter(id, b.op, b.offset, b.len, b.process, now);
+                let parts = dev.enter(QueueBio { host: id, op: b.op, offset: b.offset, len: b.len, process: b.process, sync: b.sync }, now);
                 self.bios[id as usize].parts = parts;
             }
         } else {
@@ -346,7 +350,7 @@ impl<D: BlockDevice> BlockLayer<D> {
                 let b = &mut self.bios[id as usize];
                 b.parts = 1;
                 let bio = b.bio;
-                batch.push(PluggedBio { host: id, op: bio.op, offset: bio.offset, len: bio.len, process: bio.process });
+                batch.push(QueueBio { host: id, op: bio.op, offset: bio.offset, len: bio.len, process: bio.process, sync: bio.sync });
             }
             dev.enter_plugged(&batch, now);
             self.plug_buf = batch;

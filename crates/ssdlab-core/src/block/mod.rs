@@ -16,5 +16,5 @@ mod request;
 pub use iosched::{AnticipatoryTunables, BfqTunables, CfqTunables, DeadlineTunables, IoScheduler, KyberTunables, NoneScheduler, SchedCtx, Scheduler, SchedulerConfig};
 pub use dispatch::{DispatchCtx, QueuedDevice};
 pub use layer::{Bio, BioDone, BlockEvent, BlockLayer, DevCtx, DeviceEvent, Submit, TargetQueue, Upper};
-pub use queue::{BlockQueue, PluggedBio, QueueLimits};
+pub use queue::{BlockQueue, QueueBio, QueueLimits};
 pub use request::{ChainedBio, Request};

@@ -83,7 +83,8 @@ pub struct BlockQueue {
     /// whose submitters sleep until one is freed, in order.
     allocated: u32,
     nr_requests: Option<u32>,
-    blocked: std::collections::VecDeque<Blocked>,
+    /// (Bios waiting for a request to be freed: their submitters sleep in the kernel meanwhile.)
+    blocked: std::collections::VecDeque<QueueBio>,
     /// The scheduler's CPU time per bio and the lock it runs under (one per queue).
     cpu_ns: Time,
     lock: crate::engine::FifoServer,
@@ -91,34 +92,36 @@ pub struct BlockQueue {
     plug: Vec<PlugRequest>,
 }
 
-/// A bio submitted under a plug.
+/// A bio as a queue takes it: alone, under a plug, or waiting for a free request.
 #[derive(Clone, Copy, Debug)]
-pub struct PluggedBio {
+pub struct QueueBio {
     pub host: BioId,
     pub op: Op,
     pub offset: u64,
     pub len: u64,
     pub process: u32,
+    /// REQ_SYNC: someone waits for it (reads, direct I/O); false for writeback the kernel
+    /// sends in the background (see [`Request::sync`]).
+    pub sync: bool,
+}
+
+impl QueueBio {
+    /// A synchronous bio: what the job runner and the arrays send.
+    pub fn new(host: BioId, op: Op, offset: u64, len: u64, process: u32) -> QueueBio {
+        QueueBio { host, op, offset, len, process, sync: true }
+    }
 }
 
 /// A request built in a plug: its extent and its bios (indices into the batch) in disk order.
 #[derive(Debug)]
 struct PlugRequest {
     op: Op,
+    sync: bool,
     offset: u64,
     len: u64,
     bios: std::collections::VecDeque<u32>,
 }
 
-/// A bio waiting for a request to be freed (its submitter sleeps in the kernel meanwhile).
-#[derive(Clone, Copy, Debug)]
-struct Blocked {
-    host: BioId,
-    op: Op,
-    offset: u64,
-    len: u64,
-    process: u32,
-}
 
 impl BlockQueue {
     /// A queue in front of a device taking `depth` requests at once; `hz` is the kernel tick
@@ -170,6 +173,7 @@ impl BlockQueue {
                     offset: 0,
                     len: 0,
                     process: 0,
+                    sync: true,
                     started_at: 0,
                     host: 0,
                     merged: NO_BIO,
@@ -197,18 +201,18 @@ impl BlockQueue {
     /// Host request `host` reaches the block layer at `now` and is queued for the device.
     /// Returns how many device requests carry it; the host request is done when all are.
     #[inline]
-    pub fn submit(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
-        if self.merging && matches!(op, Op::Read | Op::Write) && self.try_merge(host, op, offset, len, process, now) {
+    pub fn submit(&mut self, b: QueueBio, now: Time) -> Tag {
+        if self.merging && matches!(b.op, Op::Read | Op::Write) && self.try_merge(&b, now) {
             if !self.blocked.is_empty() {
                 self.admit_blocked(now); // two requests may have become one
             }
             return 1;
         }
         if self.nr_requests.is_some_and(|n| self.allocated >= n) {
-            self.blocked.push_back(Blocked { host, op, offset, len, process });
+            self.blocked.push_back(b);
             return 1;
         }
-        self.insert_request(host, op, offset, len, process, now);
+        self.insert_request(&b, now);
         1
     }
 
@@ -224,11 +228,11 @@ impl BlockQueue {
             return None;
         }
         debug_assert!(!self.merging && self.blocked.is_empty());
-        let tag = self.new_request(host, op, offset, len, process, now);
+        let tag = self.new_request(&QueueBio::new(host, op, offset, len, process), now);
         self.allocated += 1;
         self.disk.start(now);
         self.in_device += 1;
-        Some(DeviceRequest { tag, op, offset, len, process })
+        Some(DeviceRequest { tag, op, offset, len, process, sync: true })
     }
 
     /// Whether a dispatch pass would send nothing and arm nothing (`none` holding no
@@ -241,24 +245,25 @@ impl BlockQueue {
 
     /// A new request for one bio, into the scheduler.
     #[inline]
-    fn insert_request(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) {
-        let tag = self.new_request(host, op, offset, len, process, now);
-        self.enqueue(tag, op, offset, len, now);
+    fn insert_request(&mut self, b: &QueueBio, now: Time) {
+        let tag = self.new_request(b, now);
+        self.enqueue(tag, b.op, b.offset, b.len, now);
     }
 
     /// A request slot for one bio, filled; its tag.
     #[inline(always)]
-    fn new_request(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Tag {
+    fn new_request(&mut self, b: &QueueBio, now: Time) -> Tag {
         let tag = self.alloc_rq();
         // Filled field by field in place: a whole-struct copy through the stack costs a
         // store-forwarding stall on this path.
         let rq = &mut self.rqs[tag as usize];
-        rq.op = op;
-        rq.offset = offset;
-        rq.len = len;
-        rq.process = process;
+        rq.op = b.op;
+        rq.offset = b.offset;
+        rq.len = b.len;
+        rq.process = b.process;
+        rq.sync = b.sync;
         rq.started_at = now;
-        rq.host = host;
+        rq.host = b.host;
         rq.merged = NO_BIO;
         tag
     }
@@ -270,14 +275,14 @@ impl BlockQueue {
     /// else starts a request of its own in the plug. When the plug is flushed (here, at
     /// once: the batch arrives as one), its requests enter the scheduler in order. Each bio
     /// rides exactly one request.
-    pub fn submit_plugged(&mut self, bios: &[PluggedBio], now: Time) {
+    pub fn submit_plugged(&mut self, bios: &[QueueBio], now: Time) {
         let max = self.limits.max_sectors_kb as u64 * 1024;
         let plug_merges = self.limits.nomerges < 2;
         self.plug.clear();
         for (i, b) in bios.iter().enumerate() {
             let rw = matches!(b.op, Op::Read | Op::Write);
             if let Some(last) = self.plug.last_mut() {
-                if plug_merges && rw && last.op == b.op && last.len + b.len <= max {
+                if plug_merges && rw && last.op == b.op && last.sync == b.sync && last.len + b.len <= max {
                     if last.offset + last.len == b.offset {
                         last.len += b.len;
                         last.bios.push_back(i as u32);
@@ -291,12 +296,12 @@ impl BlockQueue {
                     }
                 }
             }
-            if self.merging && rw && self.try_merge(b.host, b.op, b.offset, b.len, b.process, now) {
+            if self.merging && rw && self.try_merge(b, now) {
                 continue;
             }
             let mut group = std::collections::VecDeque::with_capacity(1);
             group.push_back(i as u32);
-            self.plug.push(PlugRequest { op: b.op, offset: b.offset, len: b.len, bios: group });
+            self.plug.push(PlugRequest { op: b.op, sync: b.sync, offset: b.offset, len: b.len, bios: group });
         }
         let plug = std::mem::take(&mut self.plug);
         for p in &plug {
@@ -304,8 +309,7 @@ impl BlockQueue {
             if self.nr_requests.is_some_and(|n| self.allocated >= n) {
                 // No request free: the submitter sleeps; its bios queue as lone bios.
                 for &i in &p.bios {
-                    let b = bios[i as usize];
-                    self.blocked.push_back(Blocked { host: b.host, op: b.op, offset: b.offset, len: b.len, process: b.process });
+                    self.blocked.push_back(bios[i as usize]);
                 }
                 continue;
             }
@@ -326,6 +330,7 @@ impl BlockQueue {
                 offset: p.offset,
                 len: p.len,
                 process: first.process,
+                sync: p.sync,
                 started_at: now,
                 host: first.host,
                 merged: chain,
@@ -352,10 +357,10 @@ impl BlockQueue {
     fn admit_blocked(&mut self, now: Time) {
         while self.nr_requests.is_some_and(|n| self.allocated < n) {
             let Some(b) = self.blocked.pop_front() else { return };
-            if self.merging && matches!(b.op, Op::Read | Op::Write) && self.try_merge(b.host, b.op, b.offset, b.len, b.process, now) {
+            if self.merging && matches!(b.op, Op::Read | Op::Write) && self.try_merge(&b, now) {
                 continue;
             }
-            self.insert_request(b.host, b.op, b.offset, b.len, b.process, now);
+            self.insert_request(&b, now);
         }
     }
 
@@ -363,12 +368,13 @@ impl BlockQueue {
     /// size limit, `nomerges` and the scheduler allow; a request that then meets another
     /// end to start merges with it too (attempt_back_merge / attempt_front_merge). Returns
     /// whether the bio merged.
-    fn try_merge(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> bool {
+    fn try_merge(&mut self, b: &QueueBio, now: Time) -> bool {
+        let QueueBio { host, op, offset, len, process, sync } = *b;
         let max = self.limits.max_sectors_kb as u64 * 1024;
         let one_hit = self.limits.nomerges == 1;
         let fits = |q: &BlockQueue, tag: Tag, front: bool| {
             let rq = &q.rqs[tag as usize];
-            rq.op == op && rq.len + len <= max && (!one_hit || q.last_merge == Some(tag)) && q.sched.allow_merge(rq, process, front)
+            rq.op == op && rq.len + len <= max && (!one_hit || q.last_merge == Some(tag)) && q.sched.allow_merge(rq, process, sync, front)
         };
         let key = op as u8;
         if let Some(&tag) = self.ends.get(&(offset, key)) {
@@ -412,7 +418,7 @@ impl BlockQueue {
     fn try_merge_requests(&mut self, rq: Tag, next: Tag, now: Time) {
         let (a, b) = (self.rqs[rq as usize], self.rqs[next as usize]);
         let max = self.limits.max_sectors_kb as u64 * 1024;
-        if rq == next || a.op != b.op || a.len + b.len > max || !self.sched.allow_merge(&a, b.process, false) {
+        if rq == next || a.op != b.op || a.len + b.len > max || !self.sched.allow_merge(&a, b.process, b.sync, false) {
             return;
         }
         debug_assert_eq!(a.offset + a.len, b.offset);
@@ -470,7 +476,7 @@ impl BlockQueue {
             self.unmergeable(tag);
         }
         let r = &self.rqs[tag as usize];
-        Some(DeviceRequest { tag, op: r.op, offset: r.offset, len: r.len, process: r.process })
+        Some(DeviceRequest { tag, op: r.op, offset: r.offset, len: r.len, process: r.process, sync: r.sync })
     }
 
     /// Request `tag` left the scheduler: nothing merges into it any more.
@@ -591,7 +597,7 @@ mod tests {
     fn the_device_gate_holds_requests_and_counts_per_device() {
         let mut q = none_queue(2);
         for h in 0..3 {
-            assert_eq!(q.submit(10 + h, Op::Read, h as u64 * 4096, 4096, 0, 100), 1);
+            assert_eq!(q.submit(QueueBio::new(10 + h, Op::Read, h as u64 * 4096, 4096, 0), 100), 1);
         }
         let a = q.next_for_device(100).unwrap();
         let b = q.next_for_device(100).unwrap();
@@ -610,7 +616,7 @@ mod tests {
     #[test]
     fn merged_bios_ride_one_request_and_complete_with_it_in_order() {
         let mut q = none_queue(4);
-        q.submit(7, Op::Write, 0, 4096, 1, 0);
+        q.submit(QueueBio::new(7, Op::Write, 0, 4096, 1), 0);
         let queued = 0; // the first request's tag on a fresh queue
         assert!(q.back_merge(queued, 8, Op::Write, 4096, 4096));
         assert!(q.back_merge(queued, 9, Op::Write, 8192, 8192));
@@ -626,7 +632,7 @@ mod tests {
         let d = q.disk().snapshot(100);
         assert_eq!((d.write_ios, d.write_sectors), (1, 32), "iostat counts the merged request once");
         // Freed bios are reused by the next merge.
-        q.submit(12, Op::Read, 0, 4096, 1, 100);
+        q.submit(QueueBio::new(12, Op::Read, 0, 4096, 1), 100);
         assert!(q.back_merge(0, 13, Op::Read, 4096, 4096));
     }
 
@@ -637,15 +643,15 @@ mod tests {
     #[test]
     fn contiguous_bios_merge_back_and_front_into_waiting_requests() {
         let mut q = noop_queue(1, QueueLimits::default());
-        q.submit(0, Op::Write, 0, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Write, 0, 4096, 0), 0);
         let busy = q.next_for_device(0).unwrap(); // the device is busy with the first
         // Eight more, each continuing the last: one request carries them all.
         for h in 1..9u32 {
-            assert_eq!(q.submit(h, Op::Write, h as u64 * 4096, 4096, 0, 1), 1);
+            assert_eq!(q.submit(QueueBio::new(h, Op::Write, h as u64 * 4096, 4096, 0), 1), 1);
         }
         // One that ends where the waiting request starts joins it at the front; one at the
         // other end of the disk, and a read, do not.
-        q.submit(20, Op::Write, 1 << 30, 4096, 0, 1);
+        q.submit(QueueBio::new(20, Op::Write, 1 << 30, 4096, 0), 1);
         assert_eq!(q.queued(), 2);
         q.complete(busy.tag, 10);
         let r = q.next_for_device(10).unwrap();
@@ -658,10 +664,10 @@ mod tests {
         assert_eq!((d.write_ios, d.write_merges, d.write_sectors), (2, 7, 9 * 8), "9 bios in 2 requests, 7 merges");
         // Front merge.
         let mut q = noop_queue(1, QueueLimits::default());
-        q.submit(0, Op::Read, 0, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Read, 0, 4096, 0), 0);
         let busy = q.next_for_device(0).unwrap();
-        q.submit(1, Op::Read, 8192, 4096, 0, 1);
-        q.submit(2, Op::Read, 4096, 4096, 0, 1); // ends where request 1 starts
+        q.submit(QueueBio::new(1, Op::Read, 8192, 4096, 0), 1);
+        q.submit(QueueBio::new(2, Op::Read, 4096, 4096, 0), 1); // ends where request 1 starts
         q.complete(busy.tag, 2);
         let r = q.next_for_device(2).unwrap();
         assert_eq!((r.offset, r.len), (4096, 8192));
@@ -679,7 +685,7 @@ mod tests {
         let (mut passed, mut direct) = (none_queue(2), none_queue(2));
         let mut sent = (Vec::new(), Vec::new());
         for (h, at) in [(0u32, 10u64), (1, 20), (2, 30), (3, 40)] {
-            passed.submit(h, Op::Read, h as u64 * 8192, 4096, 7, at);
+            passed.submit(QueueBio::new(h, Op::Read, h as u64 * 8192, 4096, 7), at);
             while let Some(r) = passed.next_for_device(at) {
                 sent.0.push((r.tag, r.op, r.offset, r.len, r.process, at));
             }
@@ -687,7 +693,7 @@ mod tests {
                 Some(r) => sent.1.push((r.tag, r.op, r.offset, r.len, r.process, at)),
                 None => {
                     assert!(h >= 2, "the first two find the device free");
-                    direct.submit(h, Op::Read, h as u64 * 8192, 4096, 7, at);
+                    direct.submit(QueueBio::new(h, Op::Read, h as u64 * 8192, 4096, 7), at);
                 }
             }
         }
@@ -726,31 +732,31 @@ mod tests {
     fn merging_stops_at_max_sectors_kb_and_as_nomerges_says() {
         let limits = QueueLimits { max_sectors_kb: 16, ..Default::default() };
         let mut q = noop_queue(1, limits);
-        q.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Write, 1 << 30, 4096, 0), 0);
         q.next_for_device(0).unwrap();
         for h in 0..8u32 {
-            q.submit(h + 1, Op::Write, h as u64 * 4096, 4096, 0, 1);
+            q.submit(QueueBio::new(h + 1, Op::Write, h as u64 * 4096, 4096, 0), 1);
         }
         assert_eq!(q.queued(), 2, "16 KiB requests: 4 bios each");
         // nomerges = 2: none; `none` never merges either.
         let mut q = noop_queue(1, QueueLimits { nomerges: 2, ..Default::default() });
         let mut n = none_queue(1);
         for queue in [&mut q, &mut n] {
-            queue.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+            queue.submit(QueueBio::new(0, Op::Write, 1 << 30, 4096, 0), 0);
             queue.next_for_device(0).unwrap();
             for h in 0..4u32 {
-                queue.submit(h + 1, Op::Write, h as u64 * 4096, 4096, 0, 1);
+                queue.submit(QueueBio::new(h + 1, Op::Write, h as u64 * 4096, 4096, 0), 1);
             }
             assert_eq!(queue.queued(), 4);
         }
         // nomerges = 1: only into the request last queued or merged into.
         let mut q = noop_queue(1, QueueLimits { nomerges: 1, ..Default::default() });
-        q.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Write, 1 << 30, 4096, 0), 0);
         q.next_for_device(0).unwrap();
-        q.submit(1, Op::Write, 0, 4096, 0, 1);
-        q.submit(2, Op::Write, 1 << 20, 4096, 0, 1);
-        q.submit(3, Op::Write, 4096, 4096, 0, 1); // continues request 1, but 2 was queued last
-        q.submit(4, Op::Write, 8192, 4096, 0, 1); // continues 3, the last one queued
+        q.submit(QueueBio::new(1, Op::Write, 0, 4096, 0), 1);
+        q.submit(QueueBio::new(2, Op::Write, 1 << 20, 4096, 0), 1);
+        q.submit(QueueBio::new(3, Op::Write, 4096, 4096, 0), 1); // continues request 1, but 2 was queued last
+        q.submit(QueueBio::new(4, Op::Write, 8192, 4096, 0), 1); // continues 3, the last one queued
         assert_eq!(q.queued(), 3);
         assert_eq!(q.disk().snapshot(1).write_merges, 1);
     }
@@ -772,12 +778,12 @@ mod tests {
     #[test]
     fn a_bio_filling_the_gap_between_two_requests_makes_them_one() {
         let mut q = noop_queue(1, QueueLimits::default());
-        q.submit(0, Op::Write, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Write, 1 << 30, 4096, 0), 0);
         let busy = q.next_for_device(0).unwrap();
-        q.submit(1, Op::Write, 0, 4096, 0, 1);
-        q.submit(3, Op::Write, 8192, 4096, 0, 2);
+        q.submit(QueueBio::new(1, Op::Write, 0, 4096, 0), 1);
+        q.submit(QueueBio::new(3, Op::Write, 8192, 4096, 0), 2);
         assert_eq!(q.disk().snapshot(2).in_flight, 3);
-        q.submit(2, Op::Write, 4096, 4096, 0, 3); // joins 1 at its back, which then meets 3
+        q.submit(QueueBio::new(2, Op::Write, 4096, 4096, 0), 3); // joins 1 at its back, which then meets 3
         assert_eq!(q.queued(), 1);
         let d = q.disk().snapshot(3);
         assert_eq!((d.in_flight, d.write_merges), (2, 2), "one bio merge, one request merge");
@@ -790,29 +796,29 @@ mod tests {
         // The same through a front merge: with nomerges = 1 the bio may join only the last
         // request queued (3), at its front; 3 then meets 1 and they merge.
         let mut q = noop_queue(1, QueueLimits { nomerges: 1, ..Default::default() });
-        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Read, 1 << 30, 4096, 0), 0);
         let busy = q.next_for_device(0).unwrap();
-        q.submit(1, Op::Read, 0, 4096, 0, 1);
-        q.submit(3, Op::Read, 8192, 4096, 0, 1);
-        q.submit(2, Op::Read, 4096, 4096, 0, 1);
+        q.submit(QueueBio::new(1, Op::Read, 0, 4096, 0), 1);
+        q.submit(QueueBio::new(3, Op::Read, 8192, 4096, 0), 1);
+        q.submit(QueueBio::new(2, Op::Read, 4096, 4096, 0), 1);
         q.complete(busy.tag, 5);
         assert_eq!(drain(&mut q, 5), vec![((0, 12288), vec![1, 2, 3])]);
         // Not past max_sectors_kb, and not across processes under CFQ.
         let mut q = noop_queue(1, QueueLimits { max_sectors_kb: 8, ..Default::default() });
-        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Read, 1 << 30, 4096, 0), 0);
         let busy = q.next_for_device(0).unwrap();
         for h in [1u32, 3, 2] {
-            q.submit(h, Op::Read, (h as u64 - 1) * 4096, 4096, 0, 1);
+            q.submit(QueueBio::new(h, Op::Read, (h as u64 - 1) * 4096, 4096, 0), 1);
         }
         q.complete(busy.tag, 5);
         assert_eq!(drain(&mut q, 5).len(), 2);
         use crate::block::iosched::SchedulerConfig;
         let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000, true));
-        q.submit(0, Op::Read, 1 << 30, 4096, 1, 0);
+        q.submit(QueueBio::new(0, Op::Read, 1 << 30, 4096, 1), 0);
         let busy = q.next_for_device(0).unwrap();
-        q.submit(1, Op::Read, 0, 4096, 1, 1);
-        q.submit(3, Op::Read, 8192, 4096, 2, 1);
-        q.submit(2, Op::Read, 4096, 4096, 1, 1);
+        q.submit(QueueBio::new(1, Op::Read, 0, 4096, 1), 1);
+        q.submit(QueueBio::new(3, Op::Read, 8192, 4096, 2), 1);
+        q.submit(QueueBio::new(2, Op::Read, 4096, 4096, 1), 1);
         assert_eq!(q.queued(), 2, "process 2's request stays its own");
         q.complete(busy.tag, 5);
         let mut t = 5;
@@ -827,8 +833,8 @@ mod tests {
         }
     }
 
-    fn plugged(host: BioId, op: Op, offset: u64) -> PluggedBio {
-        PluggedBio { host, op, offset, len: 4096, process: 0 }
+    fn plugged(host: BioId, op: Op, offset: u64) -> QueueBio {
+        QueueBio::new(host, op, offset, 4096, 0)
     }
 
     #[test]
@@ -848,7 +854,7 @@ mod tests {
         q.submit_plugged(&[plugged(0, Op::Write, 0), plugged(1, Op::Write, 1 << 20), plugged(2, Op::Write, 4096)], 0);
         assert_eq!(q.queued(), 3);
         // nomerges = 2: nothing merges; max_sectors_kb bounds a plugged request too.
-        let eight: Vec<PluggedBio> = (0..8).map(|i| plugged(i, Op::Write, i as u64 * 4096)).collect();
+        let eight: Vec<QueueBio> = (0..8).map(|i| plugged(i, Op::Write, i as u64 * 4096)).collect();
         let mut q = BlockQueue::with_limits(1, 1000, Scheduler::None(NoneScheduler::default()), QueueLimits { nomerges: 2, ..Default::default() });
         q.submit_plugged(&eight, 0);
         assert_eq!(q.queued(), 8);
@@ -857,9 +863,9 @@ mod tests {
         assert_eq!(drain(&mut q, 0).iter().map(|(e, _)| e.1).collect::<Vec<_>>(), vec![16384, 16384]);
         // A bio that continues a request the scheduler already holds joins that one.
         let mut q = noop_queue(1, QueueLimits::default());
-        q.submit(9, Op::Write, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(9, Op::Write, 1 << 30, 4096, 0), 0);
         q.next_for_device(0).unwrap();
-        q.submit(10, Op::Write, 0, 4096, 0, 0);
+        q.submit(QueueBio::new(10, Op::Write, 0, 4096, 0), 0);
         q.submit_plugged(&[plugged(11, Op::Write, 4096), plugged(12, Op::Write, 8192)], 1);
         assert_eq!(q.queued(), 1);
         assert_eq!(q.disk().snapshot(1).write_merges, 2);
@@ -870,12 +876,12 @@ mod tests {
         use crate::block::iosched::SchedulerConfig;
         let t = crate::block::iosched::DeadlineTunables { fifo_batch: 1, ..Default::default() };
         let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Deadline(t).build(1000, true));
-        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Read, 1 << 30, 4096, 0), 0);
         let busy = q.next_for_device(0).unwrap();
-        q.submit(1, Op::Read, 8192, 4096, 0, 1); // the oldest, high on the disk
-        q.submit(2, Op::Read, 100 << 20, 4096, 0, 2);
-        q.submit(3, Op::Read, 0, 4096, 0, 3);
-        q.submit(4, Op::Read, 4096, 4096, 0, 4); // 3 + 4 + 1 become one request at 0
+        q.submit(QueueBio::new(1, Op::Read, 8192, 4096, 0), 1); // the oldest, high on the disk
+        q.submit(QueueBio::new(2, Op::Read, 100 << 20, 4096, 0), 2);
+        q.submit(QueueBio::new(3, Op::Read, 0, 4096, 0), 3);
+        q.submit(QueueBio::new(4, Op::Read, 4096, 4096, 0), 4); // 3 + 4 + 1 become one request at 0
         assert_eq!(q.queued(), 2);
         // Past the read expiry of request 1: the merged request, which carries it, goes first
         // although the sweep (after 1 GiB: nothing; then the oldest) would agree, and 2 second.
@@ -890,12 +896,12 @@ mod tests {
     fn submitters_sleep_when_nr_requests_are_allocated_and_merge_when_woken() {
         let limits = QueueLimits { nr_requests: 4, ..Default::default() };
         let mut q = noop_queue(1, limits);
-        q.submit(0, Op::Read, 1 << 30, 4096, 0, 0);
+        q.submit(QueueBio::new(0, Op::Read, 1 << 30, 4096, 0), 0);
         let busy = q.next_for_device(0).unwrap();
         for h in 1..8u32 {
-            q.submit(h, Op::Read, h as u64 * (1 << 20), 4096, h, 1); // far apart: no merging
+            q.submit(QueueBio::new(h, Op::Read, h as u64 * (1 << 20), 4096, h), 1); // far apart: no merging
         }
-        q.submit(8, Op::Read, 7 * (1 << 20) + 4096, 4096, 8, 1); // continues bio 7 (asleep)
+        q.submit(QueueBio::new(8, Op::Read, 7 * (1 << 20) + 4096, 4096, 8), 1); // continues bio 7 (asleep)
         assert_eq!(q.queued(), 8, "3 requests in the scheduler, 5 bios asleep");
         assert_eq!(q.disk().snapshot(1).in_flight, 4, "diskstats count requests, not sleeping bios");
         q.complete(busy.tag, 10);
@@ -917,13 +923,20 @@ mod tests {
     fn cfq_keeps_processes_bios_apart() {
         use crate::block::iosched::SchedulerConfig;
         let mut q = BlockQueue::new(1, 1000, SchedulerConfig::Cfq(Default::default()).build(1000, true));
-        q.submit(0, Op::Read, 1 << 30, 4096, 1, 0);
+        q.submit(QueueBio::new(0, Op::Read, 1 << 30, 4096, 1), 0);
         q.next_for_device(0).unwrap();
-        q.submit(1, Op::Read, 0, 4096, 1, 1);
-        q.submit(2, Op::Read, 4096, 4096, 2, 1); // another process: its own request
-        q.submit(3, Op::Read, 4096, 4096, 1, 1); // same process: merges
+        q.submit(QueueBio::new(1, Op::Read, 0, 4096, 1), 1);
+        q.submit(QueueBio::new(2, Op::Read, 4096, 4096, 2), 1); // another process: its own request
+        q.submit(QueueBio::new(3, Op::Read, 4096, 4096, 1), 1); // same process: merges
         assert_eq!(q.queued(), 2);
         assert_eq!(q.disk().snapshot(1).read_merges, 1);
+        // Background writeback of any process merges; a synchronous write does not join it.
+        let wb = |host, offset, process| QueueBio { sync: false, ..QueueBio::new(host, Op::Write, offset, 4096, process) };
+        q.submit(wb(4, 1 << 20, 1), 2);
+        q.submit(wb(5, (1 << 20) + 4096, 2), 2);
+        q.submit(QueueBio::new(6, Op::Write, (1 << 20) + 8192, 4096, 2), 2);
+        assert_eq!(q.queued(), 4);
+        assert_eq!(q.disk().snapshot(2).write_merges, 1);
     }
 
     /// A scheduler that holds requests until it has two, or until 1 µs after the first
@@ -972,14 +985,14 @@ mod tests {
     fn scheduler_timers_are_armed_and_cancelled_by_version() {
         let mut q = BlockQueue::new(8, 1000, Scheduler::Custom(Box::new(Batch::default())));
         let mut armed = vec![];
-        q.submit(1, Op::Write, 0, 4096, 3, 0);
+        q.submit(QueueBio::new(1, Op::Write, 0, 4096, 3), 0);
         q.take_armed(&mut armed);
         assert_eq!(armed.len(), 1);
         assert!(q.next_for_device(0).is_none(), "held for a batch");
-        q.submit(2, Op::Write, 4096, 4096, 3, 10); // completes the batch: the timer is cancelled
+        q.submit(QueueBio::new(2, Op::Write, 4096, 4096, 3), 10); // completes the batch: the timer is cancelled
         assert_eq!(q.next_for_device(10).map(|r| r.offset), Some(0));
         assert_eq!(q.next_for_device(10).map(|r| r.offset), Some(4096));
-        q.submit(3, Op::Write, 8192, 4096, 3, 2_000);
+        q.submit(QueueBio::new(3, Op::Write, 8192, 4096, 3), 2_000);
         q.take_armed(&mut armed);
         let (stale, live) = (armed[0], armed[1]);
         assert_eq!(live.at, 3_000);

@@ -24,6 +24,9 @@ pub struct Request {
     pub len: u64,
     /// The process (fio job clone) whose I/O this is; schedulers may queue per process.
     pub process: u32,
+    /// REQ_SYNC (`rq_is_sync`): reads, direct I/O and the writes someone waits for; false
+    /// for background writeback, which CFQ queues apart from every process's own.
+    pub sync: bool,
     /// When it entered the block layer: iostat's await counts from here.
     pub started_at: Time,
     /// The host request it was made for (its first bio, kept inline: most requests carry one).
@@ -35,7 +38,7 @@ pub struct Request {
 impl Request {
     /// A request carrying one host request's bio.
     pub fn new(op: Op, offset: u64, len: u64, process: u32, started_at: Time, host: BioId) -> Request {
-        Request { op, offset, len, process, started_at, host, merged: NO_BIO }
+        Request { op, offset, len, process, sync: true, started_at, host, merged: NO_BIO }
     }
 
     /// Whether it carries bios of more than one host request.

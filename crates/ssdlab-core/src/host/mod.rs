@@ -433,7 +433,7 @@ impl Host {
                         continue;
                     }
                     // The bio names its job as its process: its completion comes back with it.
-                    let bio = Bio { id, target, op: io.op, offset: io.offset, len: io.len, process: j };
+                    let bio = Bio { id, target, op: io.op, offset: io.offset, len: io.len, process: j, sync: true };
                     if job.spec.null_engine {
                         // Done once submitted (fio's null engine queues nothing anywhere).
                         if self.null_bios.len() <= id as usize {

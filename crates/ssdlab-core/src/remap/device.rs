@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use super::config::RemapConfig;
 use super::map::LogMap;
 use crate::block::iosched::ArmedTimer;
-use crate::block::{DispatchCtx, QueuedDevice};
+use crate::block::{DispatchCtx, QueueBio, QueuedDevice};
 use crate::device::{BlockDevice, DeviceCtx, Drive};
 use crate::engine::Time;
 use crate::io::{BioId, DeviceRequest, Op, Tag};
@@ -204,7 +204,7 @@ impl<D: Drive> Remap<D> {
 
     fn issue(&mut self, io: DriveIo, op: Op, offset: u64, len: u64, process: u32, ctx: &mut impl DeviceCtx<RemapEvent<D::Event>>) {
         let bio = self.new_io(io);
-        self.drive.issue(bio, op, offset, len, process, &mut DriveCtx { ctx, done: &mut self.done });
+        self.drive.issue(QueueBio::new(bio, op, offset, len, process), &mut DriveCtx { ctx, done: &mut self.done });
     }
 
     /// Issue drive reads for the runs of consecutive drive blocks in `blocks` (sorted by

@@ -4,7 +4,7 @@
 
 use super::{Array, ArrayEvent};
 use crate::array::plan::MemberIo;
-use crate::block::{DispatchCtx, QueuedDevice};
+use crate::block::{DispatchCtx, QueueBio, QueuedDevice};
 use crate::block::iosched::ArmedTimer;
 use crate::device::{DeviceCtx, Drive};
 use crate::engine::Time;
@@ -53,9 +53,11 @@ impl<D: Drive> Array<D> {
     pub(super) fn issue(&mut self, s: u32, io: &MemberIo, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         let m = self.roles[io.member as usize];
         let process = self.process_of(s);
+        let sync = !self.slots[s as usize].background;
         let bio: BioId = s;
         let member = &mut self.members[m as usize];
-        member.dev.issue(bio, io.op, io.offset, io.len, process, &mut MemberCtx { ctx, member: m, done: &mut self.done });
+        let b = QueueBio { host: bio, op: io.op, offset: io.offset, len: io.len, process, sync };
+        member.dev.issue(b, &mut MemberCtx { ctx, member: m, done: &mut self.done });
     }
 
     /// Run member `m`'s queue: its requests go while it has room.

@@ -107,6 +107,9 @@ struct Slot {
     pending: u32,
     /// The process whose I/O it is (member schedulers queue per process).
     process: u32,
+    /// The host's request was background writeback (not REQ_SYNC): its member I/O is too,
+    /// as md's cloned bios keep their flags.
+    background: bool,
     stage: Stage,
     op: Option<Op>,
     len: u64,
@@ -462,6 +465,7 @@ impl<D: Drive> BlockDevice for Array<D> {
         let slot = &mut self.slots[s as usize];
         slot.upper = req.tag;
         slot.process = req.process;
+        slot.background = !req.sync;
         slot.op = Some(req.op);
         slot.len = req.len;
         self.host_submitted += req.len;

@@ -15,6 +15,7 @@ impl<D: Drive> Array<D> {
         match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize].process = 0;
+                self.slots[s as usize].background = false;
                 s
             }
             None => {

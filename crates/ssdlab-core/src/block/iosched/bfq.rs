@@ -415,7 +415,7 @@ impl IoScheduler for Bfq {
         true
     }
 
-    fn allow_merge(&self, rq: &Request, process: u32, _front: bool) -> bool {
+    fn allow_merge(&self, rq: &Request, process: u32, _sync: bool, _front: bool) -> bool {
         // bfq_allow_bio_merge: only into the requests of the bio's own process's queue.
         rq.process == process
     }

@@ -12,9 +12,20 @@
 //! requests it has held at once. Queues are served round robin; a queue's oldest request
 //! goes first once per slice if it has waited past `fifo_expire_*`.
 //!
+//! Background writeback (requests without REQ_SYNC: in 2.6.28 every write of the page cache
+//! and of jbd, fsync's included; see `Bio::sync`) goes to one queue that all processes share
+//! (`cfq_get_queue` keeps one per priority; all are best-effort 4 here). That queue never
+//! idles and gets `slice_async`; it sends nothing while a synchronous request is in the
+//! device (`sync_flight`), and a synchronous request arriving while it is active takes the
+//! device from it at once (`cfq_should_preempt`). Bios merge only into requests of the
+//! queue they would join (`cfq_allow_merge`).
+//!
 //! Not modelled: I/O priorities and classes (every process is best-effort, priority 4),
-//! preemption by a close request of another queue, async (buffered) queues: all I/O here is
-//! direct and synchronous, so every request belongs to its process's sync queue.
+//! preemption between synchronous queues (by a close request, or of a queue whose slice is
+//! used), think time and seek distance kept per process rather than per queue (a process's
+//! background writes do not count towards its synchronous queue's), and the limit of
+//! `slice_async_rq` requests per async slice (2.6.28 compares it with one dispatch round's
+//! count, which `quantum` keeps below it).
 
 use std::collections::VecDeque;
 
@@ -124,6 +135,8 @@ struct Queue {
     last_end_request: Option<Time>,
     /// Where its last request ended, in sectors.
     last_pos: Option<u64>,
+    /// A process's synchronous queue; false: the queue of background writeback.
+    sync: bool,
 }
 
 impl Queue {
@@ -144,6 +157,10 @@ pub struct Cfq {
     jiffy_ns: Time,
     queues: Vec<Queue>,
     by_process: FxHashMap<u32, u32>,
+    /// The one queue of background writeback, once some has come.
+    background: Option<u32>,
+    /// Requests of synchronous queues in the device (`sync_flight`).
+    sync_flight: u32,
     /// Busy queues in service order (round robin).
     rr: VecDeque<u32>,
     active: Option<u32>,
@@ -164,6 +181,8 @@ pub struct CfqCounters {
     pub slices: u64,
     pub idle_waits: u64,
     pub idle_timeouts: u64,
+    /// Slices of background writeback cut short by a synchronous request.
+    pub preemptions: u64,
 }
 
 impl Cfq {
@@ -173,6 +192,8 @@ impl Cfq {
             jiffy_ns: NS_PER_S / hz.max(1) as u64,
             queues: Vec::new(),
             by_process: FxHashMap::default(),
+            background: None,
+            sync_flight: 0,
             rr: VecDeque::new(),
             active: None,
             wait_request: false,
@@ -195,15 +216,37 @@ impl Cfq {
         (now / self.jiffy_ns + ns.div_ceil(self.jiffy_ns)) * self.jiffy_ns
     }
 
-    fn queue_of(&mut self, process: u32) -> u32 {
+    /// The queue a request of `process` joins: the process's own when synchronous, else
+    /// the one of background writeback.
+    fn queue_of(&mut self, process: u32, sync: bool) -> u32 {
+        if !sync {
+            if let Some(q) = self.background {
+                return q;
+            }
+            let q = self.queues.len() as u32;
+            self.queues.push(Queue { idle_window: false, sync: false, ..Queue::default() });
+            self.background = Some(q);
+            return q;
+        }
         if let Some(&q) = self.by_process.get(&process) {
             return q;
         }
         let q = self.queues.len() as u32;
         let idle = self.t.slice_idle_ns > 0;
-        self.queues.push(Queue { idle_window: idle, ..Queue::default() });
+        self.queues.push(Queue { idle_window: idle, sync: true, ..Queue::default() });
         self.by_process.insert(process, q);
         q
+    }
+
+    /// cfq_preempt_queue: the active slice ends and queue `q` is served next.
+    fn preempt(&mut self, q: u32) {
+        self.report.preemptions += 1;
+        self.expire();
+        if let Some(i) = self.rr.iter().position(|&x| x == q) {
+            self.rr.remove(i);
+        }
+        self.rr.push_front(q);
+        self.queues[q as usize].on_rr = true;
     }
 
     /// cfq_update_hw_tag: a sample counts when more than CFQ_HW_QUEUE_MIN requests wait or
@@ -271,8 +314,18 @@ impl IoScheduler for Cfq {
 
     fn insert(&mut self, tag: Tag, rq: &Request, ctx: &mut SchedCtx) {
         let now = ctx.now;
-        let q = self.queue_of(rq.process);
-        self.book.insert(tag, rq, q, now + self.t.fifo_expire_sync_ns, &mut self.queues);
+        let q = self.queue_of(rq.process, rq.sync);
+        let expiry = if rq.sync { self.t.fifo_expire_sync_ns } else { self.t.fifo_expire_async_ns };
+        self.book.insert(tag, rq, q, now + expiry, &mut self.queues);
+        if !rq.sync {
+            // Background writeback: no think time or seeks to learn, never an idle window.
+            let queue = &mut self.queues[q as usize];
+            if self.active != Some(q) && !queue.on_rr {
+                queue.on_rr = true;
+                self.rr.push_back(q);
+            }
+            return;
+        }
         let (slice_idle, hw_tag) = (self.t.slice_idle_ns, self.hw_tag.queues);
         let queue = &mut self.queues[q as usize];
         // cfq_update_io_thinktime / _seektime / _idle_window.
@@ -300,9 +353,16 @@ impl IoScheduler for Cfq {
                 self.wait_request = false;
                 self.idle_timer.cancel();
             }
-        } else if !queue.on_rr {
-            queue.on_rr = true;
-            self.rr.push_back(q);
+        } else {
+            if !queue.on_rr {
+                queue.on_rr = true;
+                self.rr.push_back(q);
+            }
+            // cfq_should_preempt: a synchronous request does not wait behind background
+            // writeback.
+            if self.active.is_some_and(|a| !self.queues[a as usize].sync) {
+                self.preempt(q);
+            }
         }
     }
 
@@ -315,12 +375,20 @@ impl IoScheduler for Cfq {
         if queue.dispatched >= self.t.quantum && busy > 1 {
             return None;
         }
+        // Background writeback waits while synchronous requests are in the device.
+        if !queue.sync && self.sync_flight > 0 {
+            return None;
+        }
+        let sync = queue.sync;
         self.wait_request = false;
         self.idle_timer.cancel();
         let tag = self.choose(q, now);
         self.book.take(tag, &mut self.queues);
         self.queues[q as usize].dispatched += 1;
         self.rq_in_driver += 1;
+        if sync {
+            self.sync_flight += 1;
+        }
         Some(tag)
     }
 
@@ -328,8 +396,11 @@ impl IoScheduler for Cfq {
         let now = ctx.now;
         let q = self.book.entry(tag).list;
         self.rq_in_driver -= 1;
-        let slice_sync = self.t.slice_sync_ns;
         let queue = &mut self.queues[q as usize];
+        let slice = if queue.sync { self.t.slice_sync_ns } else { self.t.slice_async_ns };
+        if queue.sync {
+            self.sync_flight -= 1;
+        }
         queue.dispatched -= 1;
         queue.last_end_request = Some(now);
         self.update_hw_tag();
@@ -338,7 +409,7 @@ impl IoScheduler for Cfq {
         }
         let queue = &mut self.queues[q as usize];
         if queue.slice_end.is_none() {
-            queue.slice_end = Some(now + slice_sync);
+            queue.slice_end = Some(now + slice);
         }
         if self.slice_used(q, now) {
             self.expire();
@@ -347,7 +418,7 @@ impl IoScheduler for Cfq {
         let queue = &self.queues[q as usize];
         // cfq_arm_slice_timer: idle for this process's next request once nothing of any
         // queue is left in the device.
-        if queue.lists.is_empty() && queue.idle_window && self.t.slice_idle_ns > 0 && self.rq_in_driver == 0 {
+        if queue.sync && queue.lists.is_empty() && queue.idle_window && self.t.slice_idle_ns > 0 && self.rq_in_driver == 0 {
             let sl = if queue.seek.valid() && queue.seeky() {
                 self.t.slice_idle_ns.min(MIN_TT_NS)
             } else {
@@ -384,9 +455,10 @@ impl IoScheduler for Cfq {
         true
     }
 
-    fn allow_merge(&self, rq: &Request, process: u32, _front: bool) -> bool {
-        // cfq_allow_merge: a synchronous bio joins only its own process's requests.
-        rq.process == process
+    fn allow_merge(&self, rq: &Request, process: u32, sync: bool, _front: bool) -> bool {
+        // cfq_allow_merge: a bio joins only requests of the queue it would go to, its own
+        // process's when synchronous, the shared one of background writeback otherwise.
+        rq.sync == sync && (!sync || rq.process == process)
     }
 
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
@@ -394,7 +466,7 @@ impl IoScheduler for Cfq {
     }
 
     fn requests_merged(&mut self, kept: Tag, kept_rq: &Request, gone: Tag) {
-        // Both are one process's (allow_merge), so in one queue, which stays busy.
+        // Both are of one queue (allow_merge), which stays busy.
         self.book.requests_merged(kept, kept_rq, gone, &mut self.queues);
     }
 }
@@ -462,5 +534,79 @@ mod tests {
         c.insert(10, &rq(2, 1 << 30), &mut SchedCtx::new(0, &mut armed));
         let got: Vec<Tag> = std::iter::from_fn(|| c.dispatch(&mut SchedCtx::new(0, &mut armed))).collect();
         assert_eq!(got, vec![0, 1, 2, 3], "quantum 4 while another queue waits, sorted by sector");
+    }
+
+    /// A write of background writeback (no REQ_SYNC) of `process` at `offset`.
+    fn wb(process: u32, offset: u64) -> Request {
+        Request { op: crate::io::Op::Write, sync: false, ..rq(process, offset) }
+    }
+
+    #[test]
+    fn background_writeback_of_every_process_shares_one_queue_that_never_idles() {
+        let mut c = Cfq::new(CfqTunables::default(), 1000);
+        c.hw_tag.queues = false; // idling would stay on for a synchronous queue
+        let mut armed: Vec<ArmedTimer> = vec![];
+        // Writeback sent by two processes is one queue's: one slice serves both.
+        c.insert(0, &wb(1, 0), &mut SchedCtx::new(0, &mut armed));
+        c.insert(1, &wb(2, 1 << 20), &mut SchedCtx::new(0, &mut armed));
+        c.insert(2, &rq(3, 1 << 30), &mut SchedCtx::new(0, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(0));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(1), "process 2's writeback rides the same slice");
+        // Emptied, it neither idles nor waits for its requests in the device (a process's
+        // queue would): the reader goes at once.
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(2));
+        c.completed(0, &wb(1, 0), &mut SchedCtx::new(100_000, &mut armed));
+        c.completed(1, &wb(2, 1 << 20), &mut SchedCtx::new(200_000, &mut armed));
+        assert!(armed.is_empty() && c.counters().idle_waits == 0, "no idle wait for writeback");
+        // Merging follows the queues: writeback with writeback of any process, a
+        // synchronous bio only with its own process's synchronous requests.
+        assert!(c.allow_merge(&wb(1, 0), 2, false, false));
+        assert!(!c.allow_merge(&wb(1, 0), 1, true, false));
+        assert!(!c.allow_merge(&rq(1, 0), 1, false, false));
+        assert!(c.allow_merge(&rq(1, 0), 1, true, false) && !c.allow_merge(&rq(1, 0), 2, true, false));
+    }
+
+    #[test]
+    fn writeback_waits_while_synchronous_requests_are_in_the_device() {
+        // No idling: process 1's emptied queue expires at once, and only sync_flight holds
+        // the writeback back.
+        let mut c = Cfq::new(CfqTunables { slice_idle_ns: 0, ..CfqTunables::default() }, 1000);
+        let mut armed: Vec<ArmedTimer> = vec![];
+        c.insert(0, &rq(1, 0), &mut SchedCtx::new(0, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(0));
+        c.insert(1, &wb(2, 1 << 20), &mut SchedCtx::new(0, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), None, "a read is in the device");
+        c.completed(0, &rq(1, 0), &mut SchedCtx::new(100_000, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(100_000, &mut armed)), Some(1));
+    }
+
+    #[test]
+    fn a_synchronous_request_preempts_a_writeback_slice() {
+        let mut c = Cfq::new(CfqTunables::default(), 1000);
+        let mut armed: Vec<ArmedTimer> = vec![];
+        for i in 0..8u32 {
+            c.insert(i, &wb(1, i as u64 * (1 << 20)), &mut SchedCtx::new(0, &mut armed));
+        }
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(0));
+        c.completed(0, &wb(1, 0), &mut SchedCtx::new(100_000, &mut armed));
+        // Seven writes left in a 40 ms slice; a read arrives and goes next.
+        c.insert(20, &rq(2, 1 << 30), &mut SchedCtx::new(150_000, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(150_000, &mut armed)), Some(20));
+        assert_eq!(c.counters().preemptions, 1);
+        // A reader arriving during a reader's slice does not preempt it.
+        c.insert(21, &rq(3, 1 << 31), &mut SchedCtx::new(160_000, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(160_000, &mut armed)), None);
+        assert_eq!(c.counters().preemptions, 1);
+    }
+
+    #[test]
+    fn a_writeback_slice_lasts_slice_async() {
+        let mut c = Cfq::new(CfqTunables::default(), 1000);
+        let mut armed: Vec<ArmedTimer> = vec![];
+        c.insert(0, &wb(1, 0), &mut SchedCtx::new(0, &mut armed));
+        c.insert(1, &wb(1, 1 << 20), &mut SchedCtx::new(0, &mut armed));
+        assert_eq!(c.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(0));
+        c.completed(0, &wb(1, 0), &mut SchedCtx::new(1_000, &mut armed));
+        assert_eq!(c.queues[0].slice_end, Some(1_000 + 40 * NS_PER_MS), "slice_async from the first completion");
     }
 }

@@ -155,7 +155,7 @@ impl IoScheduler for Deadline {
         true
     }
 
-    fn allow_merge(&self, _rq: &Request, _process: u32, front: bool) -> bool {
+    fn allow_merge(&self, _rq: &Request, _process: u32, _sync: bool, front: bool) -> bool {
         !front || self.t.front_merges
     }
 

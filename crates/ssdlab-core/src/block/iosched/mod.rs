@@ -80,10 +80,10 @@ pub trait IoScheduler {
     fn merges(&self) -> bool {
         false
     }
-    /// Whether a bio of `process` may join queued request `rq`, at its front or back (CFQ
-    /// keeps one process's synchronous I/O apart from another's; deadline may refuse front
-    /// merges).
-    fn allow_merge(&self, _rq: &Request, _process: u32, _front: bool) -> bool {
+    /// Whether a bio of `process` (REQ_SYNC or not: `sync`) may join queued request `rq`, at
+    /// its front or back (CFQ keeps one process's synchronous I/O apart from another's and
+    /// from background writeback; deadline may refuse front merges).
+    fn allow_merge(&self, _rq: &Request, _process: u32, _sync: bool, _front: bool) -> bool {
         true
     }
     /// Requests a queue with this scheduler holds by default (`nr_requests`) in front of a
@@ -213,8 +213,8 @@ impl IoScheduler for Scheduler {
     fn merges(&self) -> bool {
         each!(self, s => s.merges())
     }
-    fn allow_merge(&self, rq: &Request, process: u32, front: bool) -> bool {
-        each!(self, s => s.allow_merge(rq, process, front))
+    fn allow_merge(&self, rq: &Request, process: u32, sync: bool, front: bool) -> bool {
+        each!(self, s => s.allow_merge(rq, process, sync, front))
     }
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
         each!(self, s => s.merged(tag, rq, front, old_offset))
@@ -391,7 +391,7 @@ mod tests {
             match event {
                 Event::Arrive(i) => {
                     let (_, op, offset, len, process) = bios[i];
-                    q.submit(i as u32, op, offset, len, process, now);
+                    q.submit(crate::block::QueueBio::new(i as u32, op, offset, len, process), now);
                 }
                 Event::Done(tag) => {
                     q.complete(tag, now);

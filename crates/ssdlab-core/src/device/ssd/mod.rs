@@ -1029,7 +1029,7 @@ mod tests {
     fn run_one(ssd: &mut Ssd, sched: &mut EventQueue<SsdEvent>, op: Op, offset: u64, len: u64) -> Time {
         let mut done = Vec::new();
         let start = sched.now();
-        let req = DeviceRequest { tag: 3, op, offset, len, process: 0 };
+        let req = DeviceRequest { tag: 3, op, offset, len, process: 0, sync: true };
         ssd.submit(req, &mut Ctx { sched: &mut *sched, done: &mut done });
         while done.is_empty() {
             let (_, e) = sched.pop().expect("the request completes");
@@ -1076,7 +1076,7 @@ mod tests {
     fn read_all(ssd: &mut Ssd, sched: &mut EventQueue<SsdEvent>, lpns: &[u32]) -> Vec<Time> {
         let mut done = Vec::new();
         for (i, &lpn) in lpns.iter().enumerate() {
-            let req = DeviceRequest { tag: i as Tag, op: Op::Read, offset: lpn as u64 * 4096, len: 4096, process: 0 };
+            let req = DeviceRequest { tag: i as Tag, op: Op::Read, offset: lpn as u64 * 4096, len: 4096, process: 0, sync: true };
             ssd.submit(req, &mut Ctx { sched: &mut *sched, done: &mut done });
         }
         let mut at = vec![0; lpns.len()];

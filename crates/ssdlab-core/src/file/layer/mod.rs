@@ -169,6 +169,25 @@ struct Mount {
     commit_block: (u64, u64),
 }
 
+/// Whether a bio sent for `p` is REQ_SYNC under `kernel`, as CFQ tells them apart. Reads are,
+/// and so are the writes an operation waits for itself (direct I/O, mkfs's). The flusher's
+/// writeback never is. An fsync's writeback (WB_SYNC_ALL: `wbc_to_write_flags`), jbd2's
+/// commit and ordered data (`JBD2_JOURNAL_REQ_FLAGS`) and its checkpoints (`__flush_batch`)
+/// are in today's kernels; in 2008's none were: fs/jbd/commit.c sent them with plain WRITE
+/// (`journal_do_submit_data`, `submit_bh(WRITE, bh)`), as `__block_write_full_page` did an
+/// fsync's pages, until Linux 2.6.29-30.
+fn is_sync(p: Purpose, op: Op, kernel: KernelEra) -> bool {
+    if op != Op::Write {
+        return true;
+    }
+    match p {
+        Purpose::Writeback(None, _) => false,
+        Purpose::Writeback(Some(_), _) | Purpose::Commit(_) | Purpose::OrderedData(_) | Purpose::Home => kernel == KernelEra::Today,
+        Purpose::Host(bio) => bio.sync,
+        Purpose::Free | Purpose::Op(_) | Purpose::Read(_) | Purpose::Flush(_) => true,
+    }
+}
+
 /// The inode number a block device's one file takes in the page cache (any will do: the
 /// mount has no other file).
 const DEVICE_INO: Ino = 1;
@@ -241,6 +260,8 @@ pub struct FileLayer {
     /// The first process number past the jobs': the kernel's threads that send I/O (the
     /// flusher, then each file system's jbd2), as the block layer's schedulers see them.
     kthreads: u32,
+    /// The host's kernel: which of its writes are REQ_SYNC ([`is_sync`]).
+    kernel: KernelEra,
     /// Page runs being read, and who waits for them.
     reading: reading::Reading,
     /// The server's network, for sends (None: the run has none).
@@ -343,6 +364,7 @@ impl FileLayer {
             plan: ReadPlan::default(),
             evicted: Vec::new(),
             kthreads: jobs as u32,
+            kernel: memory.era,
             reading: reading::Reading::default(),
             net: None,
             report: FileReport::default(),
@@ -471,7 +493,7 @@ impl FileLayer {
         while at < end || (op == Op::Flush && sent == 0) {
             let n = if op == Op::Flush { 0 } else { (end - at).min(MAX_BIO_BYTES) };
             let id = self.alloc_bio(p);
-            let bio = Bio { id, target, op, offset: at, len: n, process };
+            let bio = Bio { id, target, op, offset: at, len: n, process, sync: is_sync(p, op, self.kernel) };
             if plugged {
                 block.plug_bio(bio);
             } else {
