@@ -72,7 +72,10 @@ SCHEDULERS: dict[str, dict[str, tuple[str, int]]] = {
 # lock; unset: the scheduler's own figure (docs/hdd-and-schedulers.md).
 # read_ahead_kb unset: the kernel's default for the device, the host's read_ahead_kb raised on
 # an md array to twice its stripe (docs/page-cache.md).
-QUEUE = {"nomerges": (0, 2, 0), "max_sectors_kb": (4, 1 << 22, 1280), "nr_requests": (0, 1 << 20, 0),
+# max_segments is the driver's (read-only in sysfs; settable here to ask "what if"): 128,
+# BLK_MAX_SEGMENTS, caps a request of 4 KiB pages at 512 KiB.
+QUEUE = {"nomerges": (0, 2, 0), "max_sectors_kb": (4, 1 << 22, 1280), "max_segments": (1, 65535, 128),
+         "nr_requests": (0, 1 << 20, 0),
          "sched_cpu_ns": (0, 1 << 30, None), "read_ahead_kb": (0, 1 << 20, None)}
 _UNIT_WORDS = {"ms": "milliseconds", "ns": "nanoseconds", "kb": "KiB", "int": "a whole number", "bool": "0 or 1"}
 

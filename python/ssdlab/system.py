@@ -66,7 +66,7 @@ class DriveEntry(BaseModel):
     scheduler: str = Field(default="none", description="none | mq-deadline | kyber | bfq | noop | deadline | anticipatory | cfq")
     iosched: dict[str, int | str | bool] = Field(default_factory=dict,
                                                  description="scheduler tunables, sysfs names and units")
-    queue: dict[str, int | str] = Field(default_factory=dict, description="nomerges, max_sectors_kb, nr_requests, read_ahead_kb")
+    queue: dict[str, int | str] = Field(default_factory=dict, description="nomerges, max_sectors_kb, max_segments, nr_requests, read_ahead_kb")
     filesystem: Any = Field(default=None, description="ext3 | ext4, or { type, mkfs, mount, size } (ssdlab.mkfs)")
 
     @field_validator("scheduler")

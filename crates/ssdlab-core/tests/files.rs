@@ -429,6 +429,27 @@ fn writeback_plugs_across_files_so_adjacent_small_files_merge_into_large_request
 }
 
 #[test]
+fn writeback_requests_stop_at_the_queues_segments_and_sectors() {
+    // 8 MiB written and fsynced in one file: writeback's runs are cut and merged at 128
+    // pages (BLK_MAX_SEGMENTS), at fewer where the queue takes fewer segments, and at
+    // max_sectors_kb where that is smaller.
+    let mean_request = |max_segments: u32, max_sectors_kb: u32| {
+        let mut job = fio_on_files(RwMode::Write, 64 * KIB, 8 * MIB, 128, false);
+        job.files.as_mut().unwrap().end_fsync = true;
+        let mut spec = system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, 8 * MIB, 1.0)], vec![job]);
+        spec.targets[0].queue.max_segments = max_segments;
+        spec.targets[0].queue.max_sectors_kb = max_sectors_kb;
+        let r = run(&spec).expect("run");
+        let d = &r.devices[0].disk;
+        assert_eq!(d.write_sectors * 512, 8 * MIB, "the file, written once (its layout was fallocated)");
+        d.write_sectors * 512 / d.write_ios
+    };
+    assert_eq!(mean_request(128, 1280), 512 * KIB);
+    assert_eq!(mean_request(32, 1280), 128 * KIB);
+    assert_eq!(mean_request(128, 64), 64 * KIB);
+}
+
+#[test]
 fn fio_end_fsync_writes_the_files_back_and_unlink_deletes_them() {
     // fio's end_fsync: each file fsynced once the job's I/O is done; unlink: then deleted.
     let run_with = |end_fsync: bool, unlink: bool| {

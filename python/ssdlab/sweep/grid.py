@@ -31,7 +31,7 @@ Keys (the column names of the results):
 ``until``                  jobs | rebuild
 ``scheduler``              every drive's I/O scheduler
 ``iosched.<tunable>``      a scheduler tunable (sysfs name and units), ``--host-set``
-``queue.<setting>``        a block-queue setting (nomerges, max_sectors_kb, nr_requests)
+``queue.<setting>``        a block-queue setting (nomerges, max_sectors_kb, max_segments, nr_requests)
 ``host_set.<key>``         a host profile key (``--host-set``), e.g. host_set.mem (its RAM), host_set.memory.cpus
 ``job.<option>``           a fio option set in every job (``--set``)
 ``env.<NAME>``             a variable for ``${NAME}`` in the job file

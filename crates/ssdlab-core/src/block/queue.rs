@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use super::iosched::{ArmedTimer, IoScheduler, SchedCtx, Scheduler};
-use super::request::{ChainedBio, Request, NO_BIO};
+use super::request::{segments_of, ChainedBio, Request, NO_BIO};
 use crate::io::BioId;
 use crate::io::{DeviceRequest, Op, Tag};
 use crate::engine::Time;
@@ -19,6 +19,12 @@ use crate::metrics::DiskStats;
 pub struct QueueLimits {
     /// The largest request merging may build (KiB); BLK_DEF_MAX_SECTORS is 2,560 sectors.
     pub max_sectors_kb: u32,
+    /// The most segments (physically contiguous memory runs) a request may carry. Each page
+    /// a bio spans counts as one: page-cache pages and the buffers of user programs lie
+    /// apart in memory. The driver sets it (read-only in sysfs): 128 is BLK_MAX_SEGMENTS,
+    /// the block layer's default, which the loop device and SCSI hosts keep (AHCI allows
+    /// 168, NVMe 127 or more). With 4 KiB pages it caps a request at 512 KiB.
+    pub max_segments: u32,
     /// 0: merge bios into any queued request that they continue; 1: only into the request
     /// last merged into or queued (the one-hit cache); 2: never.
     pub nomerges: u8,
@@ -38,7 +44,7 @@ pub struct QueueLimits {
 
 impl Default for QueueLimits {
     fn default() -> Self {
-        QueueLimits { max_sectors_kb: 1280, nomerges: 0, nr_requests: 0, sched_cpu_ns: None, read_ahead_kb: None }
+        QueueLimits { max_sectors_kb: 1280, max_segments: 128, nomerges: 0, nr_requests: 0, sched_cpu_ns: None, read_ahead_kb: None }
     }
 }
 
@@ -46,6 +52,9 @@ impl QueueLimits {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.max_sectors_kb < 4 {
             return Err(ConfigError::new("queue.max_sectors_kb", "at least 4 (one page)".into()));
+        }
+        if self.max_segments == 0 || self.max_segments > u16::MAX as u32 {
+            return Err(ConfigError::new("queue.max_segments", format!("1 to 65535 expected, got {}", self.max_segments)));
         }
         if self.nomerges > 2 {
             return Err(ConfigError::new("queue.nomerges", format!("0, 1 or 2 expected, got {}", self.nomerges)));
@@ -110,13 +119,21 @@ impl QueueBio {
     pub fn new(host: BioId, op: Op, offset: u64, len: u64, process: u32) -> QueueBio {
         QueueBio { host, op, offset, len, process, sync: true }
     }
+
+    /// Its segments: the pages it spans ([`QueueLimits::max_segments`]).
+    #[inline(always)]
+    fn segments(&self) -> u32 {
+        segments_of(self.offset, self.len)
+    }
 }
+
 
 /// A request built in a plug: its extent and its bios (indices into the batch) in disk order.
 #[derive(Debug)]
 struct PlugRequest {
     op: Op,
     sync: bool,
+    segments: u32,
     offset: u64,
     len: u64,
     bios: std::collections::VecDeque<u32>,
@@ -174,6 +191,7 @@ impl BlockQueue {
                     len: 0,
                     process: 0,
                     sync: true,
+                    segments: 0,
                     started_at: 0,
                     host: 0,
                     merged: NO_BIO,
@@ -262,6 +280,7 @@ impl BlockQueue {
         rq.len = b.len;
         rq.process = b.process;
         rq.sync = b.sync;
+        rq.segments = b.segments();
         rq.started_at = now;
         rq.host = b.host;
         rq.merged = NO_BIO;
@@ -276,21 +295,24 @@ impl BlockQueue {
     /// once: the batch arrives as one), its requests enter the scheduler in order. Each bio
     /// rides exactly one request.
     pub fn submit_plugged(&mut self, bios: &[QueueBio], now: Time) {
-        let max = self.limits.max_sectors_kb as u64 * 1024;
+        let (max, max_segments) = (self.limits.max_sectors_kb as u64 * 1024, self.limits.max_segments);
         let plug_merges = self.limits.nomerges < 2;
         self.plug.clear();
         for (i, b) in bios.iter().enumerate() {
             let rw = matches!(b.op, Op::Read | Op::Write);
             if let Some(last) = self.plug.last_mut() {
-                if plug_merges && rw && last.op == b.op && last.sync == b.sync && last.len + b.len <= max {
+                let segments = last.segments + b.segments();
+                if plug_merges && rw && last.op == b.op && last.sync == b.sync && last.len + b.len <= max && segments <= max_segments {
                     if last.offset + last.len == b.offset {
                         last.len += b.len;
+                        last.segments = segments;
                         last.bios.push_back(i as u32);
                         continue;
                     }
                     if b.offset + b.len == last.offset {
                         last.offset = b.offset;
                         last.len += b.len;
+                        last.segments = segments;
                         last.bios.push_front(i as u32);
                         continue;
                     }
@@ -301,7 +323,7 @@ impl BlockQueue {
             }
             let mut group = std::collections::VecDeque::with_capacity(1);
             group.push_back(i as u32);
-            self.plug.push(PlugRequest { op: b.op, sync: b.sync, offset: b.offset, len: b.len, bios: group });
+            self.plug.push(PlugRequest { op: b.op, sync: b.sync, segments: b.segments(), offset: b.offset, len: b.len, bios: group });
         }
         let plug = std::mem::take(&mut self.plug);
         for p in &plug {
@@ -331,6 +353,7 @@ impl BlockQueue {
                 len: p.len,
                 process: first.process,
                 sync: p.sync,
+                segments: p.segments,
                 started_at: now,
                 host: first.host,
                 merged: chain,
@@ -370,15 +393,21 @@ impl BlockQueue {
     /// whether the bio merged.
     fn try_merge(&mut self, b: &QueueBio, now: Time) -> bool {
         let QueueBio { host, op, offset, len, process, sync } = *b;
-        let max = self.limits.max_sectors_kb as u64 * 1024;
+        let (max, max_segments) = (self.limits.max_sectors_kb as u64 * 1024, self.limits.max_segments);
+        let segments = b.segments();
         let one_hit = self.limits.nomerges == 1;
         let fits = |q: &BlockQueue, tag: Tag, front: bool| {
             let rq = &q.rqs[tag as usize];
-            rq.op == op && rq.len + len <= max && (!one_hit || q.last_merge == Some(tag)) && q.sched.allow_merge(rq, process, sync, front)
+            rq.op == op
+                && rq.len + len <= max
+                && rq.segments + segments <= max_segments
+                && (!one_hit || q.last_merge == Some(tag))
+                && q.sched.allow_merge(rq, process, sync, front)
         };
         let key = op as u8;
         if let Some(&tag) = self.ends.get(&(offset, key)) {
             if fits(self, tag, false) && self.back_merge(tag, host, op, offset, len) {
+                self.rqs[tag as usize].segments += segments;
                 self.ends.remove(&(offset, key));
                 self.ends.insert((offset + len, key), tag);
                 self.merged(tag, false, self.rqs[tag as usize].offset);
@@ -401,6 +430,7 @@ impl BlockQueue {
                 rq.host = host;
                 rq.offset = offset;
                 rq.len += len;
+                rq.segments += segments;
                 self.starts.remove(&(old, key));
                 self.starts.insert((offset, key), tag);
                 self.merged(tag, true, old);
@@ -418,7 +448,12 @@ impl BlockQueue {
     fn try_merge_requests(&mut self, rq: Tag, next: Tag, now: Time) {
         let (a, b) = (self.rqs[rq as usize], self.rqs[next as usize]);
         let max = self.limits.max_sectors_kb as u64 * 1024;
-        if rq == next || a.op != b.op || a.len + b.len > max || !self.sched.allow_merge(&a, b.process, b.sync, false) {
+        if rq == next
+            || a.op != b.op
+            || a.len + b.len > max
+            || a.segments + b.segments > self.limits.max_segments
+            || !self.sched.allow_merge(&a, b.process, b.sync, false)
+        {
             return;
         }
         debug_assert_eq!(a.offset + a.len, b.offset);
@@ -427,6 +462,7 @@ impl BlockQueue {
         let head = self.alloc_bio(ChainedBio { host: b.host, offset: b.offset, len: b.first_bio_len(&self.bios), next: b.merged });
         let r = &mut self.rqs[rq as usize];
         r.len += b.len;
+        r.segments += b.segments;
         // Linux keeps the earlier start time (attempt_merge), as the merged request
         // carries I/O waiting since then.
         r.started_at = r.started_at.min(b.started_at);
@@ -726,6 +762,41 @@ mod tests {
         assert!(empty.dispatches_nothing(), "the request went straight to the device");
         empty.complete(r.tag, 9);
         assert_eq!(empty.disk().snapshot(9).write_ios, 1);
+    }
+
+    #[test]
+    fn merging_stops_at_max_segments_counting_a_segment_a_page() {
+        // 128 segments: 4 KiB bios merge into requests of 512 KiB, though max_sectors_kb
+        // (1,280) would allow more; each request's page count is its segments.
+        let mut q = noop_queue(1, QueueLimits::default());
+        q.submit(QueueBio::new(0, Op::Write, 1 << 30, 4096, 0), 0);
+        let first = q.next_for_device(0).unwrap();
+        for h in 0..200u32 {
+            q.submit(QueueBio::new(h + 1, Op::Write, h as u64 * 4096, 4096, 0), 1);
+        }
+        q.complete(first.tag, 2);
+        let sizes: Vec<u64> = drain(&mut q, 2).iter().map(|((_, len), _)| *len).collect();
+        assert_eq!(sizes, vec![128 * 4096, 72 * 4096]);
+        // Two bios in one page are a segment each; a third does not fit in two.
+        let mut q = noop_queue(1, QueueLimits { max_segments: 2, ..Default::default() });
+        q.submit(QueueBio::new(0, Op::Write, 1 << 30, 4096, 0), 0);
+        q.next_for_device(0).unwrap();
+        for h in 0..3u32 {
+            q.submit(QueueBio::new(h + 1, Op::Write, h as u64 * 2048, 2048, 0), 1);
+        }
+        assert_eq!(q.queued(), 2);
+        // Under a plug too, and when a bio fills the gap between two requests.
+        let mut q = BlockQueue::with_limits(1, 1000, Scheduler::None(NoneScheduler::default()), QueueLimits { max_segments: 4, ..Default::default() });
+        let eight: Vec<QueueBio> = (0..8).map(|i| plugged(i, Op::Write, i as u64 * 4096)).collect();
+        q.submit_plugged(&eight, 0);
+        assert_eq!(q.queued(), 2, "two requests of four pages");
+        let mut q = noop_queue(1, QueueLimits { max_segments: 4, ..Default::default() });
+        q.submit(QueueBio::new(0, Op::Write, 1 << 30, 4096, 0), 0);
+        q.next_for_device(0).unwrap();
+        q.submit(QueueBio::new(1, Op::Write, 0, 8192, 0), 1);
+        q.submit(QueueBio::new(2, Op::Write, 12288, 8192, 0), 1);
+        q.submit(QueueBio::new(3, Op::Write, 8192, 4096, 0), 1);
+        assert_eq!(q.queued(), 2, "five pages cannot be one request of four segments");
     }
 
     #[test]

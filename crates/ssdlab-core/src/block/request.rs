@@ -6,6 +6,13 @@ use crate::io::{BioId, Op};
 
 pub(super) const NO_BIO: u32 = u32::MAX;
 
+/// The segments of a bio over `[offset, offset + len)`: the 4 KiB pages it spans, each
+/// apart from the others in memory (at least one: a flush spans none but never merges).
+#[inline(always)]
+pub(super) fn segments_of(offset: u64, len: u64) -> u32 {
+    ((offset + len).div_ceil(4096) - offset / 4096).max(1) as u32
+}
+
 /// A bio merged into a request after its first: the part of one host request that travels
 /// in that request. Merged bios are chained in the order they joined.
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +34,8 @@ pub struct Request {
     /// REQ_SYNC (`rq_is_sync`): reads, direct I/O and the writes someone waits for; false
     /// for background writeback, which CFQ queues apart from every process's own.
     pub sync: bool,
+    /// Its bios' segments together ([`crate::block::QueueLimits::max_segments`]).
+    pub segments: u32,
     /// When it entered the block layer: iostat's await counts from here.
     pub started_at: Time,
     /// The host request it was made for (its first bio, kept inline: most requests carry one).
@@ -38,7 +47,7 @@ pub struct Request {
 impl Request {
     /// A request carrying one host request's bio.
     pub fn new(op: Op, offset: u64, len: u64, process: u32, started_at: Time, host: BioId) -> Request {
-        Request { op, offset, len, process, sync: true, started_at, host, merged: NO_BIO }
+        Request { op, offset, len, process, sync: true, segments: segments_of(offset, len), started_at, host, merged: NO_BIO }
     }
 
     /// Whether it carries bios of more than one host request.

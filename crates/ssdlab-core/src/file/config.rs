@@ -160,6 +160,9 @@ pub struct MountTarget {
     pub read_ahead_kb: Option<u32>,
     /// The device's optimal I/O size (`io_opt`, bytes; 0: none).
     pub optimal_io_bytes: u64,
+    /// The largest bio its queue takes whole: bio_split_to_limits cuts page-cache bios at
+    /// `max_sectors_kb` and at `max_segments` pages.
+    pub max_bio_bytes: u64,
 }
 
 impl MountTarget {
@@ -255,7 +258,7 @@ mod tests {
     use super::*;
 
     fn target(read_ahead_kb: Option<u32>, optimal_io_bytes: u64) -> MountTarget {
-        MountTarget { filesystem: None, capacity: 1 << 30, read_ahead_kb, optimal_io_bytes }
+        MountTarget { filesystem: None, capacity: 1 << 30, read_ahead_kb, optimal_io_bytes, max_bio_bytes: 512 * 1024 }
     }
 
     #[test]

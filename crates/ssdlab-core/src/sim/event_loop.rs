@@ -225,6 +225,7 @@ pub fn simulate_with<D: TargetDevice>(
                 capacity: t.device.capacity(),
                 read_ahead_kb: t.queue.read_ahead_kb,
                 optimal_io_bytes: t.optimal_io_bytes,
+                max_bio_bytes: (t.queue.max_sectors_kb as u64 * 1024).min(t.queue.max_segments as u64 * 4096),
             });
             TargetQueue { device: t.device, scheduler: t.scheduler, limits: t.queue }
         })

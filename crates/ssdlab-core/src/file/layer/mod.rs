@@ -40,8 +40,9 @@ pub use stack::{Lower, Up};
 
 /// Bytes of a page.
 const PAGE: u64 = 4096;
-/// The largest bio the layer builds (BIO_MAX_VECS = 256 pages, include/linux/bio.h); the
-/// block queue merges contiguous ones further.
+/// The largest bio the layer builds (BIO_MAX_VECS = 256 pages, include/linux/bio.h), cut
+/// further to its queue's limits (`max_bio`); the block queue merges contiguous ones up to
+/// those limits.
 const MAX_BIO_BYTES: u64 = 256 * PAGE;
 /// Pages one flusher pass hands out before it waits for their writeback (4 × today's
 /// MIN_WRITEBACK_PAGES of 1024; assumed: keeps a disk busy without queueing the whole cache).
@@ -262,6 +263,9 @@ pub struct FileLayer {
     kthreads: u32,
     /// The host's kernel: which of its writes are REQ_SYNC ([`is_sync`]).
     kernel: KernelEra,
+    /// Per target, the largest bio sent to it: MAX_BIO_BYTES, or less where its queue's
+    /// limits would split it.
+    max_bio: Vec<u64>,
     /// Page runs being read, and who waits for them.
     reading: reading::Reading,
     /// The server's network, for sends (None: the run has none).
@@ -365,6 +369,7 @@ impl FileLayer {
             evicted: Vec::new(),
             kthreads: jobs as u32,
             kernel: memory.era,
+            max_bio: targets.iter().map(|t| t.max_bio_bytes.clamp(PAGE, MAX_BIO_BYTES)).collect(),
             reading: reading::Reading::default(),
             net: None,
             report: FileReport::default(),
@@ -472,7 +477,7 @@ impl FileLayer {
     }
 
     /// Send `[offset, offset + len)` of target `target` down as bios for `p`, each at most
-    /// MAX_BIO_BYTES; returns how many.
+    /// the target's `max_bio`; returns how many.
     fn send<D: BlockDevice, E>(&mut self, target: u32, op: Op, offset: u64, len: u64, p: Purpose, process: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>) -> u32
     where
         E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
@@ -491,7 +496,7 @@ impl FileLayer {
         let mut at = offset;
         let end = offset + len;
         while at < end || (op == Op::Flush && sent == 0) {
-            let n = if op == Op::Flush { 0 } else { (end - at).min(MAX_BIO_BYTES) };
+            let n = if op == Op::Flush { 0 } else { (end - at).min(self.max_bio[target as usize]) };
             let id = self.alloc_bio(p);
             let bio = Bio { id, target, op, offset: at, len: n, process, sync: is_sync(p, op, self.kernel) };
             if plugged {

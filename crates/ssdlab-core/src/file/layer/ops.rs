@@ -513,7 +513,7 @@ impl FileLayer {
     /// mke2fs, timed. Its `pwrite`s go to the block device's page cache, which writes them
     /// back in block order; `ext2fs_close` then fsyncs the device. Sent here as that
     /// writeback sends them: the blocks mke2fs wrote, merged where they touch, as bios of up
-    /// to MAX_BIO_BYTES, all queued at once (the block queue's request limit holds the rest
+    /// to the queue's largest, all queued at once (the block queue's request limit holds the rest
     /// back, as a writer over the dirty limit is held). The CPU is mke2fs's page copies.
     /// Today's mke2fs discards the device first: not sent (a run starts on the device as
     /// its profile leaves it).
