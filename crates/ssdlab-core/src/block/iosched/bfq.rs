@@ -22,6 +22,12 @@
 //! seeky process pays for the time it held the disk), one that idled in vain less, and one
 //! that ran dry what it used; all between `max_budget` / 32 and `max_budget`.
 //!
+//! Background writeback (requests without REQ_SYNC: the flusher's) goes to one queue all
+//! processes share (`bfq_async_queue_prio`, one per class and priority), which never idles
+//! and is charged three times the sectors it moves (`bfq_async_charge_factor`, in the
+//! symmetric scenario modelled here), so synchronous I/O gets the larger share. Bios merge
+//! only into requests of the queue they would join (`bfq_allow_bio_merge`).
+//!
 //! Not modelled: I/O priorities, classes and weights (every process is best-effort with
 //! bfq's default weight, so all shares are equal), cgroups, `low_latency`'s weight raising
 //! of interactive and soft real-time processes, I/O injection while idling, queue merging of
@@ -90,6 +96,9 @@ impl BfqTunables {
 
 /// bfq's starting maximum budget (bfq_default_max_budget), sectors.
 const DEFAULT_MAX_BUDGET: u64 = 16 * 1024;
+/// Background writeback is charged this many times the sectors it moves
+/// (bfq_async_charge_factor, Linux 4.19 on; 10 before).
+const ASYNC_CHARGE_FACTOR: u64 = 3;
 /// Every process's weight (ioprio best-effort 4); shares are equal, so only ratios matter.
 const WEIGHT: u128 = 100;
 /// Virtual times are kept in sectors × this, so that a service over the weight sum stays exact.
@@ -128,6 +137,8 @@ struct Queue {
     last_end_request: Option<Time>,
     think_mean: Time,
     think_samples: u32,
+    /// A process's synchronous queue; false: the queue of background writeback.
+    sync: bool,
 }
 
 impl Queue {
@@ -153,6 +164,8 @@ pub struct Bfq {
     max_budget: u64,
     queues: Vec<Queue>,
     by_process: FxHashMap<u32, u32>,
+    /// The one queue of background writeback, once some has come.
+    background: Option<u32>,
     vtime: u128,
     in_service: Option<u32>,
     service_end: Time,
@@ -174,6 +187,7 @@ impl Bfq {
             t,
             queues: Vec::new(),
             by_process: FxHashMap::default(),
+            background: None,
             vtime: 0,
             in_service: None,
             service_end: 0,
@@ -191,13 +205,20 @@ impl Bfq {
         self.max_budget / 32
     }
 
-    fn queue_of(&mut self, process: u32) -> u32 {
-        if let Some(&q) = self.by_process.get(&process) {
+    /// The queue a request of `process` joins: the process's own when synchronous, else
+    /// the one of background writeback.
+    fn queue_of(&mut self, process: u32, sync: bool) -> u32 {
+        let known = if sync { self.by_process.get(&process).copied() } else { self.background };
+        if let Some(q) = known {
             return q;
         }
         let q = self.queues.len() as u32;
-        self.queues.push(Queue { budget: self.max_budget, ..Queue::default() });
-        self.by_process.insert(process, q);
+        self.queues.push(Queue { budget: self.max_budget, sync, ..Queue::default() });
+        if sync {
+            self.by_process.insert(process, q);
+        } else {
+            self.background = Some(q);
+        }
         q
     }
 
@@ -217,6 +238,9 @@ impl Bfq {
             return true;
         }
         let queue = &self.queues[q as usize];
+        if !queue.sync {
+            return false;
+        }
         let rot_without_queueing = self.rotational && !self.hw_tag.queues;
         let sequential = !queue.seeky() && queue.short_think(self.t.slice_idle_ns);
         // Equal weights, no groups: the scenario is symmetric, so idling is never needed for
@@ -299,10 +323,18 @@ impl IoScheduler for Bfq {
             self.book.insert_flush(tag);
             return;
         }
-        let q = self.queue_of(rq.process);
-        self.book.insert(tag, rq, q, now + self.t.fifo_expire_sync_ns, &mut self.queues);
+        let q = self.queue_of(rq.process, rq.sync);
+        let expiry = if rq.sync { self.t.fifo_expire_sync_ns } else { self.t.fifo_expire_async_ns };
+        self.book.insert(tag, rq, q, now + expiry, &mut self.queues);
         let (slice_idle, rotational) = (self.t.slice_idle_ns, self.rotational);
         let queue = &mut self.queues[q as usize];
+        if !rq.sync {
+            // Background writeback: nothing to learn for idling, which it never gets.
+            if self.in_service != Some(q) && !queue.active {
+                self.activate(q, false);
+            }
+            return;
+        }
         if let Some(end) = queue.last_end_request {
             // bfq_update_io_thinktime: a decaying mean, think times capped at 2 × slice_idle.
             let tt = now.saturating_sub(end).min(2 * slice_idle);
@@ -351,7 +383,8 @@ impl IoScheduler for Bfq {
             }
             let tag = self.choose(q, now);
             let e = self.book.entry(tag);
-            let charge = (e.end - e.offset) / 512;
+            let factor = if self.queues[q as usize].sync { 1 } else { ASYNC_CHARGE_FACTOR };
+            let charge = (e.end - e.offset) / 512 * factor;
             let queue = &self.queues[q as usize];
             if queue.served > 0 && queue.served + charge > queue.budget {
                 self.expire(Expiry::BudgetExhausted);
@@ -415,9 +448,10 @@ impl IoScheduler for Bfq {
         true
     }
 
-    fn allow_merge(&self, rq: &Request, process: u32, _sync: bool, _front: bool) -> bool {
-        // bfq_allow_bio_merge: only into the requests of the bio's own process's queue.
-        rq.process == process
+    fn allow_merge(&self, rq: &Request, process: u32, sync: bool, _front: bool) -> bool {
+        // bfq_allow_bio_merge: only into the requests of the queue the bio would join, its
+        // own process's when synchronous, the shared one of background writeback otherwise.
+        rq.sync == sync && (!sync || rq.process == process)
     }
 
     fn merged(&mut self, tag: Tag, rq: &Request, front: bool, old_offset: u64) {
@@ -515,5 +549,50 @@ mod tests {
         assert_eq!(b.dispatch(&mut SchedCtx::new(late, &mut armed)), Some(2));
         // Charged its whole budget, not the 8 sectors it moved: its next turn starts that far on.
         assert_eq!(b.queues[0].start, DEFAULT_MAX_BUDGET as u128 * VSCALE / WEIGHT);
+    }
+
+    /// A write of background writeback (no REQ_SYNC) of `process`.
+    fn wb(process: u32, offset: u64, len: u64) -> Request {
+        Request { op: Op::Write, sync: false, ..rq(process, offset, len) }
+    }
+
+    #[test]
+    fn background_writeback_shares_one_queue_never_idles_and_pays_three_times() {
+        // A disk without queueing, where a process's sequential queue would idle.
+        let mut b = Bfq::new(BfqTunables { max_budget: 2048, ..Default::default() }, true);
+        b.hw_tag.queues = false;
+        let mut armed = vec![];
+        let mut reqs = FxHashMap::default();
+        // Two processes' writeback, 64 KiB each, in one queue. Each write is charged three
+        // times its 128 sectors, so a budget of 2,048 sectors takes five (1,920).
+        for i in 0..8u32 {
+            let w = wb(1 + i % 2, i as u64 * (64 << 10), 64 << 10);
+            reqs.insert(i, w);
+            b.insert(i, &w, &mut SchedCtx::new(0, &mut armed));
+        }
+        let r = rq(3, 1 << 30, 4096);
+        reqs.insert(100, r);
+        b.insert(100, &r, &mut SchedCtx::new(0, &mut armed));
+        let mut order = vec![];
+        for _ in 0..6 {
+            let tag = b.dispatch(&mut SchedCtx::new(0, &mut armed)).unwrap();
+            order.push(tag);
+            b.completed(tag, &reqs[&tag], &mut SchedCtx::new(0, &mut armed));
+            assert_eq!(armed.is_empty(), tag != 100, "idling for the reader only, never for writeback");
+        }
+        assert_eq!(order, vec![0, 1, 2, 3, 4, 100], "5 writes of 384 charged sectors fill 2,048; then the reader");
+        // Run dry, it gives way at once where a reader's queue would idle.
+        let mut b = Bfq::new(BfqTunables::default(), true);
+        b.hw_tag.queues = false;
+        let (w, r) = (wb(1, 0, 4096), rq(2, 1 << 30, 4096));
+        b.insert(0, &w, &mut SchedCtx::new(0, &mut armed));
+        b.insert(1, &r, &mut SchedCtx::new(0, &mut armed));
+        assert_eq!(b.dispatch(&mut SchedCtx::new(0, &mut armed)), Some(0));
+        armed.clear();
+        b.completed(0, &w, &mut SchedCtx::new(100, &mut armed));
+        assert!(armed.is_empty());
+        assert_eq!(b.dispatch(&mut SchedCtx::new(100, &mut armed)), Some(1));
+        assert!(b.allow_merge(&wb(1, 0, 4096), 2, false, false));
+        assert!(!b.allow_merge(&wb(1, 0, 4096), 1, true, false) && !b.allow_merge(&rq(1, 0, 4096), 1, false, false));
     }
 }
