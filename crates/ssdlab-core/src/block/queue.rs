@@ -122,7 +122,7 @@ impl QueueBio {
 
     /// Its segments: the pages it spans ([`QueueLimits::max_segments`]).
     #[inline(always)]
-    fn segments(&self) -> u32 {
+    fn segments(&self) -> u16 {
         segments_of(self.offset, self.len)
     }
 }
@@ -246,7 +246,8 @@ impl BlockQueue {
             return None;
         }
         debug_assert!(!self.merging && self.blocked.is_empty());
-        let tag = self.new_request(&QueueBio::new(host, op, offset, len, process), now);
+        // Segments matter only to merging, which `none` never does.
+        let tag = self.new_request(&QueueBio::new(host, op, offset, len, process), 0, now);
         self.allocated += 1;
         self.disk.start(now);
         self.in_device += 1;
@@ -264,13 +265,14 @@ impl BlockQueue {
     /// A new request for one bio, into the scheduler.
     #[inline]
     fn insert_request(&mut self, b: &QueueBio, now: Time) {
-        let tag = self.new_request(b, now);
+        let segments = if self.merging { b.segments() } else { 0 };
+        let tag = self.new_request(b, segments, now);
         self.enqueue(tag, b.op, b.offset, b.len, now);
     }
 
     /// A request slot for one bio, filled; its tag.
     #[inline(always)]
-    fn new_request(&mut self, b: &QueueBio, now: Time) -> Tag {
+    fn new_request(&mut self, b: &QueueBio, segments: u16, now: Time) -> Tag {
         let tag = self.alloc_rq();
         // Filled field by field in place: a whole-struct copy through the stack costs a
         // store-forwarding stall on this path.
@@ -280,7 +282,7 @@ impl BlockQueue {
         rq.len = b.len;
         rq.process = b.process;
         rq.sync = b.sync;
-        rq.segments = b.segments();
+        rq.segments = segments;
         rq.started_at = now;
         rq.host = b.host;
         rq.merged = NO_BIO;
@@ -301,7 +303,7 @@ impl BlockQueue {
         for (i, b) in bios.iter().enumerate() {
             let rw = matches!(b.op, Op::Read | Op::Write);
             if let Some(last) = self.plug.last_mut() {
-                let segments = last.segments + b.segments();
+                let segments = last.segments + b.segments() as u32;
                 if plug_merges && rw && last.op == b.op && last.sync == b.sync && last.len + b.len <= max && segments <= max_segments {
                     if last.offset + last.len == b.offset {
                         last.len += b.len;
@@ -323,7 +325,7 @@ impl BlockQueue {
             }
             let mut group = std::collections::VecDeque::with_capacity(1);
             group.push_back(i as u32);
-            self.plug.push(PlugRequest { op: b.op, sync: b.sync, segments: b.segments(), offset: b.offset, len: b.len, bios: group });
+            self.plug.push(PlugRequest { op: b.op, sync: b.sync, segments: b.segments() as u32, offset: b.offset, len: b.len, bios: group });
         }
         let plug = std::mem::take(&mut self.plug);
         for p in &plug {
@@ -353,7 +355,7 @@ impl BlockQueue {
                 len: p.len,
                 process: first.process,
                 sync: p.sync,
-                segments: p.segments,
+                segments: p.segments as u16,
                 started_at: now,
                 host: first.host,
                 merged: chain,
@@ -400,7 +402,7 @@ impl BlockQueue {
             let rq = &q.rqs[tag as usize];
             rq.op == op
                 && rq.len + len <= max
-                && rq.segments + segments <= max_segments
+                && rq.segments as u32 + segments as u32 <= max_segments
                 && (!one_hit || q.last_merge == Some(tag))
                 && q.sched.allow_merge(rq, process, sync, front)
         };
@@ -451,7 +453,7 @@ impl BlockQueue {
         if rq == next
             || a.op != b.op
             || a.len + b.len > max
-            || a.segments + b.segments > self.limits.max_segments
+            || a.segments as u32 + b.segments as u32 > self.limits.max_segments
             || !self.sched.allow_merge(&a, b.process, b.sync, false)
         {
             return;

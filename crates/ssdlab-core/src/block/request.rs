@@ -9,8 +9,8 @@ pub(super) const NO_BIO: u32 = u32::MAX;
 /// The segments of a bio over `[offset, offset + len)`: the 4 KiB pages it spans, each
 /// apart from the others in memory (at least one: a flush spans none but never merges).
 #[inline(always)]
-pub(super) fn segments_of(offset: u64, len: u64) -> u32 {
-    ((offset + len).div_ceil(4096) - offset / 4096).max(1) as u32
+pub(super) fn segments_of(offset: u64, len: u64) -> u16 {
+    ((offset + len).div_ceil(4096) - offset / 4096).clamp(1, u16::MAX as u64) as u16
 }
 
 /// A bio merged into a request after its first: the part of one host request that travels
@@ -34,8 +34,10 @@ pub struct Request {
     /// REQ_SYNC (`rq_is_sync`): reads, direct I/O and the writes someone waits for; false
     /// for background writeback, which CFQ queues apart from every process's own.
     pub sync: bool,
-    /// Its bios' segments together ([`crate::block::QueueLimits::max_segments`]).
-    pub segments: u32,
+    /// Its bios' segments together ([`crate::block::QueueLimits::max_segments`]; a lone
+    /// bio's saturate at u16::MAX, and merging never passes that). Left 0 by a queue that
+    /// never merges, where nothing reads it.
+    pub segments: u16,
     /// When it entered the block layer: iostat's await counts from here.
     pub started_at: Time,
     /// The host request it was made for (its first bio, kept inline: most requests carry one).
