@@ -108,10 +108,22 @@ fn precondition_with(
         let mut rng = stream(seed, "precondition", 0);
         let writes = (passes * logical as f64) as u64;
         let mut done = 0u64;
+        // The IUs are drawn a run ahead, in the order they are written (so the same ones):
+        // each one's map entry is asked for a few units before it is written, which hides
+        // the cache miss its lookup otherwise is on a map far larger than the caches.
+        let mut lpns = Vec::with_capacity(CHECK_WRITES as usize);
         while done < writes {
             let n = (writes - done).min(CHECK_WRITES);
-            for _ in 0..n {
-                writer.write(ftl, rng.gen_range(0..logical));
+            lpns.clear();
+            lpns.extend((0..n).map(|_| rng.gen_range(0..logical)));
+            for &lpn in &lpns[..AHEAD.min(lpns.len())] {
+                ftl.prefetch(lpn);
+            }
+            for (i, &lpn) in lpns.iter().enumerate() {
+                if let Some(&next) = lpns.get(i + AHEAD) {
+                    ftl.prefetch(next);
+                }
+                writer.write(ftl, lpn);
             }
             done += n;
             watch.check(|| progress(logical as u64 + done))?;
@@ -121,6 +133,13 @@ fn precondition_with(
     ftl.counters = Default::default();
     Ok(())
 }
+
+/// Random overwrites whose map entries are asked for ahead of their writes (assumed: a few
+/// program units ahead, enough to cover a DRAM miss at a few ns a write, and few enough
+/// that the entries are still cached when written; measured: 17.0 s against 18.9 s without,
+/// `random:1` on the 970 EVO Plus 1 TB at scale 0.25, and no gain from asking for the old
+/// slots' entries too).
+const AHEAD: usize = 64;
 
 /// [`precondition_watched`] of a drive described by `cfg`, its state read from `states`
 /// where that keeps `p` and holds it, and stored there after preconditioning where it does
