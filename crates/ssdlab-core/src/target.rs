@@ -182,7 +182,8 @@ pub fn build_array_watched<D: Drive>(
 
 /// Members of one array filled in order: a sequential fill does not depend on the seed, so
 /// each drive description is filled once and its mapping copied to the drives like it (a
-/// 61.44 TB member takes tens of seconds to fill, its copy a fraction of a second).
+/// member with an SLC cache is filled unit by unit, seconds per TB; its copy takes a
+/// fraction of a second).
 #[derive(Default)]
 struct SequentialFills {
     done: Vec<(SsdConfig, Ftl)>,

@@ -7,6 +7,7 @@
 //! *program unit* (PU) is one page in every plane. Slots are IU-sized places in blocks,
 //! numbered `block * ius_per_block + offset`, so one `u32` names a physical location.
 
+mod fill;
 mod free_blocks;
 mod map;
 mod state;
@@ -1051,6 +1052,38 @@ impl Ftl {
     /// Total IUs currently mapped (valid).
     pub fn valid_ius(&self) -> u64 {
         self.blocks.iter().map(|b| b.valid as u64).sum()
+    }
+
+    /// Where `self` and `other` first differ, for tests that compare two ways to one state
+    /// (None where they are equal).
+    #[cfg(test)]
+    pub(crate) fn first_difference(&self, other: &Ftl) -> Option<String> {
+        if let Some(i) = (0..self.blocks.len()).find(|&i| self.blocks[i] != other.blocks[i]) {
+            return Some(format!("block {i}: {:?} vs {:?}", self.blocks[i], other.blocks[i]));
+        }
+        if let Some(i) = (0..self.blocks.len()).find(|&i| self.programmed[i] != other.programmed[i]) {
+            return Some(format!("block {i} programmed {} vs {}", self.programmed[i], other.programmed[i]));
+        }
+        if let Some(d) = (0..self.die_state.len()).find(|&d| self.die_state[d] != other.die_state[d]) {
+            let (a, b) = (&self.die_state[d], &other.die_state[d]);
+            return Some(format!(
+                "die {d}: open {:?}/{} {:?}/{} gc {:?}/{}, free {:?}.., stuck {}, victim {:?} vs open {:?}/{} {:?}/{} gc {:?}/{}, free {:?}.., stuck {}, victim {:?}",
+                a.host_block, a.host_next, a.slc_block, a.slc_next, a.gc_block, a.gc_next, &a.free.as_slice()[..a.free.len().min(4)], a.stuck, a.victim,
+                b.host_block, b.host_next, b.slc_block, b.slc_next, b.gc_block, b.gc_next, &b.free.as_slice()[..b.free.len().min(4)], b.stuck, b.victim,
+            ));
+        }
+        if self.map != other.map {
+            let l = (0..self.map.logical() as u32).find(|&l| self.map.slot(l) != other.map.slot(l));
+            return Some(format!("maps differ (first IU mapped apart: {l:?})"));
+        }
+        if self.counters != other.counters {
+            return Some(format!("counters {:?} vs {:?}", self.counters, other.counters));
+        }
+        let scalars = |f: &Ftl| (f.clock, f.valid_total, f.erases_total, f.erases_max, f.slc_blocks, f.unstuck.clone());
+        if scalars(self) != scalars(other) {
+            return Some(format!("clock, valid, erases, max, SLC blocks, unstuck {:?} vs {:?}", scalars(self), scalars(other)));
+        }
+        (self != other).then(|| "configuration differs".to_string())
     }
 }
 

@@ -172,6 +172,20 @@ impl FlashMap {
         self.set_lpn(slot, lpn);
     }
 
+    /// Whether nothing is mapped yet as far as the stored entries and `filled` tell, and a
+    /// fill in order of every IU would store nothing (the layout holds for the whole drive).
+    /// Reads `filled` only: the caller knows the drive is fresh.
+    pub fn fills_in_order_from_empty(&self) -> bool {
+        self.filled == 0 && self.fill_limit == self.logical() as u32
+    }
+
+    /// Map IUs `0..n` to their sequential-fill slots at once, as `n` calls of
+    /// [`FlashMap::link`] in order on a map with nothing mapped do.
+    pub fn fill_in_order(&mut self, n: u32) {
+        assert!(self.filled == 0 && n <= self.fill_limit, "a fill in order of {n} IUs on a map already filled to {}", self.filled);
+        self.filled = n;
+    }
+
     /// Addresses of the words holding `lpn`'s / `slot`'s entries, for prefetching.
     #[inline]
     pub fn slot_word(&self, lpn: u32) -> Option<*const u64> {
