@@ -643,8 +643,11 @@ impl Ftl {
         let d = &mut self.die_state[die as usize];
         d.victims.lower_valid(blk as u32 - die * self.blocks_per_die);
         // Freed space on a die that GC had given up on makes it usable again, once it collects.
+        // A die is in the list once, at its latest turn: it may give up and come back again
+        // before collect_starved reaches it.
         if d.stuck {
             d.stuck = false;
+            self.unstuck.retain(|&x| x != die);
             self.unstuck.push(die);
         }
     }
