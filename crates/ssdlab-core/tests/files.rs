@@ -3,7 +3,9 @@
 
 mod common;
 
+use ssdlab_core::array::{ArrayConfig, EngineConfig, MdConfig, MemberSpec, RaidLevel};
 use ssdlab_core::block::{CfqTunables, SchedulerConfig};
+use ssdlab_core::device::DriveConfig;
 use ssdlab_core::device::hdd::HddConfig;
 use ssdlab_core::device::ssd::{Precondition, SsdConfig};
 use ssdlab_core::file::{FileSystemSpec, FsType, KernelEra, MemoryConfig};
@@ -323,16 +325,33 @@ fn a_2008_kernels_journal_and_writeback_are_background_writes_cfq_does_not_idle_
     // flusher's each in its own process's queue) they waited out CFQ's idle windows: 1.77 s
     // here against noop's 9.3 ms.
     let write = vec![FileOp::Create { set: 0, pick: Pick::Rotor }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Fsync { data_only: false }, FileOp::Close];
-    let end = |sched: SchedulerConfig| {
+    // On md RAID 0 the members' schedulers see the same: md's bios keep their flags.
+    let end = |sched: SchedulerConfig, raid: bool| {
         let jobs = (0..4).map(|_| program(write.clone(), Some(100))).collect();
         let mut spec = system(FsType::Ext3, KernelEra::Y2008, vec![set("q", 400, 12 * KIB, 0.0)], jobs);
-        spec.targets[0].scheduler = sched;
+        if raid {
+            let members = (0..2)
+                .map(|i| MemberSpec {
+                    name: format!("sd{i}"),
+                    device: DriveConfig::NandSsd(SsdConfig::generic(4)),
+                    precondition: Precondition::None,
+                    scheduler: sched.clone(),
+                    queue: Default::default(),
+                })
+                .collect();
+            let a = ArrayConfig { level: RaidLevel::Raid0, chunk_bytes: 64 * KIB, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![], spares: vec![], rebuild_limit_bytes: None, verify_data: false };
+            spec.targets[0].device = DeviceConfig::Array(a);
+        } else {
+            spec.targets[0].scheduler = sched;
+        }
         let r = run(&spec).expect("run");
         assert_eq!(r.files.as_ref().unwrap().written_back_pages, 400 * 3);
         r.end_ns as f64
     };
-    let (cfq, noop) = (end(SchedulerConfig::Cfq(CfqTunables::default())), end(SchedulerConfig::Noop));
-    assert!((cfq / noop - 1.0).abs() < 0.05, "cfq {cfq} ns, noop {noop} ns");
+    for raid in [false, true] {
+        let (cfq, noop) = (end(SchedulerConfig::Cfq(CfqTunables::default()), raid), end(SchedulerConfig::Noop, raid));
+        assert!((cfq / noop - 1.0).abs() < 0.05, "raid {raid}: cfq {cfq} ns, noop {noop} ns");
+    }
 }
 
 #[test]

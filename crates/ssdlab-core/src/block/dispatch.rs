@@ -56,7 +56,7 @@ impl<D: BlockDevice> QueuedDevice<D> {
     #[inline]
     pub fn issue(&mut self, b: QueueBio, ctx: &mut impl DispatchCtx<D::Event>) {
         let now = ctx.now();
-        if let Some(req) = self.queue.submit_direct(b.host, b.op, b.offset, b.len, b.process, now) {
+        if let Some(req) = self.queue.submit_direct(&b, now) {
             self.device.submit(req, ctx);
             return;
         }

@@ -92,7 +92,6 @@ pub struct BlockQueue {
     /// whose submitters sleep until one is freed, in order.
     allocated: u32,
     nr_requests: Option<u32>,
-    /// (Bios waiting for a request to be freed: their submitters sleep in the kernel meanwhile.)
     blocked: std::collections::VecDeque<QueueBio>,
     /// The scheduler's CPU time per bio and the lock it runs under (one per queue).
     cpu_ns: Time,
@@ -127,7 +126,6 @@ impl QueueBio {
     }
 }
 
-
 /// A request built in a plug: its extent and its bios (indices into the batch) in disk order.
 #[derive(Debug)]
 struct PlugRequest {
@@ -138,7 +136,6 @@ struct PlugRequest {
     len: u64,
     bios: std::collections::VecDeque<u32>,
 }
-
 
 impl BlockQueue {
     /// A queue in front of a device taking `depth` requests at once; `hz` is the kernel tick
@@ -234,24 +231,23 @@ impl BlockQueue {
         1
     }
 
-    /// Host request `host` enters the queue at `now` and goes straight to the device, when
-    /// it can: the queue runs `none` with nothing waiting in it, no request limit of its
+    /// Bio `b` enters the queue at `now` and goes straight to the device, when it can: the queue runs `none` with nothing waiting in it, no request limit of its
     /// own, and the device has a free slot (blk-mq's direct issue). The queue ends as
     /// [`BlockQueue::submit`] and then [`BlockQueue::next_for_device`] would leave it, without
     /// the pass through the scheduler. None: nothing was done; submit it.
     #[inline]
-    pub fn submit_direct(&mut self, host: BioId, op: Op, offset: u64, len: u64, process: u32, now: Time) -> Option<DeviceRequest> {
+    pub fn submit_direct(&mut self, b: &QueueBio, now: Time) -> Option<DeviceRequest> {
         // `none` never merges (`merging` is false), so no merge is missed here.
         if !self.sched.is_empty_none() || self.in_device >= self.depth || self.nr_requests.is_some() {
             return None;
         }
         debug_assert!(!self.merging && self.blocked.is_empty());
         // Segments matter only to merging, which `none` never does.
-        let tag = self.new_request(&QueueBio::new(host, op, offset, len, process), 0, now);
+        let tag = self.new_request(b, 0, now);
         self.allocated += 1;
         self.disk.start(now);
         self.in_device += 1;
-        Some(DeviceRequest { tag, op, offset, len, process, sync: true })
+        Some(DeviceRequest { tag, op: b.op, offset: b.offset, len: b.len, process: b.process, sync: b.sync })
     }
 
     /// Whether a dispatch pass would send nothing and arm nothing (`none` holding no
@@ -727,7 +723,7 @@ mod tests {
             while let Some(r) = passed.next_for_device(at) {
                 sent.0.push((r.tag, r.op, r.offset, r.len, r.process, at));
             }
-            match direct.submit_direct(h, Op::Read, h as u64 * 8192, 4096, 7, at) {
+            match direct.submit_direct(&QueueBio::new(h, Op::Read, h as u64 * 8192, 4096, 7), at) {
                 Some(r) => sent.1.push((r.tag, r.op, r.offset, r.len, r.process, at)),
                 None => {
                     assert!(h >= 2, "the first two find the device free");
@@ -739,28 +735,28 @@ mod tests {
         assert_eq!(sent.0.len(), 2, "the device takes two");
         // The device is full: nothing goes directly; a request queued behind others waits
         // its turn too.
-        assert!(direct.submit_direct(9, Op::Read, 0, 4096, 7, 45).is_none());
+        assert!(direct.submit_direct(&QueueBio::new(9, Op::Read, 0, 4096, 7), 45).is_none());
         assert!(!direct.dispatches_nothing(), "two wait in the queue");
         for q in [&mut passed, &mut direct] {
             let done = q.complete(sent.0[0].0, 50);
             assert_eq!(done.host, 0);
         }
-        assert!(direct.submit_direct(9, Op::Read, 0, 4096, 7, 50).is_none(), "requests wait before it");
+        assert!(direct.submit_direct(&QueueBio::new(9, Op::Read, 0, 4096, 7), 50).is_none(), "requests wait before it");
         let (a, b) = (passed.next_for_device(50).unwrap(), direct.next_for_device(50).unwrap());
         assert_eq!((a.tag, a.offset), (b.tag, b.offset));
         assert_eq!(passed.disk().snapshot(60), direct.disk().snapshot(60));
         assert_eq!((passed.in_device(), passed.queued()), (direct.in_device(), direct.queued()));
         // Every other scheduler, and a queue with a request limit of its own, take the pass.
         let mut noop = noop_queue(4, QueueLimits::default());
-        assert!(noop.submit_direct(0, Op::Read, 0, 4096, 0, 0).is_none());
+        assert!(noop.submit_direct(&QueueBio::new(0, Op::Read, 0, 4096, 0), 0).is_none());
         assert!(!noop.dispatches_nothing());
         let limited = QueueLimits { nr_requests: 4, ..Default::default() };
         let mut limited = BlockQueue::with_limits(4, 1000, Scheduler::None(NoneScheduler::default()), limited);
-        assert!(limited.submit_direct(0, Op::Read, 0, 4096, 0, 0).is_none());
+        assert!(limited.submit_direct(&QueueBio::new(0, Op::Read, 0, 4096, 0), 0).is_none());
         // An empty `none` queue has nothing to dispatch.
         let mut empty = none_queue(4);
         assert!(empty.dispatches_nothing());
-        let r = empty.submit_direct(0, Op::Write, 0, 4096, 0, 5).unwrap();
+        let r = empty.submit_direct(&QueueBio::new(0, Op::Write, 0, 4096, 0), 5).unwrap();
         assert!(empty.dispatches_nothing(), "the request went straight to the device");
         empty.complete(r.tag, 9);
         assert_eq!(empty.disk().snapshot(9).write_ios, 1);
