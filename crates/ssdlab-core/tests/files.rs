@@ -335,7 +335,7 @@ fn a_2008_kernels_journal_and_writeback_are_background_writes_cfq_does_not_idle_
                     name: format!("sd{i}"),
                     device: DriveConfig::NandSsd(SsdConfig::generic(4)),
                     precondition: Precondition::None,
-                    scheduler: sched.clone(),
+                    scheduler: sched,
                     queue: Default::default(),
                 })
                 .collect();
