@@ -55,6 +55,14 @@ pub struct Bio {
     pub sync: bool,
 }
 
+impl Bio {
+    /// The bio as its device's queue takes it, under the block layer's number `host`.
+    #[inline(always)]
+    fn in_queue(&self, host: BioId) -> QueueBio {
+        QueueBio { host, op: self.op, offset: self.offset, len: self.len, process: self.process, sync: self.sync }
+    }
+}
+
 /// What the layer above the block layer is told when its bios are done.
 pub trait BioDone<E> {
     /// `bio` is done (every device request carrying it has completed) at the clock's now.
@@ -310,7 +318,7 @@ impl<D: BlockDevice> BlockLayer<D> {
     #[inline]
     fn enter(&mut self, id: BioId, now: Time) -> u32 {
         let b = self.bios[id as usize].bio;
-        let parts = self.devs[b.target as usize].enter(QueueBio { host: id, op: b.op, offset: b.offset, len: b.len, process: b.process, sync: b.sync }, now);
+        let parts = self.devs[b.target as usize].enter(b.in_queue(id), now);
         self.bios[id as usize].parts = parts;
         b.target
     }
@@ -340,7 +348,7 @@ impl<D: BlockDevice> BlockLayer<D> {
             // Too few to plug: each goes in as a lone bio.
             for &id in ids {
                 let b = self.bios[id as usize].bio;
-                let parts = dev.enter(QueueBio { host: id, op: b.op, offset: b.offset, len: b.len, process: b.process, sync: b.sync }, now);
+                let parts = dev.enter(b.in_queue(id), now);
                 self.bios[id as usize].parts = parts;
             }
         } else {
@@ -349,8 +357,7 @@ impl<D: BlockDevice> BlockLayer<D> {
             for &id in ids {
                 let b = &mut self.bios[id as usize];
                 b.parts = 1;
-                let bio = b.bio;
-                batch.push(QueueBio { host: id, op: bio.op, offset: bio.offset, len: bio.len, process: bio.process, sync: bio.sync });
+                batch.push(b.bio.in_queue(id));
             }
             dev.enter_plugged(&batch, now);
             self.plug_buf = batch;
