@@ -283,6 +283,15 @@ impl FsConfig {
         let desc_size = if ext4 && today { 64 } else { 32 };
         let first_data_block = if block_size == 1024 { 1 } else { 0 };
         let mut blocks = o.size_bytes / block_size as u64;
+        // Block numbers of 32 bits: ext3's limit, and ext4's without the 64bit feature
+        // (mke2fs: "too big to be expressed in 32 bits"). The model keeps them below 2^32
+        // for every kind, today's ext4 included.
+        if blocks > u32::MAX as u64 {
+            return Err(FsError::Config(format!(
+                "{} blocks of {block_size} bytes: more than 2^32 - 1, the model's limit (16 TiB at 4 KiB blocks)",
+                blocks
+            )));
+        }
         let ratio = o.inode_ratio.unwrap_or(st.inode_ratio);
         let flex_bg_size = if ext4 { 16 } else { 1 };
         let mut bpg = 8 * block_size as u64;
@@ -602,6 +611,15 @@ pub fn journal_goal_group(cfg: &FsConfig, free_in_group: impl Fn(u32) -> u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_numbers_stop_at_32_bits() {
+        // 16 TiB of 4 KiB blocks is 2^32 blocks: one too many.
+        let err = FsConfig::new(&MkfsOptions::new(FsKind::Ext3, Era::Y2008, 16 << 40)).unwrap_err();
+        assert!(err.to_string().contains("more than 2^32 - 1"), "{err}");
+        let c = FsConfig::new(&MkfsOptions::new(FsKind::Ext3, Era::Y2008, (16 << 40) - 4096)).unwrap();
+        assert_eq!(c.blocks, u32::MAX as u64);
+    }
 
     #[test]
     fn sparse_super_groups() {

@@ -163,11 +163,16 @@ fn word_node(w: u64, valid: u32) -> Node {
     Node { pre, suf, best }
 }
 
-fn merge(l: Node, r: Node, span: u32) -> Node {
+/// The parent of `l` and `r`, each covering `span` blocks. The sums are taken in u64: a
+/// span reaches 2^31 blocks below the root of a file system past 2^31 blocks (8 TiB at
+/// 4 KiB), while every run fits a u32, being at most the file system's blocks (< 2^32).
+fn merge(l: Node, r: Node, span: u64) -> Node {
+    let (lpre, lsuf, rpre, rsuf) = (l.pre as u64, l.suf as u64, r.pre as u64, r.suf as u64);
+    let run = |x: u64| u32::try_from(x).expect("a free run within a file system of < 2^32 blocks");
     Node {
-        pre: if l.pre == span { span + r.pre } else { l.pre },
-        suf: if r.suf == span { span + l.suf } else { r.suf },
-        best: l.best.max(r.best).max(l.suf + r.pre),
+        pre: if lpre == span { run(span + rpre) } else { l.pre },
+        suf: if rsuf == span { run(span + lsuf) } else { r.suf },
+        best: l.best.max(r.best).max(run(lsuf + rpre)),
     }
 }
 
@@ -219,11 +224,11 @@ impl Space {
         s
     }
 
-    fn span(&self, node: usize) -> u32 {
+    fn span(&self, node: usize) -> u64 {
         // Blocks covered by `node` (leaves cover 64).
         let depth = usize::BITS - 1 - node.leading_zeros();
         let leaf_depth = self.leaves.trailing_zeros();
-        64u32 << (leaf_depth - depth)
+        64u64 << (leaf_depth - depth)
     }
 
     fn refresh_leaf(&mut self, i: usize) {
@@ -378,7 +383,7 @@ impl Space {
     /// Search in `node` (covering blocks from `base`), counting free blocks only from `from`,
     /// with `run` free blocks (all at or after `from`) ending just before the node.
     fn descend(&self, node: usize, base: u64, from: u64, len: u32, run: &mut u32) -> Option<u64> {
-        let span = self.span(node) as u64;
+        let span = self.span(node);
         if base + span <= from {
             return None;
         }
@@ -478,6 +483,24 @@ mod tests {
         assert_eq!((n.pre, n.suf, n.best), (0, 0, 3));
         let n = word_node(0, 10);
         assert_eq!((n.pre, n.suf, n.best), (10, 0, 10));
+    }
+
+    #[test]
+    fn merging_halves_of_more_than_2_pow_31_blocks_keeps_the_runs() {
+        // Below the root of a file system past 2^31 blocks (8 TiB at 4 KiB) each half spans
+        // 2^31 blocks: a free left half and a right half starting with 100 free blocks make
+        // a run of 2^31 + 100 (a u32 span wrapped to 0 at the root, and no fit was found).
+        let span = 1u64 << 31;
+        let full = Node { pre: span as u32, suf: span as u32, best: span as u32 };
+        let right = Node { pre: 100, suf: 7, best: 5000 };
+        let m = merge(full, right, span);
+        assert_eq!((m.pre, m.suf, m.best), ((span + 100) as u32, 7, (span + 100) as u32));
+        let m = merge(right, full, span);
+        assert_eq!((m.pre, m.suf, m.best), (100, (span + 7) as u32, (span + 7) as u32));
+        // The root of 2^26 leaves spans 2^32 blocks.
+        let s = Space { leaves: 1 << 26, ..Space::new(64, 0, 64) };
+        assert_eq!(s.span(1), 1 << 32);
+        assert_eq!(s.span(1 << 26), 64);
     }
 
     #[test]
