@@ -909,3 +909,19 @@ fn a_partial_write_into_a_file_laid_out_unwritten_reads_only_what_was_written_si
     let r = run(&spec).expect("run");
     assert_eq!(r.files.as_ref().unwrap().partial_block_reads, 16, "written whole: its blocks hold data");
 }
+
+#[test]
+fn reads_of_a_file_laid_out_unwritten_send_no_io() {
+    // A fallocated file never written holds unwritten extents: the kernel reads them as
+    // zeros without I/O, buffered or direct. The same file laid out written is read.
+    for direct in [false, true] {
+        let job = fio_on_files(RwMode::Read, 64 * KIB, MIB, 16, direct);
+        let unwritten = system(FsType::Ext4, KernelEra::Today, vec![FileSetSpec { unwritten: true, ..set("f", 1, MIB, 1.0) }], vec![job.clone()]);
+        let r = run(&unwritten).expect("run");
+        assert_eq!(r.jobs[0].read.bytes, MIB, "direct {direct}: the whole file is read");
+        assert_eq!(device_read_bytes(&r), 0, "direct {direct}: unwritten extents read as zeros");
+        let written = system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, MIB, 1.0)], vec![job]);
+        let r = run(&written).expect("run");
+        assert!(device_read_bytes(&r) >= MIB, "direct {direct}: a written file is read from the device");
+    }
+}

@@ -171,7 +171,7 @@ impl FileLayer {
             self.kick_flusher(events);
         }
         for r in plan.runs.clone() {
-            let runs = self.blocks_of(o.mount, o.ino, r.run.start, r.run.len as u64);
+            let runs = self.data_blocks_of(&o, r.run.start, r.run.len as u64);
             let id = self.reading.begin(o.file, r.run.start, r.run.end());
             let n = self.send_blocks(o.mount, Op::Read, &runs, Purpose::Read(id), o.io.process, block, events);
             self.reading.sent(id, n);
@@ -215,14 +215,13 @@ impl FileLayer {
         if end % bs != 0 && edges.last() != Some(&(end / bs)) {
             edges.push(end / bs);
         }
-        let set = &self.sets[o.io.set as usize];
         let mut runs: Vec<(u64, u64)> = Vec::new();
         for l in edges {
             let page = l * bs / PAGE;
             if l * bs >= size || self.cache.page_info(o.file, page).is_some() {
                 continue;
             }
-            if set.spec.unwritten && !set.written_pages.contains(&(o.done.entry, page)) {
+            if self.unwritten_page(o, page) {
                 continue; // an unwritten extent: zeros, no I/O
             }
             if let Some(p) = mnt.map(o.ino, l as u32) {
@@ -260,6 +259,34 @@ impl FileLayer {
         self.report.throttled_ns += RECLAIM_WAIT_NS;
         self.wait_io(slot, now);
         events.schedule(now + RECLAIM_WAIT_NS, E::from(FileEvent::Op(slot)));
+    }
+
+    /// Whether page `page` of `o`'s file lies in an unwritten extent: laid out by fallocate
+    /// and not written since. It holds zeros and is read without I/O, as the kernel does
+    /// (ext4_map_blocks reports such blocks unwritten; the buffered read path zeroes the
+    /// page as for a hole, `ext4_mpage_readpages`, and direct I/O fills zeros, iomap's
+    /// `iomap_dio_hole_iter` for IOMAP_UNWRITTEN).
+    fn unwritten_page(&self, o: &OpState, page: u64) -> bool {
+        let set = &self.sets[o.io.set as usize];
+        set.spec.unwritten && !set.written_pages.contains(&(o.done.entry, page))
+    }
+
+    /// The block runs a read of pages `[first, first + n)` of `o`'s file must fetch: the
+    /// mapped blocks of pages that hold data.
+    fn data_blocks_of(&self, o: &OpState, first: u64, n: u64) -> Vec<(u64, u64)> {
+        if !self.sets[o.io.set as usize].spec.unwritten {
+            return self.blocks_of(o.mount, o.ino, first, n);
+        }
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for page in (first..first + n).filter(|&p| !self.unwritten_page(o, p)) {
+            for (p, len) in self.blocks_of(o.mount, o.ino, page, 1) {
+                match out.last_mut() {
+                    Some(last) if last.0 + last.1 == p => last.1 += len,
+                    _ => out.push((p, len)),
+                }
+            }
+        }
+        out
     }
 
     /// The physical block runs holding pages `[first, first + n)` of a file (unmapped
@@ -461,6 +488,9 @@ impl FileLayer {
         let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
         let mut runs: Vec<(u64, u64)> = Vec::new();
         for l in l0..l1 {
+            if op == Op::Read && self.unwritten_page(&o, l * bs / PAGE) {
+                continue;
+            }
             if let Some(p) = mnt.map(o.ino, l as u32) {
                 match runs.last_mut() {
                     Some(last) if last.0 + last.1 == p => last.1 += 1,
