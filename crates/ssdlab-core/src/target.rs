@@ -330,6 +330,10 @@ impl BlockDevice for AnyTarget {
         each!(self, d => d.begin_run())
     }
 
+    fn lay_out(&mut self, runs: &[(u64, u64)]) {
+        each!(self, d => d.lay_out(runs))
+    }
+
     fn volatile(&self) -> crate::device::Volatile {
         each!(self, d => d.volatile())
     }

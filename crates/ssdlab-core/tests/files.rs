@@ -925,3 +925,34 @@ fn reads_of_a_file_laid_out_unwritten_send_no_io() {
         assert!(device_read_bytes(&r) >= MIB, "direct {direct}: a written file is read from the device");
     }
 }
+
+/// IUs read that were never written, over a run's devices and their members.
+fn unwritten_read_ius(devices: &[ssdlab_core::report::DeviceResult]) -> u64 {
+    devices.iter().map(|d| d.internal.nand.as_ref().map_or(0, |n| n.unwritten_read_ius) + unwritten_read_ius(&d.members)).sum()
+}
+
+#[test]
+fn files_laid_out_before_the_run_are_on_a_fresh_ssd_and_on_an_arrays_members() {
+    // fio writes a read job's files before it starts: the drives hold them, so the job's
+    // reads find data (a drive returns zeros for what was never written, without flash).
+    // A file set fallocated instead (unwritten) is not written.
+    let md = |level: RaidLevel, n: usize| {
+        let members = (0..n)
+            .map(|i| MemberSpec { name: format!("sd{i}"), device: DriveConfig::NandSsd(SsdConfig::generic(4)), precondition: Precondition::None, scheduler: Default::default(), queue: Default::default() })
+            .collect();
+        DeviceConfig::Array(ArrayConfig { level, chunk_bytes: 64 * KIB, engine: EngineConfig::Md(MdConfig::default()), members, failures: vec![], spares: vec![], rebuild_limit_bytes: None, verify_data: false })
+    };
+    let devices = [("ssd", None), ("raid0", Some(md(RaidLevel::Raid0, 3))), ("raid5", Some(md(RaidLevel::Raid5, 4))), ("raid10", Some(md(RaidLevel::Raid10, 4)))];
+    for (what, device) in devices {
+        for direct in [true, false] {
+            let job = fio_on_files(RwMode::Randread, 4 * KIB, 4 * MIB, 2000, direct);
+            let mut spec = system(FsType::Ext4, KernelEra::Today, vec![set("f", 4, 4 * MIB, 1.0)], vec![job]);
+            if let Some(d) = device.clone() {
+                spec.targets[0].device = d;
+            }
+            let r = run(&spec).expect("run");
+            assert!(device_read_bytes(&r) > 0, "{what}, direct {direct}: reads reach the device");
+            assert_eq!(unwritten_read_ius(&r.devices), 0, "{what}, direct {direct}: every IU read holds data");
+        }
+    }
+}

@@ -190,6 +190,58 @@ impl Layout {
         out
     }
 
+    /// Where array byte runs `runs` lie on each member (by role), in the order written, with
+    /// the parity of RAID 5/6 rows they cover (in each row, the chunk offsets its data
+    /// covers): what writing the runs in order leaves on the members. A member's runs that
+    /// touch or overlap its previous one are joined.
+    pub fn member_runs(&self, runs: &[(u64, u64)]) -> Vec<Vec<(u64, u64)>> {
+        let mut out: Vec<Vec<(u64, u64)>> = vec![Vec::new(); self.n as usize];
+        let mut put = |m: u32, offset: u64, len: u64| {
+            let runs = &mut out[m as usize];
+            match runs.last_mut() {
+                Some(last) if offset <= last.0 + last.1 && offset + len >= last.0 => {
+                    let end = (last.0 + last.1).max(offset + len);
+                    last.0 = last.0.min(offset);
+                    last.1 = end - last.0;
+                }
+                _ => runs.push((offset, len)),
+            }
+        };
+        for &(offset, len) in runs {
+            let end = (offset + len).min(self.capacity());
+            let mut at = offset;
+            while at < end {
+                let (k, within) = self.chunk_of(at);
+                let take = (self.chunk - within).min(end - at);
+                match self.level {
+                    RaidLevel::Raid0 => {
+                        let (row, m) = self.stripe_chunk(k);
+                        put(m, row * self.chunk + within, take);
+                    }
+                    RaidLevel::Raid1 => (0..self.n).for_each(|m| put(m, at, take)),
+                    RaidLevel::Raid10 => {
+                        for (row, m) in self.mirror_chunk(k) {
+                            put(m, row * self.chunk + within, take);
+                        }
+                    }
+                    RaidLevel::Raid5 | RaidLevel::Raid6 => {
+                        let dpr = self.data_per_row() as u64;
+                        let row = k / dpr;
+                        let base = row * self.chunk + within;
+                        put(self.data_member(row, (k - row * dpr) as u32), base, take);
+                        let (p, q) = self.parity_members(row);
+                        put(p, base, take);
+                        if let Some(q) = q {
+                            put(q, base, take);
+                        }
+                    }
+                }
+                at += take;
+            }
+        }
+        out
+    }
+
     /// RAID 10 near-2: the two (row, member) places of logical chunk `k`. The copies sit at
     /// consecutive chunk positions `2k` and `2k + 1`, counting across members then rows.
     #[inline]

@@ -602,6 +602,35 @@ mod tests {
         }
     }
 
+    /// Runs laid out on an array ([`Layout::member_runs`]) cover, on the members, every place
+    /// md keeps their pages (data, copies, parity) and nothing else.
+    #[test]
+    fn laid_out_runs_reach_every_place_md_keeps_them() {
+        use std::collections::BTreeSet;
+        let pages = |runs: &[(u64, u64)], m: u16| -> Vec<(u16, u64)> {
+            runs.iter().flat_map(|&(o, l)| (o / (4 * K)..(o + l).div_ceil(4 * K)).map(move |p| (m, p * 4 * K))).collect()
+        };
+        for level in [RaidLevel::Raid0, RaidLevel::Raid1, RaidLevel::Raid10, RaidLevel::Raid5, RaidLevel::Raid6] {
+            for n in level.min_members() as u64..=7 {
+                for chunk in [4 * K, 16 * K] {
+                    let rows = 2 * n + 1;
+                    let l = Layout::new(level, n as u32, chunk, rows * chunk);
+                    let cap = l.capacity();
+                    // A run from the start, one crossing rows mid-chunk, one to the end.
+                    let runs = [(0, 3 * 4 * K), (chunk + 4 * K, 3 * chunk), (cap - 2 * chunk, 2 * chunk)];
+                    let mut want = BTreeSet::new();
+                    for &(o, len) in &runs {
+                        for at in (o..o + len).step_by(4 * K as usize) {
+                            want.extend(md_places(level, n, chunk, at));
+                        }
+                    }
+                    let got: BTreeSet<_> = l.member_runs(&runs).iter().enumerate().flat_map(|(m, r)| pages(r, m as u16)).collect();
+                    assert_eq!(got, want, "{level:?} over {n}, chunk {chunk}");
+                }
+            }
+        }
+    }
+
     /// The planner against md's arithmetic, for every page of small arrays of every level,
     /// member count and several chunks: a page write goes to every place md keeps the page
     /// (its data, copies or parity) and nowhere else, and a read of one sector of it comes

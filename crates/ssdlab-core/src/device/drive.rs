@@ -188,6 +188,14 @@ impl BlockDevice for AnyDrive {
         }
     }
 
+    fn lay_out(&mut self, runs: &[(u64, u64)]) {
+        match self {
+            AnyDrive::NandSsd(d) => d.lay_out(runs),
+            AnyDrive::InPlace(d) => d.lay_out(runs),
+            AnyDrive::Hdd(d) => d.lay_out(runs),
+        }
+    }
+
     fn begin_run(&mut self) -> Time {
         match self {
             AnyDrive::NandSsd(d) => d.begin_run(),

@@ -182,6 +182,13 @@ pub trait BlockDevice {
     /// ([`merge_lost`]'s order), its members' losses included; None when the device cannot
     /// say (an array whose members hold volatile data).
     fn lost_ranges(&self) -> Option<Vec<LostRange>>;
+    /// Byte runs `[offset, offset + len)` written before the run, in this order, without
+    /// simulated time: what a benchmark writes before it measures (fio writes a job's files
+    /// out first; a scenario's files laid out). A device that keeps no state of what it holds
+    /// ignores them; an SSD maps them as a sequential write of them would.
+    fn lay_out(&mut self, runs: &[(u64, u64)]) {
+        let _ = runs;
+    }
 }
 
 /// A physical drive (not an array): what an array's members are. Arrays do not implement it,

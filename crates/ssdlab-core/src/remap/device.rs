@@ -549,6 +549,11 @@ impl<D: Drive> Remap<D> {
 impl<D: Drive> BlockDevice for Remap<D> {
     type Event = RemapEvent<D::Event>;
 
+    fn lay_out(&mut self, runs: &[(u64, u64)]) {
+        // The layer starts over a drive holding block b at b: what was laid out is there.
+        self.drive.device.lay_out(runs);
+    }
+
     fn capacity(&self) -> u64 {
         self.cfg.capacity_bytes()
     }

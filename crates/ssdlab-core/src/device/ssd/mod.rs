@@ -800,6 +800,10 @@ impl Drive for Ssd {
 impl BlockDevice for Ssd {
     type Event = SsdEvent;
 
+    fn lay_out(&mut self, runs: &[(u64, u64)]) {
+        precondition::lay_out(&mut self.ftl, self.iu_bytes, runs);
+    }
+
     fn capacity(&self) -> u64 {
         self.cfg.capacity_bytes
     }

@@ -230,6 +230,9 @@ enum CommitPhase {
 
 pub struct FileLayer {
     mounts: Vec<Option<Mount>>,
+    /// Per target, the byte runs of the files laid out written before the run, in the order
+    /// written, for the devices to hold ([`FileLayer::take_laid_out`]).
+    laid_out: Vec<Vec<(u64, u64)>>,
     /// How page-cache ids name files.
     ids: CacheIds,
     sets: Vec<SetState>,
@@ -345,6 +348,7 @@ impl FileLayer {
         let cache = PageCache::new(cache_config(memory))?;
         let mut layer = FileLayer {
             ids,
+            laid_out: vec![Vec::new(); mounts.len()],
             mounts,
             sets: Vec::new(),
             cache,
@@ -422,6 +426,9 @@ impl FileLayer {
         }
         let pre = (set.spec.prealloc * set.spec.entries as f64).round() as u64;
         let bs = fs.config().block_size as u64;
+        // Written out before the run unless fallocated (an unwritten set holds no data).
+        let written = !set.spec.unwritten;
+        let laid_out = &mut self.laid_out[m];
         for e in 0..pre {
             let parent = set.dirs[set.dir_of(e)];
             if set.spec.dirs {
@@ -437,12 +444,27 @@ impl FileLayer {
             let blocks = size.div_ceil(bs);
             if blocks > 0 {
                 fs.allocate(ino, 0, blocks as u32, task).map_err(no_space)?;
+                if written {
+                    for x in fs.extents_of(ino) {
+                        let (offset, len) = (x.phys * bs, x.len as u64 * bs);
+                        match laid_out.last_mut() {
+                            Some(last) if last.0 + last.1 == offset => last.1 += len,
+                            _ => laid_out.push((offset, len)),
+                        }
+                    }
+                }
             }
             fs.set_size(ino, size).map_err(no_space)?;
             fs.release(ino);
         }
         self.sets.push(set);
         Ok(())
+    }
+
+    /// The byte runs each target must hold before the run, per target: the files laid out
+    /// written (as fio writes them before a job starts), in the order written. Taken once.
+    pub fn take_laid_out(&mut self) -> Vec<Vec<(u64, u64)>> {
+        std::mem::take(&mut self.laid_out)
     }
 
     /// The flusher's process number (the writeback worker, one per device in today's kernels,
