@@ -306,3 +306,18 @@ def test_a_huge_drive_filled_in_order_costs_only_the_pages_written():
     written = flash("randwrite", 50_000, "sequential")
     assert 3 * 50_000 * 4096 * 0.95 < written - seq <= 3 * 50_000 * 4096
     assert flash("randwrite", 50_000, "none") == written
+
+
+def test_small_writes_are_guessed_at_the_rate_their_indirection_units_allow():
+    # A 4 KiB write to a drive of 16 KiB IUs programs its whole IU: a time-based job's
+    # I/O count (and so the map pages it touches) is guessed at a quarter of the program
+    # bandwidth, so 2 s of random writes to the full-size 61.44 TB drive are not refused.
+    spec = api.build("[j]\nfilename=/dev/nvme0n1\ndirect=1\nrw=randwrite\nbs={bs}\nioengine=libaio\niodepth=32\nruntime=2\ntime_based\n"
+                     .format(bs="4k"), profile=HUGE, scale=1, precondition="sequential", memory_limit="none")
+    device, jobs, host = spec.core["targets"][0]["device"], spec.core["jobs"], spec.core["host"]
+    small = memory.rate_estimate(device, jobs, host)
+    sized = [{"split": [[16384, 100.0]], "range_min": None, "range_max": None}] * 3
+    big = memory.rate_estimate(device, [dict(jobs[0], block_sizes=sized)], host)
+    assert device["ftl"]["iu_bytes"] == 16384
+    assert small == pytest.approx(big / 4, rel=0.01), (small, big)
+    assert memory.estimate(spec.core).total < 12 << 30

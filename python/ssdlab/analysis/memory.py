@@ -472,7 +472,11 @@ def rate_estimate(device: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], 
             limits.append(dies * n["planes_per_die"] * n["page_bytes"] / (n["read_ns"] / 1e9))
             latency += n["read_ns"]
         elif not fastest:  # a write buffer and an SLC cache take bursts faster
-            limits.append(dies * n["planes_per_die"] * n["page_bytes"] * n.get("program_pages", 1) / (n["program_ns"] / 1e9))
+            program = dies * n["planes_per_die"] * n["page_bytes"] * n.get("program_pages", 1) / (n["program_ns"] / 1e9)
+            # A write smaller than the indirection unit programs its whole unit (a
+            # read-modify-write): host bytes go at size/IU of the program bandwidth.
+            iu = device.get("ftl", {}).get("iu_bytes", size)
+            limits.append(program * min(1.0, size / max(iu, 1)))
     elif kind == "in-place":
         m = device["media"]
         dies = m["channels"] * m["dies_per_channel"]
