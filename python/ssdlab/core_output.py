@@ -319,6 +319,8 @@ class CpuInterval(TypedDict):
     iowait: float
     idle: float
     load: tuple[float, float, float]
+    #: tasks active on average over the interval: what the load average settles to
+    active: float
 
 
 class FileCounters(TypedDict):

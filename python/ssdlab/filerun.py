@@ -31,6 +31,8 @@ class Cpu(BaseModel):
     iowait: Number
     idle: Number
     load: list[Number]
+    #: tasks active on average over the interval (what the load average settles to)
+    active: Number
 
     @model_validator(mode="after")
     def _three_loads(self) -> "Cpu":

@@ -71,15 +71,16 @@ pub struct Cpus {
     running: Steps,
     active: Steps,
     io_waiting: Steps,
-    /// Integrals from the start, core-ns: busy, iowait.
+    /// Integrals from the start, core-ns: busy, iowait; and task-ns active.
     busy_area: u128,
     iowait_area: u128,
+    active_area: u128,
     integrated_to: Time,
     /// The load averages and when they are next updated.
     load: [f64; 3],
     next_load: Time,
     /// The last interval's start and its integrals there (for `interval`).
-    mark: (Time, u128, u128),
+    mark: (Time, u128, u128, u128),
     start: Time,
 }
 
@@ -96,10 +97,11 @@ impl Cpus {
             io_waiting: steps(),
             busy_area: 0,
             iowait_area: 0,
+            active_area: 0,
             integrated_to: start,
             load: [0.0; 3],
             next_load: start + LOAD_FREQ_NS,
-            mark: (start, 0, 0),
+            mark: (start, 0, 0, 0),
             start,
         }
     }
@@ -161,6 +163,7 @@ impl Cpus {
             let idle = (self.count as u128).saturating_sub(running);
             self.busy_area += running * span;
             self.iowait_area += idle.min(self.io_waiting.now.max(0) as u128) * span;
+            self.active_area += self.active.now.max(0) as u128 * span;
             self.integrated_to = to;
             if to == self.next_load {
                 // calc_load samples the tasks active at the tick.
@@ -181,21 +184,23 @@ impl Cpus {
     pub fn interval(&mut self, now: Time) -> CpuInterval {
         self.integrate(now);
         let mark = self.mark;
-        self.mark = (now, self.busy_area, self.iowait_area);
+        self.mark = (now, self.busy_area, self.iowait_area, self.active_area);
         self.since(mark, now)
     }
 
     /// What the CPUs did from the start up to `now` (intervals taken meanwhile or not).
     pub fn whole(&mut self, now: Time) -> CpuInterval {
         self.integrate(now);
-        self.since((self.start, 0, 0), now)
+        self.since((self.start, 0, 0, 0), now)
     }
 
-    fn since(&self, (start, busy0, iowait0): (Time, u128, u128), now: Time) -> CpuInterval {
-        let total = (now.saturating_sub(start) as f64) * self.count as f64;
+    fn since(&self, (start, busy0, iowait0, active0): (Time, u128, u128, u128), now: Time) -> CpuInterval {
+        let span = now.saturating_sub(start) as f64;
+        let total = span * self.count as f64;
         let share = |x: u128| if total > 0.0 { x as f64 / total } else { 0.0 };
         let (busy, iowait) = (share(self.busy_area - busy0), share(self.iowait_area - iowait0));
-        CpuInterval { start_ns: start, end_ns: now, busy, iowait, idle: (1.0 - busy - iowait).max(0.0), load: self.load }
+        let active = if span > 0.0 { (self.active_area - active0) as f64 / span } else { 0.0 };
+        CpuInterval { start_ns: start, end_ns: now, busy, iowait, idle: (1.0 - busy - iowait).max(0.0), load: self.load, active }
     }
 
     /// Core-ns busy and in iowait from the start up to the last integration.
@@ -236,6 +241,21 @@ mod tests {
         assert!((i.busy + i.iowait + i.idle - 1.0).abs() < 1e-12);
         c.io_done(200);
         assert_eq!(c.interval(300).iowait, 0.0);
+    }
+
+    #[test]
+    fn active_is_the_mean_count_of_running_waiting_and_blocked_tasks() {
+        let mut c = Cpus::new(1, 0);
+        c.io_wait(0); // blocked 0..300
+        c.run(0, 100); // runs 0..100
+        c.run(0, 100); // waits for the core 0..100, runs 100..200
+        let i = c.interval(200);
+        // 0..100: 3 active; 100..200: 2.
+        assert!((i.active - 2.5).abs() < 1e-12, "{i:?}");
+        c.io_done(300);
+        let i = c.interval(400);
+        assert!((i.active - 0.5).abs() < 1e-12, "{i:?}");
+        assert!((c.whole(400).active - 1.5).abs() < 1e-12);
     }
 
     #[test]

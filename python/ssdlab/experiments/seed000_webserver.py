@@ -95,7 +95,9 @@ def run(case: Case, quick: bool = False, seed: int = 0) -> Run:
     cpus = cpus or [core["files"]["cpu"]]
     return Run(case, 8 * net["bytes_per_s"] / 1e6, {c["name"]: c["mean_bytes_per_s"] / 1e3 for c in net["classes"]},
                _range([100 * c["busy"] for c in cpus]), _range([100 * c["iowait"] for c in cpus]),
-               _range([100 * (c["busy"] + c["iowait"]) for c in cpus]), _range([c["load"][0] for c in cpus]),
+               # the load as it settles: each sample's mean count of active tasks (the kernel's
+               # 1-minute average starts at 0 and takes minutes to reach it)
+               _range([100 * (c["busy"] + c["iowait"]) for c in cpus]), _range([c["active"] for c in cpus]),
                bound(core), net)
 
 

@@ -16,6 +16,10 @@ pub struct CpuInterval {
     pub idle: f64,
     /// The load averages (1, 5, 15 minutes) at the interval's end.
     pub load: [f64; 3],
+    /// Tasks active (running, waiting for a core, blocked for I/O) on average over the
+    /// interval: what the load average settles to in a steady run, which a run shorter than a
+    /// few minutes does not leave it time to reach.
+    pub active: f64,
 }
 
 /// The file layer's running totals at a time-series sample (differences of two samples give an
