@@ -956,3 +956,18 @@ fn files_laid_out_before_the_run_are_on_a_fresh_ssd_and_on_an_arrays_members() {
         }
     }
 }
+
+#[test]
+fn the_journal_thread_waiting_on_a_commit_counts_as_an_active_task() {
+    // One writer fsyncing each file on ext3: it waits (uninterruptibly) for its data and
+    // then for the commit, during which kjournald waits on the commit's buffers too. The
+    // mean count of active tasks exceeds the writer's one.
+    let ops = vec![FileOp::Create { set: 0, pick: Pick::Rotor }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Fsync { data_only: false }, FileOp::Close];
+    let mut spec = system(FsType::Ext3, KernelEra::Y2008, vec![set("q", 200, 8 * KIB, 0.0)], vec![program(ops, Some(200))]);
+    spec.targets[0].device = DeviceConfig::Hdd(HddConfig::generic());
+    let r = run(&spec).expect("run");
+    let f = r.files.as_ref().unwrap();
+    assert!(f.commits >= 100, "{} commits", f.commits);
+    let active = f.cpu.active;
+    assert!(active > 1.2 && active <= 2.0 + 1e-9, "mean active tasks {active}");
+}

@@ -30,6 +30,10 @@ impl FileLayer {
         }
         let c = mnt.journal.start_commit();
         self.report.commits += 1;
+        // The journal thread (kjournald, jbd2/DEV) sleeps uninterruptibly on the commit's
+        // buffers (`wait_on_buffer` → io_schedule in journal_commit_transaction) until the
+        // commit ends: it counts in iowait and in the load average, as kernel threads do.
+        self.cpus.io_wait(events.now());
         let ordered = c.ordered.clone();
         let mnt = self.mounts[m as usize].as_mut().expect("a mounted file system");
         mnt.commit = Some((c, 0, CommitPhase::Ordered));
@@ -116,6 +120,7 @@ impl FileLayer {
                 (CommitPhase::PostFlush, n)
             }
             CommitPhase::CommitBlock | CommitPhase::PostFlush => {
+                self.cpus.io_done(now);
                 let mnt = self.mounts[m as usize].as_mut().expect("mounted");
                 mnt.journal.finish_commit(c, now);
                 let committed = mnt.journal.committed();
