@@ -49,6 +49,8 @@ pub struct JobRun {
     issued_ios: u64,
     next_io: Option<Io>,
     rate_next: [Time; 3],
+    /// Whether a `rate` or `rate_iops` limit applies in any direction.
+    rated: bool,
     writes_since_sync: u64,
     sync_pending: bool,
     since_think: u64,
@@ -101,6 +103,7 @@ impl JobRun {
             issued_ios: 0,
             next_io: None,
             rate_next: [0; 3],
+            rated: spec.rate_bytes.iter().chain(&spec.rate_iops).any(|&r| r > 0),
             writes_since_sync: 0,
             sync_pending: false,
             since_think: 0,
@@ -289,7 +292,8 @@ impl JobRun {
             },
         };
         let d = io.op.index();
-        if d < 3 {
+        // Unrated, `rate_next` stays at the job's start and no gap is drawn.
+        if d < 3 && self.rated {
             if self.rate_next[d] > now {
                 self.next_io = Some(io);
                 return self.wake(self.rate_next[d]);
