@@ -538,6 +538,13 @@ impl Ssd {
                     self.charge_gc(die, gc, ctx);
                 }
             }
+            // Less buffered than any program unit holds, and not forced: once a die is found
+            // the loop stops, whichever it is, so any one die ready by the horizon settles it
+            // (usually the first looked at) without the search for the soonest. Only when
+            // none is does the search run, to schedule the retry.
+            if !force && self.buffered.len() < self.smallest_unit() && self.any_die_ready(ctx.now(), horizon) {
+                break;
+            }
             let die = match self.pick_die(ctx.now(), horizon) {
                 Ok(d) => d,
                 Err(Some(free_at)) => {
@@ -639,6 +646,29 @@ impl Ssd {
             Some((t, _)) => Err(Some(t)),
             None => Err(None),
         }
+    }
+
+    /// The fewest IUs a program unit of host data holds, in any mode.
+    #[inline]
+    fn smallest_unit(&self) -> usize {
+        self.ftl.unit_ius(Mode::Native).min(self.ftl.unit_ius(Mode::Slc)) as usize
+    }
+
+    /// Whether [`Ssd::pick_die`] would pick a die (one that takes host data is free by
+    /// `horizon`), looking from the cursor and stopping at the first such die.
+    fn any_die_ready(&self, now: Time, horizon: Time) -> bool {
+        let dies = self.dies.len() as u32;
+        let mut d = self.die_cursor;
+        for _ in 0..dies {
+            if self.ftl.accepts_host_data(d) && self.die_free_at(d, now).max(self.die_committed[d as usize]) <= horizon {
+                return true;
+            }
+            d += 1;
+            if d == dies {
+                d = 0;
+            }
+        }
+        false
     }
 
     fn alloc_unit(&mut self) -> u32 {
@@ -1241,5 +1271,35 @@ mod tests {
         // Every queue reaches past the horizon: none, and when the first frees.
         ssd.die_committed[4] = 50;
         assert_eq!(ssd.pick_die(0, 20), Err(Some(50)));
+    }
+
+    proptest::proptest! {
+        /// The early stop of a dispatch pass asks only whether the search for the soonest die
+        /// would find one: whatever the dies' queues, commitments, backlog-free clocks, which
+        /// dies take host data, the cursor and the horizon, the two agree.
+        #[test]
+        fn a_ready_die_is_found_exactly_when_the_search_finds_one(
+            busy in proptest::collection::vec(0u64..3000, 32), committed in proptest::collection::vec(0u64..3000, 32),
+            stuck in proptest::collection::vec(proptest::bool::weighted(0.3), 32),
+            cursor in 0u32..32, now in 0u64..1000, horizon in 0u64..4000, at_a_die in proptest::option::of((0u32..32, -1i64..=1)),
+        ) {
+            let mut ssd = Ssd::new(SsdConfig::generic(1), 1).unwrap();
+            proptest::prop_assert_eq!(ssd.dies.len(), 32);
+            for d in 0..32u32 {
+                ssd.occupy_die(d, 0, busy[d as usize]);
+                ssd.die_committed[d as usize] = committed[d as usize];
+                ssd.ftl.set_stuck(d, stuck[d as usize]);
+            }
+            ssd.die_cursor = cursor;
+            // Also a horizon at a die's own time, or just either side of it.
+            let horizon = match at_a_die {
+                Some((d, delta)) => {
+                    let t = ssd.die_free_at(d, now).max(ssd.die_committed[d as usize]);
+                    t.saturating_add_signed(delta)
+                }
+                None => horizon,
+            };
+            proptest::prop_assert_eq!(ssd.any_die_ready(now, horizon), ssd.pick_die(now, horizon).is_ok());
+        }
     }
 }
