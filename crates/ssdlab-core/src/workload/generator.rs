@@ -166,6 +166,11 @@ pub struct Generator {
     /// Blocks of `map_unit` in the region (every random offset draws among them; kept, not
     /// divided out per I/O).
     blocks: u64,
+    /// The usual random job's I/O, when every I/O is one: one direction, one size, a uniform
+    /// block each time (no random map, no `:N`, aligned to the block unit). Its next I/O
+    /// then takes one draw and no branch on the job's options; the draws are the ones
+    /// [`Generator::next_io`]'s general path makes for it.
+    plain: Option<(Op, u64)>,
 }
 
 impl Generator {
@@ -208,28 +213,44 @@ impl Generator {
             }
         };
         let uniform = matches!(dist, OffsetDist::Uniform);
+        let map = (spec.rw.is_random() && spec.random_map && uniform).then(|| RandomMap::new(blocks));
+        let sizes = [
+            SizeChooser::new(&spec.block_sizes[0]),
+            SizeChooser::new(&spec.block_sizes[1]),
+            SizeChooser::new(&spec.block_sizes[2]),
+        ];
+        let op = match spec.rw {
+            RwMode::Randread => Some(Op::Read),
+            RwMode::Randwrite => Some(Op::Write),
+            RwMode::Randtrim => Some(Op::Trim),
+            _ => None,
+        };
+        let plain = match (op, uniform && map.is_none() && spec.rw_modifier <= 1) {
+            (Some(op), true) => match sizes[op.index()] {
+                SizeChooser::Fixed(len) if spec.block_align[op.index()] <= map_unit => Some((op, len.min(spec.region_size))),
+                _ => None,
+            },
+            _ => None,
+        };
         Ok(Generator {
             mode: spec.rw,
             rwmix_read: spec.rwmix_read,
             modifier: spec.rw_modifier,
-            sizes: [
-                SizeChooser::new(&spec.block_sizes[0]),
-                SizeChooser::new(&spec.block_sizes[1]),
-                SizeChooser::new(&spec.block_sizes[2]),
-            ],
+            sizes,
             align: spec.block_align,
             base: spec.region_offset,
             region: spec.region_size,
             rng: Rng::seed_from_u64(splitmix64(spec.seed)),
             pos: [0; 3],
             // fio keeps the random map only for uniform offsets.
-            map: (spec.rw.is_random() && spec.random_map && uniform).then(|| RandomMap::new(blocks)),
+            map,
             dist,
             scatter_mult: scatter_multiplier(blocks),
             since_random: 0,
             trim_then_write: None,
             map_unit,
             blocks,
+            plain,
         })
     }
 
@@ -278,7 +299,29 @@ impl Generator {
     }
 
     /// The next I/O. Never fails once constructed.
+    #[inline]
     pub fn next_io(&mut self) -> Io {
+        match self.plain {
+            Some((op, len)) => self.next_plain(op, len),
+            None => self.next_any(),
+        }
+    }
+
+    /// [`Generator::next_io`] of the usual random job (`plain`): what the general path
+    /// gives it, step for step (see the test comparing the two).
+    #[inline]
+    fn next_plain(&mut self, op: Op, len: u64) -> Io {
+        let (unit, region) = (self.map_unit, self.region);
+        let mut rel = self.rng.gen_range(0..self.blocks) * unit;
+        if rel + len > region {
+            rel = (region - len) / unit * unit;
+        }
+        self.since_random += 1;
+        self.pos[op.index()] = self.advance(rel, len);
+        Io { op, offset: self.base + rel, len }
+    }
+
+    fn next_any(&mut self) -> Io {
         if let Some((offset, len)) = self.trim_then_write.take() {
             return Io { op: Op::Write, offset, len };
         }
@@ -441,6 +484,52 @@ mod tests {
         let h = hot as f64 / n as f64;
         assert!((r - 0.7).abs() < 0.02, "read share {r}");
         assert!((h - 0.9).abs() < 0.02, "hot share {h}");
+    }
+
+    proptest::proptest! {
+        /// The usual random job's short path gives what the general path gives it, I/O for
+        /// I/O, the random stream and the sequential positions left alike: sizes that do and
+        /// do not divide the region (the last offset clamped), any region offset.
+        #[test]
+        fn the_plain_path_is_the_general_one(
+            mode in 0usize..3, bs_units in 1u64..9, blocks in 1u64..5000, offset_units in 0u64..100,
+            seed: u64, n in 1usize..600,
+        ) {
+            let rw = [RwMode::Randread, RwMode::Randwrite, RwMode::Randtrim][mode];
+            let mut spec = JobSpec::simple("j", rw, 4096 * bs_units, 1, 512 * blocks.max(8 * bs_units + 1));
+            spec.block_align = [512; 3];
+            spec.random_map = false;
+            spec.region_offset = 4096 * offset_units;
+            spec.seed = seed;
+            let mut fast = Generator::new(&spec).unwrap();
+            proptest::prop_assert!(fast.plain.is_some(), "{:?} takes the short path", rw);
+            let mut general = Generator::new(&spec).unwrap();
+            general.plain = None;
+            for i in 0..n {
+                proptest::prop_assert_eq!(fast.next_io(), general.next_io(), "I/O {}", i);
+            }
+            proptest::prop_assert_eq!(fast.positions(), general.positions());
+            proptest::prop_assert_eq!(fast.rng.gen::<u64>(), general.rng.gen::<u64>());
+        }
+    }
+
+    #[test]
+    fn only_the_usual_random_job_takes_the_plain_path() {
+        let plain = |f: &dyn Fn(&mut JobSpec)| {
+            let mut spec = JobSpec::simple("j", RwMode::Randread, 4096, 1, 4096 * 1000);
+            spec.random_map = false;
+            f(&mut spec);
+            Generator::new(&spec).unwrap().plain.is_some()
+        };
+        assert!(plain(&|_| {}));
+        assert!(!plain(&|s| s.random_map = true));
+        assert!(!plain(&|s| s.rw = RwMode::Randrw));
+        assert!(!plain(&|s| s.rw = RwMode::Read));
+        assert!(!plain(&|s| s.rw = RwMode::Randtrimwrite));
+        assert!(!plain(&|s| s.rw_modifier = 2));
+        assert!(!plain(&|s| s.distribution.kind = DistKind::Normal));
+        assert!(!plain(&|s| s.block_sizes[0] = BlockSizeDist { split: vec![(4096, 1.0), (8192, 1.0)], range_min: None, range_max: None }));
+        assert!(!plain(&|s| s.block_align = [8192, 4096, 4096]));
     }
 
     #[test]

@@ -474,6 +474,12 @@ impl Ftl {
         !self.unstuck.is_empty()
     }
 
+    /// Mark `die`'s GC as having given up (or not), for tests of what takes host data.
+    #[cfg(test)]
+    pub(crate) fn set_stuck(&mut self, die: u32, stuck: bool) {
+        self.die_state[die as usize].stuck = stuck;
+    }
+
     /// Whether host data may be placed on `die` now without exhausting its GC reserve.
     #[inline]
     pub fn accepts_host_data(&self, die: u32) -> bool {

@@ -538,7 +538,13 @@ impl Ssd {
                     self.charge_gc(die, gc, ctx);
                 }
             }
-            let die = match self.pick_die(ctx.now(), horizon) {
+            // Less buffered than any program unit holds, and not forced: once a die is found
+            // the loop stops, whichever it is, so the first die ready by the horizon settles
+            // it (usually the first looked at). When none is, the search goes on over all of
+            // them, as it would, for the retry.
+            let short = !force && self.buffered.len() < self.smallest_unit();
+            let die = match self.pick_die(ctx.now(), horizon, short) {
+                Ok(_) if short => break,
                 Ok(d) => d,
                 Err(Some(free_at)) => {
                     let at = free_at.saturating_sub(self.queue_horizon).max(ctx.now() + 1);
@@ -615,8 +621,9 @@ impl Ssd {
     /// The die that will be free soonest among those that can take host data; ties go
     /// round-robin so an idle drive stripes across all dies. Dies whose queue reaches past
     /// `horizon` are full for now: then the error gives when the first of them frees up
-    /// (None if no die can take data at all).
-    fn pick_die(&self, now: Time, horizon: Time) -> Result<u32, Option<Time>> {
+    /// (None if no die can take data at all). `first_ready`: any die free by `horizon` will
+    /// do, the first found (the error is the same).
+    fn pick_die(&self, now: Time, horizon: Time, first_ready: bool) -> Result<u32, Option<Time>> {
         let dies = self.dies.len() as u32;
         let mut best: Option<(Time, u32)> = None;
         // Round-robin from the cursor, wrapping by a compare rather than a division per die
@@ -625,6 +632,9 @@ impl Ssd {
         for _ in 0..dies {
             if self.ftl.accepts_host_data(d) {
                 let t = self.die_free_at(d, now).max(self.die_committed[d as usize]);
+                if first_ready && t <= horizon {
+                    return Ok(d);
+                }
                 if best.is_none_or(|(bt, _)| t < bt) {
                     best = Some((t, d));
                 }
@@ -639,6 +649,12 @@ impl Ssd {
             Some((t, _)) => Err(Some(t)),
             None => Err(None),
         }
+    }
+
+    /// The fewest IUs a program unit of host data holds, in any mode.
+    #[inline]
+    fn smallest_unit(&self) -> usize {
+        self.ftl.unit_ius(Mode::Native).min(self.ftl.unit_ius(Mode::Slc)) as usize
     }
 
     fn alloc_unit(&mut self) -> u32 {
@@ -1228,22 +1244,58 @@ mod tests {
         assert!(dies > 4);
         // All idle: the cursor's die.
         ssd.die_cursor = 3;
-        assert_eq!(ssd.pick_die(0, 1000), Ok(3));
+        assert_eq!(ssd.pick_die(0, 1000, false), Ok(3));
         // Dies from the cursor on are committed for longer: the soonest is before the cursor,
         // and of the two tied there the first after wrapping (0).
         ssd.die_committed.fill(500);
         ssd.die_committed[0] = 100;
         ssd.die_committed[1] = 100;
         ssd.die_cursor = 2;
-        assert_eq!(ssd.pick_die(0, 1000), Ok(0));
+        assert_eq!(ssd.pick_die(0, 1000, false), Ok(0));
         ssd.die_committed[0] = 200;
-        assert_eq!(ssd.pick_die(0, 1000), Ok(1));
+        assert_eq!(ssd.pick_die(0, 1000, false), Ok(1));
         // The last die is the cursor's, the others tie with it: the cursor's.
         ssd.die_committed.fill(100);
         ssd.die_cursor = dies - 1;
-        assert_eq!(ssd.pick_die(0, 1000), Ok(dies - 1));
+        assert_eq!(ssd.pick_die(0, 1000, false), Ok(dies - 1));
         // Every queue reaches past the horizon: none, and when the first frees.
         ssd.die_committed[4] = 50;
-        assert_eq!(ssd.pick_die(0, 20), Err(Some(50)));
+        assert_eq!(ssd.pick_die(0, 20, false), Err(Some(50)));
+    }
+
+    proptest::proptest! {
+        /// The early stop of a dispatch pass asks only whether the search for the soonest die
+        /// would find one: whatever the dies' queues, commitments, which dies take host data,
+        /// the cursor and the horizon, the first ready die is found exactly when the search
+        /// finds one, it is ready, and when none is both give the same error.
+        #[test]
+        fn a_ready_die_is_found_exactly_when_the_search_finds_one(
+            busy in proptest::collection::vec(0u64..3000, 32), committed in proptest::collection::vec(0u64..3000, 32),
+            stuck in proptest::collection::vec(proptest::bool::weighted(0.3), 32),
+            cursor in 0u32..32, now in 0u64..1000, horizon in 0u64..4000, at_a_die in proptest::option::of((0u32..32, -1i64..=1)),
+        ) {
+            let mut ssd = Ssd::new(SsdConfig::generic(1), 1).unwrap();
+            proptest::prop_assert_eq!(ssd.dies.len(), 32);
+            for d in 0..32u32 {
+                ssd.occupy_die(d, 0, busy[d as usize]);
+                ssd.die_committed[d as usize] = committed[d as usize];
+                ssd.ftl.set_stuck(d, stuck[d as usize]);
+            }
+            ssd.die_cursor = cursor;
+            // Also a horizon at a die's own time, or just either side of it.
+            let horizon = match at_a_die {
+                Some((d, delta)) => {
+                    let t = ssd.die_free_at(d, now).max(ssd.die_committed[d as usize]);
+                    t.saturating_add_signed(delta)
+                }
+                None => horizon,
+            };
+            let (first, soonest) = (ssd.pick_die(now, horizon, true), ssd.pick_die(now, horizon, false));
+            proptest::prop_assert_eq!(first.map(|_| ()), soonest.map(|_| ()));
+            if let Ok(d) = first {
+                proptest::prop_assert!(ssd.ftl.accepts_host_data(d));
+                proptest::prop_assert!(ssd.die_free_at(d, now).max(ssd.die_committed[d as usize]) <= horizon);
+            }
+        }
     }
 }
