@@ -58,8 +58,8 @@ def run(drive: str, scale: int = 1, seed: int = 0, scheduler: str = "cfq") -> Ru
                  precondition="sequential" if drive == "ssd" else None)
     core = execute(spec).core
     run_s = (core["end_ns"] - core["start_ns"]) / 1e9
-    # Minute by minute as sar saw it, past the first minute (the load average starts at 0)
-    # and without the last, partial one.
+    # Minute by minute as sar saw it, past the first minute (the run's start) and without the
+    # last, partial one.
     cpus = [s["cpu"] for s in core["samples"] if s.get("cpu")]
     cpus = cpus[1:-1] if len(cpus) > 2 else [core["files"]["cpu"]]
     busy = [100 * c["busy"] for c in cpus]

@@ -90,7 +90,7 @@ def run(case: Case, quick: bool = False, seed: int = 0) -> Run:
                  seed=seed, interval=INTERVAL, precondition="sequential" if case.drive == "ssd" else None)
     core = execute(spec).core
     net = core["network"]
-    # sar's view, past the first minute (the load average starts at 0 and the cache empty).
+    # sar's view, past the first minute (the cache starts empty).
     cpus = [s["cpu"] for s in core["samples"] if s.get("cpu") and s["cpu"]["end_ns"] - core["start_ns"] > 60e9]
     cpus = cpus or [core["files"]["cpu"]]
     return Run(case, 8 * net["bytes_per_s"] / 1e6, {c["name"]: c["mean_bytes_per_s"] / 1e3 for c in net["classes"]},
