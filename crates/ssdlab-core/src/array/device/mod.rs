@@ -453,6 +453,9 @@ impl<D: Drive> BlockDevice for Array<D> {
     type Event = ArrayEvent<D::Event>;
 
     fn lay_out(&mut self, runs: &[(u64, u64)]) {
+        if runs.is_empty() {
+            return;
+        }
         for (role, member_runs) in self.layout.member_runs(runs).into_iter().enumerate() {
             let dev = self.roles[role] as usize;
             self.members[dev].dev.device.lay_out(&member_runs);

@@ -140,6 +140,9 @@ fn precondition_with(
 ///
 /// [`BlockDevice::lay_out`]: crate::device::BlockDevice::lay_out
 pub fn lay_out(ftl: &mut Ftl, iu_bytes: u64, runs: &[(u64, u64)]) {
+    if runs.iter().all(|r| r.1 == 0) {
+        return; // nothing laid out: the drive and its counters stay as they are
+    }
     let mut writer = Writer { die: 0, pending: Vec::new() };
     let logical = ftl.logical_ius();
     let mut last = None;
@@ -251,6 +254,7 @@ impl Writer {
 mod tests {
     use super::*;
     use crate::device::ssd::config::SlcCacheConfig;
+    use crate::device::ssd::ftl::FtlCounters;
 
     /// `cfg` preconditioned with `p` from seed 7, the fill done as `fill` says.
     fn ftl_after(cfg: &SsdConfig, p: Precondition, fill: Fill) -> Ftl {
@@ -286,6 +290,30 @@ mod tests {
             fold: Default::default(),
         });
         vec![("generic", generic, true), ("ragged", ragged, true), ("tlc", tlc, true), ("slc", slc, false)]
+    }
+
+    /// A layout maps exactly the IUs its runs touch (an IU two runs share, a run's partial
+    /// end), keeps what was there, and starts the counters again; a layout of nothing leaves
+    /// the drive as it was, counters included.
+    #[test]
+    fn a_layout_maps_the_ius_of_its_runs_and_nothing_else() {
+        let cfg = SsdConfig::generic(1);
+        let mut ftl = Ftl::new(&cfg);
+        let mut writer = Writer { die: 0, pending: Vec::new() };
+        writer.write(&mut ftl, 900);
+        writer.flush(&mut ftl);
+        let before = ftl.clone();
+        assert!(before.counters.host_ius > 0);
+        lay_out(&mut ftl, 4096, &[]);
+        lay_out(&mut ftl, 4096, &[(4096, 0)]);
+        assert!(ftl == before, "an empty layout changed the drive");
+        // IUs 2-4 (the last one partly), then 4-5: IU 4 shared; then IU 10.
+        lay_out(&mut ftl, 4096, &[(8192, 2 * 4096 + 100), (4 * 4096, 2 * 4096), (10 * 4096, 4096)]);
+        ftl.check_invariants().unwrap();
+        let mapped: Vec<u32> = (0..16).filter(|&l| ftl.lookup(l).is_some()).collect();
+        assert_eq!(mapped, vec![2, 3, 4, 5, 10]);
+        assert!(ftl.lookup(900).is_some(), "what was there before stays");
+        assert_eq!(ftl.counters, FtlCounters::default());
     }
 
     /// Filled a block at a time or unit by unit, sequentially or then with random
