@@ -515,3 +515,30 @@ fn making_and_removing_directories_gives_every_block_and_inode_back() {
         assert_eq!(fs.free_blocks() + parent_growth, free0, "every directory block back");
     }
 }
+
+/// 2008's ext3 lets a reservation window start anywhere in a group and reach past its end
+/// (`find_next_reservable_window` takes the group's last block as the last a window may
+/// start from), so a file written across a group boundary takes the group's tail, shorter
+/// than its window, and goes on after the next group's metadata: no tail is left free behind
+/// it for later files to trip over.
+#[test]
+fn an_ext3_window_may_reach_past_its_groups_end() {
+    let mut o = MkfsOptions::new(FsKind::Ext3, Era::Y2008, 1 << 30);
+    o.block_size = Some(4096);
+    o.alloc = Some(AllocPolicy::Ext3Reservation);
+    let (mut fs, _) = FileSystem::mkfs(FsConfig::new(&o).unwrap()).unwrap();
+    let bpg = fs.config().blocks_per_group;
+    let (ino, _) = fs.create(ROOT_INO, b"big", Task::default()).unwrap();
+    // Past group 0, in windows of 1027 blocks that do not divide a group.
+    let blocks = (bpg + bpg / 4) as u32;
+    fs.allocate(ino, 0, blocks, Task::default()).unwrap();
+    fs.set_size(ino, blocks as u64 * 4096).unwrap();
+    fs.release(ino);
+    fs.check().unwrap();
+    let usage = fs.group_usage();
+    assert_eq!(usage[0].free_blocks, 0, "group 0's tail left free: {:?}", usage[0]);
+    let g1 = fs.config().group_first_block(1);
+    let last_of_g0 = fs.extents_of(ino).iter().any(|e| e.phys + e.len as u64 == g1);
+    assert!(last_of_g0, "no extent ends at group 0's last block: {:?}", fs.extents_of(ino));
+    assert_eq!(fs.reservation_window(ino), None, "the window goes back on release");
+}

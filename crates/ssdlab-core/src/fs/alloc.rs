@@ -622,7 +622,10 @@ impl Allocator {
     }
 
     /// `alloc_new_reservation`: a window of the file's size from the first free block at
-    /// or after `goal` in group `g`, where it overlaps no other window.
+    /// or after `goal` in group `g`, where it overlaps no other window. The window must start
+    /// in the group and may reach past its end (`find_next_reservable_window` takes the
+    /// group's last block as the last a window may start from), so a group's tail shorter
+    /// than a window is still taken; its blocks are allocated group by group.
     fn new_window(
         &mut self,
         cfg: &FsConfig,
@@ -661,7 +664,7 @@ impl Allocator {
                     None => break,
                 }
             }
-            if cur + size > ge {
+            if cur >= ge {
                 r.start = 1;
                 r.end = 0;
                 self.rsv.insert(ino, r);
