@@ -48,6 +48,21 @@ def test_the_webserver_scenario_loads_with_its_clients() -> None:
     assert jobs[0].files["program"]["ops"][1] == {"op": "send_whole", "io_bytes": 65536, "midway": True}
 
 
+def test_the_webserver_experiment_puts_ext3_over_the_array_85_percent_full() -> None:
+    # A file locker's server in service: its file system is its array, kept fairly full;
+    # the scenario's own 400 GB would crowd every file onto the disks' first tracks.
+    from ssdlab.experiments import seed000_webserver as m
+    from ssdlab.system import raid
+    profile, n = m.DRIVES["hdd"]
+    array = raid(profile, 0, n, chunk="64k", engine=m.ENGINE).arrays[0]
+    w = m.scenario(m.CASES[0], 60, array.capacity)
+    assert w.filesystem["size_bytes"] is None
+    cat = next(s for s in w.file_sets if s["name"] == "catalogue")
+    mean = (cat["size"]["min"] + cat["size"]["max"]) / 2
+    assert abs(cat["entries"] * mean / array.capacity - m.FULL) < 0.001
+    assert m.scenario(m.CASES[0], 60).filesystem["size_bytes"] == 400 << 30  # the scenario as written
+
+
 @pytest.mark.parametrize(("change", "line", "expected"), [
     (('client = "fibre"', 'client = "dsl"'), 36, "thread.1.client: 'dsl' names no class of clients (there are: adsl, fibre)"),
     (("instances = 3", "instances = 4"), 35, "thread.1.instances: 4: a thread serving class 'fibre' has one instance a client, 3"),
