@@ -65,8 +65,9 @@ class Clients:
 
 @dataclass(frozen=True)
 class Tier:
-    """Alike servers: each an md RAID 0 of ``drives`` drives of ``profile`` behind ``nic``
-    (``PORTSxRATE``, e.g. ``2x1g``; ``toe``: a TCP offload engine), on host profile ``host``."""
+    """Alike servers: each a RAID 0 of ``drives`` drives of ``profile`` (``engine``: md, or a
+    RAID card's engine profile) behind ``nic`` (``PORTSxRATE``, e.g. ``2x1g``; ``toe``: a TCP
+    offload engine), on host profile ``host``."""
 
     servers: int
     profile: str
@@ -78,6 +79,7 @@ class Tier:
     chunk: str = "64k"
     #: servers down
     failed: int = 0
+    engine: str = "md"
 
     @property
     def up(self) -> int:
@@ -166,7 +168,8 @@ def run_server(tier: Tier, work: FileWork, seed: int) -> ServerRun:
     # Flash drives in service hold data (reads of never-written units cost no flash): filled
     # first, as item 7's server was; disks need no such state.
     flash = not isinstance(load_profile(tier.profile)[0], HddProfile)
-    spec = build(None, system=raid(tier.profile, 0, tier.drives, chunk=tier.chunk), host=tier.host, files=work,
+    spec = build(None, system=raid(tier.profile, 0, tier.drives, chunk=tier.chunk, engine=tier.engine),
+                 host=tier.host, files=work,
                  scheduler=tier.scheduler, seed=seed, precondition="sequential" if flash else None)
     core = execute(spec).core
     net = core["network"]

@@ -13,9 +13,10 @@
     servers = 2
     failed = 0                  # servers down
     holds = 900                 # the most popular files, on every cache server
-    profile = "intel-x25-m-80"  # md RAID 0 of `drives` drives of this profile
+    profile = "intel-x25-m-80"  # RAID 0 of `drives` drives of this profile
     drives = 8
     chunk = "64k"
+    engine = "md"               # or a RAID card's engine (adaptec-6805), or an engine TOML
     nic = "1x10g"               # PORTSxRATE
     toe = true                  # a TCP offload engine
     scheduler = "noop"
@@ -55,7 +56,7 @@ class SiteFileError(ValueError):
     """A site file is wrong: one line naming the file, the line and the key."""
 
 
-_TIER_KEYS = {"servers", "failed", "holds", "profile", "drives", "chunk", "nic", "toe", "scheduler", "host"}
+_TIER_KEYS = {"servers", "failed", "holds", "profile", "drives", "chunk", "engine", "nic", "toe", "scheduler", "host"}
 
 
 def load_site(path: Path) -> tuple[str, Site]:
@@ -147,7 +148,16 @@ def load_site(path: Path) -> tuple[str, Site]:
             if not (path.parent / host).is_file():
                 raise fail((name, "host"), f"{host!r}: no such host profile (built-in: {', '.join(host_names())})")
             host = str(path.parent / host)
-        tier_ = Tier(servers=servers, profile=profile,
+        engine = text_of(t.get("engine", "md"), (name, "engine"))
+        from .config import ProfileError, load_engine
+
+        if (path.parent / engine).is_file():
+            engine = str(path.parent / engine)
+        try:
+            load_engine(engine)
+        except ProfileError as e:
+            raise fail((name, "engine"), str(e).splitlines()[0]) from None
+        tier_ = Tier(servers=servers, profile=profile, engine=engine,
                      drives=whole(t.get("drives", 1), (name, "drives"), 1), nic=str(nic), toe=toe,
                      scheduler=text_of(t.get("scheduler", "noop"), (name, "scheduler")),
                      host=host, chunk=str(chunk), failed=failed)

@@ -136,6 +136,10 @@ def test_a_site_file_describes_the_tiers_and_the_clients(tmp_path) -> None:
     assert name == "small" and s.files == 400 and s.size_mb == (10, 50) and s.cached == 40 and s.run_s == 3
     assert (s.cache.servers, s.cache.drives, s.cache.nic, s.origin.scheduler) == (2, 2, "1x1g", "cfq")
     assert [c.name for c in s.clients] == ["adsl", "fibre"] and s.clients[1].rtt_s == pytest.approx(0.010)
+    assert (s.cache.engine, s.origin.engine) == ("md", "md")
+    # A tier behind a RAID card: the engine's name, as a system file's array takes it.
+    p.write_text(SITE.replace('scheduler = "cfq"', 'scheduler = "cfq"\nengine = "adaptec-6805"', 1))
+    assert load_site(p)[1].origin.engine == "adaptec-6805"
     # Without [cache]: no cache tier, nothing held.
     p.write_text(SITE.split("[cache]")[0] + "[files]" + SITE.split("[files]")[1])
     _, bare = load_site(p)
@@ -151,6 +155,7 @@ def test_a_site_file_describes_the_tiers_and_the_clients(tmp_path) -> None:
     (('scheduler = "cfq"', 'scheduler = "cfq"\nholds = 3'), 22, "files.holds: unknown key"),
     (('profile = "samsung-850-pro"', 'profile = "no-such-drive"'), 12, "cache.profile: 'no-such-drive': no such drive profile"),
     (('scheduler = "cfq"', 'scheduler = "cfq"\nhost = "nowhere"'), 22, "files.host: 'nowhere': no such host profile"),
+    (('scheduler = "cfq"', 'scheduler = "cfq"\nengine = "raid-card"'), 22, "files.engine: unknown engine 'raid-card'"),
 ])
 def test_a_bad_site_file_is_one_line_naming_file_line_and_key(tmp_path, change, line, expected) -> None:
     from ssdlab.sitefile import SiteFileError, load_site

@@ -7,14 +7,18 @@ one as a hot standby), so that losing one does not push the popular files' traff
 file servers; at least 8 SSDs in RAID per cache server, at least 12 for more than 10 Gb/s.
 
 The site (:mod:`ssdlab.cachetier`), everything assumed but the servers, which are item 7's:
-- cache servers: 8 X25-M 80 GB in md RAID 0 behind a 10 GbE TOE NIC, noop; each holds the
+- cache servers: 8 X25-M 80 GB in RAID 0 behind a 10 GbE TOE NIC, noop; each holds the
   900 most popular files (about 520 GB of its 640 GB);
-- file servers: 9 Barracuda 7200.11 in md RAID 0 behind two bonded 1 GbE ports, CFQ; the
+- file servers: 9 Barracuda 7200.11 in RAID 0 behind two bonded 1 GbE ports, CFQ; the
   catalogue of 8,000 files of 100 MiB to 1,000 MiB (4.6 TB) spread over them; as many as carry the
   files the cache does not hold at 70 % of their capacity (assumed: the headroom a site keeps);
 - clients: item 7's mix (70 on 600 kB/s ADSL, 30 on 6 MB/s, 27 on 60 MB/s lines, 64 KiB
   windows), as many times over as put the two cache servers at the load asked (50 % or 100 %);
   Zipf's law with exponent 0.8 over the catalogue, as item 7's scenario.
+The file servers' arrays sit behind item 7's RAID card (``seed000_webserver.ENGINE``; the
+kernel reads ahead its default 128 KiB); the cache servers' stay md, so that neither their NIC
+nor a controller's limit (the stand-in card's is an assumed 1.2 GB/s) decides how many SSDs
+give more than 10 Gb/s. Each server's ext3 holds its files and a tenth more.
 
 What is run: the SSD count per cache server for more than 10 Gb/s (behind two bonded 10 GbE
 ports so that the NIC is not what stops it); the site at 50 % and at 100 % cache load, with
@@ -28,11 +32,12 @@ import math
 from dataclasses import dataclass, replace
 
 from ..cachetier import Clients, ServerRun, Site, SiteRun, Tier, capacity, hit_ratio, simulate
+from .seed000_webserver import ENGINE
 
 MIX = (Clients("adsl", 70, 600e3, 0.030, 65536), Clients("light", 30, 6e6, 0.015, 65536),
        Clients("fibre", 27, 60e6, 0.010, 65536))
 CACHE = Tier(2, "intel-x25-m-80", 8, "1x10g", toe=True, scheduler="noop")
-ORIGIN = Tier(1, "seagate-barracuda-7200.11-1tb", 9, "2x1g", scheduler="cfq")
+ORIGIN = Tier(1, "seagate-barracuda-7200.11-1tb", 9, "2x1g", scheduler="cfq", engine=ENGINE)
 FILES, CACHED, ZIPF, SIZE_MB = 8000, 900, 0.8, (100, 1000)
 #: the file servers' load with the cache tier up (assumed headroom)
 ORIGIN_LOAD = 0.7
