@@ -1,0 +1,119 @@
+"""Bad file-level input found by mutating the shipped examples (issue 49): each case is one
+line naming the file, the line where there is one, the key and what was expected — never a
+traceback, a panic, an error about the core's keys, or a value run as if it were fine."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ssdlab import api
+from ssdlab.analysis.memory import MemoryLimitError
+from ssdlab.filework import FileWorkError, load
+from ssdlab.units import UnitError, parse_size, parse_time_ns
+
+SCENARIO = """\
+name = "tiny"
+filesystem = { type = "ext4", size = "64m" }
+runtime = "200ms"
+
+[[fileset]]
+name = "a"
+dir = "/a"
+entries = 20
+size = "8k"
+prealloc = 0.5
+
+[[thread]]
+name = "w"
+instances = 2
+loops = 5
+ops = [ { op = "create", set = "a", pick = "next" }, { op = "write_whole", io = "4k" }, { op = "close" } ]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "work.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize(("old", "new", "line", "expected"), [
+    # No threads or no sets: the run had nothing to report (a KeyError) or named set 0.
+    (None, "", None, "fileset: missing: a scenario needs at least a file set"),
+    (SCENARIO[SCENARIO.index("[[thread]]"):], "", None, "thread: missing: a scenario needs at least a thread"),
+    # Not a list of tables: TypeErrors.
+    (SCENARIO[SCENARIO.index("[[fileset]]"):SCENARIO.index("[[thread]]")], 'fileset = ["a"]\n', 5,
+     "fileset: expected tables: [[fileset]]"),
+    ('op = "create"', "op = []", 16, "ops.0.op: "),
+    ('set = "a", pick = "next"', 'set = {}, pick = "next"', 16, "ops.0.set: {} names no file set"),
+    ('pick = "next"', "pick = []", 16, "ops.0.pick: []: expected one of"),
+    ('ops = [', 'after = [["w"]]\nops = [', 16, "thread.0.after: "),
+    # Accepted as numbers (True is an int) or as no value at all.
+    ("entries = 20", "entries = true", 8, "fileset.0.entries: True: expected a whole number"),
+    ("prealloc = 0.5", "prealloc = true", 10, "fileset.0.prealloc: True: expected a share"),
+    ('name = "tiny"', "name = 4", 1, "name: 4: expected a text"),
+    ('runtime = "200ms"', "runtime = []", 3, "runtime: []: expected a time"),
+    ('runtime = "200ms"', 'runtime = ""', 3, "runtime: '': expected a time"),
+    # Too large for the core: a u64 it could not read, an allocation that aborted, a MemoryError.
+    ('runtime = "200ms"', "runtime = 1000000000000000000", 3, "runtime: 1000000000000000000: expected a time of at most"),
+    ("entries = 20", "entries = 1000000000000000000", 8, "expected a whole number of files, 1 to 4,294,967,295"),
+    ("instances = 2", "instances = 1000000000000000000", 14, "thread.0.instances: 1000000000000000000: expected"),
+    # Not a finite number: OverflowError.
+    ('runtime = "200ms"', "runtime = inf", 3, "runtime: inf: expected a time"),
+    ('size = "8k"', "size = inf", 9, "fileset.0.size: inf: expected a size"),
+    # Refused by the core, without the file: a partition of nothing, a call of no bytes.
+    ('size = "64m"', "size = 0", 2, "filesystem.size: 0: expected the partition's size, above 0"),
+    ('io = "4k"', "io = 0", 16, "thread.0.ops.1.io: 0: expected the bytes of a call, above 0"),
+])
+def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, old, new, line, expected) -> None:
+    if old is None:
+        text = new
+    else:
+        assert old in SCENARIO
+        text = SCENARIO.replace(old, new, 1)
+    p = write(tmp_path, text)
+    with pytest.raises(FileWorkError) as e:
+        load(p)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"{p}:{line}:" if line else f"{p}:"), msg
+    assert expected in msg, msg
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # The core refuses them while making the file system or laying the set out: said at the
+    # scenario's table, not as the core's "invalid system: targets.0.filesystem" or "file_sets.a".
+    ('size = "64m"', 'size = "1000t"', ":2: key 'filesystem': a file system of "),
+    ('size = "8k"', 'size = "1g"', ":5: key 'fileset a': entries: laying the set out: no space left on device"),
+])
+def test_what_the_core_refuses_in_a_scenario_is_said_at_its_table(tmp_path: Path, old, new, expected) -> None:
+    p = write(tmp_path, SCENARIO.replace(old, new, 1))
+    with pytest.raises(api.SimulationError) as e:
+        api.execute(api.build(None, profile="intel-x25-m-80", host="generic-linux", files=load(p), scale=0.01))
+    assert str(e.value).startswith(f"{p}{expected}"), str(e.value)
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("entries = 20", "entries = 4000000000", "file set 'a' (4,000,000,000 entries)"),
+    ("instances = 2", "instances = 4000000", "4,000,000 threads need about"),
+])
+def test_a_scenario_too_big_for_memory_is_refused_before_the_core_allocates(tmp_path: Path, old, new, expected) -> None:
+    """A set's entries and the threads' jobs are counted in the memory estimate (the core
+    aborted allocating 16 GB; 4 million threads raised MemoryError)."""
+    p = write(tmp_path, SCENARIO.replace(old, new, 1))
+    with pytest.raises(MemoryLimitError, match=re.escape(expected)):
+        api.build(None, profile="intel-x25-m-80", host="generic-linux", files=load(p), scale=0.01,
+                  memory_limit="8GiB")
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_sizes_and_times_are_finite(value) -> None:
+    with pytest.raises(UnitError):
+        parse_size(value)
+    with pytest.raises(UnitError):
+        parse_time_ns(value, "s")
+    with pytest.raises(UnitError):
+        parse_time_ns(str(value), "s")
