@@ -117,3 +117,60 @@ def test_sizes_and_times_are_finite(value) -> None:
         parse_time_ns(value, "s")
     with pytest.raises(UnitError):
         parse_time_ns(str(value), "s")
+
+
+FIO = """\
+[global]
+ioengine=psync
+size=1m
+runtime=100ms
+time_based
+
+[buf]
+rw=randread
+nrfiles=4
+filesize=256k
+openfiles=2
+
+[meta]
+ioengine=filecreate
+nrfiles=16
+filesize=4k
+"""
+
+
+@pytest.mark.parametrize(("old", "new", "line", "expected"), [
+    # Taken as "not a number": the warning it would give was left out, and the value ignored.
+    ("openfiles=2", "openfiles=x", 11, "option 'openfiles': expected a whole number, got 'x'"),
+    ("openfiles=2", "openfiles=-1", 11, "option 'openfiles': must not be negative"),
+    ("openfiles=2", "openfiles=1.5", 11, "option 'openfiles': fractional value '1.5'"),
+    ("openfiles=2", "openfiles=", 11, "option 'openfiles': expected a value"),
+    # Two jobs of one name on files: the second's layout failed in the core ("file_sets.buf.0:
+    # the name exists"), or a metadata engine stopped with EEXIST in another job's files.
+    ("[meta]", "[buf]", 13, "job 'buf': the job of that name at line 7 works on files too"),
+    ("[meta]", "[meta]\n[meta]", 14, "job 'meta': the job of that name at line 13 works on files too"),
+])
+def test_a_bad_fio_job_on_files_is_one_line_naming_file_line_and_option(tmp_path: Path, old, new, line,
+                                                                        expected) -> None:
+    from ssdlab.fio import FioJobError
+
+    assert old in FIO
+    p = tmp_path / "files.fio"
+    p.write_text(FIO.replace(old, new, 1))
+    with pytest.raises(FioJobError) as e:
+        api.build(p, profile="intel-x25-m-80", host="generic-linux", scale=0.01)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"{p}:{line}: "), msg
+    assert expected in msg, msg
+
+
+def test_openfiles_is_read_as_fio_reads_an_int_option(tmp_path: Path) -> None:
+    """``1k`` is 1024 files open (fio's int options take the size parser's suffixes): fewer
+    than 2048 files, and warned (it was taken as no number and ignored); not fewer than 4."""
+    p = tmp_path / "files.fio"
+    warned = []
+    for nrfiles in (4, 2048):
+        p.write_text(FIO.replace("openfiles=2", "openfiles=1k").replace("nrfiles=4", f"nrfiles={nrfiles}"))
+        warned.append(any("openfiles=1k with" in w for w in api.build(p, profile="intel-x25-m-80", host="generic-linux",
+                                                                       scale=0.01).warnings))
+    assert warned == [False, True]

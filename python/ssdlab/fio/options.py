@@ -930,6 +930,8 @@ _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "cmdprio_percentage": _percentages(2),
     "trim_percentage": _percentages(1),
     "latency_percentile": _percentages(1),
+    # an int option (fio reads it with the size parser); 0 is nrfiles (fio's fixup_options)
+    "openfiles": lambda v: parse_fio_count(v.single()),
 }
 
 # ioengine, direct, buffered, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have
