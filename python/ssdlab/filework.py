@@ -148,6 +148,10 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 
     w = filebench.load(str(path))
     core = filebench.to_core(w, target_index=target)
+    if not core["threads"]:
+        # filebench itself would start nothing and wait out the run: nothing to report.
+        raise FileWorkError(f"{path}: no thread to run: a workload needs a 'define process' with a 'thread' "
+                            "and its flowops")
     threads = [Thread(t["name"], t["instances"], t["files"]) for t in core["threads"]]
     run = core.get("run_seconds")
     return FileWork(name=Path(str(path)).stem, file_sets=core["file_sets"], threads=threads,

@@ -174,3 +174,41 @@ def test_openfiles_is_read_as_fio_reads_an_int_option(tmp_path: Path) -> None:
         warned.append(any("openfiles=1k with" in w for w in api.build(p, profile="intel-x25-m-80", host="generic-linux",
                                                                        scale=0.01).warnings))
     assert warned == [False, True]
+
+
+WORKLOAD = """\
+set $nfiles=20
+set $nthreads=2
+define fileset name=set1,path=/tmp,size=8k,entries=$nfiles,dirwidth=100,prealloc=80
+define process name=p,instances=1
+{
+  thread name=t,instances=$nthreads
+  {
+    flowop openfile name=open1,filesetname=set1,fd=1
+    flowop closefile name=close1,fd=1
+  }
+}
+run 1
+"""
+
+
+@pytest.mark.parametrize("text", ["", WORKLOAD[:WORKLOAD.index("define process")]])
+def test_a_filebench_workload_without_a_thread_is_refused_in_one_line(tmp_path: Path, text) -> None:
+    """Nothing to run: the report failed on the core's missing ``files`` (a KeyError)."""
+    p = tmp_path / "w.f"
+    p.write_text(text)
+    with pytest.raises(FileWorkError, match=f"^{re.escape(str(p))}: no thread to run"):
+        load(p)
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("$nfiles=20", "$nfiles=5000000000", "file set 'set1' (5,000,000,000 entries)"),
+    ("$nthreads=2", "$nthreads=5000000", "5,000,000 threads need about"),
+])
+def test_a_filebench_workload_too_big_for_memory_is_refused(tmp_path: Path, old, new, expected) -> None:
+    """The core aborted allocating them (exit status 134)."""
+    p = tmp_path / "w.f"
+    p.write_text(WORKLOAD.replace(old, new))
+    with pytest.raises(MemoryLimitError, match=re.escape(expected)):
+        api.build(None, profile="intel-x25-m-80", host="generic-linux", files=load(p), scale=0.01,
+                  memory_limit="8GiB")
