@@ -160,7 +160,7 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 
 
 #: the longest time the core can count: nanoseconds in a u64
-_MAX_NS = (1 << 64) - 1
+MAX_NS = (1 << 64) - 1
 #: the most threads a scenario runs: Linux's PID_MAX_LIMIT on 64-bit (include/linux/threads.h),
 #: as each instance is a thread
 _MAX_THREADS = 4 * 1024 * 1024
@@ -199,8 +199,8 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             ns = parse_time_ns(v, "s")
         except (UnitError, TypeError, ValueError) as e:
             raise fail(keys, f"{v!r}: expected a time like 10s: {e}") from None
-        if ns > _MAX_NS:
-            raise fail(keys, f"{v!r}: expected a time of at most {_MAX_NS // 10**9 // 86400:,} days (the core counts "
+        if ns > MAX_NS:
+            raise fail(keys, f"{v!r}: expected a time of at most {MAX_NS // 10**9 // 86400:,} days (the core counts "
                        "nanoseconds in 64 bits)")
         return ns
 
@@ -484,6 +484,9 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
             "barriers": f.get("barriers"), "size_bytes": opt_size("size")}
 
 
+#: the most ports a server's bond has here (assumed: far past any server's; a bound keeps the
+#: core's per-port state small)
+MAX_LINKS = 64
 _BOND_MODES = ("balance-rr", "active-backup", "balance-xor", "802.3ad")
 _HASHES = ("layer2", "layer2+3", "layer3+4")
 
@@ -503,8 +506,8 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
         if k not in {"links", "rate", "mode", "xmit_hash_policy", "hash_formula", "mtu"}:
             raise fail(("network", "nic", k), "unknown key (expected links, rate, mode, xmit_hash_policy, hash_formula, mtu)")
     links = nic.get("links", 1)
-    if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= 64:
-        raise fail(("network", "nic", "links"), f"{links!r}: expected a whole number of ports, 1 to 64")
+    if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= MAX_LINKS:
+        raise fail(("network", "nic", "links"), f"{links!r}: expected a whole number of ports, 1 to {MAX_LINKS}")
     rate = nic.get("rate")
     rates = {"100m": 100_000_000, "1g": 1_000_000_000, "10g": 10_000_000_000, "25g": 25_000_000_000,
              "40g": 40_000_000_000, "100g": 100_000_000_000}

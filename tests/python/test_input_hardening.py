@@ -212,3 +212,18 @@ def test_a_filebench_workload_too_big_for_memory_is_refused(tmp_path: Path, old,
     with pytest.raises(MemoryLimitError, match=re.escape(expected)):
         api.build(None, profile="intel-x25-m-80", host="generic-linux", files=load(p), scale=0.01,
                   memory_limit="8GiB")
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    # Ran as if fine: 100,000 bonded ports, and a run of no time that served nothing.
+    (["--nic", "100000x1g"], "--nic 100000x1g: expected at most 64 ports"),
+    (["--runtime", "0"], "--runtime 0: expected a time above 0"),
+    # Each run failed on a u64 the core could not read, reported as a row's error, exit status 0.
+    (["--runtime", "1000000000d"], "--runtime 1000000000d: expected a time above 0 and at most 213,503 days"),
+])
+def test_ssdlab_server_refuses_bad_options_in_one_line(cli, args, expected) -> None:
+    r = cli("server", "seed000-webserver.toml", "--profile", "intel-x25-m-80", "--drives", "2", "--nic", "1x1g",
+            "--workers", "1", *args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {expected}"), r.stderr
