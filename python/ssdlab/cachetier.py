@@ -166,6 +166,8 @@ def run_server(tier: Tier, work: FileWork, seed: int) -> ServerRun:
     # Flash drives in service hold data (reads of never-written units cost no flash): filled
     # first, as item 7's server was; disks need no such state.
     flash = not isinstance(load_profile(tier.profile)[0], HddProfile)
+    # The scenario is written for the run: the core's errors are not to be placed in its file.
+    work = replace(work, places={})
     spec = build(None, system=raid(tier.profile, 0, tier.drives, chunk=tier.chunk), host=tier.host, files=work,
                  scheduler=tier.scheduler, seed=seed, precondition="sequential" if flash else None)
     core = execute(spec).core

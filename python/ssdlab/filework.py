@@ -163,7 +163,7 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 MAX_NS = (1 << 64) - 1
 #: the most threads a scenario runs: Linux's PID_MAX_LIMIT on 64-bit (include/linux/threads.h),
 #: as each instance is a thread
-_MAX_THREADS = 4 * 1024 * 1024
+MAX_THREADS = 4 * 1024 * 1024
 
 _OPS = {"create", "open", "close", "write_whole", "append", "read_whole", "read", "write", "fsync",
         "delete", "stat", "list_dir", "sync", "mkfs", "delay", "send_whole"}
@@ -290,9 +290,9 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             if a not in names:
                 raise fail(keys + ("after",), f"'{a}' names no thread defined before this one")
         instances = th.get("instances", 1)
-        if not whole(instances) or not 1 <= instances <= _MAX_THREADS - total:
+        if not whole(instances) or not 1 <= instances <= MAX_THREADS - total:
             raise fail(keys + ("instances",), f"{instances!r}: expected a whole number of threads, at least 1 and "
-                       f"{_MAX_THREADS:,} in all (Linux's PID_MAX_LIMIT)")
+                       f"{MAX_THREADS:,} in all (Linux's PID_MAX_LIMIT)")
         total += instances
         loops = th.get("loops", 0)
         if not isinstance(loops, int) or isinstance(loops, bool) or loops < 0:
