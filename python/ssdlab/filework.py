@@ -243,15 +243,29 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             raise fail(keys + ("entries",), f"{entries!r}: expected a whole number of files, 1 to {(1 << 32) - 1:,}")
         sz = fs.get("size")
         if isinstance(sz, dict):
-            if "mean" in sz:
+            # The core's SizeSpec::validate, said here: a gamma's mean above 0 and its cap at
+            # least the mean; a uniform's min at most its max, its alignment above 0.
+            gamma = "mean" in sz
+            for k in set(sz) - ({"mean", "shape", "max"} if gamma else {"min", "max", "align"}):
+                raise fail(keys + ("size", k), "unknown key: expected { mean = SIZE, shape = N, max = SIZE } (gamma) "
+                           "or { min = SIZE, max = SIZE, align = SIZE } (uniform)")
+            if gamma:
                 mean = size(sz["mean"], keys + ("size", "mean"))
+                if mean <= 0:
+                    raise fail(keys + ("size", "mean"), f"{sz['mean']!r}: expected a mean above 0")
                 shape = sz.get("shape", 1.5)
                 if isinstance(shape, bool) or not isinstance(shape, (int, float)) or not 0 < shape < 1e6:
                     raise fail(keys + ("size", "shape"), f"{shape!r}: expected a positive number (gamma shape)")
                 spec = {"kind": "gamma", "mean": mean, "shape": shape, "max": size(sz.get("max", 11 * mean), keys + ("size", "max"))}
+                if spec["max"] < mean:
+                    raise fail(keys + ("size", "max"), f"{sz['max']!r}: expected at least the mean, {sz['mean']!r}")
             else:
                 lo, hi = size(sz.get("min"), keys + ("size", "min")), size(sz.get("max"), keys + ("size", "max"))
                 spec = {"kind": "uniform", "min": lo, "max": hi, "align": size(sz.get("align", 1), keys + ("size", "align"))}
+                if lo > hi:
+                    raise fail(keys + ("size", "min"), f"{sz['min']!r}: expected at most max, {sz['max']!r}")
+                if spec["align"] <= 0:
+                    raise fail(keys + ("size", "align"), f"{sz['align']!r}: expected an alignment above 0")
         else:
             spec = {"kind": "fixed", "bytes": size(sz, keys + ("size",))}
         d = fs.get("dir", f"/{name}")

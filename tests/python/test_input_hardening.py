@@ -67,6 +67,14 @@ def write(tmp_path: Path, text: str) -> Path:
     # Refused by the core, without the file: a partition of nothing, a call of no bytes.
     ('size = "64m"', "size = 0", 2, "filesystem.size: 0: expected the partition's size, above 0"),
     ('io = "4k"', "io = 0", 16, "thread.0.ops.1.io: 0: expected the bytes of a call, above 0"),
+    # A size table's unknown key was ignored; what the core's SizeSpec refuses was said in its
+    # terms ("Uniform { min: 2097152, ... }: not a size distribution").
+    ('size = "8k"', 'size = { min = "1k", max = "2k", colour = "red" }', 9, "fileset.0.size.colour: unknown key"),
+    ('size = "8k"', 'size = { mean = "4k", min = "1k" }', 9, "fileset.0.size.min: unknown key"),
+    ('size = "8k"', 'size = { min = "2m", max = "1m" }', 9, "fileset.0.size.min: '2m': expected at most max, '1m'"),
+    ('size = "8k"', 'size = { min = "1m", max = "2m", align = 0 }', 9, "fileset.0.size.align: 0: expected an alignment"),
+    ('size = "8k"', 'size = { mean = "0" }', 9, "fileset.0.size.mean: '0': expected a mean above 0"),
+    ('size = "8k"', 'size = { mean = "4k", max = "1k" }', 9, "fileset.0.size.max: '1k': expected at least the mean"),
 ])
 def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, old, new, line, expected) -> None:
     if old is None:
