@@ -153,6 +153,7 @@ filesize=4k
     ("openfiles=2", "openfiles=-1", 11, "option 'openfiles': must not be negative"),
     ("openfiles=2", "openfiles=1.5", 11, "option 'openfiles': fractional value '1.5'"),
     ("openfiles=2", "openfiles=", 11, "option 'openfiles': expected a value"),
+    ("filesize=4k\n", "filesize=4k\nstat_type=bogus\n", 17, "option 'stat_type':"),
     # Two jobs of one name on files: the second's layout failed in the core ("file_sets.buf.0:
     # the name exists"), or a metadata engine stopped with EEXIST in another job's files.
     ("[meta]", "[buf]", 13, "job 'buf': the job of that name at line 7 works on files too"),
@@ -305,3 +306,16 @@ def test_a_site_whose_catalogue_does_not_fit_names_the_site_file_not_the_runs_sc
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {p}: "), r.stderr
     assert "does not fit on a device" in lines[0] and ".toml:" not in lines[0].split(f"{p}: ", 1)[1], r.stderr
+
+
+@pytest.mark.parametrize(("rw", "each"), [("read", 24 + 24), ("randread", 24 + 24 + 48)])
+def test_a_fio_jobs_files_count_in_the_memory_estimate(tmp_path: Path, rw, each) -> None:
+    """Per file: the set's entry, the job's offsets, and a random job's map (host/files.rs
+    allocates them for every file at the first I/O: an abort past the memory there was)."""
+    from ssdlab.analysis import memory
+
+    p = tmp_path / "many.fio"
+    p.write_text(f"[j]\nrw={rw}\nsize=1m\nbs=4k\nnrfiles=1000\nruntime=1ms\ntime_based\n")
+    spec = api.build(p, profile="intel-x25-m-80", host="generic-linux", scale=0.01)
+    terms = [t for t in memory.estimate(spec.core).terms if t.kind == "file set"]
+    assert [t.sim_bytes for t in terms] == [1000 * each]

@@ -83,7 +83,9 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     creates add about 93 bytes each while they live (``tests/fs_memory.rs``), not counted.
 ``file set`` (``file/sets.rs`` ``SetState``)
     Per entry of a file set, whether its file exists or not: ``FILE_ENTRY_BYTES`` (its inode
-    number and size, its place in the sets' bags of existing and absent entries). A file
+    number and size, its place in the sets' bags of existing and absent entries); a fio job on
+    the set adds ``FILE_JOB_ENTRY_BYTES`` per file, and ``FILE_MAP_ENTRY_BYTES`` more when it
+    keeps a random map. Upper bounds: zeroed vectors' untouched pages are never resident. A file
     workload's threads are checked before their jobs are made (:func:`check_threads`), at
     ``CLONE_BYTES`` each.
 
@@ -143,6 +145,11 @@ PARITY_WRITE_BYTES = 488      # a write to RAID 5/6: its stripe head (655-910 B 
 #: per entry of a file set: file/sets.rs SetState's inode (u32) and size (u64), the existing and
 #: absent bags' positions (u32 each) and the absent bag's item (u32)
 FILE_ENTRY_BYTES = 4 + 8 + 4 + 4 + 4
+#: per file of a fio job on files: host/files.rs's offsets per direction (3 x u64), and for a job
+#: that keeps a random map, each file's own (workload/generator.rs FileRandomMap: a Vec and
+#: three words), allocated at its first I/O
+FILE_JOB_ENTRY_BYTES = 3 * 8
+FILE_MAP_ENTRY_BYTES = 24 + 3 * 8
 REPLAY_BYTES = 256 << 10      # trace/mod.rs BufReader::with_capacity(1 << 18)
 SAMPLE_RUST_BYTES = 1250      # host/mod.rs DeviceSample (counters, report, channel Vec)
 SAMPLE_BYTES = 400            # a sample's own fields (time, host totals), JSON and Python
@@ -616,9 +623,15 @@ def _file_terms(core: Mapping[str, Any]) -> list[Term]:
     """The page cache and the file systems, when jobs work on files: sized by the core from
     the run's own host and mkfs parameters (None from it: no job works on files); and each
     file set's entries, which the core keeps whether the files exist or not."""
+    file_sets = core.get("file_sets") or []
+    per_entry = [FILE_ENTRY_BYTES] * len(file_sets)
+    for j in core["jobs"]:
+        f = j.get("files")
+        if f and f.get("program") is None and 0 <= f.get("set", -1) < len(file_sets):
+            per_entry[f["set"]] += FILE_JOB_ENTRY_BYTES + (FILE_MAP_ENTRY_BYTES if _random_map_bytes(j, 0) else 0)
     sets = [Term("file set", f"file set '{s.get('name', i)}' ({s['entries']:,} entries)",
-                 s["entries"] * FILE_ENTRY_BYTES, 0, "give the set fewer entries (entries=, nrfiles=)")
-            for i, s in enumerate(core.get("file_sets") or []) if isinstance(s.get("entries"), int)]
+                 s["entries"] * each, 0, "give the set fewer entries (entries=, nrfiles=)")
+            for i, (s, each) in enumerate(zip(file_sets, per_entry)) if isinstance(s.get("entries"), int)]
     return sets + _cache_terms(core)
 
 

@@ -896,6 +896,8 @@ _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "iomem": _choices("malloc shm shmhuge mmap mmapshared mmaphuge cudamalloc"),
     "random_generator": _choices("tausworthe lfsr tausworthe64"),
     "rw_sequencer": _choices("sequential identical"),
+    # fio's filestat engine's option (engines/filestat.c: stat, lstat, statx)
+    "stat_type": _choices("stat lstat statx"),
     "sync": _choices("none 0 sync 1 dsync"),
     "thinktime_blocks_type": _choices("complete issue"),
     "unified_rw_reporting": _choices("none mixed both 0 1 2"),
