@@ -555,7 +555,7 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
         if k in ("per_call", "per_packet"):
             costs[f"{k}_ns"] = time_ns(v, keys)
         elif k == "copy_ns_per_byte":
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
                 raise fail(keys, f"{v!r}: expected nanoseconds per byte, 0 or more")
             costs[k] = float(v)
         else:
