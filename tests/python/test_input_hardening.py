@@ -91,12 +91,6 @@ def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, old
     assert expected in msg, msg
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    # The core refuses them while making the file system or laying the set out: said at the
-    # scenario's table, not as the core's "invalid system: targets.0.filesystem" or "file_sets.a".
-    ('size = "64m"', 'size = "1000t"', ":2: key 'filesystem': a file system of "),
-    ('size = "8k"', 'size = "1g"', ":5: key 'fileset a': entries: laying the set out: no space left on device"),
-])
 def test_a_servers_costs_are_finite(tmp_path: Path) -> None:
     """``copy_ns_per_byte = inf`` reached the core as JSON it could not read ("expected value")."""
     text = open(Path(__file__).resolve().parents[2] / "python/ssdlab/scenarios/seed000-webserver.toml").read()
@@ -107,6 +101,12 @@ def test_a_servers_costs_are_finite(tmp_path: Path) -> None:
         load(p)
 
 
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # The core refuses them while making the file system or laying the set out: said at the
+    # scenario's table, not as the core's "invalid system: targets.0.filesystem" or "file_sets.a".
+    ('size = "64m"', 'size = "1000t"', ":2: key 'filesystem': a file system of "),
+    ('size = "8k"', 'size = "1g"', ":5: key 'fileset a': entries: laying the set out: no space left on device"),
+])
 def test_what_the_core_refuses_in_a_scenario_is_said_at_its_table(tmp_path: Path, old, new, expected) -> None:
     p = write(tmp_path, SCENARIO.replace(old, new, 1))
     with pytest.raises(api.SimulationError) as e:
