@@ -636,6 +636,7 @@ def _file_terms(core: Mapping[str, Any]) -> list[Term]:
 
 
 def _cache_terms(core: Mapping[str, Any]) -> list[Term]:
+    """The page cache and each file system, as the core sizes them."""
     import json
 
     from .. import _core
