@@ -164,6 +164,8 @@ filesize=4k
     ("openfiles=2", "openfiles=1.5", 11, "option 'openfiles': fractional value '1.5'"),
     ("openfiles=2", "openfiles=", 11, "option 'openfiles': expected a value"),
     ("filesize=4k\n", "filesize=4k\nstat_type=bogus\n", 17, "option 'stat_type':"),
+    # Past the core's 32-bit entry numbers (and fio's unsigned nr_files): taken, when memory allowed.
+    ("nrfiles=4", "nrfiles=5000000000", 9, "option 'nrfiles': must be at most 4,294,967,295"),
     # Two jobs of one name on files: the second's layout failed in the core ("file_sets.buf.0:
     # the name exists"), or a metadata engine stopped with EEXIST in another job's files.
     ("[meta]", "[buf]", 13, "job 'buf': the job of that name at line 7 works on files too"),
@@ -220,8 +222,19 @@ def test_a_filebench_workload_without_a_thread_is_refused_in_one_line(tmp_path: 
         load(p)
 
 
+def test_a_filebench_set_past_the_cores_entry_numbers_is_refused_at_its_line(tmp_path: Path) -> None:
+    """Entries are numbered in 32 bits in the core; with the memory to hold them, more were
+    cut short there without a word."""
+    from ssdlab.filebench import FilebenchError
+
+    p = tmp_path / "w.f"
+    p.write_text(WORKLOAD.replace("$nfiles=20", "$nfiles=5000000000"))
+    with pytest.raises(FilebenchError, match=re.escape(f"{p}:3: fileset set1: entries: 5000000000 is above 4,294,967,295")):
+        load(p)
+
+
 @pytest.mark.parametrize(("old", "new", "expected"), [
-    ("$nfiles=20", "$nfiles=5000000000", "file set 'set1' (5,000,000,000 entries)"),
+    ("$nfiles=20", "$nfiles=4000000000", "file set 'set1' (4,000,000,000 entries)"),
     ("$nthreads=2", "$nthreads=5000000", "5,000,000 threads need about"),
 ])
 def test_a_filebench_workload_too_big_for_memory_is_refused(tmp_path: Path, old, new, expected) -> None:

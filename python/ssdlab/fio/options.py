@@ -537,7 +537,7 @@ def _h_bssplit(st: JobState, v: _Value) -> None:
 
 
 def _h_count(
-    attr: str, minimum: int = 0, zero_means: int | None = None
+    attr: str, minimum: int = 0, zero_means: int | None = None, maximum: int | None = None
 ) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
         n = parse_fio_count(v.single(), st.kb_base)
@@ -545,6 +545,8 @@ def _h_count(
             n = zero_means
         if n < minimum:
             raise ValueProblem(f"must be at least {minimum}, got {n}")
+        if maximum is not None and n > maximum:
+            raise ValueProblem(f"must be at most {maximum:,}, got {n}")
         setattr(st, attr, n)
     return handler
 
@@ -825,7 +827,8 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "verify": _h_verify,
     "do_verify": _h_flag("do_verify"),
     "verify_backlog": _h_count("verify_backlog"),
-    "nrfiles": _h_count("nrfiles", minimum=1),
+    # fio's nr_files is an unsigned int (thread_options.h), as the core's entry numbers
+    "nrfiles": _h_count("nrfiles", minimum=1, maximum=(1 << 32) - 1),
     "read_iolog": _h_string("read_iolog"),
     "replay_no_stall": _h_flag("replay_no_stall"),
     "replay_time_scale": _h_count("replay_time_scale", minimum=1),
