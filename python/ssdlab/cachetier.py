@@ -261,6 +261,10 @@ def simulate(site: Site, seed: int = 0, cache_capacity: ServerRun | None = None)
                                                         site.cache.toe, site.run_s, groups), seed)
         groups = [(f"{c.name}-origin", c, own[c.name], (hot_local, per_origin)) for c in site.clients]
         groups += [(f"{c.name}-overflow", c, overflow[c.name], (0, hot_local)) for c in site.clients]
+        if not any(n for _, _, n, _ in groups):
+            # Each server's share rounds to no client: nothing would be served to measure.
+            raise ValueError(f"files: {site.origin.up:,} file servers up share {sum(c.count for c in site.clients):,} "
+                             "clients and none gets one: fewer servers, or more clients")
         origin_run = run_server(site.origin, scenario("origin", per_origin, site.size_mb, site.zipf, site.origin.nic,
                                                       site.origin.toe, site.run_s, groups), seed)
     assert origin_run is not None

@@ -167,7 +167,10 @@ def load_site(path: Path) -> tuple[str, Site]:
             if not (path.parent / host).is_file():
                 raise fail((name, "host"), f"{host!r}: no such host profile (built-in: {', '.join(host_names())})")
             host = str(path.parent / host)
-        drives = whole(t.get("drives", 1), (name, "drives"), 1)
+        # md RAID 0 of the drives: two at least (md's raid0 refuses one).
+        if "drives" not in t:
+            raise fail((name,), "missing: drives = N, the drives of each server's md RAID 0 (at least 2)")
+        drives = whole(t["drives"], (name, "drives"), 2)
         if drives > MAX_DRIVES:
             raise fail((name, "drives"), f"{drives}: expected at most {MAX_DRIVES} (md's limit on an array's members)")
         tier_ = Tier(servers=servers, profile=profile, drives=drives, nic=str(nic), toe=toe, scheduler=scheduler,

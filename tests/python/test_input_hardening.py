@@ -342,3 +342,27 @@ def test_a_fio_jobs_files_count_in_the_memory_estimate(tmp_path: Path, rw, each)
     spec = api.build(p, profile="intel-x25-m-80", host="generic-linux", scale=0.01)
     terms = [t for t in memory.estimate(spec.core).terms if t.kind == "file set"]
     assert [t.sim_bytes for t in terms] == [1000 * each]
+
+
+def test_a_site_tier_needs_its_drives(tmp_path: Path) -> None:
+    """Left out, they were one drive, which the md RAID 0 refused as '--raid 0 --drives 1',
+    options the site's user never gave."""
+    from ssdlab.sitefile import SiteFileError, load_site
+
+    p = tmp_path / "site.toml"
+    p.write_text(SITE.replace('drives = 2\nnic = "1x1g"', 'nic = "1x1g"', 1))
+    with pytest.raises(SiteFileError, match=re.escape(f"{p}:8: cache: missing: drives = N")):
+        load_site(p)
+
+
+def test_a_site_whose_file_servers_get_no_client_is_refused(tmp_path: Path, cli) -> None:
+    """Each server's share rounded to none: the scenario written for it had no thread, said at
+    its temporary file."""
+    p = tmp_path / "site.toml"
+    p.write_text(SITE.replace("servers = 2\nprofile = \"seagate", "servers = 1000\nprofile = \"seagate"))
+    assert "servers = 1000" in p.read_text()
+    r = cli("site", str(p), "--runtime", "1s")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0] == f"ssdlab: error: {p}: files: 1,000 file servers up share 60 clients and none gets one: fewer " \
+                       "servers, or more clients", r.stderr
