@@ -325,7 +325,12 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             repeat = op.pop("repeat", 1) if isinstance(op, dict) else 1
             if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 10_000:
                 raise fail(keys + ("ops", j, "repeat"), f"{repeat!r}: expected a whole number from 1 to 10000")
-            ops += [_op(op, keys + ("ops", j), index, fail, size, time_ns)] * repeat
+            one = _op(op, keys + ("ops", j), index, fail, size, time_ns)
+            ranks = one.get("pick", {}).get("ranks")
+            if ranks is not None and ranks[1] > sets[one["set"]]["entries"]:
+                raise fail(keys + ("ops", j, "pick", "ranks"), f"{ranks!r}: expected ranks within the set's "
+                           f"{sets[one['set']]['entries']:,} files (END at most that)")
+            ops += [one] * repeat
         if not ops:
             raise fail(keys + ("ops",), "a thread needs at least one operation")
         first_set = next((o["set"] for o in ops if "set" in o), 0)

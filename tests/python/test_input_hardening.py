@@ -91,6 +91,17 @@ def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, old
     assert expected in msg, msg
 
 
+def test_a_zipf_picks_ranks_are_within_its_set(tmp_path: Path) -> None:
+    """Past the set, the core refused the job ("invalid job 'adsl': ... ranks"), without the file."""
+    text = open(Path(__file__).resolve().parents[2] / "python/ssdlab/scenarios/seed000-webserver.toml").read()
+    old = "zipf = 0.8, scattered = true }"
+    assert old in text
+    p = write(tmp_path, text.replace(old, "zipf = 0.8, ranks = [0, 601] }", 1))
+    with pytest.raises(FileWorkError, match=r":\d+: thread\.0\.ops\.0\.pick\.ranks: \[0, 601\]: expected ranks within "
+                                            r"the set's 600 files"):
+        load(p)
+
+
 def test_a_servers_costs_are_finite(tmp_path: Path) -> None:
     """``copy_ns_per_byte = inf`` reached the core as JSON it could not read ("expected value")."""
     text = open(Path(__file__).resolve().parents[2] / "python/ssdlab/scenarios/seed000-webserver.toml").read()
