@@ -263,8 +263,10 @@ def simulate(site: Site, seed: int = 0, cache_capacity: ServerRun | None = None)
         groups += [(f"{c.name}-overflow", c, overflow[c.name], (0, hot_local)) for c in site.clients]
         if not any(n for _, _, n, _ in groups):
             # Each server's share rounds to no client: nothing would be served to measure.
-            raise ValueError(f"files: {site.origin.up:,} file servers up share {sum(c.count for c in site.clients):,} "
-                             "clients and none gets one: fewer servers, or more clients")
+            raise ValueError(f"files: none of the {sum(c.count for c in site.clients):,} clients reaches a file server "
+                             f"(the cache tier takes {sum(hot.values()):,.1f} of them, and the rest shared by "
+                             f"{site.origin.up:,} file servers up rounds to none each): nothing to measure there; "
+                             "fewer file servers, or more clients")
         origin_run = run_server(site.origin, scenario("origin", per_origin, site.size_mb, site.zipf, site.origin.nic,
                                                       site.origin.toe, site.run_s, groups), seed)
     assert origin_run is not None
