@@ -90,13 +90,15 @@ def _core_error(message: str, spec: "RunSpec", text: str) -> SimulationError:
         return DataLostError(message)
     m = _FS_ERROR.match(message)
     if m and m["key"] in spec.places:
-        # mkfs refused a system file's file system (too many inodes for its size, say).
+        # mkfs refused a system file's or a scenario's file system (too many inodes for its size,
+        # say), or a scenario's file set did not fit.
         where, key = spec.places[m["key"]]
-        return SimulationError(f"{where}: key '{key}': {m['what']}")
+        return SimulationError(f"{where}: key '{key}': {m['sub'] + ': ' if m['sub'] else ''}{m['what']}")
     return SimulationError(_place_core_error(message, spec, text))
 
 
-_FS_ERROR = re.compile(r"^invalid system: (?P<key>targets\.\d+\.filesystem): (?P<what>.*)$", re.S)
+_FS_ERROR = re.compile(r"^invalid system: (?P<key>targets\.\d+\.filesystem|file_sets\.[^:]+?)(?:\.(?P<sub>[a-z_]+))?: "
+                       r"(?P<what>.*)$", re.S)
 
 
 def quickstart_job() -> Path:
@@ -248,6 +250,9 @@ def build(
         job = "".join(f"[replay{i}]\nioengine=libaio\ndirect=1\niodepth={qd}\nsize=100%\n"
                       + (f"filename=/dev/{name}\n" if name else "") for i, (_, name, qd) in enumerate(replay))
     if files is not None:
+        # A job per thread instance: refused before they are made when they alone pass the limit.
+        limit, origin = memory.memory_limit(memory_limit)
+        memory.check_threads(sum(t.instances for t in files.threads), limit, origin)
         jobs = files.jobs(seed)
         jobset = JobSet(jobs=jobs, job_options=[{} for _ in jobs], global_options={}, group_reporting={},
                         warnings=list(files.warnings), reports=[JobReport() for _ in jobs])
@@ -344,6 +349,13 @@ def build(
     if not replay:
         places.update({f"targets.{i}.filesystem": [t.filesystem.origin, f"filesystem of /dev/{t.name}"]
                        for i, t in enumerate(chosen) if getattr(t, "filesystem", None) is not None})
+    if files is not None:
+        # A scenario's file system is on each target the system file gives none; its sets.
+        if "filesystem" in files.places:
+            places.update({f"targets.{i}.filesystem": [files.places["filesystem"], "filesystem"]
+                           for i, t in enumerate(chosen) if getattr(t, "filesystem", None) is None})
+        places.update({k: [v, k.replace("file_sets.", "fileset ", 1)] for k, v in files.places.items()
+                       if k.startswith("file_sets.")})
     return RunSpec(core=core, host_name=host_profile.name, targets=infos,
                    group_reporting=jobset.group_reporting, job_options=jobset.job_options,
                    global_options=dict(jobset.global_options), percentiles=list(jobset.percentiles),

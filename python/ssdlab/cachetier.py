@@ -168,6 +168,8 @@ def run_server(tier: Tier, work: FileWork, seed: int) -> ServerRun:
     # Flash drives in service hold data (reads of never-written units cost no flash): filled
     # first, as item 7's server was; disks need no such state.
     flash = not isinstance(load_profile(tier.profile)[0], HddProfile)
+    # The scenario is written for the run: the core's errors are not to be placed in its file.
+    work = replace(work, places={})
     spec = build(None, system=raid(tier.profile, 0, tier.drives, chunk=tier.chunk, engine=tier.engine),
                  host=tier.host, files=work,
                  scheduler=tier.scheduler, seed=seed, precondition="sequential" if flash else None)
@@ -262,6 +264,12 @@ def simulate(site: Site, seed: int = 0, cache_capacity: ServerRun | None = None)
                                                         site.cache.toe, site.run_s, groups), seed)
         groups = [(f"{c.name}-origin", c, own[c.name], (hot_local, per_origin)) for c in site.clients]
         groups += [(f"{c.name}-overflow", c, overflow[c.name], (0, hot_local)) for c in site.clients]
+        if not any(n for _, _, n, _ in groups):
+            # Each server's share rounds to no client: nothing would be served to measure.
+            raise ValueError(f"files: none of the {sum(c.count for c in site.clients):,} clients reaches a file server "
+                             f"(the cache tier takes {sum(hot.values()):,.1f} of them, and the rest shared by "
+                             f"{site.origin.up:,} file servers up rounds to none each): nothing to measure there; "
+                             "fewer file servers, or more clients")
         origin_run = run_server(site.origin, scenario("origin", per_origin, site.size_mb, site.zipf, site.origin.nic,
                                                       site.origin.toe, site.run_s, groups), seed)
     assert origin_run is not None

@@ -105,6 +105,9 @@ class FileWork:
     run_ns: int | None = None
     #: the server's network and its clients (the core's NetworkSpec), when threads send files
     network: dict[str, Any] | None = None
+    #: where the file system and each file set were written (``FILE:LINE``), by the core's key
+    #: (``filesystem``, ``file_sets.NAME``): the core's errors about them are said there
+    places: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def jobs(self, seed: int = 0) -> list[JobSpec]:
         """One core job per thread instance; `after` names become job dependencies, `serves`
@@ -145,12 +148,22 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
 
     w = filebench.load(str(path))
     core = filebench.to_core(w, target_index=target)
+    if not core["threads"]:
+        # filebench itself would start nothing and wait out the run: nothing to report.
+        raise FileWorkError(f"{path}: no thread to run: a workload needs a 'define process' with a 'thread' "
+                            "and its flowops")
     threads = [Thread(t["name"], t["instances"], t["files"]) for t in core["threads"]]
     run = core.get("run_seconds")
     return FileWork(name=Path(str(path)).stem, file_sets=core["file_sets"], threads=threads,
                     warnings=list(w.warnings), kind="filebench", source=w,
                     run_ns=int(run * 1e9) if run else None)
 
+
+#: the longest time the core can count: nanoseconds in a u64
+MAX_NS = (1 << 64) - 1
+#: the most threads a scenario runs: Linux's PID_MAX_LIMIT on 64-bit (include/linux/threads.h),
+#: as each instance is a thread
+MAX_THREADS = 4 * 1024 * 1024
 
 _OPS = {"create", "open", "close", "write_whole", "append", "read_whole", "read", "write", "fsync",
         "delete", "stat", "list_dir", "sync", "mkfs", "delay", "send_whole"}
@@ -183,17 +196,38 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
 
     def time_ns(v: Any, keys: tuple) -> int:
         try:
-            return parse_time_ns(v, "s")
+            ns = parse_time_ns(v, "s")
         except (UnitError, TypeError, ValueError) as e:
             raise fail(keys, f"{v!r}: expected a time like 10s: {e}") from None
+        if ns > MAX_NS:
+            raise fail(keys, f"{v!r}: expected a time of at most {MAX_NS // 10**9 // 86400:,} days (the core counts "
+                       "nanoseconds in 64 bits)")
+        return ns
+
+    def tables(k: str) -> list[dict[str, Any]]:
+        v = doc.get(k, [])
+        if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+            raise fail((k,), f"expected tables: [[{k}]]")
+        return v
+
+    def whole(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
 
     known_top = {"name", "description", "filesystem", "fileset", "thread", "runtime", "network"}
     for k in doc:
         if k not in known_top:
             raise fail((k,), f"unknown key (expected one of {', '.join(sorted(known_top))})")
+    for k in ("name", "description"):
+        if k in doc and (not isinstance(doc[k], str) or not doc[k]):
+            raise fail((k,), f"{doc[k]!r}: expected a text in quotes")
+    # Every thread works in a file set (its first operation's, else the first set).
+    for k, what in (("fileset", "a file set"), ("thread", "a thread")):
+        if not tables(k):
+            raise fail((k,), f"missing: a scenario needs at least {what}, a [[{k}]] table")
+    places: dict[str, str] = {}
     sets: list[dict[str, Any]] = []
     index: dict[str, int] = {}
-    for i, fs in enumerate(doc.get("fileset", [])):
+    for i, fs in enumerate(tables("fileset")):
         keys = ("fileset", i)
         for k in fs:
             if k not in {"name", "dir", "entries", "size", "dir_width", "prealloc"}:
@@ -204,38 +238,55 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if name in index:
             raise fail(keys + ("name",), f"'{name}' is defined twice")
         entries = fs.get("entries")
-        if not isinstance(entries, int) or entries < 1:
-            raise fail(keys + ("entries",), f"{entries!r}: expected a whole number of files, at least 1")
+        # The core numbers a set's entries in 32 bits, as ext3 and ext4 number their inodes.
+        if not whole(entries) or not 1 <= entries < 1 << 32:
+            raise fail(keys + ("entries",), f"{entries!r}: expected a whole number of files, 1 to {(1 << 32) - 1:,}")
         sz = fs.get("size")
         if isinstance(sz, dict):
-            if "mean" in sz:
+            # The core's SizeSpec::validate, said here: a gamma's mean above 0 and its cap at
+            # least the mean; a uniform's min at most its max, its alignment above 0.
+            gamma = "mean" in sz
+            for k in set(sz) - ({"mean", "shape", "max"} if gamma else {"min", "max", "align"}):
+                raise fail(keys + ("size", k), "unknown key: expected { mean = SIZE, shape = N, max = SIZE } (gamma) "
+                           "or { min = SIZE, max = SIZE, align = SIZE } (uniform)")
+            if gamma:
                 mean = size(sz["mean"], keys + ("size", "mean"))
+                if mean <= 0:
+                    raise fail(keys + ("size", "mean"), f"{sz['mean']!r}: expected a mean above 0")
                 shape = sz.get("shape", 1.5)
                 if isinstance(shape, bool) or not isinstance(shape, (int, float)) or not 0 < shape < 1e6:
                     raise fail(keys + ("size", "shape"), f"{shape!r}: expected a positive number (gamma shape)")
                 spec = {"kind": "gamma", "mean": mean, "shape": shape, "max": size(sz.get("max", 11 * mean), keys + ("size", "max"))}
+                if spec["max"] < mean:
+                    raise fail(keys + ("size", "max"), f"{sz['max']!r}: expected at least the mean, {sz['mean']!r}")
             else:
                 lo, hi = size(sz.get("min"), keys + ("size", "min")), size(sz.get("max"), keys + ("size", "max"))
                 spec = {"kind": "uniform", "min": lo, "max": hi, "align": size(sz.get("align", 1), keys + ("size", "align"))}
+                if lo > hi:
+                    raise fail(keys + ("size", "min"), f"{sz['min']!r}: expected at most max, {sz['max']!r}")
+                if spec["align"] <= 0:
+                    raise fail(keys + ("size", "align"), f"{sz['align']!r}: expected an alignment above 0")
         else:
             spec = {"kind": "fixed", "bytes": size(sz, keys + ("size",))}
         d = fs.get("dir", f"/{name}")
         if not isinstance(d, str) or not d.startswith("/"):
             raise fail(keys + ("dir",), f"{d!r}: expected a path from the root, as /dir")
         pre = fs.get("prealloc", 0.0)
-        if not isinstance(pre, (int, float)) or not 0 <= pre <= 1:
+        if isinstance(pre, bool) or not isinstance(pre, (int, float)) or not 0 <= pre <= 1:
             raise fail(keys + ("prealloc",), f"{pre!r}: expected a share from 0 to 1")
         dir_width = fs.get("dir_width", 0)
         if isinstance(dir_width, bool) or not isinstance(dir_width, int) or dir_width < 0:
             raise fail(keys + ("dir_width",), f"{dir_width!r}: expected a whole number of entries a directory, 0 for one")
         index[name] = len(sets)
+        places[f"file_sets.{name}"] = places[f"file_sets.{i}"] = where(*keys)
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
                      "dir_width": dir_width, "prealloc": float(pre)})
     network = _network(doc["network"], fail, size, time_ns) if "network" in doc else None
     class_index = {c["name"]: i for i, c in enumerate(network["clients"])} if network else {}
     threads: list[Thread] = []
     names: set[str] = set()
-    for i, th in enumerate(doc.get("thread", [])):
+    total = 0
+    for i, th in enumerate(tables("thread")):
         keys = ("thread", i)
         for k in th:
             if k not in {"name", "instances", "after", "ops", "loops", "runtime", "stop_on_error", "serves", "idle",
@@ -246,12 +297,17 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             raise fail(keys + ("name",), "a thread needs a name")
         if name in names:
             raise fail(keys + ("name",), f"'{name}' is defined twice")
-        for a in th.get("after", []):
+        after = th.get("after", [])
+        if not isinstance(after, list) or not all(isinstance(a, str) for a in after):
+            raise fail(keys + ("after",), f"{after!r}: expected a list of thread names")
+        for a in after:
             if a not in names:
                 raise fail(keys + ("after",), f"'{a}' names no thread defined before this one")
         instances = th.get("instances", 1)
-        if not isinstance(instances, int) or isinstance(instances, bool) or instances < 1:
-            raise fail(keys + ("instances",), f"{instances!r}: expected a whole number of threads, at least 1")
+        if not whole(instances) or not 1 <= instances <= MAX_THREADS - total:
+            raise fail(keys + ("instances",), f"{instances!r}: expected a whole number of threads, at least 1 and "
+                       f"{MAX_THREADS:,} in all (Linux's PID_MAX_LIMIT)")
+        total += instances
         loops = th.get("loops", 0)
         if not isinstance(loops, int) or isinstance(loops, bool) or loops < 0:
             raise fail(keys + ("loops",), f"{loops!r}: expected a whole number, 0 for no limit")
@@ -262,11 +318,19 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if serves and idle_ns <= 0:
             raise fail(keys + ("idle",), "a queue runner's idle time must be positive")
         ops = []
-        for j, op in enumerate(th.get("ops", [])):
+        program = th.get("ops", [])
+        if not isinstance(program, list):
+            raise fail(keys + ("ops",), "expected a list of operations: ops = [ { op = \"create\", ... }, ... ]")
+        for j, op in enumerate(program):
             repeat = op.pop("repeat", 1) if isinstance(op, dict) else 1
             if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 10_000:
                 raise fail(keys + ("ops", j, "repeat"), f"{repeat!r}: expected a whole number from 1 to 10000")
-            ops += [_op(op, keys + ("ops", j), index, fail, size, time_ns)] * repeat
+            one = _op(op, keys + ("ops", j), index, fail, size, time_ns)
+            ranks = one.get("pick", {}).get("ranks")
+            if ranks is not None and ranks[1] > sets[one["set"]]["entries"]:
+                raise fail(keys + ("ops", j, "pick", "ranks"), f"{ranks!r}: expected ranks within the set's "
+                           f"{sets[one['set']]['entries']:,} files (END at most that)")
+            ops += [one] * repeat
         if not ops:
             raise fail(keys + ("ops",), "a thread needs at least one operation")
         first_set = next((o["set"] for o in ops if "set" in o), 0)
@@ -280,7 +344,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         client_class = None
         if "client" in th:
             c = th["client"]
-            if network is None or c not in class_index:
+            if network is None or not isinstance(c, str) or c not in class_index:
                 known = ", ".join(class_index) or "none: the scenario has no [network]"
                 raise fail(keys + ("client",), f"{c!r} names no class of clients (there are: {known})")
             client_class = class_index[c]
@@ -293,7 +357,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         threads.append(Thread(name, instances, {
             "set": first_set, "direct": direct, "service": "roundrobin", "end_fsync": False, "unlink": False,
             "program": {"ops": ops, "loops": loops or None, "stop_on_error": stop_on_error}},
-            list(th.get("after", [])),
+            list(after),
             time_ns(runtime, keys + ("runtime",)) if runtime not in (None, 0, "0") else None,
             list(serves), idle_ns, client_class))
         names.add(name)
@@ -308,14 +372,16 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if not isinstance(f, dict) or f.get("type") not in ("ext3", "ext4"):
             raise fail(keys + ("type",), "expected type = \"ext3\" or \"ext4\"")
         fs_spec = filesystem_spec(f, lambda k, m: fail(keys + (k,), m))
+        places["filesystem"] = where(*keys)
+    # As a thread's: unsaid or 0, no limit.
     run = doc.get("runtime")
     return FileWork(name=str(doc.get("name", path.stem)), file_sets=sets, threads=threads, filesystem=fs_spec,
-                    kind="scenario", source=doc, run_ns=time_ns(run, ("runtime",)) if run else None,
-                    network=network)
+                    kind="scenario", source=doc, run_ns=time_ns(run, ("runtime",)) if run not in (None, 0, "0") else None,
+                    network=network, places=places)
 
 
 def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dict[str, Any]:
-    if not isinstance(op, dict) or op.get("op") not in _OPS:
+    if not isinstance(op, dict) or not isinstance(op.get("op"), str) or op["op"] not in _OPS:
         raise fail(keys + ("op",), f"{op!r}: expected an operation, one of {', '.join(sorted(_OPS))}")
     kind = op["op"]
     out: dict[str, Any] = {"op": kind}
@@ -332,7 +398,7 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
 
     def set_of() -> int:
         s = op.get("set")
-        if s not in index:
+        if not isinstance(s, str) or s not in index:
             raise fail(keys + ("set",), f"{s!r} names no file set (there are: {', '.join(index) or 'none'})")
         return index[s]
 
@@ -362,23 +428,29 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
                                                        and p[k] >= (k == "every") for k in p):
                 raise fail(keys + ("pick",), "expected { every = STEP, first = N }, whole numbers, STEP at least 1")
             return {"kind": "every", "first": int(p["first"]), "step": int(p["every"])}
-        if p not in _PICKS:
+        if not isinstance(p, str) or p not in _PICKS:
             raise fail(keys + ("pick",), f"{p!r}: expected one of {', '.join(sorted(_PICKS))}, {{ every, first }} or {{ zipf = S }}")
         return {"kind": p}
+
+    def io_size(default: str) -> int:
+        n = size(op.get("io", default), keys + ("io",))
+        if n <= 0:
+            raise fail(keys + ("io",), f"{op['io']!r}: expected the bytes of a call, above 0")
+        return n
 
     if kind in ("create", "open", "delete", "stat"):
         out.update(set=set_of(), pick=pick())
     elif kind in ("list_dir", "sync", "mkfs"):
         out["set"] = set_of()
     elif kind in ("write_whole", "read_whole", "send_whole"):
-        out["io_bytes"] = size(op.get("io", "1m"), keys + ("io",))
+        out["io_bytes"] = io_size("1m")
         if kind == "send_whole" and flag("midway"):
             out["midway"] = True
     elif kind == "append":
         out.update(size={"kind": "fixed", "bytes": size(op.get("size"), keys + ("size",))},
-                   io_bytes=size(op.get("io", "1m"), keys + ("io",)))
+                   io_bytes=io_size("1m"))
     elif kind in ("read", "write"):
-        out.update(io_bytes=size(op.get("io", "4k"), keys + ("io",)), random=flag("random"))
+        out.update(io_bytes=io_size("4k"), random=flag("random"))
     elif kind == "fsync":
         out["data_only"] = flag("data_only")
     elif kind == "delay":
@@ -408,6 +480,8 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
         except (UnitError, TypeError, ValueError) as e:
             raise fail(k, f"{f[k]!r}: {e}") from None
 
+    if opt_size("size") == 0:
+        raise fail("size", f"{f['size']!r}: expected the partition's size, above 0")
     bs = opt_size("block_size")
     if bs is not None and bs not in (1024, 2048, 4096):
         raise fail("block_size", f"{bs}: expected 1k, 2k or 4k")
@@ -429,6 +503,9 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
             "barriers": f.get("barriers"), "size_bytes": opt_size("size")}
 
 
+#: the most ports a server's bond has here (assumed: far past any server's; a bound keeps the
+#: core's per-port state small)
+MAX_LINKS = 64
 _BOND_MODES = ("balance-rr", "active-backup", "balance-xor", "802.3ad")
 _HASHES = ("layer2", "layer2+3", "layer3+4")
 
@@ -448,12 +525,12 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
         if k not in {"links", "rate", "mode", "xmit_hash_policy", "hash_formula", "mtu"}:
             raise fail(("network", "nic", k), "unknown key (expected links, rate, mode, xmit_hash_policy, hash_formula, mtu)")
     links = nic.get("links", 1)
-    if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= 64:
-        raise fail(("network", "nic", "links"), f"{links!r}: expected a whole number of ports, 1 to 64")
+    if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= MAX_LINKS:
+        raise fail(("network", "nic", "links"), f"{links!r}: expected a whole number of ports, 1 to {MAX_LINKS}")
     rate = nic.get("rate")
     rates = {"100m": 100_000_000, "1g": 1_000_000_000, "10g": 10_000_000_000, "25g": 25_000_000_000,
              "40g": 40_000_000_000, "100g": 100_000_000_000}
-    if rate not in rates:
+    if not isinstance(rate, str) or rate not in rates:
         raise fail(("network", "nic", "rate"), f"{rate!r}: expected a port's line rate, one of {', '.join(rates)}")
     mode = nic.get("mode", "802.3ad" if links > 1 else "active-backup")
     if mode not in _BOND_MODES:
@@ -474,18 +551,25 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
     if not isinstance(sendfile, bool):
         raise fail(("network", "sendfile"), f"{sendfile!r}: expected true or false")
     costs = {"per_call_ns": 2_000, "per_packet_ns": 2_500, "copy_ns_per_byte": 0.25}
-    for k, v in (n.get("costs") or {}).items():
+    costs_given = n.get("costs", {})
+    if not isinstance(costs_given, dict):
+        raise fail(("network", "costs"), "expected a table: costs = { per_call = \"2us\", per_packet = \"2.5us\", "
+                   "copy_ns_per_byte = 0.25 }")
+    for k, v in costs_given.items():
         keys = ("network", "costs", k)
         if k in ("per_call", "per_packet"):
             costs[f"{k}_ns"] = time_ns(v, keys)
         elif k == "copy_ns_per_byte":
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
                 raise fail(keys, f"{v!r}: expected nanoseconds per byte, 0 or more")
             costs[k] = float(v)
         else:
             raise fail(keys, "unknown key (expected per_call, per_packet, copy_ns_per_byte)")
     clients = []
-    for i, c in enumerate(n.get("clients", [])):
+    raw = n.get("clients", [])
+    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+        raise fail(("network", "clients"), "expected tables: [[network.clients]]")
+    for i, c in enumerate(raw):
         keys = ("network", "clients", i)
         for k in c:
             if k not in {"name", "count", "line", "rtt", "window"}:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .filework import FileWork
+from .filework import MAX_LINKS, FileWork
 
 #: a NIC as ``COUNTxRATE``: ports and each port's line rate
 _NIC = re.compile(r"^(?P<count>\d+)x(?P<rate>100m|1g|10g|25g|40g|100g)$")
@@ -40,6 +40,8 @@ def parse_nic(text: str) -> Nic:
     m = _NIC.match(text.strip().lower())
     if not m or int(m["count"]) < 1:
         raise ValueError(f"--nic {text}: expected PORTSxRATE, e.g. 2x1g or 1x10g (rates: {', '.join(_RATES)})")
+    if int(m["count"]) > MAX_LINKS:
+        raise ValueError(f"--nic {text}: expected at most {MAX_LINKS} ports, as a scenario's nic.links")
     return Nic(int(m["count"]), m["rate"])
 
 

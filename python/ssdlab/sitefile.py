@@ -47,9 +47,16 @@ from typing import Any
 from .arguments import InputFileError, read_toml
 from .cachetier import Clients, Site, Tier
 from .config.tomlpos import locate
+from .filework import MAX_NS, MAX_THREADS
+from .iosched import check_name
 from .units import UnitError, parse_size, parse_time_ns
 
 MIB = 1 << 20
+#: the most files a catalogue holds here: the hit ratio sums Zipf's law over every rank in
+#: Python (1.3 s and 430 MB at ten million, measured; seed 000's site has 8,000)
+MAX_FILES = 10_000_000
+#: md's limit on an array's members (the array's own check)
+MAX_DRIVES = 65535
 
 
 class SiteFileError(ValueError):
@@ -90,6 +97,8 @@ def load_site(path: Path) -> tuple[str, Site]:
     for k in doc:
         if k not in {"name", "runtime", "catalogue", "cache", "files", "clients"}:
             raise fail((k,), "unknown key (expected name, runtime, catalogue, cache, files, clients)")
+    if "name" in doc:
+        text_of(doc["name"], ("name",))
     for k in ("catalogue", "files", "clients"):
         if k not in doc:
             raise fail((k,), f"missing: a site needs its {k}")
@@ -100,12 +109,17 @@ def load_site(path: Path) -> tuple[str, Site]:
         if k not in {"files", "size", "zipf"}:
             raise fail(("catalogue", k), "unknown key (expected files, size, zipf)")
     files = whole(cat.get("files"), ("catalogue", "files"), 1)
+    if files > MAX_FILES:
+        raise fail(("catalogue", "files"), f"{files}: expected at most {MAX_FILES:,} files")
     sz = cat.get("size")
     if not isinstance(sz, dict) or set(sz) != {"min", "max"}:
         raise fail(("catalogue", "size"), "expected { min = \"100m\", max = \"1000m\" }")
     lo, hi = size(sz["min"], ("catalogue", "size", "min")), size(sz["max"], ("catalogue", "size", "max"))
     if lo % MIB or hi % MIB or not 0 < lo <= hi:
         raise fail(("catalogue", "size"), "min and max must be whole MiB, min above 0 and at most max")
+    if files * hi >= 1 << 63:
+        raise fail(("catalogue", "size", "max"), f"{sz['max']!r}: {files:,} files of up to that size pass the 8 EiB "
+                   "a file system's size is counted in")
     zipf = cat.get("zipf", 0.8)
     if isinstance(zipf, bool) or not isinstance(zipf, (int, float)) or not 0 < zipf < 100:
         raise fail(("catalogue", "zipf"), f"{zipf!r}: expected Zipf's exponent, a number above 0")
@@ -134,7 +148,13 @@ def load_site(path: Path) -> tuple[str, Site]:
         if not isinstance(toe, bool):
             raise fail((name, "toe"), f"{toe!r}: expected true or false")
         chunk = t.get("chunk", "64k")
-        size(chunk, (name, "chunk"))
+        if size(chunk, (name, "chunk")) <= 0 or size(chunk, (name, "chunk")) % 4096:
+            raise fail((name, "chunk"), f"{chunk!r}: expected a positive multiple of 4 KiB (md's page)")
+        scheduler = text_of(t.get("scheduler", "noop"), (name, "scheduler"))
+        try:
+            check_name(scheduler)
+        except ValueError as e:
+            raise fail((name, "scheduler"), str(e)) from None
         from .config.profile import host_names, profile_names
 
         profile = text_of(t.get("profile"), (name, "profile"))
@@ -157,10 +177,14 @@ def load_site(path: Path) -> tuple[str, Site]:
             load_engine(engine)
         except ProfileError as e:
             raise fail((name, "engine"), str(e).splitlines()[0]) from None
-        tier_ = Tier(servers=servers, profile=profile, engine=engine,
-                     drives=whole(t.get("drives", 1), (name, "drives"), 1), nic=str(nic), toe=toe,
-                     scheduler=text_of(t.get("scheduler", "noop"), (name, "scheduler")),
-                     host=host, chunk=str(chunk), failed=failed)
+        # RAID 0 of the drives: two at least (md's raid0 refuses one).
+        if "drives" not in t:
+            raise fail((name,), "missing: drives = N, the drives of each server's RAID 0 (at least 2)")
+        drives = whole(t["drives"], (name, "drives"), 2)
+        if drives > MAX_DRIVES:
+            raise fail((name, "drives"), f"{drives}: expected at most {MAX_DRIVES} (md's limit on an array's members)")
+        tier_ = Tier(servers=servers, profile=profile, engine=engine, drives=drives, nic=str(nic), toe=toe,
+                     scheduler=scheduler, host=host, chunk=str(chunk), failed=failed)
         holds = whole(t.get("holds"), (name, "holds"), 1) if name == "cache" else 0
         if holds > files:
             raise fail((name, "holds"), f"{holds}: more than the catalogue's {files} files")
@@ -191,19 +215,24 @@ def load_site(path: Path) -> tuple[str, Site]:
             rtt = parse_time_ns(c.get("rtt"), "s")
         except (UnitError, TypeError, ValueError) as e:
             raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: expected a time like 20ms: {e}") from None
-        if rtt <= 0:
-            raise fail(keys + ("rtt",), "a round trip must be positive")
+        if not 0 < rtt <= MAX_NS:
+            raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: a round trip must be positive and at most "
+                       f"{MAX_NS // 10**9 // 86400:,} days")
         window = size(c.get("window", "64k"), keys + ("window",))
         if window <= 0:
             raise fail(keys + ("window",), "a TCP window must be positive")
-        clients.append(Clients(name, whole(c.get("count"), keys + ("count",), 1), float(line), rtt / 1e9, window))
+        count = whole(c.get("count"), keys + ("count",), 1)
+        if count > MAX_THREADS - sum(o.count for o in clients):
+            raise fail(keys + ("count",), f"{count}: expected at most {MAX_THREADS:,} clients in all (a thread each, "
+                       "and Linux's PID_MAX_LIMIT)")
+        clients.append(Clients(name, count, float(line), rtt / 1e9, window))
     run = doc.get("runtime", "60s")
     try:
         run_s = parse_time_ns(run, "s") / 1e9
     except (UnitError, TypeError, ValueError) as e:
         raise fail(("runtime",), f"{run!r}: expected a time like 60s: {e}") from None
-    if run_s < 1:
-        raise fail(("runtime",), f"{run!r}: expected at least a second")
+    if not 1 <= run_s <= MAX_NS / 1e9:
+        raise fail(("runtime",), f"{run!r}: expected at least a second and at most {MAX_NS // 10**9 // 86400:,} days")
     site = Site(files=files, size_mb=(lo // MIB, hi // MIB), zipf=float(zipf), cached=cached, clients=tuple(clients),
                 cache=cache, origin=origin, run_s=int(run_s))
     return str(doc.get("name", path.stem)), site

@@ -85,6 +85,8 @@ def parse_size(value: int | float | str) -> int:
     if isinstance(value, bool):
         raise UnitError(f"expected a size, got {value!r}")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise UnitError(f"expected a size, got {value}")
         if value < 0:
             raise UnitError(f"size must not be negative, got {value}")
         return int(value)
@@ -108,6 +110,8 @@ def parse_time_ns(value: int | float | str, default_unit: str = "ns") -> int:
         number, unit = float(m.group(1)), m.group(2) or default_unit
     if unit not in _TIME_UNITS:
         raise UnitError(f"unknown time unit {unit!r} in {value!r} (use ns, us, ms, s, m, h, d)")
+    if not math.isfinite(number):
+        raise UnitError(f"expected a time, got {value!r}")
     if number < 0:
         raise UnitError(f"time must not be negative, got {value!r}")
     return int(round(number * _TIME_UNITS[unit]))

@@ -81,6 +81,13 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     mkfs parameters the run will use: two bits and the free-space index per block (about
     0.7 bytes per 4 KiB block), the inode bitmap and per-group tables. Files the run
     creates add about 93 bytes each while they live (``tests/fs_memory.rs``), not counted.
+``file set`` (``file/sets.rs`` ``SetState``)
+    Per entry of a file set, whether its file exists or not: ``FILE_ENTRY_BYTES`` (its inode
+    number and size, its place in the sets' bags of existing and absent entries); a fio job on
+    the set adds ``FILE_JOB_ENTRY_BYTES`` per file, and ``FILE_MAP_ENTRY_BYTES`` more when it
+    keeps a random map. Upper bounds: zeroed vectors' untouched pages are never resident. A file
+    workload's threads are checked before their jobs are made (:func:`check_threads`), at
+    ``CLONE_BYTES`` each.
 
 The per-record and per-clone constants were measured with CPython 3.11 on x86-64 Linux
 (``benches/memory.py`` compares the estimate with measured peaks). The estimate excludes the
@@ -135,6 +142,14 @@ CLONE_BYTES = 80 << 10        # 4 x 1856 x 8 B histograms, job state, spec and s
 QUEUED_BYTES = 248            # per queued I/O: host and block-layer requests, bio, tags, its event (197-247 B)
 ARRAY_QUEUED_BYTES = 176      # through an md array: its request and the members' bios (a read: 350-423 B in all)
 PARITY_WRITE_BYTES = 488      # a write to RAID 5/6: its stripe head (655-910 B in all)
+#: per entry of a file set: file/sets.rs SetState's inode (u32) and size (u64), the existing and
+#: absent bags' positions (u32 each) and the absent bag's item (u32)
+FILE_ENTRY_BYTES = 4 + 8 + 4 + 4 + 4
+#: per file of a fio job on files: host/files.rs's offsets per direction (3 x u64), and for a job
+#: that keeps a random map, each file's own (workload/generator.rs FileRandomMap: a Vec and
+#: three words), allocated at its first I/O
+FILE_JOB_ENTRY_BYTES = 3 * 8
+FILE_MAP_ENTRY_BYTES = 24 + 3 * 8
 REPLAY_BYTES = 256 << 10      # trace/mod.rs BufReader::with_capacity(1 << 18)
 SAMPLE_RUST_BYTES = 1250      # host/mod.rs DeviceSample (counters, report, channel Vec)
 SAMPLE_BYTES = 400            # a sample's own fields (time, host totals), JSON and Python
@@ -154,7 +169,7 @@ class MemoryLimitError(ValueError):
 class Term:
     """One part of the estimate: bytes held while simulating and after."""
 
-    kind: str  # "flash map", "device", "random map", "jobs", "queue", "time series", "I/O log", "replay", "verify", "page cache", "file system"
+    kind: str  # "flash map", "device", "random map", "jobs", "queue", "time series", "I/O log", "replay", "verify", "page cache", "file system", "file set"
     what: str
     sim_bytes: int
     result_bytes: int = 0
@@ -606,7 +621,22 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
 
 def _file_terms(core: Mapping[str, Any]) -> list[Term]:
     """The page cache and the file systems, when jobs work on files: sized by the core from
-    the run's own host and mkfs parameters (None from it: no job works on files)."""
+    the run's own host and mkfs parameters (None from it: no job works on files); and each
+    file set's entries, which the core keeps whether the files exist or not."""
+    file_sets = core.get("file_sets") or []
+    per_entry = [FILE_ENTRY_BYTES] * len(file_sets)
+    for j in core["jobs"]:
+        f = j.get("files")
+        if f and f.get("program") is None and 0 <= f.get("set", -1) < len(file_sets):
+            per_entry[f["set"]] += FILE_JOB_ENTRY_BYTES + (FILE_MAP_ENTRY_BYTES if _random_map_bytes(j, 0) else 0)
+    sets = [Term("file set", f"file set '{s.get('name', i)}' ({s['entries']:,} entries)",
+                 s["entries"] * each, 0, "give the set fewer entries (entries=, nrfiles=)")
+            for i, (s, each) in enumerate(zip(file_sets, per_entry)) if isinstance(s.get("entries"), int)]
+    return sets + _cache_terms(core)
+
+
+def _cache_terms(core: Mapping[str, Any]) -> list[Term]:
+    """The page cache and each file system, as the core sizes them."""
     import json
 
     from .. import _core
@@ -761,6 +791,17 @@ def check(est: Estimate, limit: int | None, origin: str = "", *, asked_interval_
         f"this run needs about {_gb(est.total)} of memory {phase}, more than the limit of {_gb(limit)}"
         f" ({origin}); most of it is {big.what}, {_gb(big.bytes)}: {remedy}"
         f"{'; or' if remedy else ';'} raise the limit with --memory-limit SIZE (or {ENV_VAR}, or memory_limit=)")
+
+
+def check_threads(count: int, limit: int | None, origin: str = "") -> None:
+    """Raise :class:`MemoryLimitError` if ``count`` job clones (a file workload's thread
+    instances) alone take more than ``limit``: checked before they are made."""
+    need = count * CLONE_BYTES
+    if limit is not None and need > limit:
+        raise MemoryLimitError(
+            f"{count:,} threads need about {_gb(need)} of memory ({_gb(CLONE_BYTES)} each), more than the limit of "
+            f"{_gb(limit)} ({origin}): run fewer instances; or raise the limit with --memory-limit SIZE "
+            f"(or {ENV_VAR}, or memory_limit=)")
 
 
 def _remedy(est: Estimate, big: Term, limit: int, scales: Mapping[str, float] | None,

@@ -33,7 +33,7 @@ def server(
     """What a server serves on each array size and NIC, and what bounds it: its clients, a NIC
     port, the CPUs or the storage (docs/network.md)."""
     from .. import api
-    from ..filework import FileWorkError, bundled, load
+    from ..filework import MAX_NS, FileWorkError, bundled, load
     from ..serversize import parse_nic, run_all, with_nic
     from ..sweep.runner import SweepError
     from ..system import raid as raid_system
@@ -58,6 +58,8 @@ def server(
             work.run_ns = parse_time_ns(runtime, "s")
         except (ValueError, UnitError) as e:
             fail(f"--runtime {runtime}: {e}")
+        if not 0 < work.run_ns <= MAX_NS:
+            fail(f"--runtime {runtime}: expected a time above 0 and at most {MAX_NS // 10**9 // 86400:,} days")
     if work.network is None:
         fail(f"{scenario}: the scenario has no [network]: nothing to serve clients over")
     specs = []

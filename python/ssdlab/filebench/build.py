@@ -317,6 +317,10 @@ def _fileset(r: _Resolver, st: FilesetStmt, plain_size: str, warn) -> FileSet:
             raise FilebenchError(f"{what}: entries= is required (filebench 1.5 makes a fileset of no files "
                                  "without it)", path=p, line=st.line)
         entries = r.int(entries_attr, p, f"{what}: entries", minimum=1)
+        if entries >= 1 << 32:
+            # The core numbers a set's entries in 32 bits, as ext3 and ext4 number their inodes.
+            raise FilebenchError(f"{what}: entries: {entries} is above {(1 << 32) - 1:,}", path=p,
+                                 line=entries_attr.line)
         gamma_attr = a.get("filesizegamma") or a.get("sizegamma")
         if gamma_attr is not None:
             shape = r.int(gamma_attr, p, f"{what}: {gamma_attr.name}") / 1000

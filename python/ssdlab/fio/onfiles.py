@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..units import parse_fio_count
 from ..workload import BlockSizeDist, JobSpec
 from .resolve import METADATA_ENGINES
 
@@ -133,7 +134,7 @@ def _file_options(job: JobSpec, opts: dict[str, str], nrfiles: int, engine: str 
     they change, each warned once otherwise."""
     if engine is None:
         openfiles = opts.get("openfiles")
-        if openfiles is not None and openfiles.strip().isdigit() and 0 < int(openfiles) < nrfiles:
+        if openfiles is not None and 0 < parse_fio_count(openfiles) < nrfiles:
             warn("openfiles", f"job '{job.name}': openfiles={openfiles} with {nrfiles} files: fio closes and "
                  "reopens files to keep that many open; here the files stay open (no open or close is timed)")
         if _flag(opts, "create_on_open"):

@@ -537,7 +537,7 @@ def _h_bssplit(st: JobState, v: _Value) -> None:
 
 
 def _h_count(
-    attr: str, minimum: int = 0, zero_means: int | None = None
+    attr: str, minimum: int = 0, zero_means: int | None = None, maximum: int | None = None
 ) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
         n = parse_fio_count(v.single(), st.kb_base)
@@ -545,6 +545,8 @@ def _h_count(
             n = zero_means
         if n < minimum:
             raise ValueProblem(f"must be at least {minimum}, got {n}")
+        if maximum is not None and n > maximum:
+            raise ValueProblem(f"must be at most {maximum:,}, got {n}")
         setattr(st, attr, n)
     return handler
 
@@ -825,7 +827,8 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "verify": _h_verify,
     "do_verify": _h_flag("do_verify"),
     "verify_backlog": _h_count("verify_backlog"),
-    "nrfiles": _h_count("nrfiles", minimum=1),
+    # fio's nr_files is an unsigned int (thread_options.h), as the core's entry numbers
+    "nrfiles": _h_count("nrfiles", minimum=1, maximum=(1 << 32) - 1),
     "read_iolog": _h_string("read_iolog"),
     "replay_no_stall": _h_flag("replay_no_stall"),
     "replay_time_scale": _h_count("replay_time_scale", minimum=1),
@@ -896,6 +899,8 @@ _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "iomem": _choices("malloc shm shmhuge mmap mmapshared mmaphuge cudamalloc"),
     "random_generator": _choices("tausworthe lfsr tausworthe64"),
     "rw_sequencer": _choices("sequential identical"),
+    # fio's filestat engine's option (engines/filestat.c: stat, lstat, statx)
+    "stat_type": _choices("stat lstat statx"),
     "sync": _choices("none 0 sync 1 dsync"),
     "thinktime_blocks_type": _choices("complete issue"),
     "unified_rw_reporting": _choices("none mixed both 0 1 2"),
@@ -930,6 +935,8 @@ _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "cmdprio_percentage": _percentages(2),
     "trim_percentage": _percentages(1),
     "latency_percentile": _percentages(1),
+    # an int option (fio reads it with the size parser); 0 is nrfiles (fio's fixup_options)
+    "openfiles": lambda v: parse_fio_count(v.single()),
 }
 
 # ioengine, direct, buffered, zonesize, fill_device, verify, do_verify, verify_backlog and nrfiles have

@@ -213,9 +213,19 @@ def resolve(
     # (--fs, a system file's) any device may: a buffered job on such a device stays raw (the
     # model keeps no block device's cache beside a file system's).
     first_mounted = any(runs_on_files(e.state, mounted) for e in entries)
+    on_files_by_name: dict[str, JobEntry] = {}
     for number, entry in enumerate(entries):
         st = entry.state
         on_files = runs_on_files(entry.state, mounted)
+        if on_files:
+            # fio names a job's files $jobname.$jobnum.$filenum (filename_format's default):
+            # two jobs of one name share them, which the file layer's own set per job cannot.
+            first = on_files_by_name.setdefault(entry.name, entry)
+            if first is not entry:
+                raise FioJobError(f"job '{entry.name}': the job of that name at line {first.section.line} works on "
+                                  "files too, and fio would have the two share them ($jobname.$jobnum.$filenum); "
+                                  "the model gives each job its own: name the jobs apart",
+                                  path=entry.section.path, line=entry.section.line)
         on_cache = page_cache and buffered_on_device(st)
         raw_reason = "memory" if not page_cache else "device"
         if on_cache and (mounted or (layout.regions[(number, 0)].target == 0 and first_mounted)):
