@@ -99,10 +99,13 @@ def test_a_scattered_pick_reaches_the_core_only_when_asked(tmp_path: Path) -> No
 
 
 def test_a_rank_window_past_the_set_is_refused_in_one_line(tmp_path: Path) -> None:
-    w = load(write(tmp_path, READERS.replace(", scattered = true", ", ranks = [100, 5000]")))
-    with pytest.raises(api.SimulationError) as e:
-        api.execute(api.build(None, profile="samsung-850-pro", host="server-2008", files=w, seed=1))
-    assert "ranks [100, 5000)" in str(e.value) and "4000 entries" in str(e.value) and "\n" not in str(e.value)
+    # Refused at the scenario's line, before the core is asked.
+    path = write(tmp_path, READERS.replace(", scattered = true", ", ranks = [100, 5000]"))
+    with pytest.raises(FileWorkError) as e:
+        load(path)
+    message = str(e.value)
+    assert message.startswith(f"{path}:") and "ranks: [100, 5000]" in message and "4,000 files" in message
+    assert "\n" not in message
 
 
 def test_shipped_scenarios_are_found_by_name(tmp_path: Path, monkeypatch) -> None:
