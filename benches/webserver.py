@@ -8,7 +8,12 @@ an hour of simulated time is projected as fixed + 3600 × slope (the issue's bar
 clients for an hour in under a minute on one core). What the long run served (Mb/s, each class
 of clients' mean rate, send calls, events) is printed too, to compare two builds' results.
 
-    PYTHONPATH=python python3 benches/webserver.py [--drive hdd|ssd] [--seconds S] [--short S] [--runs N] [--json FILE]
+    PYTHONPATH=python python3 benches/webserver.py [--drive hdd|ssd] [--seconds S] [--short S] [--runs N]
+        [--in-service] [--json FILE]
+
+``--in-service`` runs the server as ``seed000_webserver`` does: ext3 over the whole array, 85 %
+full of the catalogue (13,267 files of 100 MB to 1 GB on the nine disks), behind its RAID card;
+the fixed part is then mostly the layout of those files.
 
 Only the Python standard library and ssdlab are used.
 """
@@ -27,11 +32,17 @@ from importlib import resources
 from ssdlab.api import build, execute
 from ssdlab.filework import load
 from ssdlab.system import raid
-drive, seconds = sys.argv[1], float(sys.argv[2])
+drive, seconds, in_service = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
 profile, n = {"hdd": ("seagate-barracuda-7200.11-1tb", 9), "ssd": ("intel-x25-m-80", 8)}[drive]
-w = load(resources.files("ssdlab") / "scenarios" / "seed000-webserver.toml")
+if in_service:
+    from ssdlab.experiments import seed000_webserver as m
+    system = raid(profile, 0, n, chunk="64k", engine=m.ENGINE)
+    w = m.scenario(m.CASES[0], 1, system.arrays[0].capacity)
+else:
+    system = raid(profile, 0, n, chunk="64k")
+    w = load(resources.files("ssdlab") / "scenarios" / "seed000-webserver.toml")
 w.run_ns = int(seconds * 1e9)
-spec = build(None, system=raid(profile, 0, n, chunk="64k"), host="server-2008", files=w, scheduler="cfq", seed=0,
+spec = build(None, system=system, host="server-2008", files=w, scheduler="cfq", seed=0,
              precondition="sequential" if drive == "ssd" else None)
 cpu = time.process_time()
 core = execute(spec).core
@@ -43,9 +54,9 @@ print(json.dumps({"cpu_s": cpu, "sim_s": (core["end_ns"] - core["start_ns"]) / 1
 """
 
 
-def run(drive: str, seconds: float) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, drive, str(seconds)], check=True, capture_output=True,
-                         text=True).stdout
+def run(drive: str, seconds: float, in_service: bool) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, drive, str(seconds), str(int(in_service))], check=True,
+                         capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -55,6 +66,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=60.0, help="simulated seconds of the long run")
     ap.add_argument("--short", type=float, default=10.0, help="simulated seconds of the short run")
     ap.add_argument("--runs", type=int, default=3, help="runs of each duration (medians are used)")
+    ap.add_argument("--in-service", action="store_true",
+                    help="the storage of seed000_webserver: ext3 over the whole array, 85 %% full, a RAID card")
     ap.add_argument("--json", help="write the runs here")
     a = ap.parse_args()
     if not 0 < a.short < a.seconds:
@@ -63,7 +76,7 @@ def main() -> int:
     for _ in range(a.runs):
         # Interleaved, so that a change in the machine's load touches both durations alike.
         for s in runs:
-            runs[s].append(run(a.drive, s))
+            runs[s].append(run(a.drive, s, a.in_service))
     med = {s: statistics.median(r["cpu_s"] for r in rs) for s, rs in runs.items()}
     sim = {s: rs[0]["sim_s"] for s, rs in runs.items()}
     slope = (med[a.seconds] - med[a.short]) / (sim[a.seconds] - sim[a.short])
