@@ -7,8 +7,8 @@ queries: the bundled scenario ``seed000-searchindex.toml`` assumes them, each wi
 (an index four times the RAM, Zipf-popular posting lists scattered over it, 2.4 terms a
 query, 32 front-end connections). The server is the web server's: ``server-2008`` (8 GB of
 RAM), ext3 on RAID 0 (64 KiB chunks) behind its RAID card (``seed000_webserver.ENGINE``) of 9
-Barracuda 7200.11 disks or 8 X25-M SSDs (filled first, as drives in service are). The page cache starts cold; after 300 s the queries move
-to the next index, none of which is cached.
+Barracuda 7200.11 disks or 8 X25-M SSDs (filled first, as drives in service are). The page
+cache starts cold; after 300 s the queries move to the next index, none of which is cached.
 
 A query's time is its opens, reads and closes (its think time left out), from the run's
 10 s samples; "cold" is the first minute of queries, "warm" the last minute before the swap,
@@ -68,8 +68,8 @@ def _hits(rows: list[Interval]) -> float:
 def run(drive: str, seed: int = 0) -> Run:
     profile, n = DRIVES[drive]
     work = scenario()
-    spec = build(None, system=raid(profile, 0, n, chunk="64k", engine=ENGINE), host=HOST, files=work, scheduler="cfq", seed=seed,
-                 interval=f"{INTERVAL_S}s", precondition="sequential" if drive == "ssd" else None)
+    spec = build(None, system=raid(profile, 0, n, chunk="64k", engine=ENGINE), host=HOST, files=work, scheduler="cfq",
+                 seed=seed, interval=f"{INTERVAL_S}s", precondition="sequential" if drive == "ssd" else None)
     core = execute(spec).core
     rows = intervals(work, core)
     # The swap: when the first index's queries end (their runtime).
