@@ -156,6 +156,21 @@ def test_a_site_file_describes_the_tiers_and_the_clients(tmp_path) -> None:
     (('profile = "samsung-850-pro"', 'profile = "no-such-drive"'), 12, "cache.profile: 'no-such-drive': no such drive profile"),
     (('scheduler = "cfq"', 'scheduler = "cfq"\nhost = "nowhere"'), 22, "files.host: 'nowhere': no such host profile"),
     (('scheduler = "cfq"', 'scheduler = "cfq"\nengine = "raid-card"'), 22, "files.engine: unknown engine 'raid-card'"),
+    # Once said by the scenario written for the run, at its temporary file's line, or by a
+    # command-line option the user did not give (--chunk, --raid 0 --drives).
+    (('scheduler = "cfq"', 'scheduler = "bogus"'), 21, "files.scheduler: scheduler 'bogus': expected one of"),
+    (('drives = 2\nnic = "1x1g"', 'drives = 100000\nnic = "1x1g"'), 13, "cache.drives: 100000: expected at most 65535"),
+    (('nic = "1x1g"', 'nic = "1x1g"\nchunk = "3k"'), 15, "cache.chunk: '3k': expected a positive multiple of 4 KiB"),
+    (('runtime = "3s"', 'runtime = "1000000000d"'), 2, "runtime: '1000000000d': expected at least a second and at most"),
+    (('rtt = "30ms"', 'rtt = "1000000000d"'), 27, "clients.0.rtt: '1000000000d': a round trip must be positive and"),
+    (("count = 60", "count = 100000000"), 25, "clients.0.count: 100000000: expected at most 4,194,304 clients"),
+    (('max = "50m"', 'max = "100000000t"'), 6, "catalogue.size.max: '100000000t': 400 files of up to that size"),
+    # A MemoryError (the hit ratio's list of every rank), and a name that was not one.
+    (("files = 400", "files = 1000000000000"), 5, "catalogue.files: 1000000000000: expected at most 10,000,000"),
+    (('name = "small"', "name = 5"), 1, "name: 5: expected a name"),
+    (('nic = "1x1g"', 'nic = "100000x1g"'), 14, "cache.nic: 100000x1g: expected at most 64 ports"),
+    # Left out, a tier's drives were one, which md refused as '--raid 0 --drives 1'.
+    (('drives = 2\nnic = "1x1g"', 'nic = "1x1g"'), 9, "cache: missing: drives = N"),
 ])
 def test_a_bad_site_file_is_one_line_naming_file_line_and_key(tmp_path, change, line, expected) -> None:
     from ssdlab.sitefile import SiteFileError, load_site
@@ -166,6 +181,33 @@ def test_a_bad_site_file_is_one_line_naming_file_line_and_key(tmp_path, change, 
         load_site(p)
     message = str(e.value)
     assert "\n" not in message and message.startswith(f"{p}:{line}: ") and expected in message, message
+
+
+def test_a_site_whose_catalogue_does_not_fit_names_the_site_file_not_the_runs_scenario(tmp_path, cli) -> None:
+    """The scenario each server runs is written to a temporary file: the core's error about
+    its file system is the site file's, not said at that file's line."""
+    p = tmp_path / "site.toml"
+    p.write_text(SITE.replace('max = "50m"', 'max = "1000000m"'))
+    r = cli("site", str(p), "--runtime", "1s")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {p}: "), r.stderr
+    assert "does not fit on a device" in lines[0] and ".toml:" not in lines[0].split(f"{p}: ", 1)[1], r.stderr
+
+
+def test_a_site_whose_file_servers_get_no_client_is_refused(tmp_path, cli) -> None:
+    """Each server's share rounded to none: the scenario written for it had no thread, said at
+    its temporary file."""
+    p = tmp_path / "site.toml"
+    p.write_text(SITE.replace("servers = 2\nprofile = \"seagate", "servers = 1000\nprofile = \"seagate"))
+    assert "servers = 1000" in p.read_text()
+    r = cli("site", str(p), "--runtime", "1s")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"ssdlab: error: {p}: files: none of the 90 clients reaches a file server (the cache "
+                               "tier takes "), r.stderr
+    assert lines[0].endswith("shared by 1,000 file servers up rounds to none each): nothing to measure there; fewer "
+                             "file servers, or more clients"), r.stderr
 
 
 def test_ssdlab_site_reports_each_tier_and_what_bounds_it(tmp_path, cli) -> None:
