@@ -70,6 +70,18 @@ struct Flow {
     done_at: Time,
 }
 
+/// Progressive filling's state over the resources two or more flows share: what each has
+/// left, how many of its flows are not yet fixed, whether it is full at this round's level,
+/// and the flows not yet fixed, in the flows' order.
+#[derive(Clone, Debug, Default)]
+struct Filling {
+    shared: Vec<usize>,
+    remaining: Vec<f64>,
+    unfixed_on: Vec<u32>,
+    saturated: Vec<bool>,
+    pending: Vec<u32>,
+}
+
 /// What one resource carried over the run so far.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResourceUsage {
@@ -101,6 +113,10 @@ pub struct FlowNet {
     full_refreshes: u64,
     /// The shortcut's distinct rates (reused, not allocated per refresh).
     levels: Vec<f64>,
+    /// Each flow's own bottleneck, as of the last refresh, in the flows' order (reused).
+    own: Vec<f64>,
+    /// Progressive filling's working state (reused, not allocated per refresh).
+    filling: Filling,
     delivered: f64,
     completed_bytes: u128,
 }
@@ -337,6 +353,7 @@ impl FlowNet {
             r.load = 0.0;
         }
         self.levels.clear();
+        self.own.clear();
         let mut fits = true;
         for f in &mut self.flows {
             let mut own = f.cap;
@@ -346,6 +363,7 @@ impl FlowNet {
                     own = own.min(res.capacity);
                 }
             }
+            self.own.push(own);
             f.rate = own;
             for &r in &f.path {
                 self.resources[r].load += own;
@@ -362,14 +380,13 @@ impl FlowNet {
         }
         if !fits {
             self.full_refreshes += 1;
-            let rates = self.reference_rates();
+            self.fill();
             for r in &mut self.resources {
                 r.load = 0.0;
             }
-            for (f, rate) in self.flows.iter_mut().zip(rates) {
-                f.rate = rate;
+            for f in &self.flows {
                 for &r in &f.path {
-                    self.resources[r].load += rate;
+                    self.resources[r].load += f.rate;
                 }
             }
         }
@@ -379,6 +396,69 @@ impl FlowNet {
             earliest = Some(earliest.map_or(f.done_at, |e: Time| e.min(f.done_at)));
         }
         self.earliest = earliest;
+    }
+
+    /// Progressive filling ([`max_min_rates`]) over the resources two or more flows share,
+    /// each flow capped at its own bottleneck (`self.own`: its cap and the resources it alone
+    /// crosses). The same rates bit for bit: a resource of one flow offers that flow its whole
+    /// capacity at every round until the flow is fixed, which is what the own bottleneck
+    /// stands for; its sums touch no other flow. A round then costs the flows not yet fixed
+    /// and the shared resources, not every resource of the network (a server's clients' lines).
+    fn fill(&mut self) {
+        let Filling { shared, remaining, unfixed_on, saturated, pending } = &mut self.filling;
+        let resources = &self.resources;
+        shared.clear();
+        shared.extend((0..resources.len()).filter(|&r| resources[r].users >= 2));
+        remaining.clear();
+        remaining.extend(resources.iter().map(|r| r.capacity));
+        unfixed_on.clear();
+        unfixed_on.extend(resources.iter().map(|r| r.users));
+        saturated.clear();
+        saturated.resize(resources.len(), false);
+        pending.clear();
+        pending.extend(0..self.flows.len() as u32);
+        let (flows, own) = (&mut self.flows, &self.own);
+        while !pending.is_empty() {
+            let mut level = f64::INFINITY;
+            for &r in shared.iter() {
+                if unfixed_on[r] > 0 {
+                    level = level.min(remaining[r].max(0.0) / unfixed_on[r] as f64);
+                }
+            }
+            for &f in pending.iter() {
+                level = level.min(own[f as usize]);
+            }
+            debug_assert!(level.is_finite(), "a flow with no resource and no cap");
+            let near = level * (1.0 + LEVEL_TOLERANCE);
+            for &r in shared.iter() {
+                saturated[r] = unfixed_on[r] > 0 && remaining[r].max(0.0) / unfixed_on[r] as f64 <= near;
+            }
+            // Fixed this round: the flows at their own bottleneck and those crossing a shared
+            // resource now full; should rounding leave none, all the rest (as progressive
+            // filling does). The test reads only what the round began with.
+            let at_level = |flows: &[Flow], f: u32| own[f as usize] <= near || flows[f as usize].path.iter().any(|&r| saturated[r]);
+            let any = pending.iter().any(|&f| at_level(flows, f));
+            let mut kept = 0;
+            for i in 0..pending.len() {
+                let f = pending[i];
+                if any && !at_level(flows, f) {
+                    pending[kept] = f;
+                    kept += 1;
+                    continue;
+                }
+                // Every flow not yet fixed has its own bottleneck at or above the level.
+                let x = level;
+                let flow = &mut flows[f as usize];
+                flow.rate = x;
+                for &r in &flow.path {
+                    if resources[r].users >= 2 {
+                        remaining[r] -= x;
+                        unfixed_on[r] -= 1;
+                    }
+                }
+            }
+            pending.truncate(kept);
+        }
     }
 }
 
