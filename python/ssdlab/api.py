@@ -253,6 +253,8 @@ def build(
         # A job per thread instance: refused before they are made when they alone pass the limit.
         limit, origin = memory.memory_limit(memory_limit)
         memory.check_threads(sum(t.instances for t in files.threads), limit, origin)
+        if power_cut is None:
+            files.check_ends()
         jobs = files.jobs(seed)
         jobset = JobSet(jobs=jobs, job_options=[{} for _ in jobs], global_options={}, group_reporting={},
                         warnings=list(files.warnings), reports=[JobReport() for _ in jobs])

@@ -78,6 +78,8 @@ class JobStats(TypedDict):
     #: a metadata engine's failed calls (the job stops at the first) and that one's errno
     errors: NotRequired[int]
     error: NotRequired[int]
+    #: the file program's operation that found no file and so ended the thread
+    no_file_op: NotRequired[int]
 
 
 class DiskCounters(TypedDict):

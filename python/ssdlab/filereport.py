@@ -87,6 +87,21 @@ def _cpu_ranges(samples: list[dict[str, Any]]) -> str | None:
             f"load (1 min) {rng([c['load'][0] for c in cpus], '.2f')}")
 
 
+def _stopped_early(workload: Any, jobs: list[dict[str, Any]]) -> list[str]:
+    """filebench's warning when a flowop could not obtain a file and so stopped a timed run
+    (flowop.c), naming the first such flowop."""
+    first = 0
+    for t in workload.threads:
+        for j in jobs[first:first + t.instances]:
+            op = j.get("no_file_op")
+            if op is not None:
+                name = t.flowops[t.op_flowop[op][0]].name
+                return [f"WARNING! Run stopped early: flowop {name} could not obtain a file. Please reduce "
+                        "runtime, increase fileset entries ($nfiles), or switch modes."]
+        first += t.instances
+    return []
+
+
 def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
          filesystems: list[str] | None = None) -> str:
     """The report as text; ``filesystems``: each target's file system and where it came from."""
@@ -99,6 +114,8 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
         from .filebench.summary import summary
 
         per = [j.get("file_ops", []) for j in core["jobs"]]
+        if work.source.quit == "timeout":
+            out += _stopped_early(work.source, core["jobs"])
         out.append(summary(work.source, per, max(run_s, 1e-9)).rstrip("\n"))
     else:
         out.append(f"  {'thread':16} {'operation':12} {'ops':>10} {'errors':>8} {'ops/s':>10} {'MiB/s':>8} "

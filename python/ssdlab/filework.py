@@ -22,7 +22,7 @@ A scenario file::
             { op = "write_whole", io = "4k" },   # repeat = N: the operation N times over
             { op = "close" } ]
     loops = 0               # 0: until a pick runs out (or the runtime ends)
-    runtime = "0"           # 0: no limit
+    runtime = "0"           # 0: no limit (a thread that could never end is refused)
     direct = false          # true: reads and writes with O_DIRECT, past the page cache
 
     [[thread]]              # a queue runner: takes the files the writers make
@@ -109,6 +109,27 @@ class FileWork:
     #: (``filesystem``, ``file_sets.NAME``): the core's errors about them are said there
     places: dict[str, str] = dataclasses.field(default_factory=dict)
 
+    def check_ends(self) -> None:
+        """Refuse work that would run for ever: without a run time, a thread ends only when
+        its loops are done, a pick runs out (``next``, ``every``, ``open``), an error stops it
+        (``stop_on_error``) or, as a queue runner, when the threads it serves are done; a
+        thread with none of these never ends, and the run with it."""
+        if self.run_ns is not None:
+            return
+        # Sets some file may be missing from: not all made before the run, or deleted from.
+        sparse = {i for i, s in enumerate(self.file_sets) if s.get("prealloc", 0.0) < 1.0}
+        sparse |= {o["set"] for t in self.threads for o in t.files["program"]["ops"] if o["op"] == "delete"}
+        for t in self.threads:
+            if t.runtime_ns is not None or t.serves or program_can_end(t.files["program"], sparse):
+                continue
+            place = self.places.get(f"threads.{t.name}", self.name)
+            if self.kind == "filebench":
+                fix = "add a 'run' with its seconds (filebench's 'run 60'), or finishoncount to a flowop"
+            else:
+                fix = "give the scenario a runtime (runtime = \"60s\") or the thread loops (loops = N)"
+            raise FileWorkError(f"{place}: thread '{t.name}' never ends: no run time, no loops, and no pick that "
+                                f"runs out (next, every, open) or error that stops it; {fix}")
+
     def jobs(self, seed: int = 0) -> list[JobSpec]:
         """One core job per thread instance; `after` names become job dependencies, `serves`
         names a queue runner's producers."""
@@ -139,6 +160,21 @@ class FileWork:
         return out
 
 
+def program_can_end(program: dict[str, Any], sparse: set[int]) -> bool:
+    """Whether a thread's program (the core's ``FileProgram``) can end by itself: its loops
+    are counted, an error stops it, one of its picks runs out (``next`` and ``every`` past
+    the set's end, ``open`` with no file open), or, where finding no file ends it
+    (``on_no_file``), a create may find every file there or a delete, open or stat none in
+    a set of ``sparse`` (one with files missing at times)."""
+    if program.get("loops") or program.get("stop_on_error"):
+        return True
+    ops = program.get("ops", [])
+    if any(isinstance(o.get("pick"), dict) and o["pick"].get("kind") in ("next", "every", "open") for o in ops):
+        return True
+    return program.get("on_no_file", "fail") != "fail" and any(
+        o["op"] == "create" or (o["op"] in ("delete", "open", "stat") and o["set"] in sparse) for o in ops)
+
+
 def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
     """A filebench workload (``.f``, or a personality's name) or a scenario (``.toml``)."""
     p = Path(path)
@@ -154,9 +190,10 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
                             "and its flowops")
     threads = [Thread(t["name"], t["instances"], t["files"]) for t in core["threads"]]
     run = core.get("run_seconds")
+    places = {f"threads.{t.full_name}": f"{t.path}:{t.line}" for t in w.threads}
     return FileWork(name=Path(str(path)).stem, file_sets=core["file_sets"], threads=threads,
                     warnings=list(w.warnings), kind="filebench", source=w,
-                    run_ns=int(run * 1e9) if run else None)
+                    run_ns=int(run * 1e9) if run else None, places=places)
 
 
 #: the longest time the core can count: nanoseconds in a u64
@@ -360,6 +397,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             list(after),
             time_ns(runtime, keys + ("runtime",)) if runtime not in (None, 0, "0") else None,
             list(serves), idle_ns, client_class))
+        places[f"threads.{name}"] = where(*keys)
         names.add(name)
     for i, t in enumerate(threads):
         for s in t.serves:

@@ -162,3 +162,34 @@ def test_variables_can_be_set_after_the_personality_is_loaded():
     assert core["file_sets"][0]["dir"] == "/mnt/mail/bigfileset"
     assert core["file_sets"][0]["target"] == 2
     assert core["run_seconds"] == 30.0
+
+
+def test_createfiles_ends_once_its_threads_find_no_file_left_to_create(tmp_path):
+    # filebench's FILEBENCH_NORSC: a createfile with every file of the set made ends its
+    # thread, and in createfiles' firstdone mode the run; every file is made once.
+    from ssdlab import api
+    from ssdlab.filework import load as load_work
+
+    p = tmp_path / "cf.f"
+    p.write_text("load createfiles\nset $nfiles=300\nset $nthreads=4\nset $meanfilesize=4k\nrun\n")
+    core = api.execute(api.build(None, profile="samsung-850-pro", host="generic-linux", files=load_work(p))).core
+    assert sum(j["file_ops"][0]["ops"] for j in core["jobs"]) == 300
+    assert any(j.get("no_file_op") == 0 for j in core["jobs"])
+    assert core["end_ns"] - core["start_ns"] < 10 ** 9
+
+
+def test_a_timed_run_stopped_early_by_a_thread_without_a_file_says_so(tmp_path):
+    # Under "set mode quit timeout" filebench stops the run and prints a warning naming the
+    # flowop (flowop.c); the run ends there, not at its 60 s.
+    from ssdlab import api
+    from ssdlab.filereport import text
+    from ssdlab.filework import load as load_work
+
+    p = tmp_path / "cf.f"
+    p.write_text("load createfiles\nset $nfiles=200\nset $nthreads=2\nset $meanfilesize=4k\n"
+                 "set mode quit timeout\nrun 60\n")
+    work = load_work(p)
+    core = api.execute(api.build(None, profile="samsung-850-pro", host="generic-linux", files=work)).core
+    assert core["end_ns"] - core["start_ns"] < 10 ** 9
+    report = text(work, core, "generic-linux", ["sda"])
+    assert "WARNING! Run stopped early: flowop createfile1 could not obtain a file" in report

@@ -205,3 +205,44 @@ def test_a_scenario_can_time_mkfs(tmp_path: Path) -> None:
     bad.write_text(p.read_text().replace('set = "root"', 'set = "root", io = "4k"'))
     with pytest.raises(FileWorkError, match=r"bad.toml:9: thread.0.ops.0.io: not a key of .mkfs."):
         load(bad)
+
+
+FOREVER = """\
+name = "forever"
+filesystem = { type = "ext4", size = "1g" }
+
+[[fileset]]
+name = "a"
+entries = 10
+size = "4k"
+prealloc = 1.0
+
+[[thread]]
+name = "reader"
+ops = [ { op = "open", set = "a", pick = "random" }, { op = "read_whole", io = "4k" }, { op = "close" } ]
+"""
+
+
+def test_a_thread_that_can_never_end_is_refused_in_one_line_naming_it(tmp_path: Path) -> None:
+    # Its picks never run out and nothing else ends it: the run would never end.
+    p = write(tmp_path, FOREVER)
+    with pytest.raises(FileWorkError, match=r"^\S*work\.toml:10: thread 'reader' never ends: .*runtime"):
+        api.build(None, profile="samsung-850-pro", host="generic-linux", files=load(p))
+    # A run time, loops or a power cut end it.
+    for text in (FOREVER.replace('size = "1g" }', 'size = "1g" }\nruntime = "20ms"'),
+                 FOREVER.replace('name = "reader"', 'name = "reader"\nloops = 3')):
+        core = run(write(tmp_path, text), "samsung-850-pro")
+        assert core["jobs"][0]["file_ops"][1]["ops"] > 0
+    spec = api.build(None, profile="samsung-850-pro", host="generic-linux", files=load(write(tmp_path, FOREVER)),
+                     power_cut="20ms")
+    assert api.execute(spec).core["power_cut"]["at_ns"] == 20_000_000
+
+
+def test_a_filebench_file_whose_threads_never_end_and_that_has_no_run_is_refused(tmp_path: Path) -> None:
+    p = tmp_path / "noruns.f"
+    p.write_text("define fileset name=a,path=/tmp,entries=10,size=4k,prealloc=100,dirwidth=10\n"
+                 "define process name=p,instances=1\n{\n  thread name=t,memsize=10m,instances=1\n  {\n"
+                 "    flowop openfile name=o,filesetname=a,fd=1\n    flowop readwholefile name=r,fd=1,iosize=4k\n"
+                 "    flowop closefile name=c,fd=1\n  }\n}\n")
+    with pytest.raises(FileWorkError, match=r"noruns\.f:4: thread 'p\.t' never ends: .*'run 60'"):
+        api.build(None, profile="samsung-850-pro", host="generic-linux", files=load(p))

@@ -139,4 +139,7 @@ pub struct FileDone {
     /// Why not, as Linux's errno (ENOENT, EEXIST, ENOTEMPTY, ENOSPC, …); 0 when ok or when the
     /// failure has no system call's error (a pick that found no file).
     pub errno: u16,
+    /// It failed because its set holds no file of the kind its pick needs (every file
+    /// there, for a create; none, for the rest), not because the files were all claimed.
+    pub no_file: bool,
 }

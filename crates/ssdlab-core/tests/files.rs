@@ -211,6 +211,61 @@ fn a_queue_runner_rescans_while_its_producers_run_and_empties_the_queue() {
     assert_eq!(r.files.as_ref().unwrap().failed_ops, deletes.errors);
 }
 
+/// filebench's FILEBENCH_NORSC: a create that finds every file of its set there ends the
+/// thread (`NoFile::EndThread`), or the whole run (`NoFile::EndRun`); by default the call
+/// fails and the program goes on until its runtime.
+#[test]
+fn a_create_that_finds_every_file_there_ends_the_thread_or_the_run_as_the_program_says() {
+    use ssdlab_core::workload::files::NoFile;
+    let create = vec![FileOp::Create { set: 0, pick: Pick::Random }, FileOp::WriteWhole { io_bytes: 4 * KIB }, FileOp::Close];
+    // Every job stops at 10 s at the latest (as under filebench's run time), so that a
+    // program that failed to end shows as a late end rather than a run that never ends.
+    const LATEST: u64 = 10_000_000_000;
+    let timed = |mut j: JobSpec| {
+        (j.runtime_ns, j.time_based) = (Some(LATEST), true);
+        j
+    };
+    let creator = |on_no_file: NoFile| {
+        let mut j = program(create.clone(), None);
+        j.files.as_mut().unwrap().program.as_mut().unwrap().on_no_file = on_no_file;
+        timed(j)
+    };
+    // A reader of a set made before the run, which never runs out of files.
+    let reader = || {
+        let mut j = program(vec![FileOp::Open { set: 1, pick: Pick::Random }, FileOp::ReadWhole { io_bytes: 4 * KIB }, FileOp::Close], None);
+        j.files.as_mut().unwrap().set = 1;
+        timed(j)
+    };
+    let sets = || vec![set("new", 40, 4 * KIB, 0.0), set("old", 10, 4 * KIB, 1.0)];
+
+    // Two creators that end when the set is full: 40 files made, each thread's create the
+    // operation that ended it, and that call not counted among the creates.
+    let r = run(&system(FsType::Ext4, KernelEra::Today, sets(), vec![creator(NoFile::EndThread), creator(NoFile::EndThread)])).expect("run");
+    let made: u64 = r.jobs.iter().map(|j| j.file_ops[0].ops).sum();
+    assert_eq!(made, 40);
+    for j in &r.jobs {
+        // At least the one that found the set full (others may have found the last files
+        // claimed by the other thread, and tried again).
+        assert!(j.no_file_op == Some(0) && j.file_ops[0].errors >= 1, "{:?}", j.file_ops);
+        assert!(j.end_ns < LATEST / 10, "ended at {} ns", j.end_ns);
+    }
+
+    // EndRun: the creator's end stops the reader, which would read for ever.
+    let r = run(&system(FsType::Ext4, KernelEra::Today, sets(), vec![creator(NoFile::EndRun), reader()])).expect("run");
+    assert_eq!(r.jobs[0].file_ops[0].ops, 40);
+    assert_eq!(r.jobs[0].no_file_op, Some(0));
+    assert!(r.jobs[1].file_ops[1].ops > 0 && r.jobs[1].no_file_op.is_none(), "{:?}", r.jobs[1].file_ops);
+    assert!(r.jobs[1].end_ns <= r.jobs[0].end_ns + 1_000_000, "the reader stopped with the creator at {} ns, not {} ns", r.jobs[0].end_ns, r.jobs[1].end_ns);
+
+    // Fail (the default): the creator goes on failing until its runtime.
+    let mut j = creator(NoFile::Fail);
+    j.runtime_ns = Some(50_000_000);
+    let r = run(&system(FsType::Ext4, KernelEra::Today, sets(), vec![j])).expect("run");
+    assert_eq!(r.jobs[0].no_file_op, None);
+    assert_eq!(r.jobs[0].file_ops[0].ops - r.jobs[0].file_ops[0].errors, 40);
+    assert!(r.jobs[0].file_ops[0].errors > 1, "{:?}", r.jobs[0].file_ops[0]);
+}
+
 /// Pages dirtied are written back, dropped dirty by a delete, or still dirty at the end:
 /// none is lost and none is written twice without being dirtied twice.
 fn assert_dirty_pages_conserved(f: &ssdlab_core::report::FileReport) {

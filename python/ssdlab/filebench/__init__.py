@@ -98,13 +98,20 @@ def load(path_or_text: str | os.PathLike[str], *, plain_size: Literal["gamma", "
         raise FilebenchError("nested too deeply", path=where) from None
 
 
+#: What a flowop that cannot obtain a file (FILEBENCH_NORSC) does under each ``set mode quit``
+#: (flowop.c's ``flowop_start``): the thread is done, and unless every thread is to be waited
+#: for (``alldone``), the run stops.
+NO_FILE = {"timeout": "end-run", "firstdone": "end-run", "alldone": "end-thread"}
+
+
 def to_core(workload: Workload, target_index: int = 0) -> dict:
     """The core's description of the workload, every file set on target ``target_index``."""
     if isinstance(target_index, bool) or not isinstance(target_index, int) or target_index < 0:
         raise ValueError(f"target_index: expected a whole number >= 0, got {target_index!r}")
     doc = {
         "file_sets": [fs.core(target_index) for fs in workload.file_sets],
-        "threads": [{"name": t.full_name, "instances": t.instances, "files": t.core()} for t in workload.threads],
+        "threads": [{"name": t.full_name, "instances": t.instances, "files": t.core(NO_FILE[workload.quit])}
+                    for t in workload.threads],
         "run_seconds": workload.run_seconds,
         "quit": workload.quit,
     }

@@ -119,9 +119,10 @@ class Thread:
     def instances(self) -> int:
         return self.process_instances * self.thread_instances
 
-    def core(self) -> dict:
+    def core(self, on_no_file: str = "fail") -> dict:
         return {"set": self.set, "direct": self.direct, "service": "roundrobin", "end_fsync": False,
-                "unlink": False, "program": {"ops": [dict(o) for o in self.ops], "loops": self.loops}}
+                "unlink": False, "program": {"ops": [dict(o) for o in self.ops], "loops": self.loops,
+                                             "on_no_file": on_no_file}}
 
 
 @dataclass

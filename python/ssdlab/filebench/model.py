@@ -144,6 +144,9 @@ FileOp = Annotated[
 class FileProgram(_Strict):
     ops: list[FileOp] = Field(min_length=1)
     loops: Optional[int] = Field(default=None, ge=1)
+    #: an operation that finds no file of its kind: "fail" (counted, the program goes on),
+    #: "end-thread" or "end-run" (filebench's FILEBENCH_NORSC, by its quit mode)
+    on_no_file: Literal["fail", "end-thread", "end-run"] = "fail"
 
 
 class FileAccess(_Strict):

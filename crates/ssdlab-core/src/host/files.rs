@@ -9,7 +9,7 @@ use crate::engine::Time;
 use crate::io::{FileDone, FileIoOp, ROTOR_PICK};
 use crate::metrics::OpSummary;
 use crate::io::Op;
-use crate::workload::files::{FileAccess, FileEngine, FileOp, FileService, Pick, scattered_entry};
+use crate::workload::files::{FileAccess, FileEngine, FileOp, FileService, NoFile, Pick, scattered_entry};
 use crate::workload::{FileRandomMap, Generator, Io};
 
 /// One file operation a job is to issue: what, on which entry (None: picked by the file
@@ -74,6 +74,9 @@ pub struct FileJob {
     idling: bool,
     /// A program ran out of files for a pick, or its loops: it is done.
     exhausted: bool,
+    /// The operation (its index) that found no file and so ended the program, as
+    /// `on_no_file` says.
+    no_file_op: Option<u32>,
     pub summary: Vec<OpSummary>,
 }
 
@@ -101,6 +104,7 @@ impl FileJob {
             idle: None,
             idling: false,
             exhausted: false,
+            no_file_op: None,
             summary: vec![OpSummary::default(); ops],
         }
     }
@@ -312,6 +316,16 @@ impl FileJob {
         }
     }
 
+    /// The operation that found no file and so ended the program, if one did.
+    pub fn no_file_op(&self) -> Option<u32> {
+        self.no_file_op
+    }
+
+    /// The program ended for want of a file and that ends the run (`NoFile::EndRun`).
+    pub fn stops_run(&self) -> bool {
+        self.no_file_op.is_some() && self.access.program.as_ref().is_some_and(|p| p.on_no_file == NoFile::EndRun)
+    }
+
     /// The jobs this one serves as a queue runner.
     pub fn producers(&self) -> &[u32] {
         self.access.program.as_ref().map_or(&[], |p| &p.producers)
@@ -335,6 +349,15 @@ impl FileJob {
             }
             self.open = None;
             self.finish_step(now);
+            return;
+        }
+        if !done.ok && done.no_file && program.on_no_file != NoFile::Fail {
+            // filebench's FILEBENCH_NORSC: the thread is done. The call is not one of the
+            // flowop's operations (filebench returns before flowop_beginop).
+            self.summary[i].errors += 1;
+            self.exhausted = true;
+            self.no_file_op = Some(i as u32);
+            self.advance();
             return;
         }
         if !done.ok {
@@ -484,7 +507,7 @@ mod tests {
 
     /// A job whose one operation opens a file of a set of `entries` by `pick`.
     fn opener(pick: Pick, entries: u64) -> FileJob {
-        let program = FileProgram { ops: vec![FileOp::Open { set: 0, pick }], loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0 };
+        let program = FileProgram { ops: vec![FileOp::Open { set: 0, pick }], loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0, on_no_file: Default::default() };
         let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
         FileJob::new(access, vec![entries], 4096, 7)
     }

@@ -163,6 +163,7 @@ impl JobRun {
     pub fn finish(&mut self, now: Time) {
         if let Some(f) = &self.files {
             self.stats.file_ops = f.summary.clone();
+            self.stats.no_file_op = f.no_file_op();
         }
         if self.state != JobState::Waiting {
             // fio's last samples: the windows complete at the end; a log's partial window.

@@ -698,6 +698,10 @@ impl<E: From<JobEvent> + Copy> FileUpper<E> for Host {
         if let Some(at) = job.take_wake_request() {
             events.schedule(at, E::from(JobEvent::Wake(io.process)));
         }
+        if !done.ok && job.files.as_ref().is_some_and(|f| f.stops_run()) {
+            // filebench's timeout mode: a thread that could not obtain a file stops the run.
+            self.stop_jobs(events);
+        }
         Some(io.process)
     }
 }

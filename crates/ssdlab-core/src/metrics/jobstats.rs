@@ -157,6 +157,10 @@ pub struct JobStats {
     pub errors: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub error: u16,
+    /// The file program's operation (its index in `file_ops`) that found no file and so
+    /// ended the thread (filebench's "could not obtain a file"); absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_file_op: Option<u32>,
 }
 
 fn is_zero<T: Default + PartialEq>(v: &T) -> bool {

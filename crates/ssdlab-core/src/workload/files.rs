@@ -233,8 +233,9 @@ pub enum FileOp {
 #[serde(deny_unknown_fields)]
 pub struct FileProgram {
     pub ops: Vec<FileOp>,
-    /// Times the thread runs the program; None: until the job's runtime ends (or a pick runs
-    /// out of files: a `Create` with no absent entry, an `Every` pick past the set's end).
+    /// Times the thread runs the program; None: until the job's runtime ends, or its picks
+    /// run out (a `Next` or `Every` pick past the set's end, an `Open` pick with no file
+    /// open; and as `on_no_file` says, an operation that finds no file of the kind it needs).
     #[serde(default)]
     pub loops: Option<u64>,
     /// The thread stops at the first operation that fails (a procedure's "fill the file
@@ -249,6 +250,25 @@ pub struct FileProgram {
     pub producers: Vec<u32>,
     #[serde(default)]
     pub idle_ns: Time,
+    /// What an operation that finds no file of the kind it needs does (a create with every
+    /// file there, a delete with none left): by default it fails and the program goes on.
+    #[serde(default)]
+    pub on_no_file: NoFile,
+}
+
+/// What a file program does when an operation finds no file to work on.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoFile {
+    /// The operation fails (counted) and the program goes on.
+    #[default]
+    Fail,
+    /// The thread is done (filebench's FILEBENCH_NORSC under `set mode quit alldone` or
+    /// `firstdone`: flowop.c's `flowop_start` ends the thread).
+    EndThread,
+    /// The thread is done and the run stops (filebench under `set mode quit timeout`, its
+    /// default: "Run stopped early: flowop ... could not obtain a file").
+    EndRun,
 }
 
 /// How fio picks the file of each I/O among a job's files (`file_service_type`).

@@ -606,7 +606,7 @@ impl FileLayer {
             io,
             stage: Stage::Arriving,
             pending: 0,
-            done: FileDone { entry: io.entry.unwrap_or(0), size: 0, ok: true, errno: 0 },
+            done: FileDone { entry: io.entry.unwrap_or(0), size: 0, ok: true, errno: 0, no_file: false },
             mount: 0,
             ino: 0,
             file: 0,
@@ -656,7 +656,15 @@ impl FileLayer {
         let (mount, c) = (set.mount, self.costs);
         let mut cost = c.syscall_ns;
         match entry {
-            None => self.ops[slot as usize].done.ok = false,
+            None => {
+                // No file of the kind it needs at all (every file there for a create, none
+                // for the rest), as filebench's fileset_pick says before it waits for a busy
+                // one; a pick that found them all claimed by other threads just fails.
+                let none_of_kind = if create { set.existing() == set.spec.entries } else { set.existing() == 0 };
+                let picked = o.io.entry.is_none_or(|e| e == ROTOR_PICK);
+                let done = &mut self.ops[slot as usize].done;
+                (done.ok, done.no_file) = (false, none_of_kind && picked);
+            }
             Some(e) => {
                 let ino = set.ino[e as usize];
                 let op = &mut self.ops[slot as usize];
