@@ -124,9 +124,9 @@ class FileWork:
                 continue
             place = self.places.get(f"threads.{t.name}", self.name)
             if self.kind == "filebench":
-                fix = "add a 'run' with its seconds (filebench's 'run 60'), or finishoncount to a flowop"
+                fix = "add a 'run' with its seconds (filebench's 'run 60', or ssdlab run --runtime), or finishoncount to a flowop"
             else:
-                fix = "give the scenario a runtime (runtime = \"60s\") or the thread loops (loops = N)"
+                fix = "give the scenario a runtime (runtime = \"60s\", or ssdlab run --runtime) or the thread loops (loops = N)"
             raise FileWorkError(f"{place}: thread '{t.name}' never ends: no run time, no loops, and no pick that "
                                 f"runs out (next, every, open) or error that stops it; {fix}")
 

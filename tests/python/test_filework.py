@@ -168,6 +168,8 @@ def test_ssdlab_run_takes_a_scenario_and_reports_each_thread_and_the_cpus(tmp_pa
     (("--set", "bs=8k"), "--set: a fio job option;"),
     (("--verify-data",), "--verify-data: not for a file workload"),
     (("--output-format", "terse"), "--output-format terse: a file workload reports as normal or json"),
+    (("--runtime", "0"), "--runtime 0: expected a time above 0"),
+    (("--runtime", "soon"), "--runtime soon: expected a time like"),
 ])
 def test_ssdlab_run_refuses_what_a_file_workload_cannot_use_in_one_line(tmp_path: Path, cli, args, expected) -> None:
     r = cli("run", str(write(tmp_path, QUEUE)), "--profile", "samsung-850-pro", *args)
@@ -246,3 +248,14 @@ def test_a_filebench_file_whose_threads_never_end_and_that_has_no_run_is_refused
                  "    flowop closefile name=c,fd=1\n  }\n}\n")
     with pytest.raises(FileWorkError, match=r"noruns\.f:4: thread 'p\.t' never ends: .*'run 60'"):
         api.build(None, profile="samsung-850-pro", host="generic-linux", files=load(p))
+
+
+def test_ssdlab_run_runtime_ends_a_thread_that_would_not_end_by_itself(tmp_path: Path, cli) -> None:
+    r = cli("run", str(write(tmp_path, FOREVER)), "--profile", "samsung-850-pro", "--host", "generic-linux",
+            "--runtime", "30ms", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["run_s"] == pytest.approx(0.03, abs=1e-3)
+    # And a fio job is told where its run time goes.
+    r = cli("run", "--profile", "samsung-850-pro", "--runtime", "5")
+    assert r.returncode == 2 and "fio job takes --set runtime=5" in r.stderr, r.stderr

@@ -17,7 +17,7 @@ from ..jsonout import dumps
 from ..system import raid as raid_system
 from ..units import UnitError
 from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, err, fail,
-                     interruptible, overrides, print_json, simulating, warn)
+                     interruptible, overrides, print_json, run_time_ns, simulating, warn)
 
 
 @interruptible
@@ -45,6 +45,7 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="every drive's I/O scheduler: none, mq-deadline, kyber, bfq, noop, deadline, anticipatory, cfq")] = None,
     host_set: Annotated[list[str], typer.Option("--host-set", help="a scheduler tunable or queue setting by its sysfs name, e.g. iosched.slice_idle=0, queue.nomerges=2; or a host profile key: mem=8GiB (its RAM), memory.cpus=4, memory.dirty_ratio=20")] = [],
     memory_limit: MemoryLimit = None,
+    runtime: Annotated[Optional[str], typer.Option("--runtime", help="a file workload's run time, e.g. 30s, over its scenario's runtime or its filebench file's run (threads with a runtime of their own keep it); fio jobs take --set runtime=N")] = None,
     power_cut: Annotated[Optional[str], typer.Option("--power-cut", help="the power fails this long after the start, e.g. 2s: the run ends there and the report says what each device held only in volatile memory (acknowledged writes lost, and those a cache flush had covered)")] = None,
     fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); over a system file's filesystem it replaces the type and keeps the mkfs and mount options; a file workload's default is the system file's, else the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="precondition every drive again: neither read nor keep preconditioned states (random:N drives are kept in $XDG_CACHE_HOME/ssdlab/states, so the next run of the same drive, preconditioning and seed starts at once)")] = False,
@@ -59,6 +60,7 @@ def run(
             fail(f"--set: a fio job option; {job[0]} is a file workload")
         if verify_data:
             fail(f"--verify-data: not for a file workload ({job[0]})")
+        run_ns = run_time_ns(runtime) if runtime is not None else None
         profile = _one_of_profile_or_system(profile, system)
 
         def target() -> tuple[Optional[str], object]:
@@ -72,9 +74,11 @@ def run(
                           output_format=output_format, interval=interval, precondition=precondition,
                           scheduler=scheduler, output=output, scale=scale, memory_limit=memory_limit,
                           host_set=overrides(host_set, "--host-set", "KEY=VALUE (iosched.slice_idle=0, mem=8GiB)"), power_cut=power_cut,
-                          states=states)
+                          states=states, run_ns=run_ns)
     if fs is not None and fs not in ("ext3", "ext4"):
         fail(f"--fs {fs}: expected ext3 or ext4")
+    if runtime is not None:
+        fail(f"--runtime: a file workload's run time; a fio job takes --set runtime={runtime}")
     jobs = [j if j == "-" else Path(j) for j in job or []]
     if jobs.count("-") > 1:
         fail("-: standard input can hold only one job file")
@@ -126,7 +130,7 @@ def _file_workload(arg: str) -> Path | str | None:
 
 
 def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, seed, output_format, interval, precondition,
-               scheduler, output, scale, memory_limit, host_set, power_cut=None, states=None) -> None:
+               scheduler, output, scale, memory_limit, host_set, power_cut=None, states=None, run_ns=None) -> None:
     """A file workload: its threads on a file system made on the first device (a drive, or
     the --raid array)."""
     from .. import filereport
@@ -145,6 +149,8 @@ def _run_files(path: Path | str, fs: Optional[str], *, profile, target, host, se
     def spec() -> api.RunSpec:
         nonlocal work
         work = load_work(path)
+        if run_ns is not None:
+            work.run_ns = run_ns
         profile_set, system = target()
         # --fs replaces the scenario's type and keeps its other options; unsaid, the
         # scenario's, else the host's era's.

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from .common import check_seed, console, fail, interruptible, print_json
+from .common import check_seed, console, fail, interruptible, print_json, run_time_ns
 
 
 @interruptible
@@ -33,11 +33,11 @@ def server(
     """What a server serves on each array size and NIC, and what bounds it: its clients, a NIC
     port, the CPUs or the storage (docs/network.md)."""
     from .. import api
-    from ..filework import MAX_NS, FileWorkError, bundled, load
+    from ..filework import FileWorkError, bundled, load
     from ..serversize import parse_nic, run_all, with_nic
     from ..sweep.runner import SweepError
     from ..system import raid as raid_system
-    from ..units import UnitError, parse_time_ns
+    from ..units import UnitError
 
     check_seed(seed)
     if output_format not in ("normal", "json"):
@@ -54,12 +54,7 @@ def server(
     except (ValueError, FileWorkError, UnitError) as e:
         fail(str(e))
     if runtime is not None:
-        try:
-            work.run_ns = parse_time_ns(runtime, "s")
-        except (ValueError, UnitError) as e:
-            fail(f"--runtime {runtime}: {e}")
-        if not 0 < work.run_ns <= MAX_NS:
-            fail(f"--runtime {runtime}: expected a time above 0 and at most {MAX_NS // 10**9 // 86400:,} days")
+        work.run_ns = run_time_ns(runtime)
     if work.network is None:
         fail(f"{scenario}: the scenario has no [network]: nothing to serve clients over")
     specs = []
