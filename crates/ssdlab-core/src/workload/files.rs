@@ -116,6 +116,10 @@ impl FileSetSpec {
         if self.entries == 0 {
             return Err(ConfigError::new(&key("entries"), "a file set needs at least one file".into()));
         }
+        // The set's state numbers its entries in 32 bits (and ext4's inodes are 32-bit).
+        if self.entries > u64::from(u32::MAX) {
+            return Err(ConfigError::new(&key("entries"), format!("{}: at most {} files in a set", self.entries, u32::MAX)));
+        }
         if !(0.0..=1.0).contains(&self.prealloc) {
             return Err(ConfigError::new(&key("prealloc"), format!("{}: expected a share from 0 to 1", self.prealloc)));
         }
@@ -457,5 +461,14 @@ mod tests {
         // gaps between them holds more than a tenth of it.
         assert!(top[99] - top[0] > n / 2, "{top:?}");
         assert!(top.windows(2).all(|w| w[1] - w[0] < n / 10), "{top:?}");
+    }
+
+    /// A set's entries are numbered in 32 bits: one more than that is refused, not wrapped.
+    #[test]
+    fn a_set_of_more_entries_than_32_bits_number_is_refused() {
+        let mut set = FileSetSpec { name: "big".into(), target: 0, dir: "/big".into(), entries: u64::from(u32::MAX), size: SizeSpec::Fixed { bytes: 4096 }, dir_width: 0, prealloc: 0.0, dirs: false, block_device: false, unwritten: false };
+        assert!(set.validate(1).is_ok());
+        set.entries += 1;
+        assert_eq!(set.validate(1).unwrap_err().key, "file_sets.big.entries");
     }
 }
