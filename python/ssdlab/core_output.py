@@ -410,6 +410,8 @@ class NetworkReport(TypedDict):
     bytes_sent: float
     bytes_per_s: float
     calls: int
+    #: flows started: one a call, or with a send buffer one a stretch of calls on a connection
+    flows: int
     packets: int
     cpu_ns: int
     nic: list[NetResource]

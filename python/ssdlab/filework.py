@@ -32,7 +32,9 @@ A scenario file::
     ops = [ { op = "list_dir", set = "a" }, { op = "delete", set = "a", pick = "rotor" } ]
 
 A server (``docs/network.md``) adds a ``[network]`` table — the NIC (``nic = { links = 2,
-rate = "1g", mode = "802.3ad", xmit_hash_policy = "layer3+4" }``), ``sendfile``, ``costs`` and
+rate = "1g", mode = "802.3ad", xmit_hash_policy = "layer3+4" }``), ``sendfile``,
+``send_buffer_windows`` (each connection's socket send buffer in windows of its class; 0, no
+buffer, by default), ``costs`` and
 ``[[network.clients]]`` classes (``name``, ``count``, ``line = "600k"`` bytes a second,
 ``rtt = "30ms"``, ``window = "64k"``) — and threads that serve a class (``client = "adsl"``, one
 instance a client) with ``{ op = "send_whole", io = "64k" }`` after an ``open`` that may pick by
@@ -554,8 +556,8 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
     if not isinstance(n, dict):
         raise fail(("network",), "expected a table: [network]")
     for k in n:
-        if k not in {"nic", "sendfile", "costs", "clients"}:
-            raise fail(("network", k), "unknown key (expected nic, sendfile, costs, clients)")
+        if k not in {"nic", "sendfile", "send_buffer_windows", "costs", "clients"}:
+            raise fail(("network", k), "unknown key (expected nic, sendfile, send_buffer_windows, costs, clients)")
     nic = n.get("nic")
     if not isinstance(nic, dict):
         raise fail(("network", "nic"), "expected nic = { links = N, rate = \"1g\", mode = \"802.3ad\", ... }")
@@ -588,6 +590,10 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
     sendfile = n.get("sendfile", True)
     if not isinstance(sendfile, bool):
         raise fail(("network", "sendfile"), f"{sendfile!r}: expected true or false")
+    buffer = n.get("send_buffer_windows", 0)
+    if isinstance(buffer, bool) or not isinstance(buffer, (int, float)) or not 0 <= buffer <= 1e6:
+        raise fail(("network", "send_buffer_windows"), f"{buffer!r}: expected the socket send buffer in windows of "
+                   "the client's class, 0 (none) to 1000000")
     costs = {"per_call_ns": 2_000, "per_packet_ns": 2_500, "copy_ns_per_byte": 0.25}
     costs_given = n.get("costs", {})
     if not isinstance(costs_given, dict):
@@ -631,4 +637,4 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
     if not clients:
         raise fail(("network", "clients"), "a server's network needs at least one [[network.clients]]")
     return {"nic": {"mode": mode, "xmit_hash_policy": policy, "hash_formula": formula, "links": [link] * links},
-            "sendfile": sendfile, "costs": costs, "clients": clients}
+            "sendfile": sendfile, "send_buffer_windows": float(buffer), "costs": costs, "clients": clients}

@@ -72,6 +72,8 @@ def test_the_webserver_experiment_puts_ext3_over_the_array_85_percent_full() -> 
     (('rate = "1g"', 'rate = "2g"'), 12, "network.nic.rate: '2g': expected a port's line rate"),
     (('line = "60m"', 'line = "0"'), 23, "network.clients.1.line: '0': a line's rate"),
     (("links = 2", "links = 1"), 12, "network.nic.links: 802.3ad aggregates two or more ports"),
+    (('xmit_hash_policy = "layer3+4" }\n', 'xmit_hash_policy = "layer3+4" }\nsend_buffer_windows = -2\n'), 13,
+     "network.send_buffer_windows: -2: expected the socket send buffer in windows"),
 ])
 def test_a_bad_server_is_one_line_naming_file_line_and_key(tmp_path: Path, change, line, expected) -> None:
     p = write(tmp_path, SERVER.replace(*change, 1))
@@ -145,3 +147,19 @@ def test_ssdlab_server_sizes_drives_and_nics(tmp_path: Path, cli) -> None:
     assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     bad = cli("server", str(p), "--profile", "samsung-850-pro", "--runtime", "soon")
     assert bad.returncode != 0 and bad.stderr.startswith("ssdlab: error: --runtime soon: expected a time"), bad.stderr
+
+
+def test_a_send_buffer_carries_a_connections_calls_on_fewer_flows(tmp_path: Path) -> None:
+    # Two windows of socket buffer (Linux's send-buffer autotuning keeps about two congestion
+    # windows): a call returns once its bytes fit, so one flow carries a run of calls; the
+    # bytes read are those sent plus those still queued at the end, at most a buffer each.
+    text = SERVER.replace('xmit_hash_policy = "layer3+4" }\n', 'xmit_hash_policy = "layer3+4" }\nsend_buffer_windows = 2\n', 1)
+    w = load(write(tmp_path, text))
+    assert w.network["send_buffer_windows"] == 2.0
+    core = api.execute(api.build(None, profile="samsung-850-pro", host="server-2008", files=w, seed=1)).core
+    net = core["network"]
+    assert net["flows"] * 5 < net["calls"], net
+    read = sum(j["read"]["bytes"] for j in core["jobs"])
+    windows = {c["name"]: c["window_bytes"] for c in w.network["clients"]}
+    queued = sum(2 * windows[c["name"]] * c["count"] for c in w.network["clients"])
+    assert net["bytes_sent"] <= read + 1 and read - net["bytes_sent"] <= queued

@@ -68,6 +68,25 @@ struct Flow {
     cap: f64,
     rate: f64,
     done_at: Time,
+    /// Bytes left at which the owner asked to hear of the flow ([`FlowNet::set_mark`]), and
+    /// when that comes at the present rate.
+    mark: Option<f64>,
+    mark_at: Time,
+}
+
+impl Flow {
+    /// When the flow next has something to say: its mark, else its completion.
+    fn next_at(&self) -> Time {
+        if self.mark.is_some() { self.mark_at.min(self.done_at) } else { self.done_at }
+    }
+
+    /// Its completion and mark times, from `now` at its present rate.
+    fn time(&mut self, now: Time) {
+        self.done_at = now.saturating_add(ns_to_move(self.left, self.rate));
+        if let Some(m) = self.mark {
+            self.mark_at = now.saturating_add(ns_to_move(self.left - m, self.rate));
+        }
+    }
 }
 
 /// Progressive filling's state over the resources two or more flows share: what each has
@@ -111,6 +130,8 @@ pub struct FlowNet {
     earliest: Option<Time>,
     /// Refreshes that ran progressive filling in full (the rest took the shortcut).
     full_refreshes: u64,
+    /// Flows whose mark was reached, not yet taken ([`FlowNet::take_marks`]).
+    marked: Vec<FlowId>,
     /// The shortcut's distinct rates (reused, not allocated per refresh).
     levels: Vec<f64>,
     /// Each flow's own bottleneck, as of the last refresh, in the flows' order (reused).
@@ -174,7 +195,7 @@ impl FlowNet {
         }
         let id = FlowId(self.next_id);
         self.next_id += 1;
-        self.flows.push(Flow { id, path, bytes, left: bytes as f64, cap, rate: 0.0, done_at: self.now });
+        self.flows.push(Flow { id, path, bytes, left: bytes as f64, cap, rate: 0.0, done_at: self.now, mark: None, mark_at: 0 });
         self.dirty = true;
         Ok(id)
     }
@@ -188,6 +209,52 @@ impl FlowNet {
         }
         self.dirty = true;
         Some(f.left)
+    }
+
+    /// Give an active flow `bytes` more to move (a socket's sender queueing more behind what it
+    /// is sending): its rate stays, its completion moves. False if the flow is not active.
+    pub fn extend(&mut self, id: FlowId, bytes: u64) -> bool {
+        let Some(i) = self.position(id) else { return false };
+        let f = &mut self.flows[i];
+        f.bytes += bytes;
+        f.left += bytes as f64;
+        self.retime(i);
+        true
+    }
+
+    /// Ask to hear of flow `id` when it has `left` bytes or fewer still to move (a blocked
+    /// sender's socket buffer with room again): it is named by [`FlowNet::take_marks`] once
+    /// the clock passes that point, and the mark is then gone. Nothing is asked if the flow
+    /// has no more than that left already; false then, or if the flow is not active.
+    pub fn set_mark(&mut self, id: FlowId, left: f64) -> bool {
+        let Some(i) = self.position(id) else { return false };
+        if self.flows[i].left <= left {
+            return false;
+        }
+        self.flows[i].mark = Some(left);
+        self.retime(i);
+        true
+    }
+
+    /// Whether marks were reached that are not yet taken.
+    pub fn marks_pending(&self) -> bool {
+        !self.marked.is_empty()
+    }
+
+    /// The flows whose marks were reached, in the order they were.
+    pub fn take_marks(&mut self) -> Vec<FlowId> {
+        std::mem::take(&mut self.marked)
+    }
+
+    /// Flow `i`'s bytes or mark changed, not its rate: only its own times move (unless the
+    /// rates are to be computed again anyway).
+    fn retime(&mut self, i: usize) {
+        if self.dirty {
+            return;
+        }
+        let now = self.now;
+        self.flows[i].time(now);
+        self.earliest = self.flows.iter().map(Flow::next_at).min();
     }
 
     fn position(&self, id: FlowId) -> Option<usize> {
@@ -250,6 +317,19 @@ impl FlowNet {
                 break;
             }
             self.integrate(at);
+            // Marks reached now, in id order: heard of, and gone; the rates stay.
+            let mut marks = false;
+            for f in &mut self.flows {
+                if f.mark.is_some() && f.mark_at == at && f.done_at > at {
+                    f.mark = None;
+                    self.marked.push(f.id);
+                    marks = true;
+                }
+            }
+            if marks && self.flows.iter().all(|f| f.done_at != at) {
+                self.earliest = self.flows.iter().map(Flow::next_at).min();
+                continue;
+            }
             // Ties complete in id order (the flows' order); the rest keep theirs.
             let mut kept = 0;
             for i in 0..self.flows.len() {
@@ -391,9 +471,11 @@ impl FlowNet {
             }
         }
         let mut earliest = None;
+        let now = self.now;
         for f in &mut self.flows {
-            f.done_at = self.now.saturating_add(ns_to_move(f.left, f.rate));
-            earliest = Some(earliest.map_or(f.done_at, |e: Time| e.min(f.done_at)));
+            f.time(now);
+            let at = f.next_at();
+            earliest = Some(earliest.map_or(at, |e: Time| e.min(at)));
         }
         self.earliest = earliest;
     }
@@ -545,6 +627,47 @@ mod tests {
         assert_eq!(net.advance_to(5 * NS_PER_S), vec![b]);
         assert_eq!(net.usage()[0].saturated_ns, 2 * NS_PER_S);
         assert!((net.usage()[0].utilisation - 200.0 / 500.0).abs() < 1e-12);
+    }
+
+    /// A mark is heard when the flow has that much left, at its rate, and the flow goes on;
+    /// bytes added later move its end by themselves over the rate. One flow on a link of
+    /// 1,000 B/s with 1,000 bytes, marked at 400 left: heard at 0.6 s; 500 more bytes then
+    /// end it at 0.6 + 900 / 1,000 s.
+    #[test]
+    fn a_mark_is_heard_at_its_bytes_and_more_bytes_move_the_end() {
+        let mut net = FlowNet::new();
+        let r = net.add_resource("link", 1_000.0).unwrap();
+        let f = net.add_flow(&[r], 1_000, f64::INFINITY).unwrap();
+        assert!(!net.set_mark(f, 1_000.0), "nothing to wait for: it has no more than that left");
+        assert!(net.set_mark(f, 400.0));
+        assert_eq!(net.next_completion(), Some(600_000_000));
+        assert!(net.advance_to(600_000_000).is_empty());
+        assert_eq!(net.take_marks(), vec![f]);
+        assert!(net.take_marks().is_empty(), "a mark is heard once");
+        assert!(net.extend(f, 500));
+        assert_eq!(net.next_completion(), Some(1_500_000_000));
+        assert_eq!(net.advance_to(2 * NS_PER_S), vec![f]);
+        assert_eq!(net.delivered_bytes(), 1_500.0);
+        assert_eq!(net.completed_bytes(), 1_500);
+        assert!(!net.extend(f, 1), "a flow done takes no more");
+    }
+
+    /// A mark on one of two flows sharing a link is timed at the rate of the moment, and
+    /// moves when the other flow ends and its rate doubles.
+    #[test]
+    fn a_mark_follows_its_flows_rate() {
+        let mut net = FlowNet::new();
+        let r = net.add_resource("link", 100.0).unwrap();
+        let short = net.add_flow(&[r], 50, f64::INFINITY).unwrap();
+        let long = net.add_flow(&[r], 300, f64::INFINITY).unwrap();
+        // 50 B/s each: the short one ends at 1 s with the long one at 250 left; then 100 B/s,
+        // so its mark at 100 left comes 1.5 s later.
+        assert!(net.set_mark(long, 100.0));
+        assert_eq!(net.advance_to(NS_PER_S), vec![short]);
+        assert_eq!(net.next_completion(), Some(2_500_000_000));
+        net.advance_to(2_500_000_000);
+        assert_eq!(net.take_marks(), vec![long]);
+        assert_eq!(net.bytes_left(long), Some(100.0));
     }
 
     #[test]

@@ -74,6 +74,23 @@ pub struct NetworkSpec {
     #[serde(default = "yes")]
     pub sendfile: bool,
     pub clients: Vec<ClientClass>,
+    /// Each connection's socket send buffer, in windows of its class (0: none, a send call
+    /// returns once its bytes are delivered). With a buffer, a blocking call returns once
+    /// what is still to go fits in it, so the connection keeps sending while its thread
+    /// reads the next part; a file's last call waits for its bytes to be delivered.
+    #[serde(default)]
+    pub send_buffer_windows: f64,
+}
+
+/// What a sender waits for after a send call ([`ServerNet::send`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendWait {
+    /// Nothing: the socket's buffer took it all.
+    Nothing,
+    /// The flow's mark: its buffer has room again ([`FlowNet::take_marks`]).
+    Room,
+    /// The flow's end: every byte delivered.
+    Delivered,
 }
 
 fn yes() -> bool {
@@ -93,6 +110,9 @@ impl NetworkSpec {
         self.nic.validate().map_err(|e| ConfigError::new(&format!("network.nic.{}", e.key), e.message))?;
         if self.clients.is_empty() {
             return Err(ConfigError::new("network.clients", "a server's network needs at least one class of clients".into()));
+        }
+        if !(self.send_buffer_windows >= 0.0 && self.send_buffer_windows <= 1e6) {
+            return Err(ConfigError::new("network.send_buffer_windows", format!("must be from 0 to a million windows, got {}", self.send_buffer_windows)));
         }
         let c = &self.costs;
         if !(c.copy_ns_per_byte >= 0.0 && c.copy_ns_per_byte.is_finite()) {
@@ -140,14 +160,17 @@ pub struct ServerNet {
     spec: NetworkSpec,
     flows: FlowNet,
     bond: AttachedBond,
-    /// Per class, per client: its line, and the source port of its current connection.
+    /// Per class, per client: its line, the source port of its current connection, and the
+    /// flow under way on it (with a send buffer, one flow carries call after call).
     lines: Vec<Vec<ResourceId>>,
     ports: Vec<Vec<u16>>,
+    sending: Vec<Vec<Option<FlowId>>>,
     rng: Rng,
     /// Flows done but not yet handed to the caller (found while it started a flow).
     finished: Vec<FlowId>,
-    /// Send calls, packets sent and the CPU they cost.
+    /// Send calls, the flows they started, packets sent and the CPU they cost.
     calls: u64,
+    flows_started: u64,
     packets: u64,
     cpu_ns: u128,
     start: Time,
@@ -171,7 +194,8 @@ impl ServerNet {
             ports.push((0..k.count).map(|_| rng.gen_range(EPHEMERAL_FIRST..=EPHEMERAL_LAST)).collect());
         }
         flows.advance_to(start);
-        Ok(ServerNet { spec: spec.clone(), flows, bond, lines, ports, rng, finished: Vec::new(), calls: 0, packets: 0, cpu_ns: 0, start })
+        let sending = spec.clients.iter().map(|k| vec![None; k.count as usize]).collect();
+        Ok(ServerNet { spec: spec.clone(), flows, bond, lines, ports, sending, rng, finished: Vec::new(), calls: 0, flows_started: 0, packets: 0, cpu_ns: 0, start })
     }
 
     /// The host's CPU time to send `bytes` in one call: per call, per packet (segments of the
@@ -200,21 +224,48 @@ impl ServerNet {
     }
 
     /// `client` sends `bytes` from `now` (`new_connection`: a new download, on a new
-    /// connection with a port of its own, as each HTTP download of a file is). Returns the
-    /// flow; it is done when [`ServerNet::advance_to`] says so.
-    pub fn send(&mut self, now: Time, client: ClientRef, bytes: u64, new_connection: bool) -> Result<FlowId, ConfigError> {
+    /// connection with a port of its own, as each HTTP download of a file is; `last`: the
+    /// download's last call). Returns the flow carrying them and what the call waits for:
+    /// without a send buffer, their delivery; with one, room in the buffer (nothing if it
+    /// has room now), or for a last call the delivery of all its connection has sent.
+    pub fn send(&mut self, now: Time, client: ClientRef, bytes: u64, new_connection: bool, last: bool) -> Result<(FlowId, SendWait), ConfigError> {
         self.advance(now);
+        let (c, i) = (client.class as usize, client.index as usize);
         if new_connection {
-            self.ports[client.class as usize][client.index as usize] = self.rng.gen_range(EPHEMERAL_FIRST..=EPHEMERAL_LAST);
+            self.ports[c][i] = self.rng.gen_range(EPHEMERAL_FIRST..=EPHEMERAL_LAST);
         }
-        let (slave, bond_cap) = self.bond.route(&self.key(client));
-        let k = &self.spec.clients[client.class as usize];
-        let cap = window_cap(k.window_bytes, k.rtt_ns).min(bond_cap);
-        let line = self.lines[client.class as usize][client.index as usize];
         self.calls += 1;
         self.packets += self.spec.nic.links[0].packets(bytes);
         self.cpu_ns += self.send_cpu_ns(bytes) as u128;
-        self.flows.add_flow(&[slave, line], bytes, cap)
+        let k = &self.spec.clients[c];
+        let buffer = self.spec.send_buffer_windows * k.window_bytes as f64;
+        // A connection still sending what earlier calls queued takes these bytes behind it.
+        let under_way = self.sending[c][i].filter(|&f| !new_connection && buffer > 0.0 && self.flows.extend(f, bytes));
+        let flow = match under_way {
+            Some(f) => f,
+            None => {
+                let (slave, bond_cap) = self.bond.route(&self.key(client));
+                let cap = window_cap(k.window_bytes, k.rtt_ns).min(bond_cap);
+                let line = self.lines[c][i];
+                let f = self.flows.add_flow(&[slave, line], bytes, cap)?;
+                self.flows_started += 1;
+                self.sending[c][i] = Some(f);
+                f
+            }
+        };
+        let wait = if buffer <= 0.0 || last {
+            SendWait::Delivered
+        } else if self.flows.set_mark(flow, buffer) {
+            SendWait::Room
+        } else {
+            SendWait::Nothing
+        };
+        Ok((flow, wait))
+    }
+
+    /// The flows whose marks were reached since last asked ([`SendWait::Room`]).
+    pub fn take_marks(&mut self) -> Vec<FlowId> {
+        self.flows.take_marks()
     }
 
     fn advance(&mut self, t: Time) {
@@ -224,7 +275,7 @@ impl ServerNet {
 
     /// When the next flow is done (now, if one already is and was not handed over).
     pub fn next_due(&mut self) -> Option<Time> {
-        if !self.finished.is_empty() {
+        if !self.finished.is_empty() || self.flows.marks_pending() {
             return Some(self.flows.now());
         }
         self.flows.next_completion()
@@ -280,6 +331,7 @@ impl ServerNet {
             bytes_sent: sent,
             bytes_per_s: sent / elapsed,
             calls: self.calls,
+            flows: self.flows_started,
             packets: self.packets,
             cpu_ns: self.cpu_ns as u64,
             nic,
@@ -326,6 +378,9 @@ pub struct NetworkReport {
     pub bytes_sent: f64,
     pub bytes_per_s: f64,
     pub calls: u64,
+    /// Flows started: one a call, or with a send buffer one a stretch of calls that kept a
+    /// connection sending (the flow model's cost goes with these).
+    pub flows: u64,
     pub packets: u64,
     /// The host's CPU time for sending.
     pub cpu_ns: u64,
@@ -345,6 +400,7 @@ mod tests {
             costs: NetCosts::default(),
             sendfile: true,
             clients: vec![ClientClass { name: "fibre".into(), count: 4, line_bytes_per_s: 60e6, rtt_ns: 10_000_000, window_bytes: 4 << 20 }],
+            send_buffer_windows: 0.0,
         }
     }
 
@@ -356,7 +412,7 @@ mod tests {
         let goodput = LinkConfig::gbe(1).goodput_bytes_per_s();
         let mut ids = Vec::new();
         for i in 0..4 {
-            ids.push(net.send(0, ClientRef { class: 0, index: i }, 10_000_000, true).unwrap());
+            ids.push(net.send(0, ClientRef { class: 0, index: i }, 10_000_000, true, false).unwrap().0);
         }
         let due = net.next_due().unwrap();
         let expect = 10e6 / (goodput / 4.0) * 1e9;
@@ -378,11 +434,44 @@ mod tests {
         let mut s = spec(2, BondMode::Ieee8023ad);
         s.clients.push(ClientClass { name: "far".into(), count: 1, line_bytes_per_s: 60e6, rtt_ns: 100_000_000, window_bytes: 65_536 });
         let mut net = ServerNet::new(&s, 1, 0).unwrap();
-        net.send(0, ClientRef { class: 0, index: 0 }, 60_000_000, true).unwrap();
+        net.send(0, ClientRef { class: 0, index: 0 }, 60_000_000, true, false).unwrap();
         assert_eq!(net.next_due(), Some(NS_PER_S));
         let mut net = ServerNet::new(&s, 1, 0).unwrap();
-        net.send(0, ClientRef { class: 1, index: 0 }, 655_360, true).unwrap();
+        net.send(0, ClientRef { class: 1, index: 0 }, 655_360, true, false).unwrap();
         assert_eq!(net.next_due(), Some(NS_PER_S));
+    }
+
+    /// With a send buffer of two windows (two 64 KiB calls), a connection's calls share one
+    /// flow: the first two fit and return at once, the third waits for room, a last call
+    /// for delivery; a new connection is a new flow.
+    #[test]
+    fn calls_fill_a_send_buffer_and_share_one_flow() {
+        let mut s = spec(2, BondMode::Ieee8023ad);
+        s.clients[0].window_bytes = 65_536;
+        s.send_buffer_windows = 2.0;
+        let mut net = ServerNet::new(&s, 1, 0).unwrap();
+        let c = ClientRef { class: 0, index: 0 };
+        let (f, w) = net.send(0, c, 65_536, true, false).unwrap();
+        assert_eq!(w, SendWait::Nothing);
+        assert_eq!(net.send(0, c, 65_536, false, false).unwrap(), (f, SendWait::Nothing));
+        assert_eq!(net.send(0, c, 65_536, false, false).unwrap(), (f, SendWait::Room));
+        // The room comes when 128 KiB are left: 64 KiB at the window's 6.55 MB/s.
+        let due = net.next_due().unwrap();
+        let expect = 65_536.0 / window_cap(65_536, 10_000_000) * 1e9;
+        assert!((due as f64 - expect).abs() < 2.0, "{due} vs {expect}");
+        assert!(net.advance_to(due).is_empty());
+        assert_eq!(net.take_marks(), vec![f]);
+        assert_eq!(net.send(due, c, 65_536, false, true).unwrap(), (f, SendWait::Delivered));
+        let end = net.next_due().unwrap();
+        assert_eq!(net.advance_to(end), vec![f]);
+        let (g, _) = net.send(end, c, 65_536, true, false).unwrap();
+        assert_ne!(g, f, "a new download is a new connection");
+        let r = net.report(end);
+        assert!((r.bytes_sent - 4.0 * 65_536.0).abs() < 1e-6, "{}", r.bytes_sent);
+        // Without a buffer every call waits for its bytes.
+        s.send_buffer_windows = 0.0;
+        let mut net = ServerNet::new(&s, 1, 0).unwrap();
+        assert_eq!(net.send(0, c, 65_536, true, false).unwrap().1, SendWait::Delivered);
     }
 
     #[test]
@@ -406,6 +495,11 @@ mod tests {
         s = spec(2, BondMode::Ieee8023ad);
         s.clients[0].count = 0;
         assert_eq!(s.validate().unwrap_err().key, "network.clients.0.count");
+        let mut s = spec(2, BondMode::Ieee8023ad);
+        s.send_buffer_windows = -1.0;
+        assert_eq!(s.validate().unwrap_err().key, "network.send_buffer_windows");
+        s.send_buffer_windows = f64::NAN;
+        assert_eq!(s.validate().unwrap_err().key, "network.send_buffer_windows");
         let s = spec(2, BondMode::Ieee8023ad);
         assert!(s.check_client(ClientRef { class: 0, index: 4 }).unwrap_err().contains("has 4"));
         assert!(s.check_client(ClientRef { class: 1, index: 0 }).is_err());

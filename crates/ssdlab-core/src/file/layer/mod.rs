@@ -707,7 +707,7 @@ impl FileLayer {
                 Stage::Arriving => self.start(slot, events),
                 Stage::Cpu => self.act(slot, block, events, host),
                 Stage::Throttled => self.unthrottle(slot, block, events, host),
-                Stage::NetCpu => self.start_flow(slot, events),
+                Stage::NetCpu => self.start_flow(slot, events, host),
                 s => panic!("an operation event in stage {s:?}"),
             },
             FileEvent::Net => self.network_due(events, host),

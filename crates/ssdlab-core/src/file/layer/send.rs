@@ -1,20 +1,23 @@
 //! sendfile(2) to a client over the server's network: the call reads its range through the
 //! page cache as a read does (read-ahead included), spends the network stack's CPU for its
-//! packets on a core, then hands the bytes to a flow ([`crate::net::ServerNet`]) and returns
-//! once they are sent, as a blocking socket's call returns once its buffer has room again.
+//! packets on a core, then hands the bytes to the connection's flow
+//! ([`crate::net::ServerNet`]) and returns as a blocking socket's call does: once its bytes
+//! fit in the socket's send buffer (without one, once they are sent; a download's last call,
+//! once everything is).
 //! The thread's wait for the network is an interruptible sleep: not iowait, not in the load
 //! average (a socket wait is TASK_INTERRUPTIBLE in sk_stream_wait_memory).
 
 use super::*;
-use crate::net::{ClientRef, FlowId, NetworkReport, NetworkSpec, ServerNet};
+use crate::net::{ClientRef, FlowId, NetworkReport, NetworkSpec, SendWait, ServerNet};
 
 /// The network a file layer sends over, with what is under way on it.
 pub(super) struct Network {
     net: ServerNet,
     /// The client each job serves (by job index).
     clients: Vec<Option<ClientRef>>,
-    /// The operation each flow belongs to.
-    flows: FxHashMap<FlowId, u32>,
+    /// The operation waiting on each flow, and whether for room in its buffer (else for its
+    /// end).
+    flows: FxHashMap<FlowId, (u32, SendWait)>,
     /// The time of the latest `FileEvent::Net` asked for, if it is still to come.
     armed: Option<Time>,
 }
@@ -56,15 +59,23 @@ impl FileLayer {
     }
 
     /// Operation `slot`'s network CPU is done: its bytes go out.
-    pub(super) fn start_flow<E: From<FileEvent> + Copy>(&mut self, slot: u32, events: &mut EventQueue<E>) {
+    pub(super) fn start_flow<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U)
+    where
+        E: From<FileEvent> + Copy,
+    {
         let now = events.now();
         let o = self.ops[slot as usize];
         let bytes = o.io.len.min(o.done.size.saturating_sub(o.io.offset));
         let n = self.net.as_mut().expect("validated: a send has a network");
         let client = n.clients[o.io.process as usize].expect("validated: a sending job has a client");
-        let flow = n.net.send(now, client, bytes, o.io.offset == 0).expect("a validated client and a positive window");
-        n.flows.insert(flow, slot);
+        let last = o.io.offset + bytes >= o.done.size;
+        let (flow, wait) = n.net.send(now, client, bytes, o.io.offset == 0, last).expect("a validated client and a positive window");
         self.ops[slot as usize].stage = Stage::Net;
+        if wait == SendWait::Nothing {
+            self.arm_network(events);
+            return self.complete(slot, events, host);
+        }
+        n.flows.insert(flow, (slot, wait));
         self.arm_network(events);
     }
 
@@ -79,7 +90,14 @@ impl FileLayer {
             n.armed = None;
         }
         let done = n.net.advance_to(now);
-        let slots: Vec<u32> = done.iter().map(|f| n.flows.remove(f).expect("a flow of an operation")).collect();
+        // A flow ends with a sender waiting on it or none (its thread busy reading the next
+        // part when its buffer ran dry); a mark is heard only by a sender waiting for room.
+        let mut slots: Vec<u32> = done.iter().filter_map(|f| n.flows.remove(f).map(|(s, _)| s)).collect();
+        for f in n.net.take_marks() {
+            if n.flows.get(&f).is_some_and(|&(_, w)| w == SendWait::Room) {
+                slots.push(n.flows.remove(&f).expect("just seen").0);
+            }
+        }
         for slot in slots {
             self.complete(slot, events, host);
         }
