@@ -259,7 +259,17 @@ impl<D: BlockDevice> BlockLayer<D> {
         if i >= self.bios.len() {
             self.bios.resize(i + 1, NO_BIO);
         }
-        self.bios[i] = BioState { bio: *bio, parts: 0 };
+        // Field by field, as `BlockQueue::new_request` fills a request: the bio was just
+        // built on the stack, and one wide copy of it would wait on a failed store forwarding.
+        let b = &mut self.bios[i];
+        b.bio.id = bio.id;
+        b.bio.target = bio.target;
+        b.bio.op = bio.op;
+        b.bio.offset = bio.offset;
+        b.bio.len = bio.len;
+        b.bio.process = bio.process;
+        b.bio.sync = bio.sync;
+        b.parts = 0;
     }
 
     /// Handle one of the block layer's own events.
