@@ -308,11 +308,20 @@ impl<D: BlockDevice> BlockLayer<D> {
     /// the device if it entered now.
     #[inline]
     fn arrive<E: From<BlockEvent> + Copy>(&mut self, id: BioId, events: &mut EventQueue<E>) -> Option<u32> {
+        let bio = self.bios[id as usize].bio;
+        self.arrive_bio(&bio, events)
+    }
+
+    /// [`BlockLayer::arrive`] for `bio`, recorded in the table and passed along: read back
+    /// from the table just after it was written, it would wait on a failed store forwarding.
+    #[inline]
+    fn arrive_bio<E: From<BlockEvent> + Copy>(&mut self, bio: &Bio, events: &mut EventQueue<E>) -> Option<u32> {
         let now = events.now();
+        let id = bio.id;
         if !self.sched_costs {
-            return Some(self.enter(id, now));
+            return Some(self.enter_bio(bio, now));
         }
-        let Bio { target, process, .. } = self.bios[id as usize].bio;
+        let Bio { target, process, .. } = *bio;
         let queue = &mut self.devs[target as usize].queue;
         let ready = queue.through_scheduler(now);
         let cpu = queue.sched_cpu_ns();
@@ -321,15 +330,21 @@ impl<D: BlockDevice> BlockLayer<D> {
             events.schedule(ready, E::from(BlockEvent::Enter(id)));
             return None;
         }
-        Some(self.enter(id, now))
+        Some(self.enter_bio(bio, now))
     }
 
     /// Bio `id` enters its device's queue; returns the device.
     #[inline]
     fn enter(&mut self, id: BioId, now: Time) -> u32 {
         let b = self.bios[id as usize].bio;
-        let parts = self.devs[b.target as usize].enter(b.in_queue(id), now);
-        self.bios[id as usize].parts = parts;
+        self.enter_bio(&b, now)
+    }
+
+    /// Bio `b`, recorded under its number, enters its device's queue; returns the device.
+    #[inline]
+    fn enter_bio(&mut self, b: &Bio, now: Time) -> u32 {
+        let parts = self.devs[b.target as usize].enter(b.in_queue(b.id), now);
+        self.bios[b.id as usize].parts = parts;
         b.target
     }
 
@@ -482,7 +497,7 @@ impl<D: BlockDevice, E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy> S
         self.record(&bio);
         if at == events.now() {
             // No thread time to wait for: into the block layer without an event.
-            if let Some(target) = self.arrive(bio.id, events) {
+            if let Some(target) = self.arrive_bio(&bio, events) {
                 self.mark_to_run(target);
             }
         } else {
