@@ -346,10 +346,18 @@ impl<E: Copy> EventQueue<E> {
             }
             None => {
                 self.events.push(event);
-                (self.events.len() - 1) as u32
+                let s = (self.events.len() - 1) as u32;
+                // Only a new slot can outgrow the slot bits: every slot made before fits
+                // them (checked here when it was made; renumbering never takes bits away
+                // from a slot of the slab).
+                if s as u64 >> self.slot_bits != 0 {
+                    self.drop_taken_root();
+                    self.renumber();
+                }
+                s
             }
         };
-        if self.next_seq >= self.seq_limit || slot as u64 >> self.slot_bits != 0 {
+        if self.next_seq >= self.seq_limit {
             self.drop_taken_root();
             self.renumber();
         }
