@@ -404,6 +404,21 @@ impl<D: BlockDevice> BlockLayer<D> {
         self.complete_reported(dev, events, upper);
     }
 
+    /// [`BlockLayer::run`], skipped without a call when the pass would send and arm nothing
+    /// (`none` holding no request, as after most completions): it would report no
+    /// completion either, since devices complete only from their own events.
+    #[inline(always)]
+    fn run_if_any<E, U>(&mut self, dev: u32, events: &mut EventQueue<E>, upper: &mut U)
+    where
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy,
+        U: Upper<BlockLayer<D>, E>,
+    {
+        if self.devs[dev as usize].queue.dispatches_nothing() && self.done_buf.is_empty() {
+            return;
+        }
+        self.run(dev, events, upper);
+    }
+
     /// Device `dev` handles one of its events; completions it reports are handled after it.
     #[inline(always)]
     pub fn device_event<E, U>(&mut self, dev: u16, ev: D::Event, events: &mut EventQueue<E>, upper: &mut U)
@@ -447,7 +462,7 @@ impl<D: BlockDevice> BlockLayer<D> {
         if !rq.is_merged() {
             // One bio, one request: the common case, without the lists below.
             let woken = self.part_done(rq.host, events, upper);
-            self.run(dev, events, upper);
+            self.run_if_any(dev, events, upper);
             if let Some(w) = woken {
                 upper.resume(w, self, events);
             }
