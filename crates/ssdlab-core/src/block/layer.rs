@@ -259,7 +259,17 @@ impl<D: BlockDevice> BlockLayer<D> {
         if i >= self.bios.len() {
             self.bios.resize(i + 1, NO_BIO);
         }
-        self.bios[i] = BioState { bio: *bio, parts: 0 };
+        // Field by field, as `BlockQueue::new_request` fills a request: the bio was just
+        // built on the stack, and one wide copy of it would wait on a failed store forwarding.
+        let b = &mut self.bios[i];
+        b.bio.id = bio.id;
+        b.bio.target = bio.target;
+        b.bio.op = bio.op;
+        b.bio.offset = bio.offset;
+        b.bio.len = bio.len;
+        b.bio.process = bio.process;
+        b.bio.sync = bio.sync;
+        b.parts = 0;
     }
 
     /// Handle one of the block layer's own events.
@@ -298,11 +308,20 @@ impl<D: BlockDevice> BlockLayer<D> {
     /// the device if it entered now.
     #[inline]
     fn arrive<E: From<BlockEvent> + Copy>(&mut self, id: BioId, events: &mut EventQueue<E>) -> Option<u32> {
+        let bio = self.bios[id as usize].bio;
+        self.arrive_bio(&bio, events)
+    }
+
+    /// [`BlockLayer::arrive`] for `bio`, recorded in the table and passed along: read back
+    /// from the table just after it was written, it would wait on a failed store forwarding.
+    #[inline]
+    fn arrive_bio<E: From<BlockEvent> + Copy>(&mut self, bio: &Bio, events: &mut EventQueue<E>) -> Option<u32> {
         let now = events.now();
+        let id = bio.id;
         if !self.sched_costs {
-            return Some(self.enter(id, now));
+            return Some(self.enter_bio(bio, now));
         }
-        let Bio { target, process, .. } = self.bios[id as usize].bio;
+        let Bio { target, process, .. } = *bio;
         let queue = &mut self.devs[target as usize].queue;
         let ready = queue.through_scheduler(now);
         let cpu = queue.sched_cpu_ns();
@@ -311,15 +330,21 @@ impl<D: BlockDevice> BlockLayer<D> {
             events.schedule(ready, E::from(BlockEvent::Enter(id)));
             return None;
         }
-        Some(self.enter(id, now))
+        Some(self.enter_bio(bio, now))
     }
 
     /// Bio `id` enters its device's queue; returns the device.
     #[inline]
     fn enter(&mut self, id: BioId, now: Time) -> u32 {
         let b = self.bios[id as usize].bio;
-        let parts = self.devs[b.target as usize].enter(b.in_queue(id), now);
-        self.bios[id as usize].parts = parts;
+        self.enter_bio(&b, now)
+    }
+
+    /// Bio `b`, recorded under its number, enters its device's queue; returns the device.
+    #[inline]
+    fn enter_bio(&mut self, b: &Bio, now: Time) -> u32 {
+        let parts = self.devs[b.target as usize].enter(b.in_queue(b.id), now);
+        self.bios[b.id as usize].parts = parts;
         b.target
     }
 
@@ -379,6 +404,21 @@ impl<D: BlockDevice> BlockLayer<D> {
         self.complete_reported(dev, events, upper);
     }
 
+    /// [`BlockLayer::run`], skipped without a call when the pass would send and arm nothing
+    /// (`none` holding no request, as after most completions): it would report no
+    /// completion either, since devices complete only from their own events.
+    #[inline(always)]
+    fn run_if_any<E, U>(&mut self, dev: u32, events: &mut EventQueue<E>, upper: &mut U)
+    where
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy,
+        U: Upper<BlockLayer<D>, E>,
+    {
+        if self.devs[dev as usize].queue.dispatches_nothing() && self.done_buf.is_empty() {
+            return;
+        }
+        self.run(dev, events, upper);
+    }
+
     /// Device `dev` handles one of its events; completions it reports are handled after it.
     #[inline(always)]
     pub fn device_event<E, U>(&mut self, dev: u16, ev: D::Event, events: &mut EventQueue<E>, upper: &mut U)
@@ -422,7 +462,7 @@ impl<D: BlockDevice> BlockLayer<D> {
         if !rq.is_merged() {
             // One bio, one request: the common case, without the lists below.
             let woken = self.part_done(rq.host, events, upper);
-            self.run(dev, events, upper);
+            self.run_if_any(dev, events, upper);
             if let Some(w) = woken {
                 upper.resume(w, self, events);
             }
@@ -472,7 +512,7 @@ impl<D: BlockDevice, E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy> S
         self.record(&bio);
         if at == events.now() {
             // No thread time to wait for: into the block layer without an event.
-            if let Some(target) = self.arrive(bio.id, events) {
+            if let Some(target) = self.arrive_bio(&bio, events) {
                 self.mark_to_run(target);
             }
         } else {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 
 use crate::io::Op;
 use crate::engine::rng::{stream, Rng};
-use crate::engine::{transfer_ns, FifoServer, MultiServer, Time};
+use crate::engine::{FifoServer, MultiServer, Time, TransferRate};
 use crate::error::ConfigError;
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -120,7 +120,7 @@ pub fn validate_front(
 
 pub struct FrontEnd {
     cfg: ControllerConfig,
-    link_rate: u64,
+    link_rate: TransferRate,
     half_duplex: bool,
     /// [host→device, device→host]; a half-duplex link (SATA) uses index 0 for both.
     links: [FifoServer; 2],
@@ -134,7 +134,7 @@ impl FrontEnd {
     pub fn new(interface: &HostInterface, cfg: &ControllerConfig, seed: u64) -> FrontEnd {
         let cv = cfg.busy_cv;
         FrontEnd {
-            link_rate: interface.bytes_per_s(),
+            link_rate: TransferRate::new(interface.bytes_per_s()),
             half_duplex: interface.half_duplex(),
             links: [FifoServer::default(), FifoServer::default()],
             cores: MultiServer::new(cfg.cores as usize),
@@ -171,13 +171,15 @@ impl FrontEnd {
 
     /// Data from the host into the drive: when the transfer ends.
     pub fn from_host(&mut self, now: Time, bytes: u64) -> Time {
-        self.links[0].reserve(now, transfer_ns(bytes, self.link_rate))
+        let ns = self.link_rate.ns(bytes);
+        self.links[0].reserve(now, ns)
     }
 
     /// Data from the drive to the host.
     pub fn to_host(&mut self, now: Time, bytes: u64) -> Time {
         let link = if self.half_duplex { 0 } else { 1 };
-        self.links[link].reserve(now, transfer_ns(bytes, self.link_rate))
+        let ns = self.link_rate.ns(bytes);
+        self.links[link].reserve(now, ns)
     }
 
     /// When the links and controller cores have finished what they were given.

@@ -36,7 +36,13 @@ impl RequestTable {
         if idx >= self.0.len() {
             self.0.resize(idx + 1, InDevice::default());
         }
-        self.0[idx] = InDevice { op: Some(req.op), offset: req.offset, len: req.len, outstanding: 0 };
+        // Field by field: `req` was just written to the stack field by field, and one wide
+        // copy of it would wait on a failed store forwarding.
+        let r = &mut self.0[idx];
+        r.op = Some(req.op);
+        r.offset = req.offset;
+        r.len = req.len;
+        r.outstanding = 0;
     }
 }
 

@@ -21,7 +21,7 @@
 //! schedules nearly everything that close, so most events never enter the heap: an array
 //! of 8 drives at QD256 schedules about 2.4 events per bucket, and its flash reads end
 //! past 131 µs when dies queue (with 512 buckets of three keys a quarter of its events went
-//! to the heap, with these about a tenth; 72 KiB of buckets stay in L2). `pop` takes
+//! to the heap, with these about a tenth; 64 KiB of keys stay in L2). `pop` takes
 //! the earlier of the wheel's first key and the heap's, comparing whole keys, so the order
 //! is the heap's alone would give, ties included.
 
@@ -61,30 +61,35 @@ const WHEEL_BUCKETS: usize = 1024;
 const WHEEL_SPAN: Time = (WHEEL_BUCKETS as Time) << GRAIN_BITS;
 const BUCKET_KEYS: usize = 4;
 
+/// A bucket's keys: one 64-byte cache line.
 #[derive(Clone, Copy)]
-struct Bucket {
-    len: u32,
-    keys: [Key; BUCKET_KEYS],
-}
+#[repr(C, align(64))]
+struct Lanes([Key; BUCKET_KEYS]);
 
 /// Keys due in `[base, base + WHEEL_SPAN)`, by bucket: the bucket of time `t` is
 /// `(t >> GRAIN_BITS) % WHEEL_BUCKETS`, so walking the buckets from `base`'s, wrapping
 /// around, meets them in time order. `base` is the start of the current time's bucket.
+///
+/// A bucket's count of keys is kept apart from its keys, all counts in 1 KiB: scheduling
+/// reads the count (which stays in L1) and only writes the keys' line, so the line, which
+/// has usually left L1 since the wheel last came round (64 KiB of them), is not waited for
+/// until the bucket's time comes.
 struct Wheel {
     base: Time,
     count: usize,
     occupied: [u64; WHEEL_BUCKETS / 64],
-    buckets: Box<[Bucket]>,
+    lens: [u8; WHEEL_BUCKETS],
+    lanes: Box<[Lanes]>,
 }
 
 impl Wheel {
     fn new(now: Time) -> Wheel {
-        let empty = Bucket { len: 0, keys: [Key::NONE; BUCKET_KEYS] };
         Wheel {
             base: now >> GRAIN_BITS << GRAIN_BITS,
             count: 0,
             occupied: [0; WHEEL_BUCKETS / 64],
-            buckets: vec![empty; WHEEL_BUCKETS].into_boxed_slice(),
+            lens: [0; WHEEL_BUCKETS],
+            lanes: vec![Lanes([Key::NONE; BUCKET_KEYS]); WHEEL_BUCKETS].into_boxed_slice(),
         }
     }
 
@@ -95,13 +100,13 @@ impl Wheel {
             return false;
         }
         let b = (key.time >> GRAIN_BITS) as usize % WHEEL_BUCKETS;
-        // SAFETY: `b` < WHEEL_BUCKETS, the number of buckets.
-        let bucket = unsafe { self.buckets.get_unchecked_mut(b) };
-        if bucket.len as usize == BUCKET_KEYS {
+        let len = self.lens[b] as usize;
+        if len == BUCKET_KEYS {
             return false;
         }
-        bucket.keys[bucket.len as usize] = key;
-        bucket.len += 1;
+        // SAFETY: `b` < WHEEL_BUCKETS, the number of buckets, and `len` < BUCKET_KEYS.
+        unsafe { *self.lanes.get_unchecked_mut(b).0.get_unchecked_mut(len) = key };
+        self.lens[b] = len as u8 + 1;
         self.occupied[b / 64] |= 1 << (b % 64);
         self.count += 1;
         true
@@ -131,23 +136,24 @@ impl Wheel {
             }
         }
         let b = b.expect("a key counted in the wheel has a bucket");
-        let bucket = &self.buckets[b];
+        let keys = &self.lanes[b].0;
         let mut lane = 0;
-        for i in 1..bucket.len as usize {
-            if bucket.keys[i].wide() < bucket.keys[lane].wide() {
+        for i in 1..self.lens[b] as usize {
+            if keys[i].wide() < keys[lane].wide() {
                 lane = i;
             }
         }
-        Some((b, lane, bucket.keys[lane]))
+        Some((b, lane, keys[lane]))
     }
 
     /// Remove the key in place `lane` of bucket `b`.
     #[inline(always)]
     fn take(&mut self, b: usize, lane: usize) {
-        let bucket = &mut self.buckets[b];
-        bucket.len -= 1;
-        bucket.keys[lane] = bucket.keys[bucket.len as usize];
-        if bucket.len == 0 {
+        let len = self.lens[b] - 1;
+        self.lens[b] = len;
+        let keys = &mut self.lanes[b].0;
+        keys[lane] = keys[len as usize];
+        if len == 0 {
             self.occupied[b / 64] &= !(1 << (b % 64));
         }
         self.count -= 1;
@@ -155,9 +161,9 @@ impl Wheel {
 
     /// Every key, leaving the wheel empty.
     fn drain(&mut self, out: &mut Vec<Key>) {
-        for (b, bucket) in self.buckets.iter_mut().enumerate() {
-            out.extend_from_slice(&bucket.keys[..bucket.len as usize]);
-            bucket.len = 0;
+        for (b, keys) in self.lanes.iter().enumerate() {
+            out.extend_from_slice(&keys.0[..self.lens[b] as usize]);
+            self.lens[b] = 0;
             self.occupied[b / 64] = 0;
         }
         self.count = 0;
@@ -340,10 +346,18 @@ impl<E: Copy> EventQueue<E> {
             }
             None => {
                 self.events.push(event);
-                (self.events.len() - 1) as u32
+                let s = (self.events.len() - 1) as u32;
+                // Only a new slot can outgrow the slot bits: every slot made before fits
+                // them (checked here when it was made; renumbering never takes bits away
+                // from a slot of the slab).
+                if s as u64 >> self.slot_bits != 0 {
+                    self.drop_taken_root();
+                    self.renumber();
+                }
+                s
             }
         };
-        if self.next_seq >= self.seq_limit || slot as u64 >> self.slot_bits != 0 {
+        if self.next_seq >= self.seq_limit {
             self.drop_taken_root();
             self.renumber();
         }

@@ -28,7 +28,7 @@ use crate::device::frontend::FrontEnd;
 use crate::device::thermal::Thermal;
 use crate::engine::timer::Timer;
 use crate::engine::divide::{Div32, Div64};
-use crate::engine::{transfer_ns, FifoServer, Time};
+use crate::engine::{FifoServer, Time, TransferRate};
 use crate::error::ConfigError;
 pub use config::{
     ControllerConfig, FoldPolicy, FtlConfig, GcPolicy, HostInterface, NandConfig, SlcCacheConfig, SsdConfig,
@@ -110,6 +110,8 @@ pub struct Ssd {
     /// `iu_bytes` and the channel count as divisors (every request divides by them).
     iu_div: Div64,
     channel_div: Div32,
+    /// A channel's transfer times (the rate is the configuration's).
+    channel_rate: TransferRate,
     front: FrontEnd,
     dies: Vec<FifoServer>,
     /// Work each die owes (GC, folding, and host programs queued behind it), run an operation
@@ -177,6 +179,7 @@ impl Ssd {
             iu_bytes: cfg.ftl.iu_bytes,
             iu_div: Div64::new(cfg.ftl.iu_bytes),
             channel_div: Div32::new(cfg.nand.channels),
+            channel_rate: TransferRate::new(cfg.nand.channel_bytes_per_s),
             front: FrontEnd::new(&cfg.interface, &cfg.controller, seed),
             dies: vec![FifoServer::default(); dies],
             backlogs: vec![Backlog::default(); dies],
@@ -604,7 +607,7 @@ impl Ssd {
             u.slc = slc;
             u.dispatch_no = dispatch_no;
             let bytes = if slc { self.cfg.slc_program_unit_bytes() } else { self.cfg.program_unit_bytes() };
-            let xfer = transfer_ns(bytes, self.cfg.nand.channel_bytes_per_s);
+            let xfer = self.channel_rate.ns(bytes);
             let program = match (&self.cfg.slc_cache, slc) {
                 (Some(c), true) => c.program_ns,
                 _ => self.cfg.nand.program_ns,
@@ -871,7 +874,7 @@ impl BlockDevice for Ssd {
             }
             SsdEvent::PageRead { tag, die, ius } => {
                 let ch = self.channel_of(die as u32);
-                let xfer = transfer_ns(ius as u64 * self.iu_bytes, self.cfg.nand.channel_bytes_per_s);
+                let xfer = self.channel_rate.ns(ius as u64 * self.iu_bytes);
                 let done = self.channels[ch].reserve(ctx.now(), xfer);
                 ctx.schedule(done, SsdEvent::PageTransferred { tag });
             }
@@ -1025,7 +1028,7 @@ impl BlockDevice for Ssd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::EventQueue;
+    use crate::engine::{transfer_ns, EventQueue};
 
     /// A drive's events in time order, and the completions it reports.
     struct Ctx<'a> {
