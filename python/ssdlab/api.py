@@ -338,8 +338,11 @@ def build(
             warnings.append(f"array {a.name}: raid1 has no chunks; its chunk size is ignored (as mdadm says)")
     spares = [d for a in sysd.arrays for d in a.spares]
     warnings.extend(_scale_warnings([*used, *spares]))
-    estimate = memory.estimate(core, {d.name: d.profile.name + (f" at scale {d.scale:g}" if d.scale < 1 else "")
-                                      for d in (*used, *spares)})
+    labels = {d.name: d.profile.name + (f" at scale {d.scale:g}" if d.scale < 1 else "") for d in (*used, *spares)}
+    if files is not None:
+        # Where each file set was written, for a message about its memory.
+        labels.update({k: v for k, v in files.places.items() if k.startswith("file_sets.")})
+    estimate = memory.estimate(core, labels)
     limit, origin = memory.memory_limit(memory_limit)
     scales = {d.name: d.scale for d in (*used, *spares) if d.core.get("kind") == "nand-ssd"}
     memory.check(estimate, limit, origin, asked_interval_ns=interval_ns, scales=scales)

@@ -193,6 +193,7 @@ def load(path: str | os.PathLike[str], target: int = 0) -> FileWork:
     threads = [Thread(t["name"], t["instances"], t["files"]) for t in core["threads"]]
     run = core.get("run_seconds")
     places = {f"threads.{t.full_name}": f"{t.path}:{t.line}" for t in w.threads}
+    places.update({f"file_sets.{s.name}": f"{s.path}:{s.line}" for s in w.file_sets})
     return FileWork(name=Path(str(path)).stem, file_sets=core["file_sets"], threads=threads,
                     warnings=list(w.warnings), kind="filebench", source=w,
                     run_ns=int(run * 1e9) if run else None, places=places)

@@ -126,7 +126,8 @@ def test_what_the_core_refuses_in_a_scenario_is_said_at_its_table(tmp_path: Path
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), [
-    ("entries = 20", "entries = 4000000000", "file set 'a' (4,000,000,000 entries)"),
+    # The set is named with the file and line it was written at.
+    ("entries = 20", "entries = 4000000000", "work.toml:5, 4,000,000,000 entries)"),
     ("instances = 2", "instances = 4000000", "4,000,000 threads need about"),
 ])
 def test_a_scenario_too_big_for_memory_is_refused_before_the_core_allocates(tmp_path: Path, old, new, expected) -> None:
@@ -245,7 +246,7 @@ def test_a_filebench_set_past_the_cores_entry_numbers_is_refused_at_its_line(tmp
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), [
-    ("$nfiles=20", "$nfiles=4000000000", "file set 'set1' (4,000,000,000 entries)"),
+    ("$nfiles=20", "$nfiles=4000000000", "/w.f:3, 4,000,000,000 entries)"),
     ("$nthreads=2", "$nthreads=5000000", "5,000,000 threads need about"),
 ])
 def test_a_filebench_workload_too_big_for_memory_is_refused(tmp_path: Path, old, new, expected) -> None:

@@ -561,7 +561,8 @@ def run_length(core: Mapping[str, Any], fastest: bool = False) -> tuple[int | No
 
 def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> Estimate:
     """The memory a run of ``core`` (a RunSpec's ``core``) will need. ``labels`` names each
-    device (by its /dev name) for messages, e.g. its profile and scale."""
+    device (by its /dev name) for messages, e.g. its profile and scale, and may say where
+    each file set was written (by ``file_sets.NAME``, e.g. ``queue.toml:12``)."""
     labels = labels or {}
     terms: list[Term] = []
     records: list[Mapping[str, Any]] = []
@@ -585,7 +586,7 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
                 for j in jobs)
     terms.append(Term("queue", f"{queued:,} I/Os the jobs may have queued (iodepth x job clones)", queue, 0,
                       "use a smaller iodepth= (a device takes a few hundred I/Os; the rest wait in the host)"))
-    terms += _file_terms(core)
+    terms += _file_terms(core, labels)
     replays = sum(1 for j in jobs if j.get("replay") is not None)
     if replays:
         terms.append(Term("replay", f"read buffers of {replays} trace replay{'s' * (replays != 1)}",
@@ -619,7 +620,7 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
                     log_records=sum(known) if known else None, log_job=top)
 
 
-def _file_terms(core: Mapping[str, Any]) -> list[Term]:
+def _file_terms(core: Mapping[str, Any], labels: Mapping[str, str]) -> list[Term]:
     """The page cache and the file systems, when jobs work on files: sized by the core from
     the run's own host and mkfs parameters (None from it: no job works on files); and each
     file set's entries, which the core keeps whether the files exist or not."""
@@ -629,8 +630,11 @@ def _file_terms(core: Mapping[str, Any]) -> list[Term]:
         f = j.get("files")
         if f and f.get("program") is None and 0 <= f.get("set", -1) < len(file_sets):
             per_entry[f["set"]] += FILE_JOB_ENTRY_BYTES + (FILE_MAP_ENTRY_BYTES if _random_map_bytes(j, 0) else 0)
-    sets = [Term("file set", f"file set '{s.get('name', i)}' ({s['entries']:,} entries)",
-                 s["entries"] * each, 0, "give the set fewer entries (entries=, nrfiles=)")
+    def name(i: int, s: Mapping[str, Any]) -> str:
+        where = labels.get(f"file_sets.{s.get('name', i)}")
+        return f"file set '{s.get('name', i)}' ({where + ', ' if where else ''}{s['entries']:,} entries)"
+
+    sets = [Term("file set", name(i, s), s["entries"] * each, 0, "give the set fewer entries (entries=, nrfiles=)")
             for i, (s, each) in enumerate(zip(file_sets, per_entry)) if isinstance(s.get("entries"), int)]
     return sets + _cache_terms(core)
 
