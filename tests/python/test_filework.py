@@ -259,4 +259,3 @@ def test_ssdlab_run_runtime_ends_a_thread_that_would_not_end_by_itself(tmp_path:
     # And a fio job is told where its run time goes.
     r = cli("run", "--profile", "samsung-850-pro", "--runtime", "5")
     assert r.returncode == 2 and "fio job takes --set runtime=5" in r.stderr, r.stderr
-
