@@ -240,10 +240,9 @@ impl ServerNet {
         let k = &self.spec.clients[c];
         let buffer = self.spec.send_buffer_windows * k.window_bytes as f64;
         // A connection still sending what earlier calls queued takes these bytes behind it.
-        let under_way = self.sending[c][i].filter(|&f| !new_connection && buffer > 0.0 && self.flows.extend(f, bytes));
-        let flow = match under_way {
-            Some(f) => f,
-            None => {
+        let flow = match self.sending[c][i] {
+            Some(f) if !new_connection && buffer > 0.0 && self.flows.extend(f, bytes) => f,
+            _ => {
                 let (slave, bond_cap) = self.bond.route(&self.key(client));
                 let cap = window_cap(k.window_bytes, k.rtt_ns).min(bond_cap);
                 let line = self.lines[c][i];
