@@ -358,6 +358,8 @@ class FileReport(TypedDict):
     cache_hits: int
     cache_misses: int
     readahead_pages: int
+    #: pages of directory and inode-table blocks lookups read (names not yet in memory)
+    metadata_read_pages: int
     #: pages dirtied = written back + dropped dirty (deleted) + still dirty at the end
     dirtied_pages: int
     written_back_pages: int

@@ -135,7 +135,8 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
                            f"{st['latency_ns'] / n / 1e6 if n else 0:9.3f} {st['max_latency_ns'] / 1e6:9.3f}")
     out += ["", "page cache and journal",
             f"  file operations {f['ops']:,} ({f['failed_ops']:,} failed); cache hits {f['cache_hits']:,}, "
-            f"misses {f['cache_misses']:,}, read-ahead {f['readahead_pages']:,} pages",
+            f"misses {f['cache_misses']:,}, read-ahead {f['readahead_pages']:,} pages, metadata read "
+            f"{f['metadata_read_pages']:,} pages",
             f"  pages dirtied {f['dirtied_pages']:,}: written back {f['written_back_pages']:,}, deleted before "
             f"writeback {f['dropped_dirty_pages']:,}, dirty at the end {f['dirty_pages_at_end']:,}",
             f"  writers throttled {f['throttled_ns'] / 1e9:.3f} s in all; pages evicted {f['evicted_pages']:,}",

@@ -50,6 +50,7 @@ class Files(BaseModel):
     cache_hits: Count
     cache_misses: Count
     readahead_pages: Count
+    metadata_read_pages: Count
     dirtied_pages: Count
     written_back_pages: Count
     dropped_dirty_pages: Count

@@ -13,6 +13,8 @@ A scenario file::
     dir = "/a"
     entries = 50000
     size = "4k"             # or { mean = "16k", shape = 1.5 } (gamma), { min = "1k", max = "8k" }
+    prealloc = 0.0          # the share of the files there, written, before the run (on disk, not cached)
+    names_cached = false    # true: those files' names and inodes in memory at the start (opened before)
 
     [[thread]]
     name = "fill-a"
@@ -270,7 +272,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
     for i, fs in enumerate(tables("fileset")):
         keys = ("fileset", i)
         for k in fs:
-            if k not in {"name", "dir", "entries", "size", "dir_width", "prealloc"}:
+            if k not in {"name", "dir", "entries", "size", "dir_width", "prealloc", "names_cached"}:
                 raise fail(keys + (k,), "unknown key")
         name = fs.get("name")
         if not isinstance(name, str) or not name:
@@ -317,10 +319,14 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         dir_width = fs.get("dir_width", 0)
         if isinstance(dir_width, bool) or not isinstance(dir_width, int) or dir_width < 0:
             raise fail(keys + ("dir_width",), f"{dir_width!r}: expected a whole number of entries a directory, 0 for one")
+        names_cached = fs.get("names_cached", False)
+        if not isinstance(names_cached, bool):
+            raise fail(keys + ("names_cached",), f"{names_cached!r}: expected true or false (the laid-out files' names and "
+                       "inodes in memory at the start)")
         index[name] = len(sets)
         places[f"file_sets.{name}"] = places[f"file_sets.{i}"] = where(*keys)
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
-                     "dir_width": dir_width, "prealloc": float(pre)})
+                     "dir_width": dir_width, "prealloc": float(pre), **({"names_cached": True} if names_cached else {})})
     network = _network(doc["network"], fail, size, time_ns) if "network" in doc else None
     class_index = {c["name"]: i for i, c in enumerate(network["clients"])} if network else {}
     threads: list[Thread] = []

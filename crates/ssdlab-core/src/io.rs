@@ -110,6 +110,10 @@ pub struct FileIo {
     pub direct: bool,
     /// The advice the opener gave for the file (`posix_fadvise`), None: none given.
     pub fadvise: Option<Fadvise>,
+    /// A pick that finds every file of the kind it needs claimed by other threads waits for
+    /// one of them (filebench's `fileset_pick`); without it the call fails (a queue runner's:
+    /// it found nothing to take).
+    pub wait_pick: bool,
 }
 
 /// `posix_fadvise`'s access advice, as it sets the open file's read-ahead (`mm/fadvise.c`,

@@ -59,7 +59,7 @@ fn server_with(device: DeviceConfig, nic: BondConfig, classes: Vec<ClientClass>,
         queue: Default::default(),
         filesystem: Some(FileSystemSpec::new(FsType::Ext3)),
     };
-    let set = FileSetSpec { name: "catalogue".into(), target: 0, dir: "/www".into(), entries: files, size: SizeSpec::Fixed { bytes: file_bytes }, dir_width: 0, prealloc: 1.0, dirs: false, block_device: false, unwritten: false };
+    let set = FileSetSpec { name: "catalogue".into(), target: 0, dir: "/www".into(), entries: files, size: SizeSpec::Fixed { bytes: file_bytes }, dir_width: 0, prealloc: 1.0, dirs: false, block_device: false, unwritten: false, names_cached: false };
     let network = NetworkSpec {
         nic,
         costs: NetCosts::default(),

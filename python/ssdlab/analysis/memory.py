@@ -83,7 +83,8 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     creates add about 93 bytes each while they live (``tests/fs_memory.rs``), not counted.
 ``file set`` (``file/sets.rs`` ``SetState``)
     Per entry of a file set, whether its file exists or not: ``FILE_ENTRY_BYTES`` (its inode
-    number and size, its place in the sets' bags of existing and absent entries); a fio job on
+    number and size, its place in the sets' bags of existing and absent entries, whether its
+    name is in memory); a fio job on
     the set adds ``FILE_JOB_ENTRY_BYTES`` per file, and ``FILE_MAP_ENTRY_BYTES`` more when it
     keeps a random map. Upper bounds: zeroed vectors' untouched pages are never resident. A file
     workload's threads are checked before their jobs are made (:func:`check_threads`), at
@@ -143,8 +144,9 @@ QUEUED_BYTES = 248            # per queued I/O: host and block-layer requests, b
 ARRAY_QUEUED_BYTES = 176      # through an md array: its request and the members' bios (a read: 350-423 B in all)
 PARITY_WRITE_BYTES = 488      # a write to RAID 5/6: its stripe head (655-910 B in all)
 #: per entry of a file set: file/sets.rs SetState's inode (u32) and size (u64), the existing and
-#: absent bags' positions (u32 each) and the absent bag's item (u32)
-FILE_ENTRY_BYTES = 4 + 8 + 4 + 4 + 4
+#: absent bags' positions (u32 each), the absent bag's item (u32) and whether its name is in
+#: the dentry cache (bool)
+FILE_ENTRY_BYTES = 4 + 8 + 4 + 4 + 4 + 1
 #: per file of a fio job on files: host/files.rs's offsets per direction (3 x u64), and for a job
 #: that keeps a random map, each file's own (workload/generator.rs FileRandomMap: a Vec and
 #: three words), allocated at its first I/O

@@ -9,6 +9,9 @@ device and through ssdlab's file layer, compared by what the tools print.
 - **A buffered fio job**: /proc/diskstats of the loop device around it (reads, writes,
   merges, sectors: the mean request size) against the model's diskstats for the same job
   (``ssdlab run job.fio --fs ext4``).
+- **Cold lookups**: ``stat`` of each of a directory's 4 KiB files after a remount (nothing
+  of them in memory), against the model's lookups of a laid-out set: the directory blocks
+  and inode-table blocks read (ext4 reads 32 inode-table blocks round a missing one).
 - **A small-file copy**: ``cp -a`` of a flat tree of gamma-sized files (mean 27.27 KB, as
   seed000_treecopy draws them) from tmpfs onto the image, then ``sync``, against the model's
   copier of seed000_treecopy.
@@ -40,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..api import build, execute
-from ..filework import FileWork, load
+from ..filework import FileWork, Thread, load
 
 SIZE = 256 << 20
 BLOCK = 1024
@@ -110,6 +113,11 @@ class LoopFs:
                 return {"read_ios": v[0], "read_merges": v[1], "read_sectors": v[2], "write_ios": v[4],
                         "write_merges": v[5], "write_sectors": v[6]}
         raise RuntimeError(f"{name} not in /proc/diskstats")
+
+    def mount(self) -> None:
+        if not self.mounted:
+            _run(["mount", self.dev, str(self.mnt)])
+            self.mounted = True
 
     def unmount(self) -> None:
         if self.mounted:
@@ -298,6 +306,49 @@ def fio_model(job: str, fs: str = "ext4", seed: int = 0) -> dict[str, float]:
     return block_io(core["devices"][0]["disk"])
 
 
+# ------------------------------------------------------------------ cold lookups
+
+LOOKUP_FILES = 4000
+
+
+def lookup_name(i: int) -> str:
+    """The model's name of set entry ``i`` (``SetState::name``): both directories hold the
+    same names, so their blocks are alike."""
+    return f"f{i:08d}"
+
+
+def lookups_kernel(fs: str, files: int = LOOKUP_FILES) -> dict[str, float]:
+    """``stat`` of ``files`` 4 KiB files in one directory, in name order, after a remount: the
+    loop device's diskstats around the stats (the mount's own reads left out)."""
+    with LoopFs(fs, size=FIO_SIZE, block=FIO_BLOCK) as lf:
+        d = lf.mnt / "set"
+        d.mkdir()
+        for i in range(files):
+            (d / lookup_name(i)).write_bytes(b"\x5a" * 4096)
+        lf.unmount()
+        lf.mount()
+        before = lf.diskstats()
+        for i in range(files):
+            os.stat(d / lookup_name(i))
+        return block_io(delta(before, lf.diskstats()))
+
+
+def lookups_model(fs: str, files: int = LOOKUP_FILES, seed: int = 0) -> dict[str, float]:
+    """The same stats of a laid-out set through the file layer (the mount's reads come before
+    the run, as on the kernel side)."""
+    stat = {"ops": [{"op": "stat", "set": 0, "pick": {"kind": "next"}}], "loops": files, "stop_on_error": False}
+    w = FileWork(name="cold-lookups",
+                 file_sets=[{"name": "set", "target": 0, "dir": "/set", "entries": files, "size": {"kind": "fixed", "bytes": 4096},
+                             "dir_width": 0, "prealloc": 1.0}],
+                 threads=[Thread("stat", 1, {"set": 0, "direct": False, "service": "roundrobin", "end_fsync": False,
+                                             "unlink": False, "program": stat})],
+                 filesystem={"type": fs, "block_size": "4k", "size": "1g", "era": "today"})
+    core = execute(build(None, profile=PROFILE, host=HOST, files=w, scheduler="none", seed=seed)).core
+    out = block_io(core["devices"][0]["disk"])
+    out["metadata_read_pages"] = core["files"]["metadata_read_pages"]
+    return out
+
+
 # ------------------------------------------------------------------ fio on the bare device
 
 #: buffered I/O to the block device itself (fio's default direct=0): its own page cache
@@ -400,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, job in (("fio write", FIO_WRITE), ("fio read", FIO_READ), ("fio read, fadvise_hint=0", FIO_READ_NO_ADVICE),
                       ("fio randread, fadvise_hint=0", FIO_RANDREAD_NO_ADVICE)):
         _side_by_side(name, None if fio_why else fio_kernel(job), fio_model(job))
+    for fs in ("ext3", "ext4"):
+        _side_by_side(f"stat of {LOOKUP_FILES:,} files after a remount, {fs}", None if why else lookups_kernel(fs),
+                      lookups_model(fs))
     for fs in ("ext3", "ext4"):
         _side_by_side(f"cp -a of {TREE_FILES:,} files, {fs}", None if why else treecopy_kernel(fs, TREE_FILES),
                       treecopy_model(fs, TREE_FILES))

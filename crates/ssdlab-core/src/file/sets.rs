@@ -70,6 +70,10 @@ pub struct SetState {
     rotor: [u64; 2],
     /// Files that exist.
     live: u64,
+    /// Whether each entry's dentry and inode are in memory (looked up or made in the run):
+    /// its lookup then reads nothing. A run starts with none, as after a mount; the
+    /// dentry and inode caches are not shrunk.
+    pub in_memory: Vec<bool>,
     /// Of a set laid out unwritten (`FileSetSpec::unwritten`): the pages written since,
     /// (entry, page), which hold data.
     pub written_pages: FxHashSet<(u64, u64)>,
@@ -91,6 +95,7 @@ impl SetState {
             rng: Rng::seed_from_u64(derive_seed(seed, "file-set", index)),
             rotor: [0; 2],
             live: 0,
+            in_memory: vec![false; n as usize],
             written_pages: FxHashSet::default(),
             spec,
             mount,
@@ -188,6 +193,7 @@ impl SetState {
     /// Entry `e` was deleted.
     pub fn deleted(&mut self, e: u64) {
         self.ino[e as usize] = 0;
+        self.in_memory[e as usize] = false;
         if self.existing.contains(e) {
             self.existing.remove(e as u32);
         }
@@ -234,6 +240,7 @@ mod tests {
             dirs: false,
             block_device: false,
             unwritten: false,
+            names_cached: false,
         };
         SetState::new(spec, 0, 1, 0)
     }

@@ -173,6 +173,25 @@ impl Dir {
         }
     }
 
+    /// The logical blocks a lookup of `key` reads, in order (`ext4_find_entry`): in an
+    /// indexed directory the root, the index node over the leaf, and the leaf the hash
+    /// leads to (`ext4_dx_find_entry`; a name that is absent ends there too); in a linear
+    /// one every block up to the one holding it, all of them for an absent name.
+    pub fn lookup_blocks(&self, key: u64, g: &DirGeometry) -> Vec<u32> {
+        if self.indexed {
+            let li = self.leaf_for(key);
+            let mut out = vec![0];
+            let node = self.index_block_of(li, g);
+            if node != 0 {
+                out.push(node);
+            }
+            out.push(self.leaves[li].block);
+            return out;
+        }
+        let upto = self.find(key).map_or(self.leaves.len(), |(li, _)| li + 1);
+        self.leaves[..upto].iter().map(|l| l.block).collect()
+    }
+
     /// Whether an entry of `name_len` fits without the directory growing.
     pub fn has_room(&self, key: u64, name_len: usize, g: &DirGeometry) -> bool {
         let (rec, room) = (rec_len(name_len), g.leaf_room());

@@ -633,6 +633,41 @@ impl FileSystem {
         self.layout[g as usize].inode_table
             + i * self.cfg.inode_size as u64 / self.cfg.block_size as u64
     }
+    /// The run of inode-table blocks `(first, count)` a read of `ino`'s inode from disk
+    /// takes. ext3's driver reads the one block (`__ext3_get_inode_loc`); ext4's reads
+    /// ahead the aligned window of `inode_readahead_blks` blocks round it (32,
+    /// `EXT4_DEF_INODE_READAHEAD_BLKS`), clipped to the table's end or, with group
+    /// checksums, to its last block holding a used inode (`itable_unused`), in one go.
+    pub fn inode_read_run(&self, ino: Ino) -> (u64, u64) {
+        const INODE_READAHEAD_BLKS: u64 = 32;
+        let b = self.inode_block(ino);
+        if self.cfg.alloc != AllocPolicy::Mballoc {
+            return (b, 1);
+        }
+        let g = self.inodes.group_of(ino);
+        let table = self.layout[g as usize].inode_table;
+        let start = table + (b - table) / INODE_READAHEAD_BLKS * INODE_READAHEAD_BLKS;
+        let mut end = (start + INODE_READAHEAD_BLKS).min(table + self.cfg.inode_table_blocks as u64);
+        if self.cfg.group_csum {
+            let per_block = (self.cfg.block_size / self.cfg.inode_size) as u64;
+            let first_ino = g as u64 * self.cfg.inodes_per_group as u64 + 1;
+            let used = |blk: u64| (0..per_block).any(|i| self.inodes.is_used((first_ino + (blk - table) * per_block + i) as Ino));
+            while end > b + 1 && !used(end - 1) {
+                end -= 1;
+            }
+        }
+        (start, end - start)
+    }
+    /// The blocks a lookup of `name` in directory `dir` reads, in order ([`Dir::lookup_blocks`]).
+    pub fn lookup_blocks(&self, dir: Ino, name: &[u8]) -> Vec<u64> {
+        let Some(d) = self.dirs.get(&dir) else { return Vec::new() };
+        d.lookup_blocks(name_key(name), &self.dir_geometry).into_iter().filter_map(|l| self.map(dir, l)).collect()
+    }
+    /// Every block of directory `dir` (what readdir reads), in logical order.
+    pub fn dir_blocks(&self, dir: Ino) -> Vec<u64> {
+        let n = self.dirs.get(&dir).map_or(0, |d| d.blocks);
+        (0..n).filter_map(|l| self.map(dir, l)).collect()
+    }
     /// The free-extent histogram as `e2freefrag` prints it (from the on-disk bitmap; blocks
     /// held by preallocations in memory count as free, as they are on disk).
     pub fn free_extent_histogram(&self) -> FreeFrag {

@@ -109,6 +109,12 @@ impl FileJob {
         }
     }
 
+    /// Whether its picks wait for a file other threads hold (a program's, as filebench's
+    /// threads do), rather than fail: a queue runner's find nothing to take.
+    pub fn waits_for_picks(&self) -> bool {
+        self.access.program.as_ref().is_some_and(|p| p.producers.is_empty())
+    }
+
     pub fn is_program(&self) -> bool {
         self.access.program.is_some()
     }

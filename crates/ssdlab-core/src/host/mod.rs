@@ -429,7 +429,7 @@ impl Host {
                     if let Some(f) = job.files.as_mut() {
                         // fio's pattern over files: the I/O goes to one of them.
                         let req = f.place(&io);
-                        lower.submit_file(file_io(id, j, &req, f.access.direct, f.access.fadvise), arrive, events);
+                        lower.submit_file(file_io(id, j, &req, f.access.direct, f.access.fadvise, false), arrive, events);
                         continue;
                     }
                     // The bio names its job as its process: its completion comes back with it.
@@ -456,9 +456,9 @@ impl Host {
                 }
                 job::Action::IssueFile(req) => {
                     let (id, arrive) = self.submitted(j, now);
-                    let access = self.jobs[j as usize].files.as_ref().map(|f| (f.access.direct, f.access.fadvise));
-                    let (direct, fadvise) = access.unwrap_or((false, None));
-                    lower.submit_file(file_io(id, j, &req, direct, fadvise), arrive, events);
+                    let access = self.jobs[j as usize].files.as_ref().map(|f| (f.access.direct, f.access.fadvise, f.waits_for_picks()));
+                    let (direct, fadvise, wait_pick) = access.unwrap_or((false, None, false));
+                    lower.submit_file(file_io(id, j, &req, direct, fadvise, wait_pick), arrive, events);
                 }
                 job::Action::WakeAt(at) => {
                     events.schedule(at, E::from(JobEvent::Wake(j)));
@@ -707,6 +707,6 @@ impl<E: From<JobEvent> + Copy> FileUpper<E> for Host {
 }
 
 /// Job `job`'s request `req` as the file layer takes it, under number `id`.
-fn file_io(id: BioId, job: u32, req: &FileRequest, direct: bool, fadvise: Option<Fadvise>) -> FileIo {
-    FileIo { id, process: job, set: req.set, entry: req.entry, op: req.op, offset: req.offset, len: req.len, direct, fadvise }
+fn file_io(id: BioId, job: u32, req: &FileRequest, direct: bool, fadvise: Option<Fadvise>, wait_pick: bool) -> FileIo {
+    FileIo { id, process: job, set: req.set, entry: req.entry, op: req.op, offset: req.offset, len: req.len, direct, fadvise, wait_pick }
 }

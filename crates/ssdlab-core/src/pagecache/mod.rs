@@ -610,6 +610,28 @@ impl PageCache {
         }
     }
 
+    /// Pages of `file` an operation brought into memory without reading them through the
+    /// cache (metadata blocks a change wrote in memory, the buffer cache's pages): cached
+    /// ones are marked accessed, missing ones added clean (not counted as lookups: no read
+    /// asked for them). `evicted` is emptied and gets what reclaim evicted; a page reclaim
+    /// can find no room for is left out. Returns the pages added, and whether reclaim met
+    /// dirty pages the flusher should write.
+    pub fn hold(&mut self, now: Time, file: u32, pages: impl IntoIterator<Item = u64>, evicted: &mut Vec<PageKey>) -> (u64, bool) {
+        evicted.clear();
+        let (mut added, mut wake) = (0, false);
+        for idx in pages {
+            match self.table.find(file, idx) {
+                Some(s) => self.mark_accessed(s),
+                None => {
+                    if self.add_page(now, file, idx, CLEAN, true, evicted, &mut wake).is_some() {
+                        added += 1;
+                    }
+                }
+            }
+        }
+        (added, wake)
+    }
+
     // ---- writes ------------------------------------------------------------------------
 
     /// A buffered write of whole pages `[pages.start, pages.end)` of `file` (the file layer

@@ -102,6 +102,11 @@ pub struct FileSetSpec {
     /// (it reads nothing there).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unwritten: bool,
+    /// Its laid-out files' names and inodes are in the dentry and inode caches when the run
+    /// starts, their data and metadata blocks not: a server that opened its files before
+    /// (an index it loaded), or the copy that just made them. Their lookups read nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub names_cached: bool,
 }
 
 impl FileSetSpec {
@@ -466,7 +471,7 @@ mod tests {
     /// A set's entries are numbered in 32 bits: one more than that is refused, not wrapped.
     #[test]
     fn a_set_of_more_entries_than_32_bits_number_is_refused() {
-        let mut set = FileSetSpec { name: "big".into(), target: 0, dir: "/big".into(), entries: u64::from(u32::MAX), size: SizeSpec::Fixed { bytes: 4096 }, dir_width: 0, prealloc: 0.0, dirs: false, block_device: false, unwritten: false };
+        let mut set = FileSetSpec { name: "big".into(), target: 0, dir: "/big".into(), entries: u64::from(u32::MAX), size: SizeSpec::Fixed { bytes: 4096 }, dir_width: 0, prealloc: 0.0, dirs: false, block_device: false, unwritten: false, names_cached: false };
         assert!(set.validate(1).is_ok());
         set.entries += 1;
         assert_eq!(set.validate(1).unwrap_err().key, "file_sets.big.entries");

@@ -9,6 +9,7 @@ impl FileLayer {
     /// commit.
     pub(super) fn journal<E: From<FileEvent> + Copy>(&mut self, m: usize, ch: &Changes, ordered: Option<u32>, events: &mut EventQueue<E>) {
         let now = events.now();
+        self.hold_metadata(m, &ch.metadata, events);
         let mnt = self.mounts[m].as_mut().expect("a mounted file system");
         if mnt.journal.add(now, &ch.metadata, ordered) && !mnt.commit_armed {
             mnt.commit_armed = true;

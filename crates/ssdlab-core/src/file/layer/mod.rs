@@ -28,6 +28,7 @@ use crate::workload::files::FileSetSpec;
 
 mod commit;
 mod estimate;
+mod lookup;
 mod ops;
 mod power;
 mod reading;
@@ -76,6 +77,8 @@ enum Purpose {
     Writeback(Option<u32>, pagecache::Run),
     /// A run of pages being read (`reading`'s number): reads of them wait for it.
     Read(u32),
+    /// A run of metadata pages a lookup reads (`reading`'s number), as `Read`.
+    MetaRead(u32),
     /// A commit's write on file system `.0`: the log, the flush, the commit block.
     Commit(u16),
     /// A commit's ordered data on file system `.0` (data, though the commit waits for it).
@@ -94,6 +97,8 @@ enum Stage {
     Arriving,
     /// Its system call's CPU burst.
     Cpu,
+    /// Waiting for the metadata its lookup reads (`lookup.rs`).
+    Lookup,
     /// Waiting for its bios (reads, direct I/O, fsync's writeback).
     Io,
     /// Paused by balance_dirty_pages (`.0`: call again after the pause).
@@ -185,7 +190,7 @@ fn is_sync(p: Purpose, op: Op, kernel: KernelEra) -> bool {
         Purpose::Writeback(None, _) => false,
         Purpose::Writeback(Some(_), _) | Purpose::Commit(_) | Purpose::OrderedData(_) | Purpose::Home => kernel == KernelEra::Today,
         Purpose::Host(bio) => bio.sync,
-        Purpose::Free | Purpose::Op(_) | Purpose::Read(_) | Purpose::Flush(_) => true,
+        Purpose::Free | Purpose::Op(_) | Purpose::Read(_) | Purpose::MetaRead(_) | Purpose::Flush(_) => true,
     }
 }
 
@@ -233,6 +238,9 @@ pub struct FileLayer {
     /// Per target, the byte runs of the files laid out written before the run, in the order
     /// written, for the devices to hold ([`FileLayer::take_laid_out`]).
     laid_out: Vec<Vec<(u64, u64)>>,
+    /// Per target: the metadata blocks the sets' layout wrote (directories, inode table
+    /// blocks, mapping blocks), held on the device after the files' data.
+    laid_out_meta: Vec<std::collections::BTreeSet<u64>>,
     /// How page-cache ids name files.
     ids: CacheIds,
     sets: Vec<SetState>,
@@ -250,6 +258,9 @@ pub struct FileLayer {
     /// Writeback pages of the flusher's in flight.
     flushing: u64,
     fsync_waiting: Vec<u32>,
+    /// Operations whose pick found every file of the kind it needs claimed by other
+    /// threads: they pick again once an operation on their set ends.
+    pick_waiting: Vec<u32>,
     commit_waiting: Vec<u32>,
     /// Ordered data a commit is writing: its runs complete in the cache with the commit's
     /// ordered phase.
@@ -349,6 +360,7 @@ impl FileLayer {
         let mut layer = FileLayer {
             ids,
             laid_out: vec![Vec::new(); mounts.len()],
+            laid_out_meta: vec![Default::default(); mounts.len()],
             mounts,
             sets: Vec::new(),
             cache,
@@ -364,6 +376,7 @@ impl FileLayer {
             flusher_at: None,
             flushing: 0,
             fsync_waiting: Vec::new(),
+            pick_waiting: Vec::new(),
             commit_waiting: Vec::new(),
             ordered_runs: Vec::new(),
             runs: Vec::new(),
@@ -381,6 +394,7 @@ impl FileLayer {
         for (i, s) in sets.iter().enumerate() {
             layer.add_set(s.clone(), seed, i)?;
         }
+        layer.mounted(start);
         Ok(layer)
     }
 
@@ -407,11 +421,17 @@ impl FileLayer {
         };
         let no_space = |e: crate::fs::FsError| ConfigError::new(&key("entries"), format!("laying the set out: {e}"));
         let task = Task::default();
+        let meta = &mut self.laid_out_meta[m];
+        let mut wrote = |ch: Changes| meta.extend(ch.metadata);
         let mut dir = ROOT_INO;
         for part in spec.dir.split('/').filter(|p| !p.is_empty()) {
             dir = match fs.lookup(dir, part.as_bytes()) {
                 Some(d) => d,
-                None => fs.mkdir(dir, part.as_bytes(), task).map_err(no_space)?.0,
+                None => {
+                    let (d, ch) = fs.mkdir(dir, part.as_bytes(), task).map_err(no_space)?;
+                    wrote(ch);
+                    d
+                }
             };
         }
         let mut set = SetState::new(spec, m, seed, index as u64);
@@ -420,7 +440,9 @@ impl FileLayer {
                 dir
             } else {
                 let name = format!("d{d:05}");
-                fs.mkdir(dir, name.as_bytes(), task).map_err(no_space)?.0
+                let (d, ch) = fs.mkdir(dir, name.as_bytes(), task).map_err(no_space)?;
+                wrote(ch);
+                d
             };
             set.dirs.push(ino);
         }
@@ -433,17 +455,19 @@ impl FileLayer {
             let parent = set.dirs[set.dir_of(e)];
             if set.spec.dirs {
                 // A set of directories: each made, empty.
-                let (ino, _) = fs.mkdir(parent, &SetState::name(e), task).map_err(no_space)?;
+                let (ino, ch) = fs.mkdir(parent, &SetState::name(e), task).map_err(no_space)?;
+                wrote(ch);
                 set.created(e, ino);
                 set.publish(e);
                 continue;
             }
-            let (ino, _) = fs.create(parent, &SetState::name(e), task).map_err(no_space)?;
+            let (ino, ch) = fs.create(parent, &SetState::name(e), task).map_err(no_space)?;
+            wrote(ch);
             let size = set.created(e, ino);
             set.publish(e);
             let blocks = size.div_ceil(bs);
             if blocks > 0 {
-                fs.allocate(ino, 0, blocks as u32, task).map_err(no_space)?;
+                wrote(fs.allocate(ino, 0, blocks as u32, task).map_err(no_space)?);
                 if written {
                     for x in fs.extents_of(ino) {
                         let (offset, len) = (x.phys * bs, x.len as u64 * bs);
@@ -454,16 +478,32 @@ impl FileLayer {
                     }
                 }
             }
-            fs.set_size(ino, size).map_err(no_space)?;
+            wrote(fs.set_size(ino, size).map_err(no_space)?);
             fs.release(ino);
+        }
+        if set.spec.names_cached {
+            set.in_memory[..pre as usize].fill(true);
         }
         self.sets.push(set);
         Ok(())
     }
 
     /// The byte runs each target must hold before the run, per target: the files laid out
-    /// written (as fio writes them before a job starts), in the order written. Taken once.
+    /// written (as fio writes them before a job starts), in the order written, then the
+    /// metadata blocks their making wrote (directories, inodes, bitmaps, mapping blocks), in
+    /// block order. Taken once.
     pub fn take_laid_out(&mut self) -> Vec<Vec<(u64, u64)>> {
+        let meta = std::mem::take(&mut self.laid_out_meta);
+        for (m, blocks) in meta.into_iter().enumerate() {
+            let Some(bs) = self.mounts[m].as_ref().map(|mnt| mnt.block_size) else { continue };
+            let runs = &mut self.laid_out[m];
+            for b in blocks {
+                match runs.last_mut() {
+                    Some(last) if last.0 + last.1 == b * bs => last.1 += bs,
+                    _ => runs.push((b * bs, bs)),
+                }
+            }
+        }
         std::mem::take(&mut self.laid_out)
     }
 
@@ -532,7 +572,7 @@ impl FileLayer {
                 break;
             }
         }
-        if matches!(p, Purpose::Home | Purpose::Commit(_)) {
+        if matches!(p, Purpose::Home | Purpose::Commit(_) | Purpose::MetaRead(_)) {
             self.report.metadata_bios += sent as u64;
         } else {
             self.report.data_bios += sent as u64;
@@ -659,9 +699,16 @@ impl FileLayer {
             None => {
                 // No file of the kind it needs at all (every file there for a create, none
                 // for the rest), as filebench's fileset_pick says before it waits for a busy
-                // one; a pick that found them all claimed by other threads just fails.
+                // one. A pick that found them all claimed by other threads waits for one of
+                // them to end, as fileset_pick waits on the set's condition variable
+                // (fs_idle_files_cv, fs_idle_nonexist_cv), then picks again; a queue
+                // runner's fails (it found nothing to take).
                 let none_of_kind = if create { set.existing() == set.spec.entries } else { set.existing() == 0 };
                 let picked = o.io.entry.is_none_or(|e| e == ROTOR_PICK);
+                if picked && !none_of_kind && o.io.wait_pick {
+                    self.pick_waiting.push(slot);
+                    return;
+                }
                 let done = &mut self.ops[slot as usize].done;
                 (done.ok, done.no_file) = (false, none_of_kind && picked);
             }
@@ -705,7 +752,7 @@ impl FileLayer {
         match ev {
             FileEvent::Op(slot) => match self.ops[slot as usize].stage {
                 Stage::Arriving => self.start(slot, events),
-                Stage::Cpu => self.act(slot, block, events, host),
+                Stage::Cpu => self.look_up(slot, block, events, host),
                 Stage::Throttled => self.unthrottle(slot, block, events, host),
                 Stage::NetCpu => self.start_flow(slot, events, host),
                 s => panic!("an operation event in stage {s:?}"),
@@ -748,7 +795,7 @@ impl FileLayer {
     }
 
     /// Operation `slot` ends: its job hears of it.
-    fn complete<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
+    fn complete<E: From<FileEvent> + Copy, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
         let o = &mut self.ops[slot as usize];
         if o.io_waiting {
             o.io_waiting = false;
@@ -757,6 +804,7 @@ impl FileLayer {
         let (io, done) = (o.io, o.done);
         o.stage = Stage::Free;
         self.free_ops.push(slot);
+        self.wake_pickers(io.set, events);
         if !done.ok {
             self.report.failed_ops += 1;
         }
@@ -765,13 +813,30 @@ impl FileLayer {
         }
     }
 
-    fn fail<E, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
+    /// An operation on set `set` ended (a claim may have ended with it): the operations
+    /// waiting to pick from it pick again.
+    fn wake_pickers<E: From<FileEvent> + Copy>(&mut self, set: u32, events: &mut EventQueue<E>) {
+        if self.pick_waiting.is_empty() {
+            return;
+        }
+        let now = events.now();
+        let ops = &self.ops;
+        self.pick_waiting.retain(|&s| {
+            let wake = ops[s as usize].io.set == set;
+            if wake {
+                events.schedule(now, E::from(FileEvent::Op(s)));
+            }
+            !wake
+        });
+    }
+
+    fn fail<E: From<FileEvent> + Copy, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
         self.ops[slot as usize].done.ok = false;
         self.complete(slot, events, host);
     }
 
     /// Operation `slot`'s system call failed with `errno` (Linux's number).
-    fn fail_with<E, U: FileUpper<E>>(&mut self, slot: u32, errno: u16, events: &mut EventQueue<E>, host: &mut U) {
+    fn fail_with<E: From<FileEvent> + Copy, U: FileUpper<E>>(&mut self, slot: u32, errno: u16, events: &mut EventQueue<E>, host: &mut U) {
         self.ops[slot as usize].done.errno = errno;
         self.fail(slot, events, host);
     }
@@ -802,7 +867,7 @@ impl FileLayer {
                 }
             }
             Purpose::Home => {}
-            Purpose::Read(run) => {
+            Purpose::Read(run) | Purpose::MetaRead(run) => {
                 for slot in self.reading.bio_done(run) {
                     self.op_io_done(slot);
                 }

@@ -579,6 +579,9 @@ impl FileLayer {
         U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
     {
         let o = self.ops[slot as usize];
+        if o.stage == Stage::Lookup {
+            return self.looked_up(slot, block, events, host);
+        }
         if o.resume {
             return self.reclaim_wait(slot, events);
         }
