@@ -273,7 +273,7 @@ def test_ssdlab_server_refuses_bad_options_in_one_line(cli, args, expected) -> N
     assert len(lines) == 1 and lines[0].startswith(f"ssdlab: error: {expected}"), r.stderr
 
 
-@pytest.mark.parametrize(("rw", "each"), [("read", 24 + 24), ("randread", 24 + 24 + 48)])
+@pytest.mark.parametrize(("rw", "each"), [("read", 25 + 24), ("randread", 25 + 24 + 48)])
 def test_a_fio_jobs_files_count_in_the_memory_estimate(tmp_path: Path, rw, each) -> None:
     """Per file: the set's entry, the job's offsets, and a random job's map (host/files.rs
     allocates them for every file at the first I/O: an abort past the memory there was)."""

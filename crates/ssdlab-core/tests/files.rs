@@ -1118,3 +1118,19 @@ fn a_pick_that_finds_every_file_claimed_waits_for_one_as_filebench_does() {
     }
     assert_eq!(r.files.as_ref().unwrap().failed_ops, 4);
 }
+
+#[test]
+fn a_lookup_under_way_makes_a_second_one_of_the_same_name_wait_for_its_read() {
+    // Two threads stat the one cold file at once: the blocks are read once, and the second
+    // call waits for that read as the first does (the kernel's second lookup waits for the
+    // dentry the first is filling), rather than finding the name in memory at once.
+    let stat = || program(vec![FileOp::Stat { set: 0, pick: Pick::Random }], Some(1));
+    let one = run(&system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, 4 * KIB, 1.0)], vec![stat()])).expect("run");
+    let r = run(&system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, 4 * KIB, 1.0)], vec![stat(), stat()])).expect("run");
+    let f = r.files.as_ref().unwrap();
+    assert_eq!(f.metadata_bios, one.files.as_ref().unwrap().metadata_bios, "{f:?}");
+    assert!(f.metadata_bios > 0);
+    let lat: Vec<u64> = r.jobs.iter().map(|j| j.file_ops[0].latency_ns).collect();
+    // The generic drive's read takes tens of µs; a call that read nothing takes one or two.
+    assert!(lat.iter().all(|&l| l > 20_000), "latencies {lat:?} ns");
+}

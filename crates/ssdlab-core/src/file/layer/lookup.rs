@@ -32,7 +32,7 @@ impl FileLayer {
         let o = self.ops[slot as usize];
         let runs = if o.done.ok { self.lookup_reads(&o) } else { Vec::new() };
         if runs.is_empty() {
-            return self.act(slot, block, events, host);
+            return self.found(slot, block, events, host);
         }
         let now = events.now();
         let (bs, eof) = {
@@ -69,7 +69,7 @@ impl FileLayer {
         }
         self.plan = plan;
         if pending == 0 {
-            return self.act(slot, block, events, host);
+            return self.found(slot, block, events, host);
         }
         let op = &mut self.ops[slot as usize];
         op.stage = Stage::Lookup;
@@ -90,13 +90,28 @@ impl FileLayer {
             op.io_waiting = false;
             self.cpus.io_done(events.now());
         }
+        self.found(slot, block, events, host);
+    }
+
+    /// Operation `slot`'s lookup is done: its name is in memory from now on (a call on it
+    /// while the lookup read waited for the same blocks), and the call acts.
+    fn found<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let o = self.ops[slot as usize];
+        if o.done.ok && looks_up(o.io.op) {
+            self.sets[o.io.set as usize].in_memory[o.done.entry as usize] = true;
+        }
         self.act(slot, block, events, host);
     }
 
-    /// The block runs `(block, count)` operation `o` must have in memory before it acts,
-    /// and its name marked as in memory from now on. Operations on an open file, a sync and
-    /// mkfs look nothing up; a block device has no metadata.
-    fn lookup_reads(&mut self, o: &OpState) -> Vec<(u64, u64)> {
+    /// The block runs `(block, count)` operation `o` must have in memory before it acts.
+    /// Operations on an open file, a sync and mkfs look nothing up; a block device has no
+    /// metadata.
+    fn lookup_reads(&self, o: &OpState) -> Vec<(u64, u64)> {
         let set_i = o.io.set as usize;
         let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
         let Some(fs) = mnt.fs.as_ref() else { return Vec::new() };
@@ -111,10 +126,7 @@ impl FileLayer {
                     blocks.extend(fs.dir_blocks(d));
                 }
             }
-            FileIoOp::Open | FileIoOp::Stat | FileIoOp::Delete | FileIoOp::Rmdir
-            | FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir
-                if !set.in_memory[e as usize] =>
-            {
+            op if looks_up(op) && !set.in_memory[e as usize] => {
                 let parent = set.dirs[set.dir_of(e)];
                 blocks.extend(fs.lookup_blocks(parent, &SetState::name(e)));
                 let mut runs = runs_of(blocks);
@@ -127,7 +139,6 @@ impl FileLayer {
                     let cached = self.cache.page_info(self.ids.id(o.mount, META_INO), at * mnt.block_size / PAGE).is_some();
                     runs.push(if cached { (at, 1) } else { fs.inode_read_run(ino) });
                 }
-                self.sets[set_i].in_memory[e as usize] = true;
                 return runs;
             }
             _ => {}
@@ -166,6 +177,15 @@ impl FileLayer {
             self.kick_flusher(events);
         }
     }
+}
+
+/// Whether `op` looks its name up in its directory (the others work on an open file, or on
+/// none).
+fn looks_up(op: FileIoOp) -> bool {
+    matches!(
+        op,
+        FileIoOp::Open | FileIoOp::Stat | FileIoOp::Delete | FileIoOp::Rmdir | FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir
+    )
 }
 
 /// Blocks as runs of consecutive ones, in their order.
