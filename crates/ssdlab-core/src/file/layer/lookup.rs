@@ -93,8 +93,8 @@ impl FileLayer {
         self.found(slot, block, events, host);
     }
 
-    /// Operation `slot`'s lookup is done: its name is in memory from now on (a call on it
-    /// while the lookup read waited for the same blocks), and the call acts.
+    /// Operation `slot`'s lookup is done: its name is in memory from now on (until now,
+    /// another call on it looked it up too and waited for the same reads), and the call acts.
     fn found<D, E, U>(&mut self, slot: u32, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
     where
         D: BlockDevice,
@@ -146,8 +146,8 @@ impl FileLayer {
         runs_of(blocks)
     }
 
-    /// The file systems were mounted before the run: each mount read its root inode (and
-    /// the journal's, in the same inode-table blocks), with what the driver reads round it.
+    /// The file systems were mounted before the run: each mount read its root inode's
+    /// inode-table block, with what the driver reads round it.
     pub(super) fn mounted(&mut self, now: Time) {
         for m in 0..self.mounts.len() {
             let Some((bs, fs)) = self.mounts[m].as_ref().and_then(|mnt| Some((mnt.block_size, mnt.fs.as_ref()?))) else { continue };
