@@ -71,10 +71,7 @@ impl FileLayer {
         if pending == 0 {
             return self.found(slot, block, events, host);
         }
-        let op = &mut self.ops[slot as usize];
-        op.stage = Stage::Lookup;
-        op.pending = pending;
-        self.wait_io(slot, now);
+        self.await_bios(slot, Stage::Lookup, pending, now);
     }
 
     /// Operation `slot`'s lookup has read what it waited for: the call goes on.
@@ -84,12 +81,8 @@ impl FileLayer {
         E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
         U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
     {
-        let op = &mut self.ops[slot as usize];
-        op.stage = Stage::Cpu;
-        if op.io_waiting {
-            op.io_waiting = false;
-            self.cpus.io_done(events.now());
-        }
+        self.ops[slot as usize].stage = Stage::Cpu;
+        self.io_waited(slot, events.now());
         self.found(slot, block, events, host);
     }
 

@@ -796,11 +796,8 @@ impl FileLayer {
 
     /// Operation `slot` ends: its job hears of it.
     fn complete<E: From<FileEvent> + Copy, U: FileUpper<E>>(&mut self, slot: u32, events: &mut EventQueue<E>, host: &mut U) {
+        self.io_waited(slot, events.now());
         let o = &mut self.ops[slot as usize];
-        if o.io_waiting {
-            o.io_waiting = false;
-            self.cpus.io_done(events.now());
-        }
         let (io, done) = (o.io, o.done);
         o.stage = Stage::Free;
         self.free_ops.push(slot);
@@ -847,6 +844,23 @@ impl FileLayer {
         if !o.io_waiting {
             o.io_waiting = true;
             self.cpus.io_wait(now);
+        }
+    }
+
+    /// Operation `slot` waits in `stage` for `pending` bios (or runs) from now.
+    fn await_bios(&mut self, slot: u32, stage: Stage, pending: u32, now: Time) {
+        let o = &mut self.ops[slot as usize];
+        o.stage = stage;
+        o.pending = pending;
+        self.wait_io(slot, now);
+    }
+
+    /// Operation `slot` no longer waits for I/O (its thread leaves iowait and the load).
+    fn io_waited(&mut self, slot: u32, now: Time) {
+        let o = &mut self.ops[slot as usize];
+        if o.io_waiting {
+            o.io_waiting = false;
+            self.cpus.io_done(now);
         }
     }
 

@@ -191,10 +191,7 @@ impl FileLayer {
         if pending == 0 {
             return self.proceed(slot, block, events, host);
         }
-        let op = &mut self.ops[slot as usize];
-        op.stage = Stage::Io;
-        op.pending = pending;
-        self.wait_io(slot, now);
+        self.await_bios(slot, Stage::Io, pending, now);
     }
 
     /// The blocks write `o` covers only in part that hold data and are not in the cache:
@@ -325,10 +322,7 @@ impl FileLayer {
             if !runs.is_empty() {
                 self.report.partial_block_reads += runs.len() as u64;
                 let n = self.send_blocks(o.mount, Op::Read, &runs, Purpose::Op(slot), o.io.process, block, events);
-                let op = &mut self.ops[slot as usize];
-                op.stage = Stage::Io;
-                op.pending = n;
-                self.wait_io(slot, now);
+                self.await_bios(slot, Stage::Io, n, now);
                 return;
             }
         }
@@ -502,10 +496,7 @@ impl FileLayer {
         if n == 0 {
             return self.complete(slot, events, host);
         }
-        let s = &mut self.ops[slot as usize];
-        s.stage = Stage::Io;
-        s.pending = n;
-        self.wait_io(slot, now);
+        self.await_bios(slot, Stage::Io, n, now);
     }
 
     /// fsync: the file's dirty pages written (ext4 allocating them now), then the journal
@@ -531,10 +522,7 @@ impl FileLayer {
         }
         self.unplug(block, events);
         self.runs = runs;
-        let s = &mut self.ops[slot as usize];
-        s.pending = pending;
-        s.stage = Stage::Io;
-        self.wait_io(slot, now);
+        self.await_bios(slot, Stage::Io, pending, now);
         if pending == 0 {
             self.proceed(slot, block, events, host);
         }
@@ -562,10 +550,7 @@ impl FileLayer {
         self.cpus.run(now, self.costs.page_copy_ns * bytes.div_ceil(PAGE));
         self.report.mkfs_bytes += bytes;
         let n = self.send_blocks(o.mount, Op::Write, &runs, Purpose::Op(slot), o.io.process, block, events);
-        let s = &mut self.ops[slot as usize];
-        s.stage = Stage::Io;
-        s.pending = n;
-        self.wait_io(slot, now);
+        self.await_bios(slot, Stage::Io, n, now);
         if n == 0 {
             self.proceed(slot, block, events, host);
         }
@@ -604,12 +589,8 @@ impl FileLayer {
         }
         if o.io.op == FileIoOp::Write && !o.io.direct && o.stage == Stage::Io {
             // The blocks it covers in part are read: the write itself now.
-            let op = &mut self.ops[slot as usize];
-            op.stage = Stage::Cpu;
-            if op.io_waiting {
-                op.io_waiting = false;
-                self.cpus.io_done(events.now());
-            }
+            self.ops[slot as usize].stage = Stage::Cpu;
+            self.io_waited(slot, events.now());
             return self.write(slot, block, events, host);
         }
         if !matches!(o.io.op, FileIoOp::Fsync { .. } | FileIoOp::Sync) {

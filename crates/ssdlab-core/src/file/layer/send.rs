@@ -42,11 +42,7 @@ impl FileLayer {
         E: From<FileEvent> + Copy,
     {
         let now = events.now();
-        let o = &mut self.ops[slot as usize];
-        if o.io_waiting {
-            o.io_waiting = false;
-            self.cpus.io_done(now);
-        }
+        self.io_waited(slot, now);
         let o = self.ops[slot as usize];
         let bytes = o.io.len.min(o.done.size.saturating_sub(o.io.offset));
         let net = self.net.as_ref().expect("validated: a send has a network");
