@@ -218,6 +218,45 @@ fn check_maps(fs: &FileSystem, names: &Names) -> Result<(), TestCaseError> {
             next = e.logical_end();
         }
         prop_assert_eq!(fs.map(ino, next), None);
+        check_mapping_paths(fs, ino, &ex)?;
+    }
+    Ok(())
+}
+
+/// What a read of each mapped block goes through (`mapping_path`): the file's own mapping
+/// blocks, as deep as the block's place in an ext3 tree (at most an index and a leaf on
+/// ext4), the same path up to the `next` it names. (Not every mapping block is on a mapped
+/// block's path: ext3's truncate keeps an indirect block whose range it cuts in part, holes
+/// and all, as `ext3_truncate` does.)
+fn check_mapping_paths(fs: &FileSystem, ino: Ino, ex: &[ssdlab_core::fs::Extent]) -> Result<(), TestCaseError> {
+    let meta: BTreeSet<u64> = fs.mapping_blocks_of(ino).into_iter().collect();
+    let p = fs.config().block_size as u64 / 4;
+    let mut held: Option<(Vec<u64>, u32)> = None;
+    for e in ex {
+        for l in e.logical..e.logical_end() {
+            let (path, next) = fs.mapping_path(ino, l);
+            prop_assert!(next > l, "next {} for block {}", next, l);
+            if let Some((before, until)) = &held {
+                if l < *until {
+                    prop_assert_eq!(&path, before, "block {} of {} within the last path's reach", l, ino);
+                }
+            }
+            prop_assert!(path.iter().all(|b| meta.contains(b)), "{:?} not all of {:?}", path, meta);
+            let x = l as u64;
+            let depth = if fs.config().kind == FsKind::Ext4 {
+                path.len().min(2)
+            } else if x < 12 {
+                0
+            } else if x < 12 + p {
+                1
+            } else if x < 12 + p + p * p {
+                2
+            } else {
+                3
+            };
+            prop_assert_eq!(path.len(), depth, "block {} of {}: {:?}", l, ino, path);
+            held = Some((path, next));
+        }
     }
     Ok(())
 }
@@ -541,4 +580,35 @@ fn an_ext3_window_may_reach_past_its_groups_end() {
     let last_of_g0 = fs.extents_of(ino).iter().any(|e| e.phys + e.len as u64 == g1);
     assert!(last_of_g0, "no extent ends at group 0's last block: {:?}", fs.extents_of(ino));
     assert_eq!(fs.reservation_window(ino), None, "the window goes back on release");
+}
+
+#[test]
+fn a_read_of_a_fragmented_ext4_file_goes_through_its_index_block_and_the_leaf_holding_its_extent() {
+    // 600 one-block extents (every other block written) on 1 KiB blocks: 84 extents a leaf,
+    // so 8 leaves, more than the inode's 4 slots hold, and one index block over them.
+    let cfg = configs().remove(0);
+    assert_eq!((cfg.kind, cfg.block_size), (FsKind::Ext4, 1024));
+    let (mut fs, _) = FileSystem::mkfs(cfg).unwrap();
+    let (ino, _) = fs.create(ROOT_INO, b"frag", Task::default()).unwrap();
+    for k in 0..600u32 {
+        fs.set_size(ino, (2 * k as u64 + 1) * 1024).unwrap();
+        fs.allocate(ino, 2 * k, 1, Task::default()).unwrap();
+    }
+    let meta = fs.mapping_blocks_of(ino);
+    assert_eq!(meta.len(), 8 + 1, "{meta:?}");
+    let mut leaves = BTreeSet::new();
+    for k in 0..600u32 {
+        let (path, next) = fs.mapping_path(ino, 2 * k);
+        assert_eq!(path.len(), 2, "extent {k}: {path:?}");
+        let leaf = k / 84;
+        // The next leaf starts at its first extent's block; the last leaf reaches the end.
+        let expect = if leaf == 7 { u32::MAX } else { 2 * 84 * (leaf + 1) };
+        assert_eq!(next, expect, "extent {k}");
+        assert_eq!(path[0], fs.mapping_path(ino, 0).0[0], "one index block");
+        leaves.insert(path[1]);
+        // A hole after an extent is looked up in that extent's leaf (the last whose first
+        // block is not past it, as the index is searched).
+        assert_eq!(fs.mapping_path(ino, 2 * k + 1).0, path, "hole after extent {k}");
+    }
+    assert_eq!(leaves.len(), 8);
 }

@@ -621,6 +621,47 @@ impl FileSystem {
     pub fn inode_group(&self, ino: Ino) -> u32 {
         self.inodes.group_of(ino)
     }
+    /// The mapping blocks a look-up of logical block `l` of `ino` goes through, from the top
+    /// of the tree (ext3's indirect chain as `ext3_get_branch` walks it; ext4's extent index
+    /// block and leaf as `ext4_find_extent` does), and the first logical block past `l` whose
+    /// path may differ. Empty for blocks the inode maps itself (ext3's 12 direct pointers,
+    /// ext4's 4 extents in the inode).
+    pub fn mapping_path(&self, ino: Ino, l: u32) -> (Vec<u64>, u32) {
+        let Some(node) = self.inodes.get(ino) else { return (Vec::new(), u32::MAX) };
+        let meta = node.map.meta();
+        if meta.is_empty() {
+            return (Vec::new(), u32::MAX);
+        }
+        let phys = |key: u64| meta.iter().find(|m| m.key == key).map(|m| m.phys);
+        match self.cfg.kind {
+            FsKind::Ext3 => {
+                let p = self.cfg.ptrs_per_block();
+                let next = ind_boundary(l as u64, p).min(u32::MAX as u64) as u32;
+                let path = ind_path(l as u64, p).unwrap_or_default();
+                (path.into_iter().filter_map(phys).collect(), next)
+            }
+            FsKind::Ext4 => {
+                // Leaf i holds extents [i * per, (i + 1) * per); index block j leaves the same way.
+                let per = ((self.cfg.block_size - 12) / 12) as usize;
+                let extents = node.map.extents();
+                if extents.len() <= 4 {
+                    return (Vec::new(), u32::MAX);
+                }
+                // The extent holding `l`, or for a hole the one before it: a leaf covers from
+                // its first extent's block to the next leaf's (the index's search).
+                let i = extents.partition_point(|e| e.logical <= l).saturating_sub(1);
+                let leaf = i / per;
+                let next = extents.get((leaf + 1) * per).map_or(u32::MAX, |e| e.logical);
+                let leaves = extents.len().div_ceil(per);
+                let mut path = Vec::with_capacity(2);
+                if leaves > 4 {
+                    path.extend(phys(KEY_XIDX | (leaf / per) as u64));
+                }
+                path.extend(phys(KEY_LEAF | leaf as u64));
+                (path, next)
+            }
+        }
+    }
     /// Where mapping block `key` (an indirect block or an extent-tree leaf) of `ino` is, if
     /// it has one.
     fn mapping_block(&self, ino: Ino, key: u64) -> Option<u64> {
@@ -658,15 +699,36 @@ impl FileSystem {
         }
         (start, end - start)
     }
-    /// The blocks a lookup of `name` in directory `dir` reads, in order ([`Dir::lookup_blocks`]).
+    /// The blocks a lookup of `name` in directory `dir` reads, in order ([`Dir::lookup_blocks`]),
+    /// each after the mapping blocks that find it (a large directory's indirect or extent blocks).
     pub fn lookup_blocks(&self, dir: Ino, name: &[u8]) -> Vec<u64> {
         let Some(d) = self.dirs.get(&dir) else { return Vec::new() };
-        d.lookup_blocks(name_key(name), &self.dir_geometry).into_iter().filter_map(|l| self.map(dir, l)).collect()
+        self.dir_blocks_mapped(dir, d.lookup_blocks(name_key(name), &self.dir_geometry))
     }
-    /// Every block of directory `dir` (what readdir reads), in logical order.
+    /// Every block of directory `dir` (what readdir reads), in logical order, each after the
+    /// mapping blocks that find it.
     pub fn dir_blocks(&self, dir: Ino) -> Vec<u64> {
         let n = self.dirs.get(&dir).map_or(0, |d| d.blocks);
-        (0..n).filter_map(|l| self.map(dir, l)).collect()
+        self.dir_blocks_mapped(dir, 0..n)
+    }
+    fn dir_blocks_mapped(&self, dir: Ino, logical: impl IntoIterator<Item = u32>) -> Vec<u64> {
+        let mut out: Vec<u64> = Vec::new();
+        // The path found last holds for logical blocks [from, next).
+        let (mut from, mut next) = (u32::MAX, 0);
+        for l in logical {
+            if l < from || l >= next {
+                let path;
+                (path, next) = self.mapping_path(dir, l);
+                from = l;
+                for b in path {
+                    if !out.contains(&b) {
+                        out.push(b);
+                    }
+                }
+            }
+            out.extend(self.map(dir, l));
+        }
+        out
     }
     /// The free-extent histogram as `e2freefrag` prints it (from the on-disk bitmap; blocks
     /// held by preallocations in memory count as free, as they are on disk).
