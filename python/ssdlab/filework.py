@@ -15,6 +15,7 @@ A scenario file::
     size = "4k"             # or { mean = "16k", shape = 1.5 } (gamma), { min = "1k", max = "8k" }
     prealloc = 0.0          # the share of the files there, written, before the run (on disk, not cached)
     names_cached = false    # true: those files' names and inodes in memory at the start (opened before)
+    maps_cached = false     # true: their mapping blocks (indirect, extent) in memory at the start
 
     [[thread]]
     name = "fill-a"
@@ -272,7 +273,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
     for i, fs in enumerate(tables("fileset")):
         keys = ("fileset", i)
         for k in fs:
-            if k not in {"name", "dir", "entries", "size", "dir_width", "prealloc", "names_cached"}:
+            if k not in {"name", "dir", "entries", "size", "dir_width", "prealloc", "names_cached", "maps_cached"}:
                 raise fail(keys + (k,), "unknown key")
         name = fs.get("name")
         if not isinstance(name, str) or not name:
@@ -323,10 +324,15 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if not isinstance(names_cached, bool):
             raise fail(keys + ("names_cached",), f"{names_cached!r}: expected true or false (the laid-out files' names and "
                        "inodes in memory at the start)")
+        maps_cached = fs.get("maps_cached", False)
+        if not isinstance(maps_cached, bool):
+            raise fail(keys + ("maps_cached",), f"{maps_cached!r}: expected true or false (the laid-out files' "
+                       "mapping blocks in memory at the start)")
         index[name] = len(sets)
         places[f"file_sets.{name}"] = places[f"file_sets.{i}"] = where(*keys)
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
-                     "dir_width": dir_width, "prealloc": float(pre), **({"names_cached": True} if names_cached else {})})
+                     "dir_width": dir_width, "prealloc": float(pre), **({"names_cached": True} if names_cached else {}),
+                     **({"maps_cached": True} if maps_cached else {})})
     network = _network(doc["network"], fail, size, time_ns) if "network" in doc else None
     class_index = {c["name"]: i for i, c in enumerate(network["clients"])} if network else {}
     threads: list[Thread] = []

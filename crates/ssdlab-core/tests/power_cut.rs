@@ -150,7 +150,7 @@ fn files_cut(device: DeviceConfig, fs: FsType, era: KernelEra, fsync: bool, at_n
     let target = TargetSpec { name: "sda".into(), device, precondition: Precondition::None, scheduler: Default::default(), queue: Default::default(), filesystem: Some(filesystem) };
     let mut host = HostConfig::ideal();
     host.memory = Some(MemoryConfig::new(era, 2 << 30, 2));
-    let set = FileSetSpec { name: "q".into(), target: 0, dir: "/q".into(), entries: 50_000, size: SizeSpec::Fixed { bytes: 16 * 1024 }, dir_width: 0, prealloc: 0.0, dirs: false, block_device: false, unwritten: false, names_cached: false };
+    let set = FileSetSpec { name: "q".into(), target: 0, dir: "/q".into(), entries: 50_000, size: SizeSpec::Fixed { bytes: 16 * 1024 }, dir_width: 0, prealloc: 0.0, dirs: false, block_device: false, unwritten: false, names_cached: false, maps_cached: false };
     let spec = SimSpec { seed: 5, host, targets: vec![target], jobs: (0..4).map(|_| writer()).collect(), interval_ns: None, until: Until::PowerCut { at_ns }, limits: Default::default(), file_sets: vec![set], network: None };
     let r = run(&spec).expect("a run");
     let fsr = r.power_cut.as_ref().expect("a cut").file_systems[0].clone();

@@ -59,7 +59,7 @@ fn server_with(device: DeviceConfig, nic: BondConfig, classes: Vec<ClientClass>,
         queue: Default::default(),
         filesystem: Some(FileSystemSpec::new(FsType::Ext3)),
     };
-    let set = FileSetSpec { name: "catalogue".into(), target: 0, dir: "/www".into(), entries: files, size: SizeSpec::Fixed { bytes: file_bytes }, dir_width: 0, prealloc: 1.0, dirs: false, block_device: false, unwritten: false, names_cached: false };
+    let set = FileSetSpec { name: "catalogue".into(), target: 0, dir: "/www".into(), entries: files, size: SizeSpec::Fixed { bytes: file_bytes }, dir_width: 0, prealloc: 1.0, dirs: false, block_device: false, unwritten: false, names_cached: false, maps_cached: false };
     let network = NetworkSpec {
         nic,
         costs: NetCosts::default(),
@@ -133,15 +133,18 @@ fn fast_clients_fill_the_port() {
 }
 
 /// The same under 802.3ad over two ports: each download is a connection of its own, hashed
-/// (layer3+4) to one port. More than one port's worth goes out, but not two: connections on
-/// the busier port are slower, so they stay longer, and the hash's share of them there grows.
+/// (layer3+4) to one port. Four clients whose lines (60 MB/s) would fill both ports if two
+/// sat on each: more than one port's worth goes out, but not two, since the hash puts three
+/// or four on one port as often as not, and connections on the busier port are slower, so
+/// they stay longer and more of them are there at any moment. (Seeds 1-10: 1.16-1.52 ports'
+/// worth. With 16 such clients both ports nearly always hold two or more and are full.)
 #[test]
 fn a_hashed_bond_carries_less_than_its_ports() {
     let goodput = LinkConfig::gbe(1).goodput_bytes_per_s();
-    let r = run(&server(DeviceConfig::NandSsd(SsdConfig::generic(8)), 2, vec![class("fibre", 16, 60e6)], 4, 64 * MIB, 10 * S)).expect("run");
+    let r = run(&server(DeviceConfig::NandSsd(SsdConfig::generic(8)), 2, vec![class("fibre", 4, 60e6)], 4, 64 * MIB, 10 * S)).expect("run");
     check_books(&r);
     let n = net(&r);
-    assert!(n.bytes_per_s > 1.05 * goodput && n.bytes_per_s < 1.95 * goodput, "{} vs 2 × {goodput}", n.bytes_per_s);
+    assert!(n.bytes_per_s > 1.05 * goodput && n.bytes_per_s < 1.75 * goodput, "{} vs 2 × {goodput}", n.bytes_per_s);
     let busiest = n.nic.iter().map(|p| p.saturated_share).fold(0.0, f64::max);
     assert!(busiest > 0.9, "{:?}", n.nic);
 }

@@ -349,6 +349,60 @@ def lookups_model(fs: str, files: int = LOOKUP_FILES, seed: int = 0) -> dict[str
     return out
 
 
+# ------------------------------------------------------------------ cold mapping blocks
+
+#: a file large enough for ext3's double-indirect tree (65 mapping blocks at 4 KiB) and, on
+#: ext4, in two extents held in its inode (no tree blocks)
+MAP_FILE_MIB = 256
+MAP_READS = 2000
+
+
+def _mapping_fio(path: Path, direct: bool) -> str:
+    if direct:
+        return (f"[r]\nfilename={path}\nrw=randread\nbs=4k\ndirect=1\nnumber_ios={MAP_READS}\n"
+                f"size={MAP_FILE_MIB}m\ninvalidate=0\n")
+    return f"[r]\nfilename={path}\nrw=read\nbs=1m\nsize={MAP_FILE_MIB}m\ninvalidate=0\nfadvise_hint=0\n"
+
+
+def mapping_kernel(fs: str, direct: bool) -> dict[str, float]:
+    """A file written, the file system remounted (nothing of it in memory), then read: 4 KiB
+    O_DIRECT reads at random offsets, or the whole file buffered in order. The loop device's
+    diskstats around the reads (the open's lookup included)."""
+    with LoopFs(fs, size=FIO_SIZE, block=FIO_BLOCK) as lf:
+        d = lf.mnt / "d"
+        d.mkdir()
+        p = d / "big"
+        with open(p, "wb") as f:
+            for _ in range(MAP_FILE_MIB):
+                f.write(b"\x5a" * (1 << 20))
+        os.sync()
+        lf.unmount()
+        lf.mount()
+        job = lf.dir / "job.fio"
+        job.write_text(_mapping_fio(p, direct))
+        before = lf.diskstats()
+        _run(["fio", str(job)])
+        return block_io(delta(before, lf.diskstats()))
+
+
+def mapping_model(fs: str, direct: bool, seed: int = 0) -> dict[str, float]:
+    """The same on a laid-out file whose metadata is cold (a scenario's prealloc)."""
+    read = (f'{{ op = "read", io = "4k", random = true, repeat = {MAP_READS} }}' if direct
+            else '{ op = "read_whole", io = "1m" }')
+    text = (f'name = "cold-mapping"\nfilesystem = {{ type = "{fs}", block_size = "4k", size = "1g", era = "today" }}\n'
+            f'[[fileset]]\nname = "big"\ndir = "/d"\nentries = 1\nsize = "{MAP_FILE_MIB}m"\nprealloc = 1.0\n'
+            f'[[thread]]\nname = "r"\nloops = 1\ndirect = {str(direct).lower()}\n'
+            f'ops = [ {{ op = "open", set = "big", pick = "next" }}, {read}, {{ op = "close" }} ]\n')
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "mapping.toml"
+        p.write_text(text)
+        w = load(p)
+    core = execute(build(None, profile=PROFILE, host=HOST, files=w, scheduler="none", seed=seed)).core
+    out = block_io(core["devices"][0]["disk"])
+    out["metadata_read_pages"] = core["files"]["metadata_read_pages"]
+    return out
+
+
 # ------------------------------------------------------------------ fio on the bare device
 
 #: buffered I/O to the block device itself (fio's default direct=0): its own page cache

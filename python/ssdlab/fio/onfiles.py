@@ -207,7 +207,9 @@ def on_files(jobs: list[JobSpec], job_options: list[dict[str, str]], global_opti
         index = len(sets)
         fset = {"name": f"{job.name}.{job.clone}", "target": 0, "dir": f"/{job.name}.{job.clone}",
                 "entries": nrfiles, "size": {"kind": "fixed", "bytes": file_bytes}, "dir_width": 0,
-                "prealloc": 1.0}
+                # laid out (written or fallocated) just before the job: the blocks mapping
+                # them are still cached, their data not (fio drops it, invalidate=1)
+                "prealloc": 1.0, "maps_cached": True}
         if str(job.rw) in ("write", "randwrite") and not _flag(opts, "overwrite"):
             # fio writes a file out first only for a job that reads it or with overwrite=1
             # (filesetup.c's new_layout); a write-only job's is fallocated: unwritten extents

@@ -241,6 +241,7 @@ mod tests {
             block_device: false,
             unwritten: false,
             names_cached: false,
+            maps_cached: false,
         };
         SetState::new(spec, 0, 1, 0)
     }

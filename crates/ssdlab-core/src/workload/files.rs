@@ -107,6 +107,12 @@ pub struct FileSetSpec {
     /// (an index it loaded), or the copy that just made them. Their lookups read nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub names_cached: bool,
+    /// Its laid-out files' mapping blocks (ext3's indirect blocks, ext4's extent-tree blocks)
+    /// are in the cache when the run starts: fio lays its files out just before a job, so
+    /// the blocks that mapped those writes are still cached (the data fio drops first). Else
+    /// a read reaching a part of a file they map reads them first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub maps_cached: bool,
 }
 
 impl FileSetSpec {
@@ -471,7 +477,7 @@ mod tests {
     /// A set's entries are numbered in 32 bits: one more than that is refused, not wrapped.
     #[test]
     fn a_set_of_more_entries_than_32_bits_number_is_refused() {
-        let mut set = FileSetSpec { name: "big".into(), target: 0, dir: "/big".into(), entries: u64::from(u32::MAX), size: SizeSpec::Fixed { bytes: 4096 }, dir_width: 0, prealloc: 0.0, dirs: false, block_device: false, unwritten: false, names_cached: false };
+        let mut set = FileSetSpec { name: "big".into(), target: 0, dir: "/big".into(), entries: u64::from(u32::MAX), size: SizeSpec::Fixed { bytes: 4096 }, dir_width: 0, prealloc: 0.0, dirs: false, block_device: false, unwritten: false, names_cached: false, maps_cached: false };
         assert!(set.validate(1).is_ok());
         set.entries += 1;
         assert_eq!(set.validate(1).unwrap_err().key, "file_sets.big.entries");

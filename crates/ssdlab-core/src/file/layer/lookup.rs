@@ -10,9 +10,11 @@
 //! met for the first time reads what its lookup needs of what the cache does not hold.
 //! Blocks a change writes (`Changes::metadata`) are in memory from then on.
 //!
+//! A large directory's own mapping blocks (indirect or extent blocks) are read with the
+//! directory blocks they find; a file's are read by what reads its data (`mapping.rs`).
+//!
 //! Not modelled: bitmap and group-descriptor reads at a group's first allocation (a few per
-//! run), the blocks mapping a directory (indirect and extent blocks of large directories),
-//! and the mapping blocks of a file's data (ext3's indirect blocks, ext4's extent leaves).
+//! run).
 
 use super::*;
 
@@ -140,7 +142,8 @@ impl FileLayer {
     }
 
     /// The file systems were mounted before the run: each mount read its root inode's
-    /// inode-table block, with what the driver reads round it.
+    /// inode-table block, with what the driver reads round it; the mapping blocks of files
+    /// laid out just before the run are still cached.
     pub(super) fn mounted(&mut self, now: Time) {
         for m in 0..self.mounts.len() {
             let Some((bs, fs)) = self.mounts[m].as_ref().and_then(|mnt| Some((mnt.block_size, mnt.fs.as_ref()?))) else { continue };
@@ -149,6 +152,10 @@ impl FileLayer {
             let meta = self.ids.id(m, META_INO);
             let mut evicted = Vec::new();
             self.cache.hold(now, meta, first / per..(first + n).div_ceil(per), &mut evicted);
+            let mut maps: Vec<u64> = std::mem::take(&mut self.cached_maps[m]).into_iter().map(|b| b / per).collect();
+            maps.sort_unstable();
+            maps.dedup();
+            self.cache.hold(now, meta, maps, &mut evicted);
         }
     }
 

@@ -29,6 +29,7 @@ use crate::workload::files::FileSetSpec;
 mod commit;
 mod estimate;
 mod lookup;
+mod mapping;
 mod ops;
 mod power;
 mod reading;
@@ -99,6 +100,8 @@ enum Stage {
     Cpu,
     /// Waiting for the metadata its lookup reads (`lookup.rs`).
     Lookup,
+    /// Waiting for the blocks that map its data (`mapping.rs`).
+    Map,
     /// Waiting for its bios (reads, direct I/O, fsync's writeback).
     Io,
     /// Paused by balance_dirty_pages (`.0`: call again after the pause).
@@ -241,6 +244,12 @@ pub struct FileLayer {
     /// Per target: the metadata blocks the sets' layout wrote (directories, inode table
     /// blocks, mapping blocks), held on the device after the files' data.
     laid_out_meta: Vec<std::collections::BTreeSet<u64>>,
+    /// Per target: the mapping blocks of laid-out files whose sets say them cached at the
+    /// start (`FileSetSpec::maps_cached`), held by the mount.
+    cached_maps: Vec<Vec<u64>>,
+    /// Operations waiting for the blocks that map their data, and what they do then
+    /// (`mapping.rs`).
+    map_waits: FxHashMap<u32, mapping::MapWait>,
     /// How page-cache ids name files.
     ids: CacheIds,
     sets: Vec<SetState>,
@@ -361,6 +370,8 @@ impl FileLayer {
             ids,
             laid_out: vec![Vec::new(); mounts.len()],
             laid_out_meta: vec![Default::default(); mounts.len()],
+            cached_maps: vec![Vec::new(); mounts.len()],
+            map_waits: FxHashMap::default(),
             mounts,
             sets: Vec::new(),
             cache,
@@ -479,6 +490,9 @@ impl FileLayer {
                 }
             }
             wrote(fs.set_size(ino, size).map_err(no_space)?);
+            if set.spec.maps_cached {
+                self.cached_maps[m].extend(fs.mapping_blocks_of(ino));
+            }
             fs.release(ino);
         }
         if set.spec.names_cached {

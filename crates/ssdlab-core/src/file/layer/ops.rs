@@ -1,6 +1,7 @@
 //! File operations once their system call has had its CPU: namespace changes, buffered
 //! reads and writes through the cache, O_DIRECT, and fsync's stages.
 
+use super::mapping::Mapped;
 use super::*;
 
 impl FileLayer {
@@ -170,18 +171,35 @@ impl FileLayer {
         if sum.wake_flusher {
             self.kick_flusher(events);
         }
+        // The pages to read are the cache's (being read) from now; their bios go down once
+        // the blocks mapping them are in memory (`mapping.rs`).
+        let per = PAGE / self.mounts[o.mount].as_ref().expect("a mounted file system").block_size;
+        let mut runs = Vec::with_capacity(plan.runs.len());
+        let mut paths = Vec::new();
         for r in plan.runs.clone() {
-            let runs = self.data_blocks_of(&o, r.run.start, r.run.len as u64);
+            let blocks = self.data_blocks_of(&o, r.run.start, r.run.len as u64);
             let id = self.reading.begin(o.file, r.run.start, r.run.end());
-            let n = self.send_blocks(o.mount, Op::Read, &runs, Purpose::Read(id), o.io.process, block, events);
-            self.reading.sent(id, n);
+            self.map_paths(o.mount, o.ino, r.run.start * per, r.run.end() * per, &mut paths);
+            runs.push((id, blocks));
         }
         self.plan = plan;
-        // The read waits for the pages of its range still on their way: its own, and those
-        // read ahead or read by others before it.
-        let upto = sum.blocked_at.unwrap_or(last).max(first + 1).min(last);
+        let then = Mapped::Read { runs, first, last, blocked_at: sum.blocked_at };
+        self.map_then(slot, paths, then, block, events, host);
+    }
+
+    /// A buffered read's pages are on their way: it waits for those of its range still
+    /// being read (its own, and those read ahead or read by others before it).
+    pub(super) fn read_wait<D, E, U>(&mut self, slot: u32, first: u64, last: u64, blocked_at: Option<u64>, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
+    {
+        let now = events.now();
+        let o = self.ops[slot as usize];
+        let upto = blocked_at.unwrap_or(last).max(first + 1).min(last);
         let pending = self.reading.wait(o.file, first, upto, slot);
-        if let Some(p) = sum.blocked_at {
+        if let Some(p) = blocked_at {
             // Reclaim found nothing to free: the read goes on from page `p` after its I/O
             // and a wait for writeback.
             let op = &mut self.ops[slot as usize];
@@ -453,7 +471,6 @@ impl FileLayer {
         E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
         U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
     {
-        let now = events.now();
         let o = self.ops[slot as usize];
         if op == Op::Write && self.past_device_end(o.mount, o.io.offset + o.io.len) {
             return self.fail_with(slot, ENOSPC, events, host);
@@ -492,11 +509,9 @@ impl FileLayer {
                 }
             }
         }
-        let n = self.send_blocks(o.mount, op, &runs, Purpose::Op(slot), o.io.process, block, events);
-        if n == 0 {
-            return self.complete(slot, events, host);
-        }
-        self.await_bios(slot, Stage::Io, n, now);
+        let mut paths = Vec::new();
+        self.map_paths(o.mount, o.ino, l0, l1, &mut paths);
+        self.map_then(slot, paths, Mapped::Direct { op, runs }, block, events, host);
     }
 
     /// fsync: the file's dirty pages written (ext4 allocating them now), then the journal
@@ -566,6 +581,9 @@ impl FileLayer {
         let o = self.ops[slot as usize];
         if o.stage == Stage::Lookup {
             return self.looked_up(slot, block, events, host);
+        }
+        if o.stage == Stage::Map {
+            return self.mapped(slot, block, events, host);
         }
         if o.resume {
             return self.reclaim_wait(slot, events);
