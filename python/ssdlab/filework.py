@@ -47,6 +47,12 @@ most popular, each as likely as in the whole set's law: what one tier of a site 
 ``send_whole``'s ``midway = true`` starts each thread's first file part-way through, as a server
 watched from some moment finds its clients.
 
+``read`` and ``write`` (one call of ``io`` bytes on the open file) go on from the last offset,
+or at random with ``random = true``, or by popularity with ``offsets = { zipf = 0.8 }``: the
+file taken as slots of ``io`` bytes, Zipf's law over them, ``scattered = true`` to spread the
+popular slots over the file (records of one large file asked for by popularity, as a search
+index's posting lists at their offsets in its index files).
+
 ``sync`` (with a ``set``: its file system) writes every dirty page, waits for it and commits
 the journal, as ``cp -a ...; sync`` does. ``mkfs`` (with a ``set``: its file system) times the
 making of it: what mke2fs writes, written back and fsynced. Every error names the file, the line and what was expected (:class:`FileWorkError`).
@@ -214,7 +220,7 @@ _PICKS = {"random", "rotor", "next", "open"}
 #: each operation's keys besides ``op`` (``repeat`` is taken before)
 _OP_KEYS = {"create": {"set", "pick"}, "open": {"set", "pick"}, "delete": {"set", "pick"}, "stat": {"set", "pick"},
             "list_dir": {"set"}, "sync": {"set"}, "mkfs": {"set"}, "close": set(), "write_whole": {"io"}, "read_whole": {"io"},
-            "append": {"size", "io"}, "read": {"io", "random"}, "write": {"io", "random"}, "fsync": {"data_only"},
+            "append": {"size", "io"}, "read": {"io", "random", "offsets"}, "write": {"io", "random", "offsets"}, "fsync": {"data_only"},
             "delay": {"time", "busy"}, "send_whole": {"io", "midway"}}
 
 
@@ -504,6 +510,15 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
                    io_bytes=io_size("1m"))
     elif kind in ("read", "write"):
         out.update(io_bytes=io_size("4k"), random=flag("random"))
+        if "offsets" in op:
+            # Offsets by popularity over the file's io-sized slots (fio's random_distribution=zipf).
+            o = op["offsets"]
+            s = o.get("zipf") if isinstance(o, dict) else None
+            if (not isinstance(o, dict) or set(o) - {"zipf", "scattered"} or isinstance(s, bool)
+                    or not isinstance(s, (int, float)) or not 0 < s < 100 or not isinstance(o.get("scattered", False), bool)):
+                raise fail(keys + ("offsets",), f"{o!r}: expected {{ zipf = S }} (S above 0) with scattered = true "
+                           "or false (the popular slots spread over the file or at its start)")
+            out["zipf"] = {"s": float(s), **({"scattered": True} if o.get("scattered") else {})}
     elif kind == "fsync":
         out["data_only"] = flag("data_only")
     elif kind == "delay":

@@ -123,7 +123,10 @@ def test_the_search_index_scenario_swaps_its_index_after_300_s() -> None:
     names = [t.name for t in w.threads]
     assert names == ["query-2-a", "query-3-a", "query-2-b", "query-3-b"]
     # 2.4 terms a query on average: 19 threads of two terms, 13 of three.
-    terms = {t.name: sum(op["op"] == "read_whole" for op in t.files["program"]["ops"]) for t in w.threads}
+    terms = {t.name: sum(op["op"] == "read" for op in t.files["program"]["ops"]) for t in w.threads}
+    # Each term's posting list is read at its offset in the index file, by popularity.
+    assert all(op["zipf"] == {"s": 0.8, "scattered": True}
+               for t in w.threads for op in t.files["program"]["ops"] if op["op"] == "read")
     inst = {t.name: t.instances for t in w.threads}
     assert (19 * 2 + 13 * 3) / 32 == pytest.approx(2.4, abs=0.01)
     assert terms == {"query-2-a": 2, "query-3-a": 3, "query-2-b": 2, "query-3-b": 3} and inst["query-2-a"] == 19

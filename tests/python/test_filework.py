@@ -80,6 +80,8 @@ def test_the_mail_queue_scenario_loads() -> None:
     (('entries = 2000', 'entries = 2000\ndir_width = -1'), None, "dir_width: -1: expected a whole number"),
     (('entries = 2000', 'entries = 2000\nnames_cached = 1'), 7, "fileset.0.names_cached: 1: expected true or false"),
     (('entries = 2000', 'entries = 2000\nmaps_cached = "yes"'), 7, "fileset.0.maps_cached: 'yes': expected true or false"),
+    (('size = "10k", io = "4k"', 'size = "10k", io = "4k" }, { op = "read", io = "4k", offsets = { zipf = 0 }'), None,
+     "offsets: {'zipf': 0}: expected { zipf = S } (S above 0)"),
     (('loops = 300', 'loops = 300\nstop_on_error = "yes"'), None, "stop_on_error: 'yes': expected true or false"),
 ])
 def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, change, line, expected) -> None:

@@ -1185,3 +1185,13 @@ fn reads_across_a_files_map_read_each_mapping_block_once() {
     let f = r.files.as_ref().unwrap();
     assert_eq!((f.metadata_read_pages, f.metadata_bios), (4, 4), "{f:?}");
 }
+
+#[test]
+fn zipf_offsets_need_an_exponent_above_zero() {
+    use ssdlab_core::workload::files::ZipfSlots;
+    let read = FileOp::Read { io_bytes: 4 * KIB, random: false, zipf: Some(ZipfSlots { s: 0.0, scattered: true }) };
+    let ops = vec![FileOp::Open { set: 0, pick: Pick::Random }, read, FileOp::Close];
+    let err = run(&system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, MIB, 1.0)], vec![program(ops, Some(1))])).expect_err("refused");
+    let msg = err.to_string();
+    assert!(msg.contains("files.program.ops.1") && msg.contains("Zipf offsets need an exponent above 0"), "{msg}");
+}

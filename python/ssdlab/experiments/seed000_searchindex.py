@@ -4,13 +4,13 @@ story 7: SSDs and servers", blog, December 2008, http://minix.tistory.com/93).
 The blog: on disks a query took 20 ms at first and 6-8 ms once the index was cached; a server
 on SSDs stayed fast through an index swap. It says nothing of the server, the index or the
 queries: the bundled scenario ``seed000-searchindex.toml`` assumes them, each with its reason
-(an index four times the RAM, Zipf-popular posting lists scattered over it, 2.4 terms a
+(an index four times the RAM, Zipf-popular posting lists scattered over its file, 2.4 terms a
 query, 32 front-end connections). The server is the web server's: ``server-2008`` (8 GB of
 RAM), ext3 on RAID 0 (64 KiB chunks) behind its RAID card (``seed000_webserver.ENGINE``) of 9
 Barracuda 7200.11 disks or 8 X25-M SSDs (filled first, as drives in service are). The page
 cache starts cold; after 300 s the queries move to the next index, none of which is cached.
 
-A query's time is its opens, reads and closes (its think time left out), from the run's
+A query's time is its open, reads and close (its think time left out), from the run's
 10 s samples; "cold" is the first minute of queries, "warm" the last minute before the swap,
 "after the swap" the first minute on the new index — minute-long windows, as a monitoring
 graph of the day would show them.

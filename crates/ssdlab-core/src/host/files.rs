@@ -295,11 +295,17 @@ impl FileJob {
                 let len = io_bytes.min(self.step.total - self.step.done);
                 io_req(FileIoOp::Write, o.set, Some(o.entry), o.size + self.step.done, len)
             }
-            FileOp::Read { io_bytes, random } | FileOp::Write { io_bytes, random } => {
+            FileOp::Read { io_bytes, random, zipf } | FileOp::Write { io_bytes, random, zipf } => {
                 let Some(o) = self.open else { return self.skip() };
                 let write = matches!(program.ops[i], FileOp::Write { .. });
                 let span = o.size.max(io_bytes);
-                let offset = if random {
+                let offset = if let Some(z) = zipf {
+                    // Validated: s > 0; scattered, fewer slots than the prime.
+                    let slots = span.div_ceil(io_bytes).max(1);
+                    let law = Zipf::new(slots, z.s).expect("a validated Zipf exponent");
+                    let rank = law.sample(&mut self.rng) as u64 - 1;
+                    (if z.scattered { scattered_entry(rank, slots) } else { rank }) * io_bytes
+                } else if random {
                     self.rng.gen_range(0..span.div_ceil(io_bytes).max(1)) * io_bytes
                 } else if o.pos + io_bytes > span {
                     0
@@ -509,7 +515,7 @@ pub enum Next {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::files::FileProgram;
+    use crate::workload::files::{FileProgram, ZipfSlots};
 
     /// A job whose one operation opens a file of a set of `entries` by `pick`.
     fn opener(pick: Pick, entries: u64) -> FileJob {
@@ -538,6 +544,42 @@ mod tests {
             let expected = (11.0 / (r as f64 + 1.0)).powf(s);
             let got = window[r] as f64 / window[10] as f64;
             assert!((got / expected - 1.0).abs() < 0.08, "rank {r}: {got:.3} of rank 10's, expected {expected:.3}");
+        }
+    }
+
+    /// Slots of 4 KiB of a 100-slot file that `draws` reads with Zipf offsets hit.
+    fn slot_counts(zipf: ZipfSlots, draws: usize) -> Vec<u64> {
+        let read = FileOp::Read { io_bytes: 4096, random: false, zipf: Some(zipf) };
+        let program = FileProgram { ops: vec![read], loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0, on_no_file: Default::default() };
+        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
+        let mut job = FileJob::new(access, vec![1], 4096, 7);
+        job.open = Some(Open { set: 0, entry: 0, size: 100 * 4096, pos: 0 });
+        let mut n = vec![0u64; 100];
+        for _ in 0..draws {
+            let Next::Issue(req) = job.next(0) else { panic!("a read of the open file") };
+            assert_eq!((req.offset % 4096, req.len), (0, 4096));
+            n[(req.offset / 4096) as usize] += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn zipf_offsets_follow_the_law_over_the_files_slots_scattered_or_from_its_start() {
+        let (s, draws) = (0.8, 200_000);
+        let plain = slot_counts(ZipfSlots { s, scattered: false }, draws);
+        for r in [1usize, 9, 49, 99] {
+            let expected = (1.0 / (r as f64 + 1.0)).powf(s);
+            let got = plain[r] as f64 / plain[0] as f64;
+            assert!((got / expected - 1.0).abs() < 0.1, "slot {r}: {got:.3} of slot 0's, expected {expected:.3}");
+        }
+        // Scattered: rank r's count lands on slot scattered_entry(r), the same law.
+        let spread = slot_counts(ZipfSlots { s, scattered: true }, draws);
+        let top = scattered_entry(0, 100) as usize;
+        assert_ne!(top, 0);
+        for r in [1u64, 9, 49] {
+            let got = spread[scattered_entry(r, 100) as usize] as f64 / spread[top] as f64;
+            let expected = (1.0 / (r as f64 + 1.0)).powf(s);
+            assert!((got / expected - 1.0).abs() < 0.1, "rank {r}: {got:.3}, expected {expected:.3}");
         }
     }
 

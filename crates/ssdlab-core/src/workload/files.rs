@@ -178,6 +178,19 @@ pub enum Pick {
     },
 }
 
+/// Offsets picked by popularity: the open file taken as slots of the call's size, slot
+/// `r - 1` with probability proportional to `1 / r^s` (fio's `random_distribution=zipf:s`
+/// over a file's blocks), rank `r` at slot `r × P mod slots` when `scattered`, as a scattered
+/// Zipf pick of files is. What it stands for: records of one large file asked for by
+/// popularity, such as a search index's posting lists at their offsets in its index files.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ZipfSlots {
+    pub s: f64,
+    #[serde(default)]
+    pub scattered: bool,
+}
+
 /// The multiplier of a scattered Zipf pick's ranks: a prime (2^32 - 5), so every rank maps to
 /// a distinct entry of any set smaller than it.
 pub const SCATTER_PRIME: u64 = 4_294_967_291;
@@ -209,9 +222,19 @@ pub enum FileOp {
     /// Read the open file whole, `io_bytes` a call.
     ReadWhole { io_bytes: u64 },
     /// One read or write of `io_bytes` at a random (aligned to it) or the next offset of the
-    /// open file.
-    Read { io_bytes: u64, random: bool },
-    Write { io_bytes: u64, random: bool },
+    /// open file; with `zipf`, at an aligned offset picked by popularity (`ZipfSlots`).
+    Read {
+        io_bytes: u64,
+        random: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        zipf: Option<ZipfSlots>,
+    },
+    Write {
+        io_bytes: u64,
+        random: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        zipf: Option<ZipfSlots>,
+    },
     /// fsync (or fdatasync: `data_only`) of the open file.
     Fsync { #[serde(default)] data_only: bool },
     /// Delete a file of the set (closing it if open).
@@ -426,6 +449,14 @@ impl FileAccess {
                 FileOp::WriteWhole { io_bytes } | FileOp::ReadWhole { io_bytes } | FileOp::Read { io_bytes, .. } | FileOp::Write { io_bytes, .. } => {
                     if io_bytes == 0 {
                         return Err(ConfigError::new(&key, "io_bytes must be positive".into()));
+                    }
+                    if let FileOp::Read { zipf: Some(z), .. } | FileOp::Write { zipf: Some(z), .. } = *op {
+                        if !(z.s > 0.0 && z.s.is_finite()) {
+                            return Err(ConfigError::new(&key, format!("Zipf offsets need an exponent above 0, got {}", z.s)));
+                        }
+                        if z.scattered && sets.iter().any(|s| s.size.max_bytes().div_ceil(io_bytes) >= SCATTER_PRIME) {
+                            return Err(ConfigError::new(&key, format!("scattered Zipf offsets work on files of fewer than {SCATTER_PRIME} slots of {io_bytes} bytes")));
+                        }
                     }
                 }
                 FileOp::Append { size, io_bytes } => {
