@@ -1195,3 +1195,24 @@ fn zipf_offsets_need_an_exponent_above_zero() {
     let msg = err.to_string();
     assert!(msg.contains("files.program.ops.1") && msg.contains("Zipf offsets need an exponent above 0"), "{msg}");
 }
+
+#[test]
+fn a_buffered_overwrite_of_a_cold_file_reads_the_blocks_mapping_it_first() {
+    // write_begin's get_block: ext3 walks the chain of the blocks it writes (and ext4's
+    // delayed allocation looks them up), reading what the cache lacks before the write goes
+    // on. One 4 KiB overwrite at block 1,040 of the cold 12 + 1,024 + 1,032-block file.
+    let blocks = 12 + 1024 + 1032;
+    let write_at = |maps_cached: bool| {
+        let set = FileSetSpec { names_cached: true, maps_cached, ..set("big", 1, blocks * 4 * KIB, 1.0) };
+        let mut job = fio_on_files(RwMode::Write, 4 * KIB, blocks * 4 * KIB, 1, false);
+        (job.region_offset, job.region_size) = (1040 * 4 * KIB, 4 * KIB);
+        let r = run(&system(FsType::Ext3, KernelEra::Y2008, vec![set], vec![job])).expect("run");
+        let f = r.files.as_ref().unwrap().clone();
+        assert_eq!(r.jobs[0].write.ios, 1);
+        (f.metadata_read_pages, r.jobs[0].write.clat.mean)
+    };
+    let (cold, cold_ns) = write_at(false);
+    let (warm, warm_ns) = write_at(true);
+    assert_eq!((cold, warm), (2, 0), "the double-indirect block and its child");
+    assert!(cold_ns > 10.0 * warm_ns, "{cold_ns} against {warm_ns} ns: the cold write waited for two reads");
+}

@@ -10,10 +10,13 @@
 //! as the lookup's metadata is (`META_INO`); blocks a change wrote are held there, and a set
 //! laid out just before the run (fio's) has its mapping blocks cached from the start.
 //!
+//! A buffered write reads the mapping blocks of its range too, before the blocks it covers
+//! in part (`write_begin` → `get_block`: ext3's allocation walks the chain it extends, ext4's
+//! delayed allocation looks the range up).
+//!
 //! Not modelled: ext4's extent status cache (a mapping looked up once stays with the inode
-//! while the inode is in memory, after its leaf's page has gone); the mapping reads of
-//! buffered writes into existing blocks and of the flusher's writeback of them (`get_block`
-//! in `write_begin` and `writepage`), which find their blocks mapped here.
+//! while the inode is in memory, after its leaf's page has gone); the flusher's mapping reads
+//! (`writepage`'s `get_block` for a page whose mapping blocks were evicted meanwhile).
 
 use super::lookup::META_INO;
 use super::*;
@@ -31,6 +34,9 @@ pub(super) enum Mapped {
     Read { runs: Vec<(u32, Vec<(u64, u64)>)>, first: u64, last: u64, blocked_at: Option<u64> },
     /// O_DIRECT: its block runs, read or written once mapped.
     Direct { op: Op, runs: Vec<(u64, u64)> },
+    /// A buffered write: it goes on (`write_begin`'s `get_block` has the blocks it maps or
+    /// allocates under).
+    Write,
 }
 
 impl FileLayer {
@@ -164,6 +170,7 @@ impl FileLayer {
                 }
                 self.await_bios(slot, Stage::Io, n, events.now());
             }
+            Mapped::Write => self.write(slot, block, events, host),
         }
     }
 }

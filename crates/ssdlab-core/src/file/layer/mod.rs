@@ -140,6 +140,8 @@ struct OpState {
     resume: bool,
     /// A buffered write has read the blocks it covers only in part (or found none to read).
     filled: bool,
+    /// A buffered write has the blocks mapping its range in memory (read, or found there).
+    mapped: bool,
 }
 
 /// What follows a completion, once the block layer hands over control.
@@ -671,6 +673,7 @@ impl FileLayer {
             written: 0,
             resume: false,
             filled: false,
+            mapped: false,
         };
         let slot = match self.free_ops.pop() {
             Some(s) => {

@@ -327,12 +327,22 @@ impl FileLayer {
     where
         D: BlockDevice,
         E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
-        U: FileUpper<E>,
+        U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
     {
         let now = events.now();
         let o = self.ops[slot as usize];
         if self.past_device_end(o.mount, o.io.offset + o.io.len) {
             return self.fail_with(slot, ENOSPC, events, host);
+        }
+        if !o.mapped {
+            // The blocks mapping the range first (`mapping.rs`); then the write again.
+            self.ops[slot as usize].mapped = true;
+            let bs = self.mounts[o.mount].as_ref().expect("a mounted file system").block_size;
+            let mut paths = Vec::new();
+            self.map_paths(o.mount, o.ino, o.io.offset / bs, (o.io.offset + o.io.len).div_ceil(bs), &mut paths);
+            if !paths.is_empty() {
+                return self.map_then(slot, paths, Mapped::Write, block, events, host);
+            }
         }
         if !o.filled {
             self.ops[slot as usize].filled = true;
