@@ -711,6 +711,8 @@ impl FileSystem {
         let n = self.dirs.get(&dir).map_or(0, |d| d.blocks);
         self.dir_blocks_mapped(dir, 0..n)
     }
+    /// Blocks `logical` of directory `dir`, each after the mapping blocks not yet listed
+    /// on its path.
     fn dir_blocks_mapped(&self, dir: Ino, logical: impl IntoIterator<Item = u32>) -> Vec<u64> {
         let mut out: Vec<u64> = Vec::new();
         // The path found last holds for logical blocks [from, next).

@@ -147,7 +147,7 @@ impl FileLayer {
         pending
     }
 
-    /// Operation `slot`'s data is mapped: its bios go down.
+    /// Operation `slot`'s range is mapped: its bios go down (a buffered write goes on).
     fn go_mapped<D, E, U>(&mut self, slot: u32, then: Mapped, block: &mut BlockLayer<D>, events: &mut EventQueue<E>, host: &mut U)
     where
         D: BlockDevice,
