@@ -33,7 +33,8 @@ def test_a_job_runs_on_its_files_through_the_page_cache():
     spec = api.build(JOB, profile="samsung-850-pro", filesystem="ext4")
     assert spec.core["file_sets"] == [{"name": "w.0", "target": 0, "dir": "/w.0", "entries": 4,
                                        "size": {"kind": "fixed", "bytes": 16 << 20}, "dir_width": 0,
-                                       "prealloc": 1.0, "unwritten": True}]  # write-only: fallocated
+                                       "prealloc": 1.0, "maps_cached": True,  # laid out just before
+                                       "unwritten": True}]  # write-only: fallocated
     files = spec.core["jobs"][0]["files"]
     assert files["direct"] is False and files["end_fsync"] is True and files["service"] == "sequential"
     # the warnings of the raw path about buffered I/O and files are answered
