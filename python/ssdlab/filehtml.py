@@ -45,7 +45,7 @@ def _cache(f: dict) -> dict:
             ["page cache hits", f"{f['cache_hits']:,}"], ["page cache misses", f"{f['cache_misses']:,}"],
             ["hit ratio", _pct(f["cache_hits"] / lookups) if lookups else "n/a"],
             ["pages read ahead", f"{f['readahead_pages']:,}"],
-            ["metadata pages read by lookups", f"{f['metadata_read_pages']:,}"], ["pages dirtied", f"{f['dirtied_pages']:,}"],
+            ["metadata pages read (lookups, file maps)", f"{f['metadata_read_pages']:,}"], ["pages dirtied", f"{f['dirtied_pages']:,}"],
             ["... written back", f"{f['written_back_pages']:,}"],
             ["... deleted before writeback", f"{f['dropped_dirty_pages']:,}"],
             ["... dirty at the end", f"{f['dirty_pages_at_end']:,}"],

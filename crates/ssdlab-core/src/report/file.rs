@@ -42,8 +42,9 @@ pub struct FileReport {
     pub cache_hits: u64,
     pub cache_misses: u64,
     pub readahead_pages: u64,
-    /// Pages of metadata (directory and inode table blocks) lookups read from the device:
-    /// names not yet in memory whose blocks the cache did not hold.
+    /// Pages of metadata read from the device because the cache did not hold them: the
+    /// directory and inode-table blocks of lookups of names not yet in memory, and the
+    /// mapping blocks (indirect, extent) of the data reads and writes reached.
     pub metadata_read_pages: u64,
     /// Pages that became dirty; of them, written back, dropped dirty by a delete or a
     /// truncate (never written), and still dirty when the jobs ended (the run ends with them,
