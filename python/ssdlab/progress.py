@@ -260,6 +260,9 @@ class TerminalProgress:
         wall = time.monotonic() - self._since
         self._bar.update(self._task, completed=p.fraction or 0.0, detail=describe(p, wall),
                          left=_left(self._time_left.update(p.fraction, wall)))
+        # Drawn now, not at the display's next tick: a phase shorter than a tick (a quick
+        # preconditioning) is shown too. Reports come about ten times a second at most.
+        self._bar.refresh()
 
     def announce(self, spec: api.RunSpec, cached: bool = False) -> None:
         """Before ``spec`` runs: a line on what preconditioning its drives will cost, if any
