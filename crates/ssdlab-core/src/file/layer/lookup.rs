@@ -37,43 +37,58 @@ impl FileLayer {
             return self.found(slot, block, events, host);
         }
         let now = events.now();
-        let (bs, eof) = {
-            let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
-            (mnt.block_size, mnt.device_bytes / PAGE)
-        };
-        let per = PAGE / bs;
-        let meta = self.ids.id(o.mount, META_INO);
-        let mut ra = RaState::new(0);
-        let mut plan = std::mem::take(&mut self.plan);
+        let per = PAGE / self.mounts[o.mount].as_ref().expect("a mounted file system").block_size;
         let mut pending = 0;
         for (b, n) in runs {
-            let pages = b / per..(b + n).div_ceil(per);
-            let sum = self.cache.read(now, meta, &mut ra, pages.clone(), eof, &mut plan);
-            self.report.cache_hits += sum.hits;
-            self.report.cache_misses += sum.misses;
-            self.report.evicted_pages += plan.evicted.len() as u64;
-            if sum.wake_flusher {
-                self.kick_flusher(events);
-            }
-            for r in plan.runs.clone() {
-                self.report.metadata_read_pages += r.run.len as u64;
-                let id = self.reading.begin(meta, r.run.start, r.run.end());
-                let blocks = [(r.run.start * per, r.run.len as u64 * per)];
-                let sent = self.send_blocks(o.mount, Op::Read, &blocks, Purpose::MetaRead(id), o.io.process, block, events);
-                self.reading.sent(id, sent);
-            }
-            // A page reclaim found no room for is not waited for (the call goes on as if
-            // it had read it; memory that full of dirty pages has the writers throttled).
-            let upto = sum.blocked_at.unwrap_or(pages.end);
-            if upto > pages.start {
-                pending += self.reading.wait(meta, pages.start, upto, slot);
-            }
+            pending += self.read_metadata(slot, o.mount, b / per..(b + n).div_ceil(per), block, events);
         }
-        self.plan = plan;
         if pending == 0 {
             return self.found(slot, block, events, host);
         }
         self.await_bios(slot, Stage::Lookup, pending, now);
+    }
+
+    /// Metadata pages `pages` of mount `m` through the cache, for operation `slot`: those it
+    /// lacks are read (one request a run, counted as metadata), and the operation waits for
+    /// every one of them still on its way, its own reads and others'. Returns how many runs
+    /// it waits for. A page reclaim found no room for is not waited for (the call goes on as
+    /// if it had read it; memory that full of dirty pages has the writers throttled).
+    pub(super) fn read_metadata<D, E>(&mut self, slot: u32, m: usize, pages: std::ops::Range<u64>, block: &mut BlockLayer<D>, events: &mut EventQueue<E>) -> u32
+    where
+        D: BlockDevice,
+        E: From<BlockEvent> + From<DeviceEvent<D::Event>> + From<FileEvent> + Copy,
+    {
+        let now = events.now();
+        let process = self.ops[slot as usize].io.process;
+        let (per, eof) = {
+            let mnt = self.mounts[m].as_ref().expect("a mounted file system");
+            (PAGE / mnt.block_size, mnt.device_bytes / PAGE)
+        };
+        let meta = self.ids.id(m, META_INO);
+        // No read-ahead: `sb_bread` reads the block asked for (a state of 0 pages keeps none).
+        let mut ra = RaState::new(0);
+        let mut plan = std::mem::take(&mut self.plan);
+        let sum = self.cache.read(now, meta, &mut ra, pages.clone(), eof, &mut plan);
+        self.report.cache_hits += sum.hits;
+        self.report.cache_misses += sum.misses;
+        self.report.evicted_pages += plan.evicted.len() as u64;
+        if sum.wake_flusher {
+            self.kick_flusher(events);
+        }
+        for r in plan.runs.clone() {
+            self.report.metadata_read_pages += r.run.len as u64;
+            let id = self.reading.begin(meta, r.run.start, r.run.end());
+            let blocks = [(r.run.start * per, r.run.len as u64 * per)];
+            let sent = self.send_blocks(m, Op::Read, &blocks, Purpose::MetaRead(id), process, block, events);
+            self.reading.sent(id, sent);
+        }
+        self.plan = plan;
+        let upto = sum.blocked_at.unwrap_or(pages.end);
+        if upto > pages.start {
+            self.reading.wait(meta, pages.start, upto, slot)
+        } else {
+            0
+        }
     }
 
     /// Operation `slot`'s lookup has read what it waited for: the call goes on.

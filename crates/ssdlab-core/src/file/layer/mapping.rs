@@ -18,7 +18,6 @@
 //! while the inode is in memory, after its leaf's page has gone); the flusher's mapping reads
 //! (`writepage`'s `get_block` for a page whose mapping blocks were evicted meanwhile).
 
-use super::lookup::META_INO;
 use super::*;
 
 /// An operation waiting for blocks that map its data, and what it does once they are read.
@@ -102,36 +101,12 @@ impl FileLayer {
         if paths.is_empty() {
             return 0;
         }
-        let now = events.now();
         let o = self.ops[slot as usize];
-        let (bs, eof) = {
-            let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
-            (mnt.block_size, mnt.device_bytes / PAGE)
-        };
-        let per = PAGE / bs;
-        let meta = self.ids.id(o.mount, META_INO);
-        let mut ra = RaState::new(0);
-        let mut plan = std::mem::take(&mut self.plan);
+        let per = PAGE / self.mounts[o.mount].as_ref().expect("a mounted file system").block_size;
         let mut pending = 0;
         for path in paths.iter_mut() {
             while let Some(b) = path.pop() {
-                let page = b / per;
-                let sum = self.cache.read(now, meta, &mut ra, page..page + 1, eof, &mut plan);
-                self.report.cache_hits += sum.hits;
-                self.report.cache_misses += sum.misses;
-                self.report.evicted_pages += plan.evicted.len() as u64;
-                if sum.wake_flusher {
-                    self.kick_flusher(events);
-                }
-                for r in plan.runs.clone() {
-                    self.report.metadata_read_pages += r.run.len as u64;
-                    let id = self.reading.begin(meta, r.run.start, r.run.end());
-                    let blocks = [(r.run.start * per, r.run.len as u64 * per)];
-                    let sent = self.send_blocks(o.mount, Op::Read, &blocks, Purpose::MetaRead(id), o.io.process, block, events);
-                    self.reading.sent(id, sent);
-                }
-                // A page reclaim found no room for is not waited for (as in a lookup).
-                let waits = if sum.blocked_at.is_some() { 0 } else { self.reading.wait(meta, page, page + 1, slot) };
+                let waits = self.read_metadata(slot, o.mount, b / per..b / per + 1, block, events);
                 if waits > 0 {
                     // Read (or being read by another): the next level once it is in.
                     pending += waits;
@@ -140,9 +115,8 @@ impl FileLayer {
             }
         }
         paths.retain(|p| !p.is_empty());
-        self.plan = plan;
         if pending > 0 {
-            self.await_bios(slot, Stage::Map, pending, now);
+            self.await_bios(slot, Stage::Map, pending, events.now());
         }
         pending
     }
