@@ -335,6 +335,15 @@ class FileCounters(TypedDict):
     ops: list[list[tuple[int, int]]]
 
 
+class NetCounters(TypedDict):
+    """What a server's network had sent by a sample: TCP payload per port of its NIC and
+    per class of clients (in the order of the run's ``network`` report)."""
+
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    nic_bytes: list[float]
+    class_bytes: list[float]
+
+
 class Sample(TypedDict):
     __pydantic_config__ = _STRICT  # type: ignore[misc]
     t_ns: int
@@ -347,6 +356,8 @@ class Sample(TypedDict):
     cpu: CpuInterval | None
     #: the file layer's running totals (runs whose jobs work on files)
     files: FileCounters | None
+    #: what the server's network had sent (runs with a network)
+    network: NotRequired[NetCounters]
 
 
 class FileReport(TypedDict):
@@ -439,7 +450,7 @@ class SimResult(TypedDict):
 TYPES: dict[str, type] = {t.__name__: t for t in (
     LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileCounters, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
     ArrayReport, RemapReport, DeviceReport, PowerCutDevice, FsPowerCut, PowerCutReport, DeviceResult, DeviceSample, Sample,
-    NetResource, ClientClassReport, NetworkReport, SimResult)}
+    NetCounters, NetResource, ClientClassReport, NetworkReport, SimResult)}
 
 #: Validates a whole result (a file read back, a result from another process).
 RESULT: TypeAdapter[SimResult] = TypeAdapter(SimResult)

@@ -152,6 +152,12 @@ def _series(data: dict) -> dict | None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
         from_zero(ax)
         figures.append(("program-time", fig))
+        if any("sent_bytes_per_s" in r for r in iv):
+            fig, ax = _figure(plt)
+            ax.plot(t, [8 * r.get("sent_bytes_per_s", math.nan) / 1e6 for r in iv], "C2.-")
+            ax.set(xlabel="time (s)", ylabel="Mb/s", title="what the network sent per interval")
+            from_zero(ax)
+            figures.append(("sent", fig))
     if cpu:
         t0 = min(s["start_ns"] for s in cpu)
         t = [(s["end_ns"] - t0) / 1e9 for s in cpu]

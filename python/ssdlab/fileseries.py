@@ -1,6 +1,7 @@
 """A file workload's time series: what each interval between a run's samples saw — the page
-cache's hit ratio, and each thread's programs (how many ran, and how long one took) — from the
-running totals the core keeps at every sample (``sample["files"]``).
+cache's hit ratio, each thread's programs (how many ran, and how long one took) and, for a
+server, what its network sent (in all and to each class of clients) — from the running totals
+the core keeps at every sample (``sample["files"]``, ``sample["network"]``).
 
 A program's time is the latency of its operations summed, its ``delay`` operations (a client's
 think time) left out: a query that opens and reads three posting lists takes the three opens,
@@ -11,7 +12,7 @@ in the first, which evens out over a few programs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .filework import FileWork
@@ -33,6 +34,10 @@ class Interval:
     hit_ratio: float | None
     #: per thread (by its name in the workload)
     threads: dict[str, ThreadInterval]
+    #: what the server's network sent in the interval, bytes a second: in all, and per class
+    #: of clients the mean of one client (by class name); None and empty without a network
+    served_bytes_per_s: float | None = None
+    client_bytes_per_s: dict[str, float] = field(default_factory=dict)
 
     def program_ms(self, names: list[str] | None = None) -> float | None:
         """The mean time of one program of the named threads (all when None), ms; None when
@@ -69,9 +74,22 @@ def intervals(work: FileWork, core: dict[str, Any]) -> list[Interval]:
             skip = delay.get(name, [])
             busy = sum(now[i][1] - before[i][1] for i in range(len(now)) if not (i < len(skip) and skip[i]))
             threads[name] = ThreadInterval(programs=now[-1][0] - before[-1][0], busy_ns=busy)
+        span_s = (cur["t_ns"] - prev["t_ns"]) / 1e9
+        served, clients = _network(prev.get("network"), cur.get("network"), core.get("network"), span_s)
         out.append(Interval((prev["t_ns"] - core["start_ns"]) / 1e9, (cur["t_ns"] - core["start_ns"]) / 1e9,
-                            hits / (hits + misses) if hits + misses else None, threads))
+                            hits / (hits + misses) if hits + misses else None, threads, served, clients))
     return out
+
+
+def _network(a: dict | None, b: dict | None, report: dict | None, span_s: float) -> tuple[float | None, dict[str, float]]:
+    """What the network sent between two samples, bytes a second: in all, and per client of
+    each class."""
+    if not (a and b and report) or span_s <= 0:
+        return None, {}
+    served = (sum(b["nic_bytes"]) - sum(a["nic_bytes"])) / span_s
+    clients = {c["name"]: (y - x) / span_s / c["count"]
+               for c, x, y in zip(report["classes"], a["class_bytes"], b["class_bytes"])}
+    return served, clients
 
 
 def text_lines(work: FileWork, core: dict[str, Any]) -> list[str]:
@@ -81,20 +99,30 @@ def text_lines(work: FileWork, core: dict[str, Any]) -> list[str]:
     if len(rows) < 2:
         return []
     names = list(rows[0].threads) or [t.name for t in work.threads]
-    head = f"  {'from s':>8} {'to s':>8} {'hits %':>7}" + "".join(f" {n[:14] + ' /s':>17} {'ms':>8}" for n in names)
-    out = ["per interval (programs completed a second, and the mean time of one, delays left out)", head]
+    served = rows[0].served_bytes_per_s is not None
+    head = (f"  {'from s':>8} {'to s':>8} {'hits %':>7}" + (f" {'sent Mb/s':>10}" if served else "")
+            + "".join(f" {n[:14] + ' /s':>17} {'ms':>8}" for n in names))
+    out = ["per interval (programs completed a second, and the mean time of one, delays left out"
+           + ("; what the network sent" if served else "") + ")", head]
     for r in rows:
         cells = ""
         for n in names:
             ms = r.program_ms([n])
             cells += f" {r.programs_per_s([n]):17.1f} {ms:8.2f}" if ms is not None else f" {r.programs_per_s([n]):17.1f} {'-':>8}"
         hit = f"{100 * r.hit_ratio:7.1f}" if r.hit_ratio is not None else f"{'-':>7}"
-        out.append(f"  {r.start_s:8.1f} {r.end_s:8.1f} {hit}{cells}")
+        sent = f" {8 * (r.served_bytes_per_s or 0.0) / 1e6:10.1f}" if served else ""
+        out.append(f"  {r.start_s:8.1f} {r.end_s:8.1f} {hit}{sent}{cells}")
     return out
 
 
 def as_json(work: FileWork, core: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"start_s": r.start_s, "end_s": r.end_s, "cache_hit_ratio": r.hit_ratio,
-             "threads": {n: {"programs": t.programs, "programs_per_s": r.programs_per_s([n]),
-                             "mean_program_ms": r.program_ms([n])} for n, t in r.threads.items()}}
-            for r in intervals(work, core)]
+    out = []
+    for r in intervals(work, core):
+        row: dict[str, Any] = {"start_s": r.start_s, "end_s": r.end_s, "cache_hit_ratio": r.hit_ratio,
+                               "threads": {n: {"programs": t.programs, "programs_per_s": r.programs_per_s([n]),
+                                               "mean_program_ms": r.program_ms([n])} for n, t in r.threads.items()}}
+        if r.served_bytes_per_s is not None:
+            row["sent_bytes_per_s"] = r.served_bytes_per_s
+            row["client_bytes_per_s"] = r.client_bytes_per_s
+        out.append(row)
+    return out

@@ -173,3 +173,16 @@ def test_a_document_of_neither_shape_is_one_line(cli, tmp_path) -> None:
 def test_the_file_runs_json_passes_its_model(server_json, readers_json) -> None:
     for path in (server_json, readers_json):
         FileRun.model_validate(json.loads(path.read_text()))
+
+
+def test_a_sampled_servers_page_plots_what_its_network_sent(tmp_path) -> None:
+    from conftest import run_cli
+
+    src = _run(run_cli, tmp_path, "server", SERVER, "samsung-850-pro", "--interval", "1s")
+    doc = json.loads(src.read_text())
+    assert all(r["sent_bytes_per_s"] > 0 for r in doc["intervals"])
+    out = tmp_path / "page.html"
+    r = run_cli("report", str(src), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert re.search(r'<figure id="per-interval-sent"><img alt="what the network sent per interval" src="data:image/png',
+                     out.read_text())

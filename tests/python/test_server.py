@@ -163,3 +163,31 @@ def test_a_send_buffer_carries_a_connections_calls_on_fewer_flows(tmp_path: Path
     windows = {c["name"]: c["window_bytes"] for c in w.network["clients"]}
     queued = sum(2 * windows[c["name"]] * c["count"] for c in w.network["clients"])
     assert net["bytes_sent"] <= read + 1 and read - net["bytes_sent"] <= queued
+
+
+def test_a_sampled_server_run_shows_what_its_network_sent_each_interval(tmp_path: Path, cli) -> None:
+    from ssdlab.fileseries import intervals
+
+    p = write(tmp_path, SERVER)
+    w = load(p)
+    core = api.execute(api.build(None, profile="samsung-850-pro", host="server-2008", files=w, seed=1,
+                                 interval="500ms")).core
+    rows = intervals(w, core)
+    assert len(rows) >= 8
+    # The clients bound this server: six ADSL clients take their 600 kB/s lines in every
+    # interval, and what the network sent is what the classes received.
+    for r in rows:
+        assert r.client_bytes_per_s["adsl"] == pytest.approx(600e3, rel=0.05), r
+        assert sum(r.client_bytes_per_s[c["name"]] * c["count"] for c in core["network"]["classes"]) == \
+            pytest.approx(r.served_bytes_per_s, rel=1e-9)
+    # Over the intervals, the run's bytes less those after the last sample.
+    sent = sum(r.served_bytes_per_s * (r.end_s - r.start_s) for r in rows)
+    assert sent <= core["network"]["bytes_sent"] + 1 and sent > 0.8 * core["network"]["bytes_sent"]
+    # The report's table has the column, its JSON the rates.
+    r = cli("run", str(p), "--profile", "samsung-850-pro", "--host", "server-2008", "--interval", "1s")
+    assert r.returncode == 0, r.stderr
+    assert "sent Mb/s" in r.stdout, r.stdout[-2000:]
+    j = cli("run", str(p), "--profile", "samsung-850-pro", "--host", "server-2008", "--interval", "1s",
+            "--output-format", "json")
+    rows_json = json.loads(j.stdout)["intervals"]
+    assert rows_json[1]["sent_bytes_per_s"] > 0 and set(rows_json[1]["client_bytes_per_s"]) == {"adsl", "fibre"}

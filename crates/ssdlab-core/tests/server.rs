@@ -263,3 +263,56 @@ fn a_send_buffer_keeps_a_slow_line_busy_while_its_thread_reads() {
     let sent = net(&buffered).bytes_sent;
     assert!(sent <= read as f64 + 1.0 && read as f64 - sent <= 64.0 * 2.0 * 65_536.0 + 1.0, "read {read}, sent {sent}");
 }
+
+/// A time series carries what the network had sent at each sample: per port and per class,
+/// never falling, summing to the run's report at the end; and taking samples leaves the run
+/// as it is without them (the samples are worked out on a copy of the flows).
+#[test]
+fn samples_carry_the_network_without_changing_the_run() {
+    let classes = vec![class("adsl", 12, 600e3), class("fibre", 4, 60e6)];
+    let plain = server(DeviceConfig::NandSsd(SsdConfig::generic(4)), 2, classes, 16, 64 * MIB, 6 * S);
+    let mut sampled = plain.clone();
+    sampled.interval_ns = Some(S / 2);
+    let (a, b) = (run(&plain).expect("run"), run(&sampled).expect("run"));
+    assert!(a.samples.is_empty());
+    let strip = |r: &SimResult| {
+        let mut v = serde_json::to_value(r).unwrap();
+        // The samples themselves, and the events that took them.
+        v.as_object_mut().unwrap().remove("samples");
+        v.as_object_mut().unwrap().remove("events");
+        v
+    };
+    let (x, y) = (strip(&a), strip(&b));
+    let differ: Vec<&String> = x.as_object().unwrap().iter().filter(|(k, v)| y.get(k.as_str()) != Some(v)).map(|(k, _)| k).collect();
+    assert!(differ.is_empty(), "sampling changed the run's {differ:?}");
+    let n = net(&b);
+    let series: Vec<_> = b.samples.iter().map(|s| s.network.clone().expect("a network sample")).collect();
+    assert!(series.len() >= 12, "{} samples", series.len());
+    for w in series.windows(2) {
+        for (x, y) in w[0].nic_bytes.iter().zip(&w[1].nic_bytes).chain(w[0].class_bytes.iter().zip(&w[1].class_bytes)) {
+            assert!(y >= x, "a counter fell: {:?} then {:?}", w[0], w[1]);
+        }
+    }
+    // Each sample's ports and classes carry the same bytes (what leaves is what arrives).
+    for s in &series {
+        let (nic, classes): (f64, f64) = (s.nic_bytes.iter().sum(), s.class_bytes.iter().sum());
+        assert!((nic - classes).abs() < 1.0, "{s:?}");
+    }
+    // The last sample comes before the run's end: what is sent after it is at most what the
+    // ports (and the lines) carry in the time left.
+    let last = series.last().unwrap();
+    let left_s = (b.end_ns - b.samples.last().unwrap().t_ns) as f64 / S as f64;
+    for (p, bytes) in n.nic.iter().zip(&last.nic_bytes) {
+        let after = p.bytes - bytes;
+        assert!(after > -1.0 && after <= p.capacity_bytes_per_s * left_s + 1.0, "port {}: {bytes} sampled, {} at the end", p.name, p.bytes);
+    }
+    for (c, bytes) in n.classes.iter().zip(&last.class_bytes) {
+        let after = c.bytes - bytes;
+        assert!(after > -1.0 && after <= c.line_bytes_per_s * c.count as f64 * left_s + 1.0, "class {}: {bytes} sampled, {} at the end", c.name, c.bytes);
+    }
+    // The fibre clients' 60 MB/s lines fill in the series as in the report: their class is
+    // sent more in each full interval than the twelve 600 kB/s ADSL clients can take.
+    let mid = &series[series.len() / 2];
+    let early = &series[1];
+    assert!(mid.class_bytes[1] - early.class_bytes[1] > mid.class_bytes[0] - early.class_bytes[0]);
+}

@@ -16,4 +16,4 @@ pub use bond::{AttachedBond, BondConfig, BondMode, FlowKey, HashFormula, HashPol
 pub use flow::{window_cap, FlowId, FlowNet, ResourceId, ResourceUsage};
 pub use link::LinkConfig;
 pub use maxmin::max_min_rates;
-pub use server::{ClientClass, ClientClassReport, ClientRef, NetCosts, NetResource, NetworkReport, NetworkSpec, SendWait, ServerNet};
+pub use server::{ClientClass, ClientClassReport, ClientRef, NetCosts, NetCounters, NetResource, NetworkReport, NetworkSpec, SendWait, ServerNet};

@@ -286,6 +286,20 @@ impl ServerNet {
         std::mem::take(&mut self.finished)
     }
 
+    /// What the network had sent by `t` (not before its present), as a time series' sample
+    /// takes it: worked out on a copy moved to `t`, so that taking samples leaves the run's
+    /// own arithmetic (each flow's bytes left, moved at the times the run moves them)
+    /// exactly as it is without them.
+    pub fn sent_by(&self, t: Time) -> NetCounters {
+        let mut flows = self.flows.clone();
+        flows.advance_to(t.max(flows.now()));
+        let usage = flows.usage();
+        NetCounters {
+            nic_bytes: self.bond.resources().iter().map(|r| usage[r.0].bytes).collect(),
+            class_bytes: self.lines.iter().map(|lines| lines.iter().map(|r| usage[r.0].bytes).sum()).collect(),
+        }
+    }
+
     /// What the network did from the start to `end`.
     pub fn report(&mut self, end: Time) -> NetworkReport {
         self.advance(end.max(self.flows.now()));
@@ -369,6 +383,15 @@ pub struct ClientClassReport {
     pub lines_saturated_share: f64,
 }
 
+/// A server's network at a time-series sample: the TCP payload it had sent so far, per port
+/// of its NIC (as [`NetworkReport::nic`]) and per class of clients (as
+/// [`NetworkReport::classes`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NetCounters {
+    pub nic_bytes: Vec<f64>,
+    pub class_bytes: Vec<f64>,
+}
+
 /// What a server's network did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NetworkReport {
@@ -401,6 +424,35 @@ mod tests {
             clients: vec![ClientClass { name: "fibre".into(), count: 4, line_bytes_per_s: 60e6, rtt_ns: 10_000_000, window_bytes: 4 << 20 }],
             send_buffer_windows: 0.0,
         }
+    }
+
+    /// A sample between events sees what the flows moved by then, per port and per class,
+    /// and leaves the network as it was: its flows finish when they would have.
+    #[test]
+    fn what_was_sent_by_a_time_is_read_without_moving_the_network() {
+        let mut s = spec(2, BondMode::ActiveBackup);
+        s.clients[0].line_bytes_per_s = 1e6;
+        let mut net = ServerNet::new(&s, 1, 0).unwrap();
+        net.send(0, ClientRef { class: 0, index: 0 }, 10_000_000, true, false).unwrap();
+        net.send(0, ClientRef { class: 0, index: 1 }, 5_000_000, true, false).unwrap();
+        let due = net.next_due().unwrap();
+        let mut twin = ServerNet::new(&s, 1, 0).unwrap();
+        twin.send(0, ClientRef { class: 0, index: 0 }, 10_000_000, true, false).unwrap();
+        twin.send(0, ClientRef { class: 0, index: 1 }, 5_000_000, true, false).unwrap();
+        assert_eq!(twin.next_due(), Some(due));
+        // Two lines of 1 MB/s through the active port: 2 MB a second, all of it one class's.
+        let at = net.sent_by(2 * NS_PER_S);
+        assert!((at.nic_bytes[0] - 4e6).abs() < 1.0 && at.nic_bytes[1] == 0.0, "{at:?}");
+        assert_eq!(at.class_bytes.len(), 1);
+        assert!((at.class_bytes[0] - 4e6).abs() < 1.0, "{at:?}");
+        // Past the smaller flow's end it counts that flow whole.
+        let later = net.sent_by(7 * NS_PER_S);
+        assert!((later.class_bytes[0] - 12e6).abs() < 1.0, "{later:?}");
+        // The network itself did not move: its flows end exactly as its twin's, unsampled.
+        assert_eq!(net.next_due(), Some(due));
+        let (a, b) = (net.advance_to(due), twin.advance_to(due));
+        assert_eq!(a, b);
+        assert_eq!(net.report(due + NS_PER_S), twin.report(due + NS_PER_S));
     }
 
     /// A client's flow is capped by its line, and clients share a slave max-min fairly: four

@@ -103,5 +103,8 @@ pub struct Sample {
     pub cpu: Option<CpuInterval>,
     /// The file layer's running totals (runs whose jobs work on files).
     pub files: Option<FileCounters>,
+    /// What the server's network had sent (runs with a network).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::net::NetCounters>,
 }
 

@@ -151,16 +151,16 @@ impl Sampler {
     /// its jobs and fails.
     fn take<D: TargetDevice>(&mut self, host: &mut Host, block: &BlockLayer<D>, files: Option<&mut FileLayer>, events: &mut EventQueue<Event<D::Event>>) {
         let now = events.now();
-        let (cpu, files) = match files {
+        let (cpu, files, network) = match files {
             Some(f) => {
                 let counters = FileCounters {
                     cache_hits: f.report.cache_hits,
                     cache_misses: f.report.cache_misses,
                     ops: host.file_op_counters(),
                 };
-                (Some(f.cpus_mut().interval(now)), Some(counters))
+                (Some(f.cpus_mut().interval(now)), Some(counters), f.network_counters(now))
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         let devices = block
             .devices()
@@ -182,7 +182,7 @@ impl Sampler {
             return;
         }
         let [(read_bytes, read_ios), (write_bytes, write_ios)] = host.totals();
-        self.samples.push(Sample { t_ns: now, read_bytes, write_bytes, read_ios, write_ios, devices, cpu, files });
+        self.samples.push(Sample { t_ns: now, read_bytes, write_bytes, read_ios, write_ios, devices, cpu, files, network });
         if !host.finished() {
             if let Some(iv) = self.interval {
                 events.schedule(now + iv, Event::Sample);

@@ -8,7 +8,7 @@
 //! average (a socket wait is TASK_INTERRUPTIBLE in sk_stream_wait_memory).
 
 use super::*;
-use crate::net::{ClientRef, FlowId, NetworkReport, NetworkSpec, SendWait, ServerNet};
+use crate::net::{ClientRef, FlowId, NetCounters, NetworkReport, NetworkSpec, SendWait, ServerNet};
 
 /// The network a file layer sends over, with what is under way on it.
 pub(super) struct Network {
@@ -28,6 +28,12 @@ impl FileLayer {
         let net = ServerNet::new(spec, seed, start)?;
         self.net = Some(Box::new(Network { net, clients, flows: FxHashMap::default(), armed: None }));
         Ok(())
+    }
+
+    /// What the network had sent by `t`, for a time-series sample (the run goes on as it
+    /// would without it).
+    pub fn network_counters(&self, t: Time) -> Option<NetCounters> {
+        self.net.as_ref().map(|n| n.net.sent_by(t))
     }
 
     /// What the network did, at the run's end `end`.
