@@ -63,6 +63,25 @@ def test_the_webserver_experiment_puts_ext3_over_the_array_85_percent_full() -> 
     assert m.scenario(m.CASES[0], 60).filesystem["size_bytes"] == 400 << 30  # the scenario as written
 
 
+def test_the_webserver_experiment_takes_its_rates_past_the_cold_start() -> None:
+    from ssdlab.experiments import seed000_webserver as m
+
+    s = 1_000_000_000
+    # A cold first 10 s (1 MB sent), then 10 MB every 10 s; two classes of 2 and 1 clients.
+    sent = [0, 1e6, 11e6, 21e6, 31e6]
+    core = {"start_ns": 5 * s, "end_ns": 50 * s,
+            "network": {"classes": [{"name": "a", "count": 2}, {"name": "b", "count": 1}]},
+            "samples": [{"t_ns": 5 * s + 10 * k * s, "network": {"nic_bytes": [x / 2, x / 2], "class_bytes": [x / 4, 3 * x / 4]}}
+                        for k, x in enumerate(sent)]}
+    mbps, classes, (lo, hi) = m.warm_rates(core)
+    # From the sample at WARM_S (20 s) to the last: 20 MB in 20 s.
+    assert m.WARM_S == 20
+    assert mbps == pytest.approx(8.0) and lo == hi == pytest.approx(8.0)
+    assert classes == {"a": pytest.approx(125.0), "b": pytest.approx(750.0)}
+    with pytest.raises(ValueError, match="fewer than two samples past its first 20 s"):
+        m.warm_rates({**core, "samples": core["samples"][:3]})
+
+
 @pytest.mark.parametrize(("change", "line", "expected"), [
     (('client = "fibre"', 'client = "dsl"'), 36, "thread.1.client: 'dsl' names no class of clients (there are: adsl, fibre)"),
     (("instances = 3", "instances = 4"), 35, "thread.1.instances: 4: a thread serving class 'fibre' has one instance a client, 3"),
