@@ -168,6 +168,21 @@ def test_seed000_mft_trends_on_short_runs():
     assert cuts["ssd alone"].promised_bytes == 0 == cuts["mft honouring flushes"].promised_bytes
 
 
+def test_seed000_mft_on_the_disk_sustained_is_not_its_burst():
+    """A short 4:1 mix on the disk puts its writes in the disk's write cache, which holds them
+    for the whole run; after the ramp the cache is full and the writes cost the disk time, so
+    the disk alone serves fewer I/Os and the layer gains on it."""
+    from ssdlab.experiments import seed000_mft as m
+
+    burst = {layer: m.iops("hdd", layer, "randrw", "4k", 3.0, 0) for layer in (False, True)}
+    sustained = {layer: m.iops("hdd", layer, "randrw", "4k", 3.0, 0, m.SUSTAIN_RAMP_S) for layer in (False, True)}
+    assert burst[True].total == pytest.approx(burst[False].total, rel=0.02), burst
+    assert sustained[False].total < 0.95 * burst[False].total, (burst, sustained)
+    assert sustained[True].total > 1.05 * sustained[False].total, sustained
+    note = m.sustained_note({"sustained": {("hdd", "randrw", "4k"): sustained}}, [("hdd", "randrw", "4k")])
+    assert note.startswith("; not judged, sustained (after a 120 s ramp): hdd randrw 4k:"), note
+
+
 def test_a_power_cut_during_a_file_workload_counts_the_page_cache_too(cli, tmp_path):
     scenario = tmp_path / "w.toml"
     scenario.write_text("""
