@@ -502,3 +502,18 @@ def test_seed001s_figures_keep_equal_lines_apart_and_off_the_frame():
         xs = sorted({x for ln in ax.lines for x in ln.get_xdata()})
         assert [t.get_text() for t in ax.get_xticklabels()] == [f"{x:,}" for x in xs]
     pyplot().close(fig)
+
+
+def test_seed004_simulates_the_drives_at_the_scale_asked(monkeypatch) -> None:
+    from ssdlab.experiments import seed004
+
+    seen = {}
+    monkeypatch.setattr(seed004, "rebuild", lambda sysd, **kw: seen.setdefault("system", sysd))
+    seed004.simulate_case("md-idle")
+    default = seen.pop("system")
+    seed004.simulate_case("md-idle", scale=1.0)
+    full = seen.pop("system")
+    # The profile's own 1/64 by default; the drives at full size when asked.
+    scales = lambda s: [d.scale for d in s.drives]  # noqa: E731
+    assert scales(default) == [1 / 64] * 10 and scales(full) == [1.0] * 10
+    assert full.drives[0].core["capacity_bytes"] >= 63 * default.drives[0].core["capacity_bytes"]

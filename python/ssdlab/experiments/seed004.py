@@ -57,21 +57,24 @@ def host_job() -> Path:
     return Path(str(resources.files("ssdlab") / "data" / "jobs" / "seed004-host-workload.fio"))
 
 
-def simulate_case(case: str, *, sample: int | None = None, seed: int = 0):
+def simulate_case(case: str, *, sample: int | None = None, seed: int = 0, scale: float | None = None):
+    """Case ``case`` simulated; ``scale`` is the share of each drive's flash simulated (None:
+    the profile's own, 1/64; 1: the drives at full size, which needs some GiB of memory)."""
     pub = PUBLISHED[case]
     sysd = raid(SEED004_DRIVE, level=5, drives=SEED004_MEMBERS, chunk=CHUNK[pub.engine], engine=pub.engine,
-                spares=1, engine_set=ENGINE_SET[pub.engine], precondition=PRECONDITION)
+                spares=1, engine_set=ENGINE_SET[pub.engine], precondition=PRECONDITION, scale=scale)
     size = sample or (SAMPLE_LOAD[pub.engine] if pub.under_load else SAMPLE_IDLE)
     return rebuild(sysd, host_job=host_job() if pub.under_load else None, sample=size, seed=seed)
 
 
-def reproduce(cases: list[str] | None = None, *, seed: int = 0, samples: dict[str, int] | None = None) -> pd.DataFrame:
+def reproduce(cases: list[str] | None = None, *, seed: int = 0, samples: dict[str, int] | None = None,
+              scale: float | None = None) -> pd.DataFrame:
     """Published vs simulated for each case: rebuild time, rate, the rebuilt drive's WAF and
     the host's bandwidth during the rebuild, with errors in %."""
     rows = []
     for case in cases or list(PUBLISHED):
         pub = PUBLISHED[case]
-        r = simulate_case(case, sample=(samples or {}).get(case), seed=seed)
+        r = simulate_case(case, sample=(samples or {}).get(case), seed=seed, scale=scale)
 
         def row(quantity, published, simulated, unit, note=""):
             err = 100.0 * (simulated / published - 1.0) if published else float("nan")
@@ -94,9 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", nargs="*", default=list(PUBLISHED), choices=list(PUBLISHED))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scale", type=float, help="share of each drive's flash simulated (default: the profile's "
+                    "1/64; 1 runs the drives at full size)")
     ap.add_argument("--csv", type=Path, help="write the table here too")
     args = ap.parse_args(argv)
-    table = reproduce(args.cases, seed=args.seed)
+    table = reproduce(args.cases, seed=args.seed, scale=args.scale)
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     if args.csv:
