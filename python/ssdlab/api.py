@@ -132,6 +132,9 @@ class RunSpec(BaseModel):
     notes: list[str] = Field(default_factory=list)
     #: each target's file system and where it came from (when a system file names one)
     filesystems: list[str] = Field(default_factory=list)
+    #: bytes the run may add to the process's resident memory before it is stopped (a run
+    #: whose memory the estimate cannot bound: ``memory.guard_needed``); None: not watched
+    memory_guard: int | None = None
 
 
 def _load_jobs(job, targets: Targets, overrides, env, seed, mounted: bool = False, page_cache: bool = False) -> JobSet:
@@ -345,10 +348,22 @@ def build(
     estimate = memory.estimate(core, labels)
     limit, origin = memory.memory_limit(memory_limit)
     scales = {d.name: d.scale for d in (*used, *spares) if d.core.get("kind") == "nand-ssd"}
-    memory.check(estimate, limit, origin, asked_interval_ns=interval_ns, scales=scales)
-    big = memory.warning(estimate, scales)
-    if big is not None:
-        warnings.append(big)
+    guard = None
+    if memory.guard_needed(core, estimate, limit, labels):
+        # The jobs' writes until the rebuild is done are not known before the run: it runs,
+        # and stops if its resident memory passes the limit.
+        guard = limit
+        base = memory.estimate(core, labels, writes=False).total
+        warnings.append(f"memory: the estimate ({memory.gb(estimate.total)}) counts the jobs' writes to the end of "
+                        f"their size or runtime, but the run ends with its rebuild ({memory.gb(base)} before those "
+                        f"writes): it runs watched, and stops if it passes the limit of {memory.gb(limit)} ({origin})")
+        # Its time series and I/O logs are still held to their own limits.
+        memory.check(estimate, None, origin, asked_interval_ns=interval_ns, scales=scales)
+    else:
+        memory.check(estimate, limit, origin, asked_interval_ns=interval_ns, scales=scales)
+        big = memory.warning(estimate, scales)
+        if big is not None:
+            warnings.append(big)
     infos = [_target_info(t) for t in chosen]
     places = host_places(host_ref)
     if not replay:
@@ -367,7 +382,7 @@ def build(
                    percentile_precision=jobset.percentile_precision,
                    warnings=warnings, sources=sources, places=places,
                    job_reports=list(jobset.reports), interval_ns=interval_ns, notes=notes,
-                   filesystems=fs_notes)
+                   filesystems=fs_notes, memory_guard=guard)
 
 
 def _survey_traces(jobs: Sequence[Any]) -> tuple[list[str], list[str], dict[Replay, TraceMix]]:
@@ -641,12 +656,16 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None,
     callback = progress if progress is not None else _observer.get()
     tell = None
     failed: list[BaseException] = []  # what the callback raised, told apart from core errors
-    if callback is not None:
+    guard = _MemoryGuard(spec.memory_guard) if spec.memory_guard is not None else None
+    if callback is not None or guard is not None:
         number = next(_run_numbers)
 
         def tell(d: dict) -> None:
             try:
-                callback(Progress(run=number, **d))
+                if guard is not None:
+                    guard.check()
+                if callback is not None:
+                    callback(Progress(run=number, **d))
             except BaseException as e:
                 failed.append(e)
                 raise
@@ -673,6 +692,25 @@ def execute(spec: RunSpec, *, progress: ProgressCallback | None = None,
         core = simulate(spec.core)
     units = build_units(core, spec.group_reporting, spec.job_options)
     return RunResult(core=core, units=units, spec=spec)
+
+
+class _MemoryGuard:
+    """Stops a run (from its progress reports, every 100 ms of wall time) once the process's
+    resident memory has grown by more than ``limit`` bytes since the run began."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.base = memory.resident_bytes()
+
+    def check(self) -> None:
+        now = memory.resident_bytes()
+        if self.base is None or now is None or now - self.base <= self.limit:
+            return
+        raise memory.MemoryLimitError(
+            f"the run passed its memory limit of {memory.gb(self.limit)} ({memory.gb(now - self.base)} more resident "
+            f"than when it began) and was stopped: its write jobs wrote more than the flash maps can hold; simulate "
+            f"a fraction of the flash with --scale, shorten the jobs (runtime=, size=), or raise the limit with "
+            f"--memory-limit SIZE (or {memory.ENV_VAR}, or memory_limit=)")
 
 
 _AT = re.compile(r"^(?P<message>.*) at line (?P<line>\d+) column (?P<column>\d+)$")

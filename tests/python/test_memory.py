@@ -321,3 +321,46 @@ def test_small_writes_are_guessed_at_the_rate_their_indirection_units_allow():
     assert device["ftl"]["iu_bytes"] == 16384
     assert small == pytest.approx(big / 4, rel=0.01), (small, big)
     assert memory.estimate(spec.core).total < 12 << 30
+
+
+def _rebuild_spec(limit):
+    """RAID 5 of three full-size 61.44 TB drives filled in order and a fresh spare, rebuilt
+    while a writer writes 1 MB sequentially up to the array's end."""
+    from ssdlab.system import raid
+
+    sysd = raid(HUGE, level=5, drives=3, chunk="512k", spares=1, precondition="sequential", scale=1.0)
+    job = "[w]\nfilename=/dev/md0\ndirect=1\nrw=write\nbs=1m\nioengine=libaio\niodepth=8\n"
+    return api.build(job, system=sysd, until="rebuild", memory_limit=limit)
+
+
+def test_a_rebuild_whose_jobs_writes_the_estimate_cannot_bound_runs_watched():
+    # The writer's size is the array's end, so the estimate counts every map whole; the run
+    # ends with its rebuild, and without the writes it holds a few hundred MiB.
+    whole = memory.estimate(_rebuild_spec("none").core)
+    before = memory.estimate(_rebuild_spec("none").core, writes=False)
+    assert whole.total > 100 << 30 and before.total < 1 << 30, (whole.total, before.total)
+    spec = _rebuild_spec("8GiB")
+    assert spec.memory_guard == 8 << 30
+    assert any(w.startswith("memory: the estimate (") and "it runs watched" in w for w in spec.warnings), spec.warnings
+    # Nothing to watch without a limit; and a run that does not end with a rebuild is refused.
+    assert _rebuild_spec("none").memory_guard is None
+    with pytest.raises(memory.MemoryLimitError, match="this run needs about"):
+        api.build("[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=write\nbs=1m\n", profile=HUGE, scale=1,
+                  precondition="sequential", memory_limit="8GiB")
+    # Where even the run before its writes does not fit, it is refused as before.
+    with pytest.raises(memory.MemoryLimitError, match="this run needs about"):
+        _rebuild_spec(str(before.total // 2))
+
+
+def test_the_watch_stops_a_run_that_passes_its_memory_limit():
+    # A second of random writes keeps the core busy for several of the watch's 100 ms looks,
+    # and its random map and the drive's state take more than the 1 KiB it is allowed.
+    spec = api.build("[w]\nfilename=/dev/sda\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=32\nruntime=1\nsize=4g\n",
+                     profile="samsung-850-pro", precondition="sequential")
+    watched = spec.model_copy(update={"memory_guard": 1024})
+    with pytest.raises(memory.MemoryLimitError) as e:
+        api.execute(watched)
+    message = str(e.value)
+    assert message.startswith("the run passed its memory limit of 1.0KiB") and "\n" not in message, message
+    # Unwatched, the same run completes.
+    assert api.execute(spec).core["jobs"][0]["write"]["ios"] > 0

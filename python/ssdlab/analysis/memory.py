@@ -241,13 +241,13 @@ class Estimate:
         """One line per term, for people."""
         lines = [f"{'term':<12} {'while simulating':>16} {'after':>10}  what"]
         for t in self.terms:
-            lines.append(f"{t.kind:<12} {_gb(t.sim_bytes):>16} {_gb(t.result_bytes):>10}  {t.what}")
-        lines.append(f"{'total':<12} {_gb(self.sim_bytes):>16} {_gb(self.result_bytes):>10}  "
-                     f"peak {_gb(self.total)}")
+            lines.append(f"{t.kind:<12} {gb(t.sim_bytes):>16} {gb(t.result_bytes):>10}  {t.what}")
+        lines.append(f"{'total':<12} {gb(self.sim_bytes):>16} {gb(self.result_bytes):>10}  "
+                     f"peak {gb(self.total)}")
         return "\n".join(lines)
 
 
-def _gb(n: float) -> str:
+def gb(n: float) -> str:
     return format_bytes(n) if n else "0"
 
 
@@ -412,10 +412,13 @@ def _random_map_bytes(job: Mapping[str, Any], ios: float | None) -> int:
 IOS_MARGIN = 2.0
 
 
-def _written_bytes(core: Mapping[str, Any]) -> list[list[tuple[float, int]] | None]:
+def _written_bytes(core: Mapping[str, Any], writes: bool = True) -> list[list[tuple[float, int]] | None]:
     """What the jobs write (or trim) to each target, as (I/Os, bytes each) per job clone;
-    None where unknown (a trace, files)."""
+    None where unknown (a trace, files). ``writes`` False: nothing (the jobs' writes left
+    out)."""
     out: list[list[tuple[float, int]] | None] = [[] for _ in core["targets"]]
+    if not writes:
+        return out
     for j, n in zip(core["jobs"], _clone_ios(core)):
         t = j["target"]
         if j["rw"] in ("read", "randread"):
@@ -561,14 +564,17 @@ def run_length(core: Mapping[str, Any], fastest: bool = False) -> tuple[int | No
     return guess, False
 
 
-def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> Estimate:
+def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None, *, writes: bool = True) -> Estimate:
     """The memory a run of ``core`` (a RunSpec's ``core``) will need. ``labels`` names each
     device (by its /dev name) for messages, e.g. its profile and scale, and may say where
-    each file set was written (by ``file_sets.NAME``, e.g. ``queue.toml:12``)."""
+    each file set was written (by ``file_sets.NAME``, e.g. ``queue.toml:12``).
+    ``writes`` False: without what the jobs' writes add to the flash maps (what a run that
+    ends with its rebuild holds before them; :func:`guard_needed` has those watched as they
+    come instead)."""
     labels = labels or {}
     terms: list[Term] = []
     records: list[Mapping[str, Any]] = []
-    written = _written_bytes(core)
+    written = _written_bytes(core, writes)
     for i, t in enumerate(core["targets"]):
         terms += _device_terms(t["name"], t["device"], labels, t.get("precondition"), written[i])
         records += _records(t["device"])
@@ -577,7 +583,7 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None) -
     if any(maps):
         n = sum(1 for m in maps if m)
         terms.append(Term("random map", f"the random maps of {n} job clone{'s' * (n != 1)} "
-                                        f"({_gb(max(maps))} each at most)", sum(maps), 0,
+                                        f"({gb(max(maps))} each at most)", sum(maps), 0,
                           "add norandommap to the job (fio keeps a bit per block of the region for "
                           "each job clone), or use fewer jobs or a smaller size="))
     clones = len(jobs)
@@ -655,8 +661,8 @@ def _cache_terms(core: Mapping[str, Any]) -> list[Term]:
     if m is None:
         return []
     pages, budget = m["page_cache_pages"], m["page_cache_budget_pages"]
-    bound = "" if pages == budget else f" (a page per file-system block; the RAM gives {_gb(budget * 4096)})"
-    terms = [Term("page cache", f"a page cache holding {_gb(pages * 4096)} ({pages:,} pages){bound}, dirty pages "
+    bound = "" if pages == budget else f" (a page per file-system block; the RAM gives {gb(budget * 4096)})"
+    terms = [Term("page cache", f"a page cache holding {gb(pages * 4096)} ({pages:,} pages){bound}, dirty pages "
                                 "up to the limit", m["page_cache_bytes"], 0,
                   "give the host less memory (--host-set mem=SIZE): the cache is sized from its RAM")]
     for t, b in zip(core["targets"], m["filesystem_bytes"]):
@@ -726,7 +732,7 @@ def memory_limit(value: str | int | float | None = None) -> tuple[int | None, st
         avail = mem_available()
         if avail is None:
             return None, "no limit (the machine's available memory is unknown)"
-        return int(avail * DEFAULT_SHARE), f"{DEFAULT_SHARE:.0%} of the {_gb(avail)} available"
+        return int(avail * DEFAULT_SHARE), f"{DEFAULT_SHARE:.0%} of the {gb(avail)} available"
     if isinstance(value, bool):
         raise UnitError(f"memory limit {value!r}: expected a size like 16GiB, a share like 90% or none")
     text = str(value).strip()
@@ -742,7 +748,7 @@ def memory_limit(value: str | int | float | None = None) -> tuple[int | None, st
         avail = mem_available()
         if avail is None:
             return None, "no limit (the machine's available memory is unknown)"
-        return int(avail * share), f"{text} of the {_gb(avail)} available ({origin})"
+        return int(avail * share), f"{text} of the {gb(avail)} available ({origin})"
     try:
         n = parse_size(value if isinstance(value, (int, float)) else text)
     except UnitError:
@@ -794,9 +800,30 @@ def check(est: Estimate, limit: int | None, origin: str = "", *, asked_interval_
     remedy = _remedy(est, big, limit, scales, asked_interval_ns)
     phase = "while simulating" if est.sim_bytes >= est.result_bytes else "for its result"
     raise MemoryLimitError(
-        f"this run needs about {_gb(est.total)} of memory {phase}, more than the limit of {_gb(limit)}"
-        f" ({origin}); most of it is {big.what}, {_gb(big.bytes)}: {remedy}"
+        f"this run needs about {gb(est.total)} of memory {phase}, more than the limit of {gb(limit)}"
+        f" ({origin}); most of it is {big.what}, {gb(big.bytes)}: {remedy}"
         f"{'; or' if remedy else ';'} raise the limit with --memory-limit SIZE (or {ENV_VAR}, or memory_limit=)")
+
+
+def guard_needed(core: Mapping[str, Any], est: Estimate, limit: int | None,
+                 labels: Mapping[str, str] | None = None) -> bool:
+    """Whether a run that ``est`` puts over ``limit`` may run under a watch of its resident
+    memory instead of being refused: it ends when its rebuild is done, which stops its jobs
+    at a time not known before it runs (the estimate counts their writes to the end of their
+    size or runtime: for seed 004's writers, the array's end or a week), and without those
+    writes it fits. The watch (``ssdlab.api.execute``) stops it if it passes the limit."""
+    if limit is None or est.total <= limit or core.get("until") != "rebuild-done":
+        return False
+    return estimate(core, labels, writes=False).total <= limit
+
+
+def resident_bytes() -> int | None:
+    """This process's resident set, bytes (None where the system does not say)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def check_threads(count: int, limit: int | None, origin: str = "") -> None:
@@ -805,8 +832,8 @@ def check_threads(count: int, limit: int | None, origin: str = "") -> None:
     need = count * CLONE_BYTES
     if limit is not None and need > limit:
         raise MemoryLimitError(
-            f"{count:,} threads need about {_gb(need)} of memory ({_gb(CLONE_BYTES)} each), more than the limit of "
-            f"{_gb(limit)} ({origin}): run fewer instances; or raise the limit with --memory-limit SIZE "
+            f"{count:,} threads need about {gb(need)} of memory ({gb(CLONE_BYTES)} each), more than the limit of "
+            f"{gb(limit)} ({origin}): run fewer instances; or raise the limit with --memory-limit SIZE "
             f"(or {ENV_VAR}, or memory_limit=)")
 
 
@@ -821,7 +848,7 @@ def _remedy(est: Estimate, big: Term, limit: int, scales: Mapping[str, float] | 
         if limit > rest and ftl:
             s = _nice_scale(current * (limit - rest) / ftl * 0.9)
             need = rest + ftl * s / current
-            remedy = f"simulate a fraction of the flash with --scale {s:g} (about {_gb(need)})"
+            remedy = f"simulate a fraction of the flash with --scale {s:g} (about {gb(need)})"
     elif big.kind == "time series" and not asked_interval_ns:
         remedy = "make the run shorter (runtime=, size=)"
     elif big.kind == "time series" and est.samples and est.interval_ns and est.length_ns:
@@ -839,5 +866,5 @@ def warning(est: Estimate, scales: Mapping[str, float] | None = None) -> str | N
         return None
     big = est.largest()
     remedy = _remedy(est, big, WARN_BYTES, scales)
-    return (f"this run needs about {_gb(est.total)} of memory, most of it {big.what} ({_gb(big.bytes)})"
+    return (f"this run needs about {gb(est.total)} of memory, most of it {big.what} ({gb(big.bytes)})"
             + (f"; to need less, {remedy}" if remedy else ""))
