@@ -308,6 +308,25 @@ def test_a_huge_drive_filled_in_order_costs_only_the_pages_written():
     assert flash("randwrite", 50_000, "none") == written
 
 
+def test_sequential_writes_to_a_huge_drive_touch_its_maps_page_after_page():
+    # A recorder on the full-size 61.44 TB drive: 10 s of 128 KiB writes in order touch a page
+    # of the L2P per 1,024 IUs (and the P2L's slots as many), not pages anywhere as random
+    # writes of the same size do: the estimate holds the run's measured peak without being
+    # refused as the whole map (29 GiB) was.
+    job = "[j]\nfilename=/dev/nvme0n1\ndirect=1\nrw={rw}\nbs=128k\nioengine=libaio\niodepth=32\nruntime=10\ntime_based\n"
+    kw = dict(profile=HUGE, scale=1, precondition="sequential", memory_limit="none")
+    random = memory.estimate(api.build(job.format(rw="randwrite"), **kw).core).total
+    assert random > 8 << 30
+    out = _child("import os\nfrom ssdlab import api\nfrom ssdlab.analysis import memory\n"
+                 f"spec = api.build({job.format(rw='write')!r}, **{kw!r})\n"
+                 "out['estimate'] = memory.estimate(spec.core).total\n"
+                 "out['base'] = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE')\n"
+                 "api.execute(spec)\n")
+    measured = out["peak"] - out["base"]
+    assert measured <= out["estimate"] <= max(4 * measured, 256 << 20), (out, measured)
+    assert out["estimate"] < random / 50
+
+
 def test_small_writes_are_guessed_at_the_rate_their_indirection_units_allow():
     # A 4 KiB write to a drive of 16 KiB IUs programs its whole IU: a time-based job's
     # I/O count (and so the map pages it touches) is guessed at a quarter of the program

@@ -17,9 +17,11 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     ``PackedArray`` words of 8 bytes (``ftl/map.rs``). A map of ``SPARSE_MIN`` bytes or more
     is mapped zeroed and commits 4 KiB pages only where an entry differs from what a
     sequential fill predicts: nothing on a fresh drive or one filled in order (without an
-    SLC cache), all of it after random preconditioning, and during the run a page of the L2P
-    (its entry) and two of the P2L (the slot it leaves, the slot it takes) per IU written,
-    as ``pages x (1 - exp(-touches / pages))`` per map; smaller maps are resident whole; per multi-plane block, 24 bytes of ``Block`` state, 4 of
+    SLC cache), all of it after random preconditioning, and during the run, for random
+    writes, a page of the L2P per write (its entries lie side by side) and two of the P2L (the
+    slots it leaves and takes) per IU written, as ``pages x (1 - exp(-touches / pages))`` per
+    map, and for writes in order the pages their entries fill one after another (``_map_bytes``);
+    smaller maps are resident whole; per multi-plane block, 24 bytes of ``Block`` state, 4 of
     its programmed count, 4 of free-list entry and 16 of the min tree that finds a die's
     least-worn free block (``ftl/free_blocks.rs``); per die, the min trees over its blocks that
     pick GC victims (``ftl/victims.rs``: two trees of 4-byte keys, and on a drive with an SLC
@@ -254,10 +256,10 @@ def gb(n: float) -> str:
 # ---- the estimate ----------------------------------------------------------------------------
 
 def ftl_bytes(device: Mapping[str, Any], precondition: Mapping[str, Any] | None = None,
-              written: Sequence[tuple[float, int]] | None = None) -> int:
+              written: Sequence[Written] | None = None) -> int:
     """Bytes of a NAND SSD's flash translation layer, as ``Ftl::new`` allocates them; of a
     sparse map, the pages it commits after ``precondition`` (None: all of them) and
-    ``written`` host writes, as (I/Os, bytes each) (None: unknown, all of them)."""
+    ``written`` host writes (None: unknown, all of them)."""
     n, f = device["nand"], device["ftl"]
     iu = f["iu_bytes"]
     dies = n["channels"] * n["dies_per_channel"]
@@ -267,22 +269,43 @@ def ftl_bytes(device: Mapping[str, Any], precondition: Mapping[str, Any] | None 
     logical = device["capacity_bytes"] // iu
     # An IU written stores its own L2P entry and two P2L entries: the slot left, the slot taken.
     l2p = _map_bytes(logical, (slots + 1).bit_length(), precondition, device, written, iu, 1)
-    p2l = _map_bytes(slots, (logical + 1).bit_length(), precondition, device, written, iu, 2)
+    p2l = _map_bytes(slots, (logical + 1).bit_length(), precondition, device, written, iu, 2, slot_map=True)
     buffer = device.get("write_buffer_bytes", 0) // iu * BUFFERED_IU_BYTES
     return l2p + p2l + blocks * BLOCK_BYTES + dies * victim_tree_bytes(device) + buffer
 
 
 def _map_bytes(entries: int, bits: int, precondition: Mapping[str, Any] | None, device: Mapping[str, Any],
-               written: Sequence[tuple[float, int]] | None, iu: int, per_iu: int) -> int:
-    """One packed map: whole, or (at ``SPARSE_MIN`` or more) the pages it commits."""
+               written: Sequence[Written] | None, iu: int, per_iu: int, slot_map: bool = False) -> int:
+    """One packed map: whole, or (at ``SPARSE_MIN`` or more) the pages it commits.
+
+    Random writes touch pages anywhere: ``pages x (1 - exp(-touches / pages))``, a touch per
+    IU in the P2L (``slot_map``: the slots a write takes and leaves lie on different dies) and
+    in the L2P a touch per write of up to a page of entries (its IUs' entries lie side by
+    side). A sequential writer's entries lie side by side too: a page holds ``MAP_PAGE x 8 /
+    bits`` of them, so it touches that many times fewer pages, one more at each end; in the
+    L2P only its region's (a writer that wraps rewrites the same entries), in the P2L every
+    slot it takes and leaves, since each write takes a new one."""
     whole = (-(-entries * bits // 64) + 1) * 8
     kind = (precondition or {}).get("kind", "random")
     seq = kind == "none" or (kind == "sequential" and not device.get("slc_cache"))
     if whole < SPARSE_MIN or not seq or written is None:
         return whole
     pages = -(-whole // MAP_PAGE)
-    touches = per_iu * sum(ios * -(-max(size, 1) // iu) for ios, size in written)
-    return int(pages * -math.expm1(-touches / pages)) * MAP_PAGE
+    per_page = MAP_PAGE * 8 // bits
+    touches = 0.0
+    runs = 0.0
+    for w in written:
+        each = -(-max(w.size, 1) // iu)
+        ius = w.ios * each
+        if not w.sequential:
+            # The L2P: a write's entries start anywhere on a page and run on for its IUs.
+            touches += per_iu * (ius if slot_map else w.ios * (1 + (each - 1) / per_page))
+            continue
+        if not slot_map:
+            ius = min(ius, -(-max(w.region, 1) // iu))
+        runs += per_iu * (ius / per_page + 2)
+    scattered = pages * -math.expm1(-touches / pages)
+    return int(min(pages, scattered + math.ceil(runs))) * MAP_PAGE
 
 
 def victim_tree_bytes(device: Mapping[str, Any]) -> int:
@@ -311,7 +334,7 @@ def _record_bytes(device: Mapping[str, Any]) -> int:
 
 def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str],
                   precondition: Mapping[str, Any] | None = None,
-                  written: Sequence[tuple[float, int]] | None = None) -> list[Term]:
+                  written: Sequence[Written] | None = None) -> list[Term]:
     label = labels.get(name, device.get("name", device["kind"]))
     terms = [Term("device", f"/dev/{name} ({label})", DEVICE_BYTES, 0, device=name)]
     if device["kind"] == "nand-ssd":
@@ -412,11 +435,25 @@ def _random_map_bytes(job: Mapping[str, Any], ios: float | None) -> int:
 IOS_MARGIN = 2.0
 
 
-def _written_bytes(core: Mapping[str, Any], writes: bool = True) -> list[list[tuple[float, int]] | None]:
-    """What the jobs write (or trim) to each target, as (I/Os, bytes each) per job clone;
-    None where unknown (a trace, files). ``writes`` False: nothing (the jobs' writes left
-    out)."""
-    out: list[list[tuple[float, int]] | None] = [[] for _ in core["targets"]]
+@dataclass(frozen=True)
+class Written:
+    """What one job clone writes (or trims) to a target: its I/Os and bytes each, whether in
+    order (fio's ``write``, ``rw``, ``trim``, ``trimwrite``) and over how many bytes."""
+
+    ios: float
+    size: int
+    sequential: bool = False
+    region: int = 0
+
+
+#: the patterns whose writes follow one another through the job's region
+SEQUENTIAL_WRITES = ("write", "rw", "trim", "trimwrite")
+
+
+def _written_bytes(core: Mapping[str, Any], writes: bool = True) -> list[list[Written] | None]:
+    """What the jobs write (or trim) to each target, per job clone; None where unknown (a
+    trace, files). ``writes`` False: nothing (the jobs' writes left out)."""
+    out: list[list[Written] | None] = [[] for _ in core["targets"]]
     if not writes:
         return out
     for j, n in zip(core["jobs"], _clone_ios(core)):
@@ -426,7 +463,8 @@ def _written_bytes(core: Mapping[str, Any], writes: bool = True) -> list[list[tu
         if n is None or j.get("files") or out[t] is None:
             out[t] = None
         else:
-            out[t].append((n, int(_job_sizes(j))))  # type: ignore[union-attr]
+            out[t].append(Written(n, int(_job_sizes(j)), j["rw"] in SEQUENTIAL_WRITES,  # type: ignore[union-attr]
+                                  int(j.get("region_size") or 0)))
     return out
 
 
