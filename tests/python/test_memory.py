@@ -383,3 +383,14 @@ def test_the_watch_stops_a_run_that_passes_its_memory_limit():
     assert message.startswith("the run passed its memory limit of 1.0KiB") and "\n" not in message, message
     # Unwatched, the same run completes.
     assert api.execute(spec).core["jobs"][0]["write"]["ios"] > 0
+
+
+def test_only_writers_that_go_on_in_order_are_counted_as_such():
+    def written(rw):
+        spec = api.build(f"[j]\nfilename=/dev/nvme0n1\ndirect=1\nrw={rw}\nbs=4k\nnumber_ios=1000\n", profile=HUGE,
+                         scale=1, precondition="sequential", memory_limit="none")
+        return memory._written_bytes(spec.core)[0][0]
+
+    assert written("write").sequential and written("trimwrite").sequential
+    # Skipping 16 MiB after each write puts each on a page of its own; random is random.
+    assert not written("write:16m").sequential and not written("randwrite").sequential

@@ -463,8 +463,9 @@ def _written_bytes(core: Mapping[str, Any], writes: bool = True) -> list[list[Wr
         if n is None or j.get("files") or out[t] is None:
             out[t] = None
         else:
-            out[t].append(Written(n, int(_job_sizes(j)), j["rw"] in SEQUENTIAL_WRITES,  # type: ignore[union-attr]
-                                  int(j.get("region_size") or 0)))
+            # A pattern that skips ahead (fio's rw=write:N) may put each write on a page of its own.
+            in_order = j["rw"] in SEQUENTIAL_WRITES and not j.get("rw_modifier")
+            out[t].append(Written(n, int(_job_sizes(j)), in_order, int(j.get("region_size") or 0)))  # type: ignore[union-attr]
     return out
 
 
