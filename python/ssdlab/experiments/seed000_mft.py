@@ -34,6 +34,8 @@ CUT = "2s"
 #: (a fifth of about 400 IOPS of 4 KiB, 0.33 MB/s) for about 100 s, longer than the runs
 #: themselves; the layer's buffer and the SSD's GC settle sooner.
 SUSTAIN_RAMP_S = 120.0
+#: the runs measured sustained as well: (drive, rw, bs)
+SUSTAINED = (("ssd", "randwrite", "4k"), ("ssd", "randrw", "4k"), ("hdd", "randrw", "4k"))
 
 #: our readings of the blog's words (it gives no figures)
 #: "faster": random 4 KiB writes at least twice as fast through the layer
@@ -115,9 +117,6 @@ def reproduce(quick: bool = False, seed: int = 0) -> dict:
                  for d, rw, bs in SUSTAINED}
     return {"speed": speed, "sustained": sustained, "cuts": [power_cut(c, seed) for c in CASES]}
 
-
-#: the runs measured sustained as well: (drive, rw) at 4 KiB
-SUSTAINED = (("ssd", "randwrite", "4k"), ("ssd", "randrw", "4k"), ("hdd", "randrw", "4k"))
 
 
 def sustained_note(data: dict, keys) -> str:

@@ -23,7 +23,8 @@ What is set, and why:
   does not say how full it was. It matters: a drive answers a read of a never-written block
   without its flash, so on fresh members the host's reads under load cost the flash nothing.
   The replacement is a new drive, fresh.
-* drives simulated at the profile's scale (1/64 of the flash); the rebuild of ``SAMPLE`` bytes
+* drives simulated at the profile's scale (1/64 of the flash; ``--scale 1`` runs them at full
+  size and gives the same figures, docs/arrays.md); the rebuild of ``SAMPLE`` bytes
   of the replacement is simulated and extrapolated linearly to the whole 61.44 TB (measured
   error of that in docs/arrays.md).
 * under load, the rebuilt drive's WAF is projected over the whole rebuild
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
                     "1/64; 1 runs the drives at full size)")
     ap.add_argument("--csv", type=Path, help="write the table here too")
     args = ap.parse_args(argv)
+    if args.scale is not None and not 0 < args.scale <= 1:
+        ap.error(f"--scale {args.scale:g}: expected a share of the flash above 0 and at most 1")
     table = reproduce(args.cases, seed=args.seed, scale=args.scale)
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
