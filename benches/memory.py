@@ -32,22 +32,26 @@ RUNS: dict[str, tuple[str, str]] = {
         "api.quickstart_job(), profile='samsung-970-evo-plus-1tb', interval='10ms'"),
     "64jobs-random": (
         "850 PRO at --scale 0.25, 64 jobs of 4 KiB random reads over the whole drive, 2 s",
-        "'[j]\\nrw=randread\\nbs=4k\\nnumjobs=64\\nruntime=2\\ntime_based\\n', profile='samsung-850-pro', scale=0.25"),
+        "'[j]\\nfilename=/dev/sda\\ndirect=1\\nrw=randread\\nbs=4k\\nnumjobs=64\\nruntime=2\\ntime_based\\n', "
+        "profile='samsung-850-pro', scale=0.25"),
     "hdd-1ms": (
         "Exos X18 18 TB, 4 KiB random reads at QD4 for 20 s, --interval 1ms",
-        "'[j]\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=20\\ntime_based\\n', profile='seagate-exos-x18-18tb', "
+        "'[j]\\nfilename=/dev/sda\\ndirect=1\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=20\\ntime_based\\n', "
+        "profile='seagate-exos-x18-18tb', "
         "interval='1ms'"),
     "raid5x4": (
         "md RAID 5 of 4 x 850 PRO at --scale 0.5, 4 KiB random writes at QD16 for 2 s, --interval 10ms",
-        "'[j]\\nrw=randwrite\\nbs=4k\\niodepth=16\\nruntime=2\\ntime_based\\n', "
+        "'[j]\\nfilename=/dev/md0\\ndirect=1\\nrw=randwrite\\nbs=4k\\niodepth=16\\nruntime=2\\ntime_based\\n', "
         "system=ssdlab.raid('samsung-850-pro', 5, 4, chunk='64k', scale=0.5), interval='10ms'"),
     "timeseries": (
         "850 PRO at --scale 0.01, random reads for 10 s, --interval 250us (40,001 samples)",
-        "'[j]\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=10\\ntime_based\\n', profile='samsung-850-pro', "
+        "'[j]\\nfilename=/dev/sda\\ndirect=1\\nrw=randread\\nbs=4k\\niodepth=4\\nruntime=10\\ntime_based\\n', "
+        "profile='samsung-850-pro', "
         "scale=0.01, interval='250us'"),
     "512jobs": (
         "850 PRO at --scale 0.01, 512 jobs of 4 KiB random reads for 0.5 s (the jobs' own state)",
-        "'[j]\\nrw=randread\\nbs=4k\\nnumjobs=512\\nruntime=0.5\\ntime_based\\n', profile='samsung-850-pro', "
+        "'[j]\\nfilename=/dev/sda\\ndirect=1\\nrw=randread\\nbs=4k\\nnumjobs=512\\nruntime=0.5\\ntime_based\\n', "
+        "profile='samsung-850-pro', "
         "scale=0.01"),
     "deep-queue": (
         "970 PRO at --scale 0.01, 8 jobs of 4 KiB random reads at iodepth 100,000 (800,000 I/Os queued), 0.1 s",
@@ -60,8 +64,14 @@ RUNS: dict[str, tuple[str, str]] = {
     "sized-1ms": (
         "970 EVO Plus at --scale 0.05, 8 GiB of 128 KiB sequential writes at QD32, --interval 1ms "
         "(no runtime: the length, so the sample count, estimated from a rough rate)",
-        "'[j]\\nrw=write\\nbs=128k\\niodepth=32\\nsize=8g\\n', profile='samsung-970-evo-plus-1tb', "
+        "'[j]\\nfilename=/dev/nvme0n1\\ndirect=1\\nrw=write\\nbs=128k\\niodepth=32\\nsize=8g\\n', "
+        "profile='samsung-970-evo-plus-1tb', "
         "scale=0.05, interval='1ms'"),
+    "recorder-61tb": (
+        "D5-P5336 61.44 TB at full size, filled in order, 30 s of 128 KiB writes in order at QD32 "
+        "(a recorder: its maps' pages touched one after another)",
+        "'[j]\\nfilename=/dev/nvme0n1\\ndirect=1\\nrw=write\\nbs=128k\\nioengine=libaio\\niodepth=32\\n"
+        "runtime=30\\ntime_based\\n', profile='solidigm-d5-p5336-61.44tb', scale=1, precondition='sequential'"),
 }
 
 # The peak is the process's VmHWM: a child's ru_maxrss starts from its parent's resident set
