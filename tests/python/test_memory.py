@@ -394,3 +394,26 @@ def test_only_writers_that_go_on_in_order_are_counted_as_such():
     assert written("write").sequential and written("trimwrite").sequential
     # Skipping 16 MiB after each write puts each on a page of its own; random is random.
     assert not written("write:16m").sequential and not written("randwrite").sequential
+
+
+def test_a_rebuild_writes_the_spares_maps_as_far_as_it_goes():
+    # The replacement is fresh, and the rebuild writes it in order through the timed model:
+    # its maps are resident as far as the rebuild goes (all of them for a whole rebuild).
+    from dataclasses import replace
+
+    from ssdlab.system import raid
+
+    def spare_map(limit):
+        sysd = raid(HUGE, level=5, drives=3, chunk="512k", spares=1, precondition="sequential", scale=1.0)
+        a = sysd.arrays[0]
+        sysd.arrays[0] = replace(a, failures=[(a.members[0].name, 0)], rebuild_limit=limit)
+        spec = api.build("[j]\nfilename=/dev/md0\ndirect=1\nrw=read\nbs=1m\nsize=1m\n", system=sysd, until="rebuild",
+                         memory_limit="none")
+        maps = [t for t in memory.estimate(spec.core).terms if t.kind == "flash map"]
+        return maps[-1].bytes, maps[0].bytes
+
+    whole, member = spare_map(None)
+    assert whole > 29 << 30 and member < 128 << 20
+    sample, _ = spare_map(256 << 20)
+    # 256 MiB in order: 16,384 IUs, a page of each map per 1,024 of them (and one at each end).
+    assert member < sample < member + (1 << 20), (sample, member)

@@ -20,7 +20,8 @@ Terms, and where each per-unit cost comes from (``crates/ssdlab-core/src``):
     SLC cache), all of it after random preconditioning, and during the run, for random
     writes, a page of the L2P per write (its entries lie side by side) and two of the P2L (the
     slots it leaves and takes) per IU written, as ``pages x (1 - exp(-touches / pages))`` per
-    map, and for writes in order the pages their entries fill one after another (``_map_bytes``);
+    map, and for writes in order the pages their entries fill one after another (``_map_bytes``;
+    an array's spare is written in order by its rebuild, as far as the rebuild goes);
     smaller maps are resident whole; per multi-plane block, 24 bytes of ``Block`` state, 4 of
     its programmed count, 4 of free-list entry and 16 of the min tree that finds a die's
     least-worn free block (``ftl/free_blocks.rs``); per die, the min trees over its blocks that
@@ -348,10 +349,26 @@ def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str
             terms.append(Term("verify", f"the data /dev/{name} verifies (verify_data)", 2 * cap, 0,
                               "turn verify_data off", device=name))
         # Each member takes at most the array's writes (an upper bound: parity adds some,
-        # striping divides them).
-        for m in _members(device):
+        # striping divides them); a spare that a failure brings in is written by the rebuild
+        # too, in order, as far as the rebuild goes.
+        rebuild = _rebuild_writes(device)
+        for m in device.get("members", []):
             terms += _device_terms(m["name"], m["device"], labels, m.get("precondition", precondition), written)
+        for m in device.get("spares", []):
+            spare = None if written is None else [*written, *rebuild]
+            terms += _device_terms(m["name"], m["device"], labels, m.get("precondition", precondition), spare)
     return terms
+
+
+def _rebuild_writes(device: Mapping[str, Any]) -> list[Written]:
+    """What an array's rebuild writes to the spare it brings in: the failed member's size, or
+    the rebuild's limit, in order (none without a failure)."""
+    members = device.get("members", [])
+    if not device.get("failures") or not members:
+        return []
+    size = min(m["device"]["capacity_bytes"] for m in members)
+    size = min(size, device.get("rebuild_limit_bytes") or size)
+    return [Written(1, size, True, size)]
 
 
 def _array_capacity(device: Mapping[str, Any]) -> int:
