@@ -417,3 +417,24 @@ def test_a_rebuild_writes_the_spares_maps_as_far_as_it_goes():
     sample, _ = spare_map(256 << 20)
     # 256 MiB in order: 16,384 IUs, a page of each map per 1,024 of them (and one at each end).
     assert member < sample < member + (1 << 20), (sample, member)
+
+
+def test_a_writer_in_order_spreads_its_writes_over_an_arrays_members():
+    # A recorder on RAID 0 of eight full-size 1.6 TB drives: each member takes an eighth of the
+    # stream (and a chunk at each end), not all of it, as a random writer's might.
+    job = "[w]\nfilename=/dev/md0\ndirect=1\nrw={rw}\nbs=1m\nioengine=libaio\niodepth=64\nruntime={t}\ntime_based\n"
+    src = "ssdlab.raid('samsung-pm1725b-1.6tb', 0, 8, chunk='128k', scale=1.0)"
+
+    def flash(rw, t):
+        sysd = ssdlab.raid("samsung-pm1725b-1.6tb", 0, 8, chunk="128k", scale=1.0)
+        spec = api.build(job.format(rw=rw, t=t), system=sysd, memory_limit="none")
+        return [x.bytes for x in memory.estimate(spec.core).terms if x.kind == "flash map"]
+
+    ordered, scattered = flash("write", 60), flash("randwrite", 60)
+    assert len(ordered) == 8 and max(ordered) < 1 << 30 < min(scattered), (ordered, scattered)
+    out = _child("import os\nimport ssdlab\nfrom ssdlab import api\nfrom ssdlab.analysis import memory\n"
+                 f"spec = api.build({job.format(rw='write', t=10)!r}, system={src}, memory_limit='none')\n"
+                 "out['estimate'] = memory.estimate(spec.core).total\n"
+                 "out['base'] = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE')\n"
+                 "api.execute(spec)\n")
+    assert out["peak"] - out["base"] <= out["estimate"] < 1 << 30, out

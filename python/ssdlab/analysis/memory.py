@@ -348,16 +348,35 @@ def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str
             cap = _array_capacity(device)
             terms.append(Term("verify", f"the data /dev/{name} verifies (verify_data)", 2 * cap, 0,
                               "turn verify_data off", device=name))
-        # Each member takes at most the array's writes (an upper bound: parity adds some,
-        # striping divides them); a spare that a failure brings in is written by the rebuild
-        # too, in order, as far as the rebuild goes.
+        # A random writer's writes may all land on one member (an upper bound); a writer in
+        # order spreads its over the members; a spare that a failure brings in is written by
+        # the rebuild too, in order, as far as the rebuild goes.
+        each = None if written is None else [_member_share(w, device) for w in written]
         rebuild = _rebuild_writes(device)
         for m in device.get("members", []):
-            terms += _device_terms(m["name"], m["device"], labels, m.get("precondition", precondition), written)
+            terms += _device_terms(m["name"], m["device"], labels, m.get("precondition", precondition), each)
         for m in device.get("spares", []):
-            spare = None if written is None else [*written, *rebuild]
+            spare = None if each is None else [*each, *rebuild]
             terms += _device_terms(m["name"], m["device"], labels, m.get("precondition", precondition), spare)
     return terms
+
+
+def _data_members(level: str | None, n: int) -> int:
+    """A writer in order's bytes over what one of ``n`` members takes of them, parity
+    included (RAID 5 writes a parity chunk per n - 1 data chunks, spread over the n)."""
+    return {"raid0": n, "raid1": 1, "raid10": max(n // 2, 1), "raid5": n - 1, "raid6": n - 2}.get(level or "", 1)
+
+
+def _member_share(w: Written, device: Mapping[str, Any]) -> Written:
+    """What one member of array ``device`` takes of a job clone's writes ``w``: all of a
+    random writer's (an upper bound), a writer in order's bytes over the members that share
+    them, plus a chunk at each end of its run (its stripe may start and end on any member)."""
+    k = max(_data_members(device.get("level"), len(device.get("members", []))), 1)
+    if not w.sequential or k == 1:
+        return w
+    chunk = int(device.get("chunk_bytes") or 0)
+    total = w.ios * w.size
+    return Written(1, int(total / k) + 2 * chunk, True, int(w.region / k) + 2 * chunk)
 
 
 def _rebuild_writes(device: Mapping[str, Any]) -> list[Written]:
