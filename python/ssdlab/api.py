@@ -349,11 +349,12 @@ def build(
     limit, origin = memory.memory_limit(memory_limit)
     scales = {d.name: d.scale for d in (*used, *spares) if d.core.get("kind") == "nand-ssd"}
     guard = None
-    if memory.guard_needed(core, estimate, limit, labels):
+    before = memory.guard_needed(core, estimate, limit, labels)
+    if before is not None:
         # The jobs' writes until the rebuild is done are not known before the run: it runs,
         # and stops if its resident memory passes the limit.
         guard = limit
-        base = memory.estimate(core, labels, writes=False).total
+        base = before.total
         warnings.append(f"memory: the estimate ({memory.gb(estimate.total)}) counts the jobs' writes to the end of "
                         f"their size or runtime, but the run ends with its rebuild ({memory.gb(base)} before those "
                         f"writes): it runs watched, and stops if it passes the limit of {memory.gb(limit)} ({origin})")

@@ -362,9 +362,10 @@ def _device_terms(name: str, device: Mapping[str, Any], labels: Mapping[str, str
 
 
 def _data_members(level: str | None, n: int) -> int:
-    """A writer in order's bytes over what one of ``n`` members takes of them, parity
-    included (RAID 5 writes a parity chunk per n - 1 data chunks, spread over the n)."""
-    return {"raid0": n, "raid1": 1, "raid10": max(n // 2, 1), "raid5": n - 1, "raid6": n - 2}.get(level or "", 1)
+    """Members' worth of data in an array of ``n`` at ``level``: its capacity in members, and
+    a writer in order's bytes over what one member takes of them, parity included (RAID 5
+    writes a parity chunk per n - 1 data chunks, spread over the n)."""
+    return {"raid0": n, "raid1": 1, "raid10": max(n // 2, 1), "raid5": n - 1, "raid6": n - 2}.get(level or "", n)
 
 
 def _member_share(w: Written, device: Mapping[str, Any]) -> Written:
@@ -395,9 +396,7 @@ def _array_capacity(device: Mapping[str, Any]) -> int:
     if not members:
         return 0
     smallest = min(m["device"]["capacity_bytes"] for m in members)
-    n = len(members)
-    data = {"raid0": n, "raid1": 1, "raid10": n // 2, "raid5": n - 1, "raid6": n - 2}.get(device.get("level"), n)
-    return smallest * data
+    return smallest * _data_members(device.get("level"), len(members))
 
 
 def _records(device: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -881,15 +880,17 @@ def check(est: Estimate, limit: int | None, origin: str = "", *, asked_interval_
 
 
 def guard_needed(core: Mapping[str, Any], est: Estimate, limit: int | None,
-                 labels: Mapping[str, str] | None = None) -> bool:
+                 labels: Mapping[str, str] | None = None) -> Estimate | None:
     """Whether a run that ``est`` puts over ``limit`` may run under a watch of its resident
     memory instead of being refused: it ends when its rebuild is done, which stops its jobs
     at a time not known before it runs (the estimate counts their writes to the end of their
     size or runtime: for seed 004's writers, the array's end or a week), and without those
-    writes it fits. The watch (``ssdlab.api.execute``) stops it if it passes the limit."""
+    writes it fits. The watch (``ssdlab.api.execute``) stops it if it passes the limit.
+    Returns the estimate without the writes when so, else None."""
     if limit is None or est.total <= limit or core.get("until") != "rebuild-done":
-        return False
-    return estimate(core, labels, writes=False).total <= limit
+        return None
+    before = estimate(core, labels, writes=False)
+    return before if before.total <= limit else None
 
 
 def resident_bytes() -> int | None:
