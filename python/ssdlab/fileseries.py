@@ -74,21 +74,23 @@ def intervals(work: FileWork, core: dict[str, Any]) -> list[Interval]:
             skip = delay.get(name, [])
             busy = sum(now[i][1] - before[i][1] for i in range(len(now)) if not (i < len(skip) and skip[i]))
             threads[name] = ThreadInterval(programs=now[-1][0] - before[-1][0], busy_ns=busy)
-        span_s = (cur["t_ns"] - prev["t_ns"]) / 1e9
-        served, clients = _network(prev.get("network"), cur.get("network"), core.get("network"), span_s)
+        served, clients = sent_between(prev, cur, core.get("network"))
         out.append(Interval((prev["t_ns"] - core["start_ns"]) / 1e9, (cur["t_ns"] - core["start_ns"]) / 1e9,
                             hits / (hits + misses) if hits + misses else None, threads, served, clients))
     return out
 
 
-def _network(a: dict | None, b: dict | None, report: dict | None, span_s: float) -> tuple[float | None, dict[str, float]]:
-    """What the network sent between two samples, bytes a second: in all, and per client of
-    each class."""
-    if not (a and b and report) or span_s <= 0:
+def sent_between(a: dict[str, Any], b: dict[str, Any], report: dict | None) -> tuple[float | None, dict[str, float]]:
+    """What the network sent between samples ``a`` and ``b`` (a run's ``samples``), bytes a
+    second: in all, and per client of each class of ``report`` (the run's ``network``);
+    None and empty when they carry no network."""
+    na, nb = a.get("network"), b.get("network")
+    span_s = (b["t_ns"] - a["t_ns"]) / 1e9
+    if not (na and nb and report) or span_s <= 0:
         return None, {}
-    served = (sum(b["nic_bytes"]) - sum(a["nic_bytes"])) / span_s
+    served = (sum(nb["nic_bytes"]) - sum(na["nic_bytes"])) / span_s
     clients = {c["name"]: (y - x) / span_s / c["count"]
-               for c, x, y in zip(report["classes"], a["class_bytes"], b["class_bytes"])}
+               for c, x, y in zip(report["classes"], na["class_bytes"], nb["class_bytes"])}
     return served, clients
 
 

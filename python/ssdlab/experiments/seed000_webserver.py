@@ -38,6 +38,7 @@ from importlib import resources
 from typing import Any
 
 from ..api import build, execute
+from ..fileseries import sent_between
 from ..filework import FileWork, load
 from ..serverreport import Bound, bound
 from ..serversize import parse_nic, with_nic
@@ -144,13 +145,9 @@ def warm_rates(core: dict[str, Any]) -> tuple[float, dict[str, float], tuple[flo
     if len(samples) < 2:
         raise ValueError(f"a run of {(core['end_ns'] - core['start_ns']) / 1e9:.0f} s has fewer than two samples "
                          f"past its first {WARM_S} s")
-    first, last = samples[0], samples[-1]
-    span = (last["t_ns"] - first["t_ns"]) / 1e9
-    sent = lambda a, b: sum(b["network"]["nic_bytes"]) - sum(a["network"]["nic_bytes"])  # noqa: E731
-    classes = {c["name"]: (y - x) / span / c["count"] / 1e3
-               for c, x, y in zip(core["network"]["classes"], first["network"]["class_bytes"], last["network"]["class_bytes"])}
-    per = [8 * sent(a, b) / ((b["t_ns"] - a["t_ns"]) / 1e9) / 1e6 for a, b in zip(samples, samples[1:])]
-    return 8 * sent(first, last) / span / 1e6, classes, (min(per), max(per))
+    served, clients = sent_between(samples[0], samples[-1], core["network"])
+    per = [8 * sent_between(a, b, core["network"])[0] / 1e6 for a, b in zip(samples, samples[1:])]
+    return 8 * served / 1e6, {k: v / 1e3 for k, v in clients.items()}, (min(per), max(per))
 
 
 def reproduce(quick: bool = False, seed: int = 0) -> dict[str, Run]:
