@@ -517,3 +517,12 @@ def test_seed004_simulates_the_drives_at_the_scale_asked(monkeypatch) -> None:
     scales = lambda s: [d.scale for d in s.drives]  # noqa: E731
     assert scales(default) == [1 / 64] * 10 and scales(full) == [1.0] * 10
     assert full.drives[0].core["capacity_bytes"] >= 63 * default.drives[0].core["capacity_bytes"]
+
+
+def test_seed004_refuses_a_scale_outside_its_range_in_one_line(capsys) -> None:
+    from ssdlab.experiments import seed004
+
+    with pytest.raises(SystemExit) as e:
+        seed004.main(["--scale", "2"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and err[-1].endswith("error: --scale 2: expected a share of the flash above 0 and at most 1")
