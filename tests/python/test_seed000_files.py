@@ -83,9 +83,10 @@ def test_mkfs_with_20_million_inodes_writes_every_inode_table_and_the_ssd_gains_
     for r in runs.values():
         assert tables_mib + 128 <= r.written_mib <= tables_mib + 128 + 200, r
         assert r.write_kib >= 256, "written back in block order and merged, not in mke2fs's 32 KiB calls"
-    # Nothing like the SSD's 50x in random reads: the disk's sweep and the X25-M's sequential
-    # writes are within 10 % of each other.
-    assert 0.9 <= runs["ssd"].seconds / runs["hdd"].seconds <= 1.1, runs
+    # Nothing like the SSD's 50x in random reads: the used X25-M (seed000_ssd_state) writes the
+    # tables slower than the disk sweeps them, its garbage collection copying what each block
+    # still holds.
+    assert runs["ssd"].seconds >= 2 * runs["hdd"].seconds, runs
 
 
 def test_file_reads_find_about_as_much_cached_as_the_ram_holds_of_the_files() -> None:

@@ -20,6 +20,7 @@ from importlib import resources
 
 from ..api import build, execute
 from ..filework import FileWork, load
+from .seed000_ssd_state import SSD_STATE
 
 DRIVES = {"ssd": "intel-x25-m-80", "hdd": "seagate-barracuda-7200.11-1tb"}
 HOST = "server-2008"
@@ -59,7 +60,7 @@ def run(drive: str, aged: bool, bench: bool = True, seed: int = 0) -> Result:
     phases = (AGING if aged else ()) + (BENCH if bench else ())
     w = scenario(phases)
     spec = build(None, profile=DRIVES[drive], host=HOST, files=w, scheduler="noop", seed=seed,
-                 precondition="sequential" if drive == "ssd" else None)
+                 precondition=SSD_STATE if drive == "ssd" else None)
     core = execute(spec).core
     names = [n for t in w.threads for n in [t.name] * t.instances]
     hist = [tuple(b) for b in core["files"]["free_extents"][0]]

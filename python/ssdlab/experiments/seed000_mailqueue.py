@@ -19,6 +19,7 @@ from importlib import resources
 from ..api import build, execute
 from ..filework import FileWork, load
 from ..reference import SEED000_MAILQUEUE, SEED000_MAILQUEUE_FILES
+from .seed000_ssd_state import SSD_STATE
 
 DRIVES = {"hdd": "seagate-barracuda-7200.11-1tb", "ssd": "intel-x25-m-80"}
 HOST = "server-2008"
@@ -53,9 +54,9 @@ def run(drive: str, scale: int = 1, seed: int = 0, scheduler: str = "cfq") -> Ru
     w = scenario(scale)
     files = sum(t.instances * t.files["program"]["loops"] for t in w.threads if t.files["program"]["loops"])
     profile = DRIVES[drive]
-    # The SSD filled first, as a drive in service is: writes meet garbage collection.
+    # The SSD used, as the blog's was (seed000_ssd_state): writes meet garbage collection.
     spec = build(None, profile=profile, host=HOST, files=w, scheduler=scheduler, seed=seed, interval=INTERVAL,
-                 precondition="sequential" if drive == "ssd" else None)
+                 precondition=SSD_STATE if drive == "ssd" else None)
     core = execute(spec).core
     run_s = (core["end_ns"] - core["start_ns"]) / 1e9
     # Minute by minute as sar saw it, past the first minute (the run's start) and without the

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ..api import build, execute
 from ..reference import SEED000_MFT_CLAIMS
 from ..system import single, with_remap
+from .seed000_ssd_state import SSD_STATE
 
 DRIVES = {"ssd": "intel-x25-m-80", "hdd": "seagate-barracuda-7200.11-1tb"}
 #: the disk again with its write cache off (hdparm -W0), as servers often ran them: shown
@@ -57,7 +58,8 @@ def system(drive: str, layer: bool, **options):
     if drive == WRITE_CACHE_OFF:
         sysd = single(DRIVES["hdd"], profile_set={"cache.write_back": "false"}, precondition="sequential")
     else:
-        sysd = single(DRIVES[drive], scale=SSD_SCALE if drive == "ssd" else None, precondition="sequential")
+        sysd = single(DRIVES[drive], scale=SSD_SCALE if drive == "ssd" else None,
+                      precondition=SSD_STATE if drive == "ssd" else "sequential")
     return with_remap(sysd, **options) if layer else sysd
 
 

@@ -17,6 +17,7 @@ from importlib import resources
 from ..api import build, execute
 from ..filework import FileWork, load
 from ..reference import SEED000_MKFS_CLAIM, SEED000_MKFS_INODES
+from .seed000_ssd_state import SSD_STATE
 
 DRIVES = {"hdd": "seagate-barracuda-7200.11-1tb", "ssd": "intel-x25-m-80"}
 HOST = "server-2008"
@@ -49,7 +50,8 @@ def run(drive: str, seed: int = 0, scheduler: str = "cfq") -> Run:
     """mkfs on `drive` under `scheduler` (2008's default, CFQ; one writer: the others give
     the same)."""
     w = scenario()
-    spec = build(None, profile=DRIVES[drive], host=HOST, files=w, scheduler=scheduler, seed=seed)
+    spec = build(None, profile=DRIVES[drive], host=HOST, files=w, scheduler=scheduler, seed=seed,
+                 precondition=SSD_STATE if drive == "ssd" else None)
     core = execute(spec).core
     disk = core["devices"][0]["disk"]
     return Run(drive, (core["end_ns"] - core["start_ns"]) / 1e9, core["files"]["mkfs_bytes"] / 2**20,
