@@ -1,8 +1,8 @@
 """The state the blog's SSD was in for seed 000's items 3 and 5 (Kim In-sung, "SSD story 7:
 SSDs and servers", blog, December 2008, http://minix.tistory.com/93).
 
-Items 3 (aging, mkfs, MFT) and 5 (the mail queue) ran on one Intel MLC SSD, the X25-M here.
-The blog says what had happened to it: once it had been formatted, mounted and filled with
+Items 3 (aging, mkfs, MFT) and 5 (the mail queue) ran on an Intel MLC SSD (the X25-M here;
+one drive, as we read the blog, which does not say). The blog says what had happened to it: once it had been formatted, mounted and filled with
 files, its performance stayed abnormally poor, and formatting it again did not bring it back;
 filling it again and again made it stop responding (its reliability section: repeated
 `cp -a /usr` copies onto the drive). A 2008 kernel sent no TRIM, so every block the drive
