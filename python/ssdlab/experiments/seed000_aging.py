@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
 
@@ -56,12 +57,13 @@ def _iops(core: dict, thread: str, names: list[str]) -> float:
     return n / (ns / 1e9) if ns else 0.0
 
 
-def run(drive: str, aged: bool, bench: bool = True, seed: int = 0) -> Result:
+def run(drive: str, aged: bool, bench: bool = True, seed: int = 0, state_cache: str | None = None) -> Result:
+    """One run; ``state_cache``: a directory keeping the used SSD's preconditioned state between runs."""
     phases = (AGING if aged else ()) + (BENCH if bench else ())
     w = scenario(phases)
     spec = build(None, profile=DRIVES[drive], host=HOST, files=w, scheduler="noop", seed=seed,
                  precondition=SSD_STATE if drive == "ssd" else None)
-    core = execute(spec).core
+    core = execute(spec, state_cache=state_cache).core
     names = [n for t in w.threads for n in [t.name] * t.instances]
     hist = [tuple(b) for b in core["files"]["free_extents"][0]]
     per_file = [(e, n) for e, n in core["files"]["extents_per_file"][0]]
@@ -87,9 +89,11 @@ def free_space(hist: list[tuple[int, int, int]], block: int = 1024) -> dict[str,
 
 def reproduce(seed: int = 0) -> dict[str, dict[str, Result]]:
     out: dict[str, dict[str, Result]] = {}
-    for d in DRIVES:
-        out[d] = {"aged-only": run(d, True, bench=False, seed=seed), "aged": run(d, True, seed=seed),
-                  "fresh": run(d, False, seed=seed)}
+    # The used SSD is preconditioned once and read back by the runs after the first.
+    with tempfile.TemporaryDirectory(prefix="ssdlab-aging-") as cache:
+        for d in DRIVES:
+            out[d] = {"aged-only": run(d, True, bench=False, seed=seed, state_cache=cache),
+                      "aged": run(d, True, seed=seed, state_cache=cache), "fresh": run(d, False, seed=seed, state_cache=cache)}
     return out
 
 
