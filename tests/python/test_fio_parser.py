@@ -723,6 +723,11 @@ ERROR_CASES = [
     ("[j]\nnumjobs=5000\n", None, None, "4096"),
     ("[j]\nbs=\n", 2, "bs", "empty"),
     ("[j]\nsize\n", 2, "size", "needs a value"),
+    # fio's FIO_OPT_BOOL options are 0 or 1 (parse.c's option_init): direct=2 ran as direct=1.
+    ("[j]\ndirect=2\n", 2, "direct", "expected 0 or 1, got '2'"),
+    ("[j]\nbuffered=-1\n", 2, "buffered", "expected 0 or 1, got '-1'"),
+    ("[j]\nrandrepeat=5\n", 2, "randrepeat", "expected 0 or 1, got '5'"),
+    ("[j]\nrw=write\nfill_device=3\n", 3, "fill_device", "expected 0 or 1, got '3'"),
 ]
 
 

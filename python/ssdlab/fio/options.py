@@ -384,15 +384,20 @@ class _Value:
             value = str(int(evaluate(value, integer=True)))
         return value
 
-    def flag(self) -> bool:
-        """A ``key`` / ``key=N`` switch: bare means on, a number means on unless 0."""
+    def flag(self, boolean: bool = False) -> bool:
+        """A ``key`` / ``key=N`` switch: bare means on, a number means on unless 0. A
+        ``boolean`` is fio's FIO_OPT_BOOL, which fio's option_init bounds to 0 and 1 (parse.c:
+        ``direct=2`` is "max value out of range")."""
         if self.opt.value is None:
             return True
         value = self.numeric().strip()
         try:
-            return int(value, 16 if value.lower().startswith("0x") else 10) != 0
+            n = int(value, 16 if value.lower().startswith("0x") else 10)
         except ValueError:
             raise ValueProblem(f"expected 0 or 1, got '{value}'") from None
+        if boolean and n not in (0, 1):
+            raise ValueProblem(f"expected 0 or 1, got '{value}'")
+        return n != 0
 
     def single(self) -> str:
         value = self.numeric()
@@ -623,9 +628,11 @@ def _h_choice(attr: str, choices: tuple[str, ...]) -> Callable[[JobState, _Value
     return handler
 
 
-def _h_flag(attr: str) -> Callable[[JobState, _Value], None]:
+def _h_flag(attr: str, boolean: bool = False) -> Callable[[JobState, _Value], None]:
+    """fio's FIO_OPT_STR_SET switches take any number; its FIO_OPT_BOOL ones (``boolean``) 0
+    or 1."""
     def handler(st: JobState, v: _Value) -> None:
-        setattr(st, attr, v.flag())
+        setattr(st, attr, v.flag(boolean))
     return handler
 
 
@@ -764,7 +771,7 @@ def _h_ioengine(st: JobState, v: _Value) -> None:
 
 
 def _h_buffered(st: JobState, v: _Value) -> None:
-    st.direct = not v.flag()
+    st.direct = not v.flag(boolean=True)
 
 
 def _h_zonesize(st: JobState, v: _Value) -> None:
@@ -811,7 +818,7 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "fdatasync": _h_count("fdatasync"),
     "norandommap": _h_flag("norandommap"),
     "random_distribution": _h_random_distribution,
-    "randrepeat": _h_flag("randrepeat"),
+    "randrepeat": _h_flag("randrepeat", boolean=True),
     "randseed": _h_randseed,
     "group_reporting": _h_flag("group_reporting"),
     "new_group": _h_flag("new_group"),
@@ -820,17 +827,17 @@ _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "filename": _h_string("filename"),
     "percentile_list": _h_percentile_list,
     "ioengine": _h_ioengine,
-    "direct": _h_flag("direct"),
+    "direct": _h_flag("direct", boolean=True),
     "buffered": _h_buffered,
     "zonesize": _h_zonesize,
-    "fill_device": _h_flag("fill_device"),
+    "fill_device": _h_flag("fill_device", boolean=True),
     "verify": _h_verify,
-    "do_verify": _h_flag("do_verify"),
+    "do_verify": _h_flag("do_verify", boolean=True),
     "verify_backlog": _h_count("verify_backlog"),
     # fio's nr_files is an unsigned int (thread_options.h), as the core's entry numbers
     "nrfiles": _h_count("nrfiles", minimum=1, maximum=(1 << 32) - 1),
     "read_iolog": _h_string("read_iolog"),
-    "replay_no_stall": _h_flag("replay_no_stall"),
+    "replay_no_stall": _h_flag("replay_no_stall", boolean=True),
     "replay_time_scale": _h_count("replay_time_scale", minimum=1),
     "replay_redirect": _h_string("replay_redirect"),
     "ioscheduler": _h_string("ioscheduler"),
