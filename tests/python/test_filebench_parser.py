@@ -300,6 +300,10 @@ def test_commands_that_do_nothing_here():
     ("load nosuch\n", "w.f:1: load nosuch: no such personality"),
     ("enable multi master=a,client=b\n", "multi-client"),
     ("set mode quit sometimes\n", "expected 'timeout' or 'alldone' or 'firstdone'"),
+    # Nothing after '=': the next line's command or attribute was taken as the value, and the
+    # error fell on the line after ("w.f:2: expected a command, found '$m'").
+    ("set $n=\nset $m=1\n", "w.f:1: $n: expected a value after '=', found the end of the line"),
+    ("define fileset name=s,entries=\ndirwidth=20\n", "w.f:1: entries: expected a value after '='"),
 ])
 def test_command_errors(text, message):
     assert message in error(text)

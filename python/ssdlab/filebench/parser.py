@@ -162,7 +162,15 @@ class _Parser:
     # ---- values and attributes -----------------------------------------------------------
 
     def value(self, allowed_dist: bool = False) -> Value:
+        before = self.peek(-1) if self.i else None
         t = self.next()
+        if (before is not None and before.kind == "=" and t.kind == "word" and t.line > before.line
+                and (t.value in _COMMANDS or self.peek().kind == "=")):
+            # ``set $n=`` or ``entries=`` with nothing after it: the next line's command or
+            # attribute is not its value (it was taken as one, and the error fell further on).
+            name = self.peek(-3) if self.i >= 3 else None
+            said = "" if name is None else f"{'$' if name.kind == 'var' else ''}{name.value}: "
+            raise self.err(f"{said}expected a value after '=', found the end of the line", before.line)
         if t.kind == "int":
             return Value("int", t.value, t.line, self.path)
         if t.kind == "var":
