@@ -238,6 +238,8 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         return FileWorkError(f"{where(*keys)}: {'.'.join(str(k) for k in keys)}: {message}")
 
     def size(v: Any, keys: tuple) -> int:
+        if v is None:
+            raise fail(keys, "missing: expected a size like 4k")
         try:
             return parse_size(v)
         except (UnitError, TypeError, ValueError) as e:
@@ -289,7 +291,8 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         entries = fs.get("entries")
         # The core numbers a set's entries in 32 bits, as ext3 and ext4 number their inodes.
         if not whole(entries) or not 1 <= entries < 1 << 32:
-            raise fail(keys + ("entries",), f"{entries!r}: expected a whole number of files, 1 to {(1 << 32) - 1:,}")
+            said = "missing" if entries is None else repr(entries)
+            raise fail(keys + ("entries",), f"{said}: expected a whole number of files, 1 to {(1 << 32) - 1:,}")
         sz = fs.get("size")
         if isinstance(sz, dict):
             # The core's SizeSpec::validate, said here: a gamma's mean above 0 and its cap at
@@ -441,7 +444,8 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
 
 def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dict[str, Any]:
     if not isinstance(op, dict) or not isinstance(op.get("op"), str) or op["op"] not in _OPS:
-        raise fail(keys + ("op",), f"{op!r}: expected an operation, one of {', '.join(sorted(_OPS))}")
+        said = repr(op.get("op")) if isinstance(op, dict) and "op" in op else "missing" if isinstance(op, dict) else repr(op)
+        raise fail(keys + ("op",), f"{said}: expected an operation, one of {', '.join(sorted(_OPS))}")
     kind = op["op"]
     out: dict[str, Any] = {"op": kind}
     allowed = {"op"} | _OP_KEYS[kind]

@@ -48,6 +48,11 @@ def write(tmp_path: Path, text: str) -> Path:
     (SCENARIO[SCENARIO.index("[[fileset]]"):SCENARIO.index("[[thread]]")], 'fileset = ["a"]\n', 5,
      "fileset: expected tables: [[fileset]]"),
     ('op = "create"', "op = []", 16, "ops.0.op: "),
+    # Said as None ("fileset.0.entries: None: expected ...") or as the whole op's table.
+    ("entries = 20\n", "", 5, "fileset.0.entries: missing: expected a whole number of files"),
+    ('size = "8k"\n', "", 5, "fileset.0.size: missing: expected a size like 4k"),
+    ('{ op = "close" }', '{ op = "closed" }', 16, "thread.0.ops.2.op: 'closed': expected an operation, one of"),
+    ('{ op = "close" }', "{ }", 16, "thread.0.ops.2.op: missing: expected an operation"),
     ('set = "a", pick = "next"', 'set = {}, pick = "next"', 16, "ops.0.set: {} names no file set"),
     ('pick = "next"', "pick = []", 16, "ops.0.pick: []: expected one of"),
     ('ops = [', 'after = [["w"]]\nops = [', 16, "thread.0.after: "),
