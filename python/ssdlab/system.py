@@ -638,13 +638,16 @@ def parse_precondition(value: str | dict[str, Any] | None) -> dict[str, Any]:
         return {"kind": "none"}
     if isinstance(value, dict):
         return dict(value)
-    kind, _, arg = str(value).partition(":")
+    kind, colon, arg = str(value).partition(":")
     kind = kind.strip().lower()
-    if kind in ("none", "sequential") and not arg:
+    if kind in ("none", "sequential") and not colon:
         return {"kind": kind}
     if kind == "random":
+        if colon and not arg.strip():
+            # not "random": its 2 passes were taken without a word
+            raise ValueError(f"precondition {value!r}: expected a number of passes after ':', e.g. random:2")
         try:
-            passes = float(arg) if arg else 2.0
+            passes = float(arg) if colon else 2.0
         except ValueError:
             passes = -1.0
         if not 0 <= passes < float("inf"):

@@ -153,6 +153,8 @@ def test_gtod_reduce_is_taken_and_honoured(tmp_path):
     (("run", "--profile-set", "capacity=1e30", *SHORT),
      "key 'capacity': 1e+30 is more than the core holds (at most 18446744073709551615, 2^64 - 1)"),
     (("run", "--precondition", "random:inf", *SHORT), "precondition random:inf: expected a finite number of passes"),
+    (("run", "--precondition", "random:", *SHORT), "precondition 'random:': expected a number of passes after ':'"),
+    (("run", "--precondition", "sequential:", *SHORT), "precondition 'sequential:': expected none, sequential or"),
     (("run", "--interval", "inf"), "interval 'inf': expected a time"),
     (("endurance", "--write-rate", "1GB/s", "--capacity", "1TB", "--dwpd", "nan", "--warranty-years", "5"),
      "--dwpd nan: expected a positive, finite number"),
