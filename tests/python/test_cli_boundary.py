@@ -155,6 +155,8 @@ def test_gtod_reduce_is_taken_and_honoured(tmp_path):
     (("run", "--precondition", "random:inf", *SHORT), "precondition random:inf: expected a finite number of passes"),
     (("run", "--precondition", "random:", *SHORT), "precondition 'random:': expected a number of passes after ':'"),
     (("run", "--precondition", "sequential:", *SHORT), "precondition 'sequential:': expected none, sequential or"),
+    # The size was said without the option ("expected a size like 4096, 16KiB or 256GB, got 'abc'").
+    (("rebuild", "--raid", "5", "--drives", "4", "--sample", "abc"), "ssdlab: error: --sample abc: expected a size"),
     (("run", "--interval", "inf"), "interval 'inf': expected a time"),
     (("endurance", "--write-rate", "1GB/s", "--capacity", "1TB", "--dwpd", "nan", "--warranty-years", "5"),
      "--dwpd nan: expected a positive, finite number"),

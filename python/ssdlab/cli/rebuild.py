@@ -50,9 +50,15 @@ def rebuild(
     from ..analysis.rebuild import plan_sample
     from ..analysis.rebuild import rebuild as run_rebuild
     from ..system import load_system
-    from ..units import format_bytes, parse_size
+    from ..units import UnitError, format_bytes, parse_size
 
     try:
+        limit = None
+        if sample is not None and sample.strip().lower() != "all":
+            try:
+                limit = parse_size(sample)
+            except UnitError as e:
+                raise ValueError(f"--sample {sample}: {e}, or all") from None
         if host_job is not None and host_job.is_dir():
             raise ValueError(f"--host-job {host_job}: is a directory, not a job file")
         if host_job is not None and not host_job.is_file():
@@ -84,7 +90,7 @@ def rebuild(
             if sample is not None and sample.strip().lower() == "all":
                 r = go(None)
             elif sample is not None:
-                r = go(parse_size(sample))
+                r = go(limit)
             else:
                 plan = plan_sample(sysd, go, array)
                 r = plan.done if plan.done is not None else go(plan.sample)
