@@ -227,6 +227,30 @@ def test_help_is_still_help():
     assert p.returncode == 0 and "ssdlab run [OPTIONS]" in p.stdout and not p.stderr
 
 
+def test_help_texts_keep_their_brackets():
+    """Help goes through rich's markup, which took ``[catalogue]``, ``[network]`` and
+    ``[default: 512k, mdadm's]`` for style tags and dropped them: each is escaped (``\\[``)."""
+    import re
+
+    import typer.main
+
+    from ssdlab.cli import app
+
+    tag = re.compile(r"(?<!\\)\[[a-z#/@][^\[\]]*\]")
+    eaten = []
+
+    def walk(c, path):
+        for name, text in [("help", c.help or "")] + [(p.name, getattr(p, "help", None) or "") for p in c.params]:
+            eaten.extend(f"{path} {name}: {m.group()}" for m in tag.finditer(text))
+        for sub in getattr(c, "commands", {}).values():
+            walk(sub, f"{path} {sub.name}")
+
+    walk(typer.main.get_command(app), "ssdlab")
+    assert not eaten, eaten
+    p = _ssdlab("site", "--help", env={**os.environ, "COLUMNS": "250"})
+    assert "[catalogue], [cache], [files], [[clients]]" in p.stdout, p.stdout
+
+
 # ---- a run's own limits and lost data: said in the user's terms ---------------------------------
 
 

@@ -23,7 +23,7 @@ from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_out
 @interruptible
 def run(
     job: Annotated[Optional[list[str]], typer.Argument(help="fio job files, run one after the other as fio runs them; - reads one from standard input (default: the built-in quickstart job)")] = None,
-    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) [default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
+    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) \\[default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
     system: Annotated[Optional[Path], typer.Option(help="system TOML: a host and its drives (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile (default: the system's, else the first drive's calibration host)")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
@@ -36,7 +36,7 @@ def run(
     output: Annotated[Optional[Path], typer.Option(help="write the report to this file")] = None,
     raid: Annotated[Optional[int], typer.Option(help="RAID level (0, 1, 10, 5, 6): --drives of --profile in array md0")] = None,
     drives: Annotated[Optional[int], typer.Option(help="drives in the --raid array")] = None,
-    chunk: Annotated[Optional[str], typer.Option(help="chunk size of the --raid array [default: 512k, mdadm's]",
+    chunk: Annotated[Optional[str], typer.Option(help="chunk size of the --raid array \\[default: 512k, mdadm's]",
                                                  show_default=False)] = None,
     engine: Annotated[str, typer.Option(help="RAID engine of the --raid array: md, streaming, hwraid (the built-in Adaptec 6805), or an engine TOML")] = "md",
     spares: Annotated[int, typer.Option(help="hot spares of the --raid array")] = 0,
@@ -362,7 +362,7 @@ def replay(
     trace: Annotated[Path, typer.Argument(help="block trace to replay")],
     format: Annotated[TraceFormatName, typer.Option("--format", help="the trace's format")],
     timing: Annotated[str, typer.Option(help="recorded | scaled:X (X times as fast) | closed:QD (QD outstanding, times ignored)")] = "recorded",
-    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) [default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
+    profile: Annotated[Optional[str], typer.Option(help=f"device profile name or TOML file (a one-drive system) \\[default: {api.DEFAULT_PROFILE}]", show_default=False)] = None,
     system: Annotated[Optional[Path], typer.Option(help="system TOML (instead of --profile)")] = None,
     host: Annotated[Optional[str], typer.Option(help="host profile")] = None,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,

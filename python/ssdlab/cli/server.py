@@ -14,7 +14,7 @@ from .common import check_seed, console, fail, interruptible, print_json, run_ti
 
 @interruptible
 def server(
-    scenario: Annotated[Path, typer.Argument(help="a scenario .toml with a [network] table and threads that serve its clients (a shipped one by name: seed000-webserver.toml)")],
+    scenario: Annotated[Path, typer.Argument(help="a scenario .toml with a \\[network] table and threads that serve its clients (a shipped one by name: seed000-webserver.toml)")],
     profile: Annotated[str, typer.Option(help="the drives' profile")],
     drives: Annotated[str, typer.Option(help="drives in the array, a list: 4,8,12")] = "8",
     nic: Annotated[str, typer.Option(help="NICs, a list of PORTSxRATE: 2x1g,4x1g,1x10g")] = "2x1g",

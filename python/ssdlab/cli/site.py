@@ -16,7 +16,7 @@ from .common import check_seed, console, fail, interruptible, print_json
 
 @interruptible
 def site(
-    path: Annotated[Path, typer.Argument(help="a site file (.toml): [catalogue], [cache], [files], [[clients]]")],
+    path: Annotated[Path, typer.Argument(help="a site file (.toml): \\[catalogue], \\[cache], \\[files], \\[\\[clients]]")],
     runtime: Annotated[Optional[str], typer.Option(help="simulated time of each server's run (default: the file's)")] = None,
     seed: Annotated[int, typer.Option(help="seed of every run")] = 0,
     output_format: Annotated[str, typer.Option("--output-format", help="normal or json")] = "normal",
