@@ -215,6 +215,11 @@ def test_a_log_that_cannot_be_written_fails_before_the_run(tmp_path, where, said
      "ssdlab replay --help"),
     (("nosuch",), "No such command 'nosuch'", "ssdlab --help"),
     (("profiles", "show"), "Missing argument 'name'", "ssdlab profiles show --help"),
+    # An option without its value took the next option as it ("0.01: no such job file").
+    (("run", "--host", "--scale", "0.01"), "Option '--host' requires an argument, got the option '--scale'",
+     "ssdlab run --help"),
+    (("rebuild", "--raid", "5", "--drives", "--spares", "1"),
+     "Option '--drives' requires an argument, got the option '--spares'", "ssdlab rebuild --help"),
 ])
 def test_argument_errors_are_one_line_not_a_box(args, said, helped):
     p = _ssdlab(*args)

@@ -61,6 +61,10 @@ def _run_app() -> int:
     from .common import err, usage_exceptions
 
     click_error, no_args, abort = usage_exceptions()
+    taken = _option_taken_as_value(sys.argv[1:])
+    if taken is not None:
+        err.print(f"ssdlab: error: {taken}", markup=False)
+        return 2
     try:
         code = app(standalone_mode=False)
     except no_args as e:
@@ -76,3 +80,44 @@ def _run_app() -> int:
         err.print("ssdlab: interrupted", markup=False)
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _option_taken_as_value(argv: list[str]) -> str | None:
+    """An option given without its value and followed by another option (``--host --scale
+    0.01``): the parser takes the second option for the first one's value, and the error fell
+    elsewhere ("0.01: no such job file"). Said here, as the parser says a value missing at the
+    end ("Option '--host' requires an argument"); None when there is none."""
+    try:
+        import typer.main
+
+        cmd = typer.main.get_command(app)
+        path = []
+        args = list(argv)
+        while hasattr(cmd, "commands"):
+            i = next((k for k, a in enumerate(args) if not a.startswith("-")), None)
+            if i is None or args[i] not in cmd.commands:
+                return None
+            path.append(args[i])
+            cmd, args = cmd.commands[args[i]], args[i + 1:]
+        options = [p for p in cmd.params if getattr(p, "opts", None) and p.param_type_name == "option"]
+        names = {o for p in options for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+        valued = {o for p in options if not p.is_flag and p.nargs == 1 for o in p.opts}
+        k = 0
+        while k < len(args) - 1:
+            if args[k] == "--":
+                return None
+            if args[k] in valued:
+                if args[k + 1] in names:
+                    try:
+                        from typer._click.utils import _detect_program_name
+                        prog = _detect_program_name()
+                    except ImportError:  # pragma: no cover - Typer before it carried click
+                        prog = "ssdlab"
+                    return (f"Option '{args[k]}' requires an argument, got the option '{args[k + 1]}'; "
+                            f"see '{' '.join([prog, *path])} --help'")
+                k += 2
+            else:
+                k += 1
+    except Exception:  # pragma: no cover - the parser then says what it says
+        return None
+    return None
