@@ -375,6 +375,8 @@ def load_system(path: str | Path, *, scale: float | None = None, precondition: s
     every drive that does not set its own (the command line's options), except that
     ``precondition`` leaves an array's spares new, as a replacement drive is."""
     p = Path(path)
+    if p.is_dir():
+        raise SystemFileError(f"{p}: is a directory, not a system file")
     if not p.is_file():
         raise SystemFileError(f"{p}: no such system file")
     origin = str(p)

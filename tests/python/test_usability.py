@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 SHORT = ["--set", "runtime=0.02"]
 
 
@@ -201,6 +203,17 @@ def test_a_directory_given_as_the_job_file(cli, tmp_path):
     p = cli("run", str(tmp_path))
     assert p.returncode == 2
     assert _stderr_lines(p) == [f"ssdlab: error: {tmp_path}: is a directory, not a job file"]
+
+
+@pytest.mark.parametrize("option, what", [("--system", "a system"), ("--profile", "a profile"), ("--host", "a host"),
+                                          ("--engine", "an engine")])
+def test_a_directory_given_as_a_system_profile_host_or_engine_file(cli, tmp_path, option, what):
+    """Said as "no such system file" (or profile, host, engine): the path is there."""
+    raid = ["--raid", "5", "--drives", "3"] if option == "--engine" else []
+    p = cli("run", option, str(tmp_path), *raid)
+    assert p.returncode == 2
+    assert _stderr_lines(p)[0].endswith(f"{tmp_path}: is a directory, not {what} file"), p.stderr
+    assert len(_stderr_lines(p)) == 1, p.stderr
 
 
 def test_percentage_random_must_be_a_percentage(cli, tmp_path):

@@ -763,6 +763,8 @@ def host_names() -> list[str]:
 def _read(name_or_path: str | Path, builtin: resources.abc.Traversable, names: list[str], what: str):
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists():
+        if p.is_dir():
+            raise ProfileError(f"{p}: is a directory, not {'an' if what[0] in 'aeiou' else 'a'} {what} file")
         if not p.is_file():
             raise ProfileError(f"{p}: no such {what} file")
         try:
