@@ -227,7 +227,10 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
 
 @pytest.mark.parametrize("change, line, message", [
     (('level = 5', 'level = 4'), 2, "RAID level 4: expected one of 0, 1, 10, 5, 6"),
-    (('level = 5', 'level = "5"'), 2, "key 'array.0.level': Input should be a valid integer"),
+    # pydantic's words ("Input should be a valid integer") said as the value and what was expected
+    (('level = 5', 'level = "5"'), 2, "key 'array.0.level': '5': expected a whole number"),
+    (('members = ["sda", "sdb", "sdc", "sdd"]', 'members = "sda"'), 5, "key 'array.0.members': 'sda': expected a list"),
+    (('name = "md0"', 'name = 0'), 1, "key 'array.0.name': 0: expected a text in quotes"),
     (('chunk = "64k"', 'chunk = "6k"'), 3, "expected a positive multiple of 4 KiB"),
     (('chunk = "64k"', 'chunk = "12k"'), 3, "md's raid5 needs a power of two, got 12288 bytes"),
     (('"sdd"]', '"sdd"]\nfail = [{ member = "sdb", at = "1e30s" }]'), 6,

@@ -729,7 +729,18 @@ def _describe(err: ValidationError, origin: str, text: str | None = None,
         msg = f"expected a finite number, got {e['input']!r}"
     elif e["type"] == "less_than_equal" and e["ctx"]["le"] == U64_MAX:
         msg = f"{e['input']:g} is more than the core holds (at most {U64_MAX}, 2^64 - 1)"
+    elif e["type"] in _EXPECTED_TYPE:
+        # pydantic's "Input should be a valid integer": the value and what was expected
+        msg = f"{e['input']!r}: expected {_EXPECTED_TYPE[e['type']]}"
     return f"{where}: key '{key}': {msg}" if key else f"{where}: {msg}"
+
+
+_EXPECTED_TYPE = {
+    "string_type": "a text in quotes", "int_type": "a whole number", "int_parsing": "a whole number",
+    "int_from_float": "a whole number", "float_type": "a number", "float_parsing": "a number",
+    "bool_type": "true or false", "bool_parsing": "true or false", "list_type": "a list, as [...]",
+    "dict_type": "a table", "model_type": "a table",
+}
 
 
 def _builtin_dir(sub: str = "") -> resources.abc.Traversable:
