@@ -59,7 +59,8 @@ class DriveEntry(BaseModel):
 
     name: str = Field(pattern=DEVICE_NAME, description="device name, as in /dev/NAME")
     profile: str = Field(min_length=1, description="built-in profile name or profile TOML path")
-    scale: float | None = Field(default=None, gt=0, le=1, description="fraction of the flash simulated")
+    # strict: true was taken as 1 (the whole drive, without a word)
+    scale: float | None = Field(default=None, gt=0, le=1, strict=True, description="fraction of the flash simulated")
     precondition: str | None = Field(default=None, description="none | sequential | random[:PASSES]")
     profile_set: dict[str, str | int | float | bool] = Field(default_factory=dict,
                                                             description="profile keys overridden")
@@ -111,6 +112,13 @@ class ArrayEntry(BaseModel):
         if level not in LEVELS:
             raise ValueError(f"RAID level {level}: expected one of 0, 1, 10, 5, 6")
         return level
+
+    @field_validator("chunk", mode="before")
+    @classmethod
+    def _chunk_not_bool(cls, chunk: Any) -> Any:
+        if isinstance(chunk, bool):  # taken as 1 (then "chunk 1: expected a positive multiple")
+            raise ValueError(f"{chunk!r}: expected a size, as \"64k\"")
+        return chunk
 
     @field_validator("chunk")
     @classmethod
