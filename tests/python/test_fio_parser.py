@@ -742,6 +742,16 @@ def test_bad_input_names_file_line_and_option(text, line, option, fragment):
         assert str(e).startswith(f"jobs/x.fio:{line}: {named}")
 
 
+def test_control_characters_are_escaped_and_nul_bytes_refused():
+    """A damaged file's escapes were printed as they were (``\\x1b[31m`` turned the terminal
+    red); a file with NUL bytes (a binary) was read as options."""
+    e = error("[j]\n\x1b[31mred=1\n")
+    assert str(e) == "jobs/x.fio:2: unknown option '\\x1b[31mred'"
+    e = error("[j]\nrw=\x07read\n")
+    assert str(e).endswith("got '\\x07read'") and e.option == "rw"
+    assert str(error("[j]\nsize=1m\n\x00\n")) == "jobs/x.fio: not a job file (it holds NUL bytes)"
+
+
 def test_unknown_option_message_and_attributes():
     e = error("[j]\nbsx=4k\n")
     assert str(e).startswith("jobs/x.fio:2: unknown option 'bsx'")

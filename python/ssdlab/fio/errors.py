@@ -20,10 +20,10 @@ class FioJobError(ValueError):
         option: str | None = None,
         name_option: bool = True,
     ) -> None:
-        self.message = " ".join(str(message).split())
+        self.message = _printable(" ".join(str(message).split()))
         self.path = path
         self.line = line
-        self.option = option
+        self.option = None if option is None else _printable(option)
         self._name_option = name_option and option is not None
         super().__init__(self._render())
 
@@ -38,3 +38,9 @@ class FioJobError(ValueError):
     def __str__(self) -> str:
         return self._render()
 
+
+
+def _printable(text: str) -> str:
+    """``text`` with its control characters escaped (``\\x1b``): an option name read from a
+    damaged file would otherwise be printed as terminal escapes."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -92,6 +92,9 @@ def parse_sources(
 def _parse_file(text: str, path: str, base_dir: Path, index: int, ctx: _Context) -> list[Section]:
     sections: list[Section] = []
     current: Section | None = None
+    if "\x00" in text:
+        # fio's fgets() ends each line at its first NUL; a file that holds one is not a job file
+        raise FioJobError("not a job file (it holds NUL bytes)", path=path)
     for lineno, raw in enumerate(_lines(text), start=1):
         s = strip_comment(raw)
         if s is None:
