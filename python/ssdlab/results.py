@@ -362,7 +362,18 @@ class RunResult:
 
     @property
     def warnings(self) -> list[str]:
-        return list(self.spec.warnings) + self._failures_not_reached() + self._unwritten_reads()
+        return (list(self.spec.warnings) + self._failures_not_reached() + self._unwritten_reads()
+                + self._interval_not_reached())
+
+    def _interval_not_reached(self) -> list[str]:
+        """A time series asked for that has no interval: the run ended before the first did."""
+        ns = getattr(self.spec, "interval_ns", None)
+        if not ns or len(self.core.get("samples") or []) >= 2 or self.elapsed_ns >= ns:
+            return []
+        from .analysis.memory import _time
+
+        return [f"--interval {_time(ns)}: the run ended at {_time(self.elapsed_ns)}, before its first interval did: "
+                "no time series (give a shorter interval)"]
 
     def _unwritten_reads(self) -> list[str]:
         """Reads of blocks never written (one line for all the drives that had them): a drive

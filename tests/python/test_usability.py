@@ -326,3 +326,16 @@ def test_reads_of_blocks_never_written_are_named_once_with_the_remedy(cli, tmp_p
                                           "of data"]
     p = cli("run", str(job), "--profile", "samsung-850-pro", "--scale", "0.01", "--precondition", "sequential")
     assert p.returncode == 0 and "never written" not in p.stderr
+
+
+def test_an_interval_longer_than_the_run_says_there_is_no_time_series():
+    """The time series was empty, and the report had no iostat per interval, without a word."""
+    import ssdlab
+
+    job = "[j]\nrw=randread\nbs=4k\nsize=8m\nruntime=0.02\ntime_based\ndirect=1\n"
+    r = ssdlab.run(job, interval="10s", scale=0.01)
+    assert r.timeseries() == []
+    said = [w for w in r.warnings if w.startswith("--interval 10s: the run ended at ")]
+    assert len(said) == 1 and said[0].endswith("before its first interval did: no time series (give a shorter interval)")
+    r = ssdlab.run(job, interval="5ms", scale=0.01)
+    assert r.timeseries() and not any("--interval" in w for w in r.warnings)
