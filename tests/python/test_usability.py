@@ -339,3 +339,13 @@ def test_an_interval_longer_than_the_run_says_there_is_no_time_series():
     assert len(said) == 1 and said[0].endswith("before its first interval did: no time series (give a shorter interval)")
     r = ssdlab.run(job, interval="5ms", scale=0.01)
     assert r.timeseries() and not any("--interval" in w for w in r.warnings)
+
+
+def test_control_characters_from_a_file_are_shown_escaped(cli, tmp_path):
+    """A warning echoed a value's terminal escapes as they were (``nice=ESC[2J`` cleared the
+    screen)."""
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nsize=4m\nruntime=0.02\nnice=\x1b[2J5\n")
+    p = cli("run", str(job))
+    assert "\x1b" not in p.stderr, p.stderr
+    assert f"ssdlab: warning: {job}:4: option 'nice=\\x1b[2J5'" in p.stderr, p.stderr

@@ -40,13 +40,21 @@ err = console(stderr=True, soft_wrap=True)
 
 def warn(message: str) -> None:
     """A warning: one line on stderr."""
-    err.print(f"ssdlab: warning: {message}", markup=False)
+    err.print(f"ssdlab: warning: {shown(message)}", markup=False)
 
 
 def fail(message: str) -> NoReturn:
     """Bad input: one line on stderr, exit status 2, no traceback."""
-    err.print(f"ssdlab: error: {message}", markup=False)
+    err.print(f"ssdlab: error: {shown(message)}", markup=False)
     raise typer.Exit(2)
+
+
+def shown(message: str) -> str:
+    """``message`` with the control characters a user's file put in it escaped (``\\x1b``),
+    so that they are read, not obeyed by the terminal; line breaks and tabs stay."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in message)
 
 
 class Terminated(KeyboardInterrupt):
