@@ -171,6 +171,17 @@ def test_non_finite_and_out_of_range_numbers_are_refused_naming_the_key(args, sa
     one_line(_ssdlab(*args), said)
 
 
+@pytest.mark.parametrize("args, said", [
+    # Said without the option it came from ("scheduler 'bogus': expected one of ...").
+    (("run", "--scheduler", "bogus", *SHORT), "ssdlab: error: --scheduler: scheduler 'bogus': expected one of none,"),
+    (("replay", "/dev/null", "--format", "disksim", "--scheduler", "bogus"), "ssdlab: error: --scheduler: scheduler 'bogus'"),
+    (("server", "seed000-webserver.toml", "--profile", "intel-x25-m-80", "--iosched", "bogus"),
+     "ssdlab: error: --iosched: scheduler 'bogus': expected one of none,"),
+])
+def test_an_unknown_scheduler_is_named_with_its_option(args, said):
+    one_line(_ssdlab(*args), said)
+
+
 def test_a_non_finite_number_in_a_system_file_is_named(tmp_path):
     sysf = tmp_path / "sys.toml"
     sysf.write_text('[[drive]]\nname = "sda"\nprofile = "samsung-850-pro"\nscale = nan\n')

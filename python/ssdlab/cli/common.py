@@ -118,6 +118,18 @@ def check_seed(seed: int) -> None:
         fail(f"--seed {seed}: expected a whole number from 0 to {SEED_MAX}")
 
 
+def check_scheduler(name: str | None, option: str) -> None:
+    """A scheduler named on the command line exists; said with its option if not."""
+    if name is None:
+        return
+    from ..iosched import SchedulerError, check_name
+
+    try:
+        check_name(name)
+    except SchedulerError as e:
+        fail(f"{option}: {e}")
+
+
 def overrides(pairs: list[str], flag: str = "--set", form: str = "OPTION=VALUE") -> dict[str, str]:
     """``KEY=VALUE`` options (``--set``, ``--profile-set``, ...) as a dict."""
     out = {}

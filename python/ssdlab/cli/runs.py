@@ -16,7 +16,7 @@ from ..cachedir import state_cache_dir
 from ..jsonout import dumps
 from ..system import raid as raid_system
 from ..units import UnitError
-from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_seed, deliver, err, fail,
+from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_scheduler, check_seed, deliver, err, fail,
                      interruptible, overrides, print_json, run_time_ns, simulating, warn)
 
 
@@ -54,6 +54,7 @@ def run(
     workload (a scenario .toml or a filebench .f file) on a file system there."""
     states = None if no_cache else state_cache_dir()
     check_seed(seed)
+    check_scheduler(scheduler, "--scheduler")
     work_path = _file_workload(job[0]) if job and len(job) == 1 else None
     if work_path is not None:
         if set_:
@@ -382,6 +383,7 @@ def replay(
 
     One job per trace, or per trace device with --map."""
     check_seed(seed)
+    check_scheduler(scheduler, "--scheduler")
     from ..workload import Replay, ReplayTiming
 
     profile = _one_of_profile_or_system(profile, system)

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from .common import check_seed, console, fail, interruptible, print_json, run_time_ns
+from .common import check_scheduler, check_seed, console, fail, interruptible, print_json, run_time_ns
 
 
 @interruptible
@@ -40,6 +40,7 @@ def server(
     from ..units import UnitError
 
     check_seed(seed)
+    check_scheduler(iosched, "--iosched")
     if output_format not in ("normal", "json"):
         fail(f"--output-format {output_format}: expected normal or json")
     try:
