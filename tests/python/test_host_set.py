@@ -45,6 +45,10 @@ def test_host_keys_and_scheduler_settings_together():
     ({"mem": "lots"}, ProfileError, "--host-set memory.ram=lots: key 'memory.ram': expected a size"),
     ({"memory.swap": "1GiB"}, ProfileError, "--host-set memory.swap=1GiB: unknown key"),
     ({"mem": "100MiB"}, ProfileError, "leaves no page cache"),
+    # The memory table's rule: the override named, not only the host file's line.
+    ({"mem": "0"}, ProfileError, "(line 12), with --host-set memory.ram=0: key 'memory': ram 0 leaves no page cache"),
+    # A bound in our words, not pydantic's "Input should be less than or equal to 100".
+    ({"memory.dirty_ratio": "200"}, ProfileError, "key 'memory.dirty_ratio': 200: expected at most 100"),
 ])
 def test_a_bad_host_key_is_one_line(sets, error, expect):
     with pytest.raises(error) as e:

@@ -705,9 +705,14 @@ def place(origin: str, text: str | None, loc: tuple, overrides: Mapping[str, str
     if overrides and key in overrides:
         return f"{origin}, {set_by} {key}={overrides[key]}"
     line = locate(text, tuple(loc)) if text else None
-    if line is None:
-        return origin
-    return f"{origin}:{line}" if not origin.startswith(("profile '", "host '", "engine '")) else f"{origin} (line {line})"
+    at = origin if line is None else (
+        f"{origin}:{line}" if not origin.startswith(("profile '", "host '", "engine '")) else f"{origin} (line {line})")
+    # A table's rule broken with one of its keys overridden (``--host-set mem=0`` against the
+    # file's memory table): the override is named beside the table's place.
+    inside = [k for k in overrides or {} if key and k.startswith(key + ".")]
+    if inside:
+        return f"{at}, with {set_by} " + ", ".join(f"{k}={overrides[k]}" for k in inside)  # type: ignore[index]
+    return at
 
 
 def _describe(err: ValidationError, origin: str, text: str | None = None,
@@ -729,11 +734,18 @@ def _describe(err: ValidationError, origin: str, text: str | None = None,
         msg = f"expected a finite number, got {e['input']!r}"
     elif e["type"] == "less_than_equal" and e["ctx"]["le"] == U64_MAX:
         msg = f"{e['input']:g} is more than the core holds (at most {U64_MAX}, 2^64 - 1)"
+    elif e["type"] in _BOUND:
+        # pydantic's "Input should be less than or equal to 100"
+        word, bound = _BOUND[e["type"]]
+        msg = f"{e['input']!r}: expected {word} {e['ctx'][bound]}"
     elif e["type"] in _EXPECTED_TYPE:
         # pydantic's "Input should be a valid integer": the value and what was expected
         msg = f"{e['input']!r}: expected {_EXPECTED_TYPE[e['type']]}"
     return f"{where}: key '{key}': {msg}" if key else f"{where}: {msg}"
 
+
+_BOUND = {"less_than_equal": ("at most", "le"), "less_than": ("less than", "lt"),
+          "greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt")}
 
 _EXPECTED_TYPE = {
     "string_type": "a text in quotes", "int_type": "a whole number", "int_parsing": "a whole number",
