@@ -711,6 +711,13 @@ ERROR_CASES = [
     ("[j]\ntrim_percentage=1,2\n", 2, "trim_percentage", "at most 1 value"),
     ("[j]\nnumjobs=0\n", 2, "numjobs", "at least 1"),
     ("[j]\nruntime=abc\n", 2, "runtime", "expected a time like 10s"),
+    # fio's integer options that are not modelled: what fio 3.33 refuses ("failed parsing nice=abc",
+    # "max value out of range: 1024 (19 max)", "min value out of range: 10 (80 min)")
+    ("[j]\nnice=abc\n", 2, "nice", "expected a whole number, got 'abc'"),
+    ("[j]\nnice=1k\n", 2, "nice", "expected at most 19, got '1k'"),
+    ("[j]\nprio=8\n", 2, "prio", "expected at most 7, got '8'"),
+    ("[j]\nverify_interval=10\n", 2, "verify_interval", "expected at least 80, got '10'"),
+    ("[j]\ncgroup_weight=50\n", 2, "cgroup_weight", "expected at least 100, got '50'"),
     ("[j]\nruntime=-1\n", 2, "runtime", "negative"),
     ("[j]\nthinktime=1x\n", 2, "thinktime", "expected a time"),
     ("[j]\nsize=1.5g\n", 2, "size", "fractional"),
@@ -740,6 +747,14 @@ def test_bad_input_names_file_line_and_option(text, line, option, fragment):
         # A known option is named before the message; an unknown one by the message itself.
         named = f"option '{option}': " if option and not fragment.startswith("unknown option") else ""
         assert str(e).startswith(f"jobs/x.fio:{line}: {named}")
+
+
+@pytest.mark.parametrize("setting", ["nice=-5", "prio=-1", "flow=-5", "cpumask=0xff", "iodepth_low=4k",
+                                     "verify_interval=512"])
+def test_integer_options_fio_accepts_are_accepted_and_said_not_modelled(setting):
+    # fio 3.33 takes each (a minimum of 0 is not checked; sizes and hex as its size parser reads them)
+    js = jobs(f"[j]\n{setting}\n")
+    assert any(f"option '{setting}'" in w and "not modelled" in w for w in js.warnings), js.warnings
 
 
 def test_control_characters_are_escaped_and_nul_bytes_refused():

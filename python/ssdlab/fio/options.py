@@ -890,6 +890,39 @@ def _cpu_list(v: _Value) -> None:
             raise ValueProblem(f"expected a list of CPUs such as 0-3,8, got '{text}'")
 
 
+def _whole_number(lo: int | None = None, hi: int | None = None) -> Callable[[_Value], None]:
+    """fio's integer options (FIO_OPT_INT, "integer value" in ``fio --cmdhelp``): a whole number
+    as its size parser reads it (``4k``, ``0x10``), within the option's bounds. As fio's parse.c
+    checks them: a minimum of 0 is not checked (``prio=-1`` passes), a maximum only where the
+    option has one."""
+    def check(v: _Value) -> None:
+        n = parse_fio_count(v.single(), negative=True)
+        if lo and n < lo:
+            raise ValueProblem(f"expected at least {lo}, got '{v.text()}'")
+        if hi is not None and n > hi:
+            raise ValueProblem(f"expected at most {hi}, got '{v.text()}'")
+    return check
+
+
+# fio's integer options that ssdlab does not model, with their bounds (``fio --cmdhelp=NAME``,
+# fio-3.33: "range: min=..., max=..."; max=-1 is none). Left out: those fio reads as times
+# (thinktime_spin, max_latency, log_avg_msec, ...) or per direction (rate_min, rate_iops_min).
+_WHOLE_NUMBERS: dict[str, Callable[[_Value], None]] = {
+    "nice": _whole_number(-20, 19), "prio": _whole_number(hi=7), "prioclass": _whole_number(hi=3),
+    "cgroup_weight": _whole_number(100, 1000), "flow": _whole_number(hi=1000),
+    "buffer_compress_percentage": _whole_number(hi=100), "dedupe_percentage": _whole_number(hi=100),
+    "dedupe_working_set_percentage": _whole_number(hi=100), "significant_figures": _whole_number(1, 10),
+    "log_entries": _whole_number(1024, 1048576), "log_compression": _whole_number(1024, 536870912),
+    "job_max_open_zones": _whole_number(hi=4096), "max_open_zones": _whole_number(hi=4096),
+    "verify_interval": _whole_number(80), "verify_offset": _whole_number(40),
+    **{name: _whole_number() for name in (
+        "buffer_compress_chunk", "cpumask", "flow_id", "gid", "gtod_cpu", "hugepage-size",
+        "iodepth_batch_complete_max", "iodepth_batch_complete_min", "iodepth_low", "log_alternate_epoch_clock_id",
+        "log_hist_coarseness", "offset_align", "trim_backlog_batch", "uid", "verify_async", "verify_backlog_batch",
+        "write_barrier")},
+}
+
+
 # fio's ``valid values`` of the options it checks against a list (``fio --cmdhelp=NAME``, fio-3.33)
 _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "clocksource": _choices("gettimeofday clock_gettime cpu"),
@@ -935,6 +968,7 @@ disable_lat disable_clat disable_slat disable_bw_measurement error_dump cgroup_n
 _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     **_CHOICE_CHECKS,
     **{name: _boolean for name in _BOOLEANS},
+    **_WHOLE_NUMBERS,
     "cpus_allowed": _cpu_list,
     "numa_cpu_nodes": _cpu_list,
     "percentage_random": _percentages(3),
