@@ -342,10 +342,14 @@ def test_an_interval_longer_than_the_run_says_there_is_no_time_series():
 
 
 def test_control_characters_from_a_file_are_shown_escaped(cli, tmp_path):
-    """A warning echoed a value's terminal escapes as they were (``nice=ESC[2J`` cleared the
-    screen)."""
+    """A warning echoed a value's terminal escapes as they were (``nice=ESC[2J5`` cleared the
+    screen; nice is now refused as fio refuses it, a text option still warns)."""
     job = tmp_path / "j.fio"
-    job.write_text("[j]\nsize=4m\nruntime=0.02\nnice=\x1b[2J5\n")
+    job.write_text("[j]\nsize=4m\nruntime=0.02\nexec_prerun=\x1b[2J5\n")
     p = cli("run", str(job))
     assert "\x1b" not in p.stderr, p.stderr
-    assert f"ssdlab: warning: {job}:4: option 'nice=\\x1b[2J5'" in p.stderr, p.stderr
+    assert f"ssdlab: warning: {job}:4: option 'exec_prerun=\\x1b[2J5'" in p.stderr, p.stderr
+    job.write_text("[j]\nsize=4m\nruntime=0.02\nnice=\x1b[2J5\n")
+    p = cli("run", str(job))
+    assert "\x1b" not in p.stderr and p.returncode == 2, p.stderr
+    assert f"ssdlab: error: {job}:4: option 'nice': expected a whole number, got '\\x1b[2J5'" in p.stderr, p.stderr
