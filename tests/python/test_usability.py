@@ -353,3 +353,10 @@ def test_control_characters_from_a_file_are_shown_escaped(cli, tmp_path):
     p = cli("run", str(job))
     assert "\x1b" not in p.stderr and p.returncode == 2, p.stderr
     assert f"ssdlab: error: {job}:4: option 'nice': expected a whole number, got '\\x1b[2J5'" in p.stderr, p.stderr
+
+
+def test_printable_escapes_controls_and_keeps_what_it_is_told():
+    from ssdlab.printable import escape_controls
+
+    assert escape_controls("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert escape_controls("a\nb\x07", keep="\n") == "a\nb\\x07" and escape_controls("plain") == "plain"

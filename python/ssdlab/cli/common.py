@@ -19,6 +19,7 @@ from .. import api
 from ..arguments import SEED_MAX
 from ..config import ProfileError
 from ..fio import FioJobError
+from ..printable import escape_controls
 from ..system import SystemFileError
 from ..outfiles import write_whole  # noqa: F401  (the commands write reports with it)
 from ..units import UnitError
@@ -50,11 +51,9 @@ def fail(message: str) -> NoReturn:
 
 
 def shown(message: str) -> str:
-    """``message`` with the control characters a user's file put in it escaped (``\\x1b``),
-    so that they are read, not obeyed by the terminal; line breaks and tabs stay."""
-    if message.isprintable():
-        return message
-    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in message)
+    """``message`` with the control characters a user's file put in it escaped; line breaks
+    and tabs stay."""
+    return escape_controls(message, keep="\n\t")
 
 
 class Terminated(KeyboardInterrupt):

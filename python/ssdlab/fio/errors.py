@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..printable import escape_controls
+
 
 class FioJobError(ValueError):
     """A job file that fio would reject, or that ssdlab cannot simulate.
@@ -20,10 +22,10 @@ class FioJobError(ValueError):
         option: str | None = None,
         name_option: bool = True,
     ) -> None:
-        self.message = _printable(" ".join(str(message).split()))
+        self.message = escape_controls(" ".join(str(message).split()))
         self.path = path
         self.line = line
-        self.option = None if option is None else _printable(option)
+        self.option = None if option is None else escape_controls(option)
         self._name_option = name_option and option is not None
         super().__init__(self._render())
 
@@ -37,10 +39,3 @@ class FioJobError(ValueError):
 
     def __str__(self) -> str:
         return self._render()
-
-
-
-def _printable(text: str) -> str:
-    """``text`` with its control characters escaped (``\\x1b``): an option name read from a
-    damaged file would otherwise be printed as terminal escapes."""
-    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
