@@ -38,7 +38,7 @@ from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, queue_core, split_host_sets
 from .workload import Replay, TraceMix, survey
 from .system import Array, Drive, IoOverride, Remap, System, load_system, parse_precondition, raid, single
-from .units import UnitError, parse_time_ns
+from .units import UnitError, format_time, parse_time_ns
 
 DEFAULT_PROFILE = "samsung-850-pro"
 
@@ -73,11 +73,11 @@ def _core_error(message: str, spec: "RunSpec", text: str) -> SimulationError:
         what = message.removeprefix(_LIMIT)
         m = _SAMPLES.match(what)
         if m:
-            return RunLimitError(f"--interval {memory._time(int(m[2]))}: the time series passed {int(m[1]):,} samples, "
+            return RunLimitError(f"--interval {format_time(int(m[2]))}: the time series passed {int(m[1]):,} samples, "
                                  "the most a run keeps, and the run stopped; a longer interval takes fewer")
         m = _PLANNED.match(what)
         if m:
-            return RunLimitError(f"--interval {memory._time(int(m[2]))}: the run would take {int(m[1]):,} time-series "
+            return RunLimitError(f"--interval {format_time(int(m[2]))}: the run would take {int(m[1]):,} time-series "
                                  f"samples, more than the {int(m[3]):,} a run keeps; a longer interval takes fewer")
         m = _LOGS.match(what)
         if m:

@@ -370,9 +370,9 @@ class RunResult:
         ns = getattr(self.spec, "interval_ns", None)
         if not ns or len(self.core.get("samples") or []) >= 2 or self.elapsed_ns >= ns:
             return []
-        from .analysis.memory import _time
+        from .units import format_time
 
-        return [f"--interval {_time(ns)}: the run ended at {_time(self.elapsed_ns)}, before its first interval did: "
+        return [f"--interval {format_time(ns)}: the run ended at {format_time(self.elapsed_ns)}, before its first interval did: "
                 "no time series (give a shorter interval)"]
 
     def _unwritten_reads(self) -> list[str]:

@@ -136,6 +136,15 @@ def parse_rate(value: int | float | str) -> float:
     return number * scale / (8 if bits else 1)
 
 
+def format_time(ns: float) -> str:
+    """A time in nanoseconds in the largest unit it fills, as the options take it: ``1.5s``,
+    ``250us``, ``40ns``."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:g}{unit}"
+    return f"{ns:g}ns"
+
+
 def format_bytes(n: float, binary: bool = True) -> str:
     """Human form of a byte count: ``1.5GiB`` (binary) or ``1.6GB`` (decimal)."""
     base, units = (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]) if binary else (

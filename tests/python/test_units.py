@@ -72,3 +72,10 @@ def test_ssdlab_and_fio_time_rules():
     assert parse_time_ns("10", "s") == 10 * 10**9 and parse_fio_time_us("10", seconds_default=True) == 10 * 10**6
     assert parse_fio_time_us("10", seconds_default=False) == 10
     assert parse_time_ns("1m") == 60 * 10**9 and parse_fio_time_us("1m", seconds_default=True) == 60 * 10**6
+
+
+def test_format_time_writes_the_largest_unit_a_time_fills_as_options_take_it():
+    from ssdlab.units import format_time, parse_time_ns
+
+    for ns, said in ((1.5e9, "1.5s"), (250_000, "250us"), (2_000_000, "2ms"), (40, "40ns")):
+        assert format_time(ns) == said and parse_time_ns(said, "s") == ns

@@ -112,7 +112,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..units import UnitError, format_bytes, parse_size
+from ..units import UnitError, format_bytes, format_time, parse_size
 
 __all__ = ["DEFAULT_SHARE", "ENV_VAR", "MAX_LOG_RECORDS", "MAX_SAMPLES", "Estimate", "MemoryLimitError", "Term", "check",
            "estimate", "memory_limit", "rate_estimate"]
@@ -692,7 +692,7 @@ def estimate(core: Mapping[str, Any], labels: Mapping[str, str] | None = None, *
         if samples is not None:
             per = SAMPLE_BYTES + sum(_record_bytes(d) for d in records)
             what = (f"{samples:,} time-series samples{'' if exact else ' (estimated)'} x {len(records)} device "
-                    f"record{'s' * (len(records) != 1)}, one every {_time(interval)}")
+                    f"record{'s' * (len(records) != 1)}, one every {format_time(interval)}")
             terms.append(Term("time series", what, samples * len(records) * SAMPLE_RUST_BYTES, samples * per,
                               "use a longer --interval"))
     known = [c for c in logs.values() if c is not None]
@@ -768,13 +768,6 @@ def _log_records(core: Mapping[str, Any]) -> dict[str, int | None]:
         else:
             out[name] = None
     return out
-
-
-def _time(ns: float) -> str:
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:g}{unit}"
-    return f"{ns:g}ns"
 
 
 # ---- the limit -------------------------------------------------------------------------------
@@ -859,11 +852,11 @@ def check(est: Estimate, limit: int | None, origin: str = "", *, asked_interval_
         # A run whose length is a guess is refused only if it is too long at its fastest.
         length = (fewest - 1) * est.interval_ns
         smallest = _nice_interval(length / (MAX_SAMPLES - 1))
-        run = f"a {_time(length)} run" if est.samples_exact else f"a run of at least {_time(length)} (at the devices' fastest)"
+        run = f"a {format_time(length)} run" if est.samples_exact else f"a run of at least {format_time(length)} (at the devices' fastest)"
         some = "" if est.samples_exact else "at least "
         raise MemoryLimitError(
-            f"--interval {_time(asked_interval_ns)}: {run} would take {some}{fewest:,} time-series samples, "
-            f"more than {MAX_SAMPLES:,}; use --interval {_time(smallest)} or longer")
+            f"--interval {format_time(asked_interval_ns)}: {run} would take {some}{fewest:,} time-series samples, "
+            f"more than {MAX_SAMPLES:,}; use --interval {format_time(smallest)} or longer")
     if est.log_records is not None and est.log_records > MAX_LOG_RECORDS:
         raise MemoryLimitError(
             f"the jobs' I/O logs would take {est.log_records:,} records (most of them job '{est.log_job}'), "
@@ -932,7 +925,7 @@ def _remedy(est: Estimate, big: Term, limit: int, scales: Mapping[str, float] | 
         room = max(limit - other, 1)
         per_sample = big.result_bytes / est.samples
         fits = max(int(room / per_sample) - 1, 1)
-        remedy = f"use --interval {_time(_nice_interval(est.length_ns / fits))} or longer"
+        remedy = f"use --interval {format_time(_nice_interval(est.length_ns / fits))} or longer"
     return remedy
 
 
