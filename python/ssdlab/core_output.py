@@ -189,6 +189,7 @@ class ArrayReport(TypedDict):
     stripe_waits: int
     stripe_cache_hits: int
     joined_writes: int
+    stripe_cache_grown: int
     bitmap_chunk_bytes: int
     bitmap_bits_set: int
     bitmap_updates: int

@@ -247,6 +247,8 @@ def _flat_array(d: dict[str, Any], elapsed_ns: int, info: TargetInfo) -> dict[st
         "stripe_cache_hits": a["stripe_cache_hits"],
         # md: host writes handled with an earlier write of their process that they continue.
         "joined_writes": a["joined_writes"],
+        # md: stripe heads added to the stripe cache because requests starved for them.
+        "stripe_cache_grown": a["stripe_cache_grown"],
         # md's write-intent bitmap (chunk 0: none).
         "bitmap_chunk_bytes": a["bitmap_chunk_bytes"],
         "bitmap_bits_set": a["bitmap_bits_set"],

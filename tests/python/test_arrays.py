@@ -245,6 +245,8 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
      "engine 'md', engine_set stripe_cache_size=many: key 'stripe_cache_size'"),
     (('engine = "md"', 'engine = "md"\nengine_set = { stripe_cache_sise = 512 }'), 5,
      "unknown key 'stripe_cache_sise'"),
+    (('engine = "md"', 'engine = "md"\nengine_set = { stripe_cache_max = 100 }'), 5,
+     "stripe_cache_max=100: key 'stripe_cache_max': 100: expected at least stripe_cache_size (256)"),
     (('"sdd"]', '"sdd"]\nfail = [{ membr = "sdb", at = "1s" }]'), 6,
      "unknown key 'array.0.fail.0.membr' (expected 'member')"),
 ])

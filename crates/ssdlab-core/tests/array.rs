@@ -1281,6 +1281,42 @@ fn md_stripe_cache_once_out_of_heads_waits_until_a_quarter_is_free() {
     );
 }
 
+/// md grows a starved stripe cache a head at a time (Linux 4.1, `R5_ALLOC_MORE`): 64 one-deep
+/// writers on a cache of 17 heads that may grow to 64 get it to grow, each head added once the
+/// cache has drained to three quarters again, and keep more writes under way than on the
+/// fixed cache. The cache never passes its limit, and a cache that may not grow does not.
+#[test]
+fn md_stripe_cache_grows_while_requests_starve_up_to_its_limit() {
+    let rate = |max: u32| {
+        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+        a.engine = EngineConfig::Md(MdConfig { stripe_cache_size: 17, stripe_cache_max: max, stripe_head_ns: 100, ..MdConfig::default() });
+        let jobs = (0..64)
+            .map(|i| {
+                let mut j = job(RwMode::Randwrite, 4 * K, 1, u64::MAX);
+                j.seed = i + 1;
+                j.number_ios = None;
+                j.time_based = true;
+                j.runtime_ns = Some(200_000_000);
+                j
+            })
+            .collect();
+        let r = run(&spec(a, jobs)).unwrap();
+        let ios: u64 = r.jobs.iter().map(|j| j.write.ios).sum();
+        let start = r.jobs.iter().map(|j| j.start_ns).min().unwrap();
+        let end = r.jobs.iter().map(|j| j.end_ns).max().unwrap();
+        let grown = r.devices[0].internal.array.as_ref().unwrap().stripe_cache_grown;
+        (ios as f64 / ((end - start) as f64 / 1e9), grown)
+    };
+    let (fixed, none) = rate(0);
+    assert_eq!(none, 0, "a cache without a limit above its size never grows");
+    let (grows, grown) = rate(64);
+    assert_eq!(grown, 64 - 17, "64 writers starve the cache until it reaches its limit");
+    assert!(grows > 1.3 * fixed, "grown to 64 heads: {grows:.0} writes a second; fixed at 17: {fixed:.0}");
+    let (capped, grown) = rate(20);
+    assert_eq!(grown, 3);
+    assert!(capped > fixed && capped < grows, "{capped:.0} between {fixed:.0} and {grows:.0}");
+}
+
 /// Same seed, same results, through a member failure and the rebuild onto a spare, on every
 /// engine; another seed gives other results (so the comparison can tell).
 #[test]

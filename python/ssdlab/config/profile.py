@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from ..arguments import InputFileError, NotToml, read_text, toml_loads
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
@@ -566,6 +567,9 @@ class MdEngine(_Section):
     description: str
     kind: Literal["md"] = "md"
     stripe_cache_size: int = Field(ge=17, le=32768, description="stripe heads (4 KiB per member each)")
+    stripe_cache_max: int | None = Field(
+        default=None, ge=17, le=1 << 20,
+        description="most heads the cache grows to when requests starve (md since Linux 4.1); none: no growth")
     group_thread_cnt: int = Field(ge=0, le=1024, description="stripe threads besides raid5d")
     stripe_head_cpu: TimeNs = Field(description="thread time per stripe head, parity aside")
     parity_rate: Rate = Field(description="parity computation over source bytes, one core")
@@ -575,6 +579,14 @@ class MdEngine(_Section):
         default="auto", description="write-intent bitmap; auto: internal on members over 100 GiB, as mdadm creates")
     bitmap_chunk: Size = Field(default=64 << 20, gt=0, description="member bytes per bitmap bit")
     bitmap_delay: TimeNs = Field(default=5_000_000_000, gt=0, description="bitmap daemon period")
+
+    @field_validator("stripe_cache_max")
+    @classmethod
+    def _grows(cls, v: int | None, info: ValidationInfo) -> int | None:
+        size = info.data.get("stripe_cache_size")
+        if v is not None and size is not None and v < size:
+            raise ValueError(f"{v}: expected at least stripe_cache_size ({size}); the cache grows, never below it")
+        return v
 
     @field_validator("bitmap_chunk")
     @classmethod
@@ -595,6 +607,7 @@ class MdEngine(_Section):
         return {
             "kind": "md",
             "stripe_cache_size": self.stripe_cache_size,
+            "stripe_cache_max": self.stripe_cache_max or 0,
             "group_thread_cnt": self.group_thread_cnt,
             "stripe_head_ns": self.stripe_head_cpu,
             "parity_bytes_per_s": self.parity_rate,

@@ -35,6 +35,11 @@ pub struct MdConfig {
     /// Stripe heads in the stripe cache (`/sys/block/mdX/md/stripe_cache_size`): one page
     /// per member each. A write waits for free stripe heads.
     pub stripe_cache_size: u32,
+    /// The most stripe heads the cache grows to when requests starve for them (md grows it
+    /// a head at a time on demand since Linux 4.1, bounded only by memory); 0: it stays at
+    /// `stripe_cache_size`.
+    #[serde(default)]
+    pub stripe_cache_max: u32,
     /// Extra stripe-handling threads (`group_thread_cnt`); 0 = raid5d alone.
     pub group_thread_cnt: u32,
     /// CPU time a handling thread spends on one stripe head, ns, parity computation aside.
@@ -63,6 +68,7 @@ impl Default for MdConfig {
     fn default() -> Self {
         MdConfig {
             stripe_cache_size: 256,
+            stripe_cache_max: 0,
             group_thread_cnt: 0,
             stripe_head_ns: 11_100,
             parity_bytes_per_s: 18e9,
@@ -127,6 +133,15 @@ impl EngineConfig {
                     return Err(ConfigError::new(
                         "engine.stripe_cache_size",
                         format!("must be between 17 and 32768 (md's limits), got {}", md.stripe_cache_size),
+                    ));
+                }
+                if md.stripe_cache_max != 0 && !(md.stripe_cache_size..=1 << 20).contains(&md.stripe_cache_max) {
+                    return Err(ConfigError::new(
+                        "engine.stripe_cache_max",
+                        format!(
+                            "must be 0 (no growth) or between stripe_cache_size ({}) and 1048576, got {}",
+                            md.stripe_cache_size, md.stripe_cache_max
+                        ),
                     ));
                 }
                 if !(md.parity_bytes_per_s > 0.0 && md.parity_bytes_per_s.is_finite()) {

@@ -32,6 +32,11 @@ impl StripeCache {
         StripeCache { capacity: capacity.max(1), heads: FxHashMap::default(), order: VecDeque::new(), stamp: 0 }
     }
 
+    /// md added heads to the cache: as many more may keep their pages.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity.max(self.capacity);
+    }
+
     /// `key` is a whole stripe head in the cache.
     pub fn has(&self, key: u64) -> bool {
         self.heads.contains_key(&key)

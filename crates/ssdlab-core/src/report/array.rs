@@ -32,6 +32,8 @@ pub struct ArrayReport {
     /// md: host writes handled with an earlier write of their process that they continue
     /// (their pages added to its stripe heads).
     pub joined_writes: u64,
+    /// md: stripe heads added to the stripe cache because requests starved for them.
+    pub stripe_cache_grown: u64,
     /// md's write-intent bitmap (0 chunk: none): bits set, updates that wrote pages, member
     /// bytes they wrote (a page to every in-sync member each), and host writes held for an
     /// update.

@@ -143,7 +143,13 @@ impl<D: Drive> Array<D> {
         let heads = slot.stripe_heads;
         if !self.free_now(heads, slot.rows, lock) {
             // md gets its stripe heads before it looks at the stripes' other users.
-            self.heads.tried(heads);
+            if self.heads.tried(heads) {
+                self.report.stripe_cache_grown += 1;
+                if let Some(cache) = self.stripe_cache.as_mut() {
+                    // The added head keeps its pages after its work, as the others do.
+                    cache.set_capacity(self.heads.capacity() as usize);
+                }
+            }
             return false;
         }
         self.heads.take(heads);

@@ -14,8 +14,10 @@ pub(super) struct Handler {
     pub(super) stripe_head_ns: Time,
     pub(super) request_ns: Time,
     pub(super) parity_bytes_per_s: f64,
-    /// Stripe heads that may be in work at once (md's stripe cache; unbounded otherwise).
+    /// Stripe heads that may be in work at once (md's stripe cache; unbounded otherwise), and
+    /// the most the cache grows to when requests starve.
     pub(super) cache_size: u64,
+    pub(super) cache_limit: u64,
     /// Bytes of a member in one rebuild unit (at least a row), and units in flight.
     pub(super) rebuild_unit: u64,
     pub(super) rebuild_depth: usize,
@@ -46,6 +48,7 @@ impl Handler {
                     request_ns: 0,
                     parity_bytes_per_s: md.parity_bytes_per_s,
                     cache_size: md.stripe_cache_size as u64,
+                    cache_limit: md.stripe_cache_max.max(md.stripe_cache_size) as u64,
                     rebuild_unit: unit,
                     // A rebuild takes stripe heads from the same cache as host writes.
                     rebuild_depth: (md.stripe_cache_size as u64 * PAGE / unit).max(1) as usize,
@@ -64,6 +67,7 @@ impl Handler {
                 request_ns: 0,
                 parity_bytes_per_s: h.parity_bytes_per_s,
                 cache_size: u64::MAX,
+                cache_limit: u64::MAX,
                 rebuild_unit: MD_SYNC_WINDOW.div_ceil(chunk).max(1) * chunk,
                 rebuild_depth: 4,
                 throttle: None,
@@ -76,6 +80,7 @@ impl Handler {
                 request_ns: s.request_ns,
                 parity_bytes_per_s: s.parity_bytes_per_s,
                 cache_size: u64::MAX,
+                cache_limit: u64::MAX,
                 rebuild_unit: s.rebuild_unit_bytes.div_ceil(chunk).max(1) * chunk,
                 rebuild_depth: s.rebuild_depth as usize,
                 throttle: None,

@@ -275,7 +275,7 @@ impl<D: Drive> Array<D> {
             }
             _ => None,
         };
-        let heads = HeadPool::new(handler.cache_size);
+        let heads = HeadPool::new(handler.cache_size, handler.cache_limit);
         Ok(Array {
             layout,
             handler,
