@@ -169,6 +169,7 @@ class RebuildReport(TypedDict):
     unit_bytes: int
     overspeed_sleeps: int
     busy_waits: int
+    head_wait_sleeps: int
     restarts: int
     rebuilt_with: list[str]
 

@@ -308,7 +308,8 @@ def _flat_rebuild(rb: dict[str, Any] | None, now_ns: int) -> dict[str, Any]:
     alongside it (md recovers every spare in one pass)."""
     keys = ("rebuild_member", "rebuild_replaces", "rebuild_started_s", "rebuild_finished_s",
             "rebuild_done_bytes", "rebuild_target_bytes", "rebuild_progress", "rebuild_rate_bytes",
-            "rebuild_busy_waits", "rebuild_overspeed_sleeps", "rebuild_restarts", "rebuild_with")
+            "rebuild_busy_waits", "rebuild_overspeed_sleeps", "rebuild_head_wait_sleeps", "rebuild_restarts",
+            "rebuild_with")
     if rb is None:
         return dict.fromkeys(keys)
     end = rb["finished_ns"] if rb["finished_ns"] is not None else now_ns
@@ -318,7 +319,7 @@ def _flat_rebuild(rb: dict[str, Any] | None, now_ns: int) -> dict[str, Any]:
         rb["finished_ns"] / 1e9 if rb["finished_ns"] is not None else None,
         rb["done_bytes"], rb["target_bytes"], rb["done_bytes"] / rb["target_bytes"] if rb["target_bytes"] else None,
         rb["done_bytes"] / took if took > 0 else None, rb["busy_waits"], rb["overspeed_sleeps"],
-        rb["restarts"], list(rb["rebuilt_with"]))))
+        rb["head_wait_sleeps"], rb["restarts"], list(rb["rebuilt_with"]))))
 
 
 # fio 3.33's disk_util has no sectors (later releases add read_sectors/write_sectors)

@@ -360,6 +360,39 @@ fn an_md_stripe_wait_blocks_the_process_that_submitted_it() {
     );
 }
 
+/// md's sync thread, when it had to wait for a stripe head, sleeps a jiffy before it goes on
+/// (`raid5_sync_request`), holding what it got: beside 64 writers that keep the stripe cache
+/// starved, the rebuild waits for its heads and then sleeps at nearly every unit, and takes
+/// longer by about those sleeps. Alone, it never waits and never sleeps.
+#[test]
+fn md_sync_thread_sleeps_a_jiffy_after_waiting_for_stripe_heads() {
+    let rebuild = |sleep_ns: u64, writers: u64| {
+        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+        a.rebuild_limit_bytes = Some(4 << 20);
+        a.engine = EngineConfig::Md(MdConfig { stripe_head_ns: 100, sync_wait_sleep_ns: sleep_ns, ..MdConfig::default() });
+        let jobs = (0..writers)
+            .map(|i| {
+                let mut j = job(RwMode::Randwrite, 64 * K, 1, u64::MAX);
+                j.seed = i + 1;
+                j.number_ios = None;
+                j.time_based = true;
+                j.runtime_ns = Some(3_600_000_000_000);
+                j
+            })
+            .collect();
+        let rb = rebuild_report(&run(&rebuilding(a, "sdc", jobs)).unwrap());
+        (rb.finished_ns.unwrap() - rb.started_ns, rb.head_wait_sleeps, rb.done_bytes / rb.unit_bytes)
+    };
+    let (alone, sleeps, _) = rebuild(1_000_000, 0);
+    assert_eq!(sleeps, 0, "an idle array's rebuild never waits for stripe heads");
+    assert_eq!(alone, rebuild(0, 0).0, "so the sleep changes nothing");
+    let (awake, none, _) = rebuild(0, 64);
+    assert_eq!(none, 0);
+    let (asleep, sleeps, units) = rebuild(1_000_000, 64);
+    assert!(sleeps > units / 2, "slept {sleeps} times over {units} units");
+    assert!(asleep > awake + sleeps * 1_000_000 / 2, "rebuild {asleep} ns with the sleeps, {awake} ns without");
+}
+
 /// A degraded md array reads healthy chunks through its stripe cache too (Linux 4.1 on):
 /// every page read costs a stripe head on raid5d. A healthy array reads around the cache.
 #[test]

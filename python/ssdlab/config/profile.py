@@ -575,6 +575,9 @@ class MdEngine(_Section):
     parity_rate: Rate = Field(description="parity computation over source bytes, one core")
     sync_speed_min: Rate = Field(description="rebuild speed below which md never yields, per member")
     sync_speed_max: Rate = Field(description="rebuild speed cap per member")
+    sync_wait_sleep: TimeNs = Field(
+        default=0, ge=0, le=1_000_000_000,
+        description="the sync thread's sleep after it waited for a stripe head (one jiffy); 0: none")
     bitmap: Literal["auto", "internal", "none"] = Field(
         default="auto", description="write-intent bitmap; auto: internal on members over 100 GiB, as mdadm creates")
     bitmap_chunk: Size = Field(default=64 << 20, gt=0, description="member bytes per bitmap bit")
@@ -613,6 +616,7 @@ class MdEngine(_Section):
             "parity_bytes_per_s": self.parity_rate,
             "sync_speed_min_bytes_per_s": self.sync_speed_min,
             "sync_speed_max_bytes_per_s": self.sync_speed_max,
+            "sync_wait_sleep_ns": self.sync_wait_sleep,
             "bitmap_chunk_bytes": self.bitmap_chunk_bytes(member_bytes),
             "bitmap_daemon_sleep_ns": self.bitmap_delay,
         }

@@ -453,7 +453,9 @@ def _array_lines(name: str, i: dict) -> list[str]:
         lines.append(f"  rebuild onto {rb['rebuild_member']} (replacing {rb['rebuild_replaces']}) from "
                      f"{rb['rebuild_started_s']:.3f} s: {format_bytes(rb['rebuild_done_bytes'])} of "
                      f"{format_bytes(rb['rebuild_target_bytes'])}{rate}, {state}; yielded to other I/O "
-                     f"{rb['rebuild_busy_waits']} times, slept over its speed limit {rb['rebuild_overspeed_sleeps']}")
+                     f"{rb['rebuild_busy_waits']} times, slept over its speed limit {rb['rebuild_overspeed_sleeps']}"
+                     + (f", slept a jiffy after waiting for stripe heads {rb['rebuild_head_wait_sleeps']}"
+                        if rb["rebuild_head_wait_sleeps"] else ""))
     if i["destaged_bytes"] or i["cache_read_hits"] or i["cache_dirty_bytes"]:
         lines.append(f"  controller cache: {i['cache_read_hits']} read hits, {format_bytes(i['destaged_bytes'])} "
                      f"destaged, {format_bytes(i['cache_dirty_bytes'])} still dirty, {i['cache_write_waits']} "

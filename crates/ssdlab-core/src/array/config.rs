@@ -50,6 +50,11 @@ pub struct MdConfig {
     /// bytes per second.
     pub sync_speed_min_bytes_per_s: f64,
     pub sync_speed_max_bytes_per_s: f64,
+    /// md's sync thread, when it had to wait for a stripe head, sleeps this long (one jiffy:
+    /// `raid5_sync_request`'s `schedule_timeout_uninterruptible(1)`) before it goes on; 0:
+    /// it does not.
+    #[serde(default)]
+    pub sync_wait_sleep_ns: Time,
     /// The write-intent bitmap's chunk (bytes of a member per bit); 0: no bitmap. mdadm adds
     /// one, of 64 MiB chunks, to arrays of members over 100 GiB (the profile layer decides).
     #[serde(default)]
@@ -74,6 +79,7 @@ impl Default for MdConfig {
             parity_bytes_per_s: 18e9,
             sync_speed_min_bytes_per_s: 1_000.0 * 1024.0,
             sync_speed_max_bytes_per_s: 200_000.0 * 1024.0,
+            sync_wait_sleep_ns: 0,
             bitmap_chunk_bytes: 0,
             bitmap_daemon_sleep_ns: default_bitmap_daemon_sleep(),
         }

@@ -226,6 +226,13 @@ impl Rebuild {
         Next::Issue(start, len)
     }
 
+    /// md's sync thread had to wait for stripe heads: it sleeps until `until` and issues
+    /// nothing meanwhile (`raid5_sync_request`).
+    pub fn sleep_after_head_wait(&mut self, until: Time) {
+        self.targets.iter_mut().for_each(|t| t.report.head_wait_sleeps += 1);
+        self.sleeping_until = Some(self.sleeping_until.map_or(until, |t| t.max(until)));
+    }
+
     /// Everything below this is written on every target that lacked it.
     pub fn front(&self) -> u64 {
         self.front

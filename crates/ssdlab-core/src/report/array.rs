@@ -87,6 +87,8 @@ pub struct RebuildReport {
     /// Times md slept for running above sync_speed_max, and waited for other I/O.
     pub overspeed_sleeps: u64,
     pub busy_waits: u64,
+    /// md: times its sync thread had to wait for stripe heads and then slept a jiffy.
+    pub head_wait_sleeps: u64,
     /// Passes that were interrupted by a later failure and started again with its spare.
     pub restarts: u32,
     /// The other replacements the last pass wrote alongside this one.

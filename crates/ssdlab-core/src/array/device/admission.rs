@@ -235,6 +235,14 @@ impl<D: Drive> Array<D> {
             if !held_back && self.admit(s) {
                 self.waiting.remove(i);
                 let process = self.process_of(s);
+                if self.slots[s as usize].rebuild && self.handler.sync_wait_sleep_ns > 0 {
+                    // md's sync thread got its stripe heads after a wait: it sleeps a jiffy
+                    // holding them, then goes on (`raid5_sync_request`).
+                    let until = ctx.now() + self.handler.sync_wait_sleep_ns;
+                    self.rebuild.as_mut().expect("a rebuild unit without a rebuild").sleep_after_head_wait(until);
+                    ctx.schedule(until, ArrayEvent::SyncSlept(s));
+                    continue;
+                }
                 self.read(s, true, ctx);
                 self.wake(process, ctx);
                 continue;

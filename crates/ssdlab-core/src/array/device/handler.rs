@@ -22,6 +22,8 @@ pub(super) struct Handler {
     pub(super) rebuild_unit: u64,
     pub(super) rebuild_depth: usize,
     pub(super) throttle: Option<MdThrottle>,
+    /// md: the sync thread's sleep after it waited for stripe heads (0: none).
+    pub(super) sync_wait_sleep_ns: Time,
     /// md: a degraded array's reads all go through the stripe cache (Linux 4.1, commit
     /// 9ffc8f7), not only those of a lost member's chunks.
     pub(super) cached_degraded_reads: bool,
@@ -56,6 +58,7 @@ impl Handler {
                         min_bytes_per_s: md.sync_speed_min_bytes_per_s,
                         max_bytes_per_s: md.sync_speed_max_bytes_per_s,
                     }),
+                    sync_wait_sleep_ns: md.sync_wait_sleep_ns,
                     cached_degraded_reads: true,
                     submitter_blocks: true,
                 }
@@ -71,6 +74,7 @@ impl Handler {
                 rebuild_unit: MD_SYNC_WINDOW.div_ceil(chunk).max(1) * chunk,
                 rebuild_depth: 4,
                 throttle: None,
+                sync_wait_sleep_ns: 0,
                 cached_degraded_reads: false,
                 submitter_blocks: false,
             },
@@ -84,6 +88,7 @@ impl Handler {
                 rebuild_unit: s.rebuild_unit_bytes.div_ceil(chunk).max(1) * chunk,
                 rebuild_depth: s.rebuild_depth as usize,
                 throttle: None,
+                sync_wait_sleep_ns: 0,
                 cached_degraded_reads: false,
                 submitter_blocks: false,
             },

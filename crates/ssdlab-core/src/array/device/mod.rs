@@ -37,7 +37,7 @@ use super::hwraid::Controller;
 use super::layout::Layout;
 use super::plan::{Health, MemberIo, Plan};
 use super::rebuild::Rebuild;
-use super::share::{HostActivity, RebuildShare};
+use super::share::{HostActivity, RebuildShare, REBUILD_PROCESS};
 use super::stripe_cache::StripeCache;
 use crate::block::{QueuedDevice, Scheduler};
 use crate::device::{BlockDevice, DeviceCtx, Drive};
@@ -62,6 +62,9 @@ pub enum ArrayEvent<E> {
     Fail(u16),
     /// The rebuild may go on (after md's sleep for running too fast).
     RebuildWake,
+    /// md's sync thread wakes from its sleep after waiting for rebuild unit `.0`'s stripe
+    /// heads: the unit starts, and the thread goes on.
+    SyncSlept(u32),
     /// A hardware controller has taken request slot `.0` (into its cache, or from it).
     Accepted(u32),
     /// A hardware controller has processed planned slot `.0`'s commands: it starts.
@@ -502,6 +505,11 @@ impl<D: Drive> BlockDevice for Array<D> {
                 self.fail_group(group as usize, ctx);
             }
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
+            ArrayEvent::SyncSlept(s) => {
+                self.read(s, true, ctx);
+                self.wake(REBUILD_PROCESS, ctx);
+                self.pump_rebuild(ctx);
+            }
             ArrayEvent::Accepted(s) => self.finish(s, ctx),
             ArrayEvent::Launch(s) => self.launch(s, true, ctx),
         }
