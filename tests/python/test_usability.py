@@ -355,6 +355,21 @@ def test_control_characters_from_a_file_are_shown_escaped(cli, tmp_path):
     assert f"ssdlab: error: {job}:4: option 'nice': expected a whole number, got '\\x1b[2J5'" in p.stderr, p.stderr
 
 
+def test_info_lines_escape_the_text_of_a_users_file(cli, tmp_path):
+    """Information lines echoed a job's name or a grid's values as they were (a name with ESC(0
+    switched the terminal to line drawing); warnings and errors already escaped them."""
+    job = tmp_path / "j.fio"
+    job.write_text("[red\x1b(0job]\nsize=4m\nruntime=0.02\n")
+    p = cli("run", str(job))
+    assert p.returncode == 0 and "\x1b" not in p.stderr, p.stderr
+    assert "ssdlab: job 'red\\x1b(0job' runs on files" in p.stderr, p.stderr
+    (tmp_path / "job.fio").write_text("[j]\nsize=4m\n")
+    grid = tmp_path / "g.toml"
+    grid.write_text('job = "job.fio"\n[grid]\n"job.description" = ["a\\u001b[2Jb", "c"]\n')
+    p = cli("sweep", str(grid), "--dry-run")
+    assert p.returncode == 0 and "\x1b" not in p.stdout and "0    a\\x1b[2Jb        to run" in p.stdout, p.stdout
+
+
 def test_printable_escapes_controls_and_keeps_what_it_is_told():
     from ssdlab.printable import escape_controls
 

@@ -39,6 +39,11 @@ def console(**kw) -> Console:
 err = console(stderr=True, soft_wrap=True)
 
 
+def note(message: str) -> None:
+    """An information line on stderr (``ssdlab: ...``), the user's text in it escaped."""
+    err.print(f"ssdlab: {shown(message)}", markup=False)
+
+
 def warn(message: str) -> None:
     """A warning: one line on stderr."""
     err.print(f"ssdlab: warning: {shown(message)}", markup=False)

@@ -12,7 +12,7 @@ from .. import api
 from ..analysis.waf_projection import DEFAULT_BLOCKS_PER_PLANE
 from ..system import raid as raid_system
 # `fail` is the command's option (the member that fails): the one-line error is `usage_error` here
-from .common import BAD_INPUT, MemoryLimit, check_seed, err, interruptible, overrides, print_json, simulating, warn
+from .common import BAD_INPUT, MemoryLimit, check_seed, err, interruptible, overrides, print_json, shown, simulating, warn
 from .common import fail as usage_error
 
 
@@ -122,7 +122,7 @@ def rebuild(
         f"second failure during the rebuild {100 * e['p_second_failure']:.4g} %, "
         f"unrecoverable read {100 * e['p_ure']:.4g} %",
     ]
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write(shown("\n".join(lines)) + "\n")
     for w in r.warnings:
         warn(w)
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from ..config import ProfileError, load_profile
 from ..units import UnitError
-from .common import BAD_INPUT, check_seed, console, err, fail, interruptible, print_json, simulating
+from .common import BAD_INPUT, check_seed, console, fail, interruptible, note, print_json, shown, simulating
 
 
 # ---- the options `size` and `endurance` share, defined once ---------------------------------
@@ -136,7 +136,7 @@ def _sz_sustained(profile: str, run: SustainedRun) -> dict:
     from ..analysis.sustained import sustained_summary
 
     try:
-        announce = (lambda m: err.print(f"ssdlab: {m}", markup=False)) if sys.stderr.isatty() else None
+        announce = note if sys.stderr.isatty() else None
         with simulating():
             return sustained_summary(profile, use_cache=not run.no_cache, announce=announce,
                                      block_size=run.block_size, iodepth=run.iodepth, passes=run.passes,
@@ -177,11 +177,11 @@ def _sz_endurance(d: dict, waf: float):
 def _sz_print(title: str, rows: list[tuple[str, str]], notes: list[str]) -> None:
     table = Table("quantity", "value", title=title, box=None, title_justify="left")
     for k, v in rows:
-        table.add_row(k, v)
+        table.add_row(shown(k), shown(v))
     out = console(soft_wrap=True)
     out.print(table)
     for n in notes:
-        out.print(f"note: {n}", markup=False)
+        out.print(f"note: {shown(n)}", markup=False)
 
 
 def _gbps(x: Optional[float]) -> str:
