@@ -50,7 +50,7 @@ def rebuild(
     from ..analysis.rebuild import plan_sample
     from ..analysis.rebuild import rebuild as run_rebuild
     from ..system import load_system
-    from ..units import UnitError, format_bytes, parse_size
+    from ..units import UnitError, format_bytes, parse_size, unit_reason
 
     try:
         limit = None
@@ -58,7 +58,7 @@ def rebuild(
             try:
                 limit = parse_size(sample)
             except UnitError as e:
-                raise ValueError(f"--sample {sample}: {e}, or all") from None
+                raise ValueError(f"--sample {sample}: {unit_reason(e)}, or all") from None
         if host_job is not None and host_job.is_dir():
             raise ValueError(f"--host-job {host_job}: is a directory, not a job file")
         if host_job is not None and not host_job.is_file():

@@ -29,7 +29,7 @@ def site(
     from ..cachetier import simulate, summary
     from ..filework import FileWorkError
     from ..sitefile import SiteFileError, load_site
-    from ..units import UnitError, parse_time_ns
+    from ..units import UnitError, parse_time_ns, unit_reason
 
     check_seed(seed)
     if output_format not in ("normal", "json"):
@@ -42,7 +42,7 @@ def site(
         try:
             secs = parse_time_ns(runtime, "s") / 1e9
         except (ValueError, UnitError) as e:
-            fail(f"--runtime {runtime}: {e}")
+            fail(f"--runtime {runtime}: {unit_reason(e)}")
         if secs < 1:
             fail(f"--runtime {runtime}: expected at least a second")
         s = replace(s, run_s=int(secs))
