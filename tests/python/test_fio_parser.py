@@ -735,6 +735,15 @@ ERROR_CASES = [
     ("[j]\nzone_reset_threshold=1.5\n", 2, "zone_reset_threshold", "expected a number from 0 to 1, got '1.5'"),
     ("[j]\nmerge_blktrace_iters=abc\n", 2, "merge_blktrace_iters", "numbers separated by :, got 'abc'"),
     ("[j]\nsync_file_range=10\n", 2, "sync_file_range", "expected one of wait_before, write, wait_after"),
+    # read by the report, which took an empty value as the default and a word as off; fio 3.33
+    # refuses them ("failed parsing bwavgtime=", "failed parsing per_job_logs=abc")
+    ("[j]\nbwavgtime=\n", 2, "bwavgtime", "expected a whole number, got an empty value"),
+    ("[j]\nlatency_target=\n", 2, "latency_target", "expected a time like 10s, got an empty value"),
+    ("[j]\nsteadystate_duration=\n", 2, "steadystate_duration", "expected a time like 10s, got an empty value"),
+    ("[j]\nper_job_logs=abc\n", 2, "per_job_logs", "expected 0 or 1, got 'abc'"),
+    ("[j]\nlog_offset=2\n", 2, "log_offset", "expected 0 or 1, got '2'"),
+    ("[j]\nthread=abc\n", 2, "thread", "expected 0 or 1, got 'abc'"),
+    ("[j]\ndescription=\n", 2, "description", "expected a text, got an empty value"),
     ("[j]\nruntime=-1\n", 2, "runtime", "negative"),
     ("[j]\nthinktime=1x\n", 2, "thinktime", "expected a time"),
     ("[j]\nsize=1.5g\n", 2, "size", "fractional"),

@@ -428,6 +428,11 @@ _EXPECTED = {
     **{n: "0 or 1" for n in ("exitall", "exitall_on_error", "bs_unaligned", "verify_only", "zero_buffers",
                               "refill_buffers", "softrandommap", "bs_is_seq_rand")},
     "replay_align": "a power of 2",
+    # read by the report
+    **{n: "a whole number" for n in ("bwavgtime", "iopsavgtime", "log_avg_msec")},
+    **{n: "a time like 10s" for n in ("steadystate_duration", "steadystate_ramp_time", "latency_target",
+                                       "latency_window")},
+    "description": "a text",
     **{n: "a number" for n in ("zone_reset_threshold", "zone_reset_frequency", "merge_blktrace_scalars",
                                 "merge_blktrace_iters")},
 }
@@ -799,7 +804,7 @@ def _h_verify(st: JobState, v: _Value) -> None:
 
 _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "name": _h_string("name"),
-    "description": lambda st, v: None,
+    "description": lambda st, v: None if v.opt.value is None else v.text(),  # fio refuses description=
     "kb_base": _h_kb_base,
     "unit_base": _h_unit_base,
     "rw": _h_rw,
@@ -891,6 +896,18 @@ def _choices(values: str) -> Callable[[_Value], None]:
 def _boolean(v: _Value) -> None:
     """fio's boolean options: bare, 0 or 1 (fio refuses 2, yes, true)."""
     if v.opt.value is not None and v.numeric().strip() not in ("0", "1"):
+        raise ValueProblem(f"expected 0 or 1, got '{v.text()}'")
+
+
+def _needs_value(v: _Value) -> None:
+    """An option the report reads whose empty value fio refuses ("failed parsing bwavgtime=")."""
+    v.text()
+
+
+def _switch_read(v: _Value) -> None:
+    """A "empty or boolean value" option the report reads (``thread``): bare, or a whole number
+    (0 is off), which the report reads as fio does."""
+    if v.opt.value is not None and not v.numeric().strip().isdigit():
         raise ValueProblem(f"expected 0 or 1, got '{v.text()}'")
 
 
@@ -1144,6 +1161,11 @@ _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "cmdprio_percentage": _percentages(2),
     "trim_percentage": _percentages(1),
     "latency_percentile": _percentages(1),
+    # read by the report (reporting.py), which took an empty value as the default and read a
+    # word as off (per_job_logs=abc, thread=abc): fio 3.33 refuses both
+    **{name: _needs_value for name in ("bwavgtime", "iopsavgtime", "log_avg_msec", "steadystate_duration",
+                                       "steadystate_ramp_time", "latency_target", "latency_window")},
+    "per_job_logs": _boolean, "log_offset": _boolean, "thread": _switch_read,
     # an int option (fio reads it with the size parser); 0 is nrfiles (fio's fixup_options)
     "openfiles": lambda v: parse_fio_count(v.single()),
 }
