@@ -355,6 +355,21 @@ def test_control_characters_from_a_file_are_shown_escaped(cli, tmp_path):
     assert f"ssdlab: error: {job}:4: option 'nice': expected a whole number, got '\\x1b[2J5'" in p.stderr, p.stderr
 
 
+def test_the_terse_output_says_its_warnings_and_that_it_has_no_time_series(cli, tmp_path):
+    """With --output-format terse the warnings were not said (a not-modelled option, a
+    fractional runtime), nor that --interval was ignored; the JSON holds them, the normal
+    output says them."""
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nsize=4m\nruntime=0.02\nmax_latency=10\n")
+    p = cli("run", str(job), "--output-format", "terse", "--interval", "5ms")
+    assert p.returncode == 0 and p.stdout.startswith("3;fio-3.33;j;"), p.stderr
+    assert f"ssdlab: warning: {job}:4: option 'max_latency=10' changes what fio does but is not modelled" in p.stderr
+    assert ("ssdlab: warning: --interval 5ms: ignored with --output-format terse, which has no time series"
+            in p.stderr), p.stderr
+    p = cli("run", str(job), "--output-format", "json", "--interval", "5ms")
+    assert p.returncode == 0 and "warning" not in p.stderr and "max_latency=10" in p.stdout, p.stderr
+
+
 def test_info_lines_escape_the_text_of_a_users_file(cli, tmp_path):
     """Information lines echoed a job's name or a grid's values as they were (a name with ESC(0
     switched the terminal to line drawing); warnings and errors already escaped them."""

@@ -234,9 +234,15 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
             # fio says the same of a job whose call failed (td_verror), on stderr.
             note(f"job '{j['name']}' (clone {j['clone']}) stopped: err={j['error']} "
                  f"({os.strerror(j['error'])}), as fio stops a job whose call fails")
-    if output_format == OutputFormat.normal:
+    if output_format in (OutputFormat.normal, OutputFormat.terse):  # the JSON holds them ("warnings")
         for w in result.warnings:
             warn(w)
+    interval_ns = getattr(result.spec, "interval_ns", None)
+    if output_format == OutputFormat.terse and interval_ns:
+        from ..units import format_time
+
+        warn(f"--interval {format_time(interval_ns)}: ignored with --output-format terse, which has no time series"
+             " (normal has an iostat -x table per interval, json the series)")
     deliver(text, output)
     if any(j.get("error") for j in result.core["jobs"]):
         # fio's exit status counts the jobs that ended on an error (backend.c's exit_value):
