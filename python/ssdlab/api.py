@@ -38,7 +38,7 @@ from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, queue_core, split_host_sets
 from .workload import Replay, TraceMix, survey
 from .system import Array, Drive, IoOverride, Remap, System, load_system, parse_precondition, raid, single
-from .units import UnitError, format_time, parse_time_ns
+from .units import UnitError, format_time, parse_time_ns, unit_reason
 
 DEFAULT_PROFILE = "samsung-850-pro"
 
@@ -290,7 +290,7 @@ def build(
     try:
         interval_ns = parse_time_ns(interval, "s") if interval is not None else None
     except UnitError as e:
-        raise UnitError(f"interval {interval!r}: {e}") from None
+        raise UnitError(f"interval {interval!r}: {unit_reason(e)}") from None
     if interval_ns is not None and interval_ns <= 0:
         raise ValueError(f"interval {interval!r}: expected a positive time, e.g. 100ms")
     core = {

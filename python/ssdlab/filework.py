@@ -67,7 +67,7 @@ from typing import Any
 
 from .arguments import InputFileError, read_toml
 from .config.tomlpos import locate
-from .units import UnitError, parse_size, parse_time_ns
+from .units import UnitError, parse_size, parse_time_ns, unit_reason
 from .workload import BlockSizeDist, JobSpec
 
 
@@ -243,13 +243,13 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         try:
             return parse_size(v)
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys, f"{v!r}: expected a size like 4k: {e}") from None
+            raise fail(keys, f"{v!r}: {unit_reason(e, 'expected a size like 4k')}") from None
 
     def time_ns(v: Any, keys: tuple) -> int:
         try:
             ns = parse_time_ns(v, "s")
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys, f"{v!r}: expected a time like 10s: {e}") from None
+            raise fail(keys, f"{v!r}: {unit_reason(e, 'expected a time like 10s')}") from None
         if ns > MAX_NS:
             raise fail(keys, f"{v!r}: expected a time of at most {MAX_NS // 10**9 // 86400:,} days (the core counts "
                        "nanoseconds in 64 bits)")
@@ -550,7 +550,7 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
         try:
             return parse_size(f[k])
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(k, f"{f[k]!r}: {e}") from None
+            raise fail(k, f"{f[k]!r}: {unit_reason(e)}") from None
 
     if opt_size("size") == 0:
         raise fail("size", f"{f['size']!r}: expected the partition's size, above 0")
@@ -561,7 +561,7 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
     try:
         commit_ns = parse_time_ns(commit, "s")
     except (UnitError, TypeError, ValueError) as e:
-        raise fail("commit", f"{commit!r}: {e}") from None
+        raise fail("commit", f"{commit!r}: {unit_reason(e)}") from None
     for k in ("inodes", "journal_blocks"):
         v = f.get(k)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):

@@ -23,7 +23,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from .units import UnitError, parse_size
+from .units import UnitError, parse_size, unit_reason
 
 TYPES = ("ext3", "ext4")
 MIB = 1 << 20
@@ -89,7 +89,7 @@ def parse(req: FsRequest, capacity: int, device: str) -> Parsed:
         try:
             size = parse_size(req.size)
         except (UnitError, TypeError, ValueError) as e:
-            raise MkfsError("size", f"{req.size!r}: {e}") from None
+            raise MkfsError("size", f"{req.size!r}: {unit_reason(e)}") from None
         if size <= 0:
             raise MkfsError("size", f"{req.size!r}: expected a positive size")
         if size > capacity:

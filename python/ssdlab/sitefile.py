@@ -49,7 +49,7 @@ from .cachetier import Clients, Site, Tier
 from .config.tomlpos import locate
 from .filework import MAX_NS, MAX_THREADS
 from .iosched import check_name
-from .units import UnitError, parse_size, parse_time_ns
+from .units import UnitError, parse_size, parse_time_ns, unit_reason
 
 MIB = 1 << 20
 #: the most files a catalogue holds here: the hit ratio sums Zipf's law over every rank in
@@ -87,7 +87,7 @@ def load_site(path: Path) -> tuple[str, Site]:
         try:
             return parse_size(v)
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys, f"{v!r}: expected a size like 100m: {e}") from None
+            raise fail(keys, f"{v!r}: {unit_reason(e, 'expected a size like 100m')}") from None
 
     def text_of(v: Any, keys: tuple) -> str:
         if not isinstance(v, str) or not v:
@@ -214,7 +214,7 @@ def load_site(path: Path) -> tuple[str, Site]:
         try:
             rtt = parse_time_ns(c.get("rtt"), "s")
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: expected a time like 20ms: {e}") from None
+            raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: {unit_reason(e, 'expected a time like 20ms')}") from None
         if not 0 < rtt <= MAX_NS:
             raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: a round trip must be positive and at most "
                        f"{MAX_NS // 10**9 // 86400:,} days")
@@ -230,7 +230,7 @@ def load_site(path: Path) -> tuple[str, Site]:
     try:
         run_s = parse_time_ns(run, "s") / 1e9
     except (UnitError, TypeError, ValueError) as e:
-        raise fail(("runtime",), f"{run!r}: expected a time like 60s: {e}") from None
+        raise fail(("runtime",), f"{run!r}: {unit_reason(e, 'expected a time like 60s')}") from None
     if not 1 <= run_s <= MAX_NS / 1e9:
         raise fail(("runtime",), f"{run!r}: expected at least a second and at most {MAX_NS // 10**9 // 86400:,} days")
     site = Site(files=files, size_mb=(lo // MIB, hi // MIB), zipf=float(zipf), cached=cached, clients=tuple(clients),

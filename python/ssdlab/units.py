@@ -48,7 +48,26 @@ from typing import Callable
 
 
 class UnitError(ValueError):
-    """A quantity by ssdlab's rules could not be read; the message says what was expected."""
+    """A quantity by ssdlab's rules could not be read; the message says what was expected.
+    ``reason`` says it without the value, for a caller that quotes the value itself
+    (``runtime: 'abc': expected a time like 45us, 3.5ms or 8h``)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+def _got(reason: str, value: object) -> UnitError:
+    return UnitError(f"{reason}, got {value!r}", reason)
+
+
+def unit_reason(e: Exception, expected: str | None = None) -> str:
+    """Why a value was refused, for a message that quotes the value before it: a
+    :class:`UnitError`'s reason, else the exception's message. A caller's own ``expected``
+    (``"expected a time like 10s"``) stands for a reason that is only what was expected, so
+    that a message says "expected" once."""
+    reason = e.reason if isinstance(e, UnitError) else str(e)
+    return expected if expected and reason.startswith("expected") else reason
 
 
 class ValueProblem(Exception):
@@ -83,16 +102,16 @@ _TIME_UNITS = {
 def parse_size(value: int | float | str) -> int:
     """Bytes from ``4096``, ``"16KiB"``, ``"256GB"``, ``"4k"``."""
     if isinstance(value, bool):
-        raise UnitError(f"expected a size, got {value!r}")
+        raise _got("expected a size", value)
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
-            raise UnitError(f"expected a size, got {value}")
+            raise UnitError(f"expected a size, got {value}", "expected a size")
         if value < 0:
-            raise UnitError(f"size must not be negative, got {value}")
+            raise UnitError(f"size must not be negative, got {value}", "size must not be negative")
         return int(value)
     m = _SIZE_RE.match(str(value))
     if not m or m.group(2) not in _SIZE_UNITS:
-        raise UnitError(f"expected a size like 4096, 16KiB or 256GB, got {value!r}")
+        raise _got("expected a size like 4096, 16KiB or 256GB", value)
     # Exact arithmetic: '72057594037929KB' must not pick up float rounding.
     return round(Fraction(m.group(1)) * _SIZE_UNITS[m.group(2)])
 
@@ -100,20 +119,21 @@ def parse_size(value: int | float | str) -> int:
 def parse_time_ns(value: int | float | str, default_unit: str = "ns") -> int:
     """Nanoseconds from ``"45us"``, ``"3.5ms"``, ``"8h"``; bare numbers use ``default_unit``."""
     if isinstance(value, bool):
-        raise UnitError(f"expected a time, got {value!r}")
+        raise _got("expected a time", value)
     if isinstance(value, (int, float)):
         number, unit = float(value), default_unit
     else:
         m = _SIZE_RE.match(str(value).replace("µs", "us"))
         if not m:
-            raise UnitError(f"expected a time like 45us, 3.5ms or 8h, got {value!r}")
+            raise _got("expected a time like 45us, 3.5ms or 8h", value)
         number, unit = float(m.group(1)), m.group(2) or default_unit
     if unit not in _TIME_UNITS:
-        raise UnitError(f"unknown time unit {unit!r} in {value!r} (use ns, us, ms, s, m, h, d)")
+        raise UnitError(f"unknown time unit {unit!r} in {value!r} (use ns, us, ms, s, m, h, d)",
+                        f"unknown time unit {unit!r} (use ns, us, ms, s, m, h, d)")
     if not math.isfinite(number):
-        raise UnitError(f"expected a time, got {value!r}")
+        raise _got("expected a time", value)
     if number < 0:
-        raise UnitError(f"time must not be negative, got {value!r}")
+        raise _got("time must not be negative", value)
     return int(round(number * _TIME_UNITS[unit]))
 
 
@@ -123,12 +143,12 @@ _RATE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]?i?)(B|b|bit)\s*/\s*s
 def parse_rate(value: int | float | str) -> float:
     """Bytes per second from ``"550MB/s"``, ``"100Gb/s"``, ``"400MiB/s"``; bare numbers are B/s."""
     if isinstance(value, bool):
-        raise UnitError(f"expected a rate, got {value!r}")
+        raise _got("expected a rate", value)
     if isinstance(value, (int, float)):
         return float(value)
     m = _RATE_RE.match(str(value))
     if not m:
-        raise UnitError(f"expected a rate like 550MB/s, 12.5GB/s or 100Gb/s, got {value!r}")
+        raise _got("expected a rate like 550MB/s, 12.5GB/s or 100Gb/s", value)
     number, prefix, unit = float(m.group(1)), m.group(2), m.group(3)
     power = "kmgt".find(prefix[:1].lower()) + 1 if prefix else 0
     scale = (1024 if prefix.endswith("i") else 1000) ** power

@@ -5,6 +5,8 @@ or full cache tier cannot take."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ssdlab.cachetier import Clients, ServerRun, Site, Tier, hit_ratio, scenario, simulate
@@ -151,7 +153,9 @@ def test_a_site_file_describes_the_tiers_and_the_clients(tmp_path) -> None:
     (('nic = "1x1g"', 'nic = "1x3g"'), 14, "cache.nic: 1x3g: expected PORTSxRATE"),
     (("servers = 2\nholds", "servers = 2\nfailed = 3\nholds"), 11, "cache.failed: 3: more than the tier's 2 servers"),
     (('size = { min = "10m", max = "50m" }', 'size = { min = "50m", max = "10m" }'), 6, "catalogue.size: min and max"),
-    (('rtt = "10ms"', 'rtt = "fast"'), 33, "clients.1.rtt: 'fast': expected a time"),
+    (('rtt = "10ms"', 'rtt = "fast"'), 33, "clients.1.rtt: 'fast': expected a time like 20ms"),
+    (('runtime = "3s"', 'runtime = "3x"'), 2, "runtime: '3x': unknown time unit 'x' (use ns, us, ms, s, m, h, d)"),
+    (('line = "60m"', 'line = "fast"'), 32, "clients.1.line: 'fast': expected a size like 100m"),
     (('scheduler = "cfq"', 'scheduler = "cfq"\nholds = 3'), 22, "files.holds: unknown key"),
     (('profile = "samsung-850-pro"', 'profile = "no-such-drive"'), 12, "cache.profile: 'no-such-drive': no such drive profile"),
     (('scheduler = "cfq"', 'scheduler = "cfq"\nhost = "nowhere"'), 22, "files.host: 'nowhere': no such host profile"),
@@ -181,6 +185,9 @@ def test_a_bad_site_file_is_one_line_naming_file_line_and_key(tmp_path, change, 
         load_site(p)
     message = str(e.value)
     assert "\n" not in message and message.startswith(f"{p}:{line}: ") and expected in message, message
+    quoted = re.search(r": ('[^']*'):", expected)
+    if quoted:  # a size or a time says what was expected once, and quotes the value once
+        assert message.count("expected") <= 1 and message.count(quoted.group(1)) == 1, message
 
 
 def test_a_site_whose_catalogue_does_not_fit_names_the_site_file_not_the_runs_scenario(tmp_path, cli) -> None:

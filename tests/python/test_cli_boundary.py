@@ -172,6 +172,28 @@ def test_non_finite_and_out_of_range_numbers_are_refused_naming_the_key(args, sa
 
 
 @pytest.mark.parametrize("args, said", [
+    # --capacity and --tbw were said without the option ("ssdlab: error: expected a size like
+    # 4096, 16KiB or 256GB, got '-1'"); the others quoted the value twice ("--sample abc:
+    # expected a size like 4096, 16KiB or 256GB, got 'abc', or all").
+    (("endurance", "--write-rate", "100MB/s", "--capacity", "-1", "--tbw", "600TB"),
+     "ssdlab: error: --capacity -1: expected a size like 4096, 16KiB or 256GB\n"),
+    (("endurance", "--write-rate", "100MB/s", "--capacity", "1TB", "--tbw", "abc"),
+     "ssdlab: error: --tbw abc: expected a size like 4096, 16KiB or 256GB\n"),
+    (("endurance", "--write-rate", "-5MB/s", "--capacity", "1TB"),
+     "ssdlab: error: --write-rate -5MB/s: expected a rate like 550MB/s, 12.5GB/s or 100Gb/s\n"),
+    (("size", "--target", "1GB/s", "--duration", "soon", "--drive-rate", "500MB/s", "--capacity", "1TB"),
+     "ssdlab: error: --duration soon: expected a time like 45us, 3.5ms or 8h\n"),
+    (("rebuild", "--raid", "5", "--drives", "4", "--sample", "abc"),
+     "ssdlab: error: --sample abc: expected a size like 4096, 16KiB or 256GB, or all\n"),
+    (("run", "--interval", "abc"), "ssdlab: error: interval 'abc': expected a time like 45us, 3.5ms or 8h\n"),
+])
+def test_a_bad_size_rate_or_time_names_its_option_and_the_value_once(args, said):
+    p = _ssdlab(*args)
+    one_line(p)
+    assert p.stderr == said, p.stderr
+
+
+@pytest.mark.parametrize("args, said", [
     # Said without the option it came from ("scheduler 'bogus': expected one of ...").
     (("run", "--scheduler", "bogus", *SHORT), "ssdlab: error: --scheduler: scheduler 'bogus': expected one of none,"),
     (("replay", "/dev/null", "--format", "disksim", "--scheduler", "bogus"), "ssdlab: error: --scheduler: scheduler 'bogus'"),

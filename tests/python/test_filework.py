@@ -69,10 +69,18 @@ def test_the_mail_queue_scenario_loads() -> None:
      None, "'z' names no file set"),
     (('serves = ["writer"]', 'serves = ["nobody"]'), None, "'nobody' names no other thread"),
     (('repeat = 10', 'repeat = 0'), None, "expected a whole number from 1 to 10000"),
-    (('idle = "10ms"', 'idle = "soon"'), 21, "expected a time like 10s"),
+    # A size or a time said "expected" twice and quoted the value twice ("'soon': expected a time
+    # like 10s: expected a time like 45us, 3.5ms or 8h, got 'soon'").
+    (('idle = "10ms"', 'idle = "soon"'), 21, "thread.1.idle: 'soon': expected a time like 10s"),
+    (('idle = "10ms"', 'idle = "10 fortnights"'), 21, "thread.1.idle: '10 fortnights': unknown time unit 'fortnights' "
+     "(use ns, us, ms, s, m, h, d)"),
+    (('idle = "10ms"', 'idle = -1'), 21, "thread.1.idle: -1: time must not be negative"),
+    (('size = "10k", io = "4k"', 'size = "10q", io = "4k"'), None, "ops.1.size: '10q': expected a size like 4k"),
+    (('type = "ext4"', 'type = "ext4", commit = "often"'), 2, "filesystem.commit: 'often': expected a time like 45us, "
+     "3.5ms or 8h"),
     (('entries = 2000', 'entries = 2000\ncolour = "red"'), 7, "fileset.0.colour: unknown key"),
     (('type = "ext4"', 'type = "xfs"'), 2, 'expected type = "ext3" or "ext4"'),
-    (('size = "2g"', 'size = "2 furlongs"'), 2, "filesystem.size"),
+    (('size = "2g"', 'size = "2 furlongs"'), 2, "filesystem.size: '2 furlongs': expected a size like 4096, 16KiB or 256GB"),
     (('name = "runner"', 'name = "writer"'), 18, "'writer' is defined twice"),
     (('{ op = "close" }', '{ op = "close", set = "q" }'), None, "ops.2.set: not a key of 'close'"),
     (('size = "10k", io = "4k"', 'sise = "10k", io = "4k"'), None, "ops.1.sise: not a key of 'append'"),
@@ -96,6 +104,9 @@ def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, cha
     if line is not None:
         assert msg.startswith(f"{p}:{line}:"), msg
     assert expected in msg, msg
+    quoted = re.search(r": ('[^']*'):", expected)
+    if quoted:  # the value, quoted once, and what was expected said once
+        assert msg.count(quoted.group(1)) == 1 and msg.count("expected") <= 1, msg
 
 
 def test_not_toml_is_named(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ runs take. Limits are given explicitly so that the outcome does not depend on th
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,8 +149,18 @@ def test_limit_forms(monkeypatch):
     assert memory.memory_limit() == (2 << 30, memory.ENV_VAR)
     assert memory.memory_limit("3GiB")[0] == 3 << 30  # the option wins over the variable
     for bad in ("abc", "0", "-5%", "x%"):
-        with pytest.raises(ValueError, match="memory limit"):
+        with pytest.raises(ValueError, match=f"^--memory-limit '{bad}': expected a"):
             memory.memory_limit(bad)
+    # a share is of the memory available: more than all of it is no limit (150% was taken;
+    # inf% and 1e400% were an OverflowError's traceback)
+    for bad in ("150%", "100.5%", "inf%", "1e400%", "nan%", "0%"):
+        with pytest.raises(ValueError, match=rf"^--memory-limit '{re.escape(bad)}': expected a share of the available "
+                                             r"memory above 0% and at most 100%, like 90%$"):
+            memory.memory_limit(bad)
+    assert memory.memory_limit("100%")[0] == 8 << 30
+    monkeypatch.setenv(memory.ENV_VAR, "150%")
+    with pytest.raises(ValueError, match=rf"^{memory.ENV_VAR} '150%': expected a share"):
+        memory.memory_limit()
 
 
 def test_mem_available_reads_proc_meminfo():

@@ -355,6 +355,36 @@ def test_control_characters_from_a_file_are_shown_escaped(cli, tmp_path):
     assert f"ssdlab: error: {job}:4: option 'nice': expected a whole number, got '\\x1b[2J5'" in p.stderr, p.stderr
 
 
+def test_the_terse_output_says_its_warnings_and_that_it_has_no_time_series(cli, tmp_path):
+    """With --output-format terse the warnings were not said (a not-modelled option, a
+    fractional runtime), nor that --interval was ignored; the JSON holds them, the normal
+    output says them."""
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nsize=4m\nruntime=0.02\nmax_latency=10\n")
+    p = cli("run", str(job), "--output-format", "terse", "--interval", "5ms")
+    assert p.returncode == 0 and p.stdout.startswith("3;fio-3.33;j;"), p.stderr
+    assert f"ssdlab: warning: {job}:4: option 'max_latency=10' changes what fio does but is not modelled" in p.stderr
+    assert ("ssdlab: warning: --interval 5ms: ignored with --output-format terse, which has no time series"
+            in p.stderr), p.stderr
+    p = cli("run", str(job), "--output-format", "json", "--interval", "5ms")
+    assert p.returncode == 0 and "warning" not in p.stderr and "max_latency=10" in p.stdout, p.stderr
+
+
+def test_info_lines_escape_the_text_of_a_users_file(cli, tmp_path):
+    """Information lines echoed a job's name or a grid's values as they were (a name with ESC(0
+    switched the terminal to line drawing); warnings and errors already escaped them."""
+    job = tmp_path / "j.fio"
+    job.write_text("[red\x1b(0job]\nsize=4m\nruntime=0.02\n")
+    p = cli("run", str(job))
+    assert p.returncode == 0 and "\x1b" not in p.stderr, p.stderr
+    assert "ssdlab: job 'red\\x1b(0job' runs on files" in p.stderr, p.stderr
+    (tmp_path / "job.fio").write_text("[j]\nsize=4m\n")
+    grid = tmp_path / "g.toml"
+    grid.write_text('job = "job.fio"\n[grid]\n"job.description" = ["a\\u001b[2Jb", "c"]\n')
+    p = cli("sweep", str(grid), "--dry-run")
+    assert p.returncode == 0 and "\x1b" not in p.stdout and "0    a\\x1b[2Jb        to run" in p.stdout, p.stdout
+
+
 def test_printable_escapes_controls_and_keeps_what_it_is_told():
     from ssdlab.printable import escape_controls
 

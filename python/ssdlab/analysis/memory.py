@@ -801,7 +801,7 @@ def memory_limit(value: str | int | float | None = None) -> tuple[int | None, st
             return None, "no limit (the machine's available memory is unknown)"
         return int(avail * DEFAULT_SHARE), f"{DEFAULT_SHARE:.0%} of the {gb(avail)} available"
     if isinstance(value, bool):
-        raise UnitError(f"memory limit {value!r}: expected a size like 16GiB, a share like 90% or none")
+        raise UnitError(f"{origin} {value!r}: expected a memory limit: a size like 16GiB, a share like 90% or none")
     text = str(value).strip()
     if text.lower() in ("none", "off", "unlimited"):
         return None, f"no limit ({origin})"
@@ -810,8 +810,11 @@ def memory_limit(value: str | int | float | None = None) -> tuple[int | None, st
             share = float(text[:-1]) / 100
         except ValueError:
             share = -1.0
-        if not share > 0:
-            raise UnitError(f"memory limit {text!r}: expected a positive share like 90%")
+        # a share of the memory available now: more than all of it is no limit at all (the
+        # run would swap, or meet the OOM killer, before the watch stopped it)
+        if not 0 < share <= 1:
+            raise UnitError(f"{origin} {text!r}: expected a share of the available memory above 0% and at most"
+                            " 100%, like 90%")
         avail = mem_available()
         if avail is None:
             return None, "no limit (the machine's available memory is unknown)"
@@ -819,9 +822,10 @@ def memory_limit(value: str | int | float | None = None) -> tuple[int | None, st
     try:
         n = parse_size(value if isinstance(value, (int, float)) else text)
     except UnitError:
-        raise UnitError(f"memory limit {text!r}: expected a size like 16GiB, a share like 90% or none") from None
+        raise UnitError(f"{origin} {text!r}: expected a memory limit: a size like 16GiB, a share like 90% or none"
+                        ) from None
     if n <= 0:
-        raise UnitError(f"memory limit {text!r}: expected a positive size (or none)")
+        raise UnitError(f"{origin} {text!r}: expected a memory limit above 0 (or none)")
     return n, origin
 
 

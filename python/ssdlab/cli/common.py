@@ -39,6 +39,11 @@ def console(**kw) -> Console:
 err = console(stderr=True, soft_wrap=True)
 
 
+def note(message: str) -> None:
+    """An information line on stderr (``ssdlab: ...``), the user's text in it escaped."""
+    err.print(f"ssdlab: {shown(message)}", markup=False)
+
+
 def warn(message: str) -> None:
     """A warning: one line on stderr."""
     err.print(f"ssdlab: warning: {shown(message)}", markup=False)
@@ -101,12 +106,12 @@ def run_time_ns(value: str, flag: str = "--runtime") -> int:
     """A file workload's run time from the command line (bare numbers are seconds), in ns;
     bad values fail in one line naming ``flag``."""
     from ..filework import MAX_NS
-    from ..units import parse_time_ns
+    from ..units import parse_time_ns, unit_reason
 
     try:
         ns = parse_time_ns(value, "s")
     except (ValueError, UnitError) as e:
-        fail(f"{flag} {value}: {e}")
+        fail(f"{flag} {value}: {unit_reason(e)}")
     if not 0 < ns <= MAX_NS:
         fail(f"{flag} {value}: expected a time above 0 and at most {MAX_NS // 10**9 // 86400:,} days")
     return ns

@@ -12,7 +12,7 @@ from .. import api
 from ..analysis.waf_projection import DEFAULT_BLOCKS_PER_PLANE
 from ..system import raid as raid_system
 # `fail` is the command's option (the member that fails): the one-line error is `usage_error` here
-from .common import BAD_INPUT, MemoryLimit, check_seed, err, interruptible, overrides, print_json, simulating, warn
+from .common import BAD_INPUT, MemoryLimit, check_seed, err, interruptible, overrides, print_json, shown, simulating, warn
 from .common import fail as usage_error
 
 
@@ -50,7 +50,7 @@ def rebuild(
     from ..analysis.rebuild import plan_sample
     from ..analysis.rebuild import rebuild as run_rebuild
     from ..system import load_system
-    from ..units import UnitError, format_bytes, parse_size
+    from ..units import UnitError, format_bytes, parse_size, unit_reason
 
     try:
         limit = None
@@ -58,7 +58,7 @@ def rebuild(
             try:
                 limit = parse_size(sample)
             except UnitError as e:
-                raise ValueError(f"--sample {sample}: {e}, or all") from None
+                raise ValueError(f"--sample {sample}: {unit_reason(e)}, or all") from None
         if host_job is not None and host_job.is_dir():
             raise ValueError(f"--host-job {host_job}: is a directory, not a job file")
         if host_job is not None and not host_job.is_file():
@@ -122,7 +122,7 @@ def rebuild(
         f"second failure during the rebuild {100 * e['p_second_failure']:.4g} %, "
         f"unrecoverable read {100 * e['p_ure']:.4g} %",
     ]
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write(shown("\n".join(lines)) + "\n")
     for w in r.warnings:
         warn(w)
 

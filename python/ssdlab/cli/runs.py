@@ -16,8 +16,8 @@ from ..cachedir import state_cache_dir
 from ..jsonout import dumps
 from ..system import raid as raid_system
 from ..units import UnitError
-from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_scheduler, check_seed, deliver, err, fail,
-                     interruptible, overrides, print_json, run_time_ns, simulating, warn)
+from .common import (BAD_INPUT, MemoryLimit, OutputFormat, TextOrJson, check_output, check_scheduler, check_seed, deliver, fail,
+                     interruptible, note, overrides, print_json, run_time_ns, simulating, warn)
 
 
 @interruptible
@@ -226,17 +226,23 @@ def _emit(result, output_format: OutputFormat, output: Optional[Path]) -> None:
 
     text = format_report(result, output_format.value)
     for n in result.spec.notes:
-        err.print(f"ssdlab: {n}", markup=False)
+        note(n)
     for f in result.spec.filesystems:
-        err.print(f"ssdlab: file system on {f}", markup=False)
+        note(f"file system on {f}")
     for j in result.core["jobs"]:
         if j.get("error"):
             # fio says the same of a job whose call failed (td_verror), on stderr.
-            err.print(f"ssdlab: job '{j['name']}' (clone {j['clone']}) stopped: err={j['error']} "
-                      f"({os.strerror(j['error'])}), as fio stops a job whose call fails", markup=False)
-    if output_format == OutputFormat.normal:
+            note(f"job '{j['name']}' (clone {j['clone']}) stopped: err={j['error']} "
+                 f"({os.strerror(j['error'])}), as fio stops a job whose call fails")
+    if output_format in (OutputFormat.normal, OutputFormat.terse):  # the JSON holds them ("warnings")
         for w in result.warnings:
             warn(w)
+    interval_ns = getattr(result.spec, "interval_ns", None)
+    if output_format == OutputFormat.terse and interval_ns:
+        from ..units import format_time
+
+        warn(f"--interval {format_time(interval_ns)}: ignored with --output-format terse, which has no time series"
+             " (normal has an iostat -x table per interval, json the series)")
     deliver(text, output)
     if any(j.get("error") for j in result.core["jobs"]):
         # fio's exit status counts the jobs that ended on an error (backend.c's exit_value):

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from .common import check_scheduler, check_seed, console, fail, interruptible, print_json, run_time_ns
+from .common import check_scheduler, check_seed, console, fail, interruptible, print_json, run_time_ns, shown
 
 
 @interruptible
@@ -78,16 +78,16 @@ def server(
     if output_format == "json":
         print_json([p.__dict__ for p in points])
         return
-    t = Table(title=f"{work.name}: {sum(th.instances for th in work.threads)} threads, RAID {raid} of {profile}")
+    t = Table(title=f"{shown(work.name)}: {sum(th.instances for th in work.threads)} threads, RAID {raid} of {profile}")
     for col in ("drives", "NIC", "served Mb/s", "bound by", "NIC full", "CPU busy", "storage %util"):
         t.add_column(col, justify="right" if col not in ("NIC", "bound by") else "left")
     for p in points:
         served = "-" if p.mbps is None else f"{p.mbps:,.1f}"
-        t.add_row(str(p.drives), p.nic, served, p.bound if p.error is None else "error (below)",
+        t.add_row(str(p.drives), shown(p.nic), served, p.bound if p.error is None else "error (below)",
                   f"{100 * p.nic_full:.0f} %", f"{100 * p.cpu_busy:.0f} %", f"{100 * p.storage_util:.0f} %")
     console().print(t)
     for p in points:
         if p.error is not None:
-            console().print(f"{p.drives} drives, NIC {p.nic}: {p.error}", soft_wrap=True)
+            console().print(shown(f"{p.drives} drives, NIC {p.nic}: {p.error}"), soft_wrap=True)
     if plot is not None:
-        console().print(f"plot: {plot}")
+        console().print(shown(f"plot: {plot}"))

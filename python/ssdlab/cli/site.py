@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from .common import check_seed, console, fail, interruptible, print_json
+from .common import check_seed, console, fail, interruptible, print_json, shown
 
 
 @interruptible
@@ -29,7 +29,7 @@ def site(
     from ..cachetier import simulate, summary
     from ..filework import FileWorkError
     from ..sitefile import SiteFileError, load_site
-    from ..units import UnitError, parse_time_ns
+    from ..units import UnitError, parse_time_ns, unit_reason
 
     check_seed(seed)
     if output_format not in ("normal", "json"):
@@ -42,7 +42,7 @@ def site(
         try:
             secs = parse_time_ns(runtime, "s") / 1e9
         except (ValueError, UnitError) as e:
-            fail(f"--runtime {runtime}: {e}")
+            fail(f"--runtime {runtime}: {unit_reason(e)}")
         if secs < 1:
             fail(f"--runtime {runtime}: expected at least a second")
         s = replace(s, run_s=int(secs))
@@ -54,7 +54,7 @@ def site(
         print_json({"name": name, **summary(r)})
         return
     out = console()
-    out.print(f"{name}: {sum(c.count for c in s.clients)} clients, {s.files:,} files "
+    out.print(f"{shown(name)}: {sum(c.count for c in s.clients)} clients, {s.files:,} files "
               f"({s.size_mb[0]}-{s.size_mb[1]} MiB, Zipf {s.zipf:g}); {s.run_s} s a run")
     if s.cached:
         out.print(f"cache tier: {s.cache.servers} servers ({s.cache.failed} down) holding the {s.cached:,} most popular "
@@ -75,5 +75,5 @@ def site(
     out.print(f"served {r.served_mbps:,.0f} Mb/s in all, {100 * r.cache_share:.1f} % of it by the cache tier")
     for label, run in (("cache server", r.cache_server), ("file server", r.file_server)):
         if run is not None:
-            rates = ", ".join(f"{k} x{n}: {kbps:,.0f} kB/s" for k, (n, kbps) in run.classes.items())
+            rates = ", ".join(f"{shown(k)} x{n}: {kbps:,.0f} kB/s" for k, (n, kbps) in run.classes.items())
             out.print(f"  a {label}'s clients: {rates}", soft_wrap=True)

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from ..config import ProfileError, load_profile
 from ..units import UnitError
-from .common import BAD_INPUT, check_seed, console, err, fail, interruptible, print_json, simulating
+from .common import BAD_INPUT, check_seed, console, fail, interruptible, note, print_json, shown, simulating
 
 
 # ---- the options `size` and `endurance` share, defined once ---------------------------------
@@ -101,7 +101,14 @@ def _sz_drive(profile: Optional[str], capacity: Optional[str], tbw: Optional[str
               need: str) -> dict:
     """The drive: a profile, or a bare capacity and rating given on the command line (these
     options also override the profile's own)."""
-    from ..units import parse_size
+    from ..units import parse_size, unit_reason
+
+    def size_of(value: str, option: str) -> int:
+        try:
+            return parse_size(value)
+        except UnitError as e:
+            fail(f"{option} {value}: {unit_reason(e)}")
+            raise  # unreachable
 
     d: dict = {"profile": None, "capacity": None, "flash_bytes": None, "tbw": None, "dwpd": None,
                "warranty_years": None, "pe_cycles": None}
@@ -115,11 +122,11 @@ def _sz_drive(profile: Optional[str], capacity: Optional[str], tbw: Optional[str
         elif capacity is None:
             fail(f"give --profile NAME, or --capacity SIZE {need}")
         if capacity is not None:
-            d.update(capacity=parse_size(capacity), flash_bytes=None)
+            d.update(capacity=size_of(capacity, "--capacity"), flash_bytes=None)
             if profile is None:
                 d["name"] = f"{d['capacity'] / 1e12:g} TB drive"
         if tbw is not None:
-            d["tbw"] = parse_size(tbw)
+            d["tbw"] = size_of(tbw, "--tbw")
     except (ProfileError, UnitError) as e:
         fail(str(e).splitlines()[0])
     for key, value in dataclasses.asdict(rating).items():
@@ -136,7 +143,7 @@ def _sz_sustained(profile: str, run: SustainedRun) -> dict:
     from ..analysis.sustained import sustained_summary
 
     try:
-        announce = (lambda m: err.print(f"ssdlab: {m}", markup=False)) if sys.stderr.isatty() else None
+        announce = note if sys.stderr.isatty() else None
         with simulating():
             return sustained_summary(profile, use_cache=not run.no_cache, announce=announce,
                                      block_size=run.block_size, iodepth=run.iodepth, passes=run.passes,
@@ -147,12 +154,12 @@ def _sz_sustained(profile: str, run: SustainedRun) -> dict:
 
 
 def _sz_rate(value: str, option: str) -> float:
-    from ..units import parse_rate
+    from ..units import parse_rate, unit_reason
 
     try:
         rate = parse_rate(value)
     except UnitError as e:
-        fail(f"{option}: {e}")
+        fail(f"{option} {value}: {unit_reason(e)}")
     if not rate > 0:
         fail(f"{option} {value}: expected a positive rate")
     return rate
@@ -177,11 +184,11 @@ def _sz_endurance(d: dict, waf: float):
 def _sz_print(title: str, rows: list[tuple[str, str]], notes: list[str]) -> None:
     table = Table("quantity", "value", title=title, box=None, title_justify="left")
     for k, v in rows:
-        table.add_row(k, v)
+        table.add_row(shown(k), shown(v))
     out = console(soft_wrap=True)
     out.print(table)
     for n in notes:
-        out.print(f"note: {n}", markup=False)
+        out.print(f"note: {shown(n)}", markup=False)
 
 
 def _gbps(x: Optional[float]) -> str:
@@ -216,7 +223,7 @@ def size(
     """How many drives a RAID 0 array needs to take a sustained write stream, and how long they last."""
     check_seed(run.seed)
     from ..analysis import sizing
-    from ..units import parse_time_ns
+    from ..units import parse_time_ns, unit_reason
 
     if raid != 0:
         fail(f"--raid {raid}: only RAID 0 is supported")
@@ -224,7 +231,7 @@ def size(
     try:
         duration_s = parse_time_ns(duration, "s") / 1e9
     except UnitError as e:
-        fail(f"--duration: {e}")
+        fail(f"--duration {duration}: {unit_reason(e)}")
     if not duration_s > 0:
         fail(f"--duration {duration}: expected a positive time, e.g. 8h")
     _sz_fraction(margin, "--margin", upper_open=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from .common import err, fail
+from .common import err, fail, shown
 
 
 def sweep(
@@ -46,12 +46,12 @@ def sweep(
     try:
         summary = run_sweep(g, target, workers=workers, scheduler=scheduler, retry_failed=retry_failed)
     except SweepInterrupted as e:
-        err.print(f"ssdlab sweep: {e}", markup=False)
+        err.print(f"ssdlab sweep: {shown(str(e))}", markup=False)
         raise typer.Exit(130)
     except (SweepError, GridError) as e:
         fail(str(e))
         return
-    sys.stdout.write(f"ssdlab sweep: {summary.line()}\n")
+    sys.stdout.write(f"ssdlab sweep: {shown(summary.line())}\n")
 
 
 def _sweep_plan(g, journal: Path) -> None:
@@ -64,13 +64,13 @@ def _sweep_plan(g, journal: Path) -> None:
     except OSError as e:
         fail(f"{journal}: {e.strerror or e}")
     keys = [k for k in g.keys if any(a for a in g.axes if k in a.keys)] or g.keys
-    sys.stdout.write(f"{g.size:,} runs ({g.shape() or 'no axes'})\n")
+    sys.stdout.write(f"{g.size:,} runs ({shown(g.shape() or 'no axes')})\n")
     widths = [max(len("run"), len(str(max(g.size - 1, 0))))]
-    widths += [max(len(k), *(len(str(v)) for v in g.values(k))) for k in keys]
+    widths += [max(len(shown(k)), *(len(shown(str(v))) for v in g.values(k))) for k in keys]
     widths.append(len("to run"))
 
     def line(cells) -> str:
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip() + "\n"
+        return "  ".join(shown(str(c)).ljust(w) for c, w in zip(cells, widths)).rstrip() + "\n"
 
     sys.stdout.write(line(["run", *keys, "status"]))
     n_done = 0
@@ -79,4 +79,4 @@ def _sweep_plan(g, journal: Path) -> None:
         n_done += rec is not None
         status = "to run" if rec is None else ("failed" if rec.get("error") else "done")
         sys.stdout.write(line([r.index, *(r.params[k] for k in keys), status]))
-    sys.stdout.write(f"{g.size} runs, {n_done} in {journal}\n")
+    sys.stdout.write(shown(f"{g.size} runs, {n_done} in {journal}") + "\n")

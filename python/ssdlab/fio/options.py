@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -29,6 +30,9 @@ from typing import Callable
 from ..units import (
     FioSize,
     Percent,
+    INT_HINT,
+    SIZE_HINT,
+    TIME_HINT,
     ValueProblem,
     Zones,
     evaluate,
@@ -416,6 +420,21 @@ _EXPECTED = {
                                       "thinktime_blocks", "fsync", "fdatasync", "rwmixread",
                                       "rwmixwrite", "randseed", "nrfiles", "verify_backlog")},
     **{n: "a time like 10s" for n in ("runtime", "ramp_time", "startdelay", "thinktime")},
+    # not modelled, but checked as fio checks them (_FIO_NUMBERS)
+    **{n: "a time like 10s" for n in ("max_latency", "thinktime_spin", "thinktime_iotime")},
+    **{n: "a size like 4k" for n in ("rate_min", "zoneskip")},
+    **{n: "a whole number" for n in ("rate_iops_min", "rate_cycle", "flow_sleep", "replay_scale", "log_hist_msec",
+                                      "iomem_align")},
+    **{n: "0 or 1" for n in ("exitall", "exitall_on_error", "bs_unaligned", "verify_only", "zero_buffers",
+                              "refill_buffers", "softrandommap", "bs_is_seq_rand")},
+    "replay_align": "a power of 2",
+    # read by the report
+    **{n: "a whole number" for n in ("bwavgtime", "iopsavgtime", "log_avg_msec")},
+    **{n: "a time like 10s" for n in ("steadystate_duration", "steadystate_ramp_time", "latency_target",
+                                       "latency_window")},
+    "description": "a text",
+    **{n: "a number" for n in ("zone_reset_threshold", "zone_reset_frequency", "merge_blktrace_scalars",
+                                "merge_blktrace_iters")},
 }
 
 
@@ -785,7 +804,7 @@ def _h_verify(st: JobState, v: _Value) -> None:
 
 _HANDLERS: dict[str, Callable[[JobState, _Value], None]] = {
     "name": _h_string("name"),
-    "description": lambda st, v: None,
+    "description": lambda st, v: None if v.opt.value is None else v.text(),  # fio refuses description=
     "kb_base": _h_kb_base,
     "unit_base": _h_unit_base,
     "rw": _h_rw,
@@ -880,6 +899,18 @@ def _boolean(v: _Value) -> None:
         raise ValueProblem(f"expected 0 or 1, got '{v.text()}'")
 
 
+def _needs_value(v: _Value) -> None:
+    """An option the report reads whose empty value fio refuses ("failed parsing bwavgtime=")."""
+    v.text()
+
+
+def _switch_read(v: _Value) -> None:
+    """A "empty or boolean value" option the report reads (``thread``): bare, or a whole number
+    (0 is off), which the report reads as fio does."""
+    if v.opt.value is not None and not v.numeric().strip().isdigit():
+        raise ValueProblem(f"expected 0 or 1, got '{v.text()}'")
+
+
 def _cpu_list(v: _Value) -> None:
     """A list of CPUs, as ``cpus_allowed`` and ``numa_cpu_nodes`` take it: ``0-3,8``. fio reads
     a word with atoi (``zz`` is CPU 0): a list that is not one is refused here."""
@@ -905,8 +936,9 @@ def _whole_number(lo: int | None = None, hi: int | None = None) -> Callable[[_Va
 
 
 # fio's integer options that ssdlab does not model, with their bounds (``fio --cmdhelp=NAME``,
-# fio-3.33: "range: min=..., max=..."; max=-1 is none). Left out: those fio reads as times
-# (thinktime_spin, max_latency, log_avg_msec, ...) or per direction (rate_min, rate_iops_min).
+# fio-3.33: "range: min=..., max=..."; max=-1 is none). Those fio reads as times or per
+# direction (thinktime_spin, max_latency, rate_min, ...) are checked as fio reads them
+# (_FIO_NUMBERS); log_avg_msec and the like are read by the report (reporting.py).
 _WHOLE_NUMBERS: dict[str, Callable[[_Value], None]] = {
     "nice": _whole_number(-20, 19), "prio": _whole_number(hi=7), "prioclass": _whole_number(hi=3),
     "cgroup_weight": _whole_number(100, 1000), "flow": _whole_number(hi=1000),
@@ -923,11 +955,163 @@ _WHOLE_NUMBERS: dict[str, Callable[[_Value], None]] = {
 }
 
 
+
+# What fio 3.33's parser (parse.c) takes of an option it reads as a number but ssdlab does
+# not model: ssdlab refuses what fio refuses and warns of the rest, so a value fio takes
+# (``max_latency=10x``, ``rate_min=abc,1m``) is only said to be not modelled. fio reads a
+# value in parts: the whole value, then what follows each ',' (else each ':', else each '-'),
+# each read up to where its number stops; the value is refused only when no part is read
+# (handle_option keeps the first success).
+
+
+def _fio_parts(text: str, separators: str = ",:-") -> list[str]:
+    parts = [text]
+    rest = text
+    while True:
+        cuts = [rest.find(c) for c in separators]
+        cut = next((c for c in cuts if c >= 0), -1)
+        if cut < 0:
+            return parts
+        rest = rest[cut + 1:]
+        parts.append(rest)
+
+
+_STRTOLL = {10: re.compile(r"\s*[+-]?(\d+)"), 16: re.compile(r"\s*[+-]?(?:0[xX])?([0-9a-fA-F]+)")}
+_SCANF_HEX = re.compile(r"\s*[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?")
+_SCANF_FLOAT = re.compile(r"\s*[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|nan)", re.IGNORECASE)
+
+
+def _fio_strtoll(part: str) -> tuple[int, int] | None:
+    """The number C's strtoll reads at the start of ``part`` as fio's str_to_decimal calls
+    it (base 16 when the text holds 0x) and where it stops, or None when it reads none."""
+    base = 16 if "0x" in part.lower() else 10
+    m = _STRTOLL[base].match(part)
+    if not m:
+        return None
+    sign = -1 if m.group(0).lstrip().startswith("-") else 1
+    return sign * int(m.group(1), base), m.end()
+
+
+def _fio_decimal(part: str) -> int | None:
+    """What str_to_decimal reads (strtoll's overflow refused), without its unit."""
+    read = _fio_strtoll(part)
+    if read is None or not -(1 << 63) <= read[0] <= (1 << 63) - 1:
+        return None
+    return read[0]
+
+
+def _fio_check_int(part: str) -> int | None:
+    """What fio's check_int reads (sscanf %u, or %x with 0x) as the int it stores it in."""
+    read = _fio_strtoll(part)
+    if read is None:
+        return None
+    n = read[0] % (1 << 64) if abs(read[0]) < (1 << 64) else (1 << 64) - 1
+    n &= 0xFFFFFFFF
+    return n - (1 << 32) if n >= 1 << 31 else n
+
+
+def _fio_number(hint: str) -> Callable[[_Value], None]:
+    """fio's integer options with no bound (FIO_OPT_INT or FIO_OPT_ULL, ``range: min=0,
+    max=-1``), times among them: refused only when no part of the value holds a number."""
+    def check(v: _Value) -> None:
+        text = v.text()
+        if text.strip().startswith("("):
+            evaluate(text)  # fio's arithmetic (ssdlab reads it as it does elsewhere)
+            return
+        if all(_fio_decimal(part) is None for part in _fio_parts(text)):
+            raise ValueProblem(f"{hint}, got '{text}'")
+    return check
+
+
+def _fio_switch(v: _Value) -> None:
+    """fio's "empty or boolean value" options (FIO_OPT_STR_SET): bare, or a value whose
+    parts hold a number as its check_int reads it."""
+    if v.opt.value is None:
+        return
+    text = v.text()
+    if all(_fio_check_int(part) is None for part in _fio_parts(text)):
+        raise ValueProblem(f"expected 0 or 1, got '{text}'")
+
+
+def _fio_boolean(v: _Value) -> None:
+    """fio's boolean options (FIO_OPT_BOOL, ``range: min=0, max=1``) that ssdlab does not
+    read: a value is needed, and a part must read as at most 1 (check_int's int: -1 passes
+    the minimum of 0, which fio's parse.c does not check)."""
+    text = v.text()
+    if not any(n is not None and n <= 1 for n in map(_fio_check_int, _fio_parts(text))):
+        raise ValueProblem(f"expected 0 or 1, got '{text}'")
+
+
+def _fio_power_of_2(v: _Value) -> None:
+    """``replay_align``: a size (4k is 4096) that fio's parser refuses unless it is a power
+    of 2 ("replay_align: must be a power-of-2"), as an unsigned 64-bit number; refused when
+    no part of the value is one."""
+    def power(part: str) -> bool:
+        n = _fio_decimal(part)
+        if n is None:
+            return False
+        suffix = re.match(r"[A-Za-z]*", part[_fio_strtoll(part)[1]:]).group(0)
+        try:
+            n *= parse_fio_count("1" + suffix) if suffix else 1
+        except ValueProblem:
+            pass  # fio's size parser multiplies by 1 a unit it does not know
+        n %= 1 << 64
+        return n != 0 and not n & (n - 1)
+
+    text = v.text()
+    if not any(power(part) for part in _fio_parts(text)):
+        raise ValueProblem(f"expected a power of 2, got '{text}'")
+
+
+def _fio_floats(most: int, lo: float | None = None, hi: float | None = None) -> Callable[[_Value], None]:
+    """fio's lists of floating point values separated by ':' (FIO_OPT_FLOAT_LIST): up to
+    ``most`` of them, read by sscanf %lf, within ``lo``..``hi``; refused when none is."""
+    def ok(index: int, part: str) -> bool:
+        if index >= most:
+            return False
+        if re.match(r"\s*[+-]?0[xX]", part):
+            m = _SCANF_HEX.match(part)
+            value = float.fromhex(m.group(0).strip()) if m else None
+        else:
+            m = _SCANF_FLOAT.match(part)
+            value = float(m.group(0)) if m else None
+        if value is None:
+            return False
+        return not ((hi is not None and value > hi) or (lo is not None and value < lo))
+
+    def check(v: _Value) -> None:
+        text = v.text()
+        if not any(ok(i, part) for i, part in enumerate(_fio_parts(text, ":"))):
+            within = f" from {lo:g} to {hi:g}" if lo is not None and hi is not None else ""
+            raise ValueProblem(f"expected {'a number' if most == 1 else 'numbers separated by :'}{within},"
+                               f" got '{text}'")
+    return check
+
+
+# fio 3.33's options of those kinds that ssdlab does not model (``fio --cmdhelp=NAME``)
+_FIO_NUMBERS: dict[str, Callable[[_Value], None]] = {
+    # times (fio's is_time: a bare number is microseconds, thinktime_iotime's seconds)
+    **{name: _fio_number(TIME_HINT) for name in ("max_latency", "thinktime_spin", "thinktime_iotime")},
+    # per direction (read,write,trim): bytes and I/Os per second
+    "rate_min": _fio_number(SIZE_HINT), "rate_iops_min": _fio_number(INT_HINT),
+    **{name: _fio_number(INT_HINT) for name in ("rate_cycle", "flow_sleep", "replay_scale", "log_hist_msec",
+                                                "iomem_align")},
+    "zoneskip": _fio_number(SIZE_HINT),
+    "replay_align": _fio_power_of_2,
+    **{name: _fio_switch for name in ("exitall", "exitall_on_error", "bs_unaligned", "verify_only",
+                                      "zero_buffers", "refill_buffers")},
+    **{name: _fio_boolean for name in ("softrandommap", "bs_is_seq_rand")},
+    "zone_reset_threshold": _fio_floats(1, 0.0, 1.0), "zone_reset_frequency": _fio_floats(1, 0.0, 1.0),
+    "merge_blktrace_scalars": _fio_floats(MAX_PERCENTILES), "merge_blktrace_iters": _fio_floats(MAX_PERCENTILES),
+}
+
 # fio's ``valid values`` of the options it checks against a list (``fio --cmdhelp=NAME``, fio-3.33)
 _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "clocksource": _choices("gettimeofday clock_gettime cpu"),
     "continue_on_error": _choices("none read write io verify all 0 1"),
     "cpus_allowed_policy": _choices("shared split"),
+    # fio's FIO_OPT_STR_MULTI: the first of its words separated by ':' or ',' is checked
+    "sync_file_range": _choices("wait_before write wait_after"),
     "dedupe_mode": _choices("repeat working_set"),
     "exit_what": _choices("group stonewall all"),
     "fadvise_hint": _choices("0 1 random sequential"),
@@ -969,6 +1153,7 @@ _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     **_CHOICE_CHECKS,
     **{name: _boolean for name in _BOOLEANS},
     **_WHOLE_NUMBERS,
+    **_FIO_NUMBERS,
     "cpus_allowed": _cpu_list,
     "numa_cpu_nodes": _cpu_list,
     "percentage_random": _percentages(3),
@@ -976,6 +1161,11 @@ _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "cmdprio_percentage": _percentages(2),
     "trim_percentage": _percentages(1),
     "latency_percentile": _percentages(1),
+    # read by the report (reporting.py), which took an empty value as the default and read a
+    # word as off (per_job_logs=abc, thread=abc): fio 3.33 refuses both
+    **{name: _needs_value for name in ("bwavgtime", "iopsavgtime", "log_avg_msec", "steadystate_duration",
+                                       "steadystate_ramp_time", "latency_target", "latency_window")},
+    "per_job_logs": _boolean, "log_offset": _boolean, "thread": _switch_read,
     # an int option (fio reads it with the size parser); 0 is nrfiles (fio's fixup_options)
     "openfiles": lambda v: parse_fio_count(v.single()),
 }
