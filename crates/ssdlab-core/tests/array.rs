@@ -694,8 +694,13 @@ fn verified_run(a: ArrayConfig, ios: u64, seed: u64) -> ssdlab_core::report::Arr
 /// read, before, during and after, returns what was written.
 #[test]
 fn a_verified_raid6_rebuilds_two_spares_in_one_pass_and_every_read_checks_out() {
-    for engine in ["md", "streaming"] {
+    for engine in ["md", "md growing, sleeping", "streaming"] {
         let mut a = verified_with_spare(RaidLevel::Raid6, 6, 16 * K, 8, "sdb", 1_000_000);
+        if engine == "md growing, sleeping" {
+            // A small cache that starves and grows, and a sync thread that sleeps after
+            // waiting, through the second failure.
+            a.engine = EngineConfig::Md(MdConfig { stripe_cache_size: 17, stripe_cache_max: 64, sync_wait_sleep_ns: 1_000_000, ..MdConfig::default() });
+        }
         if engine == "streaming" {
             a.engine = EngineConfig::Streaming(StreamingConfig {
                 cores: 4, request_ns: 1000, parity_bytes_per_s: 1e10, rebuild_unit_bytes: 64 * K, rebuild_depth: 4, rebuild_share: 0.3, rebuild_depth_beside_host: 1, host_idle_after_ns: 8_000_000,
@@ -711,6 +716,10 @@ fn a_verified_raid6_rebuilds_two_spares_in_one_pass_and_every_read_checks_out() 
         let (first, last) = (&rep.earlier_rebuilds[0], rep.rebuild.as_ref().unwrap());
         assert_eq!((first.restarts, first.rebuilt_with.len()), (1, 1), "{engine}: {first:?}");
         assert!(last.finished_ns.is_some() && first.finished_ns == last.finished_ns, "{engine}: {first:?} {last:?}");
+        if engine == "md growing, sleeping" {
+            assert!(rep.stripe_cache_grown > 0, "the cache grew");
+            assert!(first.head_wait_sleeps + last.head_wait_sleeps > 0, "the sync thread slept");
+        }
     }
 }
 

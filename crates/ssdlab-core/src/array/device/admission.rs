@@ -240,6 +240,7 @@ impl<D: Drive> Array<D> {
                     // holding them, then goes on (`raid5_sync_request`).
                     let until = ctx.now() + self.handler.sync_wait_sleep_ns;
                     self.rebuild.as_mut().expect("a rebuild unit without a rebuild").sleep_after_head_wait(until);
+                    self.slots[s as usize].stage = Stage::SyncSleep;
                     ctx.schedule(until, ArrayEvent::SyncSlept(s));
                     continue;
                 }

@@ -55,7 +55,8 @@ impl<D: Drive> Array<D> {
         // Like md's resync barrier: the rebuild waits for the requests already under way,
         // planned for the old health, to finish.
         for slot in &mut self.slots {
-            if matches!(slot.stage, Stage::Bitmap | Stage::Reading | Stage::Handling | Stage::Writing) && !slot.before_failure {
+            let under_way = matches!(slot.stage, Stage::Bitmap | Stage::SyncSleep | Stage::Reading | Stage::Handling | Stage::Writing);
+            if under_way && !slot.before_failure {
                 slot.before_failure = true;
                 self.barrier += 1;
             }

@@ -86,12 +86,8 @@ impl<D: Drive> Array<D> {
                 break;
             }
             self.bitmap_held.pop_front();
-            // A member may have failed while it waited: plan it for the array's health now,
-            // keeping the rows and stripe heads it already holds (it locked those).
-            let (rows, heads) = (self.slots[s as usize].rows, self.slots[s as usize].stripe_heads);
-            self.refresh(s);
-            let slot = &mut self.slots[s as usize];
-            (slot.rows, slot.stripe_heads) = (rows, heads);
+            // A member may have failed while it waited.
+            self.refresh_holding(s);
             self.read(s, true, ctx);
         }
         if !self.bitmap_held.is_empty() && !self.bitmap.as_ref().expect("checked").update_under_way() {

@@ -92,6 +92,8 @@ enum Stage {
     Waiting,
     /// Admitted, held until md's next bitmap update is on the members.
     Bitmap,
+    /// md: an admitted rebuild unit whose sync thread sleeps a jiffy after waiting for it.
+    SyncSleep,
     /// md: a write taken along by an earlier one of its process (see `Array::join_writes`);
     /// it completes with that one.
     Joined,
@@ -506,6 +508,9 @@ impl<D: Drive> BlockDevice for Array<D> {
             }
             ArrayEvent::RebuildWake => self.pump_rebuild(ctx),
             ArrayEvent::SyncSlept(s) => {
+                debug_assert_eq!(self.slots[s as usize].stage, Stage::SyncSleep);
+                // A member may have failed while the thread slept.
+                self.refresh_holding(s);
                 self.read(s, true, ctx);
                 self.wake(REBUILD_PROCESS, ctx);
                 self.pump_rebuild(ctx);

@@ -108,6 +108,16 @@ impl<D: Drive> Array<D> {
         }
     }
 
+    /// Admitted slot `s`, held before its reads (for md's bitmap update, or its sync thread's
+    /// sleep), is planned again if a member failed meanwhile, keeping the rows and stripe heads
+    /// it already holds (it locked those).
+    pub(super) fn refresh_holding(&mut self, s: u32) {
+        let (rows, heads) = (self.slots[s as usize].rows, self.slots[s as usize].stripe_heads);
+        self.refresh(s);
+        let slot = &mut self.slots[s as usize];
+        (slot.rows, slot.stripe_heads) = (rows, heads);
+    }
+
     /// Start planned slot `s`, or queue it behind the stripes it needs.
     pub(super) fn launch(&mut self, s: u32, in_event: bool, ctx: &mut impl DeviceCtx<ArrayEvent<D::Event>>) {
         self.refresh(s);
