@@ -316,6 +316,75 @@ impl Ssd {
         !self.buffered_index.is_empty() && self.buffered_index.contains_key(&lpn)
     }
 
+    /// The events [`BlockDevice::handle`] does not take inline: writes, trims, flushes,
+    /// programs and the drive's own work.
+    #[inline(never)]
+    fn handle_other(&mut self, event: SsdEvent, ctx: &mut impl DeviceCtx<SsdEvent>) {
+        match event {
+            SsdEvent::ControllerDone { tag } => {
+                let r = self.reqs[tag as usize];
+                match r.op.expect("request state") {
+                    Op::Read => unreachable!("reads start in handle"),
+                    Op::Write => {
+                        let done = self.front.from_host(ctx.now(), r.len);
+                        ctx.schedule(done, SsdEvent::LinkDone { tag });
+                    }
+                    Op::Trim => self.trim(tag, ctx),
+                    Op::Flush => {
+                        let target = self.next_seq;
+                        if self.durable_floor() >= target {
+                            self.finish(tag, ctx);
+                        } else {
+                            self.flushes.push((tag, target));
+                            self.dispatch(true, ctx);
+                        }
+                    }
+                }
+            }
+            SsdEvent::PageRead { .. } | SsdEvent::PageTransferred { .. } => unreachable!("read events are handled in handle"),
+            SsdEvent::LinkDone { tag } => {
+                let r = self.reqs[tag as usize];
+                match r.op {
+                    Some(Op::Write) => {
+                        self.waiting_writes.push_back(tag);
+                        self.admit_writes(ctx);
+                    }
+                    other => unreachable!("link transfer for {other:?}"),
+                }
+            }
+            SsdEvent::UnitTransferred { unit } => {
+                let u = &self.units[unit as usize];
+                let t = match (&self.cfg.slc_cache, u.slc) {
+                    (Some(c), true) => c.program_ns,
+                    _ => self.cfg.nand.program_ns,
+                };
+                let die = u.die;
+                if self.backlogs[die as usize].is_empty() {
+                    let done = self.occupy_die(die, ctx.now(), t);
+                    ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
+                } else {
+                    // GC owed on this die frees the space this unit goes to: it waits its turn.
+                    self.backlogs[die as usize].push_program(unit, t);
+                }
+            }
+            SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
+            SsdEvent::IdleCheck { token } => self.background(token, ctx),
+            SsdEvent::BacklogStep { die } => self.backlog_step(die, ctx),
+            SsdEvent::ThermalSample => {
+                let now = ctx.now();
+                if let Some(t) = &mut self.thermal {
+                    ctx.schedule(t.sample(now), SsdEvent::ThermalSample);
+                }
+            }
+            SsdEvent::RetryDispatch => {
+                self.retry_at = None;
+                let force = self.write_through() || !self.flushes.is_empty();
+                self.dispatch(force, ctx);
+                self.admit_writes(ctx);
+            }
+        }
+    }
+
     // ---- reads -------------------------------------------------------------------------
 
     fn start_read(&mut self, tag: Tag, ctx: &mut impl DeviceCtx<SsdEvent>) {
@@ -849,29 +918,12 @@ impl BlockDevice for Ssd {
         ctx.schedule(done, SsdEvent::ControllerDone { tag: req.tag });
     }
 
-    #[inline]
+    /// The read path's events are handled here, inlined into the event loop (a random read
+    /// is four events, each otherwise a call with its prologue); the others out of line.
+    #[inline(always)]
     fn handle(&mut self, event: SsdEvent, ctx: &mut impl DeviceCtx<SsdEvent>) {
         match event {
-            SsdEvent::ControllerDone { tag } => {
-                let r = self.reqs[tag as usize];
-                match r.op.expect("request state") {
-                    Op::Read => self.start_read(tag, ctx),
-                    Op::Write => {
-                        let done = self.front.from_host(ctx.now(), r.len);
-                        ctx.schedule(done, SsdEvent::LinkDone { tag });
-                    }
-                    Op::Trim => self.trim(tag, ctx),
-                    Op::Flush => {
-                        let target = self.next_seq;
-                        if self.durable_floor() >= target {
-                            self.finish(tag, ctx);
-                        } else {
-                            self.flushes.push((tag, target));
-                            self.dispatch(true, ctx);
-                        }
-                    }
-                }
-            }
+            SsdEvent::ControllerDone { tag } if self.reqs[tag as usize].op == Some(Op::Read) => self.start_read(tag, ctx),
             SsdEvent::PageRead { tag, die, ius } => {
                 let ch = self.channel_of(die as u32);
                 let xfer = self.channel_rate.ns(ius as u64 * self.iu_bytes);
@@ -885,50 +937,11 @@ impl BlockDevice for Ssd {
                     self.send_read_data(tag, ctx);
                 }
             }
-            SsdEvent::LinkDone { tag } => {
-                let r = self.reqs[tag as usize];
-                match r.op {
-                    Some(Op::Read) => {
-                        self.host_bytes_read += r.len;
-                        self.finish(tag, ctx);
-                    }
-                    Some(Op::Write) => {
-                        self.waiting_writes.push_back(tag);
-                        self.admit_writes(ctx);
-                    }
-                    other => unreachable!("link transfer for {other:?}"),
-                }
+            SsdEvent::LinkDone { tag } if self.reqs[tag as usize].op == Some(Op::Read) => {
+                self.host_bytes_read += self.reqs[tag as usize].len;
+                self.finish(tag, ctx);
             }
-            SsdEvent::UnitTransferred { unit } => {
-                let u = &self.units[unit as usize];
-                let t = match (&self.cfg.slc_cache, u.slc) {
-                    (Some(c), true) => c.program_ns,
-                    _ => self.cfg.nand.program_ns,
-                };
-                let die = u.die;
-                if self.backlogs[die as usize].is_empty() {
-                    let done = self.occupy_die(die, ctx.now(), t);
-                    ctx.schedule(done, SsdEvent::UnitProgrammed { unit });
-                } else {
-                    // GC owed on this die frees the space this unit goes to: it waits its turn.
-                    self.backlogs[die as usize].push_program(unit, t);
-                }
-            }
-            SsdEvent::UnitProgrammed { unit } => self.unit_programmed(unit, ctx),
-            SsdEvent::IdleCheck { token } => self.background(token, ctx),
-            SsdEvent::BacklogStep { die } => self.backlog_step(die, ctx),
-            SsdEvent::ThermalSample => {
-                let now = ctx.now();
-                if let Some(t) = &mut self.thermal {
-                    ctx.schedule(t.sample(now), SsdEvent::ThermalSample);
-                }
-            }
-            SsdEvent::RetryDispatch => {
-                self.retry_at = None;
-                let force = self.write_through() || !self.flushes.is_empty();
-                self.dispatch(force, ctx);
-                self.admit_writes(ctx);
-            }
+            other => self.handle_other(other, ctx),
         }
     }
 
