@@ -1284,6 +1284,28 @@ fn md_group_threads_share_the_stripe_handling() {
     assert!(four > 3.5 * alone, "four threads: {four:.0} writes a second against {alone:.0}");
 }
 
+/// `writers` one-deep 4 KiB random writers, each with its own offsets, for 200 ms on a RAID 5
+/// of four under `md`: their writes a second and the array's report.
+fn one_deep_writers_on_md(md: MdConfig, writers: u64) -> (f64, ssdlab_core::report::ArrayReport) {
+    let mut a = array(RaidLevel::Raid5, 4, 64 * K);
+    a.engine = EngineConfig::Md(md);
+    let jobs = (0..writers)
+        .map(|i| {
+            let mut j = job(RwMode::Randwrite, 4 * K, 1, u64::MAX);
+            j.seed = i + 1;
+            j.number_ios = None;
+            j.time_based = true;
+            j.runtime_ns = Some(200_000_000);
+            j
+        })
+        .collect();
+    let r = run(&spec(a, jobs)).unwrap();
+    let ios: u64 = r.jobs.iter().map(|j| j.write.ios).sum();
+    let start = r.jobs.iter().map(|j| j.start_ns).min().unwrap();
+    let end = r.jobs.iter().map(|j| j.end_ns).max().unwrap();
+    (ios as f64 / ((end - start) as f64 / 1e9), r.devices[0].internal.array.clone().unwrap())
+}
+
 /// md's stripe cache, once a request has found it out of stripe heads, gives none out until
 /// fewer than three quarters are in use (raid5.c, `R5_INACTIVE_BLOCKED`). With more one-deep
 /// writers than stripe heads, the cache drains to 11 of its 17 heads (below 17 * 3 / 4 = 12)
@@ -1292,25 +1314,10 @@ fn md_group_threads_share_the_stripe_handling() {
 #[test]
 fn md_stripe_cache_once_out_of_heads_waits_until_a_quarter_is_free() {
     let rate = |writers: u64| {
-        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
         // The members, not raid5d, hold each stripe head's time.
-        a.engine = EngineConfig::Md(MdConfig { stripe_cache_size: 17, stripe_head_ns: 100, ..MdConfig::default() });
-        let jobs = (0..writers)
-            .map(|i| {
-                let mut j = job(RwMode::Randwrite, 4 * K, 1, u64::MAX);
-                j.seed = i + 1;
-                j.number_ios = None;
-                j.time_based = true;
-                j.runtime_ns = Some(200_000_000);
-                j
-            })
-            .collect();
-        let r = run(&spec(a, jobs)).unwrap();
-        let ios: u64 = r.jobs.iter().map(|j| j.write.ios).sum();
-        let start = r.jobs.iter().map(|j| j.start_ns).min().unwrap();
-        let end = r.jobs.iter().map(|j| j.end_ns).max().unwrap();
-        let waits = r.devices[0].internal.array.as_ref().unwrap().stripe_waits;
-        (ios as f64 / ((end - start) as f64 / 1e9), waits)
+        let md = MdConfig { stripe_cache_size: 17, stripe_head_ns: 100, ..MdConfig::default() };
+        let (rate, report) = one_deep_writers_on_md(md, writers);
+        (rate, report.stripe_waits)
     };
     let (as_many, waits_as_many) = rate(17);
     let (more, waits_more) = rate(64);
@@ -1330,24 +1337,9 @@ fn md_stripe_cache_once_out_of_heads_waits_until_a_quarter_is_free() {
 #[test]
 fn md_stripe_cache_grows_while_requests_starve_up_to_its_limit() {
     let rate = |max: u32| {
-        let mut a = array(RaidLevel::Raid5, 4, 64 * K);
-        a.engine = EngineConfig::Md(MdConfig { stripe_cache_size: 17, stripe_cache_max: max, stripe_head_ns: 100, ..MdConfig::default() });
-        let jobs = (0..64)
-            .map(|i| {
-                let mut j = job(RwMode::Randwrite, 4 * K, 1, u64::MAX);
-                j.seed = i + 1;
-                j.number_ios = None;
-                j.time_based = true;
-                j.runtime_ns = Some(200_000_000);
-                j
-            })
-            .collect();
-        let r = run(&spec(a, jobs)).unwrap();
-        let ios: u64 = r.jobs.iter().map(|j| j.write.ios).sum();
-        let start = r.jobs.iter().map(|j| j.start_ns).min().unwrap();
-        let end = r.jobs.iter().map(|j| j.end_ns).max().unwrap();
-        let grown = r.devices[0].internal.array.as_ref().unwrap().stripe_cache_grown;
-        (ios as f64 / ((end - start) as f64 / 1e9), grown)
+        let md = MdConfig { stripe_cache_size: 17, stripe_cache_max: max, stripe_head_ns: 100, ..MdConfig::default() };
+        let (rate, report) = one_deep_writers_on_md(md, 64);
+        (rate, report.stripe_cache_grown)
     };
     let (fixed, none) = rate(0);
     assert_eq!(none, 0, "a cache without a limit above its size never grows");

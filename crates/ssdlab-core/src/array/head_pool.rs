@@ -25,9 +25,8 @@ pub struct HeadPool {
     /// The most it may grow to (`capacity`: it never grows).
     limit: u64,
     in_use: u64,
-    /// `R5_INACTIVE_BLOCKED`: the cache ran out and has not yet drained to `unblock_below`.
+    /// `R5_INACTIVE_BLOCKED`: the cache ran out and has not yet drained below three quarters.
     blocked: bool,
-    unblock_below: u64,
     /// `R5_DID_ALLOC`: a head was added and none has been released since.
     did_alloc: bool,
 }
@@ -37,7 +36,7 @@ impl HeadPool {
     /// up to `limit` heads.
     pub fn new(capacity: u64, limit: u64) -> HeadPool {
         debug_assert!(limit >= capacity);
-        HeadPool { capacity, limit, in_use: 0, blocked: false, unblock_below: unblock_below(capacity), did_alloc: false }
+        HeadPool { capacity, limit, in_use: 0, blocked: false, did_alloc: false }
     }
 
     /// The heads the cache has now.
@@ -52,7 +51,7 @@ impl HeadPool {
     /// Whether `heads` more may be taken now: they fit, and the cache is not blocked (or has
     /// drained below three quarters).
     pub fn fits(&self, heads: u64) -> bool {
-        heads == 0 || (self.in_use + heads <= self.capacity && (!self.blocked || self.in_use < self.unblock_below))
+        heads == 0 || (self.in_use + heads <= self.capacity && (!self.blocked || self.in_use < unblock_below(self.capacity)))
     }
 
     /// A request wanting `heads` tried to take them: if they do not fit in what is free, the
@@ -67,7 +66,6 @@ impl HeadPool {
         let grows = !self.blocked && !self.did_alloc && self.capacity < self.limit;
         if grows {
             self.capacity += 1;
-            self.unblock_below = unblock_below(self.capacity);
             self.did_alloc = true;
         }
         self.blocked = true;
