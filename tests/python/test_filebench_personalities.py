@@ -193,3 +193,23 @@ def test_a_timed_run_stopped_early_by_a_thread_without_a_file_says_so(tmp_path):
     assert core["end_ns"] - core["start_ns"] < 10 ** 9
     report = text(work, core, "generic-linux", ["sda"])
     assert "WARNING! Run stopped early: flowop createfile1 could not obtain a file" in report
+
+
+def test_a_hog_burns_the_host_cpus_and_shares_them(tmp_path):
+    # filebench's hog computes on a CPU: four threads hogging 1 ms a loop keep four of the
+    # host's eight cores busy; sixteen keep all eight busy, and each loop then waits for a core.
+    from ssdlab import api
+    from ssdlab.filework import load as load_work
+
+    def run(threads: int) -> dict:
+        p = tmp_path / f"hog{threads}.f"
+        p.write_text("define fileset name=s,path=/d,size=4k,entries=10,dirwidth=10,prealloc=100\n"
+                     f"define process name=p,instances=1\n{{\n  thread name=t,instances={threads}\n  {{\n"
+                     "    flowop hog name=h,value=1000000\n  }\n}\nrun 1\n")
+        return api.execute(api.build(None, profile="samsung-850-pro", host="generic-linux", files=load_work(p))).core
+
+    four, sixteen = run(4), run(16)
+    assert four["files"]["cpu"]["busy"] == pytest.approx(0.5, abs=0.01)
+    assert sixteen["files"]["cpu"]["busy"] == pytest.approx(1.0, abs=0.01)
+    per_loop = [j["file_ops"][0]["latency_ns"] / j["file_ops"][0]["ops"] for j in sixteen["jobs"]]
+    assert min(per_loop) > 1.9e6, "sixteen threads on eight cores: each 1 ms loop waits about as long for a core"

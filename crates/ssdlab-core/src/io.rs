@@ -78,12 +78,20 @@ pub enum FileIoOp {
     /// sendfile(2) of a range of the open file to the job's client: read through the page
     /// cache, then sent over the network.
     Send,
+    /// Work in user space for `ns` of CPU (filebench's `hog`, a scenario's busy `delay`):
+    /// no system call and no file; the thread runs it on the host's cores, waiting for one
+    /// when all are taken.
+    Compute { ns: u64 },
 }
 
 impl FileIoOp {
-    /// Operations on a file that must exist (all but the creates, listing, sync and mkfs).
+    /// Operations on a file that must exist (all but the creates, listing, sync, mkfs and
+    /// computing).
     pub fn needs_existing(self) -> bool {
-        !matches!(self, FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir | FileIoOp::ListDir | FileIoOp::Sync | FileIoOp::Mkfs)
+        !matches!(
+            self,
+            FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir | FileIoOp::ListDir | FileIoOp::Sync | FileIoOp::Mkfs | FileIoOp::Compute { .. }
+        )
     }
 }
 

@@ -451,6 +451,38 @@ fn a_commit_writes_ordered_data_as_data() {
 }
 
 #[test]
+fn computing_threads_take_the_host_cores_and_a_sleep_takes_none() {
+    // Four threads each compute 10 ms five times (filebench's hog, a scenario's busy delay)
+    // on the host's two cores: 200 ms of CPU, so the run lasts 100 ms, the cores are busy
+    // throughout, and a thread's computation waits for a core half the time. Sleeping
+    // instead, they end in 50 ms with the cores idle.
+    let run_with = |busy: bool| {
+        let jobs = (0..4).map(|_| program(vec![FileOp::Delay { ns: 10_000_000, busy }], Some(5))).collect();
+        let spec = system(FsType::Ext4, KernelEra::Today, vec![set("f", 1, 4 * KIB, 1.0)], jobs);
+        run(&spec).expect("run")
+    };
+    let computing = run_with(true);
+    let f = computing.files.as_ref().unwrap();
+    let span = f.cpu.end_ns - f.cpu.start_ns;
+    assert!((100_000_000..100_100_000).contains(&span), "two cores run 200 ms of CPU in 100 ms: {:?}", f.cpu);
+    assert!(f.cpu.busy > 0.999, "{:?}", f.cpu);
+    assert_eq!(f.ops, 0, "a computation is no file-system call");
+    for j in &computing.jobs {
+        let s = &j.file_ops[0];
+        assert_eq!(s.ops, 5);
+        assert!(s.latency_ns >= 50_000_000, "each took its 10 ms at least: {s:?}");
+    }
+    let waited: u64 = computing.jobs.iter().map(|j| j.file_ops[0].latency_ns).sum();
+    // 20 computations of 10 ms; on two cores first come first served, all but the first two
+    // wait 10 ms for a core.
+    assert_eq!(waited, 20 * 10_000_000 + 18 * 10_000_000, "{:?}", computing.jobs.iter().map(|j| j.file_ops[0].latency_ns).collect::<Vec<_>>());
+    let sleeping = run_with(false);
+    let f = sleeping.files.as_ref().unwrap();
+    assert!(f.cpu.end_ns - f.cpu.start_ns < 51_000_000, "{:?}", f.cpu);
+    assert!(f.cpu.busy < 0.001, "{:?}", f.cpu);
+}
+
+#[test]
 fn sync_writes_every_dirty_page_and_commits_before_it_returns() {
     // `cp -a ...; sync`: the copy leaves dirty pages (under the background threshold: the
     // flusher would wait 30 s for them); sync writes them, waits, and commits the journal.

@@ -210,7 +210,7 @@ impl FileJob {
 
 
     /// The program's next request at `now`; None when it is done (loops run, or a pick found
-    /// no file), or when the current operation needs no request (a delay: `Delay` is returned
+    /// no file), or when the current operation needs no request (a sleep: `Delay` is returned
     /// for the caller to wait).
     pub fn next(&mut self, now: Time) -> Next {
         let Some(program) = self.access.program.as_ref() else { return Next::Done };
@@ -219,7 +219,7 @@ impl FileJob {
         }
         if let Some(ns) = self.idle.take() {
             self.idling = true;
-            return Next::Delay { ns, busy: false };
+            return Next::Delay { ns };
         }
         if self.step.index >= program.ops.len() {
             self.loops_done += 1;
@@ -315,7 +315,10 @@ impl FileJob {
                 let op = if write { FileIoOp::Write } else { FileIoOp::Read };
                 io_req(op, o.set, Some(o.entry), offset, io_bytes.min(span - offset).max(1))
             }
-            FileOp::Delay { ns, busy } => Next::Delay { ns, busy },
+            // Computing takes a core of the host's (the file layer keeps them); sleeping
+            // takes none.
+            FileOp::Delay { ns, busy: true } => io_req(FileIoOp::Compute { ns }, 0, None, 0, 0),
+            FileOp::Delay { ns, busy: false } => Next::Delay { ns },
         }
     }
 
@@ -505,8 +508,8 @@ fn engine_op(e: FileEngine) -> FileIoOp {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Next {
     Issue(FileRequest),
-    /// Wait (`busy`: compute) this long, then go on.
-    Delay { ns: Time, busy: bool },
+    /// Sleep this long, then go on.
+    Delay { ns: Time },
     /// Nothing to issue for this operation: ask again.
     Again,
     Done,

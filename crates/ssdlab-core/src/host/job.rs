@@ -349,7 +349,7 @@ impl JobRun {
                     self.stats.record_depth(self.inflight);
                     return Action::IssueFile(req);
                 }
-                ProgramNext::Delay { ns, .. } => {
+                ProgramNext::Delay { ns } => {
                     self.delay_until = Some(now + ns);
                     return self.wake(now + ns);
                 }

@@ -28,7 +28,7 @@ use crate::block::{Bio, BioDone, Submit, Upper};
 use crate::file::{FileUpper, MemoryConfig};
 use crate::engine::{EventQueue, Time};
 use crate::error::{ConfigError, SimError};
-use crate::io::{BioId, Fadvise, FileDone, FileIo};
+use crate::io::{BioId, Fadvise, FileDone, FileIo, FileIoOp};
 use crate::metrics::JobStats;
 use crate::progress::CHECK_ISSUES;
 use crate::workload::JobSpec;
@@ -365,6 +365,15 @@ impl Host {
         (id, arrive)
     }
 
+    /// Job `j` turns to a computation at `now` (its thread's next free moment): a number
+    /// for it, and when it begins; no system call, so none of the I/O's host time.
+    fn computing(&mut self, j: u32, now: Time) -> (BioId, Time) {
+        let id = self.new_id();
+        let at = self.jobs[j as usize].thread_submit(now, 0);
+        self.ios[id as usize] = InFlight { prepared_at: at, issued_at: at, reap: 0 };
+        (id, at)
+    }
+
     /// The part of an I/O's drawn host time `overhead` that is `part` of the mean: a longer
     /// draw has a longer submit call and reap in proportion.
     fn share(&self, overhead: Time, part: u64) -> Time {
@@ -455,7 +464,10 @@ impl Host {
                     }
                 }
                 job::Action::IssueFile(req) => {
-                    let (id, arrive) = self.submitted(j, now);
+                    let (id, arrive) = match req.op {
+                        FileIoOp::Compute { .. } => self.computing(j, now),
+                        _ => self.submitted(j, now),
+                    };
                     let access = self.jobs[j as usize].files.as_ref().map(|f| (f.access.direct, f.access.fadvise, f.waits_for_picks()));
                     let (direct, fadvise, wait_pick) = access.unwrap_or((false, None, false));
                     lower.submit_file(file_io(id, j, &req, direct, fadvise, wait_pick), arrive, events);
@@ -681,8 +693,8 @@ impl<E: From<JobEvent> + Copy> FileUpper<E> for Host {
         self.free_ids.push(io.id);
         let req = FileRequest { op: io.op, set: io.set, entry: io.entry, offset: io.offset, len: io.len };
         let dir = match io.op {
-            crate::io::FileIoOp::Read | crate::io::FileIoOp::Send => Some(0),
-            crate::io::FileIoOp::Write => Some(1),
+            FileIoOp::Read | FileIoOp::Send => Some(0),
+            FileIoOp::Write => Some(1),
             _ => None,
         };
         if let Some(d) = dir {

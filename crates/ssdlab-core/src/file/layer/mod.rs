@@ -685,7 +685,10 @@ impl FileLayer {
                 (self.ops.len() - 1) as u32
             }
         };
-        self.report.ops += 1;
+        // A computation is no file-system call.
+        if !matches!(io.op, FileIoOp::Compute { .. }) {
+            self.report.ops += 1;
+        }
         if at > events.now() {
             events.schedule(at, E::from(FileEvent::Op(slot)));
         } else {
@@ -698,6 +701,12 @@ impl FileLayer {
     fn start<E: From<FileEvent> + Copy>(&mut self, slot: u32, events: &mut EventQueue<E>) {
         let now = events.now();
         let o = self.ops[slot as usize];
+        if let FileIoOp::Compute { ns } = o.io.op {
+            let end = self.cpus.run(now, ns);
+            self.ops[slot as usize].stage = Stage::Cpu;
+            events.schedule(end, E::from(FileEvent::Op(slot)));
+            return;
+        }
         let set = &mut self.sets[o.io.set as usize];
         let create = matches!(o.io.op, FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir);
         // A picked file to create or delete is claimed until the operation is done.
@@ -769,6 +778,7 @@ impl FileLayer {
         match ev {
             FileEvent::Op(slot) => match self.ops[slot as usize].stage {
                 Stage::Arriving => self.start(slot, events),
+                Stage::Cpu if matches!(self.ops[slot as usize].io.op, FileIoOp::Compute { .. }) => self.complete(slot, events, host),
                 Stage::Cpu => self.look_up(slot, block, events, host),
                 Stage::Throttled => self.unthrottle(slot, block, events, host),
                 Stage::NetCpu => self.start_flow(slot, events, host),

@@ -105,6 +105,7 @@ impl FileLayer {
             FileIoOp::Write => self.write(slot, block, events, host),
             FileIoOp::Fsync { .. } | FileIoOp::Sync => self.fsync(slot, block, events, host),
             FileIoOp::Mkfs => self.mkfs(slot, block, events, host),
+            FileIoOp::Compute { .. } => unreachable!("a computation ends when its CPU burst does (FileLayer::handle)"),
         }
         let _ = now;
     }
