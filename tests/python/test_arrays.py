@@ -347,6 +347,28 @@ def test_a_rebuild_shows_its_progress_in_the_report_the_json_and_the_time_series
     assert "% in sync at the end of the run; yielded to other I/O" in text
 
 
+def test_a_rebuild_starved_of_stripe_heads_counts_its_jiffies_in_the_report(tmp_path):
+    # md's sync thread sleeps a jiffy after it waited for a stripe head (raid5_sync_request):
+    # a 17-head cache beside 32 one-deep writers makes it wait; the JSON counts the sleeps and
+    # the text line names them. Without the sleep (sync_wait_sleep 0) the line says nothing
+    # of them.
+    job = "[w]\nfilename=/dev/md0\ndirect=1\nrw=randwrite\nbs=4k\niodepth=1\nnumjobs=32\ntime_based\nruntime=1\n"
+    write(tmp_path, job, "j.fio")
+
+    def with_engine(keys: str):
+        system = write(tmp_path, REBUILDING.replace('engine = "md"', f'engine = "md"\nengine_set = {{ {keys} }}'))
+        slept = ssdlab.run(job, system=system, seed=1).internal("md0")["rebuild_head_wait_sleeps"]
+        text = CliRunner().invoke(app, ["run", str(tmp_path / "j.fio"), "--system", str(system), "--seed", "1"]).output
+        assert "rebuild onto sdd (replacing sdb)" in text
+        return slept, text
+
+    slept, text = with_engine("stripe_cache_size = 17")
+    assert slept > 0
+    assert f", slept a jiffy after waiting for stripe heads {slept}" in text
+    slept, text = with_engine('stripe_cache_size = 17, sync_wait_sleep = "0"')
+    assert slept == 0 and "slept a jiffy" not in text
+
+
 def test_an_array_without_a_rebuild_or_a_controller_cache_says_so_with_nones_and_zeros(tmp_path):
     i = ssdlab.run(JOB, system=write(tmp_path, ARRAY), seed=1).internal("md0")
     assert i["rebuild_member"] is None and i["rebuild_progress"] is None
