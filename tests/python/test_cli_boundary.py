@@ -289,6 +289,24 @@ def test_help_texts_keep_their_brackets():
     assert "[catalogue], [cache], [files], [[clients]]" in p.stdout, p.stdout
 
 
+
+def test_command_help_breaks_lines_only_between_paragraphs():
+    """rich keeps a help text's line breaks and wraps again at the terminal's width, so a
+    docstring wrapped in the source showed a short line at each of its breaks."""
+    import typer.main
+
+    from ssdlab.cli import app
+
+    def walk(c, path):
+        paragraphs = (c.help or "").split("\n\n")
+        assert all("\n" not in p for p in paragraphs), f"{path}: {c.help!r}"
+        for sub in getattr(c, "commands", {}).values():
+            walk(sub, f"{path} {sub.name}")
+
+    walk(typer.main.get_command(app), "ssdlab")
+    p = _ssdlab("measure", "--help", env={**os.environ, "COLUMNS": "250"})
+    assert "the report has the shape `ssdlab run` gives (same JSON)." in p.stdout, p.stdout
+
 # ---- a run's own limits and lost data: said in the user's terms ---------------------------------
 
 

@@ -8,6 +8,7 @@ they share (one-line errors, Ctrl-C, writing a report) is in :mod:`.common`."""
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import Annotated
 
@@ -20,9 +21,19 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_
                   help="Simulate SSDs, hard disks and arrays behind a Linux block layer, driven by fio job files or block traces.")
 app.add_typer(profiles_app, name="profiles")
 
+
+
+def help_text(doc: str | None) -> str:
+    """A command's docstring as its help: each paragraph on one line. Typer's rich help keeps
+    a docstring's line breaks and then wraps again at the terminal's width, which leaves a
+    short line wherever the source wrapped."""
+    paragraphs = inspect.cleandoc(doc or "").split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
 for _command in (runs.run, runs.measure, runs.compare, runs.fit, runs.replay, sweep.sweep, server.server, site.site, sizing.size,
                  sizing.endurance, rebuild.rebuild, gallery.reproduce, gallery.report):
-    app.command()(_command)
+    app.command(help=help_text(_command.__doc__))(_command)
 
 
 def _show_version(value: bool) -> None:

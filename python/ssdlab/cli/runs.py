@@ -50,8 +50,9 @@ def run(
     fs: Annotated[Optional[str], typer.Option("--fs", help="a file system made on the first device, ext3 or ext4: fio jobs that name no /dev device run on their own files there (through the page cache unless direct=1); over a system file's filesystem it replaces the type and keeps the mkfs and mount options; a file workload's default is the system file's, else the scenario's, else ext3 on a 2008 host and ext4 on others")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="precondition every drive again: neither read nor keep preconditioned states (random:N drives are kept in $XDG_CACHE_HOME/ssdlab/states, so the next run of the same drive, preconditioning and seed starts at once)")] = False,
 ) -> None:
-    """Run a fio job file on a simulated device and report as fio and iostat would; or a file
-    workload (a scenario .toml or a filebench .f file) on a file system there."""
+    """Run a fio job file on a simulated device and report as fio and iostat would, or a file workload on a file system there.
+
+    A file workload is a scenario (.toml) or a filebench workload (.f)."""
     states = None if no_cache else state_cache_dir()
     check_seed(seed)
     check_scheduler(scheduler, "--scheduler")

@@ -30,8 +30,9 @@ def server(
     plot: Annotated[Optional[Path], typer.Option(help="write the plot (served Mb/s by drives, a line per NIC) here")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="normal or json")] = "normal",
 ) -> None:
-    """What a server serves on each array size and NIC, and what bounds it: its clients, a NIC
-    port, the CPUs or the storage (docs/network.md)."""
+    """What a server serves on each array size and NIC, and what bounds it.
+
+    The bound is its clients, a NIC port, the CPUs or the storage (docs/network.md)."""
     from .. import api
     from ..filework import FileWorkError, bundled, load
     from ..serversize import parse_nic, run_all, with_nic

@@ -21,8 +21,9 @@ def site(
     seed: Annotated[int, typer.Option(help="seed of every run")] = 0,
     output_format: Annotated[str, typer.Option("--output-format", help="normal or json")] = "normal",
 ) -> None:
-    """What a site of cache servers and file servers serves, and what bounds each tier
-    (docs/network.md)."""
+    """What a site of cache servers and file servers serves, and what bounds each tier.
+
+    The model is in docs/network.md."""
     from dataclasses import replace
 
     from ..api import SimulationError
