@@ -416,7 +416,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         elif any(o["op"] == "send_whole" for o in ops):
             raise fail(keys + ("client",), "a thread that sends files (send_whole) needs its clients: client = \"CLASS\"")
         threads.append(Thread(name, instances, {
-            "set": first_set, "direct": direct, "service": "roundrobin", "end_fsync": False, "unlink": False,
+            "set": first_set, "direct": direct, "service": "roundrobin", "end_fsync": False, "datasync": False, "unlink": False,
             "program": {"ops": ops, "loops": loops or None, "stop_on_error": stop_on_error}},
             list(after),
             time_ns(runtime, keys + ("runtime",)) if runtime not in (None, 0, "0") else None,

@@ -146,3 +146,21 @@ def test_fadvise_hint_is_modelled_on_files_and_said_unmodelled_on_a_device():
     assert raw.core["jobs"][0]["files"] is None  # the hint alone does not put a job on files
     said = [w for w in raw.warnings if "fadvise_hint" in w]
     assert len(said) == 1 and said[0].endswith(":6: option 'fadvise_hint=0' is accepted but not modelled"), said
+
+
+def test_fdatasync_on_files_commits_for_new_blocks_only_where_fsync_commits_for_new_times():
+    # Random overwrites of a laid-out file, a flush after every 8: fsync=8 logs the file's
+    # new times (a journal commit) at each; fdatasync=8 has only data to write, so commits
+    # nothing (ext4_sync_file waits for i_datasync_tid, which only a new size or new blocks
+    # move).
+    def run(flush: str) -> dict:
+        job = f"[w]\nrw=randwrite\noverwrite=1\nbs=4k\nsize=4m\nnumber_ios=256\n{flush}=8\n"
+        spec = api.build(job, profile="samsung-850-pro", filesystem="ext4")
+        assert spec.core["jobs"][0]["files"]["datasync"] is (flush == "fdatasync")
+        return api.execute(spec).core
+
+    fsync, fdatasync = run("fsync"), run("fdatasync")
+    flushes = fsync["jobs"][0]["sync"]["ios"]
+    assert flushes >= 31 and fdatasync["jobs"][0]["sync"]["ios"] == flushes
+    assert fsync["files"]["commits"] >= flushes // 2, fsync["files"]
+    assert fdatasync["files"]["commits"] == 0, fdatasync["files"]

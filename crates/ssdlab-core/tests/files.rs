@@ -45,7 +45,7 @@ fn fio_on_files(rw: RwMode, bs: u64, file_bytes: u64, ios: u64, direct: bool) ->
     let mut j = JobSpec::simple("f", rw, bs, 1, file_bytes);
     j.number_ios = Some(ios);
     j.io_limit = u64::MAX;
-    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: None, engine: None, client: None });
+    j.files = Some(FileAccess { set: 0, direct, service: FileService::Roundrobin, end_fsync: false, datasync: false, unlink: false, fadvise: None, program: None, engine: None, client: None });
     j
 }
 
@@ -483,6 +483,47 @@ fn computing_threads_take_the_host_cores_and_a_sleep_takes_none() {
 }
 
 #[test]
+fn fsync_commits_a_files_new_times_and_fdatasync_only_a_new_size() {
+    // An overwrite in place changes only the file's times: fsync logs them (a commit),
+    // fdatasync does not; an append changes the size, which both wait for. Either kernel.
+    for era in [KernelEra::Today, KernelEra::Y2008] {
+        let commits = |data_only: bool, append: bool| {
+            let write = if append {
+                FileOp::Append { size: SizeSpec::Fixed { bytes: 4 * KIB }, io_bytes: 4 * KIB }
+            } else {
+                FileOp::Write { io_bytes: 4 * KIB, random: false, zipf: None }
+            };
+            let ops = vec![FileOp::Open { set: 0, pick: Pick::Next }, write, FileOp::Fsync { data_only }, FileOp::Close];
+            let fs = if era == KernelEra::Today { FsType::Ext4 } else { FsType::Ext3 };
+            let spec = system(fs, era, vec![set("f", 4, 64 * KIB, 1.0)], vec![program(ops, Some(4))]);
+            run(&spec).expect("run").files.unwrap().commits
+        };
+        assert!(commits(false, false) >= 1, "{era:?}: fsync logs the new times");
+        assert_eq!(commits(true, false), 0, "{era:?}: fdatasync leaves the times to the next commit");
+        assert!(commits(true, true) >= 1, "{era:?}: fdatasync waits for a new size");
+    }
+}
+
+#[test]
+fn an_fsync_of_a_file_already_on_disk_commits_nothing_of_other_files() {
+    // One thread writes and fsyncs its file, then fsyncs it again and again; another
+    // creates files meanwhile. Only the first fsync commits: the file's inode is on disk after
+    // it (today: its transaction committed; 2008: sync_inode cleaned it), so the others do
+    // not commit the creations, which wait for the 5 s timer.
+    for (fs, era) in [(FsType::Ext4, KernelEra::Today), (FsType::Ext3, KernelEra::Y2008)] {
+        let mut ops = vec![FileOp::Open { set: 0, pick: Pick::Next }, FileOp::Append { size: SizeSpec::Fixed { bytes: 4 * KIB }, io_bytes: 4 * KIB }];
+        ops.extend(std::iter::repeat_n(FileOp::Fsync { data_only: false }, 20));
+        let syncer = program(ops, Some(1));
+        let creator = program(vec![FileOp::Create { set: 1, pick: Pick::Next }, FileOp::Close], Some(200));
+        let spec = system(fs, era, vec![set("f", 1, 0, 1.0), set("new", 200, 4 * KIB, 0.0)], vec![syncer, creator]);
+        let r = run(&spec).expect("run");
+        let f = r.files.as_ref().unwrap();
+        assert_eq!(r.jobs[0].file_ops[2..22].iter().map(|o| o.ops).sum::<u64>(), 20);
+        assert_eq!(f.commits, 1, "{era:?}: commits for one file's 20 fsyncs ({f:?})");
+    }
+}
+
+#[test]
 fn sync_writes_every_dirty_page_and_commits_before_it_returns() {
     // `cp -a ...; sync`: the copy leaves dirty pages (under the background threshold: the
     // flusher would wait 30 s for them); sync writes them, waits, and commits the journal.
@@ -551,8 +592,13 @@ fn writeback_requests_stop_at_the_queues_segments_and_sectors() {
         spec.targets[0].queue.max_sectors_kb = max_sectors_kb;
         let r = run(&spec).expect("run");
         let d = &r.devices[0].disk;
-        assert_eq!(d.write_sectors * 512, 8 * MIB, "the file, written once (its layout was fallocated)");
-        d.write_sectors * 512 / d.write_ios
+        let f = r.files.as_ref().unwrap();
+        // The fsync commits the file's new times (its inode block): a descriptor and the
+        // block in one request, the commit block in another.
+        assert_eq!((f.commits, f.journal_blocks), (1, 3), "{f:?}");
+        let data = d.write_sectors * 512 - f.journal_blocks * 4 * KIB;
+        assert_eq!(data, 8 * MIB, "the file, written once (its layout was fallocated)");
+        data / (d.write_ios - 2)
     };
     assert_eq!(mean_request(128, 1280), 512 * KIB);
     assert_eq!(mean_request(32, 1280), 128 * KIB);
@@ -633,7 +679,7 @@ fn a_timed_mkfs_writes_what_mke2fs_writes_and_fsyncs_as_the_kernel_of_its_era() 
 fn engine_job(name: &str, engine: FileEngine, set: u32, files: u64) -> JobSpec {
     let mut j = JobSpec::simple(name, RwMode::Read, 4 * KIB, 1, 4 * KIB);
     j.io_limit = files * 4 * KIB;
-    j.files = Some(FileAccess { set, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: None, engine: Some(engine), client: None });
+    j.files = Some(FileAccess { set, direct: false, service: FileService::Roundrobin, end_fsync: false, datasync: false, unlink: false, fadvise: None, program: None, engine: Some(engine), client: None });
     j
 }
 

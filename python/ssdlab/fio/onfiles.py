@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..units import parse_fio_count
+from ..units import ValueProblem, parse_fio_count
 from ..workload import BlockSizeDist, JobSpec
 from .resolve import METADATA_ENGINES
 
@@ -48,6 +48,22 @@ _TRUE = {"1", "true", "yes", "on"}
 def _flag(opts: dict[str, str], name: str, default: bool = False) -> bool:
     v = opts.get(name)
     return default if v is None else v.strip().lower() in _TRUE or v.strip() == ""
+
+
+def _count_set(opts: dict[str, str], name: str) -> bool:
+    """Whether count option ``name`` is given and not 0 (the job's resolution has checked it)."""
+    v = opts.get(name)
+    if v is None:
+        return False
+    try:
+        return parse_fio_count(v) != 0
+    except (ValueError, ValueProblem):
+        return v.strip() not in ("", "0")
+
+
+def _datasync(opts: dict[str, str]) -> bool:
+    """fio's ``fdatasync=N`` without ``fsync=N``: the job's flushes are fdatasyncs."""
+    return _count_set(opts, "fdatasync") and not _count_set(opts, "fsync")
 
 
 class _Once:
@@ -122,7 +138,7 @@ def _engine_job(job: JobSpec, opts: dict[str, str], engine: str, nrfiles: int, i
         warn(f"engine-unlink:{job.name}", f"job '{job.name}': unlink=1 with ioengine={engine}: ignored (there "
              "are no files of the job's to delete at its end)")
         unlink = False
-    files = {"set": index, "direct": False, "service": "roundrobin", "end_fsync": False,
+    files = {"set": index, "direct": False, "service": "roundrobin", "end_fsync": False, "datasync": False,
              "unlink": unlink, "program": None, "engine": engine}
     moved = job.model_copy(update={"files": files, "region_offset": 0, "region_size": bs,
                                    "io_limit": nrfiles * bs})
@@ -162,7 +178,7 @@ def _on_device_cache(job: JobSpec, opts: dict[str, str], sets: list[dict[str, An
                      "size": {"kind": "fixed", "bytes": device_sizes[target]}, "dir_width": 0,
                      "prealloc": 1.0, "block_device": True})
     files: dict[str, Any] = {"set": device_sets[target], "direct": False, "service": "sequential",
-                             "end_fsync": _flag(opts, "end_fsync"), "unlink": False, "program": None}
+                             "end_fsync": _flag(opts, "end_fsync"), "datasync": False, "unlink": False, "program": None}
     advice = _fadvise(job, opts)
     if advice is not None:
         files["fadvise"] = advice
@@ -216,7 +232,7 @@ def on_files(jobs: list[JobSpec], job_options: list[dict[str, str]], global_opti
             fset["unwritten"] = True
         sets.append(fset)
         files = {"set": index, "direct": direct, "service": service, "end_fsync": _flag(opts, "end_fsync"),
-                 "unlink": _flag(opts, "unlink"), "program": None}
+                 "datasync": _datasync(opts), "unlink": _flag(opts, "unlink"), "program": None}
         advice = _fadvise(job, opts)
         if advice is not None:
             files["fadvise"] = advice

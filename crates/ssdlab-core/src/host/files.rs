@@ -190,7 +190,7 @@ impl FileJob {
             self.last_written = entry;
         }
         let op = match (self.access.engine, io.op) {
-            (_, Op::Flush) => FileIoOp::Fsync { data_only: false },
+            (_, Op::Flush) => FileIoOp::Fsync { data_only: self.access.datasync },
             (Some(e), _) => engine_op(e),
             (None, Op::Read) => FileIoOp::Read,
             (None, Op::Write) => FileIoOp::Write,
@@ -523,7 +523,7 @@ mod tests {
     /// A job whose one operation opens a file of a set of `entries` by `pick`.
     fn opener(pick: Pick, entries: u64) -> FileJob {
         let program = FileProgram { ops: vec![FileOp::Open { set: 0, pick }], loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0, on_no_file: Default::default() };
-        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
+        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, datasync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
         FileJob::new(access, vec![entries], 4096, 7)
     }
 
@@ -554,7 +554,7 @@ mod tests {
     fn slot_counts(zipf: ZipfSlots, draws: usize) -> Vec<u64> {
         let read = FileOp::Read { io_bytes: 4096, random: false, zipf: Some(zipf) };
         let program = FileProgram { ops: vec![read], loops: None, stop_on_error: false, producers: Vec::new(), idle_ns: 0, on_no_file: Default::default() };
-        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
+        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, datasync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
         let mut job = FileJob::new(access, vec![1], 4096, 7);
         job.open = Some(Open { set: 0, entry: 0, size: 100 * 4096, pos: 0 });
         let mut n = vec![0u64; 100];

@@ -241,7 +241,7 @@ pub fn simulate_with<D: TargetDevice>(
             })?;
             let entries: Vec<u64> = opts.file_sets.iter().map(|s| s.entries).collect();
             host.set_file_sets(&entries, seed);
-            let mut layer = FileLayer::new(&memory, &file_systems, &opts.file_sets, host.jobs(), seed, start).map_err(SimError::System)?;
+            let mut layer = FileLayer::new(&memory, &file_systems, &opts.file_sets, host.jobs(), seed, start, host.config().hz).map_err(SimError::System)?;
             // The files laid out before the run are on the devices (written, not timed).
             for (device, runs) in block.devices_mut().zip(layer.take_laid_out()) {
                 device.lay_out(&runs);

@@ -338,6 +338,9 @@ pub struct FileAccess {
     /// fio's `end_fsync`: fsync every file the job wrote when it is done.
     #[serde(default)]
     pub end_fsync: bool,
+    /// fio's `fdatasync=N`: the job's flushes are fdatasyncs, not fsyncs.
+    #[serde(default)]
+    pub datasync: bool,
     /// fio's `unlink`: delete the job's files when it is done.
     #[serde(default)]
     pub unlink: bool,

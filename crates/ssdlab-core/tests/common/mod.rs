@@ -362,6 +362,7 @@ pub fn file_program(ops: Vec<ssdlab_core::workload::files::FileOp>, loops: Optio
         direct: false,
         service: FileService::Roundrobin,
         end_fsync: false,
+        datasync: false,
         unlink: false,
         fadvise: None,
         program: Some(FileProgram { ops, loops, stop_on_error: false, producers: Vec::new(), idle_ns: 0, on_no_file: Default::default() }),

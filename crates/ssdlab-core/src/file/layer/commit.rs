@@ -6,12 +6,17 @@ use super::*;
 impl FileLayer {
     /// The metadata an operation dirtied joins its file system's running transaction (and
     /// `ordered`, a file whose data must reach the disk first); a new transaction arms its
-    /// commit.
-    pub(super) fn journal<E: From<FileEvent> + Copy>(&mut self, m: usize, ch: &Changes, ordered: Option<u32>, events: &mut EventQueue<E>) {
+    /// commit. `inode`: the file whose inode the change is to, and whether its size or
+    /// blocks changed (what fdatasync waits for), for fsync's books.
+    pub(super) fn journal<E: From<FileEvent> + Copy>(&mut self, m: usize, ch: &Changes, ordered: Option<u32>, inode: Option<(Ino, bool)>, events: &mut EventQueue<E>) {
         let now = events.now();
         self.hold_metadata(m, &ch.metadata, events);
         let mnt = self.mounts[m].as_mut().expect("a mounted file system");
-        if mnt.journal.add(now, &ch.metadata, ordered) && !mnt.commit_armed {
+        let started = mnt.journal.add(now, &ch.metadata, ordered);
+        if let Some((ino, datasync)) = inode.filter(|_| !ch.metadata.is_empty() || ordered.is_some()) {
+            mnt.inodes.changed(ino, mnt.journal.running_sequence(), datasync);
+        }
+        if started && !mnt.commit_armed {
             mnt.commit_armed = true;
             let due = mnt.journal.due().expect("a running transaction");
             events.schedule(due, E::from(FileEvent::Commit(m as u16)));

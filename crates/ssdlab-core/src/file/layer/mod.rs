@@ -14,12 +14,13 @@ use rustc_hash::FxHashMap;
 use super::config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig, MountTarget};
 use super::journal::{Commit, Journal};
 use super::sets::SetState;
+use inode_sync::InodeSyncs;
 use super::FileUpper;
 use crate::block::{Bio, BioDone, BlockEvent, BlockLayer, DeviceEvent, Submit, Upper};
 use crate::cpu::Cpus;
 use crate::report::FileReport;
 use crate::device::BlockDevice;
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Time, NS_PER_S};
 use crate::error::ConfigError;
 use crate::fs::{Changes, Era as FsEra, FileSystem, FsKind, Ino, MkfsOptions, MkfsWhat, MkfsWrite, Task, ROOT_INO};
 use crate::io::{BioId, FileDone, FileIo, FileIoOp, Op, ROTOR_PICK};
@@ -28,6 +29,7 @@ use crate::workload::files::FileSetSpec;
 
 mod commit;
 mod estimate;
+mod inode_sync;
 mod lookup;
 mod mapping;
 mod ops;
@@ -178,6 +180,8 @@ struct Mount {
     /// block goes.
     commit: Option<(Commit, u32, CommitPhase)>,
     commit_block: (u64, u64),
+    /// Which transaction each inode's fsync waits for (`inode_sync.rs`).
+    inodes: InodeSyncs,
 }
 
 /// Whether a bio sent for `p` is REQ_SYNC under `kernel`, as CFQ tells them apart. Reads are,
@@ -338,6 +342,7 @@ impl FileLayer {
         jobs: usize,
         seed: u64,
         start: Time,
+        hz: u32,
     ) -> Result<FileLayer, ConfigError> {
         memory.validate()?;
         let mut mounts = Vec::with_capacity(targets.len());
@@ -352,7 +357,7 @@ impl FileLayer {
                 }));
                 continue;
             };
-            let mut mnt = mount(spec, t.capacity, memory.era).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
+            let mut mnt = mount(spec, t.capacity, memory.era, hz).map_err(|m| ConfigError::new(&format!("targets.{i}.filesystem"), m))?;
             mnt.target = i as u32;
             mnt.read_ahead_kb = t.read_ahead_kb(memory.read_ahead_kb);
             mounts.push(Some(mnt));
@@ -1096,13 +1101,21 @@ fn fs_config(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Resul
     crate::fs::FsConfig::new(&opts).map_err(|e| e.to_string())
 }
 
-fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra) -> Result<Mount, String> {
+fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra, hz: u32) -> Result<Mount, String> {
     let kernel = spec.era.unwrap_or(host_era);
     let barriers = spec.barriers_in(kernel);
     let (fs, _io) = FileSystem::mkfs(fs_config(spec, capacity, host_era)?).map_err(|e| e.to_string())?;
     let block_size = fs.config().block_size as u64;
     let journal = Journal::new(fs.journal(), block_size as u32, spec.commit_interval_ns);
+    // File times: whole seconds on ext3 and on ext4 with 128-byte inodes (the default
+    // s_time_gran); ext4 with room for the nanosecond fields takes them from the coarse clock,
+    // which moves once a jiffy.
+    let granule = match spec.fs_type {
+        FsType::Ext4 if fs.config().inode_size > 128 => NS_PER_S / hz.max(1) as Time,
+        _ => NS_PER_S,
+    };
     Ok(Mount {
+        inodes: InodeSyncs::new(granule),
         target: 0,
         delalloc: fs.config().delalloc,
         fs: Some(fs),
@@ -1137,6 +1150,7 @@ fn device_mount(capacity: u64, era: KernelEra) -> Mount {
         commit_armed: false,
         commit: None,
         commit_block: (0, 0),
+        inodes: InodeSyncs::new(NS_PER_S),
     }
 }
 
@@ -1147,13 +1161,13 @@ mod mount_tests {
     #[test]
     fn mkfs_takes_the_inode_size_it_is_given() {
         let mut spec = FileSystemSpec::new(FsType::Ext4);
-        let m = mount(&spec, 1 << 30, KernelEra::Today).unwrap();
+        let m = mount(&spec, 1 << 30, KernelEra::Today, 1000).unwrap();
         assert_eq!(m.fs().config().inode_size, 256); // mke2fs.conf's default today
         spec.inode_size = Some(128);
-        let m = mount(&spec, 1 << 30, KernelEra::Today).unwrap();
+        let m = mount(&spec, 1 << 30, KernelEra::Today, 1000).unwrap();
         assert_eq!(m.fs().config().inode_size, 128);
         spec.inode_size = Some(100);
-        assert!(mount(&spec, 1 << 30, KernelEra::Today).is_err());
+        assert!(mount(&spec, 1 << 30, KernelEra::Today, 1000).is_err());
     }
 }
 

@@ -119,7 +119,14 @@ impl FileLayer {
     {
         match outcome {
             Ok(ch) => {
-                self.journal(mount, &ch, None, events);
+                // A new inode is logged whole (ext4_new_inode marks it for fdatasync too); a
+                // deleted one's number may come again.
+                let o = self.ops[slot as usize];
+                let made = matches!(o.io.op, FileIoOp::Create | FileIoOp::CreateClose | FileIoOp::Mkdir);
+                if matches!(o.io.op, FileIoOp::Delete | FileIoOp::Rmdir) {
+                    self.mounts[mount].as_mut().expect("a mounted file system").inodes.forget(o.ino);
+                }
+                self.journal(mount, &ch, None, made.then_some((o.ino, true)), events);
                 self.complete(slot, events, host);
             }
             Err(err) => {
@@ -414,8 +421,12 @@ impl FileLayer {
         if extents > 0 {
             self.cpus.run(now, self.costs.alloc_ns * extents);
         }
+        let datasync = !changes.data.is_empty() || upto > size;
+        if upto > start {
+            stamp_times(mnt, o.ino, now, &mut changes);
+        }
         let ordered = (!changes.data.is_empty()).then_some(o.file);
-        self.journal(o.mount, &changes, ordered, events);
+        self.journal(o.mount, &changes, ordered, Some((o.ino, datasync)), events);
         if !ok {
             return self.fail(slot, events, host);
         }
@@ -497,12 +508,15 @@ impl FileLayer {
             match mnt.fs_mut().allocate(o.ino, l0 as u32, (l1 - l0) as u32, task) {
                 Ok(mut ch) => {
                     let end = o.io.offset + o.io.len;
-                    if end > mnt.size_of(o.ino).unwrap_or(0) {
+                    let grows = end > mnt.size_of(o.ino).unwrap_or(0);
+                    if grows {
                         if let Ok(s) = mnt.fs_mut().set_size(o.ino, end) {
                             ch.metadata.extend(s.metadata);
                         }
                     }
-                    self.journal(o.mount, &ch, None, events);
+                    let datasync = grows || !ch.data.is_empty();
+                    stamp_times(mnt, o.ino, events.now(), &mut ch);
+                    self.journal(o.mount, &ch, None, Some((o.ino, datasync)), events);
                 }
                 Err(_) => return self.fail(slot, events, host),
             }
@@ -637,8 +651,7 @@ impl FileLayer {
                     return;
                 }
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
-                if mnt.journal.has_running() || mnt.journal.committing {
-                    let seq = if mnt.journal.has_running() { mnt.journal.running_sequence() } else { mnt.journal.committed() + 1 };
+                if let Some(seq) = commit_to_wait_for(mnt, &o) {
                     let op = &mut self.ops[slot as usize];
                     op.stage = Stage::Commit;
                     op.wait_seq = seq;
@@ -661,6 +674,46 @@ impl FileLayer {
             Stage::Commit | Stage::Flush => self.complete(slot, events, host),
             s => panic!("fsync proceeding from stage {s:?}"),
         }
+    }
+}
+
+/// The transaction an fsync, fdatasync or sync (`o`, its writeback done) waits for, if one:
+/// sync(2) commits whatever is running or committing; fsync and fdatasync as the mount's
+/// kernel decides (`inode_sync.rs`). A transaction still running is committed for it.
+fn commit_to_wait_for(mnt: &mut Mount, o: &OpState) -> Option<u64> {
+    let j = &mnt.journal;
+    let running_or_last = || {
+        if j.has_running() {
+            Some(j.running_sequence())
+        } else {
+            j.committing.then(|| j.committed() + 1)
+        }
+    };
+    match o.io.op {
+        FileIoOp::Fsync { data_only } => match mnt.kernel {
+            KernelEra::Today => mnt.inodes.must_commit(o.ino, data_only, j.committed()),
+            // ext3_force_commit: the running transaction, whatever it holds.
+            KernelEra::Y2008 => {
+                if mnt.inodes.take_dirty(o.ino, data_only) {
+                    running_or_last()
+                } else {
+                    None
+                }
+            }
+        },
+        _ => running_or_last(),
+    }
+}
+
+/// A write at `now` sets file `ino`'s modification and change times (`file_update_time`):
+/// when they move to a new granule its inode block joins `changes`, unless already there.
+fn stamp_times(mnt: &mut Mount, ino: Ino, now: Time, changes: &mut Changes) {
+    if mnt.fs.is_none() || !mnt.inodes.stamp(ino, now) {
+        return;
+    }
+    let b = mnt.fs().inode_block(ino);
+    if !changes.metadata.contains(&b) {
+        changes.metadata.push(b);
     }
 }
 

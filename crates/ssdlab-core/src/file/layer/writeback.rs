@@ -28,7 +28,8 @@ impl FileLayer {
                 if extents > 0 {
                     self.cpus.run(now, self.costs.alloc_ns * extents);
                 }
-                self.journal(m, &ch, None, events);
+                // Blocks allocated at writeback (delayed allocation): what fdatasync waits for.
+                self.journal(m, &ch, None, Some((ino, true)), events);
             }
             // Blocks still unmapped found no space: their pages are written nowhere and
             // clean, so their promises end (ext4 drops such pages: mpage_release_unused_pages).
