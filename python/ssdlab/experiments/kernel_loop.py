@@ -37,6 +37,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -306,6 +307,42 @@ def fio_model(job: str, fs: str = "ext4", seed: int = 0) -> dict[str, float]:
         spec = build(p, profile=PROFILE, host=HOST, scheduler="none", filesystem=fs, seed=seed)
         core = execute(spec).core
     return block_io(core["devices"][0]["disk"])
+
+
+# ------------------------------------------------------------------ fsync and fdatasync
+
+#: random overwrites of a laid-out 4 MiB file, a flush every 8 writes (set the flush's kind)
+FIO_FLUSHES = "[w]\nrw=randwrite\noverwrite=1\nbs=4k\nsize=4m\nnumber_ios=256\nioengine=psync\n{flush}=8\n"
+
+
+def _jbd2_transactions(dev: str) -> int:
+    """Transactions jbd2 has committed on ``dev``'s ext4 (/proc/fs/jbd2/DEV-8/info, first line)."""
+    info = Path(f"/proc/fs/jbd2/{Path(dev).name}-8/info").read_text()
+    return int(info.split()[0])
+
+
+def flush_commits_kernel(flush: str) -> int:
+    """Journal commits during fio's FIO_FLUSHES with ``flush`` (fsync or fdatasync) on ext4:
+    the file laid out and written once before (uncounted), the timer's commit waited out."""
+    job = FIO_FLUSHES.format(flush=flush)
+    with LoopFs("ext4", size=FIO_SIZE, block=FIO_BLOCK) as lf:
+        path = lf.dir / "job.fio"
+        path.write_text(job)
+        _run(["fio", "--directory", str(lf.mnt), str(path)])
+        os.sync()
+        time.sleep(6)  # past the 5 s commit interval: nothing of the first run left to commit
+        before = _jbd2_transactions(lf.dev)
+        _run(["fio", "--directory", str(lf.mnt), str(path)])
+        return _jbd2_transactions(lf.dev) - before
+
+
+def flush_commits_model(flush: str, seed: int = 0) -> int:
+    """The same job in ``ssdlab run --fs ext4`` (the file laid out before the run): its commits."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "job.fio"
+        p.write_text(FIO_FLUSHES.format(flush=flush))
+        core = execute(build(p, profile=PROFILE, host=HOST, scheduler="none", filesystem="ext4", seed=seed)).core
+    return core["files"]["commits"]
 
 
 # ------------------------------------------------------------------ cold lookups
