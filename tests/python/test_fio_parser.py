@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fio_booleans import BOOLEAN_VALUES, ON_FILES, not_modelled_booleans
+
 from ssdlab.fio import FioJobError, JobSet, load_job_file, load_job_files, parse_job_text
 from ssdlab.fio.options import DEFAULT_PERCENTILES, fio_option_names, split_directions
 from ssdlab.units import Percent, ValueProblem, parse_fio_size, parse_fio_time_us
@@ -795,6 +797,23 @@ def test_number_options_fio_accepts_are_accepted_and_said_not_modelled(setting):
     # it only when no part holds a number (parse.c's handle_option)
     js = jobs(f"[j]\n{setting}\n")
     assert any(f"option '{setting}'" in w and "not modelled" in w for w in js.warnings), js.warnings
+
+
+@pytest.mark.parametrize("value", list(BOOLEAN_VALUES), ids=repr)
+def test_not_modelled_booleans_take_what_fio_takes(value):
+    names = not_modelled_booleans()
+    assert len(names) > 40 and "stats" in names and "log_unix_epoch" in names
+    for name in names:
+        setting = name if value is None else f"{name}={value}"
+        if BOOLEAN_VALUES[value]:
+            js = jobs(f"[j]\n{setting}\n")
+            assert name in ON_FILES or any(f"option '{setting}'" in w and "not modelled" in w
+                                          for w in js.warnings), js.warnings
+        else:
+            e = error(f"[j]\n{setting}\n")
+            got = "an empty value" if value == "" else f"'{value}'"
+            expected = "needs a value" if value is None else f"expected 0 or 1, got {got}"
+            assert (e.line, e.option) == (2, name) and expected in str(e), str(e)
 
 
 def test_control_characters_are_escaped_and_nul_bytes_refused():

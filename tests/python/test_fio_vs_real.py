@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fio_booleans import BOOLEAN_VALUES, not_modelled_booleans
 from shared_data import REASON, shared_data
 
 from ssdlab.fio.grammar import parse_sources
@@ -163,3 +164,28 @@ def test_filesize_io_bytes_match_fio(tmp_path):
         fio_bytes = [j["write"]["io_bytes"] for j in json.loads(proc.stdout)["jobs"]]
         ours = [j.io_limit for j in jobs("[x]\nrw=write\nbs=4k\n" + "\n".join(options.split()) + "\n").jobs]
         assert (options, ours) == (options, fio_bytes) == (options, expected)
+
+
+def _fio_refuses(path: Path, sections: list[list[str]]) -> str:
+    """fio --parse-only on job sections of option lines: its output if it refuses them."""
+    path.write_text("".join(f"[j{i}]\nfilename=/dev/null\nsize=4k\n" + "".join(f"{line}\n" for line in lines)
+                            for i, lines in enumerate(sections)))
+    proc = subprocess.run([FIO, "--parse-only", str(path)], capture_output=True, text=True, timeout=60)
+    return proc.stdout + proc.stderr if proc.returncode else ""
+
+
+def test_not_modelled_booleans_table_matches_fio(tmp_path):
+    """The table ssdlab's not-modelled boolean options are checked against (fio_booleans.py)
+    is what fio takes: every accepted value of every option in one run (fio stops at the
+    first job it drops), each refused value in its own run, naming every option."""
+    names = not_modelled_booleans()
+
+    def lines(value: str | None) -> list[str]:
+        return [name if value is None else f"{name}={value}" for name in names]
+
+    taken = [value for value, ok in BOOLEAN_VALUES.items() if ok]
+    assert _fio_refuses(tmp_path / "taken.fio", [lines(value) for value in taken]) == ""
+    for value in (value for value, ok in BOOLEAN_VALUES.items() if not ok):
+        out = _fio_refuses(tmp_path / "refused.fio", [lines(value)])
+        missing = [line for line in lines(value) if f"failed parsing {line}\n" not in out]
+        assert out and not missing, (value, missing, out[-500:])

@@ -1037,6 +1037,8 @@ def _fio_boolean(v: _Value) -> None:
     """fio's boolean options (FIO_OPT_BOOL, ``range: min=0, max=1``) that ssdlab does not
     read: a value is needed, and a part must read as at most 1 (check_int's int: -1 passes
     the minimum of 0, which fio's parse.c does not check)."""
+    if v.opt.value == "":
+        raise ValueProblem("expected 0 or 1, got an empty value")
     text = v.text()
     if not any(n is not None and n <= 1 for n in map(_fio_check_int, _fio_parts(text))):
         raise ValueProblem(f"expected 0 or 1, got '{text}'")
@@ -1100,7 +1102,6 @@ _FIO_NUMBERS: dict[str, Callable[[_Value], None]] = {
     "replay_align": _fio_power_of_2,
     **{name: _fio_switch for name in ("exitall", "exitall_on_error", "bs_unaligned", "verify_only",
                                       "zero_buffers", "refill_buffers")},
-    **{name: _fio_boolean for name in ("softrandommap", "bs_is_seq_rand")},
     "zone_reset_threshold": _fio_floats(1, 0.0, 1.0), "zone_reset_frequency": _fio_floats(1, 0.0, 1.0),
     "merge_blktrace_scalars": _fio_floats(MAX_PERCENTILES), "merge_blktrace_iters": _fio_floats(MAX_PERCENTILES),
 }
@@ -1134,24 +1135,30 @@ _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "zonemode": _choices("none strided zbd"),
 }
 
-# fio's boolean options whose value is only checked here (``type: boolean`` in ``fio --cmdhelp``):
-# those in REPORTED are honoured by the report, the others not modelled
+# fio's boolean options whose value is only checked here (``type: boolean`` in ``fio --cmdhelp``,
+# by their own names: allrandrepeat, log_unix_epoch and log_max_value are aliases of options
+# read elsewhere): those in REPORTED are honoured by the report (bare, 0 or 1), the others are
+# not modelled and checked as fio 3.33 reads them (_fio_boolean: 1k, -1, 1.5, 0x1 and 2,1 pass;
+# a bare name, 2, 0x10 and abc are refused)
 _BOOLEANS = frozenset("""
-unique_filename serialize_overlap file_append allrandrepeat atomic overwrite verify_fatal verify_dump
+unique_filename serialize_overlap file_append atomic overwrite verify_fatal verify_dump
 experimental_verify verify_state_load verify_state_save trim_verify_zero read_iolog_chunked read_beyond_wp
 ignore_zone_limits rate_ignore_thinktime latency_run invalidate create_serialize create_fsync create_on_open
 create_only allow_file_create allow_mounted_write pre_read end_fsync fsync_on_close unlink unlink_each_loop
-log_max_value log_prio log_store_compressed log_unix_epoch log_alternate_epoch block_error_percentiles
+log_prio log_store_compressed log_alternate_epoch block_error_percentiles
 stats scramble_buffers dedupe_global clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce
-disable_lat disable_clat disable_slat disable_bw_measurement error_dump cgroup_nodelete
+disable_lat disable_clat disable_slat disable_bw_measurement error_dump cgroup_nodelete softrandommap
+bs_is_seq_rand
 """.split())
+#: fio's boolean options ssdlab only warns about (not modelled): refused exactly where fio 3.33 refuses them
+NOT_MODELLED_BOOLEANS = _BOOLEANS - REPORTED
 
 # Valid fio options that are not modelled but whose values fio checks (a range, a list of
 # words, a boolean, a CPU list): ssdlab refuses what fio refuses, then warns that the rest is
 # not modelled.
 _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     **_CHOICE_CHECKS,
-    **{name: _boolean for name in _BOOLEANS},
+    **{name: _boolean if name in REPORTED else _fio_boolean for name in _BOOLEANS},
     **_WHOLE_NUMBERS,
     **_FIO_NUMBERS,
     "cpus_allowed": _cpu_list,
