@@ -816,6 +816,35 @@ def test_not_modelled_booleans_take_what_fio_takes(value):
             assert (e.line, e.option) == (2, name) and expected in str(e), str(e)
 
 
+# fio 3.33 reads latency_target and latency_window with str_to_decimal (fio --parse-only
+# --debug=parse): a number at the start, then a unit looked up from the character after it
+@pytest.mark.parametrize(("value", "us", "why"), [
+    ("10ms", 10_000, None), ("1s", 1_000_000, None), ("10", 10, None), ("1MS", 1000, None),
+    ("1k", 1, "'k' is not a unit of time"), ("1.5ms", 1, "it stops at '.'"), ("0.5", 0, "it stops at '.'"),
+    ("2m5", 2, "'m5' is not a unit of time"), ("1,2", 1, "it stops at ','"),
+    ("abc,5", 5, "the first part that holds a number is '5'"),
+])
+def test_latency_target_is_reported_as_fio_reads_it(value, us, why):
+    js = jobs(f"[j]\nlatency_target={value}\nlatency_window={value}\n")
+    assert (js.reports[0].latency_target_ns, js.reports[0].latency_window_us) == (us * 1000, us)
+    notes = [w for w in js.warnings if "ssdlab reports the same" in w]
+    if why is None:
+        assert notes == []
+    else:
+        assert f"jobs/x.fio:2: option 'latency_target': fio reads '{value}' as {us} us ({why}); ssdlab reports the" \
+            " same" in notes
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("abc", "expected a time like 10s, got 'abc'"), ("", "expected a time like 10s, got an empty value"),
+    ("-1", "expected a time of 0 or more, got '-1' (fio stores it wrapped around)"),
+    ("99999999999999999", "time too large, got '99999999999999999'"),
+    ("(2*3)", "expected a time like 10s, got '(2*3)'"),
+])
+def test_latency_target_fio_refuses_or_that_cannot_be_reported_is_one_line(value, message):
+    assert str(error(f"[j]\nlatency_target={value}\n")) == f"jobs/x.fio:2: option 'latency_target': {message}"
+
+
 def test_control_characters_are_escaped_and_nul_bytes_refused():
     """A damaged file's escapes were printed as they were (``\\x1b[31m`` turned the terminal
     red); a file with NUL bytes (a binary) was read as options."""

@@ -23,8 +23,10 @@ from ssdlab.fio.options import (
     TIME_US_OPTIONS,
     canonical,
     fio_numbers,
+    fio_time_read,
     section_order,
 )
+from ssdlab.units import ValueProblem
 
 FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(FIO is None, reason="fio is not installed")
@@ -189,3 +191,24 @@ def test_not_modelled_booleans_table_matches_fio(tmp_path):
         out = _fio_refuses(tmp_path / "refused.fio", [lines(value)])
         missing = [line for line in lines(value) if f"failed parsing {line}\n" not in out]
         assert out and not missing, (value, missing, out[-500:])
+
+
+def test_latency_target_reads_as_fio_stores_it(tmp_path):
+    """fio stores the first part of the value that reads (``ret=0``) and refuses the value
+    when none does; ssdlab reports that, or refuses it."""
+    path = tmp_path / "lt.fio"
+    for value in ("10ms", "1k", "1.5ms", "0.5", "2m5", "1,2", "abc,5", "0x10", "10sec", "1e3", "1MS", "5-3",
+                  "abc", "(2*3)", "(2-1)", ",", "x:"):
+        path.write_text(f"[j]\nfilename=/dev/null\nsize=4k\nlatency_target={value}\n")
+        proc = subprocess.run([FIO, "--parse-only", "--debug=parse", str(path)], capture_output=True, text=True,
+                              timeout=60)
+        lines = proc.stdout.splitlines()
+        start = next(i for i, line in enumerate(lines) if "handle_option=latency_target" in line)
+        stored = next((int(m.group(2)) for line in lines[start:] if (m := _OUT.search(line)) and m.group(1) == "0"),
+                      None)
+        assert (stored is None) == (proc.returncode != 0), value
+        try:
+            ours = fio_time_read(value)[0]
+        except ValueProblem:
+            ours = None
+        assert ours == stored, value

@@ -36,6 +36,7 @@ from ..units import (
     ValueProblem,
     Zones,
     evaluate,
+    fio_time_as_read,
     parse_fio_bytes,
     parse_fio_count,
     parse_fio_size,
@@ -343,16 +344,20 @@ class Applier:
             self._warn(f"{opt.path}:{name}:{note}", opt.path, f"{where.prefix()}: option '{opt.key}': {note}")
 
 
-    @staticmethod
-    def _check(opt: RawOption, name: str, overriding: bool) -> None:
-        """Refuse what fio refuses of an option's value (its range, its words, 0 or 1)."""
+    def _check(self, opt: RawOption, name: str, overriding: bool) -> None:
+        """Refuse what fio refuses of an option's value (its range, its words, 0 or 1), and
+        say how fio reads a value where it is not what the text says."""
         check = _RANGE_CHECKS.get(name)
         if check is None:
             return
+        notes: list[str] = []
         try:
-            check(_Value(opt, name, [], overriding))
+            check(_Value(opt, name, notes, overriding))
         except ValueProblem as exc:
             raise FioJobError(str(exc), path=opt.path, line=opt.line, option=opt.key) from None
+        where = Where(opt.path, opt.line, opt.text)
+        for note in notes:
+            self._warn(f"{opt.path}:{name}:{note}", opt.path, f"{where.prefix()}: option '{opt.key}': {note}")
 
 
 def _as_fio_dumps(opt: RawOption) -> str:
@@ -1023,6 +1028,38 @@ def _fio_number(hint: str) -> Callable[[_Value], None]:
     return check
 
 
+def fio_time_read(text: str) -> tuple[int, str]:
+    """A time option that ssdlab only reports (``latency_target``, ``latency_window``: a bare
+    number is microseconds) as fio 3.33 stores it: the first part of the value that holds a
+    number (fio keeps the first success), read as str_to_decimal reads it
+    (:func:`fio_time_as_read`: ``1k`` and ``1.5ms`` are 1 us). Returns microseconds and, when
+    that is not what the text says, why. Refuses what fio refuses, and a negative time (which
+    fio stores wrapped around) or one too large to report. fio 3.33 reads no arithmetic in a
+    time (``latency_target=(6)`` is "failed parsing"), nor does this."""
+    for part in _fio_parts(text):
+        if _fio_decimal(part) is None:
+            continue
+        read = fio_time_as_read(part, seconds_default=False)
+        assert read is not None
+        us, why = read
+        if us < 0:
+            raise ValueProblem(f"expected a time of 0 or more, got '{text}' (fio stores it wrapped around)")
+        if us * 1000 > (1 << 63) - 1:
+            raise ValueProblem(f"time too large, got '{text}'")
+        if part != text:
+            why = f"the first part that holds a number is '{part}'" + (f", and {why}" if why else "")
+        return us, why
+    raise ValueProblem(f"{TIME_HINT}, got '{text}'")
+
+
+def _fio_time(v: _Value) -> None:
+    """``latency_target`` and ``latency_window``, read by the report as fio reads them."""
+    text = v.text()
+    us, why = fio_time_read(text)
+    if why:
+        v.notes.append(f"fio reads '{text}' as {us} us ({why}); ssdlab reports the same")
+
+
 def _fio_switch(v: _Value) -> None:
     """fio's "empty or boolean value" options (FIO_OPT_STR_SET): bare, or a value whose
     parts hold a number as its check_int reads it."""
@@ -1171,7 +1208,9 @@ _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     # read by the report (reporting.py), which took an empty value as the default and read a
     # word as off (per_job_logs=abc, thread=abc): fio 3.33 refuses both
     **{name: _needs_value for name in ("bwavgtime", "iopsavgtime", "log_avg_msec", "steadystate_duration",
-                                       "steadystate_ramp_time", "latency_target", "latency_window")},
+                                       "steadystate_ramp_time")},
+    # reported as fio reads them (fio_time_read): 1k is 1 us, 1.5ms is 1 us
+    "latency_target": _fio_time, "latency_window": _fio_time,
     "per_job_logs": _boolean, "log_offset": _boolean, "thread": _switch_read,
     # an int option (fio reads it with the size parser); 0 is nrfiles (fio's fixup_options)
     "openfiles": lambda v: parse_fio_count(v.single()),
