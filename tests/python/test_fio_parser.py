@@ -845,6 +845,26 @@ def test_latency_target_fio_refuses_or_that_cannot_be_reported_is_one_line(value
     assert str(error(f"[j]\nlatency_target={value}\n")) == f"jobs/x.fio:2: option 'latency_target': {message}"
 
 
+# fio 3.33 reads a count with a fraction up to the '.', dropping a unit after it (fio
+# --parse-only --debug=parse: thinktime_blocks=0.5 is 0, 2.5 is 2, 1.5k is 1; iodepth=1.5 is 1)
+@pytest.mark.parametrize(("setting", "attr", "value", "note"), [
+    ("thinktime_blocks=0.5", "thinktime_blocks", 1, "fio reads '0.5' as 0 (it stops at the '.'), and 0 means 1"),
+    ("thinktime_blocks=2.5", "thinktime_blocks", 2, "fio reads '2.5' as 2 (it stops at the '.')"),
+    ("thinktime_blocks=1.5k", "thinktime_blocks", 1, "fio reads '1.5k' as 1 (it stops at the '.')"),
+    ("iodepth=1.5", "iodepth", 1, "fio reads '1.5' as 1 (it stops at the '.')"),
+])
+def test_a_count_with_a_fraction_is_read_as_fio_reads_it(setting, attr, value, note):
+    js = jobs(f"[j]\nrw=randread\nthinktime=10\n{setting}\n")
+    assert getattr(js.jobs[0], attr) == value
+    name = setting.split("=")[0]
+    assert f"jobs/x.fio:4: option '{name}': {note}; ssdlab does the same" in js.warnings, js.warnings
+
+
+def test_a_count_with_a_fraction_below_its_minimum_names_fios_reading():
+    assert str(error("[j]\nnumjobs=0.5\n")) == "jobs/x.fio:2: option 'numjobs': must be at least 1, got '0.5' (fio" \
+        " reads it as 0)"
+
+
 def test_control_characters_are_escaped_and_nul_bytes_refused():
     """A damaged file's escapes were printed as they were (``\\x1b[31m`` turned the terminal
     red); a file with NUL bytes (a binary) was read as options."""

@@ -565,11 +565,25 @@ def _h_bssplit(st: JobState, v: _Value) -> None:
     st.bssplit = result
 
 
+_COUNT_FRACTION = re.compile(r"^\s*\+?(\d+)\.\d*[A-Za-z]*\s*$")
+
+
 def _h_count(
     attr: str, minimum: int = 0, zero_means: int | None = None, maximum: int | None = None
 ) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
-        n = parse_fio_count(v.single(), st.kb_base)
+        text = v.single()
+        fraction = _COUNT_FRACTION.match(text)
+        if fraction:
+            # fio's str_to_decimal stops at the '.', and get_mult_bytes finds no unit there
+            # (iodepth=1.5 is 1, 2.5k is 2: fio 3.33's --parse-only --debug=parse)
+            n = int(fraction.group(1))
+            if n < minimum:
+                raise ValueProblem(f"must be at least {minimum}, got '{text}' (fio reads it as {n})")
+            meaning = f", and 0 means {zero_means}" if zero_means is not None and n == 0 else ""
+            v.notes.append(f"fio reads '{text}' as {n} (it stops at the '.'){meaning}; ssdlab does the same")
+        else:
+            n = parse_fio_count(text, st.kb_base)
         if zero_means is not None and n == 0:
             n = zero_means
         if n < minimum:
