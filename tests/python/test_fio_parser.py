@@ -865,6 +865,20 @@ def test_a_count_with_a_fraction_below_its_minimum_names_fios_reading():
         " reads it as 0)"
 
 
+@pytest.mark.parametrize(("setting", "modelled"), [
+    ("ramp_size=1m", False), ("thinkcycles=10", False), ("sprandom=1", False), ("ss_interval=1s", True),
+])
+def test_options_of_a_newer_fio_are_taken_and_said_to_be_refused_by_fio_333(setting, modelled):
+    # valid fio options (upstream fio-3.42), as every name fio_option_names.txt lists; fio 3.33
+    # refuses them ("Bad option <ramp_size=1m>"), which a job file written for it should hear
+    js = jobs(f"[j]\n{setting}\n")
+    key = setting.split("=")[0]
+    assert f"jobs/x.fio:2: option '{key}' is not in fio 3.33, which refuses it (\"Bad option\"): it belongs to a" \
+        " newer fio or to an ioengine Debian's fio 3.33 lacks" in js.warnings
+    assert modelled or any(f"option '{setting}'" in w and "not modelled" in w for w in js.warnings), js.warnings
+    assert not any("not in fio 3.33" in w for w in jobs("[j]\nstats=1\nsoftrandommap=1\n").warnings)
+
+
 def test_control_characters_are_escaped_and_nul_bytes_refused():
     """A damaged file's escapes were printed as they were (``\\x1b[31m`` turned the terminal
     red); a file with NUL bytes (a binary) was read as options."""

@@ -22,6 +22,7 @@ from ssdlab.fio.options import (
     TIME_SECONDS_OPTIONS,
     TIME_US_OPTIONS,
     canonical,
+    fio_333_lacks,
     fio_numbers,
     fio_time_read,
     section_order,
@@ -212,3 +213,14 @@ def test_latency_target_reads_as_fio_stores_it(tmp_path):
         except ValueProblem:
             ours = None
         assert ours == stored, value
+
+
+def test_the_names_said_not_in_fio_333_are_bad_options_to_it(tmp_path):
+    """fio 3.33 names every option it does not know ("Bad option <thinkcycles=1>") and goes on."""
+    names = sorted(fio_333_lacks())
+    assert "ramp_size" in names and "thinkcycles" in names and "softrandommap" not in names
+    path = tmp_path / "newer.fio"
+    path.write_text("[j]\nfilename=/dev/null\nsize=4k\n" + "".join(f"{name}=1\n" for name in names))
+    proc = subprocess.run([FIO, "--parse-only", str(path)], capture_output=True, text=True, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert [name for name in names if f"Bad option <{name}=1>" not in out] == []
