@@ -38,7 +38,7 @@ from .results import RunResult, TargetInfo, build_units
 from .iosched import check_name, queue_core, split_host_sets
 from .workload import Replay, TraceMix, survey
 from .system import Array, Drive, IoOverride, Remap, System, load_system, parse_precondition, raid, single
-from .units import UnitError, format_time, parse_time_ns, unit_reason
+from .units import UnitError, format_bytes, format_time, parse_time_ns, unit_reason
 
 DEFAULT_PROFILE = "samsung-850-pro"
 
@@ -437,8 +437,9 @@ def _job_paths(jobs: Sequence[Any], fio_file_sets: list[dict[str, Any]], fs: dic
                 where = f"fio's {f['engine']} on {fset['entries']} {kind} in {fset['dir']} of {on}"
             else:
                 how = "with O_DIRECT" if f["direct"] else "through the page cache"
-                where = (f"on files {how} and {on}: {fset['entries']} of {j.region_size:,} bytes "
-                         f"in {fset['dir']}")
+                n = fset["entries"]
+                files = f"{n} file{'s' if n != 1 else ''} of {j.region_size:,} bytes ({format_bytes(j.region_size)})"
+                where = f"on files {how} and {on}: {files}{' each' if n != 1 else ''} in {fset['dir']}"
         lines.append(f"job '{j.name}' runs {where}")
     return lines
 

@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from .arguments import InputFileError, read_toml
-from .config.tomlpos import locate
+from .config.tomlpos import locate, toml_text
 from .units import UnitError, parse_size, parse_time_ns, unit_reason
 from .workload import BlockSizeDist, JobSpec
 
@@ -243,15 +243,15 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         try:
             return parse_size(v)
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys, f"{v!r}: {unit_reason(e, 'expected a size like 4k')}") from None
+            raise fail(keys, f"{toml_text(v)}: {unit_reason(e, 'expected a size like 4k')}") from None
 
     def time_ns(v: Any, keys: tuple) -> int:
         try:
             ns = parse_time_ns(v, "s")
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys, f"{v!r}: {unit_reason(e, 'expected a time like 10s')}") from None
+            raise fail(keys, f"{toml_text(v)}: {unit_reason(e, 'expected a time like 10s')}") from None
         if ns > MAX_NS:
-            raise fail(keys, f"{v!r}: expected a time of at most {MAX_NS // 10**9 // 86400:,} days (the core counts "
+            raise fail(keys, f"{toml_text(v)}: expected a time of at most {MAX_NS // 10**9 // 86400:,} days (the core counts "
                        "nanoseconds in 64 bits)")
         return ns
 
@@ -270,7 +270,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             raise fail((k,), f"unknown key (expected one of {', '.join(sorted(known_top))})")
     for k in ("name", "description"):
         if k in doc and (not isinstance(doc[k], str) or not doc[k]):
-            raise fail((k,), f"{doc[k]!r}: expected a text in quotes")
+            raise fail((k,), f"{toml_text(doc[k])}: expected a text in quotes")
     # Every thread works in a file set (its first operation's, else the first set).
     for k, what in (("fileset", "a file set"), ("thread", "a thread")):
         if not tables(k):
@@ -291,7 +291,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         entries = fs.get("entries")
         # The core numbers a set's entries in 32 bits, as ext3 and ext4 number their inodes.
         if not whole(entries) or not 1 <= entries < 1 << 32:
-            said = "missing" if entries is None else repr(entries)
+            said = "missing" if entries is None else toml_text(entries)
             raise fail(keys + ("entries",), f"{said}: expected a whole number of files, 1 to {(1 << 32) - 1:,}")
         sz = fs.get("size")
         if isinstance(sz, dict):
@@ -304,38 +304,38 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             if gamma:
                 mean = size(sz["mean"], keys + ("size", "mean"))
                 if mean <= 0:
-                    raise fail(keys + ("size", "mean"), f"{sz['mean']!r}: expected a mean above 0")
+                    raise fail(keys + ("size", "mean"), f"{toml_text(sz['mean'])}: expected a mean above 0")
                 shape = sz.get("shape", 1.5)
                 if isinstance(shape, bool) or not isinstance(shape, (int, float)) or not 0 < shape < 1e6:
-                    raise fail(keys + ("size", "shape"), f"{shape!r}: expected a positive number (gamma shape)")
+                    raise fail(keys + ("size", "shape"), f"{toml_text(shape)}: expected a positive number (gamma shape)")
                 spec = {"kind": "gamma", "mean": mean, "shape": shape, "max": size(sz.get("max", 11 * mean), keys + ("size", "max"))}
                 if spec["max"] < mean:
-                    raise fail(keys + ("size", "max"), f"{sz['max']!r}: expected at least the mean, {sz['mean']!r}")
+                    raise fail(keys + ("size", "max"), f"{toml_text(sz['max'])}: expected at least the mean, {toml_text(sz['mean'])}")
             else:
                 lo, hi = size(sz.get("min"), keys + ("size", "min")), size(sz.get("max"), keys + ("size", "max"))
                 spec = {"kind": "uniform", "min": lo, "max": hi, "align": size(sz.get("align", 1), keys + ("size", "align"))}
                 if lo > hi:
-                    raise fail(keys + ("size", "min"), f"{sz['min']!r}: expected at most max, {sz['max']!r}")
+                    raise fail(keys + ("size", "min"), f"{toml_text(sz['min'])}: expected at most max, {toml_text(sz['max'])}")
                 if spec["align"] <= 0:
-                    raise fail(keys + ("size", "align"), f"{sz['align']!r}: expected an alignment above 0")
+                    raise fail(keys + ("size", "align"), f"{toml_text(sz['align'])}: expected an alignment above 0")
         else:
             spec = {"kind": "fixed", "bytes": size(sz, keys + ("size",))}
         d = fs.get("dir", f"/{name}")
         if not isinstance(d, str) or not d.startswith("/"):
-            raise fail(keys + ("dir",), f"{d!r}: expected a path from the root, as /dir")
+            raise fail(keys + ("dir",), f"{toml_text(d)}: expected a path from the root, as /dir")
         pre = fs.get("prealloc", 0.0)
         if isinstance(pre, bool) or not isinstance(pre, (int, float)) or not 0 <= pre <= 1:
-            raise fail(keys + ("prealloc",), f"{pre!r}: expected a share from 0 to 1")
+            raise fail(keys + ("prealloc",), f"{toml_text(pre)}: expected a share from 0 to 1")
         dir_width = fs.get("dir_width", 0)
         if isinstance(dir_width, bool) or not isinstance(dir_width, int) or dir_width < 0:
-            raise fail(keys + ("dir_width",), f"{dir_width!r}: expected a whole number of entries a directory, 0 for one")
+            raise fail(keys + ("dir_width",), f"{toml_text(dir_width)}: expected a whole number of entries a directory, 0 for one")
         names_cached = fs.get("names_cached", False)
         if not isinstance(names_cached, bool):
-            raise fail(keys + ("names_cached",), f"{names_cached!r}: expected true or false (the laid-out files' names and "
+            raise fail(keys + ("names_cached",), f"{toml_text(names_cached)}: expected true or false (the laid-out files' names and "
                        "inodes in memory at the start)")
         maps_cached = fs.get("maps_cached", False)
         if not isinstance(maps_cached, bool):
-            raise fail(keys + ("maps_cached",), f"{maps_cached!r}: expected true or false (the laid-out files' "
+            raise fail(keys + ("maps_cached",), f"{toml_text(maps_cached)}: expected true or false (the laid-out files' "
                        "mapping blocks in memory at the start)")
         index[name] = len(sets)
         places[f"file_sets.{name}"] = places[f"file_sets.{i}"] = where(*keys)
@@ -360,21 +360,21 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
             raise fail(keys + ("name",), f"'{name}' is defined twice")
         after = th.get("after", [])
         if not isinstance(after, list) or not all(isinstance(a, str) for a in after):
-            raise fail(keys + ("after",), f"{after!r}: expected a list of thread names")
+            raise fail(keys + ("after",), f"{toml_text(after)}: expected a list of thread names")
         for a in after:
             if a not in names:
                 raise fail(keys + ("after",), f"'{a}' names no thread defined before this one")
         instances = th.get("instances", 1)
         if not whole(instances) or not 1 <= instances <= MAX_THREADS - total:
-            raise fail(keys + ("instances",), f"{instances!r}: expected a whole number of threads, at least 1 and "
+            raise fail(keys + ("instances",), f"{toml_text(instances)}: expected a whole number of threads, at least 1 and "
                        f"{MAX_THREADS:,} in all (Linux's PID_MAX_LIMIT)")
         total += instances
         loops = th.get("loops", 0)
         if not isinstance(loops, int) or isinstance(loops, bool) or loops < 0:
-            raise fail(keys + ("loops",), f"{loops!r}: expected a whole number, 0 for no limit")
+            raise fail(keys + ("loops",), f"{toml_text(loops)}: expected a whole number, 0 for no limit")
         serves = th.get("serves", [])
         if not isinstance(serves, list) or not all(isinstance(x, str) for x in serves):
-            raise fail(keys + ("serves",), f"{serves!r}: expected a list of thread names")
+            raise fail(keys + ("serves",), f"{toml_text(serves)}: expected a list of thread names")
         idle_ns = time_ns(th.get("idle", "1s"), keys + ("idle",)) if serves else 0
         if serves and idle_ns <= 0:
             raise fail(keys + ("idle",), "a queue runner's idle time must be positive")
@@ -385,11 +385,11 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         for j, op in enumerate(program):
             repeat = op.pop("repeat", 1) if isinstance(op, dict) else 1
             if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 10_000:
-                raise fail(keys + ("ops", j, "repeat"), f"{repeat!r}: expected a whole number from 1 to 10000")
+                raise fail(keys + ("ops", j, "repeat"), f"{toml_text(repeat)}: expected a whole number from 1 to 10000")
             one = _op(op, keys + ("ops", j), index, fail, size, time_ns)
             ranks = one.get("pick", {}).get("ranks")
             if ranks is not None and ranks[1] > sets[one["set"]]["entries"]:
-                raise fail(keys + ("ops", j, "pick", "ranks"), f"{ranks!r}: expected ranks within the set's "
+                raise fail(keys + ("ops", j, "pick", "ranks"), f"{toml_text(ranks)}: expected ranks within the set's "
                            f"{sets[one['set']]['entries']:,} files (END at most that)")
             ops += [one] * repeat
         if not ops:
@@ -397,17 +397,17 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         first_set = next((o["set"] for o in ops if "set" in o), 0)
         direct = th.get("direct", False)
         if not isinstance(direct, bool):
-            raise fail(keys + ("direct",), f"{direct!r}: expected true (O_DIRECT) or false")
+            raise fail(keys + ("direct",), f"{toml_text(direct)}: expected true (O_DIRECT) or false")
         runtime = th.get("runtime")
         stop_on_error = th.get("stop_on_error", False)
         if not isinstance(stop_on_error, bool):
-            raise fail(keys + ("stop_on_error",), f"{stop_on_error!r}: expected true or false")
+            raise fail(keys + ("stop_on_error",), f"{toml_text(stop_on_error)}: expected true or false")
         client_class = None
         if "client" in th:
             c = th["client"]
             if network is None or not isinstance(c, str) or c not in class_index:
                 known = ", ".join(class_index) or "none: the scenario has no [network]"
-                raise fail(keys + ("client",), f"{c!r} names no class of clients (there are: {known})")
+                raise fail(keys + ("client",), f"{toml_text(c)} names no class of clients (there are: {known})")
             client_class = class_index[c]
             count = network["clients"][client_class]["count"]
             if instances != count:
@@ -444,7 +444,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
 
 def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dict[str, Any]:
     if not isinstance(op, dict) or not isinstance(op.get("op"), str) or op["op"] not in _OPS:
-        said = repr(op.get("op")) if isinstance(op, dict) and "op" in op else "missing" if isinstance(op, dict) else repr(op)
+        said = toml_text(op.get("op")) if isinstance(op, dict) and "op" in op else "missing" if isinstance(op, dict) else toml_text(op)
         raise fail(keys + ("op",), f"{said}: expected an operation, one of {', '.join(sorted(_OPS))}")
     kind = op["op"]
     out: dict[str, Any] = {"op": kind}
@@ -456,13 +456,13 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
     def flag(k: str) -> bool:
         v = op.get(k, False)
         if not isinstance(v, bool):
-            raise fail(keys + (k,), f"{v!r}: expected true or false")
+            raise fail(keys + (k,), f"{toml_text(v)}: expected true or false")
         return v
 
     def set_of() -> int:
         s = op.get("set")
         if not isinstance(s, str) or s not in index:
-            raise fail(keys + ("set",), f"{s!r} names no file set (there are: {', '.join(index) or 'none'})")
+            raise fail(keys + ("set",), f"{toml_text(s)} names no file set (there are: {', '.join(index) or 'none'})")
         return index[s]
 
     def pick() -> dict[str, Any]:
@@ -470,19 +470,19 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
         if isinstance(p, dict) and "zipf" in p:
             s = p["zipf"]
             if isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 100:
-                raise fail(keys + ("pick", "zipf"), f"{s!r}: expected Zipf's exponent, a number above 0 (0.8: web downloads)")
+                raise fail(keys + ("pick", "zipf"), f"{toml_text(s)}: expected Zipf's exponent, a number above 0 (0.8: web downloads)")
             for k in set(p) - {"zipf", "scattered", "ranks"}:
                 raise fail(keys + ("pick", k), "unknown key: expected { zipf = S }, with scattered = true or "
                            "ranks = [FIRST, END] if wanted")
             scattered = p.get("scattered", False)
             if not isinstance(scattered, bool):
-                raise fail(keys + ("pick", "scattered"), f"{scattered!r}: expected true (the popular files spread over "
+                raise fail(keys + ("pick", "scattered"), f"{toml_text(scattered)}: expected true (the popular files spread over "
                            "the set) or false (the first files the most popular)")
             ranks = p.get("ranks")
             if ranks is not None and not (isinstance(ranks, list) and len(ranks) == 2
                                           and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ranks)
                                           and ranks[0] < ranks[1]):
-                raise fail(keys + ("pick", "ranks"), f"{ranks!r}: expected [FIRST, END], whole numbers, FIRST below END "
+                raise fail(keys + ("pick", "ranks"), f"{toml_text(ranks)}: expected [FIRST, END], whole numbers, FIRST below END "
                            "(0 the most popular rank)")
             return {"kind": "zipf", "s": float(s), **({"scattered": True} if scattered else {}),
                     **({"ranks": list(ranks)} if ranks is not None else {})}
@@ -492,13 +492,13 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
                 raise fail(keys + ("pick",), "expected { every = STEP, first = N }, whole numbers, STEP at least 1")
             return {"kind": "every", "first": int(p["first"]), "step": int(p["every"])}
         if not isinstance(p, str) or p not in _PICKS:
-            raise fail(keys + ("pick",), f"{p!r}: expected one of {', '.join(sorted(_PICKS))}, {{ every, first }} or {{ zipf = S }}")
+            raise fail(keys + ("pick",), f"{toml_text(p)}: expected one of {', '.join(sorted(_PICKS))}, {{ every, first }} or {{ zipf = S }}")
         return {"kind": p}
 
     def io_size(default: str) -> int:
         n = size(op.get("io", default), keys + ("io",))
         if n <= 0:
-            raise fail(keys + ("io",), f"{op['io']!r}: expected the bytes of a call, above 0")
+            raise fail(keys + ("io",), f"{toml_text(op['io'])}: expected the bytes of a call, above 0")
         return n
 
     if kind in ("create", "open", "delete", "stat"):
@@ -520,7 +520,7 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
             s = o.get("zipf") if isinstance(o, dict) else None
             if (not isinstance(o, dict) or set(o) - {"zipf", "scattered"} or isinstance(s, bool)
                     or not isinstance(s, (int, float)) or not 0 < s < 100 or not isinstance(o.get("scattered", False), bool)):
-                raise fail(keys + ("offsets",), f"{o!r}: expected {{ zipf = S }} (S above 0) with scattered = true "
+                raise fail(keys + ("offsets",), f"{toml_text(o)}: expected {{ zipf = S }} (S above 0) with scattered = true "
                            "or false (the popular slots spread over the file or at its start)")
             out["zipf"] = {"s": float(s), **({"scattered": True} if o.get("scattered") else {})}
     elif kind == "fsync":
@@ -542,7 +542,7 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
             raise fail(k, f"unknown key (expected one of {', '.join(sorted(known))})")
     era = f.get("era")
     if era not in (None, "2008", "today"):
-        raise fail("era", f"{era!r}: expected \"2008\" or \"today\"")
+        raise fail("era", f"{toml_text(era)}: expected \"2008\" or \"today\"")
 
     def opt_size(k: str) -> int | None:
         if k not in f:
@@ -550,10 +550,10 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
         try:
             return parse_size(f[k])
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(k, f"{f[k]!r}: {unit_reason(e)}") from None
+            raise fail(k, f"{toml_text(f[k])}: {unit_reason(e)}") from None
 
     if opt_size("size") == 0:
-        raise fail("size", f"{f['size']!r}: expected the partition's size, above 0")
+        raise fail("size", f"{toml_text(f['size'])}: expected the partition's size, above 0")
     bs = opt_size("block_size")
     if bs is not None and bs not in (1024, 2048, 4096):
         raise fail("block_size", f"{bs}: expected 1k, 2k or 4k")
@@ -561,14 +561,14 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
     try:
         commit_ns = parse_time_ns(commit, "s")
     except (UnitError, TypeError, ValueError) as e:
-        raise fail("commit", f"{commit!r}: {unit_reason(e)}") from None
+        raise fail("commit", f"{toml_text(commit)}: {unit_reason(e)}") from None
     for k in ("inodes", "journal_blocks"):
         v = f.get(k)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise fail(k, f"{v!r}: expected a whole number, at least 1")
+            raise fail(k, f"{toml_text(v)}: expected a whole number, at least 1")
     for k in ("lazy_itable_init", "barriers"):
         if k in f and not isinstance(f[k], bool):
-            raise fail(k, f"{f[k]!r}: expected true or false")
+            raise fail(k, f"{toml_text(f[k])}: expected true or false")
     return {"type": f["type"], "era": era, "block_size": bs, "inode_count": f.get("inodes"),
             "inode_ratio": opt_size("inode_ratio"), "journal_blocks": f.get("journal_blocks"),
             "lazy_itable_init": f.get("lazy_itable_init"), "commit_interval_ns": commit_ns,
@@ -598,33 +598,33 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
             raise fail(("network", "nic", k), "unknown key (expected links, rate, mode, xmit_hash_policy, hash_formula, mtu)")
     links = nic.get("links", 1)
     if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= MAX_LINKS:
-        raise fail(("network", "nic", "links"), f"{links!r}: expected a whole number of ports, 1 to {MAX_LINKS}")
+        raise fail(("network", "nic", "links"), f"{toml_text(links)}: expected a whole number of ports, 1 to {MAX_LINKS}")
     rate = nic.get("rate")
     rates = {"100m": 100_000_000, "1g": 1_000_000_000, "10g": 10_000_000_000, "25g": 25_000_000_000,
              "40g": 40_000_000_000, "100g": 100_000_000_000}
     if not isinstance(rate, str) or rate not in rates:
-        raise fail(("network", "nic", "rate"), f"{rate!r}: expected a port's line rate, one of {', '.join(rates)}")
+        raise fail(("network", "nic", "rate"), f"{toml_text(rate)}: expected a port's line rate, one of {', '.join(rates)}")
     mode = nic.get("mode", "802.3ad" if links > 1 else "active-backup")
     if mode not in _BOND_MODES:
-        raise fail(("network", "nic", "mode"), f"{mode!r}: expected one of {', '.join(_BOND_MODES)}")
+        raise fail(("network", "nic", "mode"), f"{toml_text(mode)}: expected one of {', '.join(_BOND_MODES)}")
     if mode == "802.3ad" and links < 2:
         raise fail(("network", "nic", "links"), "802.3ad aggregates two or more ports; one port needs no mode")
     policy = nic.get("xmit_hash_policy", "layer2")
     if policy not in _HASHES:
-        raise fail(("network", "nic", "xmit_hash_policy"), f"{policy!r}: expected one of {', '.join(_HASHES)}")
+        raise fail(("network", "nic", "xmit_hash_policy"), f"{toml_text(policy)}: expected one of {', '.join(_HASHES)}")
     formula = nic.get("hash_formula", "linux-6")
     if formula not in ("linux-6", "linux-2.6"):
-        raise fail(("network", "nic", "hash_formula"), f"{formula!r}: expected \"linux-6\" or \"linux-2.6\"")
+        raise fail(("network", "nic", "hash_formula"), f"{toml_text(formula)}: expected \"linux-6\" or \"linux-2.6\"")
     mtu = nic.get("mtu", 1500)
     if isinstance(mtu, bool) or not isinstance(mtu, int) or not 68 <= mtu <= 65535:
-        raise fail(("network", "nic", "mtu"), f"{mtu!r}: expected an MTU in bytes, 68 to 65535")
+        raise fail(("network", "nic", "mtu"), f"{toml_text(mtu)}: expected an MTU in bytes, 68 to 65535")
     link = {"rate_bps": rates[rate], "mtu": mtu}
     sendfile = n.get("sendfile", True)
     if not isinstance(sendfile, bool):
-        raise fail(("network", "sendfile"), f"{sendfile!r}: expected true or false")
+        raise fail(("network", "sendfile"), f"{toml_text(sendfile)}: expected true or false")
     buffer = n.get("send_buffer_windows", 0)
     if isinstance(buffer, bool) or not isinstance(buffer, (int, float)) or not 0 <= buffer <= 1e6:
-        raise fail(("network", "send_buffer_windows"), f"{buffer!r}: expected the socket send buffer in windows of "
+        raise fail(("network", "send_buffer_windows"), f"{toml_text(buffer)}: expected the socket send buffer in windows of "
                    "the client's class, 0 (none) to 1000000")
     costs = {"per_call_ns": 2_000, "per_packet_ns": 2_500, "copy_ns_per_byte": 0.25}
     costs_given = n.get("costs", {})
@@ -637,7 +637,7 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
             costs[f"{k}_ns"] = time_ns(v, keys)
         elif k == "copy_ns_per_byte":
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
-                raise fail(keys, f"{v!r}: expected nanoseconds per byte, 0 or more")
+                raise fail(keys, f"{toml_text(v)}: expected nanoseconds per byte, 0 or more")
             costs[k] = float(v)
         else:
             raise fail(keys, "unknown key (expected per_call, per_packet, copy_ns_per_byte)")
@@ -657,10 +657,10 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
             raise fail(keys + ("name",), f"'{name}' is defined twice")
         count = c.get("count")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise fail(keys + ("count",), f"{count!r}: expected a whole number of clients, at least 1")
+            raise fail(keys + ("count",), f"{toml_text(count)}: expected a whole number of clients, at least 1")
         line = size(c.get("line"), keys + ("line",))
         if line <= 0:
-            raise fail(keys + ("line",), f"{c.get('line')!r}: a line's rate (bytes a second) must be positive")
+            raise fail(keys + ("line",), f"{toml_text(c.get('line'))}: a line's rate (bytes a second) must be positive")
         window = size(c.get("window", "64k"), keys + ("window",))
         if window <= 0:
             raise fail(keys + ("window",), "TCP's window must be positive")

@@ -46,7 +46,7 @@ from typing import Any
 
 from .arguments import InputFileError, read_toml
 from .cachetier import Clients, Site, Tier
-from .config.tomlpos import locate
+from .config.tomlpos import locate, toml_text
 from .filework import MAX_NS, MAX_THREADS
 from .iosched import check_name
 from .units import UnitError, parse_size, parse_time_ns, unit_reason
@@ -80,18 +80,18 @@ def load_site(path: Path) -> tuple[str, Site]:
 
     def whole(v: Any, keys: tuple, least: int) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or v < least:
-            raise fail(keys, f"{v!r}: expected a whole number, at least {least}")
+            raise fail(keys, f"{toml_text(v)}: expected a whole number, at least {least}")
         return v
 
     def size(v: Any, keys: tuple) -> int:
         try:
             return parse_size(v)
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys, f"{v!r}: {unit_reason(e, 'expected a size like 100m')}") from None
+            raise fail(keys, f"{toml_text(v)}: {unit_reason(e, 'expected a size like 100m')}") from None
 
     def text_of(v: Any, keys: tuple) -> str:
         if not isinstance(v, str) or not v:
-            raise fail(keys, f"{v!r}: expected a name")
+            raise fail(keys, f"{toml_text(v)}: expected a name")
         return v
 
     for k in doc:
@@ -118,11 +118,11 @@ def load_site(path: Path) -> tuple[str, Site]:
     if lo % MIB or hi % MIB or not 0 < lo <= hi:
         raise fail(("catalogue", "size"), "min and max must be whole MiB, min above 0 and at most max")
     if files * hi >= 1 << 63:
-        raise fail(("catalogue", "size", "max"), f"{sz['max']!r}: {files:,} files of up to that size pass the 8 EiB "
+        raise fail(("catalogue", "size", "max"), f"{toml_text(sz['max'])}: {files:,} files of up to that size pass the 8 EiB "
                    "a file system's size is counted in")
     zipf = cat.get("zipf", 0.8)
     if isinstance(zipf, bool) or not isinstance(zipf, (int, float)) or not 0 < zipf < 100:
-        raise fail(("catalogue", "zipf"), f"{zipf!r}: expected Zipf's exponent, a number above 0")
+        raise fail(("catalogue", "zipf"), f"{toml_text(zipf)}: expected Zipf's exponent, a number above 0")
 
     def tier(name: str) -> tuple[Tier, int]:
         t = doc[name]
@@ -146,10 +146,10 @@ def load_site(path: Path) -> tuple[str, Site]:
             raise fail((name, "nic"), str(e).replace("--nic ", "")) from None
         toe = t.get("toe", False)
         if not isinstance(toe, bool):
-            raise fail((name, "toe"), f"{toe!r}: expected true or false")
+            raise fail((name, "toe"), f"{toml_text(toe)}: expected true or false")
         chunk = t.get("chunk", "64k")
         if size(chunk, (name, "chunk")) <= 0 or size(chunk, (name, "chunk")) % 4096:
-            raise fail((name, "chunk"), f"{chunk!r}: expected a positive multiple of 4 KiB (md's page)")
+            raise fail((name, "chunk"), f"{toml_text(chunk)}: expected a positive multiple of 4 KiB (md's page)")
         scheduler = text_of(t.get("scheduler", "noop"), (name, "scheduler"))
         try:
             check_name(scheduler)
@@ -161,12 +161,12 @@ def load_site(path: Path) -> tuple[str, Site]:
         # A built-in name, or a profile file beside the site file.
         if profile not in profile_names():
             if not (path.parent / profile).is_file():
-                raise fail((name, "profile"), f"{profile!r}: no such drive profile (built-in: {', '.join(profile_names())})")
+                raise fail((name, "profile"), f"{toml_text(profile)}: no such drive profile (built-in: {', '.join(profile_names())})")
             profile = str(path.parent / profile)
         host = text_of(t.get("host", "server-2008"), (name, "host"))
         if host not in host_names():
             if not (path.parent / host).is_file():
-                raise fail((name, "host"), f"{host!r}: no such host profile (built-in: {', '.join(host_names())})")
+                raise fail((name, "host"), f"{toml_text(host)}: no such host profile (built-in: {', '.join(host_names())})")
             host = str(path.parent / host)
         engine = text_of(t.get("engine", "md"), (name, "engine"))
         from .config import ProfileError, load_engine
@@ -210,13 +210,13 @@ def load_site(path: Path) -> tuple[str, Site]:
             raise fail(keys + ("name",), f"'{name}' is defined twice")
         line = size(c.get("line"), keys + ("line",))
         if line <= 0:
-            raise fail(keys + ("line",), f"{c.get('line')!r}: a line's rate (bytes a second) must be positive")
+            raise fail(keys + ("line",), f"{toml_text(c.get('line'))}: a line's rate (bytes a second) must be positive")
         try:
             rtt = parse_time_ns(c.get("rtt"), "s")
         except (UnitError, TypeError, ValueError) as e:
-            raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: {unit_reason(e, 'expected a time like 20ms')}") from None
+            raise fail(keys + ("rtt",), f"{toml_text(c.get('rtt'))}: {unit_reason(e, 'expected a time like 20ms')}") from None
         if not 0 < rtt <= MAX_NS:
-            raise fail(keys + ("rtt",), f"{c.get('rtt')!r}: a round trip must be positive and at most "
+            raise fail(keys + ("rtt",), f"{toml_text(c.get('rtt'))}: a round trip must be positive and at most "
                        f"{MAX_NS // 10**9 // 86400:,} days")
         window = size(c.get("window", "64k"), keys + ("window",))
         if window <= 0:
@@ -230,9 +230,9 @@ def load_site(path: Path) -> tuple[str, Site]:
     try:
         run_s = parse_time_ns(run, "s") / 1e9
     except (UnitError, TypeError, ValueError) as e:
-        raise fail(("runtime",), f"{run!r}: {unit_reason(e, 'expected a time like 60s')}") from None
+        raise fail(("runtime",), f"{toml_text(run)}: {unit_reason(e, 'expected a time like 60s')}") from None
     if not 1 <= run_s <= MAX_NS / 1e9:
-        raise fail(("runtime",), f"{run!r}: expected at least a second and at most {MAX_NS // 10**9 // 86400:,} days")
+        raise fail(("runtime",), f"{toml_text(run)}: expected at least a second and at most {MAX_NS // 10**9 // 86400:,} days")
     site = Site(files=files, size_mb=(lo // MIB, hi // MIB), zipf=float(zipf), cached=cached, clients=tuple(clients),
                 cache=cache, origin=origin, run_s=int(run_s))
     return str(doc.get("name", path.stem)), site

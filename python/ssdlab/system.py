@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .arguments import InputFileError, read_toml
 from .config import ProfileError, load_engine, load_host
 from .config.profile import _describe, device_core, engine_place, place, value_key
+from .config.tomlpos import toml_text
 from .mkfs import MkfsError, TargetFs, request as fs_request
 from .iosched import SCHEDULERS, SchedulerError, queue_core, scheduler_core
 from .units import UnitError, parse_size, parse_time_ns
@@ -117,7 +118,7 @@ class ArrayEntry(BaseModel):
     @classmethod
     def _chunk_not_bool(cls, chunk: Any) -> Any:
         if isinstance(chunk, bool):  # taken as 1 (then "chunk 1: expected a positive multiple")
-            raise ValueError(f"{chunk!r}: expected a size, as \"64k\"")
+            raise ValueError(f"{toml_text(chunk)}: expected a size, as \"64k\"")
         return chunk
 
     @field_validator("chunk")
@@ -128,7 +129,7 @@ class ArrayEntry(BaseModel):
         except UnitError as e:
             raise ValueError(str(e)) from None
         if n <= 0 or n % 4096:
-            raise ValueError(f"chunk {chunk!r}: expected a positive multiple of 4 KiB (md's page)")
+            raise ValueError(f"chunk {toml_text(chunk)}: expected a positive multiple of 4 KiB (md's page)")
         return n
 
 
@@ -156,7 +157,7 @@ class RemapEntry(BaseModel):
         except UnitError as e:
             raise ValueError(str(e)) from None
         if n <= 0:
-            raise ValueError(f"{v!r}: expected a positive size")
+            raise ValueError(f"{toml_text(v)}: expected a positive size")
         return n
 
     @field_validator("max_age")
@@ -167,7 +168,7 @@ class RemapEntry(BaseModel):
         except UnitError as e:
             raise ValueError(str(e)) from None
         if n <= 0:
-            raise ValueError(f"{v!r}: expected a positive time")
+            raise ValueError(f"{toml_text(v)}: expected a positive time")
         return n
 
 
@@ -655,7 +656,7 @@ def parse_precondition(value: str | dict[str, Any] | None) -> dict[str, Any]:
     if kind == "random":
         if colon and not arg.strip():
             # not "random": its 2 passes were taken without a word
-            raise ValueError(f"precondition {value!r}: expected a number of passes after ':', e.g. random:2")
+            raise ValueError(f"precondition {toml_text(value)}: expected a number of passes after ':', e.g. random:2")
         try:
             passes = float(arg) if colon else 2.0
         except ValueError:
@@ -663,4 +664,4 @@ def parse_precondition(value: str | dict[str, Any] | None) -> dict[str, Any]:
         if not 0 <= passes < float("inf"):
             raise ValueError(f"precondition random:{arg}: expected a finite number of passes >= 0")
         return {"kind": "random", "passes": passes}
-    raise ValueError(f"precondition {value!r}: expected none, sequential or random[:PASSES]")
+    raise ValueError(f"precondition {toml_text(value)}: expected none, sequential or random[:PASSES]")

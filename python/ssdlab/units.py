@@ -390,6 +390,33 @@ def _check_time(us: float, text: str) -> float:
     return us
 
 
+_STRTOLL_TIME = {10: re.compile(r"\s*([+-]?)(\d+)"), 16: re.compile(r"\s*([+-]?)(?:0[xX])?([0-9a-fA-F]+)")}
+
+
+def fio_time_as_read(text: str, *, seconds_default: bool) -> tuple[int, str] | None:
+    """A time as fio 3.33's str_to_decimal reads it for a time option (parse.c): strtoll's
+    number at the start (base 16 when the text holds 0x), times get_mult_time's unit, which
+    is looked up from the first character after the leading digits and signs: none there, or
+    one that is not a letter, is the option's default unit (``1.5ms`` is 1 us); a letter
+    that starts no unit is microseconds (``1k`` is 1 us). Returns microseconds and, when fio's
+    reading differs from what the text says, why; None when no number starts the text."""
+    base = 16 if "0x" in text.lower() else 10
+    m = _STRTOLL_TIME[base].match(text)
+    if not m:
+        return None
+    n = int(m.group(2), base) * (-1 if m.group(1) == "-" else 1)
+    rest = text.lstrip(" \t").lstrip("+-0123456789")
+    if not rest[:1].isalpha():
+        tail = rest.strip()
+        return n * (10**6 if seconds_default else 1), f"it stops at '{tail[0]}'" if tail else ""
+    low = rest.lower()
+    if low.startswith(("us", "ms")):
+        return n * (1 if low.startswith("us") else 1000), ""
+    if low in _TIME_EXACT:
+        return n * _TIME_EXACT[low], ""
+    return n, f"'{rest}' is not a unit of time"
+
+
 def fio_time_multiplier(suffix: str, text: str) -> int:
     """Microseconds per unit inside an arithmetic expression (a bare number is us)."""
     low = suffix.lower()

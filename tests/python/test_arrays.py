@@ -232,7 +232,7 @@ def test_a_member_failed_from_the_start_serves_reads_from_the_others(tmp_path):
     (('members = ["sda", "sdb", "sdc", "sdd"]', 'members = "sda"'), 5, "key 'array.0.members': 'sda': expected a list"),
     (('name = "md0"', 'name = 0'), 1, "key 'array.0.name': 0: expected a text in quotes"),
     (('chunk = "64k"', 'chunk = "6k"'), 3, "expected a positive multiple of 4 KiB"),
-    (('chunk = "64k"', 'chunk = true'), 3, "key 'array.0.chunk': True: expected a size"),
+    (('chunk = "64k"', 'chunk = true'), 3, "key 'array.0.chunk': true: expected a size"),
     (('chunk = "64k"', 'chunk = "12k"'), 3, "md's raid5 needs a power of two, got 12288 bytes"),
     (('"sdd"]', '"sdd"]\nfail = [{ member = "sdb", at = "1e30s" }]'), 6,
      "at = '1e30s': expected a time from 0 to 292 years"),

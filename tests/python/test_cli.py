@@ -97,3 +97,14 @@ def test_missing_job_file_and_bad_override(cli):
     assert p.returncode == 2 and "no/such/job.fio" in p.stderr
     p = cli("run", "--set", "runtime")
     assert p.returncode == 2 and "OPTION=VALUE" in p.stderr
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("bs=abc", "--set bs=abc: expected a size like 4k, got 'abc'"),
+    ("nope=1", "--set nope=1: unknown option 'nope'"),
+    ("blocksize=0", "--set blocksize=0: must be positive, got '0'"),
+])
+def test_a_bad_set_is_named_as_given(cli, given, said):
+    """The error named the parser's ``<overrides>`` rather than the --set the user wrote."""
+    p = cli("run", *SHORT, "--set", given)
+    assert p.returncode == 2 and p.stderr.strip().splitlines()[-1] == f"ssdlab: error: {said}", p.stderr

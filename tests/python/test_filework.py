@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ssdlab import api
+from ssdlab.config.tomlpos import toml_text
 from ssdlab.filework import FileWorkError, load
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "ssdlab" / "scenarios"
@@ -89,7 +90,12 @@ def test_the_mail_queue_scenario_loads() -> None:
     (('entries = 2000', 'entries = 2000\nnames_cached = 1'), 7, "fileset.0.names_cached: 1: expected true or false"),
     (('entries = 2000', 'entries = 2000\nmaps_cached = "yes"'), 7, "fileset.0.maps_cached: 'yes': expected true or false"),
     (('size = "10k", io = "4k"', 'size = "10k", io = "4k" }, { op = "read", io = "4k", offsets = { zipf = 0 }'), None,
-     "offsets: {'zipf': 0}: expected { zipf = S } (S above 0)"),
+     "offsets: { zipf = 0 }: expected { zipf = S } (S above 0)"),
+    # TOML's values as TOML writes them: Python's True, [True] and {'zipf': 0} were shown
+    (('instances = 2\nloops', 'instances = true\nloops'), 11, "thread.0.instances: true: expected a whole number"),
+    (('idle = "10ms"', 'idle = false'), 21, "thread.1.idle: false: expected a time like 10s"),
+    (('serves = ["writer"]', 'serves = [true]'), 20, "thread.1.serves: [true]: expected a list of thread names"),
+    (('size = "0"', 'size = { mean = "4k", shape = true }'), None, "size.shape: true: expected a positive number"),
     (('loops = 300', 'loops = 300\nstop_on_error = "yes"'), None, "stop_on_error: 'yes': expected true or false"),
 ])
 def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, change, line, expected) -> None:
@@ -107,6 +113,15 @@ def test_a_bad_scenario_is_one_line_naming_file_line_and_key(tmp_path: Path, cha
     quoted = re.search(r": ('[^']*'):", expected)
     if quoted:  # the value, quoted once, and what was expected said once
         assert msg.count(quoted.group(1)) == 1 and msg.count("expected") <= 1, msg
+
+
+def test_values_are_quoted_as_toml_writes_them() -> None:
+    import datetime
+
+    assert [toml_text(v) for v in (True, False, 3, 0.5, float("inf"), "x", datetime.date(2008, 1, 2))] == [
+        "true", "false", "3", "0.5", "inf", "'x'", "2008-01-02"]
+    assert toml_text([1, [True], {}]) == "[1, [true], {}]"
+    assert toml_text({"zipf": 0, "two words": False}) == "{ zipf = 0, 'two words' = false }"
 
 
 def test_not_toml_is_named(tmp_path: Path) -> None:

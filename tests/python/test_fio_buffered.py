@@ -29,8 +29,8 @@ def test_direct_unset_reads_through_the_page_cache_and_direct_1_reads_the_device
     spec, core = _run(READ)
     assert spec.core["jobs"][0]["files"] is not None and spec.core["file_sets"][0]["dir"] == "/r.0"
     assert spec.core["targets"][0]["filesystem"]["type"] == "ext4"
-    assert spec.notes == ["job 'r' runs on files through the page cache and ext4 on /dev/sda: 1 of 1,048,576 "
-                          "bytes in /r.0"]
+    assert spec.notes == ["job 'r' runs on files through the page cache and ext4 on /dev/sda: 1 file of 1,048,576 "
+                          "bytes (1.0MiB) in /r.0"]
     f = core["files"]
     # the first pass misses once and reads ahead; the other three are served from memory
     assert f["cache_hits"] >= 3 * 256 and f["cache_misses"] >= 1
@@ -140,8 +140,8 @@ def test_the_cli_header_names_each_jobs_path(cli, tmp_path):
     job.write_text("[global]\nbs=4k\nsize=1m\n[buffered]\nrw=read\n[raw]\nrw=read\ndirect=1\nfilename=/dev/sda\n")
     p = cli("run", str(job), "--profile", "samsung-850-pro")
     assert p.returncode == 0, p.stderr
-    assert ("ssdlab: job 'buffered' runs on files through the page cache and ext4 on /dev/sda: 1 of 1,048,576 "
-            "bytes in /buffered.0") in p.stderr
+    assert ("ssdlab: job 'buffered' runs on files through the page cache and ext4 on /dev/sda: 1 file of 1,048,576 "
+            "bytes (1.0MiB) in /buffered.0") in p.stderr
     assert "ssdlab: job 'raw' runs on the raw device /dev/sda" in p.stderr
     assert "ssdlab: file system on /dev/sda: ext4 from the host profile" in p.stderr
 

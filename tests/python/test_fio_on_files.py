@@ -39,8 +39,8 @@ def test_a_job_runs_on_its_files_through_the_page_cache():
     assert files["direct"] is False and files["end_fsync"] is True and files["service"] == "sequential"
     # the warnings of the raw path about buffered I/O and files are answered
     assert not any("buffered" in w or "nrfiles" in w or "end_fsync" in w for w in spec.warnings), spec.warnings
-    assert spec.notes == ["job 'w' runs on files through the page cache and ext4 on /dev/sda: 4 of 16,777,216 "
-                          "bytes in /w.0"]
+    assert spec.notes == ["job 'w' runs on files through the page cache and ext4 on /dev/sda: 4 files of 16,777,216 "
+                          "bytes (16.0MiB) each in /w.0"]
     r = api.execute(spec)
     f = r.core["files"]
     assert f["dirtied_pages"] == 16384  # 64 MiB, each file to its end in turn
@@ -50,7 +50,8 @@ def test_a_job_runs_on_its_files_through_the_page_cache():
 
 def test_direct_io_on_files_skips_the_cache():
     spec = api.build(JOB.replace("[w]", "[w]\ndirect=1"), profile="samsung-850-pro", filesystem="ext4")
-    assert spec.notes == ["job 'w' runs on files with O_DIRECT and ext4 on /dev/sda: 4 of 16,777,216 bytes in /w.0"]
+    assert spec.notes == ["job 'w' runs on files with O_DIRECT and ext4 on /dev/sda: 4 files of 16,777,216 bytes "
+                          "(16.0MiB) each in /w.0"]
     f = api.execute(spec).core["files"]
     assert f["dirtied_pages"] == 0 and f["data_bios"] > 0
 

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fio_booleans import BOOLEAN_VALUES, ON_FILES, not_modelled_booleans
+
 from ssdlab.fio import FioJobError, JobSet, load_job_file, load_job_files, parse_job_text
 from ssdlab.fio.options import DEFAULT_PERCENTILES, fio_option_names, split_directions
 from ssdlab.units import Percent, ValueProblem, parse_fio_size, parse_fio_time_us
@@ -795,6 +797,86 @@ def test_number_options_fio_accepts_are_accepted_and_said_not_modelled(setting):
     # it only when no part holds a number (parse.c's handle_option)
     js = jobs(f"[j]\n{setting}\n")
     assert any(f"option '{setting}'" in w and "not modelled" in w for w in js.warnings), js.warnings
+
+
+@pytest.mark.parametrize("value", list(BOOLEAN_VALUES), ids=repr)
+def test_not_modelled_booleans_take_what_fio_takes(value):
+    names = not_modelled_booleans()
+    assert len(names) > 40 and "stats" in names and "log_unix_epoch" in names
+    for name in names:
+        setting = name if value is None else f"{name}={value}"
+        if BOOLEAN_VALUES[value]:
+            js = jobs(f"[j]\n{setting}\n")
+            assert name in ON_FILES or any(f"option '{setting}'" in w and "not modelled" in w
+                                          for w in js.warnings), js.warnings
+        else:
+            e = error(f"[j]\n{setting}\n")
+            got = "an empty value" if value == "" else f"'{value}'"
+            expected = "needs a value" if value is None else f"expected 0 or 1, got {got}"
+            assert (e.line, e.option) == (2, name) and expected in str(e), str(e)
+
+
+# fio 3.33 reads latency_target and latency_window with str_to_decimal (fio --parse-only
+# --debug=parse): a number at the start, then a unit looked up from the character after it
+@pytest.mark.parametrize(("value", "us", "why"), [
+    ("10ms", 10_000, None), ("1s", 1_000_000, None), ("10", 10, None), ("1MS", 1000, None),
+    ("1k", 1, "'k' is not a unit of time"), ("1.5ms", 1, "it stops at '.'"), ("0.5", 0, "it stops at '.'"),
+    ("2m5", 2, "'m5' is not a unit of time"), ("1,2", 1, "it stops at ','"),
+    ("abc,5", 5, "the first part that holds a number is '5'"),
+])
+def test_latency_target_is_reported_as_fio_reads_it(value, us, why):
+    js = jobs(f"[j]\nlatency_target={value}\nlatency_window={value}\n")
+    assert (js.reports[0].latency_target_ns, js.reports[0].latency_window_us) == (us * 1000, us)
+    notes = [w for w in js.warnings if "ssdlab reports the same" in w]
+    if why is None:
+        assert notes == []
+    else:
+        assert f"jobs/x.fio:2: option 'latency_target': fio reads '{value}' as {us} us ({why}); ssdlab reports the" \
+            " same" in notes
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("abc", "expected a time like 10s, got 'abc'"), ("", "expected a time like 10s, got an empty value"),
+    ("-1", "expected a time of 0 or more, got '-1' (fio stores it wrapped around)"),
+    ("99999999999999999", "time too large, got '99999999999999999'"),
+    ("(2*3)", "expected a time like 10s, got '(2*3)'"),
+])
+def test_latency_target_fio_refuses_or_that_cannot_be_reported_is_one_line(value, message):
+    assert str(error(f"[j]\nlatency_target={value}\n")) == f"jobs/x.fio:2: option 'latency_target': {message}"
+
+
+# fio 3.33 reads a count with a fraction up to the '.', dropping a unit after it (fio
+# --parse-only --debug=parse: thinktime_blocks=0.5 is 0, 2.5 is 2, 1.5k is 1; iodepth=1.5 is 1)
+@pytest.mark.parametrize(("setting", "attr", "value", "note"), [
+    ("thinktime_blocks=0.5", "thinktime_blocks", 1, "fio reads '0.5' as 0 (it stops at the '.'), and 0 means 1"),
+    ("thinktime_blocks=2.5", "thinktime_blocks", 2, "fio reads '2.5' as 2 (it stops at the '.')"),
+    ("thinktime_blocks=1.5k", "thinktime_blocks", 1, "fio reads '1.5k' as 1 (it stops at the '.')"),
+    ("iodepth=1.5", "iodepth", 1, "fio reads '1.5' as 1 (it stops at the '.')"),
+])
+def test_a_count_with_a_fraction_is_read_as_fio_reads_it(setting, attr, value, note):
+    js = jobs(f"[j]\nrw=randread\nthinktime=10\n{setting}\n")
+    assert getattr(js.jobs[0], attr) == value
+    name = setting.split("=")[0]
+    assert f"jobs/x.fio:4: option '{name}': {note}; ssdlab does the same" in js.warnings, js.warnings
+
+
+def test_a_count_with_a_fraction_below_its_minimum_names_fios_reading():
+    assert str(error("[j]\nnumjobs=0.5\n")) == "jobs/x.fio:2: option 'numjobs': must be at least 1, got '0.5' (fio" \
+        " reads it as 0)"
+
+
+@pytest.mark.parametrize(("setting", "modelled"), [
+    ("ramp_size=1m", False), ("thinkcycles=10", False), ("sprandom=1", False), ("ss_interval=1s", True),
+])
+def test_options_of_a_newer_fio_are_taken_and_said_to_be_refused_by_fio_333(setting, modelled):
+    # valid fio options (upstream fio-3.42), as every name fio_option_names.txt lists; fio 3.33
+    # refuses them ("Bad option <ramp_size=1m>"), which a job file written for it should hear
+    js = jobs(f"[j]\n{setting}\n")
+    key = setting.split("=")[0]
+    assert f"jobs/x.fio:2: option '{key}' is not in fio 3.33, which refuses it (\"Bad option\"): it belongs to a" \
+        " newer fio or to an ioengine Debian's fio 3.33 lacks" in js.warnings
+    assert modelled or any(f"option '{setting}'" in w and "not modelled" in w for w in js.warnings), js.warnings
+    assert not any("not in fio 3.33" in w for w in jobs("[j]\nstats=1\nsoftrandommap=1\n").warnings)
 
 
 def test_control_characters_are_escaped_and_nul_bytes_refused():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fio_booleans import BOOLEAN_VALUES, not_modelled_booleans
 from shared_data import REASON, shared_data
 
 from ssdlab.fio.grammar import parse_sources
@@ -21,9 +22,12 @@ from ssdlab.fio.options import (
     TIME_SECONDS_OPTIONS,
     TIME_US_OPTIONS,
     canonical,
+    fio_333_lacks,
     fio_numbers,
+    fio_time_read,
     section_order,
 )
+from ssdlab.units import ValueProblem
 
 FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(FIO is None, reason="fio is not installed")
@@ -163,3 +167,60 @@ def test_filesize_io_bytes_match_fio(tmp_path):
         fio_bytes = [j["write"]["io_bytes"] for j in json.loads(proc.stdout)["jobs"]]
         ours = [j.io_limit for j in jobs("[x]\nrw=write\nbs=4k\n" + "\n".join(options.split()) + "\n").jobs]
         assert (options, ours) == (options, fio_bytes) == (options, expected)
+
+
+def _fio_refuses(path: Path, sections: list[list[str]]) -> str:
+    """fio --parse-only on job sections of option lines: its output if it refuses them."""
+    path.write_text("".join(f"[j{i}]\nfilename=/dev/null\nsize=4k\n" + "".join(f"{line}\n" for line in lines)
+                            for i, lines in enumerate(sections)))
+    proc = subprocess.run([FIO, "--parse-only", str(path)], capture_output=True, text=True, timeout=60)
+    return proc.stdout + proc.stderr if proc.returncode else ""
+
+
+def test_not_modelled_booleans_table_matches_fio(tmp_path):
+    """The table ssdlab's not-modelled boolean options are checked against (fio_booleans.py)
+    is what fio takes: every accepted value of every option in one run (fio stops at the
+    first job it drops), each refused value in its own run, naming every option."""
+    names = not_modelled_booleans()
+
+    def lines(value: str | None) -> list[str]:
+        return [name if value is None else f"{name}={value}" for name in names]
+
+    taken = [value for value, ok in BOOLEAN_VALUES.items() if ok]
+    assert _fio_refuses(tmp_path / "taken.fio", [lines(value) for value in taken]) == ""
+    for value in (value for value, ok in BOOLEAN_VALUES.items() if not ok):
+        out = _fio_refuses(tmp_path / "refused.fio", [lines(value)])
+        missing = [line for line in lines(value) if f"failed parsing {line}\n" not in out]
+        assert out and not missing, (value, missing, out[-500:])
+
+
+def test_latency_target_reads_as_fio_stores_it(tmp_path):
+    """fio stores the first part of the value that reads (``ret=0``) and refuses the value
+    when none does; ssdlab reports that, or refuses it."""
+    path = tmp_path / "lt.fio"
+    for value in ("10ms", "1k", "1.5ms", "0.5", "2m5", "1,2", "abc,5", "0x10", "10sec", "1e3", "1MS", "5-3",
+                  "abc", "(2*3)", "(2-1)", ",", "x:"):
+        path.write_text(f"[j]\nfilename=/dev/null\nsize=4k\nlatency_target={value}\n")
+        proc = subprocess.run([FIO, "--parse-only", "--debug=parse", str(path)], capture_output=True, text=True,
+                              timeout=60)
+        lines = proc.stdout.splitlines()
+        start = next(i for i, line in enumerate(lines) if "handle_option=latency_target" in line)
+        stored = next((int(m.group(2)) for line in lines[start:] if (m := _OUT.search(line)) and m.group(1) == "0"),
+                      None)
+        assert (stored is None) == (proc.returncode != 0), value
+        try:
+            ours = fio_time_read(value)[0]
+        except ValueProblem:
+            ours = None
+        assert ours == stored, value
+
+
+def test_the_names_said_not_in_fio_333_are_bad_options_to_it(tmp_path):
+    """fio 3.33 names every option it does not know ("Bad option <thinkcycles=1>") and goes on."""
+    names = sorted(fio_333_lacks())
+    assert "ramp_size" in names and "thinkcycles" in names and "softrandommap" not in names
+    path = tmp_path / "newer.fio"
+    path.write_text("[j]\nfilename=/dev/null\nsize=4k\n" + "".join(f"{name}=1\n" for name in names))
+    proc = subprocess.run([FIO, "--parse-only", str(path)], capture_output=True, text=True, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert [name for name in names if f"Bad option <{name}=1>" not in out] == []

@@ -57,8 +57,8 @@ def write(tmp_path: Path, text: str) -> Path:
     ('pick = "next"', "pick = []", 16, "ops.0.pick: []: expected one of"),
     ('ops = [', 'after = [["w"]]\nops = [', 16, "thread.0.after: "),
     # Accepted as numbers (True is an int) or as no value at all.
-    ("entries = 20", "entries = true", 8, "fileset.0.entries: True: expected a whole number"),
-    ("prealloc = 0.5", "prealloc = true", 10, "fileset.0.prealloc: True: expected a share"),
+    ("entries = 20", "entries = true", 8, "fileset.0.entries: true: expected a whole number"),
+    ("prealloc = 0.5", "prealloc = true", 10, "fileset.0.prealloc: true: expected a share"),
     ('name = "tiny"', "name = 4", 1, "name: 4: expected a text"),
     ('runtime = "200ms"', "runtime = []", 3, "runtime: []: expected a time"),
     ('runtime = "200ms"', 'runtime = ""', 3, "runtime: '': expected a time"),

@@ -85,7 +85,7 @@ def _one_line(e) -> str:
      "unknown profile 'no-such-drive'"),
     (TWO.replace('name = "sdb"', 'name = "sdb"\nscale = 2'), 8, "key 'drive.1.scale'"),
     # true was taken as scale 1: the whole drive, without a word
-    (TWO.replace('name = "sdb"', 'name = "sdb"\nscale = true'), 8, "key 'drive.1.scale': True: expected a number"),
+    (TWO.replace('name = "sdb"', 'name = "sdb"\nscale = true'), 8, "key 'drive.1.scale': true: expected a number"),
     (TWO.replace('host = "generic-linux"', 'host = "no-such-host"'), 2, "unknown host 'no-such-host'"),
 ])
 def test_bad_system_files_name_file_line_and_key(tmp_path, text, line, needle):

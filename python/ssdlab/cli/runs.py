@@ -13,6 +13,8 @@ import typer
 
 from .. import api
 from ..cachedir import state_cache_dir
+from ..fio import FioJobError
+from ..fio.resolve import OVERRIDES
 from ..jsonout import dumps
 from ..system import raid as raid_system
 from ..units import UnitError
@@ -99,12 +101,20 @@ def run(
         sets = overrides(profile_set, "--profile-set", "SECTION.KEY=VALUE")
         sysd = _raid_system(profile, raid, drives, chunk, engine, spares, engine_set, system, sets, scale,
                             precondition, verify_data)
-        return api.build(jobs if len(jobs) > 1 else jobs[0] if jobs else api.quickstart_job(), profile=profile,
-                         system=sysd if sysd is not None else system, host=host, seed=seed,
-                         overrides=overrides(set_), interval=interval, precondition=precondition, scale=scale,
-                         profile_set=sets, scheduler=scheduler,
-                         host_set=overrides(host_set, "--host-set", "KEY=VALUE (iosched.slice_idle=0, mem=8GiB)"),
-                         memory_limit=memory_limit, filesystem=fs, power_cut=power_cut)
+        job_sets = overrides(set_)
+        try:
+            return api.build(jobs if len(jobs) > 1 else jobs[0] if jobs else api.quickstart_job(), profile=profile,
+                             system=sysd if sysd is not None else system, host=host, seed=seed,
+                             overrides=job_sets, interval=interval, precondition=precondition, scale=scale,
+                             profile_set=sets, scheduler=scheduler,
+                             host_set=overrides(host_set, "--host-set", "KEY=VALUE (iosched.slice_idle=0, mem=8GiB)"),
+                             memory_limit=memory_limit, filesystem=fs, power_cut=power_cut)
+        except FioJobError as e:
+            if e.path != OVERRIDES:
+                raise
+            # the override's error, named as it was given: --set bs=abc
+            given = f" {e.option}={job_sets[e.option]}" if e.option in job_sets else ""
+            raise FioJobError(e.message, path=f"--set{given}") from None
 
     result = _simulate(spec, check=_check_logs, states=states)
     _write_logs(result)

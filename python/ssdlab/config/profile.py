@@ -20,7 +20,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
 
 from ..arguments import InputFileError, NotToml, read_text, toml_loads
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
-from .tomlpos import locate
+from .tomlpos import locate, toml_text
 
 
 class ProfileError(ValueError):
@@ -748,16 +748,16 @@ def _describe(err: ValidationError, origin: str, text: str | None = None,
         return f"{where}: missing key '{key}'"
     msg = e["msg"].removeprefix("Value error, ")
     if e["type"] == "finite_number":
-        msg = f"expected a finite number, got {e['input']!r}"
+        msg = f"expected a finite number, got {toml_text(e['input'])}"
     elif e["type"] == "less_than_equal" and e["ctx"]["le"] == U64_MAX:
         msg = f"{e['input']:g} is more than the core holds (at most {U64_MAX}, 2^64 - 1)"
     elif e["type"] in _BOUND:
         # pydantic's "Input should be less than or equal to 100"
         word, bound = _BOUND[e["type"]]
-        msg = f"{e['input']!r}: expected {word} {e['ctx'][bound]}"
+        msg = f"{toml_text(e['input'])}: expected {word} {e['ctx'][bound]}"
     elif e["type"] in _EXPECTED_TYPE:
         # pydantic's "Input should be a valid integer": the value and what was expected
-        msg = f"{e['input']!r}: expected {_EXPECTED_TYPE[e['type']]}"
+        msg = f"{toml_text(e['input'])}: expected {_EXPECTED_TYPE[e['type']]}"
     return f"{where}: key '{key}': {msg}" if key else f"{where}: {msg}"
 
 

@@ -9,6 +9,8 @@ default) the line of its table is given, and failing that none.
 
 from __future__ import annotations
 
+import datetime
+import math
 import re
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
@@ -53,3 +55,26 @@ def _common(a: list[str | int], b: tuple[str | int, ...]) -> int:
             break
         n += 1
     return n
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_text(value: object) -> str:
+    """A value read from a TOML file, written back as TOML writes it, for error messages:
+    ``true`` and ``false`` (not Python's ``True``), ``[1, true]``, ``{ a = 1 }``, dates in ISO
+    form; a text keeps Python's quotes ('abc', a TOML literal string)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        keys = (k if _BARE_KEY.match(str(k)) else toml_text(str(k)) for k in value)
+        return "{ " + ", ".join(f"{k} = {toml_text(v)}" for k, v in zip(keys, value.values())) + " }"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return repr(value)

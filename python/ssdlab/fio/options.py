@@ -36,6 +36,7 @@ from ..units import (
     ValueProblem,
     Zones,
     evaluate,
+    fio_time_as_read,
     parse_fio_bytes,
     parse_fio_count,
     parse_fio_size,
@@ -181,6 +182,21 @@ def fio_option_names() -> dict[str, str]:
     return names
 
 
+NOT_IN_FIO_333 = "# --- not in fio-3.33"
+
+
+@lru_cache(maxsize=1)
+def fio_333_lacks() -> frozenset[str]:
+    """The valid option names that fio 3.33 refuses as "Bad option": options of a newer fio
+    (``thinkcycles``, ``ramp_size``) or of ioengines Debian's fio 3.33 is built without, listed
+    after the ``# --- not in fio-3.33`` line of ``fio_option_names.txt``. Like every valid name
+    they are read or said not modelled; a job file that sets one also hears that fio 3.33
+    would not run it."""
+    text = (resources.files("ssdlab.fio") / "fio_option_names.txt").read_text(encoding="utf-8")
+    tail = text[text.index(NOT_IN_FIO_333):]
+    return frozenset(line.partition("#")[0].strip() for line in tail.splitlines()) - {""}
+
+
 # Aliases of the options ssdlab reads (fio 3.42 spellings included).
 ALIASES: dict[str, tuple[str, ...]] = {
     "rw": ("readwrite",),
@@ -308,6 +324,12 @@ class Applier:
         if opt.value is not None:
             st.written[name] = _as_fio_dumps(opt)
         where = Where(opt.path, opt.line, opt.text)
+        if opt.key in fio_333_lacks():
+            self._warn(
+                f"{opt.path}:{opt.key}:not-in-3.33", opt.path,
+                f"{where.prefix()}: option '{opt.key}' is not in fio 3.33, which refuses it (\"Bad option\"):"
+                " it belongs to a newer fio or to an ioengine Debian's fio 3.33 lacks",
+            )
         if opt.spaced:
             self._warn(
                 f"{opt.path}:spaced", opt.path,
@@ -343,16 +365,20 @@ class Applier:
             self._warn(f"{opt.path}:{name}:{note}", opt.path, f"{where.prefix()}: option '{opt.key}': {note}")
 
 
-    @staticmethod
-    def _check(opt: RawOption, name: str, overriding: bool) -> None:
-        """Refuse what fio refuses of an option's value (its range, its words, 0 or 1)."""
+    def _check(self, opt: RawOption, name: str, overriding: bool) -> None:
+        """Refuse what fio refuses of an option's value (its range, its words, 0 or 1), and
+        say how fio reads a value where it is not what the text says."""
         check = _RANGE_CHECKS.get(name)
         if check is None:
             return
+        notes: list[str] = []
         try:
-            check(_Value(opt, name, [], overriding))
+            check(_Value(opt, name, notes, overriding))
         except ValueProblem as exc:
             raise FioJobError(str(exc), path=opt.path, line=opt.line, option=opt.key) from None
+        where = Where(opt.path, opt.line, opt.text)
+        for note in notes:
+            self._warn(f"{opt.path}:{name}:{note}", opt.path, f"{where.prefix()}: option '{opt.key}': {note}")
 
 
 def _as_fio_dumps(opt: RawOption) -> str:
@@ -560,11 +586,25 @@ def _h_bssplit(st: JobState, v: _Value) -> None:
     st.bssplit = result
 
 
+_COUNT_FRACTION = re.compile(r"^\s*\+?(\d+)\.\d*[A-Za-z]*\s*$")
+
+
 def _h_count(
     attr: str, minimum: int = 0, zero_means: int | None = None, maximum: int | None = None
 ) -> Callable[[JobState, _Value], None]:
     def handler(st: JobState, v: _Value) -> None:
-        n = parse_fio_count(v.single(), st.kb_base)
+        text = v.single()
+        fraction = _COUNT_FRACTION.match(text)
+        if fraction:
+            # fio's str_to_decimal stops at the '.', and get_mult_bytes finds no unit there
+            # (iodepth=1.5 is 1, 2.5k is 2: fio 3.33's --parse-only --debug=parse)
+            n = int(fraction.group(1))
+            if n < minimum:
+                raise ValueProblem(f"must be at least {minimum}, got '{text}' (fio reads it as {n})")
+            meaning = f", and 0 means {zero_means}" if zero_means is not None and n == 0 else ""
+            v.notes.append(f"fio reads '{text}' as {n} (it stops at the '.'){meaning}; ssdlab does the same")
+        else:
+            n = parse_fio_count(text, st.kb_base)
         if zero_means is not None and n == 0:
             n = zero_means
         if n < minimum:
@@ -1023,6 +1063,38 @@ def _fio_number(hint: str) -> Callable[[_Value], None]:
     return check
 
 
+def fio_time_read(text: str) -> tuple[int, str]:
+    """A time option that ssdlab only reports (``latency_target``, ``latency_window``: a bare
+    number is microseconds) as fio 3.33 stores it: the first part of the value that holds a
+    number (fio keeps the first success), read as str_to_decimal reads it
+    (:func:`fio_time_as_read`: ``1k`` and ``1.5ms`` are 1 us). Returns microseconds and, when
+    that is not what the text says, why. Refuses what fio refuses, and a negative time (which
+    fio stores wrapped around) or one too large to report. fio 3.33 reads no arithmetic in a
+    time (``latency_target=(6)`` is "failed parsing"), nor does this."""
+    for part in _fio_parts(text):
+        if _fio_decimal(part) is None:
+            continue
+        read = fio_time_as_read(part, seconds_default=False)
+        assert read is not None
+        us, why = read
+        if us < 0:
+            raise ValueProblem(f"expected a time of 0 or more, got '{text}' (fio stores it wrapped around)")
+        if us * 1000 > (1 << 63) - 1:
+            raise ValueProblem(f"time too large, got '{text}'")
+        if part != text:
+            why = f"the first part that holds a number is '{part}'" + (f", and {why}" if why else "")
+        return us, why
+    raise ValueProblem(f"{TIME_HINT}, got '{text}'")
+
+
+def _fio_time(v: _Value) -> None:
+    """``latency_target`` and ``latency_window``, read by the report as fio reads them."""
+    text = v.text()
+    us, why = fio_time_read(text)
+    if why:
+        v.notes.append(f"fio reads '{text}' as {us} us ({why}); ssdlab reports the same")
+
+
 def _fio_switch(v: _Value) -> None:
     """fio's "empty or boolean value" options (FIO_OPT_STR_SET): bare, or a value whose
     parts hold a number as its check_int reads it."""
@@ -1037,6 +1109,8 @@ def _fio_boolean(v: _Value) -> None:
     """fio's boolean options (FIO_OPT_BOOL, ``range: min=0, max=1``) that ssdlab does not
     read: a value is needed, and a part must read as at most 1 (check_int's int: -1 passes
     the minimum of 0, which fio's parse.c does not check)."""
+    if v.opt.value == "":
+        raise ValueProblem("expected 0 or 1, got an empty value")
     text = v.text()
     if not any(n is not None and n <= 1 for n in map(_fio_check_int, _fio_parts(text))):
         raise ValueProblem(f"expected 0 or 1, got '{text}'")
@@ -1100,7 +1174,6 @@ _FIO_NUMBERS: dict[str, Callable[[_Value], None]] = {
     "replay_align": _fio_power_of_2,
     **{name: _fio_switch for name in ("exitall", "exitall_on_error", "bs_unaligned", "verify_only",
                                       "zero_buffers", "refill_buffers")},
-    **{name: _fio_boolean for name in ("softrandommap", "bs_is_seq_rand")},
     "zone_reset_threshold": _fio_floats(1, 0.0, 1.0), "zone_reset_frequency": _fio_floats(1, 0.0, 1.0),
     "merge_blktrace_scalars": _fio_floats(MAX_PERCENTILES), "merge_blktrace_iters": _fio_floats(MAX_PERCENTILES),
 }
@@ -1134,24 +1207,30 @@ _CHOICE_CHECKS: dict[str, Callable[[_Value], None]] = {
     "zonemode": _choices("none strided zbd"),
 }
 
-# fio's boolean options whose value is only checked here (``type: boolean`` in ``fio --cmdhelp``):
-# those in REPORTED are honoured by the report, the others not modelled
+# fio's boolean options whose value is only checked here (``type: boolean`` in ``fio --cmdhelp``,
+# by their own names: allrandrepeat, log_unix_epoch and log_max_value are aliases of options
+# read elsewhere): those in REPORTED are honoured by the report (bare, 0 or 1), the others are
+# not modelled and checked as fio 3.33 reads them (_fio_boolean: 1k, -1, 1.5, 0x1 and 2,1 pass;
+# a bare name, 2, 0x10 and abc are refused)
 _BOOLEANS = frozenset("""
-unique_filename serialize_overlap file_append allrandrepeat atomic overwrite verify_fatal verify_dump
+unique_filename serialize_overlap file_append atomic overwrite verify_fatal verify_dump
 experimental_verify verify_state_load verify_state_save trim_verify_zero read_iolog_chunked read_beyond_wp
 ignore_zone_limits rate_ignore_thinktime latency_run invalidate create_serialize create_fsync create_on_open
 create_only allow_file_create allow_mounted_write pre_read end_fsync fsync_on_close unlink unlink_each_loop
-log_max_value log_prio log_store_compressed log_unix_epoch log_alternate_epoch block_error_percentiles
+log_prio log_store_compressed log_alternate_epoch block_error_percentiles
 stats scramble_buffers dedupe_global clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce
-disable_lat disable_clat disable_slat disable_bw_measurement error_dump cgroup_nodelete
+disable_lat disable_clat disable_slat disable_bw_measurement error_dump cgroup_nodelete softrandommap
+bs_is_seq_rand
 """.split())
+#: fio's boolean options ssdlab only warns about (not modelled): refused exactly where fio 3.33 refuses them
+NOT_MODELLED_BOOLEANS = _BOOLEANS - REPORTED
 
 # Valid fio options that are not modelled but whose values fio checks (a range, a list of
 # words, a boolean, a CPU list): ssdlab refuses what fio refuses, then warns that the rest is
 # not modelled.
 _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     **_CHOICE_CHECKS,
-    **{name: _boolean for name in _BOOLEANS},
+    **{name: _boolean if name in REPORTED else _fio_boolean for name in _BOOLEANS},
     **_WHOLE_NUMBERS,
     **_FIO_NUMBERS,
     "cpus_allowed": _cpu_list,
@@ -1164,7 +1243,9 @@ _RANGE_CHECKS: dict[str, Callable[[_Value], None]] = {
     # read by the report (reporting.py), which took an empty value as the default and read a
     # word as off (per_job_logs=abc, thread=abc): fio 3.33 refuses both
     **{name: _needs_value for name in ("bwavgtime", "iopsavgtime", "log_avg_msec", "steadystate_duration",
-                                       "steadystate_ramp_time", "latency_target", "latency_window")},
+                                       "steadystate_ramp_time")},
+    # reported as fio reads them (fio_time_read): 1k is 1 us, 1.5ms is 1 us
+    "latency_target": _fio_time, "latency_window": _fio_time,
     "per_job_logs": _boolean, "log_offset": _boolean, "thread": _switch_read,
     # an int option (fio reads it with the size parser); 0 is nrfiles (fio's fixup_options)
     "openfiles": lambda v: parse_fio_count(v.single()),

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..units import ValueProblem, parse_fio_count, parse_fio_time_us
 from .errors import FioJobError
-from .options import JobState
+from .options import JobState, fio_time_read
 
 DEFAULT_AVG_MSEC = 500  # fio's bwavgtime and iopsavgtime
 
@@ -100,7 +100,7 @@ def _time_us(st: JobState, name: str) -> int:
     if raw is None or not raw.strip():
         return 0
     try:
-        return int(parse_fio_time_us(raw, seconds_default=False, notes=[]))
+        return fio_time_read(raw)[0]
     except ValueProblem as exc:
         raise _error(st, name, str(exc)) from None
 

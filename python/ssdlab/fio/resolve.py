@@ -117,6 +117,11 @@ class Warnings:
 # --------------------------------------------------------------------------- parsing
 
 
+#: The path of an override's errors and warnings (a caller that took it from a command-line
+#: option, ``--set``, names that instead: see :func:`ssdlab.cli.runs.run`)
+OVERRIDES = "<overrides>"
+
+
 def parse_sections(
     sections: list[Section],
     overrides: Mapping[str, str] | None,
@@ -127,7 +132,7 @@ def parse_sections(
     to be judged job by job by the resolver."""
     applier = Applier(warnings)
     override_lines = [
-        RawOption(str(k), None if v is None else str(v), "<overrides>", None)
+        RawOption(str(k), None if v is None else str(v), OVERRIDES, None)
         for k, v in (overrides or {}).items()
     ]
     entries: list[JobEntry] = []
