@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .analysis import memory, steadystate
 from .arguments import check_mapping, check_seed
 from .config import load_host
-from .config.profile import host_places
+from .config.profile import host_places, host_unmodelled
 from .fio import JobSet, Targets, load_job_file, load_job_files, parse_job_text
 from .filework import FileWork, filesystem_spec
 from .filework import load as load_file_work
@@ -318,7 +318,8 @@ def build(
         if fs_spec is not None:
             t["filesystem"] = fs_spec
     _observe(core["jobs"], jobset.reports)
-    warnings = list(jobset.warnings) + trace_warnings + fs_warnings
+    warnings = list(jobset.warnings) + trace_warnings + fs_warnings + host_unmodelled(host_ref, host_profile,
+                                                                                     host_keys or None)
     sources = {f"host.{k}": v for k, v in host_sources.items()}
     used = [d for t in chosen for d in (t.members if isinstance(t, (Array, Remap)) else [t])]
     for d in used:

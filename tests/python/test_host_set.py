@@ -54,3 +54,21 @@ def test_a_bad_host_key_is_one_line(sets, error, expect):
     with pytest.raises(error) as e:
         build(TWICE, profile="samsung-850-pro", host=HOST, host_set=sets)
     assert expect in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_hosts_bio_cost_is_said_once_to_be_parsed_but_not_modelled(tmp_path):
+    # memory.costs.bio reached the core as FileCosts::bio_ns, which nothing read: a host file
+    # that sets it is told so once, at its line; the built-in hosts do not set it.
+    text = ssdlab.config.profile.builtin_text(HOST)
+    assert "\nbio = " not in text
+    host = tmp_path / "host.toml"
+    host.write_text(text.replace("[memory.costs]\n", "[memory.costs]\nbio = \"5us\"\n", 1))
+    line = host.read_text().splitlines().index('bio = "5us"') + 1
+    said = [w for w in build(TWICE, profile="samsung-850-pro", host=str(host)).warnings if "bio" in w]
+    assert said == [f"{host}:{line}: memory.costs.bio is parsed but not modelled: the file layer charges no CPU "
+                    "per bio; ignored"], said
+    over = build(TWICE, profile="samsung-850-pro", host=HOST, host_set={"memory.costs.bio": "3us"}).warnings
+    assert [w for w in over if "bio" in w] == [f"host '{HOST}', --host-set memory.costs.bio=3us: memory.costs.bio "
+                                               "is parsed but not modelled: the file layer charges no CPU per bio; "
+                                               "ignored"], over
+    assert not [w for w in build(TWICE, profile="samsung-850-pro", host=HOST).warnings if "bio" in w]

@@ -51,9 +51,6 @@ pub struct FileCosts {
     pub readdir_entry_ns: Time,
     /// Allocating one extent or block run (mballoc or ext3's bitmap search; assumed: ~2 µs).
     pub alloc_ns: Time,
-    /// Building and submitting one bio through the block layer and the driver, and its
-    /// completion interrupt (assumed: ~5 µs, as the host profile's per-I/O time).
-    pub bio_ns: Time,
 }
 
 impl Default for FileCosts {
@@ -66,7 +63,6 @@ impl Default for FileCosts {
             lookup_ns: 2_000,
             readdir_entry_ns: 200,
             alloc_ns: 2_000,
-            bio_ns: 5_000,
         }
     }
 }
