@@ -328,3 +328,39 @@ def test_to_core_checks_its_target():
     with pytest.raises(ValueError):
         to_core(w, target_index=-1)
     assert to_core(w, target_index=3)["file_sets"][0]["target"] == 3
+
+
+# ---- readonly, writeonly and dirgamma: parsed, so said or modelled -----------------------------
+
+RO = "define fileset name=s,path=/data,size=4k,entries=100,dirwidth=1000,prealloc=100,readonly\n"
+WO = "define fileset name=s,path=/data,size=4k,entries=100,dirwidth=1000,prealloc=100,writeonly\n"
+
+
+@pytest.mark.parametrize(("fileset", "flowop", "expected"), [
+    (RO, "write name=w1,filesetname=s,iosize=4k", "write w1: fileset s is readonly (filebench opens its files "
+     "O_RDONLY): the write fails there"),
+    (RO, "appendfile name=a1,filesetname=s,iosize=4k", "appendfile a1: fileset s is readonly"),
+    (RO, "writewholefile name=ww,filesetname=s", "writewholefile ww: fileset s is readonly"),
+    (WO, "readwholefile name=rw,filesetname=s", "readwholefile rw: fileset s is writeonly (filebench opens its "
+     "files O_WRONLY): the read fails there"),
+    (WO, "read name=r1,filesetname=s,iosize=4k", "read r1: fileset s is writeonly"),
+])
+def test_io_against_a_filesets_open_mode_is_refused_at_its_flowop(fileset, flowop, expected):
+    # Ignored, the mode let a readonly set be written (filebench's write fails with EBADF and
+    # its run stops); said, the flowop's line and what filebench would do.
+    msg = error(thread("openfile name=o,filesetname=s", flowop, "closefile name=c", fileset=fileset))
+    assert msg.startswith("w.f:7: "), msg
+    assert expected in msg, msg
+
+
+def test_a_filesets_open_mode_its_io_keeps_to_changes_nothing():
+    for fileset, flowop in ((RO, "readwholefile name=r,filesetname=s"), (WO, "write name=w,filesetname=s,iosize=4k")):
+        w = load(thread("openfile name=o,filesetname=s", flowop, "closefile name=c", fileset=fileset), name="w.f")
+        assert not [x for x in w.warnings if "only" in x], w.warnings
+
+
+def test_dirgamma_is_said_to_be_ignored():
+    w = load(thread("statfile name=x,filesetname=s",
+                    fileset="define fileset name=s,path=/d,entries=10000,dirwidth=20,dirgamma=0\n"), name="w.f")
+    assert any(x.startswith("w.f:1: fileset s: dirgamma: the tree's depth is not modelled; ignored") for x in w.warnings), \
+        w.warnings

@@ -17,7 +17,10 @@ and ``fileset.c``, 1.5):
 * ``dsync`` (filebench opens with O_SYNC) adds an ``fsync`` after each write to that file, its
   time counted in the write's; ``directio`` makes the thread's file I/O O_DIRECT (the core's
   flag is per thread);
-* ``iters=N`` repeats the flowop N times in the program.
+* ``iters=N`` repeats the flowop N times in the program;
+* a fileset's ``readonly`` or ``writeonly`` is the mode filebench opens its files with: a
+  flowop that writes to a readonly set (reads a writeonly one) is refused, as its call would
+  fail and stop filebench's run; otherwise the mode changes nothing.
 
 What cannot be modelled gives a warning (ignored, effect stated) or an error (the meaning
 would change), each naming the file and line.
@@ -77,6 +80,9 @@ class FileSet:
     line: int
     path: str
     is_file: bool = False
+    #: filebench's open mode for the set's files: "readonly" (O_RDONLY), "writeonly" (O_WRONLY)
+    #: or None (O_RDWR); flowoplib_openfile_common and flowoplib_createfile
+    mode: str | None = None
 
     def core(self, target: int) -> dict:
         return {"name": self.name, "target": target, "dir": self.dir, "entries": self.entries,
@@ -343,8 +349,11 @@ def _fileset(r: _Resolver, st: FilesetStmt, plain_size: str, warn) -> FileSet:
         if r.int(a.get("leafdirs"), p, f"{what}: leafdirs", default=0):
             raise FilebenchError(f"{what}: leafdirs (directories for makedir/removedir) are not modelled",
                                  path=p, line=a["leafdirs"].line)
-        if "dirdepthrv" in a:
-            warn(p, a["dirdepthrv"].line, f"{what}: dirdepthrv: the tree's depth is not modelled; ignored")
+        for attr in ("dirdepthrv", "dirgamma"):
+            # dirgamma: the gamma of the depth each subdirectory is given (fileset.c's
+            # fileset_populate_subdir draws it when no dirdepthrv says)
+            if attr in a:
+                warn(p, a[attr].line, f"{what}: {attr}: the tree's depth is not modelled; ignored")
         dirpath = posixpath.join(base, name)
     pre = a.get("prealloc")
     if pre is None:
@@ -367,7 +376,11 @@ def _fileset(r: _Resolver, st: FilesetStmt, plain_size: str, warn) -> FileSet:
                          ("cached", "preallocated files are not left in the page cache")):
         if r.bool(a.get(attr), p, f"{what}: {attr}"):
             warn(p, a[attr].line, f"{what}: {attr}: {effect}; ignored")
-    return FileSet(name, dirpath, entries, size, dir_width, prealloc, st.line, p, st.is_file)
+    # The mode the set's files are opened with: readonly before writeonly, as filebench
+    # tests them. A call the mode forbids fails (EBADF) and stops filebench's run: refused at
+    # its flowop (_Program.check_mode); otherwise the mode changes nothing.
+    mode = next((m for m in ("readonly", "writeonly") if r.bool(a.get(m), p, f"{what}: {m}")), None)
+    return FileSet(name, dirpath, entries, size, dir_width, prealloc, st.line, p, st.is_file, mode)
 
 
 # ==== threads ===============================================================================
@@ -488,6 +501,15 @@ class _Program:
                       f"file picked at random is opened before it, {'each call' if rotate else 'on each pass'}")
         return set_i
 
+    def check_mode(self, st: FlowopStmt, name: str, set_i: int, write: bool) -> None:
+        """Refuse I/O the set's open mode forbids: filebench's call fails with EBADF, and
+        the flowop's error stops its run."""
+        fs = self.file_sets[set_i]
+        if fs.mode == ("readonly" if write else "writeonly"):
+            flag, call = ("O_RDONLY", "write") if write else ("O_WRONLY", "read")
+            raise self.err(st, f"{st.kind} {name}: fileset {fs.name} is {fs.mode} (filebench opens its files {flag}): "
+                               f"the {call} fails there (EBADF) and filebench stops the run")
+
     def _no_effect_at_io(self, st: FlowopStmt, name: str) -> None:
         for attr in ("dsync", "directio"):
             if self.a_bool(st, attr):
@@ -550,6 +572,7 @@ class _Program:
             if iosize == 0:
                 raise self.err(st, f"{k} {name}: iosize= is required (filebench refuses I/O of 0 bytes)")
             set_i = self.ensure_open(i, st, name)
+            self.check_mode(st, name, set_i, write=k != "read")
             size = self.file_sets[set_i].size
             if size["kind"] == "fixed" and self.a_bool(st, "random") and size["bytes"] < iosize:
                 raise self.err(st, f"{k} {name}: iosize {iosize} is larger than the files of "
@@ -563,6 +586,7 @@ class _Program:
                               "modelled)")
         elif k in ("readwholefile", "writewholefile"):
             set_i = self.ensure_open(i, st, name)
+            self.check_mode(st, name, set_i, write=k == "writewholefile")
             iosize = self.a_int(st, "iosize") or max(1, _max_bytes(self.file_sets[set_i].size))
             self.emit({"op": "read_whole" if k == "readwholefile" else "write_whole", "io_bytes": iosize}, i)
             if k == "writewholefile":
@@ -579,7 +603,7 @@ class _Program:
             iosize = self.a_int(st, "iosize")
             if iosize == 0:
                 raise self.err(st, f"{k} {name}: iosize= is required (filebench: 'zero iosize')")
-            self.ensure_open(i, st, name)
+            self.check_mode(st, name, self.ensure_open(i, st, name), write=True)
             if k == "appendfile":
                 size = {"kind": "fixed", "bytes": iosize}
             else:
