@@ -364,3 +364,23 @@ def test_dirgamma_is_said_to_be_ignored():
                     fileset="define fileset name=s,path=/d,entries=10000,dirwidth=20,dirgamma=0\n"), name="w.f")
     assert any(x.startswith("w.f:1: fileset s: dirgamma: the tree's depth is not modelled; ignored") for x in w.warnings), \
         w.warnings
+
+
+def test_a_randvars_round_is_refused_as_a_cvars_is():
+    # rand_gamma_get (fb_random.c) rounds each draw to a multiple of round=: sizes the
+    # core's gamma does not give.
+    msg = error("set $r=randvar(type=gamma,mean=2k,round=4k)\n"
+                + thread("statfile name=x,filesetname=s",
+                         fileset="define fileset name=s,path=/d,entries=5,dirwidth=10,size=$r\n"))
+    assert msg.startswith("w.f:1: fileset s: size: randvar round= is not modelled"), msg
+
+
+@pytest.mark.parametrize("attr", ["seed=7", "randsrc=rand48"])
+def test_a_randvars_seed_and_source_are_said_to_be_ignored(attr):
+    w = load(f"set $r=randvar(type=gamma,mean=2k,{attr})\n"
+             + thread("statfile name=x,filesetname=s",
+                      fileset="define fileset name=s,path=/d,entries=5,dirwidth=10,size=$r\n"), name="w.f")
+    name = attr.split("=")[0]
+    said = [x for x in w.warnings if f"randvar {name}" in x]
+    assert said and said[0].startswith(f"w.f:1: fileset s: size: randvar {name}"), w.warnings
+    assert "ssdlab's run seed" in said[0] and said[0].endswith("ignored"), said[0]

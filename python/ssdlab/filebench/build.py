@@ -226,7 +226,7 @@ def _cvar_params(text: str, path: str, line: int) -> dict[str, float]:
     return out
 
 
-def _dist_size(r: _Resolver, d: dict, path: str, line: int, what: str) -> dict:
+def _dist_size(r: _Resolver, d: dict, path: str, line: int, what: str, warn) -> dict:
     attrs: dict[str, Attr] = d["attrs"]
     if d["form"] == "cvar":
         ctype = r.str(attrs.get("type"), path, f"{what}: cvar type")
@@ -263,8 +263,14 @@ def _dist_size(r: _Resolver, d: dict, path: str, line: int, what: str) -> dict:
     rtype = r.str(attrs.get("type"), path, f"{what}: randvar type") or "gamma"
     if rtype != "gamma" or "randtable" in attrs:
         raise FilebenchError(f"{what}: randvar of type '{rtype}' is not modelled (gamma is)", path=path, line=line)
-    if r.int(attrs.get("min"), path, f"{what}: randvar min", default=0):
-        raise FilebenchError(f"{what}: randvar min= is not modelled", path=path, line=attrs["min"].line)
+    for extra in ("min", "round"):
+        # rand_gamma_get (fb_random.c) adds min to each draw and rounds it to a multiple of round
+        if r.int(attrs.get(extra), path, f"{what}: randvar {extra}", default=0):
+            raise FilebenchError(f"{what}: randvar {extra}= is not modelled", path=path, line=attrs[extra].line)
+    for extra in ("seed", "randsrc"):
+        # which generator draws (rand48 seeded with seed=, or filebench's own): the law is the same
+        if extra in attrs:
+            warn(path, attrs[extra].line, f"{what}: randvar {extra}: sizes are drawn from ssdlab's run seed; ignored")
     if "mean" not in attrs:
         raise FilebenchError(f"{what}: randvar needs mean=", path=path, line=line)
     mean = r.int(attrs["mean"], path, f"{what}: randvar mean", minimum=1)
@@ -272,7 +278,7 @@ def _dist_size(r: _Resolver, d: dict, path: str, line: int, what: str) -> dict:
     return gamma_size(mean, shape)
 
 
-def _size(r: _Resolver, a: Attr | None, path: str, what: str, shape: float, fixed: bool) -> dict:
+def _size(r: _Resolver, a: Attr | None, path: str, what: str, shape: float, fixed: bool, warn) -> dict:
     if a is None:
         n = 1024  # parser_fileset_define_common(): fs_size defaults to 1024
         v = None
@@ -281,7 +287,7 @@ def _size(r: _Resolver, a: Attr | None, path: str, what: str, shape: float, fixe
             raise FilebenchError(f"{what}: expected size=<bytes>", path=path, line=a.line)
         v = r.value(a.value, path, a.line, what)
         if v.kind == "dist":
-            return _dist_size(r, v.v, path, a.line, what)
+            return _dist_size(r, v.v, path, a.line, what, warn)
         n = r.int(a, path, what)
     if fixed or shape <= 0 or n == 0:
         return {"kind": "fixed", "bytes": n}
@@ -315,7 +321,7 @@ def _fileset(r: _Resolver, st: FilesetStmt, plain_size: str, warn) -> FileSet:
     size_attr = a.get("size") or a.get("filesize")
     if st.is_file:
         entries = 1
-        size = _size(r, size_attr, p, f"{what}: size", 0, fixed=True)
+        size = _size(r, size_attr, p, f"{what}: size", 0, fixed=True, warn=warn)
         dir_width = 0
         dirpath = base
     else:
@@ -334,7 +340,7 @@ def _fileset(r: _Resolver, st: FilesetStmt, plain_size: str, warn) -> FileSet:
             fixed = shape <= 0
         else:
             shape, fixed = DEFAULT_SIZE_GAMMA / 1000, plain_size == "fixed"
-        size = _size(r, size_attr, p, f"{what}: size", shape, fixed)
+        size = _size(r, size_attr, p, f"{what}: size", shape, fixed, warn)
         if "dirwidth" not in a:
             raise FilebenchError(f"{what}: dirwidth= is required (filebench: 'Fileset has no directory width')",
                                  path=p, line=st.line)
