@@ -223,6 +223,8 @@ def test_finishoncount_becomes_loops():
     (["read name=r,filesetname=s,iosize=4k,workingset=1m"], "w.f:6: read r: workingset"),
     (["read name=r,filesetname=s,iosize=4k,noreadahead"], "w.f:6: read r: noreadahead"),
     (["read name=r,filesetname=s,iosize=4k,opennext"], "each call on the next file (opennext)"),
+    # filebench's openfile with opennext opens a file on a new fd each call, closing none
+    (["openfile name=o,filesetname=s,opennext", "closefile name=c"], "w.f:6: openfile o: opennext: "),
     (["print name=p", "statfile name=x,filesetname=s"], "w.f:6: print p: prints only"),
 ])
 def test_constructs_not_modelled_warn_with_file_and_line(flowops, warned):

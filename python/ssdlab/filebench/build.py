@@ -560,6 +560,11 @@ class _Program:
             if self.open_fd == fd:
                 raise self.err(st, f"{k} {name}: fd {fd} is still open (filebench: 'attempted to "
                                    f"{'create' if k == 'createfile' else 'open'} without closing')")
+            if k == "openfile" and fd == 0 and self.a_bool(st, "opennext"):
+                # flowoplib_fdnum: each call takes the next of the thread's fds, the files
+                # opened before staying open
+                self.warn(st, f"openfile {name}: opennext: filebench opens a file on a new fd at each call, leaving "
+                              "the others open; here one file is open at a time, on its fd; ignored")
             self.switch_to(fd, i, st)
             self.emit({"op": "create" if k == "createfile" else "open", "set": set_i, "pick": {"kind": "random"}}, i)
             self.opened(fd, set_i, st)
