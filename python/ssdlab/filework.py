@@ -342,7 +342,10 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
                      "dir_width": dir_width, "prealloc": float(pre), **({"names_cached": True} if names_cached else {}),
                      **({"maps_cached": True} if maps_cached else {})})
-    network = _network(doc["network"], fail, size, time_ns) if "network" in doc else None
+    def note(keys: tuple, message: str) -> None:
+        warnings.append(f"{where(*keys)}: {'.'.join(str(k) for k in keys)}: {message}")
+
+    network = _network(doc["network"], fail, size, time_ns, note) if "network" in doc else None
     class_index = {c["name"]: i for i, c in enumerate(network["clients"])} if network else {}
     threads: list[Thread] = []
     names: set[str] = set()
@@ -582,7 +585,7 @@ _BOND_MODES = ("balance-rr", "active-backup", "balance-xor", "802.3ad")
 _HASHES = ("layer2", "layer2+3", "layer3+4")
 
 
-def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
+def _network(n: Any, fail, size, time_ns, note) -> dict[str, Any]:
     """The core's NetworkSpec from a scenario's ``[network]``: the server's ports (``nic``),
     how it sends (``sendfile``, ``costs``) and its ``[[network.clients]]``."""
     if not isinstance(n, dict):
@@ -615,6 +618,12 @@ def _network(n: Any, fail, size, time_ns) -> dict[str, Any]:
     formula = nic.get("hash_formula", "linux-6")
     if formula not in ("linux-6", "linux-2.6"):
         raise fail(("network", "nic", "hash_formula"), f"{toml_text(formula)}: expected \"linux-6\" or \"linux-2.6\"")
+    given = [k for k in ("xmit_hash_policy", "hash_formula") if k in nic]
+    if given and mode in ("balance-rr", "active-backup"):
+        # Linux's bonding takes the policy in any mode and hashes in balance-xor and 802.3ad
+        # only (Documentation/networking/bonding.rst, xmit_hash_policy); so does the model.
+        note(("network", "nic", given[0]), f"{mode} sends without hashing (the policy is balance-xor's and 802.3ad's); "
+             f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} ignored")
     mtu = nic.get("mtu", 1500)
     if isinstance(mtu, bool) or not isinstance(mtu, int) or not 68 <= mtu <= 65535:
         raise fail(("network", "nic", "mtu"), f"{toml_text(mtu)}: expected an MTU in bytes, 68 to 65535")

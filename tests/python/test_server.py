@@ -210,3 +210,16 @@ def test_a_sampled_server_run_shows_what_its_network_sent_each_interval(tmp_path
             "--output-format", "json")
     rows_json = json.loads(j.stdout)["intervals"]
     assert rows_json[1]["sent_bytes_per_s"] > 0 and set(rows_json[1]["client_bytes_per_s"]) == {"adsl", "fibre"}
+
+
+@pytest.mark.parametrize("mode", ["active-backup", "balance-rr"])
+def test_a_hash_a_bonds_mode_does_not_use_is_said_once_to_be_ignored(tmp_path: Path, mode) -> None:
+    # Linux's bonding hashes for balance-xor and 802.3ad only (its bonding documentation's
+    # xmit_hash_policy); the others take the policy and never use it, and so does the model.
+    text = SERVER.replace('mode = "802.3ad", xmit_hash_policy = "layer3+4" }',
+                          f'mode = "{mode}", xmit_hash_policy = "layer3+4", hash_formula = "linux-2.6" }}', 1)
+    w = load(write(tmp_path, text))
+    assert w.warnings == [f"{tmp_path / 'server.toml'}:12: network.nic.xmit_hash_policy: {mode} sends without "
+                          "hashing (the policy is balance-xor's and 802.3ad's); xmit_hash_policy and hash_formula "
+                          "are ignored"], w.warnings
+    assert load(write(tmp_path, SERVER)).warnings == []
