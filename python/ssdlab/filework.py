@@ -61,6 +61,7 @@ making of it: what mke2fs writes, written back and fsynced. Every error names th
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -337,6 +338,12 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if not isinstance(maps_cached, bool):
             raise fail(keys + ("maps_cached",), f"{toml_text(maps_cached)}: expected true or false (the laid-out files' "
                        "mapping blocks in memory at the start)")
+        # The core lays out round(prealloc × entries) files before the run (as Rust rounds,
+        # halves away from zero) and marks only theirs cached: with none, there is nothing.
+        for k, given in (("names_cached", names_cached), ("maps_cached", maps_cached)):
+            if given and math.floor(pre * entries + 0.5) == 0:
+                warnings.append(f"{where(*keys, k)}: fileset.{i}.{k}: no file of the set is laid out before the run "
+                                f"(prealloc {pre:g} of {entries:,} entries): nothing to be cached; ignored")
         index[name] = len(sets)
         places[f"file_sets.{name}"] = places[f"file_sets.{i}"] = where(*keys)
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,

@@ -289,3 +289,14 @@ def test_ssdlab_run_runtime_ends_a_thread_that_would_not_end_by_itself(tmp_path:
     # And a fio job is told where its run time goes.
     r = cli("run", "--profile", "samsung-850-pro", "--runtime", "5")
     assert r.returncode == 2 and "fio job takes --set runtime=5" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("key", ["names_cached", "maps_cached"])
+def test_a_cache_of_files_never_laid_out_is_said_to_be_ignored(tmp_path: Path, key) -> None:
+    # The core marks the names (the mapping blocks) of the files it lays out before the run:
+    # with prealloc 0 there are none, and the setting does nothing.
+    w = load(write(tmp_path, QUEUE.replace('entries = 2000', f'entries = 2000\n{key} = true', 1)))
+    assert w.warnings == [f"{tmp_path / 'work.toml'}:7: fileset.0.{key}: no file of the set is laid out before the "
+                          "run (prealloc 0 of 2,000 entries): nothing to be cached; ignored"], w.warnings
+    laid = load(write(tmp_path, QUEUE.replace('entries = 2000', f'entries = 2000\n{key} = true\nprealloc = 0.5', 1)))
+    assert laid.warnings == []
