@@ -277,6 +277,8 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         if not tables(k):
             raise fail((k,), f"missing: a scenario needs at least {what}, a [[{k}]] table")
     places: dict[str, str] = {}
+    #: settings parsed but not modelled, each said once (at its first place)
+    warnings: list[str] = []
     sets: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     for i, fs in enumerate(tables("fileset")):
@@ -349,6 +351,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
         sets.append({"name": name, "target": target, "dir": d, "entries": entries, "size": spec,
                      "dir_width": dir_width, "prealloc": float(pre), **({"names_cached": True} if names_cached else {}),
                      **({"maps_cached": True} if maps_cached else {})})
+
     def note(keys: tuple, message: str) -> None:
         warnings.append(f"{where(*keys)}: {'.'.join(str(k) for k in keys)}: {message}")
 
@@ -449,7 +452,7 @@ def load_scenario(path: Path, target: int = 0) -> FileWork:
     run = doc.get("runtime")
     return FileWork(name=str(doc.get("name", path.stem)), file_sets=sets, threads=threads, filesystem=fs_spec,
                     kind="scenario", source=doc, run_ns=time_ns(run, ("runtime",)) if run not in (None, 0, "0") else None,
-                    network=network, places=places)
+                    network=network, places=places, warnings=warnings)
 
 
 def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dict[str, Any]:
