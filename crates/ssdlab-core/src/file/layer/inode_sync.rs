@@ -1,7 +1,7 @@
 //! What an fsync or fdatasync of a file must see committed, from the changes to its inode.
 //!
-//! Today's ext4 (and ext3 since Linux 2.6.32, commit fe8bc91c4c30, "ext3: Wait for proper
-//! transaction commit on fsync") remembers per inode the transaction of its last change
+//! Today's ext4 (and ext3 in its later kernels: `ext3_sync_file` reading the same two fields)
+//! remembers per inode the transaction of its last change
 //! (`i_sync_tid`) and of its last change that fdatasync needs — its size or its blocks
 //! (`i_datasync_tid`, `ext4_update_inode_fsync_trans`); `ext4_sync_file` waits for that
 //! transaction to commit, forcing it if it is still running, and commits nothing when it is
