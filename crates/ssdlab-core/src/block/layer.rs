@@ -413,7 +413,7 @@ impl<D: BlockDevice> BlockLayer<D> {
         E: From<BlockEvent> + From<DeviceEvent<D::Event>> + Copy,
         U: Upper<BlockLayer<D>, E>,
     {
-        if self.devs[dev as usize].queue.dispatches_nothing() && self.done_buf.is_empty() {
+        if self.devs[dev as usize].dispatches_nothing() && self.done_buf.is_empty() {
             return;
         }
         self.run(dev, events, upper);

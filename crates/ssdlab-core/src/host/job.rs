@@ -446,13 +446,14 @@ impl JobRun {
 
     /// An I/O done at `now`, which its thread reaped at `reaped` (its clat ends there).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn on_complete(&mut self, now: Time, reaped: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time) {
         self.complete(now, reaped, op, len, offset, slat, clat, false);
     }
 
     /// An I/O done; `clat_only`: fio records only its completion latency.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn complete(&mut self, now: Time, reaped: Time, op: Op, len: u64, offset: u64, slat: Time, clat: Time, clat_only: bool) {
         self.inflight -= 1;
         self.stats.completed += 1;

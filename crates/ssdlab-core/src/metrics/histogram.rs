@@ -46,10 +46,16 @@ pub struct LatencyHistogram {
 impl LatencyHistogram {
     #[inline]
     pub fn record(&mut self, ns: u64) {
+        self.add(bucket_of(ns));
+    }
+
+    /// One sample in bucket `b` (of [`bucket_of`]).
+    #[inline]
+    pub fn add(&mut self, b: usize) {
         if self.counts.is_empty() {
             self.counts = vec![0; PLAT_NR];
         }
-        self.counts[bucket_of(ns)] += 1;
+        self.counts[b] += 1;
     }
 
     pub fn total(&self) -> u64 {

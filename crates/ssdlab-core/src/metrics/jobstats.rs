@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::histogram::LatencyHistogram;
+use super::histogram::{bucket_of, LatencyHistogram};
 use crate::engine::Time;
 
 /// Latency summary in ns. Sums are kept exactly in integers (squares of ns latencies fit a
@@ -84,6 +84,14 @@ impl DirStats {
         self.slat.record(slat);
         self.clat.record(clat);
         self.lat.record(slat + clat);
+        if slat == 0 {
+            // No submission time (an ideal host): lat is clat, one bucket for both.
+            let b = bucket_of(clat);
+            self.clat_hist.add(b);
+            self.lat_hist.add(b);
+            self.slat_hist.add(0);
+            return;
+        }
         self.clat_hist.record(clat);
         self.slat_hist.record(slat);
         self.lat_hist.record(slat + clat);

@@ -11,6 +11,13 @@
 //! no memory is accessed beyond the entry itself. The plus one costs a bit of width only
 //! where the flash has exactly `2^n - 1` slots (or the drive that many IUs).
 //!
+//! Beside the logical map sits a bitmap with one bit per group of [`GROUP`] logical IUs, set
+//! once any entry of the group is stored (entries stored are never zero again), so that a
+//! clear bit says every entry of the group still holds its prediction. A lookup there takes
+//! the prediction without reading the map: a random read of a drive filled in order would
+//! otherwise miss the caches (and the TLB) on a map far larger than them, for a zero. The
+//! reverse map has none: it is read where data was written, whose entries are stored.
+//!
 //! `filled` only grows, one IU at a time, when the FTL maps IU `filled` to its predicted
 //! slot while both entries are unmapped: the predictions of that IU and that slot change
 //! together with their values, so nothing stored changes meaning. Whether the FTL really
@@ -54,9 +61,17 @@ impl SeqLayout {
     }
 }
 
+/// Logical IUs per bit of the logical map's bitmap: a whole number of 64-bit words of the
+/// map at any width, so that a group's entries are exactly the words it spans.
+const GROUP: usize = 1024;
+
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct FlashMap {
     l2p: PackedArray,
+    /// One bit per [`GROUP`] logical IUs: set when an entry of the group may be stored; a
+    /// clear bit means every entry of the group is zero. Exact outside a restore (see
+    /// [`FlashMap::parts_mut`]), so two maps equal in their entries are equal in it.
+    l2p_stored: Vec<u64>,
     p2l: PackedArray,
     /// "No slot" / "no logical IU": one below the all-ones value of each width (stored as
     /// all ones).
@@ -83,6 +98,7 @@ impl FlashMap {
         let fits = ius_per_block.is_multiple_of(unit) && logical as u64 <= slots;
         FlashMap {
             l2p: PackedArray::zeroed(logical as usize, slot_bits),
+            l2p_stored: vec![0; (logical as usize).div_ceil(GROUP).div_ceil(64)],
             p2l: PackedArray::zeroed(slots as usize, lpn_bits),
             no_slot: ((1u64 << slot_bits) - 2) as u32,
             no_lpn: ((1u64 << lpn_bits) - 2) as u32,
@@ -124,9 +140,20 @@ impl FlashMap {
         }
     }
 
+    /// Whether an entry of `lpn`'s group may be stored (else all of them are zero).
+    #[inline(always)]
+    fn group_stored(&self, lpn: u32) -> bool {
+        let g = lpn as usize / GROUP;
+        self.l2p_stored[g / 64] >> (g % 64) & 1 != 0
+    }
+
     /// The slot of `lpn` (`no_slot` if unmapped).
     #[inline]
     pub fn slot(&self, lpn: u32) -> u32 {
+        assert!((lpn as usize) < self.l2p.len(), "logical IU {lpn} out of range {}", self.l2p.len());
+        if !self.group_stored(lpn) {
+            return self.predicted_slot(lpn);
+        }
         match self.l2p.get(lpn as usize) {
             0 => self.predicted_slot(lpn),
             e => e - 1,
@@ -146,6 +173,8 @@ impl FlashMap {
     pub fn set_slot(&mut self, lpn: u32, slot: u32) {
         debug_assert!(slot <= self.no_slot);
         self.l2p.set(lpn as usize, slot + 1);
+        let g = lpn as usize / GROUP;
+        self.l2p_stored[g / 64] |= 1 << (g % 64);
     }
 
     #[inline]
@@ -186,9 +215,13 @@ impl FlashMap {
         self.filled = n;
     }
 
-    /// Addresses of the words holding `lpn`'s / `slot`'s entries, for prefetching.
+    /// Addresses of the words holding `lpn`'s / `slot`'s entries, for prefetching (None for
+    /// an `lpn` whose lookup reads no word: its group has nothing stored).
     #[inline]
     pub fn slot_word(&self, lpn: u32) -> Option<*const u64> {
+        if (lpn as usize) < self.l2p.len() && !self.group_stored(lpn) {
+            return None;
+        }
         self.l2p.word_ptr(lpn as usize)
     }
 
@@ -218,19 +251,36 @@ impl FlashMap {
     }
 
     /// Restore what [`FlashMap::parts`] gave: `filled` (checked against this drive) and
-    /// the arrays, to be overwritten by the caller.
+    /// the arrays, to be overwritten by the caller, who then calls [`FlashMap::restored`].
+    /// Until then every group of the logical map counts as stored (lookups read the map).
     pub fn parts_mut(&mut self, filled: u32) -> Result<(&mut PackedArray, &mut PackedArray), String> {
         if filled > self.fill_limit {
             return Err(format!("logical map: {filled} IUs filled in order where this drive holds {}", self.fill_limit));
         }
         self.filled = filled;
+        self.l2p_stored.fill(u64::MAX);
         Ok((&mut self.l2p, &mut self.p2l))
+    }
+
+    /// The arrays were overwritten through [`FlashMap::parts_mut`]: the groups of the
+    /// logical map with a word other than zero count as stored, the others not.
+    pub fn restored(&mut self) {
+        let per_group = GROUP * self.l2p.width() as usize / 64;
+        self.l2p_stored.fill(0);
+        for (g, words) in self.l2p.words().chunks(per_group).enumerate() {
+            if words.iter().any(|&w| w != 0) {
+                // Past the last group lies only the array's spare word: no group to mark.
+                if let Some(bits) = self.l2p_stored.get_mut(g / 64) {
+                    *bits |= 1 << (g % 64);
+                }
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::FlashMap;
+    use super::{FlashMap, GROUP};
     use crate::engine::memory::PackedArray;
     use proptest::prelude::*;
 
@@ -342,5 +392,55 @@ mod tests {
         m.link(lpn, new);
         assert_eq!((m.slot(lpn), m.lpn(new), m.lpn(old)), (new, lpn, m.no_lpn));
         assert_eq!(m.stored_bytes(), 3 * 4096);
+    }
+
+    /// A group of the logical map counts as stored exactly when one of its entries is: the
+    /// others are read from the prediction, with no word to prefetch. A map restored from its
+    /// parts counts the same groups and reads the same.
+    #[test]
+    fn groups_with_nothing_stored_read_their_predictions_and_a_restore_counts_them_again() {
+        // 13-bit and 18-bit slots: group boundaries inside words of the map, and not.
+        for (dies, bpd, ipb, unit) in [(3, 7, 256, 8), (4, 33, 1000, 4)] {
+            let slots = dies * bpd * ipb;
+            let logical = slots * 3 / 4;
+            let mut m = FlashMap::new(logical, dies, bpd, ipb, unit);
+            let half = logical / 2;
+            for lpn in 0..half {
+                let s = m.seq.slot(lpn);
+                m.link(lpn, s);
+            }
+            // Overwrites: the last IU of the first group (filled in order), the first of the
+            // fourth, and the drive's last, each to a slot at the end of the flash.
+            let written = [GROUP as u32 - 1, 3 * GROUP as u32, logical - 1];
+            for (k, &lpn) in written.iter().enumerate() {
+                let old = m.slot(lpn);
+                if old != m.no_slot {
+                    m.set_lpn(old, m.no_lpn);
+                }
+                m.link(lpn, slots - 1 - k as u32);
+            }
+            let expect = |lpn: u32| match written.iter().position(|&l| l == lpn) {
+                Some(k) => slots - 1 - k as u32,
+                None if lpn < half => m.seq.slot(lpn),
+                None => m.no_slot,
+            };
+            for lpn in 0..logical {
+                let stored = written.iter().any(|&l| l as usize / GROUP == lpn as usize / GROUP);
+                assert_eq!((m.group_stored(lpn), m.slot_word(lpn).is_some()), (stored, stored), "IU {lpn}");
+                assert_eq!(m.slot(lpn), expect(lpn), "IU {lpn}");
+            }
+            let (filled, l2p, p2l) = m.parts();
+            let (l2p, p2l) = (l2p.clone(), p2l.clone());
+            let mut r = FlashMap::new(logical, dies, bpd, ipb, unit);
+            let (rl, rp) = r.parts_mut(filled).unwrap();
+            rl.words_mut().copy_from_slice(l2p.words());
+            rp.words_mut().copy_from_slice(p2l.words());
+            assert!((0..logical).all(|lpn| r.group_stored(lpn)), "until it is counted, every group may be stored");
+            r.restored();
+            assert_eq!(r, m);
+            for lpn in 0..logical {
+                assert_eq!(r.slot(lpn), expect(lpn), "IU {lpn} restored");
+            }
+        }
     }
 }

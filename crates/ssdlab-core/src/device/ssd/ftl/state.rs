@@ -105,6 +105,7 @@ impl Ftl {
         let (l2p, p2l) = s.map.parts_mut(filled).map_err(BadState)?;
         r.packed(l2p, "logical map")?;
         r.packed(p2l, "physical map")?;
+        s.map.restored();
         r.expect_len(s.blocks.len(), "blocks")?;
         for b in s.blocks.iter_mut() {
             *b = Block {
