@@ -338,14 +338,7 @@ fn an_md_stripe_wait_blocks_the_process_that_submitted_it() {
     // Stripe handling costs next to nothing: the stripe cache, not raid5d, is what they share.
     a.engine = EngineConfig::Md(MdConfig { stripe_head_ns: 100, ..MdConfig::default() });
     // Each writer has its own offsets, as fio seeds each job by its number.
-    let writer = |depth, seed| {
-        let mut j = job(RwMode::Randwrite, 64 * K, depth, u64::MAX);
-        j.seed = seed;
-        j.number_ios = None;
-        j.time_based = true;
-        j.runtime_ns = Some(3_600_000_000_000);
-        j
-    };
+    let writer = |depth, seed| random_writer(64 * K, depth, seed, 3_600_000_000_000);
     let rebuild_ns = |jobs: Vec<JobSpec>| {
         let r = run(&rebuilding(a.clone(), "sdc", jobs)).unwrap();
         let rb = rebuild_report(&r);
@@ -370,16 +363,7 @@ fn md_sync_thread_sleeps_a_jiffy_after_waiting_for_stripe_heads() {
         let mut a = array(RaidLevel::Raid5, 4, 64 * K);
         a.rebuild_limit_bytes = Some(4 << 20);
         a.engine = EngineConfig::Md(MdConfig { stripe_head_ns: 100, sync_wait_sleep_ns: sleep_ns, ..MdConfig::default() });
-        let jobs = (0..writers)
-            .map(|i| {
-                let mut j = job(RwMode::Randwrite, 64 * K, 1, u64::MAX);
-                j.seed = i + 1;
-                j.number_ios = None;
-                j.time_based = true;
-                j.runtime_ns = Some(3_600_000_000_000);
-                j
-            })
-            .collect();
+        let jobs = (0..writers).map(|i| random_writer(64 * K, 1, i + 1, 3_600_000_000_000)).collect();
         let rb = rebuild_report(&run(&rebuilding(a, "sdc", jobs)).unwrap());
         (rb.finished_ns.unwrap() - rb.started_ns, rb.head_wait_sleeps, rb.done_bytes / rb.unit_bytes)
     };
@@ -1284,21 +1268,23 @@ fn md_group_threads_share_the_stripe_handling() {
     assert!(four > 3.5 * alone, "four threads: {four:.0} writes a second against {alone:.0}");
 }
 
+/// A random writer of `bs` at `depth` for `runtime_ns`, its offsets drawn from `seed` (fio
+/// seeds each job by its number, so writers with their own seeds write their own offsets).
+fn random_writer(bs: u64, depth: u64, seed: u64, runtime_ns: u64) -> JobSpec {
+    let mut j = job(RwMode::Randwrite, bs, depth, u64::MAX);
+    j.seed = seed;
+    j.number_ios = None;
+    j.time_based = true;
+    j.runtime_ns = Some(runtime_ns);
+    j
+}
+
 /// `writers` one-deep 4 KiB random writers, each with its own offsets, for 200 ms on a RAID 5
 /// of four under `md`: their writes a second and the array's report.
 fn one_deep_writers_on_md(md: MdConfig, writers: u64) -> (f64, ssdlab_core::report::ArrayReport) {
     let mut a = array(RaidLevel::Raid5, 4, 64 * K);
     a.engine = EngineConfig::Md(md);
-    let jobs = (0..writers)
-        .map(|i| {
-            let mut j = job(RwMode::Randwrite, 4 * K, 1, u64::MAX);
-            j.seed = i + 1;
-            j.number_ios = None;
-            j.time_based = true;
-            j.runtime_ns = Some(200_000_000);
-            j
-        })
-        .collect();
+    let jobs = (0..writers).map(|i| random_writer(4 * K, 1, i + 1, 200_000_000)).collect();
     let r = run(&spec(a, jobs)).unwrap();
     let ios: u64 = r.jobs.iter().map(|j| j.write.ios).sum();
     let start = r.jobs.iter().map(|j| j.start_ns).min().unwrap();
