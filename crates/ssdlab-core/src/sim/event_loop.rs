@@ -276,100 +276,66 @@ pub fn simulate_with<D: TargetDevice>(
         _ => None,
     };
     let mut cut = false;
-    'run: loop {
-        if power_cut.is_none() && !watch_rebuild && files.is_none() {
-            // The usual run (no power cut, no rebuild to wait for, no file layer): its events
-            // in a loop of their own, which asks about none of those, until the jobs are
-            // done or the checks below are due.
-            loop {
-                if host.finished() {
-                    break 'run;
-                }
-                let Some((_, ev)) = events.pop() else {
-                    return Err(SimError::Internal(format!(
-                        "the simulation stalled at {} ns: no event is pending but {}",
-                        events.now(),
-                        stalled(&host, &block)
-                    )));
-                };
-                match ev {
-                    Event::Device(d, e) => block.device_event(d, e, &mut events, &mut host),
-                    Event::Block(e) => block.handle(e, &mut events, &mut host),
-                    Event::Job(e) => {
-                        host.handle(e, &mut block, &mut events);
-                        while host.paused() {
-                            watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
-                            host.go_on(&mut block, &mut events);
-                        }
-                    }
-                    Event::File(_) => unreachable!("a file event without a file layer"),
-                    Event::Sample => sampler.take(&mut host, &block, None, &mut events),
-                }
-                if events.dispatched() >= next_either {
-                    break;
-                }
+    loop {
+        if let Some(at) = power_cut {
+            // The power fails: nothing after it happens. Jobs done sooner leave the devices
+            // to their own work (a buffer draining, GC) until then.
+            if events.peek_time().is_none_or(|t| t > at) {
+                events.advance_to(at);
+                host.cut_power(at);
+                cut = true;
+                break;
             }
-        } else {
-            if let Some(at) = power_cut {
-                // The power fails: nothing after it happens. Jobs done sooner leave the devices
-                // to their own work (a buffer draining, GC) until then.
-                if events.peek_time().is_none_or(|t| t > at) {
-                    events.advance_to(at);
-                    host.cut_power(at);
-                    cut = true;
-                    break 'run;
-                }
+        }
+        if watch_rebuild {
+            // Checked after every event, so that the run ends when the rebuild does.
+            if rebuilds_done(&block) {
+                watch_rebuild = false;
+                host.stop_jobs(&mut events);
             }
-            if watch_rebuild {
-                // Checked after every event, so that the run ends when the rebuild does.
-                if rebuilds_done(&block) {
-                    watch_rebuild = false;
-                    host.stop_jobs(&mut events);
-                }
-            } else if host.finished() && power_cut.is_none() {
-                break 'run;
-            }
-            let Some((_, ev)) = events.pop() else {
-                if watch_rebuild && rebuilds_done(&block) {
-                    watch_rebuild = false;
-                    host.stop_jobs(&mut events);
-                    continue;
-                }
-                return Err(SimError::Internal(format!(
-                    "the simulation stalled at {} ns: no event is pending but {}",
-                    events.now(),
-                    stalled(&host, &block)
-                )));
-            };
-            match (ev, files.as_deref_mut()) {
-                (Event::Device(d, e), None) => block.device_event(d, e, &mut events, &mut host),
-                (Event::Device(d, e), Some(f)) => block.device_event(d, e, &mut events, &mut Up { files: f, host: &mut host }),
-                (Event::Block(e), None) => block.handle(e, &mut events, &mut host),
-                (Event::Block(e), Some(f)) => block.handle(e, &mut events, &mut Up { files: f, host: &mut host }),
-                // A job that fills a deep queue pauses every CHECK_ISSUES I/Os, so that a stop
-                // is heard; it goes on before any other event.
-                (Event::Job(e), None) => {
-                    host.handle(e, &mut block, &mut events);
-                    while host.paused() {
-                        watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
-                        host.go_on(&mut block, &mut events);
-                    }
-                }
-                (Event::Job(e), Some(f)) => {
-                    host.handle(e, &mut Lower { files: &mut *f, block: &mut block }, &mut events);
-                    while host.paused() {
-                        watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
-                        host.go_on(&mut Lower { files: &mut *f, block: &mut block }, &mut events);
-                    }
-                }
-                (Event::File(e), Some(f)) => f.handle(e, &mut block, &mut events, &mut host),
-                (Event::File(_), None) => unreachable!("a file event without a file layer"),
-                (Event::Sample, f) => sampler.take(&mut host, &block, f, &mut events),
-            }
-            // One comparison an event for both checks below (most events reach neither).
-            if events.dispatched() < next_either {
+        } else if host.finished() && power_cut.is_none() {
+            break;
+        }
+        let Some((_, ev)) = events.pop() else {
+            if watch_rebuild && rebuilds_done(&block) {
+                watch_rebuild = false;
+                host.stop_jobs(&mut events);
                 continue;
             }
+            return Err(SimError::Internal(format!(
+                "the simulation stalled at {} ns: no event is pending but {}",
+                events.now(),
+                stalled(&host, &block)
+            )));
+        };
+        match (ev, files.as_deref_mut()) {
+            (Event::Device(d, e), None) => block.device_event(d, e, &mut events, &mut host),
+            (Event::Device(d, e), Some(f)) => block.device_event(d, e, &mut events, &mut Up { files: f, host: &mut host }),
+            (Event::Block(e), None) => block.handle(e, &mut events, &mut host),
+            (Event::Block(e), Some(f)) => block.handle(e, &mut events, &mut Up { files: f, host: &mut host }),
+            // A job that fills a deep queue pauses every CHECK_ISSUES I/Os, so that a stop
+            // is heard; it goes on before any other event.
+            (Event::Job(e), None) => {
+                host.handle(e, &mut block, &mut events);
+                while host.paused() {
+                    watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
+                    host.go_on(&mut block, &mut events);
+                }
+            }
+            (Event::Job(e), Some(f)) => {
+                host.handle(e, &mut Lower { files: &mut *f, block: &mut block }, &mut events);
+                while host.paused() {
+                    watch.check(|| plan.progress(Phase::Run, &host, &block, &events))?;
+                    host.go_on(&mut Lower { files: &mut *f, block: &mut block }, &mut events);
+                }
+            }
+            (Event::File(e), Some(f)) => f.handle(e, &mut block, &mut events, &mut host),
+            (Event::File(_), None) => unreachable!("a file event without a file layer"),
+            (Event::Sample, f) => sampler.take(&mut host, &block, f, &mut events),
+        }
+        // One comparison an event for both checks below (most events reach neither).
+        if events.dispatched() < next_either {
+            continue;
         }
         if events.dispatched() >= next_stall_check {
             next_stall_check = events.dispatched() + STALL_CHECK_EVENTS;
