@@ -555,6 +555,10 @@ def main(argv: list[str] | None = None) -> int:
     for fs in ("ext3", "ext4"):
         _side_by_side(f"cp -a of {TREE_FILES:,} files, {fs}", None if why else treecopy_kernel(fs, TREE_FILES),
                       treecopy_model(fs, TREE_FILES))
+    flushes = ("fsync", "fdatasync")
+    _side_by_side("journal commits of 256 random 4 KiB overwrites, a flush every 8 (fio on ext4)",
+                  None if fio_why else {f: flush_commits_kernel(f) for f in flushes},
+                  {f: flush_commits_model(f) for f in flushes})
     for w in {why, fio_why, map_why} - {None}:
         print(f"kernel side skipped: {w}")
     return 0
