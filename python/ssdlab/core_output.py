@@ -327,6 +327,15 @@ class CpuInterval(TypedDict):
     active: float
 
 
+class CoreShare(TypedDict):
+    """One core's shares of a run, as sar -P ALL averages them (they add up to 1)."""
+
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    busy: float
+    iowait: float
+    idle: float
+
+
 class FileCounters(TypedDict):
     """The file layer's running totals at a sample: page-cache lookups, and per job name
     (clones summed) per operation of its program, operations completed and latency summed."""
@@ -391,6 +400,8 @@ class FileReport(TypedDict):
     #: blocks read before a buffered write covering them in part (block_write_begin)
     partial_block_reads: int
     cpu: CpuInterval
+    #: per core, its shares of the run
+    cpu_cores: list[CoreShare]
     #: per file system, the free-extent histogram: [bucket start bytes, extents, blocks]
     free_extents: list[list[tuple[int, int, int]]]
     #: per file system, its regular files by extents as filefrag counts them: [extents, files]
@@ -450,7 +461,7 @@ class SimResult(TypedDict):
 
 #: Each type by the name the core's schema gives it.
 TYPES: dict[str, type] = {t.__name__: t for t in (
-    LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, FileCounters, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
+    LatStats, OpSummary, DirStats, JobStats, DiskCounters, CpuInterval, CoreShare, FileCounters, FileReport, ThermalReport, NandReport, HddReport, RebuildReport,
     ArrayReport, RemapReport, DeviceReport, PowerCutDevice, FsPowerCut, PowerCutReport, DeviceResult, DeviceSample, Sample,
     NetCounters, NetResource, ClientClassReport, NetworkReport, SimResult)}
 

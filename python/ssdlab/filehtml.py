@@ -79,6 +79,9 @@ def _cpus(data: dict) -> dict:
         loads = [s["load"][0] for s in per]
         rows.append([f"per interval ({len(per)})", rng("busy"), rng("iowait"), rng("idle"),
                      f"{min(loads):.2f} - {max(loads):.2f} (1 min)"])
+    cores = data["files"].get("cpu_cores", [])
+    if len(cores) >= 2:
+        rows += [[f"core {n}", _pct(k["busy"]), _pct(k["iowait"]), _pct(k["idle"]), ""] for n, k in enumerate(cores)]
     return _table(["", "busy", "iowait", "idle", "load average (1, 5, 15 min)"], rows, "cpu")
 
 

@@ -74,6 +74,17 @@ def _sum(jobs: list[dict[str, Any]], first: int, count: int) -> dict[str, int]:
             "max_latency_ns": max((s["max_latency_ns"] for s in stats), default=0)}
 
 
+def _per_core_lines(cores: list[dict]) -> list[str]:
+    """Each core's busy / iowait / idle %, as sar -P ALL averages them, four cores a line."""
+    if len(cores) < 2:
+        return []
+    cells = [f"{n}: {100 * c['busy']:.1f} / {100 * c['iowait']:.1f} / {100 * c['idle']:.1f}"
+             for n, c in enumerate(cores)]
+    lines = ["  per core (busy / iowait / idle %, as sar -P ALL)"]
+    lines += ["    " + "; ".join(cells[i:i + 4]) for i in range(0, len(cells), 4)]
+    return lines
+
+
 def _cpu_ranges(samples: list[dict[str, Any]]) -> str | None:
     cpus = [s["cpu"] for s in samples if s.get("cpu") and s["cpu"]["end_ns"] > s["cpu"]["start_ns"]]
     if len(cpus) < 2:
@@ -151,6 +162,7 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
     out += ["", "CPUs (as sar -u and uptime)",
             f"  busy {100 * c['busy']:.1f} %, iowait {100 * c['iowait']:.1f} %, idle {100 * c['idle']:.1f} %; "
             f"load average at the end {c['load'][0]:.2f}, {c['load'][1]:.2f}, {c['load'][2]:.2f}"]
+    out += _per_core_lines(f.get("cpu_cores", []))
     ranges = _cpu_ranges(core.get("samples", []))
     if ranges:
         out.append(ranges)

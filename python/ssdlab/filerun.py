@@ -41,6 +41,15 @@ class Cpu(BaseModel):
         return self
 
 
+class CoreShare(BaseModel):
+    """One core's shares of the run, as sar -P ALL averages them."""
+
+    model_config = _CONFIG
+    busy: Number
+    iowait: Number
+    idle: Number
+
+
 class Files(BaseModel):
     """The core's file report: page cache, journal, bios, CPUs."""
 
@@ -66,6 +75,8 @@ class Files(BaseModel):
     nonda_writes: Count = 0
     partial_block_reads: Count = 0
     cpu: Cpu
+    #: per core (runs written before 1 Dec 2026 have none)
+    cpu_cores: list[CoreShare] = []
 
 
 class Op(BaseModel):

@@ -12,6 +12,7 @@ import pytest
 
 from ssdlab import api
 from ssdlab.config.tomlpos import toml_text
+from ssdlab.experiments.kernel_loop import FSYNC_WORK
 from ssdlab.filework import FileWorkError, load
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "ssdlab" / "scenarios"
@@ -156,6 +157,23 @@ def test_a_queue_run_deletes_every_file_it_makes_and_accounts_for_every_dirty_pa
     assert cpu["busy"] + cpu["iowait"] + cpu["idle"] == pytest.approx(1.0)
 
 
+def test_a_thread_waiting_for_its_fsyncs_commit_is_in_the_load_but_not_in_iowait(tmp_path: Path) -> None:
+    # One writer fsyncing each 4 KiB file on a disk: nearly all its time is spent waiting for
+    # the journal commit its fsync forces (jbd2_log_wait_commit: wait_event, D state), while
+    # the journal thread waits for the commit's writes (wait_on_buffer: io_schedule). Both
+    # count in the load; only the journal thread's core is in iowait, as sar -P ALL shows it.
+    f = run(write(tmp_path, FSYNC_WORK.format(files=100)), "seagate-barracuda-7200.11-1tb")["files"]
+    assert f["commits"] == 100
+    cores = sorted(c["iowait"] for c in f["cpu_cores"])
+    assert len(cores) == 8
+    assert cores[-1] > 0.9, cores
+    assert cores[-2] < 0.05, cores
+    assert f["cpu"]["iowait"] * 8 == pytest.approx(cores[-1] + sum(cores[:-1]), rel=1e-9)
+    assert f["cpu"]["active"] > 1.9
+    for c in f["cpu_cores"]:
+        assert c["busy"] + c["iowait"] + c["idle"] == pytest.approx(1.0)
+
+
 def test_the_same_seed_gives_the_same_run(tmp_path: Path) -> None:
     p = write(tmp_path, QUEUE)
     a = run(p, "samsung-850-pro", seed=3)
@@ -181,6 +199,10 @@ def test_ssdlab_run_takes_a_scenario_and_reports_each_thread_and_the_cpus(tmp_pa
     assert re.findall(r"\bdelete( x\d+)?\s+[\d,]+", out) == [" x10"]
     assert "pages dirtied 1,800" in out
     assert "CPUs (as sar -u and uptime)" in out
+    # generic-linux's eight cores, four to a line: "core: busy / iowait / idle"
+    cores = re.findall(r"(\d): ([\d.]+) / ([\d.]+) / ([\d.]+)", out.split("per core (busy / iowait / idle %, as sar -P ALL)")[1])
+    assert [int(c[0]) for c in cores[:8]] == list(range(8))
+    assert all(abs(sum(float(x) for x in c[1:]) - 100) < 0.2 for c in cores[:8])
     assert "free extents (e2freefrag's bins)" in out
     j = cli("run", str(p), "--profile", "samsung-850-pro", "--host", "generic-linux", "--output-format", "json")
     assert j.returncode == 0, j.stderr

@@ -116,6 +116,10 @@ def test_a_sampled_runs_page_plots_its_intervals(cli, readers_json, tmp_path) ->
     for fig in ("per-interval-hit-ratio", "per-interval-program-time", "per-interval-cpu"):
         assert re.search(rf'<figure id="{fig}"><img alt="[^"]+" src="data:image/png;base64,', page), fig
     assert "Network and what bounds the server" not in page
+    # The CPUs' table: the whole run, the intervals' ranges, then a row per core.
+    cores = [r for r in _rows(page, "cpu") if r[0].startswith("core ")]
+    assert [r[0] for r in cores] == [f"core {n}" for n in range(len(doc["files"]["cpu_cores"]))]
+    assert cores[0][2] == f"{100 * doc['files']['cpu_cores'][0]['iowait']:.1f} %"
     rows = _rows(page, "intervals")
     assert len(rows) == len(doc["intervals"])
     assert rows[-1][2] == f"{100 * doc['intervals'][-1]['cache_hit_ratio']:.1f} %"
@@ -147,6 +151,7 @@ def test_the_program_time_figure_has_one_line_per_thread(readers_json, monkeypat
     (lambda d: d["threads"][0]["ops"][0].__setitem__("ops", -3), "threads[0].ops[0].ops: expected a number >= 0"),
     (lambda d: d["files"].pop("cache_hits"), "files.cache_hits: missing"),
     (lambda d: d["files"]["cpu"].__setitem__("load", [1.0]), "files.cpu.load: expected three numbers"),
+    (lambda d: d["files"]["cpu_cores"][2].__setitem__("iowait", -0.5), "files.cpu_cores[2].iowait: expected a number >= 0"),
     (lambda d: d.__setitem__("run_s", "3s"), 'run_s: expected a number, got "3s"'),
 ])
 def test_a_bad_file_run_is_one_line_naming_file_and_field(cli, server_json, tmp_path, change, field) -> None:

@@ -17,6 +17,11 @@ device and through ssdlab's file layer, compared by what the tools print.
 - **A small-file copy**: ``cp -a`` of a flat tree of gamma-sized files (mean 27.27 KB, as
   seed000_treecopy draws them) from tmpfs onto the image, then ``sync``, against the model's
   copier of seed000_treecopy.
+- **How an fsync sleeps**: a writer that creates, writes 4 KiB and fsyncs file after file on
+  ext4: the share of its fsync time spent in ``io_schedule`` (its block-I/O delay, with the
+  kernel's task delay accounting on) against the model's iowait on the writer's core over its
+  fsync time. Most of an fsync is the wait for its journal commit, a ``wait_event``: D state,
+  in the load, not in iowait.
 
 The loop device's image lives on tmpfs (/dev/shm), so the backing store adds no latency of
 its own; loop has no I/O scheduler here ("none"), so its diskstats count the requests the
@@ -345,6 +350,72 @@ def flush_commits_model(flush: str, seed: int = 0) -> int:
     return core["files"]["commits"]
 
 
+# ------------------------------------------------------------------ how an fsync sleeps
+
+FSYNC_FILES = 1000
+FSYNC_WORK = """\
+name = "fsyncer"
+filesystem = {{ type = "ext4", size = "1g" }}
+
+[[fileset]]
+name = "f"
+entries = {files}
+size = "0"
+
+[[thread]]
+name = "writer"
+loops = {files}
+ops = [ {{ op = "create", set = "f", pick = "rotor" }}, {{ op = "append", size = "4k", io = "4k" }},
+        {{ op = "fsync" }}, {{ op = "close" }} ]
+"""
+DELAYACCT = Path("/proc/sys/kernel/task_delayacct")
+
+
+def _blkio_s(pid: int) -> float:
+    """``pid``'s block-I/O delay so far, s (/proc/PID/stat field 42, delayacct_blkio_ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[42 - 3]) / os.sysconf("SC_CLK_TCK")
+
+
+def fsync_waits_kernel(files: int = FSYNC_FILES) -> dict[str, float]:
+    """This process creates, writes 4 KiB to and fsyncs ``files`` files on ext4: the time in
+    its fsyncs, and the part of it in io_schedule (task delay accounting turned on for the
+    count, as it was after). Needs root."""
+    was = DELAYACCT.read_text() if DELAYACCT.exists() else None
+    try:
+        if was is not None:
+            DELAYACCT.write_text("1\n")
+        with LoopFs("ext4", size=FIO_SIZE, block=FIO_BLOCK) as lf:
+            before, in_fsync = _blkio_s(os.getpid()), 0.0
+            for i in range(files):
+                fd = os.open(lf.mnt / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644)
+                try:
+                    os.write(fd, b"m" * 4096)
+                    t = time.monotonic()
+                    os.fsync(fd)
+                    in_fsync += time.monotonic() - t
+                finally:
+                    os.close(fd)
+            io = _blkio_s(os.getpid()) - before
+    finally:
+        if was is not None:
+            DELAYACCT.write_text(was)
+    return {"fsync_s": in_fsync, "io_wait_s": io, "io_share": io / in_fsync}
+
+
+def fsync_waits_model(files: int = FSYNC_FILES, seed: int = 0) -> dict[str, float]:
+    """The same writer in the model: its fsyncs' time and its core's iowait (the journal
+    thread has a core of its own: fork puts a new thread on the core with the fewest)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "fsyncer.toml"
+        p.write_text(FSYNC_WORK.format(files=files))
+        core = execute(build(None, profile=PROFILE, host=HOST, scheduler="none", files=load(p), seed=seed)).core
+    fsync_s = core["jobs"][0]["file_ops"][2]["latency_ns"] / 1e9
+    run_s = (core["end_ns"] - core["start_ns"]) / 1e9
+    io = core["files"]["cpu_cores"][0]["iowait"] * run_s
+    return {"fsync_s": fsync_s, "io_wait_s": io, "io_share": io / fsync_s}
+
+
 # ------------------------------------------------------------------ cold lookups
 
 LOOKUP_FILES = 4000
@@ -559,6 +630,8 @@ def main(argv: list[str] | None = None) -> int:
     _side_by_side("journal commits of 256 random 4 KiB overwrites, a flush every 8 (fio on ext4)",
                   None if fio_why else {f: flush_commits_kernel(f) for f in flushes},
                   {f: flush_commits_model(f) for f in flushes})
+    _side_by_side(f"a writer fsyncing {FSYNC_FILES:,} new 4 KiB files (ext4): its wait for I/O",
+                  None if why else fsync_waits_kernel(), fsync_waits_model())
     for w in {why, fio_why, map_why} - {None}:
         print(f"kernel side skipped: {w}")
     return 0

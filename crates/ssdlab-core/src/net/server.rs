@@ -17,7 +17,7 @@ use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{Time, NS_PER_S};
 use crate::error::ConfigError;
 
-use super::bond::{AttachedBond, BondConfig, FlowKey};
+use super::bond::{AttachedBond, BondConfig, FlowKey, Placement};
 use super::flow::{window_cap, FlowId, FlowNet, ResourceId};
 
 /// The host's CPU time for sending, per call, per packet and per byte.
@@ -220,6 +220,14 @@ impl ServerNet {
             protocol: 6,
             src_port: SERVER_PORT,
             dst_port: self.ports[client.class as usize][client.index as usize],
+        }
+    }
+
+    /// The bond's port `client`'s connection leaves by (None: balance-rr stripes it over all).
+    pub fn port_of(&self, client: ClientRef) -> Option<usize> {
+        match self.spec.nic.placement(&self.key(client)) {
+            Placement::Slave(i) => Some(i),
+            Placement::Striped => None,
         }
     }
 

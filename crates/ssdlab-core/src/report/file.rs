@@ -22,6 +22,14 @@ pub struct CpuInterval {
     pub active: f64,
 }
 
+/// One core's shares of its time over a run, as `sar -P ALL` averages them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct CoreShare {
+    pub busy: f64,
+    pub iowait: f64,
+    pub idle: f64,
+}
+
 /// The file layer's running totals at a time-series sample (differences of two samples give an
 /// interval's): pages found in and missing from the page cache, and each job's operations.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
@@ -70,6 +78,8 @@ pub struct FileReport {
     pub partial_block_reads: u64,
     /// The CPUs over the whole run.
     pub cpu: CpuInterval,
+    /// Each core's shares of the run (busy + iowait + idle = 1 on each).
+    pub cpu_cores: Vec<CoreShare>,
     /// Per file system: its free-extent histogram at the end, as e2freefrag prints it
     /// (extent size bucket in bytes, free extents, free blocks).
     pub free_extents: Vec<Vec<(u64, u64, u64)>>,

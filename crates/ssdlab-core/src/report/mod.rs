@@ -10,6 +10,6 @@ pub mod run;
 
 pub use array::{ArrayReport, RebuildReport};
 pub use device::{DeviceKind, DeviceReport, HddReport, NandReport, ThermalReport};
-pub use file::{CpuInterval, FileCounters, FileReport, FsPowerCut};
+pub use file::{CoreShare, CpuInterval, FileCounters, FileReport, FsPowerCut};
 pub use remap::RemapReport;
 pub use run::{DeviceResult, DeviceSample, PowerCutDevice, PowerCutReport, Sample, SimResult};

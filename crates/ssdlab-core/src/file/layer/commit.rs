@@ -39,7 +39,7 @@ impl FileLayer {
         // The journal thread (kjournald, jbd2/DEV) sleeps uninterruptibly on the commit's
         // buffers (`wait_on_buffer` → io_schedule in journal_commit_transaction) until the
         // commit ends: it counts in iowait and in the load average, as kernel threads do.
-        self.cpus.io_wait(events.now());
+        self.cpus.io_wait(events.now(), self.jbd2(m as usize));
         let ordered = c.ordered.clone();
         let mnt = self.mounts[m as usize].as_mut().expect("a mounted file system");
         mnt.commit = Some((c, 0, CommitPhase::Ordered));
@@ -126,7 +126,9 @@ impl FileLayer {
                 (CommitPhase::PostFlush, n)
             }
             CommitPhase::CommitBlock | CommitPhase::PostFlush => {
-                self.cpus.io_done(now);
+                // Woken by the commit block's (or flush's) completion, on the device's core.
+                let waker = self.irq_core(m as usize);
+                self.cpus.io_done(now, self.jbd2(m as usize), Some(waker));
                 let mnt = self.mounts[m as usize].as_mut().expect("mounted");
                 mnt.journal.finish_commit(c, now);
                 let committed = mnt.journal.committed();

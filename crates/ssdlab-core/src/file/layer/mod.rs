@@ -120,6 +120,16 @@ enum Stage {
     Net,
 }
 
+/// How an operation's thread sleeps, as the CPUs count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sleep {
+    Awake,
+    /// For I/O (`io_schedule`): in its core's iowait and in the load.
+    Io,
+    /// Uninterruptibly for something else (a journal commit): in the load only.
+    Blocked,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct OpState {
     io: FileIo,
@@ -131,8 +141,8 @@ struct OpState {
     ino: Ino,
     file: u32,
     wait_seq: u64,
-    /// Blocked for I/O (counted in the CPUs' iowait and load).
-    io_waiting: bool,
+    /// How its thread sleeps, if it does.
+    sleep: Sleep,
     over_limit: bool,
     /// Its file was picked for it to create or delete: no other create or delete takes it.
     claimed: bool,
@@ -382,7 +392,7 @@ impl FileLayer {
             mounts,
             sets: Vec::new(),
             cache,
-            cpus: Cpus::new(memory.cpus, start),
+            cpus: Cpus::new(memory.cpus, start, memory.era == KernelEra::Y2008),
             costs: memory.costs,
             ras: FxHashMap::default(),
             writers: vec![WriterState::default(); jobs],
@@ -672,7 +682,7 @@ impl FileLayer {
             ino: 0,
             file: 0,
             wait_seq: 0,
-            io_waiting: false,
+            sleep: Sleep::Awake,
             over_limit: false,
             claimed: false,
             written: 0,
@@ -707,7 +717,7 @@ impl FileLayer {
         let now = events.now();
         let o = self.ops[slot as usize];
         if let FileIoOp::Compute { ns } = o.io.op {
-            let end = self.cpus.run(now, ns);
+            let end = self.cpus.run(now, o.io.process, ns);
             self.ops[slot as usize].stage = Stage::Cpu;
             events.schedule(end, E::from(FileEvent::Op(slot)));
             return;
@@ -766,7 +776,7 @@ impl FileLayer {
                 };
             }
         }
-        let end = self.cpus.run(now, cost);
+        let end = self.cpus.run(now, o.io.process, cost);
         self.ops[slot as usize].stage = Stage::Cpu;
         events.schedule(end, E::from(FileEvent::Op(slot)));
     }
@@ -873,10 +883,30 @@ impl FileLayer {
     /// Operation `slot` waits for I/O from now (its thread counts in iowait and the load).
     fn wait_io(&mut self, slot: u32, now: Time) {
         let o = &mut self.ops[slot as usize];
-        if !o.io_waiting {
-            o.io_waiting = true;
-            self.cpus.io_wait(now);
+        match o.sleep {
+            Sleep::Io => {}
+            Sleep::Blocked => {
+                self.cpus.unblocked(now, o.io.process, None);
+                self.cpus.io_wait(now, o.io.process);
+            }
+            Sleep::Awake => self.cpus.io_wait(now, o.io.process),
         }
+        o.sleep = Sleep::Io;
+    }
+
+    /// Operation `slot` waits from now for a journal commit: uninterruptibly, but not for I/O
+    /// of its own (its thread counts in the load, not in iowait).
+    fn wait_commit(&mut self, slot: u32, now: Time) {
+        let o = &mut self.ops[slot as usize];
+        match o.sleep {
+            Sleep::Blocked => {}
+            Sleep::Io => {
+                self.cpus.io_done(now, o.io.process, None);
+                self.cpus.blocked(now, o.io.process);
+            }
+            Sleep::Awake => self.cpus.blocked(now, o.io.process),
+        }
+        o.sleep = Sleep::Blocked;
     }
 
     /// Operation `slot` waits in `stage` for `pending` bios (or runs) from now.
@@ -887,13 +917,38 @@ impl FileLayer {
         self.wait_io(slot, now);
     }
 
-    /// Operation `slot` no longer waits for I/O (its thread leaves iowait and the load).
+    /// Operation `slot` no longer sleeps (its thread leaves iowait and the load).
     fn io_waited(&mut self, slot: u32, now: Time) {
-        let o = &mut self.ops[slot as usize];
-        if o.io_waiting {
-            o.io_waiting = false;
-            self.cpus.io_done(now);
+        let o = self.ops[slot as usize];
+        if o.sleep == Sleep::Awake {
+            return;
         }
+        // What woke it: a timer on its own core (a throttle's pause), the journal thread (a
+        // commit it waited for), or its I/O's interrupt.
+        let waker = match o.stage {
+            Stage::Throttled => None,
+            Stage::Commit => self.cpus.core_of(self.jbd2(o.mount)),
+            _ => Some(self.irq_core(o.mount)),
+        };
+        match o.sleep {
+            Sleep::Awake => {}
+            Sleep::Io => self.cpus.io_done(now, o.io.process, waker),
+            Sleep::Blocked => self.cpus.unblocked(now, o.io.process, waker),
+        }
+        self.ops[slot as usize].sleep = Sleep::Awake;
+    }
+
+    /// The core that takes target `target`'s interrupts (its completions run there). Assumed:
+    /// each device's interrupt line on a core of its own, the targets on cores 0, 1, … in
+    /// order, then the NIC's ports ([`FileLayer::nic_irq_core`]), as irqbalance spreads
+    /// interrupt lines one to a core (RHEL 5 ran it by default).
+    fn irq_core(&self, target: usize) -> u32 {
+        target as u32 % self.cpus.cores()
+    }
+
+    /// The core that takes the interrupts of the NIC's port `port` (after the targets').
+    fn nic_irq_core(&self, port: usize) -> u32 {
+        (self.mounts.len() + port) as u32 % self.cpus.cores()
     }
 
     // ---- completions from the block layer ----------------------------------------------
@@ -1004,6 +1059,7 @@ impl FileLayer {
         debug_assert_eq!(self.check_promises(), Ok(()));
         let mut r = std::mem::take(&mut self.report);
         r.cpu = self.cpus.whole(now);
+        r.cpu_cores = self.cpus.per_core(now);
         r.dirty_pages_at_end = self.cache.dirty_pages();
         r.free_extents = self
             .mounts

@@ -419,7 +419,7 @@ impl FileLayer {
         self.ops[slot as usize].done.size = upto.max(size);
         let extents = changes.data.len() as u64;
         if extents > 0 {
-            self.cpus.run(now, self.costs.alloc_ns * extents);
+            self.cpus.run(now, o.io.process, self.costs.alloc_ns * extents);
         }
         let datasync = !changes.data.is_empty() || upto > size;
         if upto > start {
@@ -563,6 +563,15 @@ impl FileLayer {
         self.unplug(block, events);
         self.runs = runs;
         self.await_bios(slot, Stage::Io, pending, now);
+        if o.io.op != FileIoOp::Sync && self.kernel == KernelEra::Y2008 {
+            // 2.6.2x's do_fsync only submits the file's pages (filemap_fdatawrite) before
+            // ext3_sync_file's wait for the commit, which writes them as ordered data; its
+            // filemap_fdatawait then finds them written. So the thread's wait is the
+            // commit's (wait_event: D state), not io_schedule's, from the start. Today's
+            // ext4_sync_file waits for the pages first (file_write_and_wait_range:
+            // io_schedule, iowait), then for the commit.
+            self.wait_commit(slot, now);
+        }
         if pending == 0 {
             self.proceed(slot, block, events, host);
         }
@@ -587,7 +596,7 @@ impl FileLayer {
         let (_, io) = FileSystem::mkfs(mnt.fs().config().clone()).expect("the file system was made from this config");
         let runs = mkfs_runs(&io.writes, mnt.block_size);
         let bytes: u64 = runs.iter().map(|r| r.1).sum::<u64>() * mnt.block_size;
-        self.cpus.run(now, self.costs.page_copy_ns * bytes.div_ceil(PAGE));
+        self.cpus.run(now, o.io.process, self.costs.page_copy_ns * bytes.div_ceil(PAGE));
         self.report.mkfs_bytes += bytes;
         let n = self.send_blocks(o.mount, Op::Write, &runs, Purpose::Op(slot), o.io.process, block, events);
         self.await_bios(slot, Stage::Io, n, now);
@@ -656,7 +665,11 @@ impl FileLayer {
                     op.stage = Stage::Commit;
                     op.wait_seq = seq;
                     self.commit_waiting.push(slot);
-                    if !mnt.journal.committing {
+                    let committing = mnt.journal.committing;
+                    // ext3's and ext4's fsync wait for the commit in log_wait_commit's
+                    // wait_event (fs/jbd/journal.c, fs/jbd2/journal.c): D state, not io_schedule.
+                    self.wait_commit(slot, events.now());
+                    if !committing {
                         self.commit(o.mount as u16, block, events);
                     }
                 } else if mnt.barriers {

@@ -55,7 +55,7 @@ impl FileLayer {
         if bytes == 0 {
             return self.complete(slot, events, host);
         }
-        let end = self.cpus.run(now, net.net.send_cpu_ns(bytes));
+        let end = self.cpus.run(now, o.io.process, net.net.send_cpu_ns(bytes));
         self.ops[slot as usize].stage = Stage::NetCpu;
         events.schedule(end, E::from(FileEvent::Op(slot)));
     }
@@ -101,6 +101,13 @@ impl FileLayer {
             }
         }
         for slot in slots {
+            // The socket's wake comes from the ACKs' interrupt on the connection's port
+            // (assumed: the port its packets leave by; balance-rr's: the thread stays).
+            let process = self.ops[slot as usize].io.process;
+            let n = self.net.as_ref().expect("a network");
+            let port = n.clients[process as usize].and_then(|c| n.net.port_of(c));
+            let waker = port.map(|p| self.nic_irq_core(p));
+            self.cpus.woken(now, process, waker);
             self.complete(slot, events, host);
         }
         self.arm_network(events);

@@ -26,7 +26,7 @@ impl FileLayer {
             if let Ok(ch) = mnt.fs_mut().allocate(ino, (r.start * per) as u32, count as u32, task) {
                 let extents = ch.data.len() as u64;
                 if extents > 0 {
-                    self.cpus.run(now, self.costs.alloc_ns * extents);
+                    self.cpus.run(now, process, self.costs.alloc_ns * extents);
                 }
                 // Blocks allocated at writeback (delayed allocation): what fdatasync waits for.
                 self.journal(m, &ch, None, Some((ino, true)), events);
