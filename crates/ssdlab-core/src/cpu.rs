@@ -24,7 +24,7 @@
 //!   while its count is not zero (kernel/sched/cputime.c, `account_idle_time`);
 //! - **idle**: the rest, so busy + iowait + idle is each core's whole time;
 //! - **load average**: every 5 s (`LOAD_FREQ`) the number of active tasks — running, waiting for
-//!   a core, or in uninterruptible (I/O) sleep — enters three exponentially decaying averages
+//!   a core, or in uninterruptible sleep (for I/O or anything else) — enters three exponentially decaying averages
 //!   over 1, 5 and 15 minutes (kernel/sched/loadavg.c, `calc_load`: `load = load·e + active·(1 −
 //!   e)` with `e = exp(−5 s / period)`).
 //!
@@ -38,7 +38,8 @@
 //!   that core is idle: threads gather on the interrupts' cores, and so does their iowait
 //!   (the comment on today's `wake_affine_idle` says this is why it changed).
 //! - **Today's** keep it on its own core when that core is idle (`wake_affine_idle`, since
-//!   Linux 4.14, commit 806486c377e3); the waker is not asked here.
+//!   2017's commit 806486c377e3, "sched/fair: Do not migrate if the prev_cpu is idle"); the
+//!   waker is not asked here.
 //!
 //! Bursts start in the future when every core is taken, so the active count changes at
 //! instants after the present; they are kept as change points and integrated as time passes.
