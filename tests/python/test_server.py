@@ -223,3 +223,25 @@ def test_a_hash_a_bonds_mode_does_not_use_is_said_once_to_be_ignored(tmp_path: P
                           "hashing (the policy is balance-xor's and 802.3ad's); xmit_hash_policy and hash_formula "
                           "are ignored"], w.warnings
     assert load(write(tmp_path, SERVER)).warnings == []
+
+
+def test_a_2008_servers_iowait_gathers_on_the_cores_its_interrupts_wake_threads_on(tmp_path: Path) -> None:
+    # 27 readers on one disk: on a 2008 kernel a thread woken by an interrupt (its read done on
+    # the disk's core, its socket drained on its NIC port's) moves to that core when it is
+    # idle (SD_WAKE_AFFINE), so the threads asleep for I/O gather on a few cores and the rest
+    # idle plainly; today's kernel leaves each on its own core, spread by fork over all eight.
+    text = SERVER.replace("count = 3\n", "count = 24\n").replace("instances = 3\n", "instances = 24\n")
+    p = write(tmp_path, text.replace('size = "32m"', 'size = "128m"'))
+
+    def shares(host: str) -> tuple[float, float]:
+        core = api.execute(api.build(None, profile="seagate-barracuda-7200.11-1tb", host=host, files=load(p),
+                                     seed=0)).core
+        iowait = sorted((c["iowait"] for c in core["files"]["cpu_cores"]), reverse=True)
+        assert len(iowait) == 8
+        return sum(iowait[:3]) / sum(iowait), core["files"]["cpu"]["iowait"]
+
+    top3_2008, whole_2008 = shares("server-2008")
+    top3_today, whole_today = shares("generic-linux")
+    assert top3_2008 > 0.7, top3_2008      # 0.80 (1 Dec 2026)
+    assert top3_today < 0.55, top3_today   # 0.44
+    assert whole_2008 < 0.6 * whole_today, (whole_2008, whole_today)  # 0.375 against 0.76
