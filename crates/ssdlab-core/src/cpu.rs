@@ -184,6 +184,12 @@ impl Cpus {
         self.cores.len() as u32
     }
 
+    /// Whether a wake moves a thread to the waking core (2008's kernels): a caller need not
+    /// work out the waker otherwise.
+    pub fn pulls_wakes(&self) -> bool {
+        self.wake_affine
+    }
+
     /// Thread `t`, placed on the core with the fewest threads (the first such) when new.
     fn thread(&mut self, t: u32) -> Thread {
         if let Some(Some(th)) = self.threads.get(t as usize) {

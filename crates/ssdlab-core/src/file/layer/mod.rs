@@ -130,6 +130,17 @@ enum Sleep {
     Blocked,
 }
 
+/// `o`'s thread stops sleeping at `now`, woken from core `waker` (None: a timer, or a change
+/// of the sleep's kind).
+fn end_sleep(cpus: &mut Cpus, o: &mut OpState, now: Time, waker: Option<u32>) {
+    match o.sleep {
+        Sleep::Awake => {}
+        Sleep::Io => cpus.io_done(now, o.io.process, waker),
+        Sleep::Blocked => cpus.unblocked(now, o.io.process, waker),
+    }
+    o.sleep = Sleep::Awake;
+}
+
 #[derive(Clone, Copy, Debug)]
 struct OpState {
     io: FileIo,
@@ -880,33 +891,21 @@ impl FileLayer {
         self.fail(slot, events, host);
     }
 
-    /// Operation `slot` waits for I/O from now (its thread counts in iowait and the load).
-    fn wait_io(&mut self, slot: u32, now: Time) {
+    /// Operation `slot`'s thread sleeps from now as `how`: `Io`, for I/O (in its core's iowait
+    /// and the load), or `Blocked`, uninterruptibly for something else such as a journal commit
+    /// (in the load only). A sleep of the other kind ends first, without a wake.
+    fn sleep_as(&mut self, slot: u32, now: Time, how: Sleep) {
         let o = &mut self.ops[slot as usize];
-        match o.sleep {
-            Sleep::Io => {}
-            Sleep::Blocked => {
-                self.cpus.unblocked(now, o.io.process, None);
-                self.cpus.io_wait(now, o.io.process);
-            }
-            Sleep::Awake => self.cpus.io_wait(now, o.io.process),
+        if o.sleep == how {
+            return;
         }
-        o.sleep = Sleep::Io;
-    }
-
-    /// Operation `slot` waits from now for a journal commit: uninterruptibly, but not for I/O
-    /// of its own (its thread counts in the load, not in iowait).
-    fn wait_commit(&mut self, slot: u32, now: Time) {
-        let o = &mut self.ops[slot as usize];
-        match o.sleep {
-            Sleep::Blocked => {}
-            Sleep::Io => {
-                self.cpus.io_done(now, o.io.process, None);
-                self.cpus.blocked(now, o.io.process);
-            }
-            Sleep::Awake => self.cpus.blocked(now, o.io.process),
+        end_sleep(&mut self.cpus, o, now, None);
+        match how {
+            Sleep::Io => self.cpus.io_wait(now, o.io.process),
+            Sleep::Blocked => self.cpus.blocked(now, o.io.process),
+            Sleep::Awake => {}
         }
-        o.sleep = Sleep::Blocked;
+        o.sleep = how;
     }
 
     /// Operation `slot` waits in `stage` for `pending` bios (or runs) from now.
@@ -914,7 +913,7 @@ impl FileLayer {
         let o = &mut self.ops[slot as usize];
         o.stage = stage;
         o.pending = pending;
-        self.wait_io(slot, now);
+        self.sleep_as(slot, now, Sleep::Io);
     }
 
     /// Operation `slot` no longer sleeps (its thread leaves iowait and the load).
@@ -930,12 +929,7 @@ impl FileLayer {
             Stage::Commit => self.cpus.core_of(self.jbd2(o.mount)),
             _ => Some(self.irq_core(o.mount)),
         };
-        match o.sleep {
-            Sleep::Awake => {}
-            Sleep::Io => self.cpus.io_done(now, o.io.process, waker),
-            Sleep::Blocked => self.cpus.unblocked(now, o.io.process, waker),
-        }
-        self.ops[slot as usize].sleep = Sleep::Awake;
+        end_sleep(&mut self.cpus, &mut self.ops[slot as usize], now, waker);
     }
 
     /// The core that takes target `target`'s interrupts (its completions run there). Assumed:

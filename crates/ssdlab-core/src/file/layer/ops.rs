@@ -280,7 +280,7 @@ impl FileLayer {
         self.kick_flusher(events);
         self.ops[slot as usize].stage = Stage::Throttled;
         self.report.throttled_ns += RECLAIM_WAIT_NS;
-        self.wait_io(slot, now);
+        self.sleep_as(slot, now, Sleep::Io);
         events.schedule(now + RECLAIM_WAIT_NS, E::from(FileEvent::Op(slot)));
     }
 
@@ -446,7 +446,7 @@ impl FileLayer {
             let op = &mut self.ops[slot as usize];
             op.stage = Stage::Throttled;
             op.over_limit = t.over_limit;
-            self.wait_io(slot, now);
+            self.sleep_as(slot, now, Sleep::Io);
             events.schedule(now + t.pause_ns, E::from(FileEvent::Op(slot)));
             return;
         }
@@ -570,7 +570,7 @@ impl FileLayer {
             // commit's (wait_event: D state), not io_schedule's, from the start. Today's
             // ext4_sync_file waits for the pages first (file_write_and_wait_range:
             // io_schedule, iowait), then for the commit.
-            self.wait_commit(slot, now);
+            self.sleep_as(slot, now, Sleep::Blocked);
         }
         if pending == 0 {
             self.proceed(slot, block, events, host);
@@ -668,7 +668,7 @@ impl FileLayer {
                     let committing = mnt.journal.committing;
                     // ext3's and ext4's fsync wait for the commit in log_wait_commit's
                     // wait_event (fs/jbd/journal.c, fs/jbd2/journal.c): D state, not io_schedule.
-                    self.wait_commit(slot, events.now());
+                    self.sleep_as(slot, events.now(), Sleep::Blocked);
                     if !committing {
                         self.commit(o.mount as u16, block, events);
                     }

@@ -103,11 +103,13 @@ impl FileLayer {
         for slot in slots {
             // The socket's wake comes from the ACKs' interrupt on the connection's port
             // (assumed: the port its packets leave by; balance-rr's: the thread stays).
-            let process = self.ops[slot as usize].io.process;
-            let n = self.net.as_ref().expect("a network");
-            let port = n.clients[process as usize].and_then(|c| n.net.port_of(c));
-            let waker = port.map(|p| self.nic_irq_core(p));
-            self.cpus.woken(now, process, waker);
+            if self.cpus.pulls_wakes() {
+                let process = self.ops[slot as usize].io.process;
+                let n = self.net.as_ref().expect("a network");
+                let port = n.clients[process as usize].and_then(|c| n.net.port_of(c));
+                let waker = port.map(|p| self.nic_irq_core(p));
+                self.cpus.woken(now, process, waker);
+            }
             self.complete(slot, events, host);
         }
         self.arm_network(events);
