@@ -286,6 +286,10 @@ class FsPowerCut(TypedDict):
     dirty_bytes: int
     fsck_needed: bool
     promised_examples: list[int]
+    data_writeback: bool
+    stale_files: int
+    stale_bytes: int
+    stale_examples: list[int]
 
 
 class PowerCutReport(TypedDict):

@@ -546,10 +546,11 @@ def _op(op: Any, keys: tuple, index: dict[str, int], fail, size, time_ns) -> dic
 def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
     """The core's FileSystemSpec from a table (``type``, ``era``, ``block_size``, ``inodes``,
     ``inode_ratio``, ``journal_blocks``, ``lazy_itable_init``, ``commit``, ``barriers``,
-    ``size``: a partition of that size at the device's start). ``barriers`` unsaid is the
-    kernel's default: off for ext3 on a 2008 kernel, on otherwise."""
+    ``data``: ordered or writeback, ``size``: a partition of that size at the device's
+    start). ``barriers`` unsaid is the kernel's default: off for ext3 on a 2008 kernel, on
+    otherwise."""
     known = {"type", "era", "block_size", "inodes", "inode_ratio", "journal_blocks", "lazy_itable_init", "commit",
-             "barriers", "size"}
+             "barriers", "data", "size"}
     for k in f:
         if k not in known:
             raise fail(k, f"unknown key (expected one of {', '.join(sorted(known))})")
@@ -582,10 +583,13 @@ def filesystem_spec(f: dict[str, Any], fail) -> dict[str, Any]:
     for k in ("lazy_itable_init", "barriers"):
         if k in f and not isinstance(f[k], bool):
             raise fail(k, f"{toml_text(f[k])}: expected true or false")
+    data = f.get("data", "ordered")
+    if data not in ("ordered", "writeback"):
+        raise fail("data", f"{toml_text(data)}: expected \"ordered\" or \"writeback\" (data=journal is not modelled)")
     return {"type": f["type"], "era": era, "block_size": bs, "inode_count": f.get("inodes"),
             "inode_ratio": opt_size("inode_ratio"), "journal_blocks": f.get("journal_blocks"),
             "lazy_itable_init": f.get("lazy_itable_init"), "commit_interval_ns": commit_ns,
-            "barriers": f.get("barriers"), "size_bytes": opt_size("size")}
+            "barriers": f.get("barriers"), "data_mode": data, "size_bytes": opt_size("size")}
 
 
 #: the most ports a server's bond has here (assumed: far past any server's; a bound keeps the

@@ -83,7 +83,7 @@ def parse(req: FsRequest, capacity: int, device: str) -> Parsed:
         raise MkfsError("type", f"{req.type!r}: expected \"ext3\" or \"ext4\"")
     out = Parsed({"type": req.type, "era": None, "block_size": None, "inode_count": None, "inode_ratio": None,
                   "inode_size": None, "journal_blocks": None, "lazy_itable_init": None,
-                  "commit_interval_ns": 5 * 10**9, "barriers": None, "size_bytes": None})
+                  "commit_interval_ns": 5 * 10**9, "barriers": None, "data_mode": "ordered", "size_bytes": None})
     size = capacity
     if req.size is not None:
         try:
@@ -237,8 +237,9 @@ def _mount(req: FsRequest, out: Parsed) -> None:
         elif key in ("nobarrier",) and not eq:
             spec["barriers"] = False
         elif key == "data":
-            if val != "ordered":
-                raise MkfsError("mount", f"{item}: only data=ordered is modelled")
+            if val not in ("ordered", "writeback"):
+                raise MkfsError("mount", f"{item}: expected data=ordered or data=writeback (data=journal is not modelled)")
+            spec["data_mode"] = val
         elif key in ("delalloc", "nodelalloc") and not eq:
             wanted = key == "delalloc"
             if req.type != "ext4" or not wanted:
@@ -247,7 +248,7 @@ def _mount(req: FsRequest, out: Parsed) -> None:
         elif key in _HARMLESS_MOUNT:
             out.warnings.append(f"mount {item}: not modelled, ignored")
         else:
-            raise MkfsError("mount", f"{item}: not modelled (expected commit=, barrier=, nobarrier, data=ordered)")
+            raise MkfsError("mount", f"{item}: not modelled (expected commit=, barrier=, nobarrier, data=ordered|writeback)")
 
 
 def _size(opt: str, arg: str) -> int:

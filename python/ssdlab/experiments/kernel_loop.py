@@ -22,6 +22,9 @@ device and through ssdlab's file layer, compared by what the tools print.
   kernel's task delay accounting on) against the model's iowait on the writer's core over its
   fsync time. Most of an fsync is the wait for its journal commit, a ``wait_event``: D state,
   in the load, not in iowait.
+- **ext3's fsync stall**: 64 MiB written to one file and left dirty, then 4 KiB written to
+  another and fsynced, on ext3 mounted ``data=ordered`` and ``data=writeback``: what the
+  fsync wrote. In ordered mode the commit writes the other file's data first.
 
 The loop device's image lives on tmpfs (/dev/shm), so the backing store adds no latency of
 its own; loop has no I/O scheduler here ("none"), so its diskstats count the requests the
@@ -87,7 +90,9 @@ class LoopFs:
     """A file system on a loop device over an image on tmpfs, mounted (``fs`` None: the bare
     device, nothing made or mounted); ``with`` unmounts, detaches and deletes it."""
 
-    def __init__(self, fs: str | None, size: int = SIZE, block: int = BLOCK) -> None:
+    def __init__(self, fs: str | None, size: int = SIZE, block: int = BLOCK, options: str | None = None) -> None:
+        #: mount's -o, if any
+        self.options = ["-o", options] if options else []
         self.dir = Path(tempfile.mkdtemp(prefix="ssdlab-loop-", dir=SHM))
         self.img = self.dir / "img"
         self.mnt = self.dir / "mnt"
@@ -105,8 +110,7 @@ class LoopFs:
             # default, and the model's, is 128 KiB (VM_READAHEAD_PAGES)
             Path(f"/sys/block/{Path(self.dev).name}/queue/read_ahead_kb").write_text(f"{READ_AHEAD_KB}\n")
             if fs is not None:
-                _run(["mount", self.dev, str(self.mnt)])
-                self.mounted = True
+                self.mount()
         except BaseException:
             self.close()
             raise
@@ -124,7 +128,7 @@ class LoopFs:
 
     def mount(self) -> None:
         if not self.mounted:
-            _run(["mount", self.dev, str(self.mnt)])
+            _run(["mount", *self.options, self.dev, str(self.mnt)])
             self.mounted = True
 
     def unmount(self) -> None:
@@ -421,6 +425,70 @@ def fsync_waits_model(files: int = FSYNC_FILES, seed: int = 0) -> dict[str, floa
     return {"fsync_s": fsync_s, "io_wait_s": io, "io_share": io / fsync_s}
 
 
+# ------------------------------------------------------------------ ext3's fsync stall
+
+STALL_MIB = 64
+STALL_WORK = """\
+name = "fsync-stall"
+filesystem = {{ type = "ext3", size = "1g", data = "{mode}" }}
+
+[[fileset]]
+name = "big"
+dir = "/big"
+entries = 1
+size = "0"
+
+[[fileset]]
+name = "small"
+dir = "/small"
+entries = 1
+size = "0"
+
+[[thread]]
+name = "big-writer"
+loops = 1
+ops = [ {{ op = "create", set = "big", pick = "next" }}, {{ op = "append", size = "{mib}m", io = "1m" }},
+        {{ op = "close" }} ]
+
+[[thread]]
+name = "fsyncer"
+after = ["big-writer"]
+loops = 1
+ops = [ {{ op = "create", set = "small", pick = "next" }}, {{ op = "append", size = "4k", io = "4k" }},
+        {{ op = "fsync" }}, {{ op = "close" }} ]
+"""
+
+
+def fsync_stall_kernel(mode: str, mib: int = STALL_MIB) -> dict[str, float]:
+    """ext3 (block-mapped, allocating at write) mounted ``data=mode``: ``mib`` MiB written
+    buffered to one file and left dirty, then 4 KiB written to another and fsynced. What the
+    fsync wrote (the loop device's diskstats around it)."""
+    with LoopFs("ext3", size=FIO_SIZE, block=FIO_BLOCK, options=f"data={mode}") as lf:
+        with open(lf.mnt / "big", "wb") as f:
+            for _ in range(mib):
+                f.write(b"b" * (1 << 20))
+        before = lf.diskstats()
+        fd = os.open(lf.mnt / "small", os.O_CREAT | os.O_WRONLY, 0o644)
+        try:
+            os.write(fd, b"s" * 4096)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        io = block_io(delta(before, lf.diskstats()))
+    return {"fsync_written_mib": io["write_kib"] / 1024}
+
+
+def fsync_stall_model(mode: str, mib: int = STALL_MIB, seed: int = 0) -> dict[str, float]:
+    """The same through the file layer (today's kernel: ext3 is ext4's driver on a
+    block-mapped file system); the run ends with the fsync, so its device writes are the
+    fsync's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "stall.toml"
+        p.write_text(STALL_WORK.format(mode=mode, mib=mib))
+        core = execute(build(None, profile=PROFILE, host=HOST, scheduler="none", files=load(p), seed=seed)).core
+    return {"fsync_written_mib": block_io(core["devices"][0]["disk"])["write_kib"] / 1024}
+
+
 # ------------------------------------------------------------------ cold lookups
 
 LOOKUP_FILES = 4000
@@ -637,6 +705,9 @@ def main(argv: list[str] | None = None) -> int:
                   {f: flush_commits_model(f) for f in flushes})
     _side_by_side(f"a writer fsyncing {FSYNC_FILES:,} new 4 KiB files (ext4): its wait for I/O",
                   None if why else fsync_waits_kernel(), fsync_waits_model())
+    for mode in ("ordered", "writeback"):
+        _side_by_side(f"{STALL_MIB} MiB left dirty, then 4 KiB fsynced: ext3, data={mode}",
+                      None if why else fsync_stall_kernel(mode), fsync_stall_model(mode))
     for w in {why, fio_why, map_why} - {None}:
         print(f"kernel side skipped: {w}")
     return 0

@@ -380,6 +380,12 @@ def _fs_cut_lines(f: dict) -> list[str]:
     if f["dirty_files"]:
         lines.append(f"    page cache: {f['dirty_files']} file(s) with {format_bytes(f['dirty_bytes'])} "
                      "dirty, never written")
+    if f["data_writeback"]:
+        stale = f"    data=writeback: {f['stale_files']} file(s) recovered mapping {format_bytes(f['stale_bytes'])} never written"
+        if f["stale_files"]:
+            stale += (" (they read as whatever those blocks held before, perhaps another file's old data; inodes "
+                      f"{', '.join(map(str, f['stale_examples']))}{' …' if f['stale_files'] > len(f['stale_examples']) else ''})")
+        lines.append(stale)
     lines.append("    e2fsck: " + ("has metadata to repair" if f["fsck_needed"]
                                     else "journal replay leaves the file system consistent"))
     return lines

@@ -27,6 +27,20 @@ pub enum FsType {
     Ext4,
 }
 
+/// How the journal treats file data (the `data=` mount option of ext3 and ext4).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DataMode {
+    /// A transaction's commit writes the data of the blocks it allocated first, so recovered
+    /// metadata never maps a block whose data was not written (the default of both).
+    #[default]
+    Ordered,
+    /// Only metadata is journaled: a commit writes no file data, and after a crash a
+    /// recovered file may map blocks whose new data never reached the disk (they read as
+    /// whatever they held before).
+    Writeback,
+}
+
 /// CPU time of file operations on a host core, ns. The defaults are for a core of about
 /// 2.4 GHz; every figure says where it comes from.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -203,6 +217,9 @@ pub struct FileSystemSpec {
     /// 00eacd6, "ext3: make ext3 mount default to barrier=1"); off for ext3 before (2008).
     #[serde(default)]
     pub barriers: Option<bool>,
+    /// `data=`: ordered (the default) or writeback.
+    #[serde(default)]
+    pub data_mode: DataMode,
     /// The file system's size (a partition at the start of the device); None: the whole
     /// device.
     #[serde(default)]
@@ -226,6 +243,7 @@ impl FileSystemSpec {
             lazy_itable_init: None,
             commit_interval_ns: commit_interval(),
             barriers: None,
+            data_mode: DataMode::Ordered,
             size_bytes: None,
         }
     }

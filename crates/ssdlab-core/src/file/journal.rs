@@ -1,4 +1,5 @@
-//! jbd2 in ordered mode, as the file layer drives it (a model of `fs/jbd2/commit.c` and
+//! jbd2 in ordered mode (in writeback mode the same with no data ordered), as the file
+//! layer drives it (a model of `fs/jbd2/commit.c` and
 //! `fs/jbd2/transaction.c`, not a port). Operations add the metadata blocks they dirty to the
 //! running transaction (each block once), and the files whose data must reach the disk before
 //! that metadata does (ordered mode). A commit — every `commit_interval` (5 s, the `commit=`

@@ -6,10 +6,13 @@
 //!
 //! ```text
 //! config.rs    the host's memory, kernel defaults and CPU costs; a target's file system
+//!              (and its `data=` mode)
 //! sets.rs      file sets: which entry is which inode, picks, claims and queue order
-//! journal.rs   jbd2's running transaction, commits and checkpoints (ordered mode)
+//! journal.rs   jbd2's running transaction, commits and checkpoints (ordered data or none)
 //! layer/       FileLayer: operations and their stages (ops.rs), the flusher
-//!              (writeback.rs), commits (commit.rs), the adapters into the stack (stack.rs)
+//!              (writeback.rs), commits (commit.rs), a power cut (power.rs) and what
+//!              data=writeback leaves exposed to one (unwritten.rs), the adapters into the
+//!              stack (stack.rs)
 //! ```
 //!
 //! The models it drives are pure data structures: [`crate::fs`] (where blocks go) and
@@ -21,7 +24,7 @@ mod journal;
 mod layer;
 mod sets;
 
-pub use config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig, MountTarget};
+pub use config::{DataMode, FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig, MountTarget};
 pub use layer::{memory_estimate, FileEvent, FileLayer, FileMemory, Lower, Up};
 pub use crate::report::FileReport;
 pub use crate::io::{FileDone, FileIo, FileIoOp};

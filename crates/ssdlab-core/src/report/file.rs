@@ -136,4 +136,13 @@ pub struct FsPowerCut {
     pub fsck_needed: bool,
     /// The first few inodes whose promised data was lost.
     pub promised_examples: Vec<u32>,
+    /// Mounted `data=writeback`: nothing ordered file data before the metadata that maps it.
+    pub data_writeback: bool,
+    /// Files whose recovered metadata maps blocks their new data never reached (a commit
+    /// replayed their allocation, the data's write had not completed): those blocks read
+    /// back as whatever they held before, often another file's old data. Always 0 in
+    /// ordered mode. With the first few such inodes.
+    pub stale_files: u64,
+    pub stale_bytes: u64,
+    pub stale_examples: Vec<u32>,
 }

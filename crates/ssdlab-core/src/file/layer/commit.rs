@@ -12,7 +12,18 @@ impl FileLayer {
         let now = events.now();
         self.hold_metadata(m, &ch.metadata, events);
         let mnt = self.mounts[m].as_mut().expect("a mounted file system");
+        // Writeback mode orders no data before the metadata: the new blocks are exposed
+        // until written instead.
+        let ordered = ordered.filter(|_| mnt.unwritten.is_none());
         let started = mnt.journal.add(now, &ch.metadata, ordered);
+        if let Some(u) = mnt.unwritten.as_mut() {
+            for &(start, len) in &ch.freed {
+                u.freed(start, len);
+            }
+            if let Some((ino, _)) = inode {
+                u.allocated(ino, &ch.data, mnt.journal.running_sequence());
+            }
+        }
         if let Some((ino, datasync)) = inode.filter(|_| !ch.metadata.is_empty() || ordered.is_some()) {
             mnt.inodes.changed(ino, mnt.journal.running_sequence(), datasync);
         }

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::config::{FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig, MountTarget};
+use super::config::{DataMode, FileCosts, FileSystemSpec, FsType, KernelEra, MemoryConfig, MountTarget};
 use super::journal::{Commit, Journal};
 use super::sets::SetState;
 use inode_sync::InodeSyncs;
@@ -37,6 +37,7 @@ mod power;
 mod reading;
 mod send;
 mod stack;
+mod unwritten;
 mod writeback;
 
 pub use estimate::{memory_estimate, FileMemory};
@@ -192,6 +193,9 @@ struct Mount {
     block_size: u64,
     delalloc: bool,
     barriers: bool,
+    /// `data=writeback`: blocks allocated and not yet written, which a crash exposes (None
+    /// in ordered mode, where commits write them first).
+    unwritten: Option<unwritten::Unwritten>,
     /// Read-ahead's largest window on its device (KiB).
     read_ahead_kb: u32,
     /// The kernel it runs under (the file system's era, or the host's).
@@ -967,8 +971,14 @@ impl FileLayer {
                     self.op_io_done(slot);
                 }
             }
-            Purpose::Op(slot) | Purpose::Flush(slot) => self.op_io_done(slot),
+            Purpose::Op(slot) | Purpose::Flush(slot) => {
+                if bio.op == Op::Write {
+                    self.data_written(self.ops[slot as usize].mount, bio);
+                }
+                self.op_io_done(slot)
+            }
             Purpose::Writeback(waiter, r) => {
+                self.data_written(self.ids.split(r.file).0, bio);
                 let done = self.cache.complete_writeback(now, r);
                 if waiter.is_none() {
                     self.flushing = self.flushing.saturating_sub(done.max(r.len as u64));
@@ -991,6 +1001,16 @@ impl FileLayer {
             }
         }
         (!self.conts.is_empty()).then_some(DRAIN)
+    }
+
+    /// A write of file data on mount `m` completed: under `data=writeback` its blocks no
+    /// longer expose old contents.
+    fn data_written(&mut self, m: usize, bio: &Bio) {
+        let Some(mnt) = self.mounts[m].as_mut() else { return };
+        if let Some(u) = mnt.unwritten.as_mut() {
+            let bs = mnt.block_size;
+            u.written(bio.offset / bs, bio.len.div_ceil(bs));
+        }
     }
 
     /// Whether writeback that fsync (or sync) `slot` must wait for is still in flight: its
@@ -1173,6 +1193,7 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra, hz: u32) -> 
         journal,
         block_size,
         barriers,
+        unwritten: (spec.data_mode == DataMode::Writeback).then(unwritten::Unwritten::default),
         // The kernel's default (VM_READAHEAD_PAGES); `FileLayer::new` sets the device's.
         read_ahead_kb: 128,
         kernel,
@@ -1195,6 +1216,7 @@ fn device_mount(capacity: u64, era: KernelEra) -> Mount {
         block_size: PAGE,
         delalloc: false,
         barriers: era == KernelEra::Today,
+        unwritten: None,
         read_ahead_kb: 128,
         kernel: era,
         commit_armed: false,

@@ -1,7 +1,9 @@
 //! A power cut, seen from the file systems: the runs each target lost are given owners
 //! (files' data, metadata at home, the journal's log), the journal is replayed as jbd2's
 //! recovery would (`fs/jbd2/recovery.c`: transactions in sequence, stopping at the first
-//! whose log is not whole), and what the page cache held dirty is counted.
+//! whose log is not whole), and what the page cache held dirty is counted. Under
+//! `data=writeback`, the files whose replayed metadata maps blocks never written
+//! (`unwritten.rs`) are counted too.
 //!
 //! Simplifications, each on the side of what the log still holds: a lost home block is
 //! taken as restored when a replayed transaction carries it, whether or not jbd2 had moved
@@ -37,6 +39,14 @@ impl FileLayer {
             if let Some(Some(ranges)) = lost.get(mnt.target as usize) {
                 r.located = true;
                 self.attribute(m, ranges, &mut r);
+            }
+            if let (Some(u), Some(fs)) = (&mnt.unwritten, &mnt.fs) {
+                r.data_writeback = true;
+                let replayed = |seq: u64| r.first_not_replayed.is_none_or(|f| seq < f);
+                let e = u.exposed(mnt.journal.committed(), replayed, |ino| fs.exists(ino), EXAMPLES);
+                r.stale_files = e.files;
+                r.stale_bytes = e.blocks * mnt.block_size;
+                r.stale_examples = e.examples;
             }
             out.push((mnt.target, r));
         }
