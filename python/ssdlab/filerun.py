@@ -42,12 +42,20 @@ class Cpu(BaseModel):
 
 
 class CoreShare(BaseModel):
-    """One core's shares of the run, as sar -P ALL averages them."""
+    """One core's shares of the run, as sar -P ALL averages them: each at most 1, the three
+    the core's whole time."""
 
     model_config = _CONFIG
     busy: Number
     iowait: Number
     idle: Number
+
+    @model_validator(mode="after")
+    def _whole_time(self) -> "CoreShare":
+        total = self.busy + self.iowait + self.idle
+        if max(self.busy, self.iowait, self.idle) > 1 or abs(total - 1) > 1e-6:
+            raise ValueError(f"busy + iowait + idle: expected shares that sum to 1, got {total:g}")
+        return self
 
 
 class Files(BaseModel):

@@ -174,6 +174,39 @@ def test_a_thread_waiting_for_its_fsyncs_commit_is_in_the_load_but_not_in_iowait
         assert c["busy"] + c["iowait"] + c["idle"] == pytest.approx(1.0)
 
 
+OVERWRITE_2008 = """\
+name = "overwrites"
+filesystem = { type = "ext3", era = "2008", size = "1g" }
+
+[[fileset]]
+name = "f"
+entries = 1
+size = "1m"
+prealloc = 1.0
+
+[[thread]]
+name = "writer"
+loops = 500
+ops = [ { op = "open", set = "f", pick = "random" }, { op = "write", io = "4k", random = true },
+        { op = "fsync", data_only = true }, { op = "close" } ]
+"""
+
+
+def test_a_2008_fdatasync_that_forces_no_commit_waits_for_its_pages_in_iowait(tmp_path: Path) -> None:
+    # fdatasync of an overwrite on a 2008 kernel: nothing to commit (no size or block
+    # change), so the thread waits for its page in filemap_fdatawait, io_schedule: its
+    # core's idle time is iowait. Only an fsync that forces a commit waits in D state from
+    # the start (until 1 Dec 2026 every 2008 fsync did: the writer's core then had 11 ms of
+    # iowait, its first lookup's, against 52 ms of fdatasyncs; now 59).
+    spec = api.build(None, profile="seagate-barracuda-7200.11-1tb", host="server-2008", files=load(write(tmp_path, OVERWRITE_2008)))
+    core = api.execute(spec).core
+    f = core["files"]
+    assert f["commits"] == 0, f["commits"]
+    fdatasync_ns = core["jobs"][0]["file_ops"][2]["latency_ns"]  # all 500 of them
+    iowait_ns = max(c["iowait"] for c in f["cpu_cores"]) * (core["end_ns"] - core["start_ns"])
+    assert iowait_ns > 0.9 * fdatasync_ns, (iowait_ns, fdatasync_ns)
+
+
 def test_the_same_seed_gives_the_same_run(tmp_path: Path) -> None:
     p = write(tmp_path, QUEUE)
     a = run(p, "samsung-850-pro", seed=3)

@@ -152,6 +152,8 @@ def test_the_program_time_figure_has_one_line_per_thread(readers_json, monkeypat
     (lambda d: d["files"].pop("cache_hits"), "files.cache_hits: missing"),
     (lambda d: d["files"]["cpu"].__setitem__("load", [1.0]), "files.cpu.load: expected three numbers"),
     (lambda d: d["files"]["cpu_cores"][2].__setitem__("iowait", -0.5), "files.cpu_cores[2].iowait: expected a number >= 0"),
+    (lambda d: d["files"]["cpu_cores"][1].update(busy=3.0, iowait=2.0, idle=0.0),
+     "files.cpu_cores[1]: busy + iowait + idle: expected shares that sum to 1, got 5"),
     (lambda d: d.__setitem__("run_s", "3s"), 'run_s: expected a number, got "3s"'),
 ])
 def test_a_bad_file_run_is_one_line_naming_file_and_field(cli, server_json, tmp_path, change, field) -> None:

@@ -31,9 +31,10 @@
 //! Where a thread goes when it wakes depends on the kernel:
 //!
 //! - **2008's** (2.6.18's `try_to_wake_up`, 2.6.2x's `select_task_rq_fair`) pull it to the
-//!   waking core (SD_WAKE_AFFINE) when that core has no task and the thread's own has none
-//!   either or has one at least, or more generally when `100·(waker's tasks + 1) ≤ 112·own
-//!   core's tasks` (an imbalance_pct of 125 halved). A thread woken from an interrupt (its I/O
+//!   waking core (SD_WAKE_AFFINE) when neither core has a task, or when `100·(waker's tasks
+//!   + 1) ≤ 112·own core's tasks` (an imbalance_pct of 125 halved). The waking core's tasks
+//!   include the waker when a thread wakes it with a plain `wake_up` (the journal thread
+//!   letting its fsyncs go), and not when an interrupt does. A thread woken from an interrupt (its I/O
 //!   done, its socket's buffer drained) so moves to the core that took the interrupt whenever
 //!   that core is idle: threads gather on the interrupts' cores, and so does their iowait
 //!   (the comment on today's `wake_affine_idle` says this is why it changed).
@@ -48,6 +49,17 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::engine::{Time, NS_PER_S};
 pub use crate::report::{CoreShare, CpuInterval};
+
+/// What wakes a sleeping thread, which is all 2008's wake rule asks of the waker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waker {
+    /// A timer, or nothing (a sleep that changes its kind): the thread stays where it is.
+    Timer,
+    /// An interrupt taken by core `.0`: nothing of that core's is running for it.
+    Irq(u32),
+    /// A thread running on core `.0`, which counts among that core's tasks.
+    Thread(u32),
+}
 
 /// The load average's sampling period (LOAD_FREQ: 5 s, kernel/sched/loadavg.c).
 pub const LOAD_FREQ_NS: Time = 5 * NS_PER_S;
@@ -261,27 +273,33 @@ impl Cpus {
         self.active.change(now, 1);
     }
 
-    /// Thread `thread`, asleep since an earlier [`Cpus::blocked`], is woken at `now` from
-    /// core `waker` (None: by a timer, on its own core).
-    pub fn unblocked(&mut self, now: Time, thread: u32, waker: Option<u32>) {
+    /// Thread `thread`, asleep since an earlier [`Cpus::blocked`], is woken at `now` by
+    /// `waker`.
+    pub fn unblocked(&mut self, now: Time, thread: u32, waker: Waker) {
         self.integrate(now);
         self.active.change(now, -1);
         self.woken(now, thread, waker);
     }
 
-    /// Thread `thread` is woken at `now` from core `waker` (None: by a timer, on its own
-    /// core): under 2008's rule it moves there when the waking core is no busier than its
-    /// own, as SD_WAKE_AFFINE's test has it (see the module's doc).
-    pub fn woken(&mut self, now: Time, thread: u32, waker: Option<u32>) {
-        let Some(w) = waker.filter(|_| self.wake_affine) else { return };
+    /// Thread `thread` is woken at `now` by `waker`: under 2008's rule it moves to the
+    /// waking core when that core is no busier than its own, as SD_WAKE_AFFINE's test has it
+    /// (see the module's doc).
+    pub fn woken(&mut self, now: Time, thread: u32, waker: Waker) {
+        let (w, running) = match waker {
+            _ if !self.wake_affine => return,
+            Waker::Timer => return,
+            Waker::Irq(c) => (c, 0),
+            Waker::Thread(c) => (c, 1),
+        };
         self.integrate(now);
         let w = w as usize % self.cores.len();
         let own = self.thread(thread).core as usize;
         if w == own {
             return;
         }
-        // Tasks running or waiting on each core: its bursts that end after now.
-        let (tl, load) = (self.cores[w].bursts.len(), self.cores[own].bursts.len());
+        // Tasks running or waiting on each core: its bursts that end after now, and a
+        // waking thread.
+        let (tl, load) = (self.cores[w].bursts.len() + running, self.cores[own].bursts.len());
         if (tl == 0 && load == 0) || 100 * (tl + 1) <= 112 * load {
             self.move_thread(thread, own, w);
         }
@@ -295,9 +313,9 @@ impl Cpus {
         }
     }
 
-    /// Thread `thread`, blocked for I/O at an earlier [`Cpus::io_wait`], is woken at `now`
-    /// from core `waker` (the core that took the I/O's interrupt; None: by a timer).
-    pub fn io_done(&mut self, now: Time, thread: u32, waker: Option<u32>) {
+    /// Thread `thread`, blocked for I/O at an earlier [`Cpus::io_wait`], is woken at `now` by
+    /// `waker` (the interrupt of its I/O, or a timer).
+    pub fn io_done(&mut self, now: Time, thread: u32, waker: Waker) {
         self.integrate(now);
         let Some(Some(th)) = self.threads.get_mut(thread as usize) else {
             debug_assert!(false, "thread {thread} woke without having waited");
@@ -428,7 +446,7 @@ mod tests {
         assert!((i.busy - 100.0 / 800.0).abs() < 1e-12);
         assert!((i.iowait - 200.0 / 800.0).abs() < 1e-12, "{i:?}");
         assert!((i.busy + i.iowait + i.idle - 1.0).abs() < 1e-12);
-        c.io_done(200, 0, None);
+        c.io_done(200, 0, Waker::Timer);
         assert_eq!(c.interval(300).iowait, 0.0);
     }
 
@@ -481,7 +499,7 @@ mod tests {
             c.run(0, 0, 0); // thread 0 on core 0
             c.run(0, 1, 0); // thread 1 on core 1
             c.io_wait(0, 1);
-            c.io_done(10, 1, Some(3)); // its I/O's interrupt is taken by idle core 3
+            c.io_done(10, 1, Waker::Irq(3)); // its I/O's interrupt is taken by idle core 3
             assert_eq!(c.core_of(1), Some(if affine { 3 } else { 1 }));
             // Its next sleep for I/O is counted there: core 3's idle time is iowait.
             c.io_wait(10, 1);
@@ -490,16 +508,32 @@ mod tests {
             // (Left where it was, it has slept there all along.)
             let want = if affine { 100.0 / 110.0 } else { 1.0 };
             assert!((cores[on].iowait - want).abs() < 1e-12, "{cores:?}");
-            c.io_done(110, 1, None); // a timer's wake leaves it where it is
+            c.io_done(110, 1, Waker::Timer); // a timer's wake leaves it where it is
             assert_eq!(c.core_of(1), Some(on as u32));
             // The interrupt's core busy (running thread 2's burst) and its own idle: it stays.
             c.run(110, 2, 100);
             let busy = c.core_of(2).unwrap();
             assert_ne!(busy, on as u32);
             c.io_wait(110, 1);
-            c.io_done(150, 1, Some(busy));
+            c.io_done(150, 1, Waker::Irq(busy));
             assert_eq!(c.core_of(1), Some(on as u32));
         }
+    }
+
+    #[test]
+    fn a_2008_kernel_leaves_a_thread_woken_by_a_running_thread_on_its_own_idle_core() {
+        // The journal thread, running on core 2, lets an fsync go that slept on idle core 1:
+        // the waking core has a task (the waker), the thread's own none, so it stays. An
+        // interrupt taken by core 2 pulls it.
+        let mut c = Cpus::new(4, 0, true);
+        c.run(0, 0, 0);
+        c.run(0, 1, 0);
+        c.blocked(0, 1);
+        c.unblocked(10, 1, Waker::Thread(2));
+        assert_eq!(c.core_of(1), Some(1));
+        c.blocked(10, 1);
+        c.unblocked(20, 1, Waker::Irq(2));
+        assert_eq!(c.core_of(1), Some(2));
     }
 
     #[test]
@@ -511,7 +545,7 @@ mod tests {
         let i = c.interval(200);
         // 0..100: 3 active; 100..200: 2.
         assert!((i.active - 2.5).abs() < 1e-12, "{i:?}");
-        c.io_done(300, 0, None);
+        c.io_done(300, 0, Waker::Timer);
         let i = c.interval(400);
         assert!((i.active - 0.5).abs() < 1e-12, "{i:?}");
         assert!((c.whole(400).active - 1.5).abs() < 1e-12);

@@ -4,7 +4,7 @@
 //! changes when it runs (a FIFO multi-server's times, whatever core it takes).
 
 use proptest::prelude::*;
-use ssdlab_core::cpu::Cpus;
+use ssdlab_core::cpu::{Cpus, Waker};
 use ssdlab_core::engine::MultiServer;
 
 proptest! {
@@ -28,7 +28,7 @@ proptest! {
                     last_end = last_end.max(end);
                 }
                 1 => { c.io_wait(now, thread); waiting[thread as usize] += 1; }
-                _ if waiting[thread as usize] > 0 => { c.io_done(now, thread, Some(gap as u32 % 7)); waiting[thread as usize] -= 1; }
+                _ if waiting[thread as usize] > 0 => { c.io_done(now, thread, Waker::Irq(gap as u32 % 7)); waiting[thread as usize] -= 1; }
                 _ => {}
             }
             if now % 7 == 0 {

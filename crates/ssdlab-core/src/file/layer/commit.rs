@@ -139,7 +139,7 @@ impl FileLayer {
             CommitPhase::CommitBlock | CommitPhase::PostFlush => {
                 // Woken by the commit block's (or flush's) completion, on the device's core.
                 let waker = self.irq_core(m as usize);
-                self.cpus.io_done(now, self.jbd2(m as usize), Some(waker));
+                self.cpus.io_done(now, self.jbd2(m as usize), Waker::Irq(waker));
                 let mnt = self.mounts[m as usize].as_mut().expect("mounted");
                 mnt.journal.finish_commit(c, now);
                 let committed = mnt.journal.committed();

@@ -83,6 +83,12 @@ impl InodeSyncs {
 
     /// 2008: whether an fsync (`data_only`: fdatasync) of `ino` forces a commit; if it does,
     /// the inode is clean from then on (`sync_inode`).
+    /// Whether a 2008 fsync (fdatasync: `data_only`) of `ino` would force a commit now
+    /// ([`InodeSyncs::take_dirty`] without taking).
+    pub(super) fn is_dirty(&self, ino: Ino, data_only: bool) -> bool {
+        self.inodes.get(&ino).is_some_and(|s| if data_only { s.dirty_datasync } else { s.dirty || s.dirty_datasync })
+    }
+
     pub(super) fn take_dirty(&mut self, ino: Ino, data_only: bool) -> bool {
         let Some(s) = self.inodes.get_mut(&ino) else { return false };
         let forces = if data_only { s.dirty_datasync } else { s.dirty || s.dirty_datasync };

@@ -17,7 +17,7 @@ use super::sets::SetState;
 use inode_sync::InodeSyncs;
 use super::FileUpper;
 use crate::block::{Bio, BioDone, BlockEvent, BlockLayer, DeviceEvent, Submit, Upper};
-use crate::cpu::Cpus;
+use crate::cpu::{Cpus, Waker};
 use crate::report::FileReport;
 use crate::device::BlockDevice;
 use crate::engine::{EventQueue, Time, NS_PER_S};
@@ -131,9 +131,8 @@ enum Sleep {
     Blocked,
 }
 
-/// `o`'s thread stops sleeping at `now`, woken from core `waker` (None: a timer, or a change
-/// of the sleep's kind).
-fn end_sleep(cpus: &mut Cpus, o: &mut OpState, now: Time, waker: Option<u32>) {
+/// `o`'s thread stops sleeping at `now`, woken by `waker`.
+fn end_sleep(cpus: &mut Cpus, o: &mut OpState, now: Time, waker: Waker) {
     match o.sleep {
         Sleep::Awake => {}
         Sleep::Io => cpus.io_done(now, o.io.process, waker),
@@ -903,7 +902,7 @@ impl FileLayer {
         if o.sleep == how {
             return;
         }
-        end_sleep(&mut self.cpus, o, now, None);
+        end_sleep(&mut self.cpus, o, now, Waker::Timer);
         match how {
             Sleep::Io => self.cpus.io_wait(now, o.io.process),
             Sleep::Blocked => self.cpus.blocked(now, o.io.process),
@@ -929,9 +928,9 @@ impl FileLayer {
         // What woke it: a timer on its own core (a throttle's pause), the journal thread (a
         // commit it waited for), or its I/O's interrupt.
         let waker = match o.stage {
-            Stage::Throttled => None,
-            Stage::Commit => self.cpus.core_of(self.jbd2(o.mount)),
-            _ => Some(self.irq_core(o.mount)),
+            Stage::Throttled => Waker::Timer,
+            Stage::Commit => self.cpus.core_of(self.jbd2(o.mount)).map_or(Waker::Timer, Waker::Thread),
+            _ => Waker::Irq(self.irq_core(o.mount)),
         };
         end_sleep(&mut self.cpus, &mut self.ops[slot as usize], now, waker);
     }

@@ -462,6 +462,9 @@ impl FileLayer {
         U: FileUpper<E> + for<'a> Upper<Lower<'a, D>, E>,
     {
         let now = events.now();
+        // The pause's timer wakes the thread: a write that goes on runs its CPU as an
+        // awake thread, and one paused again sleeps anew.
+        self.io_waited(slot, now);
         let o = self.ops[slot as usize];
         if o.resume {
             self.ops[slot as usize].resume = false;
@@ -563,13 +566,19 @@ impl FileLayer {
         self.unplug(block, events);
         self.runs = runs;
         self.await_bios(slot, Stage::Io, pending, now);
-        if o.io.op != FileIoOp::Sync && self.kernel == KernelEra::Y2008 {
+        let mnt = self.mounts[o.mount].as_ref().expect("a mounted file system");
+        let commits_2008 = match o.io.op {
+            FileIoOp::Fsync { data_only } => mnt.kernel == KernelEra::Y2008 && mnt.inodes.is_dirty(o.ino, data_only),
+            _ => false,
+        };
+        if commits_2008 {
             // 2.6.2x's do_fsync only submits the file's pages (filemap_fdatawrite) before
             // ext3_sync_file's wait for the commit, which writes them as ordered data; its
             // filemap_fdatawait then finds them written. So the thread's wait is the
-            // commit's (wait_event: D state), not io_schedule's, from the start. Today's
-            // ext4_sync_file waits for the pages first (file_write_and_wait_range:
-            // io_schedule, iowait), then for the commit.
+            // commit's (wait_event: D state), not io_schedule's, from the start. Without a
+            // commit to force (an fdatasync of an overwrite) the wait is filemap_fdatawait's,
+            // io_schedule. Today's ext4_sync_file waits for the pages first
+            // (file_write_and_wait_range: io_schedule, iowait), then for the commit.
             self.sleep_as(slot, now, Sleep::Blocked);
         }
         if pending == 0 {

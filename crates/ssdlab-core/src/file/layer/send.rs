@@ -108,7 +108,7 @@ impl FileLayer {
                 let n = self.net.as_ref().expect("a network");
                 let port = n.clients[process as usize].and_then(|c| n.net.port_of(c));
                 let waker = port.map(|p| self.nic_irq_core(p));
-                self.cpus.woken(now, process, waker);
+                self.cpus.woken(now, process, waker.map_or(Waker::Timer, Waker::Irq));
             }
             self.complete(slot, events, host);
         }
