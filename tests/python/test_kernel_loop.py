@@ -265,9 +265,9 @@ def test_an_fsync_writes_other_files_dirty_data_in_ordered_mode_and_not_in_write
     # 64 MiB left dirty in one file, then 4 KiB written to another and fsynced, on ext3 (the
     # ext4 driver, which refuses delayed allocation on ext3 and so allocates at write):
     # in ordered mode the commit writes the big file's data first. Linux 6.18 wrote 64.1 MiB
-    # in ordered mode and 0.1 MiB in writeback mode; the model 64.4 and 0.4 (its commit logs
-    # more metadata blocks). Before 1 Dec 2026 the model's today-era ext3 delayed its
-    # allocation and wrote 0.04 MiB in both.
+    # in ordered mode and 0.105 MiB in writeback mode; the model 64.1 and 0.117. Before
+    # 1 Dec 2026 the model's today-era ext3 delayed its allocation and wrote 0.04 MiB in
+    # both.
     mib = kl.STALL_MIB
     for mode in ("ordered", "writeback"):
         k, m = kl.fsync_stall_kernel(mode), kl.fsync_stall_model(mode)

@@ -393,7 +393,9 @@ impl FileJob {
                 self.summary[i].bytes += req.len;
                 if let Some(o) = &mut self.open {
                     o.pos = req.offset + req.len;
-                    if req.op == FileIoOp::Write {
+                    // An append's calls go at its start size plus what it has written, so
+                    // the size it started from holds until it is done (below).
+                    if req.op == FileIoOp::Write && !matches!(op, FileOp::Append { .. }) {
                         o.size = o.size.max(req.offset + req.len);
                     }
                 }
@@ -518,7 +520,7 @@ pub enum Next {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::files::{FileProgram, ZipfSlots};
+    use crate::workload::files::{FileProgram, SizeSpec, ZipfSlots};
 
     /// A job whose one operation opens a file of a set of `entries` by `pick`.
     fn opener(pick: Pick, entries: u64) -> FileJob {
@@ -584,6 +586,25 @@ mod tests {
             let expected = (1.0 / (r as f64 + 1.0)).powf(s);
             assert!((got / expected - 1.0).abs() < 0.1, "rank {r}: {got:.3}, expected {expected:.3}");
         }
+    }
+
+    #[test]
+    fn an_append_writes_its_calls_one_after_the_other_from_the_files_end() {
+        // 10 KB in 4 KiB calls onto a file of 1000 bytes: 1000, 5096, 9192 (until 1 Dec
+        // 2026 each call's offset counted the calls before it twice: 1000, 9192, 21480).
+        let append = FileOp::Append { size: SizeSpec::Fixed { bytes: 10_000 }, io_bytes: 4096 };
+        let program = FileProgram { ops: vec![append], loops: Some(2), stop_on_error: false, producers: Vec::new(), idle_ns: 0, on_no_file: Default::default() };
+        let access = FileAccess { set: 0, direct: false, service: FileService::Roundrobin, end_fsync: false, datasync: false, unlink: false, fadvise: None, program: Some(program), engine: None, client: None };
+        let mut job = FileJob::new(access, vec![1], 4096, 7);
+        job.open = Some(Open { set: 0, entry: 0, size: 1000, pos: 0 });
+        let mut calls = Vec::new();
+        for _ in 0..6 {
+            let Next::Issue(req) = job.next(0) else { panic!("an append's call") };
+            calls.push((req.offset, req.len));
+            job.done(0, &req, &FileDone { ok: true, entry: 0, size: 0, errno: 0, no_file: false }, false);
+        }
+        assert_eq!(calls, [(1000, 4096), (5096, 4096), (9192, 1808), (11_000, 4096), (15_096, 4096), (19_192, 1808)]);
+        assert_eq!(job.open.expect("still open").size, 21_000);
     }
 
     #[test]
