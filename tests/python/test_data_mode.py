@@ -14,6 +14,7 @@ import pytest
 from ssdlab import api
 from ssdlab.experiments.kernel_loop import STALL_WORK
 from ssdlab.filework import FileWorkError, load
+from ssdlab.fioout.normal import power_cut_lines
 from ssdlab.mkfs import FsRequest, MkfsError, parse
 
 BIG_MIB = 16
@@ -54,11 +55,15 @@ def test_an_fsync_in_ordered_mode_writes_the_other_files_data_and_in_writeback_m
 
 
 def test_a_power_cut_in_writeback_mode_recovers_files_mapping_blocks_never_written(tmp_path):
-    cuts = {}
+    cuts, text = {}, {}
     for mode in ("ordered", "writeback"):
         core = run(stall(tmp_path, mode, sleeper=True), power_cut="3s")
         (fs,) = core["power_cut"]["file_systems"]
         cuts[mode] = fs
+        text[mode] = "\n".join(power_cut_lines(core["power_cut"]))
+    # The text report says it in one line, in writeback mode only.
+    assert "data=writeback: 1 file(s) recovered mapping 16.0MiB never written" in text["writeback"], text
+    assert "data=writeback" not in text["ordered"], text
     # The small file's fsync committed the big file's allocation; its pages are still dirty.
     w = cuts["writeback"]
     assert w["data_writeback"] and w["dirty_files"] == 1 and w["dirty_bytes"] == BIG_MIB << 20, w
