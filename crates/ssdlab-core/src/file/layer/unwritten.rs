@@ -89,6 +89,71 @@ impl Unwritten {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// What the books are asked to do, on blocks 0..64 of files 1..4.
+    #[derive(Clone, Debug)]
+    enum Step {
+        Allocate { ino: Ino, phys: u64, len: u32 },
+        Written { start: u64, len: u64 },
+        Freed { start: u64, len: u64 },
+        Commit,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (1u32..4, 0u64..64, 1u32..8).prop_map(|(ino, phys, len)| Step::Allocate { ino, phys, len }),
+            (0u64..64, 1u64..8).prop_map(|(start, len)| Step::Written { start, len }),
+            (0u64..64, 1u64..8).prop_map(|(start, len)| Step::Freed { start, len }),
+            Just(Step::Commit),
+        ]
+    }
+
+    proptest! {
+        /// Against a block-by-block table: a block is exposed exactly when its last
+        /// allocation was committed and recovered, no write or free came after it, and its
+        /// owner still exists; files and examples follow.
+        #[test]
+        fn the_books_expose_what_a_block_by_block_table_says(steps in prop::collection::vec(step(), 0..60), stop in 0u64..12, gone in 1u32..5) {
+            let (mut u, mut table) = (Unwritten::default(), [None::<(Ino, u64)>; 80]);
+            let mut seq = 1u64;
+            for s in &steps {
+                match *s {
+                    Step::Allocate { ino, phys, len } => {
+                        u.allocated(ino, &[Run { logical: 0, phys, len }], seq);
+                        for b in phys..phys + len as u64 {
+                            table[b as usize] = Some((ino, seq));
+                        }
+                    }
+                    Step::Written { start, len } | Step::Freed { start, len } => {
+                        if matches!(s, Step::Written { .. }) { u.written(start, len) } else { u.freed(start, len) }
+                        for b in start..start + len {
+                            table[b as usize] = None;
+                        }
+                    }
+                    Step::Commit => seq += 1,
+                }
+            }
+            let committed = seq - 1;
+            let replayed = |q: u64| q < stop;
+            let exists = |i: Ino| i != gone;
+            let e = u.exposed(committed, replayed, exists, 2);
+            let mut files: Vec<Ino> = Vec::new();
+            let mut blocks = 0;
+            for (ino, q) in table.iter().flatten().copied() {
+                if q <= committed && replayed(q) && exists(ino) {
+                    blocks += 1;
+                    files.push(ino);
+                }
+            }
+            files.sort_unstable();
+            files.dedup();
+            prop_assert_eq!(e.blocks, blocks);
+            prop_assert_eq!(e.files, files.len() as u64);
+            prop_assert_eq!(e.examples, files.iter().take(2).copied().collect::<Vec<_>>());
+            prop_assert_eq!(u.len(), table.iter().flatten().count());
+        }
+    }
 
     fn run(phys: u64, len: u32) -> Run {
         Run { logical: 0, phys, len }
