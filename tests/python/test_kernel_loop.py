@@ -264,6 +264,20 @@ def test_an_fsync_waits_for_its_commit_outside_iowait_as_the_kernel() -> None:
     assert kernel["io_share"] < 0.8 and model["io_share"] < 0.5, (kernel, model)
 
 
+@pytest.mark.parametrize("size", [10240, 102400])
+def test_a_mail_queue_writer_sends_the_kernels_writes_and_commits(size: int) -> None:
+    # seed000_mailqueue's writers one at a time on ext3: a hundred files created, written in
+    # 4 KiB calls, fsynced, then listed and deleted, ten times. Linux 6.18 here, 10 KiB
+    # files: 3,006 write requests, 43,664 KiB, 1,001 commits; the model 3,011, 43,660, 1,000.
+    # 100 KiB files: 2,004, 69,836 KiB, 501; the model 1,990, 69,736, 500 (1 Dec 2026). Each
+    # fsync is a commit with the file's data ahead of it, as the kernel's; the bounds: 3 %
+    # for requests and KiB, 1 % for commits.
+    need("mkfs.ext3")
+    kernel, model = kl.mailqueue_io_kernel(10, size), kl.mailqueue_io_model(10, size)
+    for key, tol in (("write_ios", 0.03), ("write_kib", 0.03), ("commits", 0.01)):
+        assert abs(model[key] - kernel[key]) <= tol * kernel[key], (key, kernel, model)
+
+
 def test_an_fsync_writes_other_files_dirty_data_in_ordered_mode_and_not_in_writeback_as_the_kernel() -> None:
     need("mkfs.ext3")
     # 64 MiB left dirty in one file, then 4 KiB written to another and fsynced, on ext3 (the

@@ -22,6 +22,10 @@ device and through ssdlab's file layer, compared by what the tools print.
   kernel's task delay accounting on) against the model's iowait on the writer's core over its
   fsync time. Most of an fsync is the wait for its journal commit, a ``wait_event``: D state,
   in the load, not in iowait.
+- **A mail queue's writes**: one writer creates a hundred files in a directory, writes each
+  in 4 KiB calls, fsyncs and closes it, then lists the directory and deletes them, over and
+  over (seed000_mailqueue's queue without its concurrency), on ext3: the requests, KiB and
+  journal commits the fsyncs send.
 - **ext3's fsync stall**: 64 MiB written to one file and left dirty, then 4 KiB written to
   another and fsynced, on ext3 mounted ``data=ordered`` and ``data=writeback``: what the
   fsync wrote. In ordered mode the commit writes the other file's data first.
@@ -667,6 +671,71 @@ def treecopy_model(fs: str, files: int, seed: int = 0) -> dict[str, float]:
     return out
 
 
+# ------------------------------------------------------------------ a mail queue's writes
+
+QUEUE_BATCH = 100
+
+
+def mailqueue_io_kernel(batches: int, size: int, fs: str = "ext3") -> dict[str, float]:
+    """seed000_mailqueue's files one writer at a time: ``QUEUE_BATCH`` files created in one
+    directory, each written in 4 KiB calls, fsynced and closed, then the directory listed and
+    every file deleted; ``batches`` times. The loop device's diskstats over it and the
+    journal's transactions."""
+    with LoopFs(fs, size=FIO_SIZE, block=FIO_BLOCK) as lf:
+        queue = lf.mnt / "queue"
+        queue.mkdir()
+        os.sync()
+        before, transactions = lf.diskstats(), _jbd2_transactions(lf.dev)
+        n = 0
+        for _ in range(batches):
+            for _ in range(QUEUE_BATCH):
+                fd = os.open(queue / f"m{n:08d}", os.O_CREAT | os.O_WRONLY, 0o644)
+                try:
+                    for at in range(0, size, 4096):
+                        os.write(fd, b"q" * min(4096, size - at))
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                n += 1
+            for name in sorted(os.listdir(queue)):
+                os.unlink(queue / name)
+        out = block_io(delta(before, lf.diskstats()))
+        out["commits"] = _jbd2_transactions(lf.dev) - transactions
+    return out
+
+
+MAILQUEUE_WORK = """\
+name = "mailqueue-io"
+filesystem = {{ type = "{fs}", size = "1g", block_size = "4k", era = "today" }}
+
+[[fileset]]
+name = "queue"
+dir = "/queue"
+entries = {entries}
+size = "0"
+
+[[thread]]
+name = "writer"
+loops = {batches}
+ops = [ {ops} ]
+"""
+
+
+def mailqueue_io_model(batches: int, size: int, fs: str = "ext3", seed: int = 0) -> dict[str, float]:
+    """The same writer through the file layer (today's kernel)."""
+    one = (f'{{ op = "create", set = "queue", pick = "rotor" }}, {{ op = "append", size = "{size}", io = "4k" }}, '
+           '{ op = "fsync" }, { op = "close" }')
+    ops = ", ".join([one] * QUEUE_BATCH + ['{ op = "list_dir", set = "queue" }',
+                                           f'{{ op = "delete", set = "queue", pick = "rotor", repeat = {QUEUE_BATCH} }}'])
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "mailqueue.toml"
+        p.write_text(MAILQUEUE_WORK.format(fs=fs, entries=batches * QUEUE_BATCH, batches=batches, ops=ops))
+        core = execute(build(None, profile=PROFILE, host=HOST, scheduler="none", files=load(p), seed=seed)).core
+    out = block_io(core["devices"][0]["disk"])
+    out["commits"] = core["files"]["commits"]
+    return out
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -705,6 +774,10 @@ def main(argv: list[str] | None = None) -> int:
                   {f: flush_commits_model(f) for f in flushes})
     _side_by_side(f"a writer fsyncing {FSYNC_FILES:,} new 4 KiB files (ext4): its wait for I/O",
                   None if why else fsync_waits_kernel(), fsync_waits_model())
+    for size in (10240, 102400):
+        _side_by_side(f"a mail queue's writer: 1,000 files of {size // 1024} KiB created, fsynced, deleted by "
+                      f"the hundred (ext3)", None if why else mailqueue_io_kernel(10, size),
+                      mailqueue_io_model(10, size))
     for mode in ("ordered", "writeback"):
         _side_by_side(f"{STALL_MIB} MiB left dirty, then 4 KiB fsynced: ext3, data={mode}",
                       None if why else fsync_stall_kernel(mode), fsync_stall_model(mode))
