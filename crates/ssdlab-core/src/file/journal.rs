@@ -69,6 +69,10 @@ pub struct Journal {
     /// how many log blocks they take.
     logged: VecDeque<Logged>,
     logged_blocks: u64,
+    /// Handles started since the journal began (jbd's `t_handle_count`, summed over
+    /// transactions): an operation that added to the running transaction, or a handle
+    /// taken to force a commit.
+    handles: u64,
 }
 
 impl Journal {
@@ -92,6 +96,7 @@ impl Journal {
             committing: false,
             logged: VecDeque::new(),
             logged_blocks: 0,
+            handles: 0,
         }
     }
 
@@ -101,6 +106,7 @@ impl Journal {
         if blocks.is_empty() && file.is_none() {
             return false;
         }
+        self.handles += 1;
         self.running.extend(blocks.iter().copied());
         if let Some(f) = file {
             self.running_files.insert(f);
@@ -110,6 +116,16 @@ impl Journal {
             return true;
         }
         false
+    }
+
+    /// A handle that adds nothing joins the running transaction (`journal_force_commit`'s).
+    pub fn join(&mut self) {
+        self.handles += 1;
+    }
+
+    /// Handles started so far (only their changes matter).
+    pub fn handles(&self) -> u64 {
+        self.handles
     }
 
     /// Whether the running transaction holds anything.

@@ -45,6 +45,11 @@ impl FileLayer {
         if mnt.commit.is_some() || !mnt.journal.has_running() {
             return;
         }
+        // Synchronous handles sleeping in the transaction hold it open (2008's batching):
+        // the last to wake starts the commit.
+        if mnt.batch.as_mut().is_some_and(|b| b.holds_commit()) {
+            return;
+        }
         let c = mnt.journal.start_commit();
         self.report.commits += 1;
         // The journal thread (kjournald, jbd2/DEV) sleeps uninterruptibly on the commit's

@@ -27,6 +27,7 @@ use crate::io::{BioId, FileDone, FileIo, FileIoOp, Op, ROTOR_PICK};
 use crate::pagecache::{self, Era as PcEra, PageCache, PageCacheConfig, PageKey, PageState, RaState, ReadPlan, WbWork, WriterState};
 use crate::workload::files::FileSetSpec;
 
+mod batch;
 mod commit;
 mod estimate;
 mod inode_sync;
@@ -111,6 +112,8 @@ enum Stage {
     Throttled,
     /// fsync: waiting for the flusher's writeback of its file to end.
     WritebackWait,
+    /// fsync (2008): its synchronous handle sleeping for others to join (`batch.rs`).
+    Batch,
     /// fsync: waiting for a commit (the sequence in `wait_seq`).
     Commit,
     /// fsync: waiting for a cache flush.
@@ -206,6 +209,8 @@ struct Mount {
     commit_block: (u64, u64),
     /// Which transaction each inode's fsync waits for (`inode_sync.rs`).
     inodes: InodeSyncs,
+    /// 2008's fsync batching (`batch.rs`); None under today's kernel.
+    batch: Option<batch::SyncBatch>,
 }
 
 /// Whether a bio sent for `p` is REQ_SYNC under `kernel`, as CFQ tells them apart. Reads are,
@@ -810,6 +815,7 @@ impl FileLayer {
                 Stage::Cpu if matches!(self.ops[slot as usize].io.op, FileIoOp::Compute { .. }) => self.complete(slot, events, host),
                 Stage::Cpu => self.look_up(slot, block, events, host),
                 Stage::Throttled => self.unthrottle(slot, block, events, host),
+                Stage::Batch => self.batch_wake(slot, block, events),
                 Stage::NetCpu => self.start_flow(slot, events, host),
                 s => panic!("an operation event in stage {s:?}"),
             },
@@ -1199,6 +1205,7 @@ fn mount(spec: &FileSystemSpec, capacity: u64, host_era: KernelEra, hz: u32) -> 
         commit_armed: false,
         commit: None,
         commit_block: (0, 0),
+        batch: (kernel == KernelEra::Y2008).then(|| batch::SyncBatch::new(NS_PER_S / hz.max(1) as Time)),
     })
 }
 
@@ -1222,6 +1229,7 @@ fn device_mount(capacity: u64, era: KernelEra) -> Mount {
         commit: None,
         commit_block: (0, 0),
         inodes: InodeSyncs::new(NS_PER_S),
+        batch: None,
     }
 }
 

@@ -670,6 +670,16 @@ impl FileLayer {
                 }
                 let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
                 if let Some(seq) = commit_to_wait_for(mnt, &o) {
+                    // 2008's forced commit goes through a synchronous handle on the running
+                    // transaction, which may first sleep for others to join (`batch.rs`).
+                    let forced = mnt.kernel == KernelEra::Y2008
+                        && matches!(o.io.op, FileIoOp::Fsync { .. })
+                        && mnt.journal.has_running()
+                        && seq == mnt.journal.running_sequence();
+                    if forced && self.sync_handle(slot, o.mount, events) {
+                        return;
+                    }
+                    let mnt = self.mounts[o.mount].as_mut().expect("a mounted file system");
                     let op = &mut self.ops[slot as usize];
                     op.stage = Stage::Commit;
                     op.wait_seq = seq;
