@@ -13,6 +13,7 @@ from typing import Any
 from .htmlreport import _bytes, _num, _pct, _table
 from .pages import PAGE_WIDTH_IN, figure_uri, render as render_template
 from .plotting import from_zero, pyplot
+from .powercut import html_view
 
 MIB = 1 << 20
 
@@ -195,4 +196,5 @@ def _series(data: dict) -> dict | None:
 def render(data: dict[str, Any], source: str = "") -> str:
     return render_template("filereport.html", source=source, name=data["name"], meta=_meta(data),
                            operations=_operations(data), cache=_cache(data["files"]), cpus=_cpus(data),
-                           server=_server(data), series=_series(data))
+                           server=_server(data), series=_series(data),
+                           power_cut=html_view(data["power_cut"]) if "power_cut" in data else None)

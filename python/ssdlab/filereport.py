@@ -179,7 +179,7 @@ def text(work: FileWork, core: dict[str, Any], host: str, targets: list[str],
 
         out += ["", *text_lines(core)]
     if "power_cut" in core:
-        from .fioout.normal import power_cut_lines
+        from .powercut import power_cut_lines
 
         out += ["", *power_cut_lines(core["power_cut"])]
     return "\n".join(out) + "\n"

@@ -4,7 +4,8 @@
 
 The models name every field the report's page uses, with its type and range: counts whole
 numbers >= 0, rates, shares and times finite numbers >= 0, names strings. Keys they do not
-name are allowed (an operation's own options, a power cut's report). A file that fails names
+name are allowed (an operation's own options); a power cut's report is the core's
+(``core_output.PowerCutReport``). A file that fails names
 itself, the field (``threads[0].ops[1].bytes``) and what was expected, in one line
 (:class:`~ssdlab.fioout.schema.RunFileError`), as fio runs' reader does.
 """
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from .core_output import PowerCutReport
 from .fioout.schema import _CONFIG, Count, Number, RunFileError, describe
 
 __all__ = ["FileRun", "check", "is_file_run"]
@@ -198,6 +200,7 @@ class FileRun(BaseModel):
     intervals: list[Interval] = Field(default_factory=list)
     network: Network | None = None
     server: Server | None = None
+    power_cut: PowerCutReport | None = None
 
 
 def is_file_run(value: Any) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from .pages import PAGE_WIDTH_IN, figure_uri, render as render_template
 from .plotting import from_zero, pyplot
+from .powercut import html_view
 
 
 class ReportInputError(ValueError):
@@ -398,4 +399,5 @@ def render(data: dict[str, Any], source: str = "") -> str:
         "report.html", source=source, meta=_meta(data, ss), has_ssdlab=bool(ss), warnings=ss.get("warnings") or [],
         summary=summary, percentiles=percentiles, disk_util=_listing(data.get("disk_util") or [], "name", "disk-util"),
         iostat=_listing(ss.get("iostat") or [], "Device", "iostat") if ss else None,
-        devices=_devices(ss) if ss else None, series=_series(ss) if ss else None)
+        devices=_devices(ss) if ss else None, series=_series(ss) if ss else None,
+        power_cut=html_view(ss["power_cut"]) if "power_cut" in ss else None)

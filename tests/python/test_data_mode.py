@@ -14,7 +14,7 @@ import pytest
 from ssdlab import api
 from ssdlab.experiments.kernel_loop import STALL_WORK
 from ssdlab.filework import FileWorkError, load
-from ssdlab.fioout.normal import power_cut_lines
+from ssdlab.powercut import power_cut_lines
 from ssdlab.mkfs import FsRequest, MkfsError, parse
 
 BIG_MIB = 16

@@ -13,6 +13,7 @@ from .numbers import ctime, is_power_of_2, now, num2str
 from .view import (DEPTH_KEYS, DIRS, LAT_KEYS, LAT_MS_KEYS, SUBMIT_KEYS, FioGroup, FioUnit, build_view,
                    dist)
 from ..iostat import format_table
+from ..powercut import power_cut_lines
 from ..results import FIO_VERSION, RunResult
 from ..units import format_bytes
 
@@ -318,77 +319,6 @@ def format_normal(r: RunResult) -> str:
         out.append("")
         out.extend(power_cut_lines(r.core["power_cut"]))
     return "\n".join(out) + "\n"
-
-
-def power_cut_lines(cut: dict) -> list[str]:
-    """What a power cut lost: per device, the acknowledged bytes held only in volatile
-    memory, and those a completed cache flush had covered (an fsync's promise, broken)."""
-    lines = [f"Power cut at {cut['at_ns'] / 1e9:.3f} s (ssdlab): what was acknowledged and held only in volatile memory"]
-
-    def device(d: dict, indent: str) -> None:
-        promised = (f"; {format_bytes(d['promised_bytes'])} of it covered by {d['broken_flushes']} cache flush(es) "
-                    "already acknowledged (fsync's promise broken)" if d["promised_bytes"] else "")
-        lines.append(f"{indent}{d['name']}: {format_bytes(d['volatile_bytes'])} lost{promised}")
-        for m in d["members"]:
-            device(m, indent + "  ")
-
-    for d in cut["devices"]:
-        device(d, "  ")
-    if cut["page_cache_dirty_bytes"] is not None:
-        lines.append(f"  page cache: {format_bytes(cut['page_cache_dirty_bytes'])} dirty, never written "
-                     "(lost, as POSIX allows before an fsync)")
-    for f in cut.get("file_systems", []):
-        lines.extend(_fs_cut_lines(f))
-    return lines
-
-
-def _fs_cut_lines(f: dict) -> list[str]:
-    """Where one file system's losses fell, and what journal recovery makes of them."""
-    head = f"  file system on {f['target']}:"
-    if not f["located"]:
-        return [f"{head} the target cannot say where its losses lie (an array's members lost "
-                "cached data); files not attributed",
-                f"    {f['uncommitted_blocks']} metadata blocks of transactions not yet committed"]
-    lines = [head]
-    data = f"    data: {f['data_files']} file(s) lost {format_bytes(f['data_bytes'])} written back"
-    if f["promised_files"]:
-        data += (f"; {f['promised_files']} of them had returned from fsync "
-                 f"({format_bytes(f['promised_bytes'])}; inodes {', '.join(map(str, f['promised_examples']))}"
-                 f"{' …' if f['promised_files'] > len(f['promised_examples']) else ''})")
-    lines.append(data)
-    if f["freed_bytes"]:
-        lines.append(f"    {format_bytes(f['freed_bytes'])} were writes to blocks freed since (no loss)")
-    journal = (f"    journal: {f['journal_blocks']} log block(s) lost; {f['transactions_broken']} committed "
-               f"transaction(s) broken")
-    if f["transactions_not_replayed"]:
-        journal += (f"; recovery stops at transaction {f['first_not_replayed']}: "
-                    f"{f['transactions_not_replayed']} committed transaction(s) ({f['not_replayed_blocks']} "
-                    "metadata blocks) are not replayed, and what they did is undone")
-    lines.append(journal)
-    if f["uncommitted_blocks"]:
-        lines.append(f"    {f['uncommitted_blocks']} metadata block(s) of transactions not yet committed "
-                     "(never acknowledged as durable)")
-    if f["metadata_blocks"]:
-        lost = f["metadata_blocks"] - f["metadata_recovered"]
-        line = (f"    metadata at home: {f['metadata_blocks']} block(s) lost, {f['metadata_recovered']} "
-                "restored by the journal's replay")
-        if lost:
-            line += (f"; {lost} not: {f['inodes_damaged']} inode(s), {f['directories_damaged']} "
-                     f"directory(ies), {f['mappings_damaged']} file map(s), {f['bitmaps_damaged']} bitmap(s), "
-                     f"{f['super_damaged']} superblock/descriptor block(s)")
-        lines.append(line)
-    if f["dirty_files"]:
-        lines.append(f"    page cache: {f['dirty_files']} file(s) with {format_bytes(f['dirty_bytes'])} "
-                     "dirty, never written")
-    if f["data_writeback"]:
-        stale = f"    data=writeback: {f['stale_files']} file(s) recovered mapping {format_bytes(f['stale_bytes'])} never written"
-        if f["stale_files"]:
-            stale += (" (they read as whatever those blocks held before, perhaps another file's old data; inodes "
-                      f"{', '.join(map(str, f['stale_examples']))}{' …' if f['stale_files'] > len(f['stale_examples']) else ''})")
-        lines.append(stale)
-    lines.append("    e2fsck: " + ("has metadata to repair" if f["fsck_needed"]
-                                    else "journal replay leaves the file system consistent"))
-    return lines
 
 
 def _hdd_lines(i: dict) -> list[str]:

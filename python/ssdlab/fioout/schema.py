@@ -21,6 +21,8 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
+from ..core_output import PowerCutReport
+
 __all__ = ["FioRun", "RunFileError", "describe", "read_run"]
 
 
@@ -150,6 +152,8 @@ class Ssdlab(BaseModel):
     iostat: list[IostatRow] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     timeseries: list[Sample] = Field(default_factory=list)
+    #: what a power cut lost (the core's own report, checked field by field)
+    power_cut: PowerCutReport | None = None
 
 
 class FioRun(BaseModel):
