@@ -34,6 +34,20 @@ impl SyncBatch {
         SyncBatch { jiffy, last_sync_writer: None, sleepers: Vec::new(), locked: false }
     }
 
+    /// Synchronous handle `slot` of `process`, the journal having seen `handles`: whether it
+    /// sleeps (it is then one of the sleepers). It does not when its process made the last
+    /// one; nor when the transaction is locked for a commit, which lets no new handle in (the
+    /// kernel's waits for the commit to begin and joins the next), so sleepers cannot keep
+    /// arriving and hold the commit off for ever.
+    fn enter(&mut self, slot: u32, process: u32, handles: u64) -> bool {
+        if self.last_sync_writer == Some(process) || self.locked {
+            return false;
+        }
+        self.last_sync_writer = Some(process);
+        self.sleepers.push((slot, handles));
+        true
+    }
+
     /// Whether handles sleep on the running transaction (its commit must wait for them);
     /// the commit asked for is remembered.
     pub(super) fn holds_commit(&mut self) -> bool {
@@ -57,11 +71,9 @@ impl FileLayer {
         mnt.journal.join();
         let seen = mnt.journal.handles();
         let Some(batch) = mnt.batch.as_mut() else { return false };
-        if batch.last_sync_writer == Some(process) {
+        if !batch.enter(slot, process, seen) {
             return false;
         }
-        batch.last_sync_writer = Some(process);
-        batch.sleepers.push((slot, seen));
         let jiffy = batch.jiffy;
         self.ops[slot as usize].stage = Stage::Batch;
         // schedule_timeout_uninterruptible: D state, in the load, not in iowait.
@@ -112,12 +124,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_commit_waits_only_while_handles_sleep() {
+    fn a_handle_sleeps_unless_its_process_made_the_last_or_a_commit_waits() {
         let mut b = SyncBatch::new(1_000_000);
-        assert!(!b.holds_commit());
-        assert!(!b.locked);
-        b.sleepers.push((3, 7));
-        assert!(b.holds_commit());
+        assert!(!b.holds_commit(), "no sleeper: the commit goes ahead");
+        assert!(b.enter(1, 10, 5), "the first synchronous handle sleeps");
+        assert!(!b.enter(2, 10, 6), "its process made the last one");
+        assert!(b.enter(3, 11, 6), "another process's sleeps too");
+        assert_eq!(b.sleepers, vec![(1, 5), (3, 6)]);
+        assert!(b.holds_commit(), "sleepers hold the commit");
         assert!(b.locked);
+        assert!(!b.enter(4, 12, 7), "a locked transaction lets no new handle sleep in it");
+        assert_eq!(b.sleepers.len(), 2);
     }
 }
