@@ -12,7 +12,7 @@ import pytest
 
 from ssdlab import api
 from ssdlab.config.tomlpos import toml_text
-from ssdlab.experiments.kernel_loop import FSYNC_WORK
+from ssdlab.experiments.kernel_loop import fsync_work
 from ssdlab.filework import FileWorkError, load
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "ssdlab" / "scenarios"
@@ -162,7 +162,7 @@ def test_a_thread_waiting_for_its_fsyncs_commit_is_in_the_load_but_not_in_iowait
     # the journal commit its fsync forces (jbd2_log_wait_commit: wait_event, D state), while
     # the journal thread waits for the commit's writes (wait_on_buffer: io_schedule). Both
     # count in the load; only the journal thread's core is in iowait, as sar -P ALL shows it.
-    f = run(write(tmp_path, FSYNC_WORK.format(files=100)), "seagate-barracuda-7200.11-1tb")["files"]
+    f = run(write(tmp_path, fsync_work(100)), "seagate-barracuda-7200.11-1tb")["files"]
     assert f["commits"] == 100
     cores = sorted(c["iowait"] for c in f["cpu_cores"])
     assert len(cores) == 8

@@ -10,34 +10,18 @@ from pathlib import Path
 import pytest
 
 from ssdlab import api
+from ssdlab.experiments.kernel_loop import fsync_work
 from ssdlab.filework import load
 
 JIFFY_MS = 1.0  # server-2008's HZ 1000
 FILES = 200
-WORK = """\
-name = "fsyncers"
-filesystem = {{ type = "ext3", size = "1g", era = "{era}" }}
-
-[[fileset]]
-name = "queue"
-dir = "/queue"
-entries = {entries}
-size = "0"
-
-[[thread]]
-name = "writer"
-instances = {writers}
-loops = {files}
-ops = [ {{ op = "create", set = "queue", pick = "rotor" }}, {{ op = "append", size = "4k", io = "4k" }},
-        {{ op = "fsync" }}, {{ op = "close" }} ]
-"""
 
 
 def fsyncs(tmp_path: Path, era: str, writers: int) -> dict[str, float]:
     """Writers each creating, writing 4 KiB to and fsyncing FILES files on an X25-M: the first
     writer's fsync times (ms) and the commits."""
     p = tmp_path / f"fsyncers-{era}-{writers}.toml"
-    p.write_text(WORK.format(era=era, entries=writers * FILES, writers=writers, files=FILES))
+    p.write_text(fsync_work(FILES, fs="ext3", era=era, writers=writers))
     core = api.execute(api.build(None, profile="intel-x25-m-80", host="server-2008", files=load(p))).core
     f = core["jobs"][0]["file_ops"][2]
     assert f["ops"] == FILES

@@ -362,21 +362,30 @@ def flush_commits_model(flush: str, seed: int = 0) -> int:
 
 FSYNC_FILES = 1000
 FSYNC_WARMUP = 20  # files created and fsynced before the count starts
-FSYNC_WORK = """\
+
+
+def fsync_work(files: int, fs: str = "ext4", era: str | None = None, writers: int = 1) -> str:
+    """A scenario of ``writers`` threads, each creating ``files`` files, writing 4 KiB to each,
+    fsyncing and closing it, on a 1 GiB ``fs`` (the host's kernel, or ``era``'s)."""
+    era_key = f', era = "{era}"' if era else ""
+    return f"""\
 name = "fsyncer"
-filesystem = {{ type = "ext4", size = "1g" }}
+filesystem = {{ type = "{fs}", size = "1g"{era_key} }}
 
 [[fileset]]
 name = "f"
-entries = {files}
+entries = {writers * files}
 size = "0"
 
 [[thread]]
 name = "writer"
+instances = {writers}
 loops = {files}
 ops = [ {{ op = "create", set = "f", pick = "rotor" }}, {{ op = "append", size = "4k", io = "4k" }},
         {{ op = "fsync" }}, {{ op = "close" }} ]
 """
+
+
 DELAYACCT = Path("/proc/sys/kernel/task_delayacct")
 
 
@@ -421,7 +430,7 @@ def fsync_waits_model(files: int = FSYNC_FILES, seed: int = 0) -> dict[str, floa
     thread has a core of its own: fork puts a new thread on the core with the fewest)."""
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "fsyncer.toml"
-        p.write_text(FSYNC_WORK.format(files=files))
+        p.write_text(fsync_work(files))
         core = execute(build(None, profile=PROFILE, host=HOST, scheduler="none", files=load(p), seed=seed)).core
     fsync_s = core["jobs"][0]["file_ops"][2]["latency_ns"] / 1e9
     run_s = (core["end_ns"] - core["start_ns"]) / 1e9
